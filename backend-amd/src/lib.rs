@@ -1,0 +1,1 @@
+//! AMD backend: CDNA code objects (containers, ELF, kernel descriptors), decoding and rewriting.

@@ -1,0 +1,1 @@
+//! NVIDIA backend: SASS instruction knowledge, lowering of plans to NVBit call insertions, device-record decoding.

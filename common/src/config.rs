@@ -1,0 +1,187 @@
+//! The run configuration the CLI hands to a backend: one JSON file, named
+//! by the environment variable [`CONFIG_ENV`] in the program under test.
+
+use crate::fp::ExceptionKinds;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the configuration file.
+pub const CONFIG_ENV: &str = "XFPX_CONFIG";
+
+/// What the backend instruments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Check the result of every floating-point instruction (precise: every
+    /// finding is located at its instruction).
+    #[default]
+    Detect,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Detect => "detect",
+        }
+    }
+}
+
+/// Everything a backend needs to know about the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub mode: Mode,
+    /// Exception kinds to look for.
+    pub kinds: ExceptionKinds,
+    /// Instrument only kernels whose (demangled or mangled) name matches
+    /// one of these regular expressions (all when empty).
+    pub kernels: Vec<String>,
+    /// Never instrument kernels whose name matches one of these.
+    pub exclude: Vec<String>,
+    /// Instrument every k-th launch of each kernel (1: every launch).
+    pub sample_every: u32,
+    /// Only instructions whose index in the kernel is in [start, end).
+    pub instr_range: Option<(u32, u32)>,
+    /// Stop recording new findings after this many.
+    pub max_records: Option<u64>,
+    /// Where the final report goes.
+    pub report_path: PathBuf,
+    /// A Unix socket on which the CLI listens for events (JSON lines).
+    pub events_socket: Option<PathBuf>,
+    /// Write per-kernel instrumentation dumps here.
+    pub dump_dir: Option<PathBuf>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            mode: Mode::Detect,
+            kinds: ExceptionKinds::ALL,
+            kernels: Vec::new(),
+            exclude: Vec::new(),
+            sample_every: 1,
+            instr_range: None,
+            max_records: None,
+            report_path: PathBuf::from("xfpx-report.json"),
+            events_socket: None,
+            dump_dir: None,
+        }
+    }
+}
+
+/// Failure to read or use a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("configuration {path} is invalid: {source}")]
+    Parse { path: PathBuf, source: serde_json::Error },
+    #[error("invalid kernel pattern `{pattern}`: {source}")]
+    Pattern { pattern: String, source: Box<regex::Error> },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl RunConfig {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    pub fn from_json(text: &str, path: &Path) -> Result<RunConfig, ConfigError> {
+        let c: RunConfig = serde_json::from_str(text)
+            .map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        RunConfig::from_json(&text, path)
+    }
+
+    /// The configuration named by [`CONFIG_ENV`], or `None` when unset.
+    pub fn from_env() -> Result<Option<RunConfig>, ConfigError> {
+        match std::env::var_os(CONFIG_ENV) {
+            Some(p) => RunConfig::load(Path::new(&p)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.sample_every == 0 {
+            return Err(ConfigError::Invalid("sample_every must be at least 1".into()));
+        }
+        if let Some((a, b)) = self.instr_range {
+            if a >= b {
+                return Err(ConfigError::Invalid(format!("empty instruction range {a}:{b}")));
+            }
+        }
+        self.filter().map(|_| ())
+    }
+
+    /// The compiled kernel filter.
+    pub fn filter(&self) -> Result<KernelFilter, ConfigError> {
+        KernelFilter::new(&self.kernels, &self.exclude)
+    }
+
+    /// Whether launch number `index` (from 0) of a kernel is instrumented.
+    pub fn samples_launch(&self, index: u64) -> bool {
+        index % u64::from(self.sample_every.max(1)) == 0
+    }
+}
+
+/// Include/exclude regular expressions over kernel names.
+#[derive(Debug, Clone)]
+pub struct KernelFilter {
+    include: Vec<Regex>,
+    exclude: Vec<Regex>,
+}
+
+impl KernelFilter {
+    pub fn new(include: &[String], exclude: &[String]) -> Result<KernelFilter, ConfigError> {
+        let compile = |p: &String| {
+            Regex::new(p).map_err(|e| ConfigError::Pattern { pattern: p.clone(), source: Box::new(e) })
+        };
+        Ok(KernelFilter {
+            include: include.iter().map(compile).collect::<Result<_, _>>()?,
+            exclude: exclude.iter().map(compile).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// True when a kernel known by any of `names` (e.g. mangled and
+    /// demangled) is to be instrumented.
+    pub fn admits(&self, names: &[&str]) -> bool {
+        let inc = self.include.is_empty() || names.iter().any(|n| self.include.iter().any(|r| r.is_match(n)));
+        let exc = names.iter().any(|n| self.exclude.iter().any(|r| r.is_match(n)));
+        inc && !exc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_validation() {
+        let c = RunConfig { kernels: vec!["^gemm".into()], sample_every: 3, ..RunConfig::default() };
+        let back = RunConfig::from_json(&c.to_json(), Path::new("c.json")).expect("valid");
+        assert_eq!(back, c);
+        let bad = RunConfig { kernels: vec!["(".into()], ..RunConfig::default() };
+        assert!(matches!(bad.validate(), Err(ConfigError::Pattern { .. })));
+        let bad = RunConfig { sample_every: 0, ..RunConfig::default() };
+        assert!(bad.validate().is_err());
+        assert!(RunConfig::from_json("{", Path::new("c.json")).is_err());
+    }
+
+    #[test]
+    fn filter_and_sampling() {
+        let f = KernelFilter::new(&["gemm".into()], &["_small".into()]).expect("patterns");
+        assert!(f.admits(&["_Z4gemmPf", "gemm(float*)"]));
+        assert!(!f.admits(&["gemm_small"]));
+        assert!(!f.admits(&["reduce"]));
+        let c = RunConfig { sample_every: 4, ..RunConfig::default() };
+        let sampled: Vec<u64> = (0..9).filter(|i| c.samples_launch(*i)).collect();
+        assert_eq!(sampled, vec![0, 4, 8]);
+    }
+}

@@ -1,0 +1,30 @@
+//! xfpx-common: the vendor-neutral core of xfpx.
+//!
+//! Nothing in this crate knows a GPU vendor. It owns:
+//! - [`class`]: what an instruction does numerically (format and kind of
+//!   floating-point work), the vocabulary every backend maps its ISA onto;
+//! - [`view`]: a vendor-neutral view of one kernel's instructions, which a
+//!   backend builds from SASS or AMDGPU code;
+//! - [`site`]: stable instruction sites and the host-side site table;
+//! - [`probe`] and [`plan`]: what to check or count, before or after which
+//!   instruction, and the invariants a backend may assume when lowering;
+//! - [`tool`]: the tools that produce plans (today: the exception detector);
+//! - [`lower`]: the one trait each backend implements to lower a plan;
+//! - [`fp`]: host-side classification of floating-point bit patterns;
+//! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
+//! - [`config`]: the run configuration handed from the CLI to a backend.
+
+pub mod class;
+pub mod config;
+pub mod event;
+pub mod fp;
+pub mod lower;
+pub mod plan;
+pub mod probe;
+pub mod report;
+pub mod site;
+pub mod tool;
+pub mod view;
+
+pub use class::{FpFormat, FpOp, InstrClass};
+pub use fp::ExceptionKind;

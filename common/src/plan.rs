@@ -1,0 +1,130 @@
+//! Plans: the ordered probes of one kernel, and the verifier that states the
+//! invariants a backend may assume when it lowers a plan.
+
+use crate::probe::{Action, CounterDef, Probe, ValueRef, When};
+use crate::site::SiteTable;
+use crate::view::{KernelView, Operand};
+use serde::{Deserialize, Serialize};
+
+/// Everything one tool asks of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Plan {
+    pub kernel: String,
+    pub probes: Vec<Probe>,
+    pub counters: Vec<CounterDef>,
+}
+
+impl Plan {
+    pub fn new(kernel: impl Into<String>) -> Plan {
+        Plan { kernel: kernel.into(), probes: Vec::new(), counters: Vec::new() }
+    }
+
+    /// Put probes in the order the verifier requires, keeping the relative
+    /// order of probes at the same point (a stable sort).
+    pub fn normalize(&mut self) {
+        self.probes.sort_by_key(|p| (p.instr, p.when));
+    }
+
+    /// Probes grouped by instruction index, in order.
+    pub fn by_instr(&self) -> impl Iterator<Item = (u32, &[Probe])> {
+        self.probes.chunk_by(|a, b| a.instr == b.instr).map(|c| (c[0].instr, c))
+    }
+}
+
+/// A broken plan invariant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("plan is for kernel `{plan}` but the view is of `{view}`")]
+    WrongKernel { plan: String, view: String },
+    #[error("probe {probe}: instruction index {instr} is outside the kernel ({len} instructions)")]
+    InstrOutOfRange { probe: usize, instr: u32, len: usize },
+    #[error("probe {probe}: probes are not ordered by (instruction, before/after)")]
+    Unordered { probe: usize },
+    #[error("probe {probe}: its site is not (kernel, offset {offset:#x}) of instruction {instr}")]
+    SiteMismatch { probe: usize, instr: u32, offset: u64 },
+    #[error("probe {probe}: an `after` probe on instruction {instr}, which leaves the block (it would never run)")]
+    AfterLeavingInstr { probe: usize, instr: u32 },
+    #[error("probe {probe}: value {value:?} does not exist on instruction {instr}")]
+    NoSuchValue { probe: usize, instr: u32, value: ValueRef },
+    #[error("probe {probe}: value {value:?} of instruction {instr} is not a register of at least {words} word(s)")]
+    NotARegister { probe: usize, instr: u32, value: ValueRef, words: u8 },
+    #[error("probe {probe}: `after` probe reads source {value:?}, which instruction {instr} overwrites")]
+    ClobberedUse { probe: usize, instr: u32, value: ValueRef },
+    #[error("probe {probe}: a check with no values or no exception kinds")]
+    EmptyCheck { probe: usize },
+    #[error("probe {probe}: counter {counter} is not declared by the plan")]
+    UnknownCounter { probe: usize, counter: u16 },
+}
+
+/// Check the invariants lowering may assume:
+/// 1. the plan names the view's kernel;
+/// 2. every probe's instruction exists, and probes are sorted by
+///    (instruction, `before` then `after`);
+/// 3. every probe's site is the (kernel, offset) of its instruction;
+/// 4. no `after` probe sits on an instruction that always leaves (branch,
+///    return, exit);
+/// 5. every checked value is a register range wide enough for the format
+///    (or a value known at instrumentation time); an `after` probe reads
+///    no source that the instruction overwrites;
+/// 6. checks have at least one value and one kind; counters are declared.
+pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
+    if plan.kernel != view.name {
+        return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
+    }
+    let mut last: Option<(u32, When)> = None;
+    for (i, p) in plan.probes.iter().enumerate() {
+        let ins = view.instrs.get(p.instr as usize).ok_or(PlanError::InstrOutOfRange {
+            probe: i,
+            instr: p.instr,
+            len: view.instrs.len(),
+        })?;
+        if let Some(prev) = last {
+            if (p.instr, p.when) < prev {
+                return Err(PlanError::Unordered { probe: i });
+            }
+        }
+        last = Some((p.instr, p.when));
+        match sites.get(p.site) {
+            Some(s) if s.kernel == view.name && s.offset == ins.offset => {}
+            _ => return Err(PlanError::SiteMismatch { probe: i, instr: p.instr, offset: ins.offset }),
+        }
+        if p.when == When::After && ins.control.leaves() {
+            return Err(PlanError::AfterLeavingInstr { probe: i, instr: p.instr });
+        }
+        match &p.action {
+            Action::CheckFp { values, format, kinds } => {
+                if values.is_empty() || kinds.is_empty() {
+                    return Err(PlanError::EmptyCheck { probe: i });
+                }
+                for v in values {
+                    let op = match v {
+                        ValueRef::Def(n) => ins.defs.get(*n as usize),
+                        ValueRef::Use(n) => ins.uses.get(*n as usize),
+                    }
+                    .ok_or(PlanError::NoSuchValue { probe: i, instr: p.instr, value: *v })?;
+                    let words = format.register_words();
+                    match op {
+                        Operand::Reg(r) if r.count >= words => {
+                            if p.when == When::After && matches!(v, ValueRef::Use(_)) {
+                                let clobbered =
+                                    ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r));
+                                if clobbered {
+                                    return Err(PlanError::ClobberedUse { probe: i, instr: p.instr, value: *v });
+                                }
+                            }
+                        }
+                        Operand::Known { .. } => {}
+                        _ => return Err(PlanError::NotARegister { probe: i, instr: p.instr, value: *v, words }),
+                    }
+                }
+            }
+            Action::Count { counter } => {
+                if counter.0 as usize >= plan.counters.len() {
+                    return Err(PlanError::UnknownCounter { probe: i, counter: counter.0 });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+

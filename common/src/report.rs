@@ -1,0 +1,331 @@
+//! The report model, schema `xfpx-report/1` (documented in
+//! `docs/report-schema.md`), written as JSON or MessagePack, and the
+//! [`Collector`] that merges findings into it.
+
+use crate::class::FpFormat;
+use crate::fp::ExceptionKind;
+use crate::site::{SiteId, SourceLoc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema name and version written into every report.
+pub const SCHEMA: &str = "xfpx-report/1";
+
+/// How the program under test ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum ExitStatus {
+    /// Exited with this code.
+    Code { code: i32 },
+    /// Killed by this signal.
+    Signal { signal: i32 },
+    /// Still running or unknown (e.g. the report was written early).
+    Unknown,
+}
+
+/// The run as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// `nvidia`, `amd`, or `amd-emulated`.
+    pub vendor: String,
+    /// Device name (e.g. `NVIDIA H100 80GB HBM3`) or emulated target.
+    pub device: String,
+    /// ISA target (e.g. `sm_90`, `gfx942`), when known.
+    pub target: Option<String>,
+    pub command: Vec<String>,
+    /// Instrumentation mode.
+    pub mode: String,
+    /// Seconds since the Unix epoch.
+    pub started_unix: u64,
+    pub finished_unix: Option<u64>,
+    pub exit: ExitStatus,
+    /// Every k-th launch of a kernel was instrumented (1: all).
+    pub sample_every: u32,
+    /// Recording stopped early because the record limit was reached.
+    pub truncated: bool,
+    /// Anything a user should know about how to read this report.
+    pub notes: Vec<String>,
+}
+
+/// Where a finding happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteRef {
+    pub id: SiteId,
+    /// Byte offset of the instruction in its kernel.
+    pub offset: u64,
+    /// The instruction's disassembly.
+    pub instr: String,
+    pub location: Option<SourceLoc>,
+}
+
+/// One (site, kind, format) found, with how often it was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExceptionRecord {
+    pub kind: ExceptionKind,
+    pub format: FpFormat,
+    pub site: SiteRef,
+    /// Index (from 0) of the kernel's first launch that raised it.
+    pub first_launch: u64,
+    /// Warp (wave) executions that raised it, over all instrumented launches.
+    pub occurrences: u64,
+}
+
+/// Whether and how a kernel was instrumented.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum KernelStatus {
+    Instrumented,
+    /// Filtered out by the user's include/exclude patterns.
+    Excluded,
+    /// Could not be instrumented; the reason says why.
+    Skipped { reason: String },
+}
+
+/// One kernel of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelReport {
+    pub name: String,
+    pub status: KernelStatus,
+    /// Launches seen.
+    pub launches: u64,
+    /// Launches that ran instrumented code.
+    pub instrumented_launches: u64,
+    /// Probes placed in the kernel.
+    pub probes: u64,
+    pub records: Vec<ExceptionRecord>,
+}
+
+/// Name and version of the tool that wrote a report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// A whole report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub tool: ToolInfo,
+    pub run: RunInfo,
+    pub kernels: Vec<KernelReport>,
+}
+
+/// Failure to read or write a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("report is not valid JSON of schema {SCHEMA}: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("report is not valid MessagePack of schema {SCHEMA}: {0}")]
+    MsgpackDecode(#[from] rmp_serde::decode::Error),
+    #[error("report could not be encoded as MessagePack: {0}")]
+    MsgpackEncode(#[from] rmp_serde::encode::Error),
+    #[error("report has schema `{0}`, expected `{SCHEMA}`")]
+    Schema(String),
+}
+
+impl Report {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    pub fn from_json(text: &str) -> Result<Report, ReportError> {
+        let r: Report = serde_json::from_str(text)?;
+        r.check_schema()
+    }
+
+    /// MessagePack with field names (maps), so readers need no schema.
+    pub fn to_msgpack(&self) -> Result<Vec<u8>, ReportError> {
+        Ok(rmp_serde::to_vec_named(self)?)
+    }
+
+    pub fn from_msgpack(bytes: &[u8]) -> Result<Report, ReportError> {
+        let r: Report = rmp_serde::from_slice(bytes)?;
+        r.check_schema()
+    }
+
+    fn check_schema(self) -> Result<Report, ReportError> {
+        if self.schema == SCHEMA {
+            Ok(self)
+        } else {
+            Err(ReportError::Schema(self.schema))
+        }
+    }
+
+    /// All records of all kernels, with their kernel's name.
+    pub fn records(&self) -> impl Iterator<Item = (&str, &ExceptionRecord)> {
+        self.kernels.iter().flat_map(|k| k.records.iter().map(move |r| (k.name.as_str(), r)))
+    }
+
+    /// Counts of records per (format, kind) over the whole run.
+    pub fn totals(&self) -> BTreeMap<(FpFormat, ExceptionKind), u64> {
+        let mut m = BTreeMap::new();
+        for (_, r) in self.records() {
+            *m.entry((r.format, r.kind)).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+/// Merges findings, launches and kernel states into a [`Report`].
+/// Findings are keyed by (kernel, site, kind, format): the first sighting
+/// creates the record, later ones only add occurrences.
+#[derive(Debug, Clone)]
+pub struct Collector {
+    run: RunInfo,
+    kernels: BTreeMap<String, KernelReport>,
+    index: BTreeMap<(String, SiteId, ExceptionKind, FpFormat), usize>,
+    max_records: Option<u64>,
+    records: u64,
+}
+
+/// What [`Collector::record`] did with a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// A new (site, kind, format): worth telling the user now.
+    New,
+    /// Already known: occurrences were added.
+    Known,
+    /// Dropped because the record limit was reached.
+    Dropped,
+}
+
+impl Collector {
+    pub fn new(run: RunInfo, max_records: Option<u64>) -> Collector {
+        Collector { run, kernels: BTreeMap::new(), index: BTreeMap::new(), max_records, records: 0 }
+    }
+
+    pub fn run_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+
+    fn kernel(&mut self, name: &str) -> &mut KernelReport {
+        self.kernels.entry(name.to_string()).or_insert_with(|| KernelReport {
+            name: name.to_string(),
+            status: KernelStatus::Instrumented,
+            launches: 0,
+            instrumented_launches: 0,
+            probes: 0,
+            records: Vec::new(),
+        })
+    }
+
+    /// Note a kernel's status and number of probes.
+    pub fn kernel_status(&mut self, name: &str, status: KernelStatus, probes: u64) {
+        let k = self.kernel(name);
+        k.status = status;
+        k.probes = probes;
+    }
+
+    /// Note one launch of a kernel; returns its index (from 0).
+    pub fn launch(&mut self, name: &str, instrumented: bool) -> u64 {
+        let k = self.kernel(name);
+        let idx = k.launches;
+        k.launches += 1;
+        if instrumented {
+            k.instrumented_launches += 1;
+        }
+        idx
+    }
+
+    /// Note a finding of `occurrences` warp executions in launch `launch`.
+    pub fn record(
+        &mut self,
+        kernel: &str,
+        kind: ExceptionKind,
+        format: FpFormat,
+        site: SiteRef,
+        launch: u64,
+        occurrences: u64,
+    ) -> Recorded {
+        let key = (kernel.to_string(), site.id, kind, format);
+        if let Some(&i) = self.index.get(&key) {
+            let k = self.kernel(kernel);
+            let r = &mut k.records[i];
+            r.occurrences += occurrences;
+            r.first_launch = r.first_launch.min(launch);
+            return Recorded::Known;
+        }
+        if self.max_records.is_some_and(|m| self.records >= m) {
+            self.run.truncated = true;
+            return Recorded::Dropped;
+        }
+        self.records += 1;
+        let k = self.kernel(kernel);
+        k.records.push(ExceptionRecord { kind, format, site, first_launch: launch, occurrences });
+        let i = k.records.len() - 1;
+        self.index.insert(key, i);
+        Recorded::New
+    }
+
+    /// True once the record limit is reached.
+    pub fn full(&self) -> bool {
+        self.max_records.is_some_and(|m| self.records >= m)
+    }
+
+    /// The report so far (kernels by name, records by offset, kind, format).
+    pub fn report(&self) -> Report {
+        let mut kernels: Vec<KernelReport> = self.kernels.values().cloned().collect();
+        for k in &mut kernels {
+            k.records.sort_by(|a, b| (a.site.offset, a.kind, a.format).cmp(&(b.site.offset, b.kind, b.format)));
+        }
+        Report {
+            schema: SCHEMA.to_string(),
+            tool: ToolInfo { name: "xfpx".into(), version: env!("CARGO_PKG_VERSION").into() },
+            run: self.run.clone(),
+            kernels,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunInfo {
+        RunInfo {
+            vendor: "nvidia".into(),
+            device: "test".into(),
+            target: Some("sm_90".into()),
+            command: vec!["./app".into()],
+            mode: "detect".into(),
+            started_unix: 1,
+            finished_unix: None,
+            exit: ExitStatus::Unknown,
+            sample_every: 1,
+            truncated: false,
+            notes: vec![],
+        }
+    }
+
+    fn site(id: u32, offset: u64) -> SiteRef {
+        SiteRef { id: SiteId(id), offset, instr: "FADD R1, R2, R3".into(), location: None }
+    }
+
+    #[test]
+    fn collector_dedups_and_limits() {
+        let mut c = Collector::new(run(), Some(2));
+        c.launch("k", true);
+        assert_eq!(c.record("k", ExceptionKind::Nan, FpFormat::F32, site(0, 0x10), 0, 3), Recorded::New);
+        assert_eq!(c.record("k", ExceptionKind::Nan, FpFormat::F32, site(0, 0x10), 1, 2), Recorded::Known);
+        assert_eq!(c.record("k", ExceptionKind::Inf, FpFormat::F32, site(0, 0x10), 1, 1), Recorded::New);
+        assert_eq!(c.record("k", ExceptionKind::Sub, FpFormat::F32, site(1, 0x20), 1, 1), Recorded::Dropped);
+        let r = c.report();
+        assert!(r.run.truncated);
+        assert_eq!(r.kernels[0].records.len(), 2);
+        assert_eq!(r.kernels[0].records[0].occurrences, 5);
+        assert_eq!(r.kernels[0].records[0].first_launch, 0);
+    }
+
+    #[test]
+    fn json_and_msgpack_round_trip() {
+        let mut c = Collector::new(run(), None);
+        c.kernel_status("k", KernelStatus::Skipped { reason: "too many registers".into() }, 0);
+        c.record("k", ExceptionKind::Div0, FpFormat::F64, site(3, 0x30), 0, 1);
+        let r = c.report();
+        assert_eq!(Report::from_json(&r.to_json()).expect("json"), r);
+        assert_eq!(Report::from_msgpack(&r.to_msgpack().expect("encode")).expect("msgpack"), r);
+        let bad = r.to_json().replace(SCHEMA, "xfpx-report/0");
+        assert!(matches!(Report::from_json(&bad), Err(ReportError::Schema(_))));
+    }
+}

@@ -1,0 +1,106 @@
+//! Instruction sites: a stable identity for "this instruction of this
+//! kernel", and the host-side table that maps ids back to what a user
+//! needs to see (kernel, offset, instruction text, source line).
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Index of a site in its [`SiteTable`]. Ids are dense and fit the 32-bit
+/// keys of the device-side tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SiteId(pub u32);
+
+/// A source position.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SourceLoc {
+    pub file: String,
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// What the host knows of a site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteInfo {
+    pub kernel: String,
+    /// Byte offset of the instruction from the kernel's start.
+    pub offset: u64,
+    /// Disassembly text of the instruction.
+    pub instr: String,
+    pub location: Option<SourceLoc>,
+}
+
+/// All sites of a run. A site keeps its id for the whole run, however many
+/// times its kernel is loaded or instrumented.
+#[derive(Debug, Default, Clone)]
+pub struct SiteTable {
+    sites: Vec<SiteInfo>,
+    index: HashMap<(String, u64), SiteId>,
+}
+
+impl SiteTable {
+    pub fn new() -> SiteTable {
+        SiteTable::default()
+    }
+
+    /// The id of (kernel, offset), creating the site on first sight.
+    pub fn intern(
+        &mut self,
+        kernel: &str,
+        offset: u64,
+        instr: &str,
+        location: Option<SourceLoc>,
+    ) -> SiteId {
+        if let Some(id) = self.index.get(&(kernel.to_string(), offset)) {
+            return *id;
+        }
+        let id = SiteId(u32::try_from(self.sites.len()).unwrap_or(u32::MAX));
+        self.sites.push(SiteInfo { kernel: kernel.to_string(), offset, instr: instr.to_string(), location });
+        self.index.insert((kernel.to_string(), offset), id);
+        id
+    }
+
+    pub fn lookup(&self, kernel: &str, offset: u64) -> Option<SiteId> {
+        self.index.get(&(kernel.to_string(), offset)).copied()
+    }
+
+    pub fn get(&self, id: SiteId) -> Option<&SiteInfo> {
+        self.sites.get(id.0 as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.sites.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (SiteId, &SiteInfo)> {
+        self.sites.iter().enumerate().map(|(i, s)| (SiteId(i as u32), s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_stable() {
+        let mut t = SiteTable::new();
+        let a = t.intern("k", 0x10, "FADD R1, R2, R3", None);
+        let b = t.intern("k", 0x20, "FMUL R1, R2, R3", None);
+        let a2 = t.intern("k", 0x10, "ignored", None);
+        assert_eq!(a, a2);
+        assert_ne!(a, b);
+        assert_eq!(t.get(a).map(|s| s.instr.as_str()), Some("FADD R1, R2, R3"));
+        assert_eq!(t.lookup("k", 0x20), Some(b));
+        assert_eq!(t.lookup("other", 0x20), None);
+    }
+}

@@ -1,0 +1,197 @@
+//! Tools turn a kernel view into a plan. The exception detector is the
+//! first; the analyzer, counters and fault injection will be further tools
+//! emitting further actions (see [`crate::probe`]).
+
+use crate::class::{FpOp, InstrClass};
+use crate::fp::{ExceptionKind, ExceptionKinds};
+use crate::plan::Plan;
+use crate::probe::{Action, Probe, ValueRef, When};
+use crate::site::SiteTable;
+use crate::view::{KernelView, Operand};
+use std::ops::Range;
+
+/// Something that decides what to check or count in a kernel.
+pub trait Tool {
+    fn name(&self) -> &'static str;
+    /// Build the plan for one kernel, interning the sites it uses.
+    fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan;
+}
+
+/// Options of the exception detector.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    /// Exception kinds to look for.
+    pub kinds: ExceptionKinds,
+    /// Only instructions whose index in the kernel is in this range.
+    pub instr_range: Option<Range<u32>>,
+    /// Also check the register sources of comparisons and min/max for NaN:
+    /// these instructions can hide a NaN (a comparison with NaN is false,
+    /// `min(x, NaN)` is `x`), so a NaN that reaches them is reported where
+    /// it disappears.
+    pub check_hiding_sources: bool,
+}
+
+impl Default for Detector {
+    fn default() -> Self {
+        Detector { kinds: ExceptionKinds::ALL, instr_range: None, check_hiding_sources: true }
+    }
+}
+
+impl Detector {
+    /// The kinds a destination check looks for on an instruction of `class`.
+    fn dest_kinds(&self, class: InstrClass) -> ExceptionKinds {
+        let mut k = ExceptionKinds(self.kinds.0 & ExceptionKinds::VALUE.0);
+        let is_div = matches!(class, InstrClass::Arith { op: FpOp::Div, .. });
+        if is_div && self.kinds.contains(ExceptionKind::Div0) {
+            k = k.with(ExceptionKind::Div0);
+        }
+        k
+    }
+}
+
+impl Tool for Detector {
+    fn name(&self) -> &'static str {
+        "detector"
+    }
+
+    fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
+        let mut plan = Plan::new(view.name.clone());
+        for (i, ins) in view.instrs.iter().enumerate() {
+            let idx = i as u32;
+            if let Some(r) = &self.instr_range {
+                if !r.contains(&idx) {
+                    continue;
+                }
+            }
+            let Some(format) = ins.class.format() else { continue };
+            let mut site = || sites_intern(sites, view, i);
+            if ins.class.produces_fp_value() && !ins.control.leaves() {
+                let words = format.register_words();
+                let first_def = ins.defs.iter().position(|d| d.reg().is_some_and(|r| r.count >= words));
+                let kinds = self.dest_kinds(ins.class);
+                if let (Some(d), false) = (first_def, kinds.is_empty()) {
+                    let site = site();
+                    plan.probes.push(Probe {
+                        instr: idx,
+                        site,
+                        when: When::After,
+                        action: Action::CheckFp { values: vec![ValueRef::Def(d as u8)], format, kinds },
+                    });
+                }
+            }
+            let hides = matches!(ins.class, InstrClass::Compare { .. } | InstrClass::MinMax { .. });
+            if self.check_hiding_sources && hides && self.kinds.contains(ExceptionKind::Nan) {
+                let words = format.register_words();
+                let values: Vec<ValueRef> = ins
+                    .uses
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, u)| matches!(u, Operand::Reg(r) if r.count >= words))
+                    .map(|(n, _)| ValueRef::Use(n as u8))
+                    .collect();
+                if !values.is_empty() {
+                    let site = site();
+                    plan.probes.push(Probe {
+                        instr: idx,
+                        site,
+                        when: When::Before,
+                        action: Action::CheckFp {
+                            values,
+                            format,
+                            kinds: ExceptionKinds::NONE.with(ExceptionKind::Nan),
+                        },
+                    });
+                }
+            }
+        }
+        plan.normalize();
+        plan
+    }
+}
+
+fn sites_intern(sites: &mut SiteTable, view: &KernelView, i: usize) -> crate::site::SiteId {
+    let ins = &view.instrs[i];
+    sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::{FpFormat, FpOp};
+    use crate::plan::verify;
+    use crate::view::{Control, InstrView, RegFile, RegRange};
+
+    fn reg(first: u16, count: u8) -> Operand {
+        Operand::Reg(RegRange::new(RegFile::PerLane, first, count))
+    }
+
+    fn kernel() -> KernelView {
+        let mut add = InstrView::new(0x0, "FADD R1, R2, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Add });
+        add.defs = vec![reg(1, 1)];
+        add.uses = vec![reg(2, 1), reg(3, 1)];
+        let mut rcp = InstrView::new(0x10, "MUFU.RCP R4, R1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Div });
+        rcp.defs = vec![reg(4, 1)];
+        rcp.uses = vec![reg(1, 1)];
+        let mut dfma = InstrView::new(
+            0x20,
+            "DFMA R6, R2, R4, R6",
+            InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma },
+        );
+        dfma.defs = vec![reg(6, 2)];
+        dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)];
+        let mut setp = InstrView::new(0x30, "FSETP.GT P0, R1, 1", InstrClass::Compare { format: FpFormat::F32 });
+        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
+        setp.uses = vec![reg(1, 1), Operand::Known { bits: 1f32.to_bits() as u64 }];
+        let mut exit = InstrView::new(0x40, "EXIT", InstrClass::Other);
+        exit.control = Control::Exit;
+        KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, exit] }
+    }
+
+    #[test]
+    fn detector_checks_destinations_and_hiding_sources() {
+        let view = kernel();
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&view, &mut sites);
+        verify(&plan, &view, &sites).expect("detector plans verify");
+        let summary: Vec<(u32, When, u8)> = plan
+            .probes
+            .iter()
+            .map(|p| match &p.action {
+                Action::CheckFp { kinds, .. } => (p.instr, p.when, kinds.0),
+                Action::Count { .. } => (p.instr, p.when, 0xff),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![(0, When::After, 0b0111), (1, When::After, 0b1111), (2, When::After, 0b0111), (3, When::Before, 0b0001)]
+        );
+        assert_eq!(sites.len(), 4);
+    }
+
+    #[test]
+    fn instruction_range_limits_probes() {
+        let view = kernel();
+        let mut sites = SiteTable::new();
+        let det = Detector { instr_range: Some(1..2), ..Detector::default() };
+        let plan = det.plan(&view, &mut sites);
+        assert_eq!(plan.probes.len(), 1);
+        assert_eq!(plan.probes[0].instr, 1);
+    }
+
+    #[test]
+    fn verifier_rejects_broken_plans() {
+        let view = kernel();
+        let mut sites = SiteTable::new();
+        let mut plan = Detector::default().plan(&view, &mut sites);
+        plan.probes.swap(0, 1);
+        assert!(matches!(verify(&plan, &view, &sites), Err(crate::plan::PlanError::Unordered { .. })));
+        let mut plan = Detector::default().plan(&view, &mut sites);
+        plan.probes[0].instr = 4;
+        assert!(verify(&plan, &view, &sites).is_err());
+        let mut plan = Detector::default().plan(&view, &mut sites);
+        if let Action::CheckFp { values, .. } = &mut plan.probes[2].action {
+            values[0] = ValueRef::Use(2);
+        }
+        assert!(matches!(verify(&plan, &view, &sites), Err(crate::plan::PlanError::ClobberedUse { .. })));
+    }
+}

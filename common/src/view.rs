@@ -1,0 +1,167 @@
+//! A vendor-neutral view of one kernel's instructions.
+//!
+//! A backend decodes its ISA (SASS, AMDGPU) and describes each instruction
+//! here: its class, the registers it defines and uses, whether it is
+//! guarded by a predicate, and how it affects control flow. Tools read only
+//! this view, never the ISA.
+
+use crate::class::InstrClass;
+use crate::site::SourceLoc;
+use serde::{Deserialize, Serialize};
+
+/// Register files, named by what they hold rather than by vendor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegFile {
+    /// One value per thread/lane (NVIDIA `R`, AMD `v`).
+    PerLane,
+    /// One value per warp/wave (NVIDIA `UR`, AMD `s`).
+    Uniform,
+    /// Matrix accumulators held apart from the per-lane file (AMD `a`).
+    Accumulator,
+    /// Per-lane predicates (NVIDIA `P`).
+    Predicate,
+}
+
+/// A contiguous range of registers, e.g. a 64-bit pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RegRange {
+    pub file: RegFile,
+    pub first: u16,
+    pub count: u8,
+}
+
+impl RegRange {
+    pub fn new(file: RegFile, first: u16, count: u8) -> RegRange {
+        RegRange { file, first, count }
+    }
+
+    pub fn overlaps(&self, other: &RegRange) -> bool {
+        self.file == other.file
+            && (self.first as u32) < other.first as u32 + other.count as u32
+            && (other.first as u32) < self.first as u32 + self.count as u32
+    }
+}
+
+/// One operand of an instruction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Operand {
+    /// A register range.
+    Reg(RegRange),
+    /// A value known when the code is instrumented (an immediate, or a
+    /// constant the backend can read), as raw bits.
+    Known { bits: u64 },
+    /// A value that lives in memory the tool cannot read at instrumentation
+    /// time (e.g. a constant bank), with its textual form.
+    Memory { text: String },
+    /// Anything else (labels, modifiers, special registers).
+    Other { text: String },
+}
+
+impl Operand {
+    pub fn reg(&self) -> Option<RegRange> {
+        match self {
+            Operand::Reg(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
+/// How an instruction affects control flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// Falls through to the next instruction.
+    #[default]
+    None,
+    /// Always jumps.
+    Branch,
+    /// May jump or fall through.
+    CondBranch,
+    /// Calls a subroutine and returns after it.
+    Call,
+    /// Returns from a subroutine.
+    Return,
+    /// Ends the thread/wave.
+    Exit,
+    /// Waits for the other threads of a group.
+    Barrier,
+}
+
+impl Control {
+    /// True when the next instruction in program order may not run after
+    /// this one (so an `After` probe cannot be placed here).
+    pub fn leaves(self) -> bool {
+        matches!(self, Control::Branch | Control::Return | Control::Exit)
+    }
+
+    /// True when this instruction ends a basic block.
+    pub fn ends_block(self) -> bool {
+        !matches!(self, Control::None | Control::Barrier)
+    }
+}
+
+/// One instruction, as tools see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstrView {
+    /// Byte offset from the start of the kernel.
+    pub offset: u64,
+    /// Disassembly text, for humans.
+    pub text: String,
+    pub class: InstrClass,
+    /// Operands written, in ISA order.
+    pub defs: Vec<Operand>,
+    /// Operands read, in ISA order.
+    pub uses: Vec<Operand>,
+    /// Executes only where a guard predicate holds.
+    pub guarded: bool,
+    pub control: Control,
+    pub location: Option<SourceLoc>,
+}
+
+impl InstrView {
+    /// A plain instruction with no operands, for building views in tests.
+    pub fn new(offset: u64, text: impl Into<String>, class: InstrClass) -> InstrView {
+        InstrView {
+            offset,
+            text: text.into(),
+            class,
+            defs: Vec::new(),
+            uses: Vec::new(),
+            guarded: false,
+            control: Control::None,
+            location: None,
+        }
+    }
+}
+
+/// The instructions of one kernel in program order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelView {
+    pub name: String,
+    pub instrs: Vec<InstrView>,
+}
+
+impl KernelView {
+    /// Indices of the first instruction of each basic block: the entry,
+    /// every instruction after one that ends a block, and every branch
+    /// target the backend reported in `targets` (instruction indices).
+    pub fn block_starts(&self, targets: &[usize]) -> Vec<usize> {
+        let mut starts = vec![false; self.instrs.len()];
+        if let Some(first) = starts.first_mut() {
+            *first = true;
+        }
+        for (i, ins) in self.instrs.iter().enumerate() {
+            if ins.control.ends_block() && i + 1 < starts.len() {
+                starts[i + 1] = true;
+            }
+        }
+        for &t in targets {
+            if t < starts.len() {
+                starts[t] = true;
+            }
+        }
+        starts.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i).collect()
+    }
+}

@@ -1,0 +1,1 @@
+//! End-to-end tests of the `xfpx` command line live in `tests/`; GPU programs with known findings in `gpu/`.
