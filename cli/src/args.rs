@@ -1,0 +1,207 @@
+//! The command-line grammar of `xfpx` (clap derive) and the checks that turn
+//! raw flag values into validated settings.
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use xfpx_common::fp::ExceptionKinds;
+
+/// Find floating-point exceptions (NaN, Inf, subnormals, division by zero)
+/// in unmodified GPU programs.
+#[derive(Debug, Parser)]
+#[command(name = "xfpx", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a program with floating-point exception detection.
+    Run(RunArgs),
+    /// Show how a kernel listing or code object would be instrumented.
+    Dump(DumpArgs),
+    /// Print a saved report as a summary.
+    Report(ReportArgs),
+}
+
+/// Which GPU vendor's backend to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VendorChoice {
+    /// NVIDIA when an NVIDIA driver is present, AMD when /dev/kfd is.
+    Auto,
+    Nvidia,
+    Amd,
+}
+
+/// How the instrumentation library is loaded into the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Inject {
+    /// Through LD_PRELOAD (appended to an existing value).
+    Preload,
+    /// Through CUDA_INJECTION64_PATH (for launchers that reset LD_PRELOAD).
+    CudaInjection,
+}
+
+/// Output format of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// GPU vendor.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub vendor: VendorChoice,
+    /// Instrument only kernels whose name matches this regular expression (repeatable).
+    #[arg(long = "kernels", value_name = "RE")]
+    pub kernels: Vec<String>,
+    /// Never instrument kernels whose name matches this regular expression (repeatable).
+    #[arg(long = "exclude", value_name = "RE")]
+    pub exclude: Vec<String>,
+    /// Instrument every K-th launch of each kernel.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub sample: u32,
+    /// Instrument only instructions whose index in the kernel is in [A, B).
+    #[arg(long = "instr-range", value_name = "A:B")]
+    pub instr_range: Option<String>,
+    /// Stop recording new findings after N.
+    #[arg(long = "max-records", value_name = "N")]
+    pub max_records: Option<u64>,
+    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
+    #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
+    pub report: PathBuf,
+    /// `text`: live findings and a summary on stderr; `json`: also the report as JSON on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
+    #[arg(long = "fail-on", value_name = "KINDS")]
+    pub fail_on: Option<String>,
+    /// Write per-kernel instrumentation dumps into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dump: Option<PathBuf>,
+    /// How to load the instrumentation library into the program.
+    #[arg(long, value_enum, default_value = "preload")]
+    pub inject: Inject,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Which backend reads FILE: `nvidia` (a SASS listing) or `amd` (a code object).
+    #[arg(long, value_enum)]
+    pub vendor: DumpVendor,
+    /// The SASS listing (`cuobjdump -sass` or `nvdisasm` output) or AMD code object.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Show only this kernel.
+    #[arg(long, value_name = "NAME")]
+    pub kernel: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+/// Vendors whose inputs `xfpx dump` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DumpVendor {
+    Nvidia,
+    Amd,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report written by `xfpx run` (JSON or MessagePack).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+/// Parse `A:B` into a half-open instruction index range with `A < B`.
+pub fn parse_instr_range(s: &str) -> Result<(u32, u32)> {
+    let bad = || anyhow!("invalid --instr-range `{s}`: expected A:B with whole numbers A < B");
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let a: u32 = a.trim().parse().map_err(|_| bad())?;
+    let b: u32 = b.trim().parse().map_err(|_| bad())?;
+    if a >= b {
+        bail!("invalid --instr-range `{s}`: the range is empty (A must be less than B)");
+    }
+    Ok((a, b))
+}
+
+/// Parse the `--fail-on` list; an empty list is an error.
+pub fn parse_fail_on(s: &str) -> Result<ExceptionKinds> {
+    let kinds = ExceptionKinds::parse_list(s).map_err(|e| anyhow!("invalid --fail-on: {e}"))?;
+    if kinds.is_empty() {
+        bail!("invalid --fail-on `{s}`: name at least one of nan, inf, sub, div0 or all");
+    }
+    Ok(kinds)
+}
+
+/// Compile each pattern once to report a bad one in a single line
+/// (`regex`'s own messages span several lines).
+pub fn check_patterns(flag: &str, patterns: &[String]) -> Result<()> {
+    for p in patterns {
+        if let Err(e) = regex::Regex::new(p) {
+            let reason = match &e {
+                regex::Error::Syntax(text) => {
+                    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("syntax error").trim().to_string()
+                }
+                other => other.to_string(),
+            };
+            let reason = reason.strip_prefix("error: ").unwrap_or(&reason).to_string();
+            bail!("invalid {flag} pattern `{p}`: {reason}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instr_range() {
+        assert_eq!(parse_instr_range("0:10").expect("valid"), (0, 10));
+        assert_eq!(parse_instr_range(" 5 : 6 ").expect("valid"), (5, 6));
+        for bad in ["", "5", "5:", ":5", "a:b", "6:5", "5:5", "-1:3", "1:2:3", "0:99999999999"] {
+            assert!(parse_instr_range(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn fail_on() {
+        let k = parse_fail_on("nan,div0").expect("valid");
+        assert!(k.contains(xfpx_common::ExceptionKind::Nan));
+        assert!(!k.contains(xfpx_common::ExceptionKind::Inf));
+        assert_eq!(parse_fail_on("all").expect("valid"), ExceptionKinds::ALL);
+        assert!(parse_fail_on("").is_err());
+        assert!(parse_fail_on("nan,bogus").is_err());
+    }
+
+    #[test]
+    fn patterns_error_in_one_line() {
+        check_patterns("--kernels", &["^gemm".into(), "k[0-9]+".into()]).expect("valid");
+        let e = check_patterns("--kernels", &["(".into()]).expect_err("bad").to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains("unclosed group"), "{e}");
+    }
+
+    #[test]
+    fn grammar() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from(["xfpx", "run", "--kernels", "a", "--kernels", "b", "--", "./app", "-x"])
+            .expect("parses");
+        let Command::Run(r) = cli.command else { panic!("not run") };
+        assert_eq!(r.kernels, vec!["a", "b"]);
+        assert_eq!(r.command, vec![OsString::from("./app"), OsString::from("-x")]);
+        assert!(Cli::try_parse_from(["xfpx", "run", "--bogus", "--", "./app"]).is_err());
+        assert!(Cli::try_parse_from(["xfpx", "run"]).is_err());
+    }
+}

@@ -1,0 +1,20 @@
+//! `xfpx dump`: show how a saved NVIDIA SASS listing or an AMD code object
+//! would be instrumented, without a GPU. The reading and rendering belong
+//! to the backends; this module reads the file and hands it over.
+
+use crate::args::{DumpArgs, DumpVendor};
+use anyhow::{bail, Context, Result};
+
+pub fn dump(a: &DumpArgs) -> Result<i32> {
+    let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    match a.vendor {
+        DumpVendor::Nvidia => {
+            let _listing = std::str::from_utf8(&bytes)
+                .with_context(|| format!("{} is not a text SASS listing", a.file.display()))?;
+            bail!("`xfpx dump --vendor nvidia` is not available in this build: the NVIDIA backend does not provide listing dumps yet")
+        }
+        DumpVendor::Amd => {
+            bail!("`xfpx dump --vendor amd` is not available in this build: the AMD backend does not provide code-object dumps yet")
+        }
+    }
+}

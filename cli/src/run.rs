@@ -1,0 +1,439 @@
+//! `xfpx run`: check the flags, start the program with the instrumentation
+//! library and the run configuration, collect the events it streams, and
+//! write the report however the program ends.
+
+use crate::args::{self, Inject, OutputFormat, RunArgs};
+use crate::events::{EventSocket, Message};
+use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
+use crate::{report_io, signals, summary, vendor};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use xfpx_common::config::{RunConfig, CONFIG_ENV};
+use xfpx_common::event::Event;
+use xfpx_common::fp::ExceptionKinds;
+use xfpx_common::report::{Collector, ExitStatus, Recorded, Report, RunInfo};
+
+/// How long to wait, after the program exits, for connections still open
+/// (held by a process it left behind) to deliver anything more.
+const LINGER: Duration = Duration::from_secs(2);
+/// How often the loop looks for signals and new connections.
+const POLL: Duration = Duration::from_millis(20);
+/// Malformed event lines reported one by one; later ones are only counted.
+const MALFORMED_SHOWN: u64 = 5;
+
+/// Everything `xfpx run` needs, checked.
+#[derive(Debug)]
+struct RunPlan {
+    config: RunConfig,
+    fail_on: Option<ExceptionKinds>,
+    format: OutputFormat,
+    inject: Inject,
+    command: Vec<OsString>,
+}
+
+fn plan(a: RunArgs) -> Result<RunPlan> {
+    if a.sample == 0 {
+        bail!("invalid --sample 0: instrument every K-th launch needs K >= 1");
+    }
+    let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
+    args::check_patterns("--kernels", &a.kernels)?;
+    args::check_patterns("--exclude", &a.exclude)?;
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
+    report_io::check_writable(&a.report)?;
+    let report_path = std::path::absolute(&a.report).unwrap_or(a.report);
+    let dump_dir = match a.dump {
+        Some(d) => {
+            std::fs::create_dir_all(&d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
+            Some(std::path::absolute(&d).unwrap_or(d))
+        }
+        None => None,
+    };
+    let config = RunConfig {
+        kernels: a.kernels,
+        exclude: a.exclude,
+        sample_every: a.sample,
+        instr_range,
+        max_records: a.max_records,
+        report_path,
+        dump_dir,
+        ..RunConfig::default()
+    };
+    config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command })
+}
+
+/// A private directory for the configuration file and the event socket,
+/// removed when dropped.
+#[derive(Debug)]
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn create() -> Result<Scratch> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("xfpx-{}-{nanos:08x}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .with_context(|| format!("cannot create a private directory {}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Run `xfpx run`; returns the exit code.
+pub fn run(a: RunArgs) -> Result<i32> {
+    let vendor_choice = a.vendor;
+    let p = plan(a)?;
+    // Vendor first (so AMD and no-GPU machines hear about that), then the
+    // tool library, then the driver: a missing library is reported the
+    // same way on machines with and without a GPU.
+    let drivers = vendor::Drivers::probe(Path::new("/"));
+    let vendor = vendor::resolve(vendor_choice, drivers, false)?;
+    let load = tool_library::resolve()?;
+    if load != ToolLoad::Nothing {
+        vendor::resolve(vendor_choice, drivers, true)?;
+    }
+
+    let scratch = Scratch::create()?;
+    let socket_path = scratch.0.join("events.sock");
+    let mut socket = EventSocket::bind(&socket_path)
+        .with_context(|| format!("cannot create the event socket {}", socket_path.display()))?;
+    let config = RunConfig { events_socket: Some(socket_path), ..p.config.clone() };
+    let config_path = scratch.0.join("config.json");
+    std::fs::write(&config_path, config.to_json())
+        .with_context(|| format!("cannot write the run configuration {}", config_path.display()))?;
+
+    let mut cmd = Command::new(&p.command[0]);
+    cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
+    let mut notes = Vec::new();
+    match &load {
+        ToolLoad::Library(lib) => match p.inject {
+            Inject::Preload => {
+                let mut preload = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()).unwrap_or_default();
+                if !preload.is_empty() {
+                    preload.push(":");
+                }
+                preload.push(lib.as_os_str());
+                cmd.env("LD_PRELOAD", preload);
+            }
+            Inject::CudaInjection => {
+                cmd.env("CUDA_INJECTION64_PATH", lib);
+            }
+        },
+        ToolLoad::Nothing => notes.push(format!(
+            "test hook {TOOL_LIBRARY_ENV}=none: no instrumentation library was loaded; events came from the program itself"
+        )),
+    }
+
+    signals::install().map_err(anyhow::Error::msg)?;
+    let program = p.command[0].to_string_lossy().into_owned();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ExitError::new(EXIT_NOT_FOUND, format!("program not found: {program}")).into())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot execute {program}: permission denied")).into())
+        }
+        Err(e) => return Err(ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot start {program}: {e}")).into()),
+    };
+    let pid = child.id();
+    let started_unix = now_unix();
+
+    let (tx, rx) = mpsc::channel::<Message>();
+    let waiter_tx = tx.clone();
+    std::thread::Builder::new()
+        .name("xfpx-wait".into())
+        .spawn(move || {
+            let status = child.wait().ok();
+            let _ = waiter_tx.send(Message::ProgramExited(status));
+        })
+        .context("cannot start a thread to wait for the program")?;
+
+    let run_info = RunInfo {
+        vendor: vendor.name().to_string(),
+        device: "unknown".into(),
+        target: None,
+        command: p.command.iter().map(|s| s.to_string_lossy().into_owned()).collect(),
+        mode: config.mode.name().to_string(),
+        started_unix,
+        finished_unix: None,
+        exit: ExitStatus::Unknown,
+        sample_every: config.sample_every,
+        truncated: false,
+        notes,
+    };
+    let mut state = LoopState::new(Collector::new(run_info, config.max_records));
+    let exit = state.pump(&mut socket, &tx, &rx, pid);
+    let report = state.finish(exit, &load);
+    drop(scratch);
+
+    report_io::write(&report, &config.report_path)?;
+    match p.format {
+        OutputFormat::Text => {
+            eprint!("{}", summary::summary(&report, false));
+            eprintln!("xfpx: report written to {}", config.report_path.display());
+        }
+        OutputFormat::Json => println!("{}", report.to_json()),
+    }
+    Ok(exit_code(&report, p.fail_on))
+}
+
+/// The exit code of `xfpx run`: [`EXIT_FINDINGS`] when `--fail-on` matches
+/// a record, otherwise the program's own status (128 + signal if killed).
+pub fn exit_code(report: &Report, fail_on: Option<ExceptionKinds>) -> i32 {
+    if let Some(kinds) = fail_on {
+        if report.records().any(|(_, r)| kinds.contains(r.kind)) {
+            return EXIT_FINDINGS;
+        }
+    }
+    match report.run.exit {
+        ExitStatus::Code { code } => code,
+        ExitStatus::Signal { signal } => 128 + signal,
+        ExitStatus::Unknown => 1,
+    }
+}
+
+/// What the event loop keeps track of.
+#[derive(Debug)]
+struct LoopState {
+    collector: Collector,
+    open: u64,
+    connections: u64,
+    finished: BTreeSet<u64>,
+    malformed: u64,
+    warned_full: bool,
+}
+
+impl LoopState {
+    fn new(collector: Collector) -> LoopState {
+        LoopState { collector, open: 0, connections: 0, finished: BTreeSet::new(), malformed: 0, warned_full: false }
+    }
+
+    /// Handle messages until the program has exited and its connections
+    /// are drained; returns how the program ended.
+    fn pump(
+        &mut self,
+        socket: &mut EventSocket,
+        tx: &mpsc::Sender<Message>,
+        rx: &mpsc::Receiver<Message>,
+        pid: u32,
+    ) -> ExitStatus {
+        let mut exit: Option<ExitStatus> = None;
+        let mut last_activity = Instant::now();
+        loop {
+            let accepted = socket.accept_pending(tx);
+            self.open += accepted;
+            self.connections += accepted;
+            if exit.is_none() {
+                for sig in signals::take_to_forward() {
+                    if let Err(e) = signals::send(pid, sig) {
+                        eprintln!("xfpx: warning: cannot pass {} on to the program: {e}", signals::name(sig));
+                    }
+                }
+            }
+            match rx.recv_timeout(POLL) {
+                Ok(Message::ProgramExited(status)) => {
+                    exit = Some(match status {
+                        Some(s) => match (s.code(), s.signal()) {
+                            (Some(code), _) => ExitStatus::Code { code },
+                            (None, Some(signal)) => ExitStatus::Signal { signal },
+                            (None, None) => ExitStatus::Unknown,
+                        },
+                        None => ExitStatus::Unknown,
+                    });
+                    // Connections made before the exit are all queued now.
+                    let accepted = socket.accept_pending(tx);
+                    self.open += accepted;
+                    self.connections += accepted;
+                    last_activity = Instant::now();
+                }
+                Ok(Message::Closed) => {
+                    self.open = self.open.saturating_sub(1);
+                    last_activity = Instant::now();
+                }
+                Ok(Message::Event { conn, event }) => {
+                    self.event(conn, event);
+                    last_activity = Instant::now();
+                }
+                Ok(Message::Malformed { conn, error }) => {
+                    self.malformed += 1;
+                    if self.malformed <= MALFORMED_SHOWN {
+                        eprintln!("xfpx: warning: ignoring a malformed event on connection {conn}: {error}");
+                    }
+                    last_activity = Instant::now();
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {}
+            }
+            if let Some(e) = &exit {
+                if self.open == 0 || last_activity.elapsed() > LINGER {
+                    return e.clone();
+                }
+            }
+        }
+    }
+
+    fn event(&mut self, conn: u64, event: Event) {
+        match event {
+            Event::Device { vendor, device, target } => {
+                eprintln!("xfpx: device {device}{}", target.as_deref().map(|t| format!(" ({t})")).unwrap_or_default());
+                let run = self.collector.run_mut();
+                run.vendor = vendor;
+                run.device = device;
+                run.target = target;
+            }
+            Event::Kernel { name, status, probes } => self.collector.kernel_status(&name, status, probes),
+            Event::Launch { kernel, index: _, instrumented } => {
+                self.collector.launch(&kernel, instrumented);
+            }
+            Event::Finding { kernel, kind, format, site, launch, occurrences } => {
+                let line = summary::finding_line(&kernel, kind, format, &site);
+                match self.collector.record(&kernel, kind, format, site, launch, occurrences) {
+                    Recorded::New => eprintln!("{line}"),
+                    Recorded::Known => {}
+                    Recorded::Dropped => {
+                        if !self.warned_full {
+                            self.warned_full = true;
+                            eprintln!("xfpx: the record limit was reached; further new findings are not recorded");
+                        }
+                    }
+                }
+            }
+            Event::Note { text } => {
+                eprintln!("xfpx: note: {text}");
+                let notes = &mut self.collector.run_mut().notes;
+                if !notes.contains(&text) {
+                    notes.push(text);
+                }
+            }
+            Event::Finished => {
+                self.finished.insert(conn);
+            }
+        }
+    }
+
+    /// The final report, with notes on anything unusual about the run.
+    fn finish(mut self, exit: ExitStatus, load: &ToolLoad) -> Report {
+        let mut extra = Vec::new();
+        let unfinished = self.connections.saturating_sub(self.finished.len() as u64);
+        if unfinished > 0 {
+            extra.push(format!(
+                "{unfinished} of {} instrumented process{} ended without finishing (crashed or killed); findings up to then are included",
+                self.connections,
+                if self.connections == 1 { "" } else { "es" }
+            ));
+        }
+        if self.connections == 0 && matches!(load, ToolLoad::Library(_)) {
+            extra.push(
+                "the instrumentation library never reported: the program may not have used the GPU, or it reset LD_PRELOAD (try --inject cuda-injection)"
+                    .to_string(),
+            );
+        }
+        if self.malformed > 0 {
+            extra.push(format!("{} malformed event line{} ignored", self.malformed, if self.malformed == 1 { " was" } else { "s were" }));
+        }
+        for sig in signals::received() {
+            extra.push(format!("xfpx received {} while the program ran", signals::name(sig)));
+        }
+        let run = self.collector.run_mut();
+        run.exit = exit;
+        run.finished_unix = Some(now_unix());
+        run.notes.extend(extra);
+        self.collector.report()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xfpx_common::class::FpFormat;
+    use xfpx_common::fp::ExceptionKind;
+    use xfpx_common::report::SiteRef;
+    use xfpx_common::site::SiteId;
+
+    fn collector() -> Collector {
+        Collector::new(
+            RunInfo {
+                vendor: "nvidia".into(),
+                device: "unknown".into(),
+                target: None,
+                command: vec![],
+                mode: "detect".into(),
+                started_unix: 0,
+                finished_unix: None,
+                exit: ExitStatus::Unknown,
+                sample_every: 1,
+                truncated: false,
+                notes: vec![],
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn exit_codes() {
+        let mut c = collector();
+        c.record(
+            "k",
+            ExceptionKind::Inf,
+            FpFormat::F32,
+            SiteRef { id: SiteId(0), offset: 0, instr: "FMUL".into(), location: None },
+            0,
+            1,
+        );
+        c.run_mut().exit = ExitStatus::Code { code: 7 };
+        let r = c.report();
+        assert_eq!(exit_code(&r, None), 7);
+        assert_eq!(exit_code(&r, Some(ExceptionKinds::NONE.with(ExceptionKind::Nan))), 7);
+        assert_eq!(exit_code(&r, Some(ExceptionKinds::NONE.with(ExceptionKind::Inf))), EXIT_FINDINGS);
+        c.run_mut().exit = ExitStatus::Signal { signal: 11 };
+        assert_eq!(exit_code(&c.report(), None), 139);
+    }
+
+    #[test]
+    fn flag_checks() {
+        use clap::Parser;
+        let parse = |extra: &[&str]| {
+            let mut v = vec!["xfpx", "run"];
+            v.extend_from_slice(extra);
+            v.extend_from_slice(&["--", "./app"]);
+            let crate::args::Cli { command: crate::args::Command::Run(a) } =
+                crate::args::Cli::try_parse_from(v).expect("grammar")
+            else {
+                panic!("not run")
+            };
+            plan(a)
+        };
+        assert!(parse(&[]).is_ok());
+        assert!(parse(&["--sample", "0"]).is_err());
+        assert!(parse(&["--instr-range", "9:3"]).is_err());
+        assert!(parse(&["--exclude", "[z-a]"]).is_err());
+        assert!(parse(&["--fail-on", "nope"]).is_err());
+        assert!(parse(&["--report", "/nonexistent-dir/r.json"]).is_err());
+        let ok = parse(&["--kernels", "^gemm", "--sample", "4", "--instr-range", "2:9", "--max-records", "3"])
+            .expect("valid");
+        assert_eq!(ok.config.kernels, vec!["^gemm"]);
+        assert_eq!(ok.config.sample_every, 4);
+        assert_eq!(ok.config.instr_range, Some((2, 9)));
+        assert_eq!(ok.config.max_records, Some(3));
+        assert!(ok.config.report_path.is_absolute());
+    }
+}

@@ -1,0 +1,144 @@
+//! Which GPU vendor a run targets: the `--vendor` choice resolved against
+//! the drivers present on this machine.
+
+use crate::args::VendorChoice;
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// Files whose presence shows a loaded NVIDIA kernel driver.
+pub const NVIDIA_DRIVER_PATHS: &[&str] = &["/proc/driver/nvidia/version", "/dev/nvidiactl"];
+/// Files whose presence shows the AMD GPU compute driver (ROCm's KFD).
+pub const AMD_DRIVER_PATHS: &[&str] = &["/dev/kfd"];
+
+/// A backend that can run a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    Nvidia,
+}
+
+impl Vendor {
+    /// The vendor name written into reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Nvidia => "nvidia",
+        }
+    }
+}
+
+/// What drivers this machine has, as seen through the file system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drivers {
+    pub nvidia: bool,
+    pub amd: bool,
+}
+
+impl Drivers {
+    /// Look for the driver files under `root` (`/` on a real system).
+    pub fn probe(root: &Path) -> Drivers {
+        let any = |paths: &[&str]| paths.iter().any(|p| root.join(p.trim_start_matches('/')).exists());
+        Drivers { nvidia: any(NVIDIA_DRIVER_PATHS), amd: any(AMD_DRIVER_PATHS) }
+    }
+}
+
+/// Resolve the user's choice. `require_driver` is false only under the
+/// test hook that loads no instrumentation library.
+pub fn resolve(choice: VendorChoice, drivers: Drivers, require_driver: bool) -> Result<Vendor> {
+    match choice {
+        VendorChoice::Nvidia => {
+            if require_driver && !drivers.nvidia {
+                bail!(
+                    "no NVIDIA driver found (looked for {}); is this a machine with an NVIDIA GPU?",
+                    NVIDIA_DRIVER_PATHS.join(", ")
+                );
+            }
+            Ok(Vendor::Nvidia)
+        }
+        VendorChoice::Amd => amd_unavailable(drivers),
+        VendorChoice::Auto if drivers.nvidia => Ok(Vendor::Nvidia),
+        VendorChoice::Auto if drivers.amd => amd_unavailable(drivers),
+        VendorChoice::Auto => bail!(
+            "no supported GPU found: no NVIDIA driver ({}) and no AMD GPU ({}); use --vendor to choose one",
+            NVIDIA_DRIVER_PATHS.join(", "),
+            AMD_DRIVER_PATHS.join(", ")
+        ),
+    }
+}
+
+fn amd_unavailable(drivers: Drivers) -> Result<Vendor> {
+    if drivers.amd {
+        bail!(
+            "live runs on AMD GPUs are not part of this release; AMD code objects can be inspected offline with `xfpx dump --vendor amd FILE`"
+        )
+    } else {
+        bail!("no AMD GPU found ({} is missing)", AMD_DRIVER_PATHS.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_root(files: &[&str]) -> tempdir::Dir {
+        let d = tempdir::Dir::new();
+        for f in files {
+            let p = d.path().join(f.trim_start_matches('/'));
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, "").expect("write");
+        }
+        d
+    }
+
+    /// A scratch directory removed on drop (std only).
+    mod tempdir {
+        use std::path::{Path, PathBuf};
+        #[derive(Debug)]
+        pub struct Dir(PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let p = std::env::temp_dir().join(format!(
+                    "xfpx-vendor-test-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&p).expect("mkdir");
+                Dir(p)
+            }
+            pub fn path(&self) -> &Path {
+                &self.0
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn probes_driver_files() {
+        let none = fake_root(&[]);
+        assert_eq!(Drivers::probe(none.path()), Drivers { nvidia: false, amd: false });
+        let nv = fake_root(&["/proc/driver/nvidia/version"]);
+        assert_eq!(Drivers::probe(nv.path()), Drivers { nvidia: true, amd: false });
+        let nv2 = fake_root(&["/dev/nvidiactl", "/dev/kfd"]);
+        assert_eq!(Drivers::probe(nv2.path()), Drivers { nvidia: true, amd: true });
+    }
+
+    #[test]
+    fn resolution() {
+        let none = Drivers { nvidia: false, amd: false };
+        let nv = Drivers { nvidia: true, amd: false };
+        let amd = Drivers { nvidia: false, amd: true };
+        assert_eq!(resolve(VendorChoice::Auto, nv, true).expect("nvidia"), Vendor::Nvidia);
+        let e = resolve(VendorChoice::Auto, none, true).expect_err("no gpu").to_string();
+        assert!(e.contains("no supported GPU"), "{e}");
+        let e = resolve(VendorChoice::Auto, amd, true).expect_err("amd").to_string();
+        assert!(e.contains("not part of this release"), "{e}");
+        let e = resolve(VendorChoice::Amd, none, true).expect_err("amd").to_string();
+        assert!(e.contains("no AMD GPU found"), "{e}");
+        assert!(resolve(VendorChoice::Nvidia, none, true).is_err());
+        assert_eq!(resolve(VendorChoice::Nvidia, none, false).expect("hook"), Vendor::Nvidia);
+    }
+}
