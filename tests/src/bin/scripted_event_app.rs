@@ -1,0 +1,130 @@
+//! A stand-in for an instrumented program, for testing the CLI's event
+//! protocol and report writing without a GPU: it reads the run
+//! configuration that `xfpx run` hands over, connects to the event socket
+//! and sends a scripted list of events, then ends the way it is told.
+//! It exercises the CLI only; no GPU code and no backend are involved.
+//!
+//! ```text
+//! scripted-event-app [--events FILE] [--connections N] [--finish]
+//!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
+//!                    [--exit CODE | --raise SIGNAL] [--save-config FILE]
+//! ```
+//! `FILE` holds one event (JSON) per line, sent round-robin over the N
+//! connections. `--child-events` starts a copy of this program (a second
+//! process with its own connection) sending that file, and waits for it.
+//! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to a
+//! minute) so a test can signal `xfpx`. `--raise` accepts SEGV, ABRT, KILL.
+//! `--save-config` copies the configuration it was given into FILE.
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+use xfpx_common::config::RunConfig;
+use xfpx_common::event::Event;
+
+#[derive(Debug, Default)]
+struct Script {
+    events: Option<String>,
+    connections: usize,
+    finish: bool,
+    child_events: Option<String>,
+    pause_ms: u64,
+    wait_for_signal: bool,
+    exit: u8,
+    raise: Option<i32>,
+    save_config: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Script, String> {
+    let mut s = Script { connections: 1, ..Script::default() };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--events" => s.events = Some(value()?),
+            "--connections" => s.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
+            "--finish" => s.finish = true,
+            "--child-events" => s.child_events = Some(value()?),
+            "--pause-ms" => s.pause_ms = value()?.parse().map_err(|e| format!("--pause-ms: {e}"))?,
+            "--wait-for-signal" => s.wait_for_signal = true,
+            "--exit" => s.exit = value()?.parse().map_err(|e| format!("--exit: {e}"))?,
+            "--raise" => {
+                s.raise = Some(match value()?.as_str() {
+                    "SEGV" => libc::SIGSEGV,
+                    "ABRT" => libc::SIGABRT,
+                    "KILL" => libc::SIGKILL,
+                    other => return Err(format!("unknown signal {other}")),
+                })
+            }
+            "--save-config" => s.save_config = Some(value()?),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(s)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match script(&args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("scripted-event-app: {e}");
+            ExitCode::from(90)
+        }
+    }
+}
+
+fn script(args: &[String]) -> Result<u8, String> {
+    let s = parse(args)?;
+    let config = RunConfig::from_env().map_err(|e| e.to_string())?.ok_or("XFPX_CONFIG is not set")?;
+    if let Some(path) = &s.save_config {
+        std::fs::write(path, config.to_json()).map_err(|e| format!("{path}: {e}"))?;
+    }
+    let socket = config.events_socket.ok_or("the configuration names no event socket")?;
+    let mut conns = (0..s.connections)
+        .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &s.events {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let n = conns.len();
+            let conn = &mut conns[i % n];
+            // Lines are sent as written, malformed ones included.
+            conn.write_all(format!("{}\n", line.trim_end()).as_bytes()).map_err(|e| e.to_string())?;
+            if s.pause_ms > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(s.pause_ms));
+            }
+        }
+    }
+    if let Some(child_events) = &s.child_events {
+        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        let status = std::process::Command::new(me)
+            .args(["--events", child_events, "--finish"])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("child failed: {status}"));
+        }
+    }
+    if s.finish {
+        for c in &mut conns {
+            c.write_all(Event::Finished.to_line().as_bytes()).map_err(|e| e.to_string())?;
+        }
+    }
+    if s.wait_for_signal {
+        println!("waiting");
+        let _ = std::io::stdout().flush();
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        return Ok(99);
+    }
+    if let Some(sig) = s.raise {
+        // SAFETY: restoring the default action and raising a signal in a
+        // single-threaded test program.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        return Ok(98);
+    }
+    Ok(s.exit)
+}
