@@ -12,8 +12,8 @@
 //! `FILE` holds one event (JSON) per line, sent round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
 //! process with its own connection) sending that file, and waits for it.
-//! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to a
-//! minute) so a test can signal `xfpx`. `--raise` accepts SEGV, ABRT, KILL.
+//! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to 20
+//! seconds) so a test can signal `xfpx`. `--raise` accepts SEGV, ABRT, KILL.
 //! `--save-config` copies the configuration it was given into FILE.
 
 use std::io::Write;
@@ -114,7 +114,7 @@ fn script(args: &[String]) -> Result<u8, String> {
     if s.wait_for_signal {
         println!("waiting");
         let _ = std::io::stdout().flush();
-        std::thread::sleep(std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_secs(20));
         return Ok(99);
     }
     if let Some(sig) = s.raise {

@@ -1,0 +1,317 @@
+//! The CLI side of a run, end to end, without a GPU: `xfpx run` with the
+//! test hook `XFPX_TOOL_LIBRARY=none` starts `scripted-event-app`, which
+//! plays the part of the instrumentation library by sending scripted
+//! events on the socket named in the run configuration. These tests check
+//! the event protocol, live printing, the report file, exit statuses and
+//! signal handling of the CLI; they do not exercise any GPU backend.
+
+mod common;
+
+use common::{finish, run, scripted_app, xfpx_without_library, Outcome};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use xfpx_common::class::FpFormat;
+use xfpx_common::config::RunConfig;
+use xfpx_common::event::Event;
+use xfpx_common::fp::ExceptionKind;
+use xfpx_common::report::{ExitStatus, KernelStatus, Report};
+use xfpx_tests::{event_lines, finding};
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("scratch directory")
+}
+
+fn device() -> Event {
+    Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) }
+}
+
+/// A typical session: a device, two kernels, launches and findings, one
+/// of them seen twice.
+fn typical_events() -> Vec<Event> {
+    vec![
+        device(),
+        Event::Kernel { name: "gemm".into(), status: KernelStatus::Instrumented, probes: 40 },
+        Event::Kernel { name: "copy".into(), status: KernelStatus::Excluded, probes: 0 },
+        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true },
+        finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 0, 2),
+        finding("gemm", ExceptionKind::Div0, FpFormat::F64, 7, 0x2a0, "MUFU.RCP64H R9, R7", Some(("gemm.cu", 51)), 0, 1),
+        Event::Launch { kernel: "copy".into(), index: 0, instrumented: false },
+        Event::Launch { kernel: "gemm".into(), index: 1, instrumented: true },
+        finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 1, 5),
+        finding("gemm", ExceptionKind::Sub, FpFormat::F32, 4, 0x150, "FMUL R5, R4, R4", None, 1, 1),
+    ]
+}
+
+fn write_events(dir: &Path, name: &str, events: &[Event]) -> String {
+    std::fs::write(dir.join(name), event_lines(events)).expect("write events");
+    name.to_string()
+}
+
+fn read_report(path: &Path) -> Report {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if path.extension().is_some_and(|e| e == "msgpack") {
+        Report::from_msgpack(&bytes).expect("msgpack report")
+    } else {
+        Report::from_json(std::str::from_utf8(&bytes).expect("utf-8")).expect("json report")
+    }
+}
+
+/// `xfpx run --vendor nvidia FLAGS -- scripted-event-app APP_ARGS` in `dir`.
+fn xfpx_run(dir: &Path, flags: &[&str], app_args: &[&str]) -> Outcome {
+    let mut c = xfpx_without_library(dir);
+    c.args(["run", "--vendor", "nvidia"]).args(flags).arg("--").arg(scripted_app()).args(app_args);
+    run(c)
+}
+
+fn found_lines(o: &Outcome) -> Vec<&str> {
+    o.stderr.lines().filter(|l| l.starts_with("xfpx: found ")).collect()
+}
+
+#[test]
+fn findings_are_printed_once_and_recorded() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &[], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(
+        found_lines(&o),
+        [
+            "xfpx: found nan (f32) in gemm at gemm.cu:42: FADD R4, R2, R3 [+0x130]",
+            "xfpx: found div0 (f64) in gemm at gemm.cu:51: MUFU.RCP64H R9, R7 [+0x2a0]",
+            "xfpx: found sub (f32) in gemm at unknown location: FMUL R5, R4, R4 [+0x150]",
+        ],
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("xfpx: device Scripted GPU (sm_90)"), "{}", o.stderr);
+    assert!(o.stderr.contains("xfpx: 3 findings in 1 of 2 kernels (nvidia, Scripted GPU, sm_90, mode detect)"), "{}", o.stderr);
+    assert!(o.stdout.is_empty(), "stdout: {}", o.stdout);
+
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert_eq!(r.run.exit, ExitStatus::Code { code: 0 });
+    assert_eq!(r.run.device, "Scripted GPU");
+    assert_eq!(r.run.target.as_deref(), Some("sm_90"));
+    assert!(r.run.finished_unix.is_some());
+    assert!(r.run.command.last().is_some_and(|a| a == "--finish"));
+    assert!(r.run.notes.iter().any(|n| n.contains("XFPX_TOOL_LIBRARY=none")), "{:?}", r.run.notes);
+    assert!(!r.run.notes.iter().any(|n| n.contains("without finishing")), "{:?}", r.run.notes);
+    let names: Vec<&str> = r.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["copy", "gemm"]);
+    let copy = &r.kernels[0];
+    assert_eq!((copy.status.clone(), copy.launches, copy.instrumented_launches), (KernelStatus::Excluded, 1, 0));
+    let gemm = &r.kernels[1];
+    assert_eq!((gemm.launches, gemm.instrumented_launches, gemm.probes), (2, 2, 40));
+    let recs: Vec<(ExceptionKind, u64, u64, u64)> =
+        gemm.records.iter().map(|r| (r.kind, r.site.offset, r.first_launch, r.occurrences)).collect();
+    assert_eq!(
+        recs,
+        [(ExceptionKind::Nan, 0x130, 0, 7), (ExceptionKind::Sub, 0x150, 1, 1), (ExceptionKind::Div0, 0x2a0, 0, 1)]
+    );
+}
+
+#[test]
+fn exit_status_of_the_program_is_kept() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &[], &["--events", &events, "--finish", "--exit", "7"]);
+    assert_eq!(o.code, Some(7), "{}", o.stderr);
+    assert_eq!(read_report(&d.path().join("xfpx-report.json")).run.exit, ExitStatus::Code { code: 7 });
+    assert!(o.stderr.contains("the program exited with status 7"), "{}", o.stderr);
+}
+
+#[test]
+fn a_crashing_program_still_gets_its_report() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &["--report", "crash.json"], &["--events", &events, "--raise", "SEGV"]);
+    assert_eq!(o.code, Some(128 + libc::SIGSEGV), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"));
+    assert!(o.stderr.contains("was killed by SIGSEGV"), "{}", o.stderr);
+    let r = read_report(&d.path().join("crash.json"));
+    assert_eq!(r.run.exit, ExitStatus::Signal { signal: libc::SIGSEGV });
+    assert_eq!(r.records().count(), 3);
+    assert!(r.run.notes.iter().any(|n| n.contains("1 of 1 instrumented process ended without finishing")), "{:?}", r.run.notes);
+}
+
+#[test]
+fn fail_on_overrides_the_exit_status_when_it_matches() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &["--fail-on", "nan"], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    let o = xfpx_run(d.path(), &["--fail-on", "inf"], &["--events", &events, "--finish", "--exit", "4"]);
+    assert_eq!(o.code, Some(4), "inf was never found: {}", o.stderr);
+    let o = xfpx_run(d.path(), &["--fail-on", "inf,div0"], &["--events", &events, "--finish", "--exit", "4"]);
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    let clean = write_events(d.path(), "clean.jsonl", &[device()]);
+    let o = xfpx_run(d.path(), &["--fail-on", "all"], &["--events", &clean, "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
+fn several_connections_and_a_child_process_are_merged() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let child = write_events(
+        d.path(),
+        "child.jsonl",
+        &[
+            Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true },
+            finding("reduce", ExceptionKind::Inf, FpFormat::F16x2, 9, 0x80, "HFMA2 R1, R2, R3, R4", Some(("r.cu", 9)), 0, 4),
+            finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 2, 1),
+        ],
+    );
+    let o = xfpx_run(
+        d.path(),
+        &["--report", "merged.msgpack"],
+        &["--events", &events, "--connections", "3", "--child-events", &child, "--finish"],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(found_lines(&o).len(), 4, "{}", o.stderr);
+    let r = read_report(&d.path().join("merged.msgpack"));
+    assert_eq!(r.records().count(), 4);
+    let nan = r.records().find(|(k, rec)| *k == "gemm" && rec.kind == ExceptionKind::Nan).expect("nan record");
+    assert_eq!(nan.1.occurrences, 8);
+    assert!(r.records().any(|(k, rec)| k == "reduce" && rec.format == FpFormat::F16x2));
+    assert!(!r.run.notes.iter().any(|n| n.contains("without finishing")), "4 connections all finished: {:?}", r.run.notes);
+}
+
+#[test]
+fn record_limit_truncates() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &["--max-records", "1"], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(found_lines(&o).len(), 1);
+    assert!(o.stderr.contains("the record limit was reached"), "{}", o.stderr);
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert!(r.run.truncated);
+    assert_eq!(r.records().count(), 1);
+}
+
+#[test]
+fn malformed_lines_are_skipped_with_a_warning() {
+    let d = scratch();
+    let mut text = event_lines(&typical_events()[..5]);
+    text.push_str("{\"event\": \"finding\", \"kernel\": 5}\nnot json at all\n");
+    text.push_str(&event_lines(&typical_events()[5..]));
+    std::fs::write(d.path().join("events.jsonl"), text).expect("write");
+    let o = xfpx_run(d.path(), &[], &["--events", "events.jsonl", "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stderr.matches("warning: ignoring a malformed event").count(), 2, "{}", o.stderr);
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert_eq!(r.records().count(), 3);
+    assert!(r.run.notes.iter().any(|n| n == "2 malformed event lines were ignored"), "{:?}", r.run.notes);
+}
+
+#[test]
+fn json_output_is_the_report() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let o = xfpx_run(d.path(), &["--format", "json"], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let printed = Report::from_json(&o.stdout).expect("stdout is a report");
+    assert_eq!(printed, read_report(&d.path().join("xfpx-report.json")));
+    assert_eq!(found_lines(&o).len(), 3, "live findings still go to stderr");
+}
+
+#[test]
+fn saved_reports_are_summarised() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    for name in ["r.json", "r.msgpack"] {
+        let o = xfpx_run(d.path(), &["--report", name], &["--events", &events, "--finish"]);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        let mut c = common::xfpx(d.path());
+        c.args(["report", name]);
+        let shown = run(c);
+        assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+        let s = &shown.stdout;
+        assert!(s.starts_with("xfpx: 3 findings in 1 of 2 kernels"), "{s}");
+        assert!(s.contains("nan (f32) at gemm.cu:42: FADD R4, R2, R3 [+0x130], first in launch 0, 7 occurrences"), "{s}");
+        let f32_row = s.lines().find(|l| l.trim_start().starts_with("f32 ")).expect("f32 row");
+        assert_eq!(f32_row.split_whitespace().collect::<Vec<_>>(), ["f32", "1", "0", "1", "0", "2"], "{s}");
+        let mut c = common::xfpx(d.path());
+        c.args(["report", name, "--format", "json"]);
+        let json = run(c);
+        assert_eq!(Report::from_json(&json.stdout).expect("json"), read_report(&d.path().join(name)));
+    }
+}
+
+#[test]
+fn flags_reach_the_backend_configuration() {
+    let d = scratch();
+    let o = xfpx_run(
+        d.path(),
+        &[
+            "--kernels", "^gemm", "--kernels", "reduce", "--exclude", "_small$", "--sample", "4", "--instr-range",
+            "16:512", "--max-records", "99", "--dump", "dumps", "--report", "out.json",
+        ],
+        &["--save-config", "config.json", "--finish"],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let c = RunConfig::load(&d.path().join("config.json")).expect("configuration");
+    assert_eq!(c.kernels, ["^gemm", "reduce"]);
+    assert_eq!(c.exclude, ["_small$"]);
+    assert_eq!(c.sample_every, 4);
+    assert_eq!(c.instr_range, Some((16, 512)));
+    assert_eq!(c.max_records, Some(99));
+    let root = d.path().canonicalize().expect("canonical");
+    let under_root = |p: &Path| p.canonicalize().is_ok_and(|p| p.starts_with(&root));
+    assert!(c.dump_dir.as_deref().is_some_and(under_root), "{:?}", c.dump_dir);
+    assert!(c.report_path.is_absolute() && c.report_path.ends_with("out.json"));
+    let socket = c.events_socket.expect("socket path");
+    assert!(!socket.exists(), "the socket is removed after the run");
+    assert_eq!(read_report(&d.path().join("out.json")).run.sample_every, 4);
+}
+
+/// Live printing and signals: the finding line must appear while the
+/// program still runs; SIGTERM sent to `xfpx` is passed on to the
+/// program, and the report is written all the same.
+#[test]
+fn findings_stream_live_and_sigterm_is_forwarded() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events()[..5]);
+    let mut c = xfpx_without_library(d.path());
+    c.args(["run", "--vendor", "nvidia", "--"])
+        .arg(scripted_app())
+        .args(["--events", &events, "--wait-for-signal"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start xfpx");
+    let started = Instant::now();
+    let pid = child.id();
+
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read stdout");
+    assert_eq!(line, "waiting\n", "the program should be waiting for a signal");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    loop {
+        let mut l = String::new();
+        if stderr.read_line(&mut l).expect("read stderr") == 0 {
+            panic!("xfpx ended before printing the finding: {seen}");
+        }
+        seen.push_str(&l);
+        if l.starts_with("xfpx: found nan (f32) in gemm at gemm.cu:42") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no live finding: {seen}");
+    }
+    assert!(child.try_wait().expect("poll").is_none(), "xfpx must still be running");
+
+    // SAFETY: sending a signal to the child we started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    child.stdout = Some(stdout.into_inner());
+    child.stderr = Some(stderr.into_inner());
+    let o = finish(child);
+    assert_eq!(o.code, Some(128 + libc::SIGTERM), "{seen}{}", o.stderr);
+    assert!(started.elapsed() < Duration::from_secs(30), "the program was not stopped by the signal");
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert_eq!(r.run.exit, ExitStatus::Signal { signal: libc::SIGTERM });
+    assert_eq!(r.records().count(), 1);
+    assert!(r.run.notes.iter().any(|n| n == "xfpx received SIGTERM while the program ran"), "{:?}", r.run.notes);
+}
