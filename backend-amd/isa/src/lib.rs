@@ -1,1 +1,36 @@
 //! AMDGPU gfx9/CDNA instruction decoder (gfx908, gfx90a, gfx942, gfx950).
+//!
+//! Instruction facts (mnemonics per target, operand templates, modifier
+//! availability, IR classes) live in `tables/gfx9.tsv`, swept from the LLVM
+//! disassembler by `tools/probe.py` + `tools/mktable.py`, and compiled into
+//! `src/generated/gfx9.rs` by `tools/tablegen.rs`. Encoding bit positions live
+//! in [`encoding`]; the operand-code space in [`operand`].
+//!
+//! ```
+//! use xfpx_amd_isa::{decode, Target};
+//! let insn = decode(Target::Gfx942, &0x7E02_0302u32.to_le_bytes()).unwrap();
+//! assert_eq!(insn.length, 4);
+//! assert_eq!(insn.to_string(), "v_mov_b32_e32 v1, v2");
+//! ```
+
+pub mod decode;
+pub mod encoding;
+pub mod modifier;
+pub mod operand;
+mod render;
+pub mod semantics;
+pub mod symbolic;
+pub mod table;
+pub mod target;
+
+#[allow(clippy::all)]
+pub(crate) mod generated {
+    pub mod gfx9;
+}
+
+pub use decode::{decode, disassemble, DecodeError, Disassembly, Instruction, Variant};
+pub use encoding::{Encoding, Field};
+pub use modifier::Modifier;
+pub use operand::{Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};
+pub use semantics::{ControlFlow, Counters};
+pub use target::{Target, UnknownTarget};

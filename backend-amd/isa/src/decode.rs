@@ -1,0 +1,258 @@
+//! Decoding: from bytes to an [`Instruction`] (length, table row, operands
+//! and modifiers). Lengths follow only from the encoding and operand codes;
+//! a word whose opcode the table does not list for the target is `Invalid`.
+
+use crate::encoding::{self, field, Encoding, Field};
+use crate::modifier::Modifier;
+use crate::operand::{Operand, OperandSlot, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
+use crate::table::{self, flags, ConstType, ImmStyle, OpcodeRow, Slot, SlotKind};
+use crate::target::Target;
+use crate::symbolic;
+use std::fmt;
+
+/// Why bytes did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Fewer bytes than the instruction needs (`needed` bytes).
+    Truncated { needed: usize, available: usize },
+    /// Not an instruction on this target (the reference disassembler rejects it too).
+    Invalid { word: u32 },
+    /// An instruction this decoder does not model; its length is unknown to us.
+    Unsupported { word: u32 },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Truncated { needed, available } => {
+                write!(f, "truncated instruction: needs {needed} bytes, {available} available")
+            }
+            DecodeError::Invalid { word } => write!(f, "invalid instruction word 0x{word:08x}"),
+            DecodeError::Unsupported { word } => write!(f, "unsupported instruction word 0x{word:08x}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Which extension of a VOP1/VOP2/VOPC instruction is present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// The plain encoding (`_e32`, `_e64` or a native VOP3/VOP3P/memory form).
+    Plain,
+    /// Data-parallel primitives dword follows.
+    Dpp,
+    /// Sub-dword addressing dword follows.
+    Sdwa,
+}
+
+/// A decoded instruction.
+#[derive(Debug, Clone)]
+pub struct Instruction {
+    pub target: Target,
+    pub encoding: Encoding,
+    pub variant: Variant,
+    pub opcode: u16,
+    /// Size in bytes: 4, 8, 12 or 16.
+    pub length: usize,
+    /// The instruction's dwords (unused ones are 0).
+    pub words: [u32; 4],
+    /// The table's mnemonic (VOP1/VOP2/VOPC with `_e32`).
+    pub base_mnemonic: &'static str,
+    pub operands: Vec<OperandSlot>,
+    pub modifiers: Vec<Modifier>,
+    /// The instruction's row in the table.
+    pub row: &'static OpcodeRow,
+}
+
+impl Instruction {
+    /// The mnemonic as printed, with the `_dpp`/`_sdwa` suffix of the variant.
+    pub fn mnemonic(&self) -> String {
+        match self.variant {
+            Variant::Plain => self.base_mnemonic.to_string(),
+            Variant::Dpp => with_suffix(self.base_mnemonic, "_dpp"),
+            Variant::Sdwa => with_suffix(self.base_mnemonic, "_sdwa"),
+        }
+    }
+
+    /// The IR instruction class.
+    pub fn class(&self) -> xfpx_common::InstrClass {
+        self.row.class
+    }
+
+    /// The instruction's bytes as dwords (exactly `length / 4` of them).
+    pub fn dwords(&self) -> &[u32] {
+        &self.words[..self.length / 4]
+    }
+}
+
+fn with_suffix(m: &str, suffix: &str) -> String {
+    format!("{}{}", m.strip_suffix("_e32").unwrap_or(m), suffix)
+}
+
+impl fmt::Display for Instruction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.mnemonic())?;
+        for (i, op) in self.operands.iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { ", " })?;
+            write!(f, "{op}")?;
+        }
+        for m in &self.modifiers {
+            if !matches!(m, Modifier::Comment(_)) {
+                f.write_str(" ")?;
+            }
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
+
+fn word_at(bytes: &[u8], i: usize) -> Option<u32> {
+    bytes.get(4 * i..4 * i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Decode the instruction at the start of `bytes`.
+pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> {
+    let w0 = word_at(bytes, 0).ok_or(DecodeError::Truncated { needed: 4, available: bytes.len() })?;
+    let enc = encoding::identify(w0).ok_or(DecodeError::Invalid { word: w0 })?;
+    let op = encoding::opcode(enc, w0);
+    let row = table::lookup(target, enc, op).ok_or(DecodeError::Invalid { word: w0 })?;
+    if row.operands.iter().any(|s| s.kind == SlotKind::Unknown) || matches!(enc, Encoding::Exp | Encoding::Vintrp) {
+        return Err(DecodeError::Unsupported { word: w0 });
+    }
+    let length = instruction_length(target, enc, row, w0);
+    if bytes.len() < length {
+        return Err(DecodeError::Truncated { needed: length, available: bytes.len() });
+    }
+    let mut words = [0u32; 4];
+    for (i, w) in words.iter_mut().enumerate().take(length / 4) {
+        *w = word_at(bytes, i).unwrap_or(0);
+    }
+    let variant = variant_of(enc, w0);
+    match variant {
+        Variant::Dpp if row.flags & flags::DPP == 0 => return Err(DecodeError::Invalid { word: w0 }),
+        Variant::Sdwa if row.flags & flags::SDWA == 0 => return Err(DecodeError::Invalid { word: w0 }),
+        _ => {}
+    }
+    let mut insn = Instruction {
+        target,
+        encoding: enc,
+        variant,
+        opcode: op,
+        length,
+        words,
+        base_mnemonic: row.mnemonic,
+        operands: Vec::new(),
+        modifiers: Vec::new(),
+        row,
+    };
+    crate::render::fill(&mut insn)?;
+    Ok(insn)
+}
+
+fn variant_of(enc: Encoding, w0: u32) -> Variant {
+    if matches!(enc, Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc) {
+        match (w0 & 0x1FF) as u16 {
+            DPP_CODE => return Variant::Dpp,
+            SDWA_CODE => return Variant::Sdwa,
+            _ => {}
+        }
+    }
+    Variant::Plain
+}
+
+/// Length in bytes of an instruction whose first dword is `w0` and row `row`.
+fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -> usize {
+    let mut len = enc.base_length();
+    if enc.takes_literal() {
+        let sources: &[Field] = match enc {
+            Encoding::Sop2 | Encoding::Sopc => &[Field::Ssrc0, Field::Ssrc1],
+            Encoding::Sop1 => &[Field::Ssrc0],
+            _ => &[Field::Src0],
+        };
+        let code_literal = sources.iter().any(|&f| field(enc, f, &[w0]) as u16 == LITERAL_CODE);
+        let extension = matches!(variant_of(enc, w0), Variant::Dpp | Variant::Sdwa);
+        let constant = row.operands.iter().any(|s| s.kind == SlotKind::Constant);
+        if code_literal || extension || constant {
+            len += 4;
+        }
+    }
+    if enc == Encoding::Sopk && row.operands.iter().any(|s| s.kind == SlotKind::Constant) {
+        len += 4;
+    }
+    if enc == Encoding::Vop3p && target == Target::Gfx950 && row.mnemonic == "v_mfma_ld_scale_b32" {
+        len += 8;
+    }
+    len
+}
+
+/// Walk a code range, yielding each instruction's address and decode result.
+/// After an error the walk resumes 4 bytes further (as the reference
+/// disassembler does), so every dword is visited.
+pub fn disassemble(target: Target, bytes: &[u8], base_addr: u64) -> Disassembly<'_> {
+    Disassembly { target, bytes, offset: 0, base_addr }
+}
+
+/// Iterator returned by [`disassemble`].
+#[derive(Debug, Clone)]
+pub struct Disassembly<'a> {
+    target: Target,
+    bytes: &'a [u8],
+    offset: usize,
+    base_addr: u64,
+}
+
+impl Iterator for Disassembly<'_> {
+    type Item = (u64, Result<Instruction, DecodeError>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.offset >= self.bytes.len() {
+            return None;
+        }
+        let addr = self.base_addr + self.offset as u64;
+        let res = decode(self.target, &self.bytes[self.offset..]);
+        let step = match &res {
+            Ok(i) => i.length,
+            Err(DecodeError::Truncated { .. }) => self.bytes.len() - self.offset,
+            Err(_) => 4,
+        };
+        self.offset += step;
+        Some((addr, res))
+    }
+}
+
+/// Field value helper for renderers.
+pub(crate) fn fv(insn: &Instruction, f: Field) -> u32 {
+    field(insn.encoding, f, &insn.words)
+}
+
+/// Render one template slot as an operand.
+pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, DecodeError> {
+    let value = fv(insn, slot.field);
+    let literal = if insn.length > insn.encoding.base_length() { Some(insn.words[1]) } else { None };
+    Ok(match slot.kind {
+        SlotKind::Code(ty) => Operand::from_code(value as u16, slot.width, ty, literal),
+        SlotKind::Vgpr => Operand::Reg(RegRange::new(RegFile::Vgpr, value as u16, slot.width)),
+        SlotKind::Agpr => Operand::Reg(RegRange::new(RegFile::Agpr, value as u16, slot.width)),
+        SlotKind::Fixed(s) => Operand::Fixed(s),
+        SlotKind::Imm(style) => match style {
+            ImmStyle::Udec => Operand::Label(value as u16 as i16),
+            ImmStyle::Hex => Operand::Imm(value as u16),
+            ImmStyle::Hwreg => Operand::Symbolic(symbolic::hwreg(value as u16)),
+            ImmStyle::Sendmsg => Operand::Symbolic(symbolic::sendmsg(value as u16)),
+            ImmStyle::Waitcnt => Operand::Symbolic(symbolic::waitcnt(value as u16)),
+            ImmStyle::GprIdx => Operand::Symbolic(symbolic::gpr_idx(value as u16)),
+        },
+        SlotKind::Constant => {
+            let k = insn.words[1];
+            Operand::Literal { value: k, ty: if slot.width == 1 { ConstType::F16 } else { ConstType::B32 } }
+        }
+        SlotKind::SmemOffset => return Err(DecodeError::Unsupported { word: insn.words[0] }),
+        SlotKind::Number => Operand::Symbolic(value.to_string()),
+        SlotKind::Unknown => return Err(DecodeError::Unsupported { word: insn.words[0] }),
+    })
+}
+
+pub(crate) fn plain(operand: Operand) -> OperandSlot {
+    OperandSlot { operand, mods: SrcMods::default(), written: false }
+}

@@ -1,0 +1,45 @@
+//! Instruction modifiers printed after the operand list (offsets, cache
+//! policy bits, clamp/omod, op_sel arrays, DPP and SDWA controls).
+
+use std::fmt;
+
+/// One trailing modifier of an instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Modifier {
+    /// A bare flag: `glc`, `slc`, `clamp`, `offen`, `gds`, `sc0`, ...
+    Flag(&'static str),
+    /// `name:value` in decimal (`offset:16`, `cbsz:4`).
+    Dec(&'static str, i64),
+    /// `name:0xvalue` (`offset:0x8`, `row_mask:0xf`).
+    Hex(&'static str, u32),
+    /// `name:[a,b,...]` (`op_sel:[0,1]`, `quad_perm:[1,0,3,2]`).
+    Array(&'static str, Vec<u8>),
+    /// `name:VALUE` with a symbolic value (`dst_sel:WORD_1`, `mul:2`).
+    Named(&'static str, &'static str),
+    /// A DPP control without a value (`row_mirror`).
+    Word(&'static str),
+    /// A note the reference disassembler prints in a comment.
+    Comment(&'static str),
+}
+
+impl fmt::Display for Modifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Modifier::Flag(s) | Modifier::Word(s) => f.write_str(s),
+            Modifier::Dec(n, v) => write!(f, "{n}:{v}"),
+            Modifier::Hex(n, v) => write!(f, "{n}:0x{v:x}"),
+            Modifier::Array(n, v) => {
+                write!(f, "{n}:[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str("]")
+            }
+            Modifier::Named(n, v) => write!(f, "{n}:{v}"),
+            Modifier::Comment(s) => write!(f, " /* {s} */"),
+        }
+    }
+}

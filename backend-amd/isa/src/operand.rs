@@ -1,0 +1,290 @@
+//! Operands: register ranges, special registers, inline constants and
+//! literals, with their rendering in LLVM's AMDGPU syntax. The operand-code
+//! space (the 9-bit source encoding shared by SALU and VALU) is described
+//! here and nowhere else.
+
+use crate::table::ConstType;
+use std::fmt;
+
+/// A register file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegFile {
+    Sgpr,
+    Vgpr,
+    Agpr,
+    /// Trap-handler temporaries `ttmp0..15`.
+    Ttmp,
+}
+
+/// A contiguous range of registers of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegRange {
+    pub file: RegFile,
+    pub first: u16,
+    pub count: u8,
+}
+
+impl RegRange {
+    pub fn new(file: RegFile, first: u16, count: u8) -> Self {
+        RegRange { file, first, count }
+    }
+
+    /// Whether register `file[index]` lies in this range.
+    pub fn contains(&self, file: RegFile, index: u16) -> bool {
+        self.file == file && index >= self.first && index < self.first + self.count as u16
+    }
+}
+
+impl fmt::Display for RegRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = match self.file {
+            RegFile::Sgpr => "s",
+            RegFile::Vgpr => "v",
+            RegFile::Agpr => "a",
+            RegFile::Ttmp => "ttmp",
+        };
+        if self.count <= 1 {
+            write!(f, "{p}{}", self.first)
+        } else {
+            write!(f, "{p}[{}:{}]", self.first, self.first + self.count as u16 - 1)
+        }
+    }
+}
+
+/// Special scalar registers and read-only sources named by operand codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpecialReg {
+    FlatScratch,
+    XnackMask,
+    Vcc,
+    M0,
+    Exec,
+    Scc,
+    Vccz,
+    Execz,
+    SharedBase,
+    SharedLimit,
+    PrivateBase,
+    PrivateLimit,
+    PopsExitingWaveId,
+    LdsDirect,
+}
+
+/// Operand codes of special registers: `(first code, register, name of the
+/// pair, name of the low half, name of the high half)`.
+const SPECIAL_CODES: &[(u16, SpecialReg, &str, &str, &str)] = &[
+    (102, SpecialReg::FlatScratch, "flat_scratch", "flat_scratch_lo", "flat_scratch_hi"),
+    (104, SpecialReg::XnackMask, "xnack_mask", "xnack_mask_lo", "xnack_mask_hi"),
+    (106, SpecialReg::Vcc, "vcc", "vcc_lo", "vcc_hi"),
+    (124, SpecialReg::M0, "m0", "m0", "m0"),
+    (126, SpecialReg::Exec, "exec", "exec_lo", "exec_hi"),
+    (235, SpecialReg::SharedBase, "src_shared_base", "src_shared_base", "src_shared_base"),
+    (236, SpecialReg::SharedLimit, "src_shared_limit", "src_shared_limit", "src_shared_limit"),
+    (237, SpecialReg::PrivateBase, "src_private_base", "src_private_base", "src_private_base"),
+    (238, SpecialReg::PrivateLimit, "src_private_limit", "src_private_limit", "src_private_limit"),
+    (239, SpecialReg::PopsExitingWaveId, "src_pops_exiting_wave_id", "src_pops_exiting_wave_id", "src_pops_exiting_wave_id"),
+    (251, SpecialReg::Vccz, "src_vccz", "src_vccz", "src_vccz"),
+    (252, SpecialReg::Execz, "src_execz", "src_execz", "src_execz"),
+    (253, SpecialReg::Scc, "src_scc", "src_scc", "src_scc"),
+    (254, SpecialReg::LdsDirect, "src_lds_direct", "src_lds_direct", "src_lds_direct"),
+];
+
+/// Float inline constants, codes 240..=248: `(f32 text, f64 text, f16 bits)`.
+const FLOAT_CONSTANTS: [(&str, &str, u16); 9] = [
+    ("0.5", "0.5", 0x3800),
+    ("-0.5", "-0.5", 0xB800),
+    ("1.0", "1.0", 0x3C00),
+    ("-1.0", "-1.0", 0xBC00),
+    ("2.0", "2.0", 0x4000),
+    ("-2.0", "-2.0", 0xC000),
+    ("4.0", "4.0", 0x4400),
+    ("-4.0", "-4.0", 0xC400),
+    ("0.15915494", "0.15915494309189532", 0x3118),
+];
+
+/// Operand code of a 32-bit literal following the instruction.
+pub const LITERAL_CODE: u16 = 255;
+/// Operand code of DPP (the source VGPR is in the extra dword).
+pub const DPP_CODE: u16 = 0xFA;
+/// Operand code of SDWA (the source is in the extra dword).
+pub const SDWA_CODE: u16 = 0xF9;
+
+/// One operand of a decoded instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    /// Registers, possibly a range.
+    Reg(RegRange),
+    /// A special register; `count` 2 for the 64-bit pair, `half` 1 for the high half.
+    Special { reg: SpecialReg, count: u8, half: u8 },
+    /// An integer inline constant (-16..=64).
+    InlineInt(i8),
+    /// A float inline constant (code 240..=248) printed for `ty`.
+    InlineFloat { code: u8, ty: ConstType },
+    /// A 32-bit literal dword following the instruction.
+    Literal { value: u32, ty: ConstType },
+    /// An operand code with no meaning on gfx9.
+    Reserved(u16),
+    /// A 16-bit immediate field.
+    Imm(u16),
+    /// Fixed text such as `off` or `vcc` (implicit in the encoding).
+    Fixed(&'static str),
+    /// A branch target: signed dword offset from the next instruction, and the
+    /// absolute byte address when the instruction address is known.
+    Label(i16),
+    /// A preformatted symbolic immediate (hwreg, sendmsg, waitcnt, gpr_idx).
+    Symbolic(String),
+}
+
+impl Operand {
+    /// Decode an operand code of `count` 32-bit registers; `literal` is the
+    /// dword following the instruction, if any.
+    pub fn from_code(code: u16, count: u8, ty: ConstType, literal: Option<u32>) -> Operand {
+        match code {
+            0..=101 => Operand::Reg(RegRange::new(RegFile::Sgpr, code, count)),
+            108..=123 => Operand::Reg(RegRange::new(RegFile::Ttmp, code - 108, count)),
+            128..=192 => Operand::InlineInt((code - 128) as i8),
+            193..=208 => Operand::InlineInt(-((code - 192) as i8)),
+            240..=248 => Operand::InlineFloat { code: code as u8, ty },
+            LITERAL_CODE => Operand::Literal { value: literal.unwrap_or(0), ty },
+            256..=511 => Operand::Reg(RegRange::new(RegFile::Vgpr, code - 256, count)),
+            _ => {
+                for &(first, reg, ..) in SPECIAL_CODES {
+                    let pair = matches!(first, 102 | 104 | 106 | 126);
+                    if code == first || (pair && code == first + 1) {
+                        return Operand::Special { reg, count: if code == first { count.min(2) } else { 1 }, half: (code - first) as u8 };
+                    }
+                }
+                Operand::Reserved(code)
+            }
+        }
+    }
+
+    /// Whether this operand is a constant (inline or literal).
+    pub fn is_constant(&self) -> bool {
+        matches!(self, Operand::InlineInt(_) | Operand::InlineFloat { .. } | Operand::Literal { .. })
+    }
+
+    /// The register range named, if any (special registers excluded).
+    pub fn reg(&self) -> Option<RegRange> {
+        match self {
+            Operand::Reg(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Reg(r) => {
+                if r.file == RegFile::Ttmp && r.count > 1 {
+                    write!(f, "ttmp[{}:{}]", r.first, r.first + r.count as u16 - 1)
+                } else {
+                    write!(f, "{r}")
+                }
+            }
+            Operand::Special { reg, count, half } => {
+                let row = SPECIAL_CODES.iter().find(|r| r.1 == *reg);
+                let (pair, lo, hi) = row.map(|r| (r.2, r.3, r.4)).unwrap_or(("?", "?", "?"));
+                let s = if *half == 1 {
+                    hi
+                } else if *count >= 2 {
+                    pair
+                } else {
+                    lo
+                };
+                f.write_str(s)
+            }
+            Operand::InlineInt(v) => write!(f, "{v}"),
+            Operand::InlineFloat { code, ty } => {
+                let (t32, t64, bits) = FLOAT_CONSTANTS[(*code - 240) as usize];
+                match ty {
+                    ConstType::B32 | ConstType::F16 => f.write_str(t32),
+                    ConstType::B64 => f.write_str(t64),
+                    ConstType::I16 => write!(f, "0x{bits:x}"),
+                }
+            }
+            Operand::Literal { value, ty } => match ty {
+                ConstType::F16 | ConstType::I16 => write!(f, "0x{:x}", value & 0xFFFF),
+                _ => write!(f, "0x{value:x}"),
+            },
+            Operand::Reserved(code) => write!(f, "<reserved {code}>"),
+            Operand::Imm(v) => {
+                if *v <= 64 {
+                    write!(f, "{v}")
+                } else {
+                    write!(f, "0x{v:x}")
+                }
+            }
+            Operand::Fixed(s) => f.write_str(s),
+            Operand::Label(off) => write!(f, "{}", *off as u16),
+            Operand::Symbolic(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Source modifiers of a VALU operand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SrcMods {
+    pub neg: bool,
+    pub abs: bool,
+    /// SDWA sign extension.
+    pub sext: bool,
+}
+
+/// An operand with its source modifiers, as printed in an operand list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandSlot {
+    pub operand: Operand,
+    pub mods: SrcMods,
+    /// Whether the instruction writes this operand.
+    pub written: bool,
+}
+
+impl fmt::Display for OperandSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.mods;
+        let constant = self.operand.is_constant();
+        let mut inner = self.operand.to_string();
+        if m.abs {
+            inner = format!("|{inner}|");
+        }
+        if m.sext {
+            inner = format!("sext({inner})");
+        }
+        if m.neg {
+            if constant {
+                inner = format!("neg({inner})");
+            } else {
+                inner = format!("-{inner}");
+            }
+        }
+        f.write_str(&inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_operand_codes() {
+        let r = |c, n| Operand::from_code(c, n, ConstType::B32, Some(0x1234_5678)).to_string();
+        assert_eq!(r(20, 1), "s20");
+        assert_eq!(r(20, 2), "s[20:21]");
+        assert_eq!(r(106, 2), "vcc");
+        assert_eq!(r(106, 1), "vcc_lo");
+        assert_eq!(r(107, 1), "vcc_hi");
+        assert_eq!(r(126, 2), "exec");
+        assert_eq!(r(114, 2), "ttmp[6:7]");
+        assert_eq!(r(114, 1), "ttmp6");
+        assert_eq!(r(128, 1), "0");
+        assert_eq!(r(193, 1), "-1");
+        assert_eq!(r(208, 1), "-16");
+        assert_eq!(r(242, 1), "1.0");
+        assert_eq!(r(255, 1), "0x12345678");
+        assert_eq!(r(276, 2), "v[20:21]");
+        assert_eq!(Operand::from_code(248, 2, ConstType::B64, None).to_string(), "0.15915494309189532");
+        assert_eq!(Operand::from_code(242, 1, ConstType::I16, None).to_string(), "0x3c00");
+    }
+}

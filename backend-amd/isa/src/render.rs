@@ -1,0 +1,589 @@
+//! Operand and modifier construction per encoding, following the operand
+//! templates of the table and the syntax of the reference disassembler.
+
+use crate::decode::{fv, plain, slot_operand, DecodeError, Instruction, Variant};
+use crate::encoding::{Encoding, Field};
+use crate::modifier::Modifier;
+use crate::operand::{Operand, OperandSlot, RegFile, RegRange, SrcMods};
+use crate::table::{flags, ConstType, SlotKind};
+use crate::target::Target;
+
+/// Fill `insn.operands` and `insn.modifiers`.
+pub(crate) fn fill(insn: &mut Instruction) -> Result<(), DecodeError> {
+    match insn.encoding {
+        Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopc | Encoding::Sopk | Encoding::Sopp => scalar(insn),
+        Encoding::Smem => smem(insn),
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => vop_short(insn),
+        Encoding::Vop3 => vop3(insn),
+        Encoding::Vop3p => vop3p(insn),
+        Encoding::Ds => ds(insn),
+        Encoding::Flat | Encoding::Global | Encoding::Scratch => flat(insn),
+        Encoding::Mubuf | Encoding::Mtbuf => buffer(insn),
+        Encoding::Mimg => mimg(insn),
+        Encoding::Exp | Encoding::Vintrp => Err(DecodeError::Unsupported { word: insn.words[0] }),
+    }
+}
+
+fn unsupported(insn: &Instruction) -> DecodeError {
+    DecodeError::Unsupported { word: insn.words[0] }
+}
+
+fn is_dst(field: Field) -> bool {
+    matches!(field, Field::Sdst | Field::Vdst)
+}
+
+/// Operands straight from the template.
+fn template_operands(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let operand = slot_operand(insn, slot)?;
+        ops.push(OperandSlot { operand, mods: SrcMods::default(), written: is_dst(slot.field) });
+    }
+    insn.operands = ops;
+    Ok(())
+}
+
+fn scalar(insn: &mut Instruction) -> Result<(), DecodeError> {
+    template_operands(insn)?;
+    let m = insn.base_mnemonic;
+    // Scalar compares with an immediate and s_setreg read their register operand.
+    if insn.encoding == Encoding::Sopk && (m.starts_with("s_cmpk") || m.starts_with("s_setreg")) {
+        for o in &mut insn.operands {
+            o.written = false;
+        }
+    }
+    if insn.encoding == Encoding::Sopp && m == "s_endpgm" && fv(insn, Field::Simm16) == 0 {
+        insn.operands.clear();
+    }
+    Ok(())
+}
+
+fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let imm = fv(insn, Field::SmemImm) != 0;
+    let soe = fv(insn, Field::SmemSoe) != 0;
+    let off = fv(insn, Field::SmemOffset);
+    let soff = fv(insn, Field::SmemSoffset) as u16;
+    let mut ops = Vec::new();
+    let mut trailing_offset = None;
+    for slot in insn.row.operands {
+        let o = match (slot.kind, slot.field) {
+            (SlotKind::SmemOffset, _) => {
+                if soe {
+                    if imm {
+                        trailing_offset = Some(off);
+                    }
+                    Operand::from_code(soff, 1, ConstType::B32, None)
+                } else if imm {
+                    let v = ((off << 11) as i32) >> 11;
+                    Operand::Symbolic(if v < 0 { format!("-0x{:x}", -(v as i64)) } else { format!("0x{v:x}") })
+                } else {
+                    Operand::from_code((off & 0xFF) as u16, 1, ConstType::B32, None)
+                }
+            }
+            (SlotKind::Code(ty), Field::Sbase) => {
+                Operand::from_code((fv(insn, Field::Sbase) * 2) as u16, slot.width, ty, None)
+            }
+            (SlotKind::Code(ty), Field::Sdata) => {
+                let v = fv(insn, Field::Sdata) as u16;
+                let align = slot.width.min(4) as u16;
+                let v = if v < 102 { v & !(align - 1) } else { v };
+                Operand::from_code(v, slot.width, ty, None)
+            }
+            _ => slot_operand(insn, slot)?,
+        };
+        let written = slot.field == Field::Sdata && !insn.base_mnemonic.contains("_store");
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written });
+    }
+    insn.operands = ops;
+    if let Some(o) = trailing_offset {
+        insn.modifiers.push(Modifier::Hex("offset", o));
+    }
+    if fv(insn, Field::SmemGlc) != 0 {
+        insn.modifiers.push(Modifier::Flag("glc"));
+    }
+    Ok(())
+}
+
+/// Number of source operands (operand-code or VGPR source slots) of the template.
+fn source_count(insn: &Instruction) -> usize {
+    insn.row
+        .operands
+        .iter()
+        .filter(|s| matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1))
+        .count()
+}
+
+fn src_index(field: Field) -> Option<usize> {
+    match field {
+        Field::Src0 => Some(0),
+        Field::Src1 | Field::Vsrc1 => Some(1),
+        Field::Src2 => Some(2),
+        _ => None,
+    }
+}
+
+fn vop_short(insn: &mut Instruction) -> Result<(), DecodeError> {
+    match insn.variant {
+        Variant::Plain => template_operands(insn),
+        Variant::Dpp => dpp(insn),
+        Variant::Sdwa => sdwa(insn),
+    }
+}
+
+fn dpp(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let d = insn.words[1];
+    let ctrl = (d >> 8) & 0x1FF;
+    let mut ops = Vec::new();
+    let mut wide = false;
+    for slot in insn.row.operands {
+        let mut o = slot_operand(insn, slot)?;
+        let mut mods = SrcMods::default();
+        if slot.field == Field::Src0 {
+            o = Operand::Reg(RegRange::new(RegFile::Vgpr, (d & 0xFF) as u16, slot.width));
+        }
+        if let Some(i) = src_index(slot.field) {
+            if i < 2 {
+                mods.neg = d & (1 << (20 + 2 * i)) != 0;
+                mods.abs = d & (1 << (21 + 2 * i)) != 0;
+            }
+            wide |= slot.width == 2;
+        }
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+    }
+    insn.operands = ops;
+    let newbcast = (0x150..=0x15F).contains(&ctrl);
+    let m = &mut insn.modifiers;
+    if wide && insn.target.is_gfx90a_plus() && !newbcast {
+        m.push(Modifier::Comment("DP ALU dpp only supports row_newbcast"));
+    } else {
+        match ctrl {
+            0x000..=0x0FF => m.push(Modifier::Array(
+                "quad_perm",
+                vec![(ctrl & 3) as u8, ((ctrl >> 2) & 3) as u8, ((ctrl >> 4) & 3) as u8, ((ctrl >> 6) & 3) as u8],
+            )),
+            0x101..=0x10F => m.push(Modifier::Dec("row_shl", (ctrl & 0xF) as i64)),
+            0x111..=0x11F => m.push(Modifier::Dec("row_shr", (ctrl & 0xF) as i64)),
+            0x121..=0x12F => m.push(Modifier::Dec("row_ror", (ctrl & 0xF) as i64)),
+            0x130 => m.push(Modifier::Dec("wave_shl", 1)),
+            0x134 => m.push(Modifier::Dec("wave_rol", 1)),
+            0x138 => m.push(Modifier::Dec("wave_shr", 1)),
+            0x13C => m.push(Modifier::Dec("wave_ror", 1)),
+            0x140 => m.push(Modifier::Word("row_mirror")),
+            0x141 => m.push(Modifier::Word("row_half_mirror")),
+            0x142 => m.push(Modifier::Dec("row_bcast", 15)),
+            0x143 => m.push(Modifier::Dec("row_bcast", 31)),
+            0x150..=0x15F if insn.target.is_gfx90a_plus() => m.push(Modifier::Dec("row_newbcast", (ctrl & 0xF) as i64)),
+            _ => return Err(DecodeError::Invalid { word: insn.words[0] }),
+        }
+    }
+    m.push(Modifier::Hex("row_mask", d >> 28));
+    m.push(Modifier::Hex("bank_mask", (d >> 24) & 0xF));
+    if d & (1 << 19) != 0 {
+        m.push(Modifier::Dec("bound_ctrl", 1));
+    }
+    Ok(())
+}
+
+const SDWA_SEL: [&str; 7] = ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"];
+const SDWA_UNUSED: [&str; 3] = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"];
+const OMOD: [&str; 4] = ["", "mul:2", "mul:4", "div:2"];
+
+fn omod_modifier(v: u32) -> Option<Modifier> {
+    match v {
+        1 => Some(Modifier::Named("mul", "2")),
+        2 => Some(Modifier::Named("mul", "4")),
+        3 => Some(Modifier::Named("div", "2")),
+        _ => None,
+    }
+}
+
+fn sdwa(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let d = insn.words[1];
+    let sel = |v: u32| SDWA_SEL.get(v as usize).copied();
+    let vopc = insn.encoding == Encoding::Vopc;
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let mut o = slot_operand(insn, slot)?;
+        let mut mods = SrcMods::default();
+        match slot.field {
+            Field::Src0 => {
+                let code = if d & (1 << 23) != 0 { d & 0xFF } else { 256 + (d & 0xFF) };
+                o = Operand::from_code(code as u16, slot.width, ConstType::B32, None);
+                mods = SrcMods { sext: d & (1 << 19) != 0, neg: d & (1 << 20) != 0, abs: d & (1 << 21) != 0 };
+            }
+            Field::Vsrc1 => {
+                let v = fv(insn, Field::Vsrc1);
+                let code = if d & (1 << 31) != 0 { v } else { 256 + v };
+                o = Operand::from_code(code as u16, slot.width, ConstType::B32, None);
+                mods = SrcMods { sext: d & (1 << 27) != 0, neg: d & (1 << 28) != 0, abs: d & (1 << 29) != 0 };
+            }
+            _ => {}
+        }
+        if vopc && matches!(slot.kind, SlotKind::Fixed("vcc")) && d & (1 << 15) != 0 {
+            o = Operand::from_code(((d >> 8) & 0x7F) as u16, 2, ConstType::B32, None);
+        }
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+    }
+    insn.operands = ops;
+    let m = &mut insn.modifiers;
+    if !vopc {
+        if d & (1 << 13) != 0 {
+            m.push(Modifier::Flag("clamp"));
+        }
+        if let Some(o) = omod_modifier((d >> 14) & 3) {
+            m.push(o);
+        }
+        m.push(Modifier::Named("dst_sel", sel((d >> 8) & 7).ok_or(DecodeError::Invalid { word: insn.words[0] })?));
+        m.push(Modifier::Named(
+            "dst_unused",
+            SDWA_UNUSED.get(((d >> 11) & 3) as usize).copied().ok_or(DecodeError::Invalid { word: insn.words[0] })?,
+        ));
+    } else if d & (1 << 13) != 0 {
+        m.push(Modifier::Flag("clamp"));
+    }
+    m.push(Modifier::Named("src0_sel", sel((d >> 16) & 7).ok_or(DecodeError::Invalid { word: insn.words[0] })?));
+    if insn.encoding != Encoding::Vop1 {
+        m.push(Modifier::Named("src1_sel", sel((d >> 24) & 7).ok_or(DecodeError::Invalid { word: insn.words[0] })?));
+    }
+    let _ = OMOD;
+    Ok(())
+}
+
+fn check_allowed(insn: &Instruction, f: Field, flag: u16) -> Result<u32, DecodeError> {
+    let v = fv(insn, f);
+    if v != 0 && insn.row.flags & flag == 0 {
+        return Err(DecodeError::Invalid { word: insn.words[0] });
+    }
+    Ok(v)
+}
+
+fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let vop3b = insn.row.operands.iter().any(|s| s.field == Field::Sdst);
+    let (abs, opsel, clamp) = if vop3b {
+        (0, 0, check_allowed(insn, Field::Clamp, flags::CLAMP)?)
+    } else {
+        (
+            check_allowed(insn, Field::Abs, flags::ABS)?,
+            check_allowed(insn, Field::OpSel, flags::OPSEL)?,
+            check_allowed(insn, Field::Clamp, flags::CLAMP)?,
+        )
+    };
+    let neg = check_allowed(insn, Field::Neg, flags::NEG)?;
+    let omod = check_allowed(insn, Field::Omod, flags::OMOD)?;
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let o = slot_operand(insn, slot)?;
+        let mut mods = SrcMods::default();
+        if let (Some(i), false) = (src_index(slot.field), matches!(slot.kind, SlotKind::Vgpr)) {
+            mods.abs = abs & (1 << i) != 0;
+            mods.neg = neg & (1 << i) != 0;
+        }
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+    }
+    insn.operands = ops;
+    if opsel != 0 {
+        let n = source_count(insn);
+        let mut bits: Vec<u8> = (0..n).map(|i| ((opsel >> i) & 1) as u8).collect();
+        bits.push(((opsel >> 3) & 1) as u8);
+        insn.modifiers.push(Modifier::Array("op_sel", bits));
+    }
+    if clamp != 0 {
+        insn.modifiers.push(Modifier::Flag("clamp"));
+    }
+    if let Some(o) = omod_modifier(omod) {
+        insn.modifiers.push(o);
+    }
+    Ok(())
+}
+
+fn is_matrix(m: &str) -> bool {
+    m.starts_with("v_mfma") || m.starts_with("v_smfmac")
+}
+
+fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let m = insn.base_mnemonic;
+    if is_matrix(m) {
+        return mai(insn);
+    }
+    let mix = m.starts_with("v_fma_mix");
+    let n = source_count(insn);
+    let opsel = fv(insn, Field::OpSel);
+    let opsel_hi = fv(insn, Field::OpSelHi) | fv(insn, Field::OpSelHi2) << 2;
+    let neg = fv(insn, Field::Neg);
+    let neg_hi = fv(insn, Field::Abs);
+    let clamp = fv(insn, Field::Clamp);
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let o = slot_operand(insn, slot)?;
+        let mut mods = SrcMods::default();
+        if let (true, Some(i)) = (mix, src_index(slot.field)) {
+            mods.neg = neg & (1 << i) != 0;
+            mods.abs = neg_hi & (1 << i) != 0;
+        }
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+    }
+    insn.operands = ops;
+    let arr = |v: u32| -> Vec<u8> { (0..n).map(|i| ((v >> i) & 1) as u8).collect() };
+    let full = (1u32 << n) - 1;
+    let md = &mut insn.modifiers;
+    if opsel & full != 0 {
+        md.push(Modifier::Array("op_sel", arr(opsel)));
+    }
+    let default_hi = if mix { 0 } else { full };
+    if opsel_hi & full != default_hi {
+        md.push(Modifier::Array("op_sel_hi", arr(opsel_hi)));
+    }
+    if !mix {
+        if neg & full != 0 {
+            md.push(Modifier::Array("neg_lo", arr(neg)));
+        }
+        if neg_hi & full != 0 {
+            md.push(Modifier::Array("neg_hi", arr(neg_hi)));
+        }
+    }
+    if clamp != 0 {
+        md.push(Modifier::Flag("clamp"));
+    }
+    Ok(())
+}
+
+/// Matrix (MAI) instructions: AGPR selection through acc_cd and acc bits,
+/// and the cbsz/abid/blgp broadcast controls.
+fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let w0 = insn.words[0];
+    let w1 = insn.words[1];
+    let acc_cd = insn.target == Target::Gfx908 || w0 & (1 << 15) != 0;
+    let acc = (w1 >> 27) & 3;
+    let cbsz = (w0 >> 8) & 7;
+    let abid = (w0 >> 11) & 0xF;
+    let blgp = w1 >> 29;
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let v = fv(insn, slot.field);
+        let o = match slot.field {
+            Field::Vdst | Field::Src2 if !insn.base_mnemonic.starts_with("v_smfmac") || slot.field == Field::Vdst => {
+                let idx = if slot.field == Field::Src2 { v.wrapping_sub(256) } else { v };
+                if slot.field == Field::Src2 && v < 256 {
+                    Operand::from_code(v as u16, slot.width, ConstType::B32, None)
+                } else {
+                    let file = if acc_cd { RegFile::Agpr } else { RegFile::Vgpr };
+                    Operand::Reg(RegRange::new(file, idx as u16, slot.width))
+                }
+            }
+            Field::Src0 | Field::Src1 if v >= 256 => {
+                let i = if slot.field == Field::Src0 { 0 } else { 1 };
+                let file = if acc & (1 << i) != 0 { RegFile::Agpr } else { RegFile::Vgpr };
+                Operand::Reg(RegRange::new(file, (v - 256) as u16, slot.width))
+            }
+            _ => slot_operand(insn, slot)?,
+        };
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
+    }
+    insn.operands = ops;
+    if cbsz != 0 {
+        insn.modifiers.push(Modifier::Dec("cbsz", cbsz as i64));
+    }
+    if abid != 0 {
+        insn.modifiers.push(Modifier::Dec("abid", abid as i64));
+    }
+    if blgp != 0 {
+        insn.modifiers.push(Modifier::Dec("blgp", blgp as i64));
+    }
+    Ok(())
+}
+
+fn acc_file(insn: &Instruction, acc_field: Field) -> RegFile {
+    if insn.target.is_gfx90a_plus() && fv(insn, acc_field) != 0 {
+        RegFile::Agpr
+    } else {
+        RegFile::Vgpr
+    }
+}
+
+fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let data_file = acc_file(insn, Field::DsAcc);
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let mut o = slot_operand(insn, slot)?;
+        if matches!(slot.field, Field::Vdst | Field::Data0 | Field::Data1) {
+            if let Operand::Reg(r) = &mut o {
+                r.file = data_file;
+            }
+        }
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
+    }
+    insn.operands = ops;
+    let o0 = fv(insn, Field::Offset0);
+    let o1 = fv(insn, Field::Offset1);
+    let m = insn.base_mnemonic;
+    let two = m.contains("2_") || m.contains("2st64");
+    if two {
+        if o0 != 0 {
+            insn.modifiers.push(Modifier::Dec("offset0", o0 as i64));
+        }
+        if o1 != 0 {
+            insn.modifiers.push(Modifier::Dec("offset1", o1 as i64));
+        }
+    } else if o0 | o1 << 8 != 0 {
+        if m == "ds_swizzle_b32" {
+            return Err(unsupported(insn));
+        }
+        insn.modifiers.push(Modifier::Dec("offset", (o0 | o1 << 8) as i64));
+    }
+    if fv(insn, Field::Gds) != 0 {
+        insn.modifiers.push(Modifier::Flag("gds"));
+    }
+    Ok(())
+}
+
+/// Cache-policy flags: gfx940+ spell glc/slc as sc0/nt and add sc1.
+fn cache_flags(insn: &mut Instruction, glc: bool, slc: bool, sc1: bool) {
+    if insn.target.is_gfx940_plus() {
+        if glc {
+            insn.modifiers.push(Modifier::Flag("sc0"));
+        }
+        if sc1 {
+            insn.modifiers.push(Modifier::Flag("sc1"));
+        }
+        if slc {
+            insn.modifiers.push(Modifier::Flag("nt"));
+        }
+    } else {
+        if glc {
+            insn.modifiers.push(Modifier::Flag("glc"));
+        }
+        if slc {
+            insn.modifiers.push(Modifier::Flag("slc"));
+        }
+        if sc1 {
+            insn.modifiers.push(Modifier::Flag("scc"));
+        }
+    }
+}
+
+fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let enc = insn.encoding;
+    let saddr = fv(insn, Field::Saddr) as u16;
+    let has_saddr = enc != Encoding::Flat && saddr != 0x7F;
+    let data_file = acc_file(insn, Field::FlatAcc);
+    let glc = fv(insn, Field::Glc) != 0;
+    let atomic = insn.base_mnemonic.contains("_atomic_");
+    let mut ops: Vec<OperandSlot> = Vec::new();
+    let mut data_width = 1;
+    for slot in insn.row.operands {
+        match slot.field {
+            Field::Addr => {
+                let o = if enc == Encoding::Scratch && !scratch_uses_vaddr(insn, has_saddr) {
+                    Operand::Fixed("off")
+                } else {
+                    let w = if enc == Encoding::Global && has_saddr { 1 } else if enc == Encoding::Scratch { 1 } else { 2 };
+                    Operand::Reg(RegRange::new(RegFile::Vgpr, fv(insn, Field::Addr) as u16, w))
+                };
+                ops.push(plain(o));
+            }
+            Field::Vdst | Field::Data => {
+                data_width = slot.width;
+                let o = Operand::Reg(RegRange::new(data_file, fv(insn, slot.field) as u16, slot.width));
+                ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
+            }
+            _ => {}
+        }
+    }
+    if atomic && glc {
+        let cmpswap = insn.base_mnemonic.contains("cmpswap");
+        let w = if cmpswap { (data_width / 2).max(1) } else { data_width };
+        let o = Operand::Reg(RegRange::new(data_file, fv(insn, Field::Vdst) as u16, w));
+        ops.insert(0, OperandSlot { operand: o, mods: SrcMods::default(), written: true });
+    }
+    if enc != Encoding::Flat {
+        let o = if has_saddr {
+            let w = if enc == Encoding::Global { 2 } else { 1 };
+            Operand::from_code(saddr, w, ConstType::B32, None)
+        } else {
+            Operand::Fixed("off")
+        };
+        ops.push(plain(o));
+    }
+    insn.operands = ops;
+    let raw = fv(insn, Field::FlatOffset);
+    let offset = if enc == Encoding::Flat && !insn.target.is_gfx940_plus() {
+        (raw & 0xFFF) as i64
+    } else if enc == Encoding::Flat {
+        (raw & 0xFFF) as i64
+    } else {
+        (((raw << 19) as i32) >> 19) as i64
+    };
+    if offset != 0 {
+        insn.modifiers.push(Modifier::Dec("offset", offset));
+    }
+    let slc = fv(insn, Field::Slc) != 0;
+    let sc1 = insn.words[0] & (1 << 25) != 0;
+    cache_flags(insn, glc, slc, sc1);
+    if fv(insn, Field::FlatLds) != 0 && !(enc == Encoding::Scratch && insn.target.is_gfx940_plus()) {
+        insn.modifiers.push(Modifier::Flag("lds"));
+    }
+    Ok(())
+}
+
+fn scratch_uses_vaddr(insn: &Instruction, has_saddr: bool) -> bool {
+    if insn.target.is_gfx940_plus() {
+        fv(insn, Field::FlatLds) != 0
+    } else {
+        !has_saddr
+    }
+}
+
+fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let offen = fv(insn, Field::Offen) != 0;
+    let idxen = fv(insn, Field::Idxen) != 0;
+    let data_file = acc_file(insn, Field::BufAcc);
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let o = match slot.field {
+            Field::Vaddr => {
+                if offen || idxen {
+                    let w = if offen && idxen { 2 } else { 1 };
+                    Operand::Reg(RegRange::new(RegFile::Vgpr, fv(insn, Field::Vaddr) as u16, w))
+                } else {
+                    Operand::Fixed("off")
+                }
+            }
+            Field::Vdata => Operand::Reg(RegRange::new(data_file, fv(insn, Field::Vdata) as u16, slot.width)),
+            Field::Srsrc => Operand::from_code((fv(insn, Field::Srsrc) * 4) as u16, 4, ConstType::B32, None),
+            _ => slot_operand(insn, slot)?,
+        };
+        let written = slot.field == Field::Vdata && insn.base_mnemonic.contains("_load");
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written });
+    }
+    insn.operands = ops;
+    if insn.encoding == Encoding::Mtbuf {
+        let dfmt = fv(insn, Field::Dfmt);
+        let nfmt = fv(insn, Field::Nfmt);
+        if dfmt != 1 || nfmt != 0 {
+            insn.modifiers.push(Modifier::Dec("format", (dfmt | nfmt << 4) as i64));
+        }
+    }
+    if offen {
+        insn.modifiers.push(Modifier::Flag("offen"));
+    }
+    if idxen {
+        insn.modifiers.push(Modifier::Flag("idxen"));
+    }
+    let off = fv(insn, Field::BufOffset);
+    if off != 0 {
+        insn.modifiers.push(Modifier::Dec("offset", off as i64));
+    }
+    let glc = fv(insn, Field::Glc) != 0;
+    let slc = fv(insn, Field::Slc) != 0;
+    let sc1 = insn.encoding == Encoding::Mubuf && insn.words[0] & (1 << 15) != 0;
+    cache_flags(insn, glc, slc, sc1);
+    if insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
+        insn.modifiers.push(Modifier::Flag("lds"));
+    }
+    Ok(())
+}
+
+fn mimg(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let _ = insn;
+    Err(DecodeError::Unsupported { word: insn.words[0] })
+}

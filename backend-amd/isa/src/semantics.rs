@@ -1,0 +1,139 @@
+//! What an instruction does beyond its syntax: registers read and written,
+//! the wait counters it increments, and its effect on control flow.
+
+use crate::decode::Instruction;
+use crate::encoding::Encoding;
+use crate::operand::{Operand, RegFile, RegRange, SpecialReg};
+
+/// Memory counters an instruction increments (the ones `s_waitcnt` waits on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Vector memory (loads, stores and atomics; in order among themselves).
+    pub vm: bool,
+    /// LDS, GDS, scalar memory and messages.
+    pub lgkm: bool,
+    /// Exports and GDS-ordered writes.
+    pub exp: bool,
+}
+
+/// Effect of an instruction on the program counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlFlow {
+    /// Falls through to the next instruction.
+    Next,
+    /// Unconditional PC-relative branch to `target`.
+    Branch { target: u64 },
+    /// Conditional PC-relative branch to `target` (falls through otherwise).
+    CondBranch { target: u64 },
+    /// `s_call_b64`: PC-relative call to `target`, return address to an SGPR pair.
+    Call { target: u64 },
+    /// `s_getpc_b64`: writes the address of the next instruction.
+    GetPc { value: u64 },
+    /// `s_setpc_b64`, `s_swappc_b64`, `s_rfe_b64`: jump to an address in SGPRs.
+    Indirect,
+    /// `s_endpgm` and friends: the wave ends.
+    End,
+    /// A trap or other transfer the program does not control.
+    Trap,
+}
+
+/// Control-flow behaviour by mnemonic.
+const CONTROL: &[(&str, u8)] = &[
+    // 0 = unconditional relative, 1 = conditional relative, 2 = call, 3 = getpc,
+    // 4 = indirect, 5 = end, 6 = trap
+    ("s_branch", 0),
+    ("s_cbranch_scc0", 1),
+    ("s_cbranch_scc1", 1),
+    ("s_cbranch_vccz", 1),
+    ("s_cbranch_vccnz", 1),
+    ("s_cbranch_execz", 1),
+    ("s_cbranch_execnz", 1),
+    ("s_cbranch_cdbgsys", 1),
+    ("s_cbranch_cdbguser", 1),
+    ("s_cbranch_cdbgsys_or_user", 1),
+    ("s_cbranch_cdbgsys_and_user", 1),
+    ("s_cbranch_i_fork", 1),
+    ("s_call_b64", 2),
+    ("s_getpc_b64", 3),
+    ("s_setpc_b64", 4),
+    ("s_swappc_b64", 4),
+    ("s_rfe_b64", 4),
+    ("s_cbranch_g_fork", 4),
+    ("s_cbranch_join", 4),
+    ("s_endpgm", 5),
+    ("s_endpgm_saved", 5),
+    ("s_endpgm_ordered_ps_done", 5),
+    ("s_trap", 6),
+];
+
+impl Instruction {
+    /// Effect on the program counter when this instruction is at `addr`.
+    /// PC-relative targets are `addr + 4 + 4 * simm16`.
+    pub fn control_flow(&self, addr: u64) -> ControlFlow {
+        let kind = CONTROL.iter().find(|c| c.0 == self.base_mnemonic).map(|c| c.1);
+        let simm = (self.words[0] & 0xFFFF) as u16 as i16 as i64;
+        let target = (addr as i64 + 4 + 4 * simm) as u64;
+        match kind {
+            Some(0) => ControlFlow::Branch { target },
+            Some(1) => ControlFlow::CondBranch { target },
+            Some(2) => ControlFlow::Call { target },
+            Some(3) => ControlFlow::GetPc { value: addr + 4 },
+            Some(4) => ControlFlow::Indirect,
+            Some(5) => ControlFlow::End,
+            Some(6) => ControlFlow::Trap,
+            _ => ControlFlow::Next,
+        }
+    }
+
+    /// Whether the instruction's behaviour depends on its own address.
+    pub fn is_pc_relative(&self) -> bool {
+        matches!(
+            self.control_flow(0),
+            ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. } | ControlFlow::Call { .. } | ControlFlow::GetPc { .. }
+        )
+    }
+
+    /// Counters this instruction increments.
+    pub fn counters(&self) -> Counters {
+        let m = self.base_mnemonic;
+        match self.encoding {
+            Encoding::Smem => Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() },
+            Encoding::Ds => Counters { lgkm: true, exp: m.starts_with("ds_gws") && false, ..Default::default() },
+            Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
+            Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
+                Counters { vm: true, ..Default::default() }
+            }
+            Encoding::Exp => Counters { exp: true, ..Default::default() },
+            Encoding::Sopp if m.starts_with("s_sendmsg") => Counters { lgkm: true, ..Default::default() },
+            _ => Counters::default(),
+        }
+    }
+
+    /// Registers named by operands the instruction writes.
+    pub fn regs_written(&self) -> Vec<RegRange> {
+        self.operands.iter().filter(|o| o.written).filter_map(|o| reg_of(&o.operand)).collect()
+    }
+
+    /// Registers named by operands the instruction reads (including read-modify-write
+    /// destinations of accumulating instructions).
+    pub fn regs_read(&self) -> Vec<RegRange> {
+        let m = self.base_mnemonic;
+        let rmw = m.contains("_mac_") || m.contains("_fmac_") || m.starts_with("s_addk") || m.starts_with("s_mulk")
+            || m.starts_with("s_cmovk") || m.starts_with("s_cmov_");
+        self.operands
+            .iter()
+            .filter(|o| !o.written || rmw)
+            .filter_map(|o| reg_of(&o.operand))
+            .collect()
+    }
+}
+
+/// The register range of an operand, special pairs included (VCC and EXEC
+/// as SGPR-file aliases are reported by their own names, so they are left out).
+fn reg_of(op: &Operand) -> Option<RegRange> {
+    match op {
+        Operand::Reg(r) => Some(*r),
+        Operand::Special { reg: SpecialReg::M0, .. } => Some(RegRange::new(RegFile::Sgpr, 124, 1)),
+        _ => None,
+    }
+}

@@ -1,0 +1,121 @@
+//! Symbolic 16-bit immediates of scalar instructions: hardware-register
+//! selectors (`hwreg`), messages (`sendmsg`), wait counts (`s_waitcnt`) and
+//! GPR-index modes. Names are kept in the tables below.
+
+/// Hardware registers by id: `(id, name)`.
+const HWREGS: &[(u16, &str)] = &[
+    (1, "HW_REG_MODE"),
+    (2, "HW_REG_STATUS"),
+    (3, "HW_REG_TRAPSTS"),
+    (4, "HW_REG_HW_ID"),
+    (5, "HW_REG_GPR_ALLOC"),
+    (6, "HW_REG_LDS_ALLOC"),
+    (7, "HW_REG_IB_STS"),
+    (15, "HW_REG_SH_MEM_BASES"),
+];
+
+/// Messages of `s_sendmsg`: `(id, name, takes a GS op)`.
+const MESSAGES: &[(u16, &str, bool)] = &[
+    (1, "MSG_INTERRUPT", false),
+    (2, "MSG_GS", true),
+    (3, "MSG_GS_DONE", true),
+    (4, "MSG_SAVEWAVE", false),
+    (5, "MSG_STALL_WAVE_GEN", false),
+    (6, "MSG_HALT_WAVES", false),
+    (7, "MSG_ORDERED_PS_DONE", false),
+    (9, "MSG_GS_ALLOC_REQ", false),
+];
+
+const GS_OPS: [&str; 4] = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
+
+/// `hwreg(...)` for a SOPK immediate: id [5:0], offset [10:6], size-1 [15:11].
+pub fn hwreg(v: u16) -> String {
+    let id = v & 0x3F;
+    let offset = (v >> 6) & 0x1F;
+    let size = ((v >> 11) & 0x1F) + 1;
+    let name = HWREGS.iter().find(|h| h.0 == id).map(|h| h.1.to_string()).unwrap_or_else(|| id.to_string());
+    if offset == 0 && size == 32 {
+        format!("hwreg({name})")
+    } else {
+        format!("hwreg({name}, {offset}, {size})")
+    }
+}
+
+/// `sendmsg(...)` for a SOPP immediate: message [3:0], GS op [6:4], stream [9:8].
+pub fn sendmsg(v: u16) -> String {
+    let id = v & 0xF;
+    let op = (v >> 4) & 0x7;
+    let stream = (v >> 8) & 0x3;
+    if let Some(&(_, name, takes_op)) = MESSAGES.iter().find(|m| m.0 == id) {
+        if takes_op && (op as usize) < GS_OPS.len() {
+            let opname = GS_OPS[op as usize];
+            if op == 0 {
+                if id == 3 {
+                    return format!("sendmsg({name}, {opname})");
+                }
+            } else {
+                return format!("sendmsg({name}, {opname}, {stream})");
+            }
+        } else if !takes_op && op == 0 && stream == 0 {
+            return format!("sendmsg({name})");
+        }
+    }
+    v.to_string()
+}
+
+/// `vmcnt(..) expcnt(..) lgkmcnt(..)` for `s_waitcnt` on gfx9: vmcnt [3:0] and
+/// [15:14], expcnt [6:4], lgkmcnt [11:8]; counters at their maximum are left out
+/// unless all are.
+pub fn waitcnt(v: u16) -> String {
+    let vm = (v & 0xF) | ((v >> 14) & 3) << 4;
+    let exp = (v >> 4) & 7;
+    let lgkm = (v >> 8) & 0xF;
+    let all = vm == 63 && exp == 7 && lgkm == 15;
+    let mut parts = Vec::new();
+    if vm != 63 || all {
+        parts.push(format!("vmcnt({vm})"));
+    }
+    if exp != 7 || all {
+        parts.push(format!("expcnt({exp})"));
+    }
+    if lgkm != 15 || all {
+        parts.push(format!("lgkmcnt({lgkm})"));
+    }
+    parts.join(" ")
+}
+
+/// Decoded wait counts of an `s_waitcnt` immediate: `(vmcnt, expcnt, lgkmcnt)`.
+pub fn waitcnt_fields(v: u16) -> (u8, u8, u8) {
+    (((v & 0xF) | ((v >> 14) & 3) << 4) as u8, ((v >> 4) & 7) as u8, ((v >> 8) & 0xF) as u8)
+}
+
+/// `gpr_idx(SRC0,...)` mode mask of `s_set_gpr_idx_on` / `s_set_gpr_idx_mode`.
+pub fn gpr_idx(v: u16) -> String {
+    if v > 15 {
+        return format!("0x{v:x}");
+    }
+    let names = ["SRC0", "SRC1", "SRC2", "DST"];
+    let set: Vec<&str> = (0..4).filter(|i| v & (1 << i) != 0).map(|i| names[i]).collect();
+    format!("gpr_idx({})", set.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waitcnt_matches_reference_renderings() {
+        assert_eq!(waitcnt(0x0003), "vmcnt(3) expcnt(0) lgkmcnt(0)");
+        assert_eq!(waitcnt(0xC07F), "lgkmcnt(0)");
+        assert_eq!(waitcnt(0x8F71), "vmcnt(33)");
+        assert_eq!(waitcnt(0x4F71), "vmcnt(17)");
+    }
+
+    #[test]
+    fn hwreg_and_sendmsg() {
+        assert_eq!(hwreg(0x1234), "hwreg(52, 8, 3)");
+        assert_eq!(hwreg(0x8001), "hwreg(HW_REG_MODE, 0, 17)");
+        assert_eq!(sendmsg(0x0003), "sendmsg(MSG_GS_DONE, GS_OP_NOP)");
+        assert_eq!(sendmsg(0xC07F), "49279");
+    }
+}

@@ -1,0 +1,98 @@
+//! Differential test against the committed oracle sweep (`tests/golden/*.txt`,
+//! produced by `tools/probe.py` from llvm-objdump): for every probe word and
+//! target, our length, validity and rendering must equal the oracle's.
+
+use std::collections::BTreeMap;
+use xfpx_amd_isa::{decode, DecodeError, Target};
+
+#[derive(Default, Debug)]
+struct Tally {
+    cases: usize,
+    decoded: usize,
+    matched: usize,
+    unsupported: usize,
+    oracle_unknown: usize,
+    oracle_crash: usize,
+    length_mismatch: usize,
+    validity_mismatch: usize,
+    text_mismatch: usize,
+}
+
+fn golden(target: Target) -> String {
+    let path = format!("{}/tests/golden/{}.txt", env!("CARGO_MANIFEST_DIR"), target.name());
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+}
+
+fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally {
+    let mut t = Tally::default();
+    for line in golden(target).lines().filter(|l| !l.starts_with('#')) {
+        let mut cols = line.splitn(3, '\t');
+        let (Some(hex), Some(len), Some(text)) = (cols.next(), cols.next(), cols.next()) else {
+            panic!("malformed golden line: {line}");
+        };
+        let words: Vec<u32> = hex.split(' ').map(|w| u32::from_str_radix(w, 16).expect("hex word")).collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let len: i64 = len.parse().expect("length");
+        t.cases += 1;
+        let ours = decode(target, &bytes);
+        let mut note = |kind: &str, msg: String| {
+            let v = examples.entry(format!("{} {kind}", target.name())).or_default();
+            if v.len() < 400 {
+                v.push(msg);
+            }
+        };
+        match (len, ours) {
+            (-1, _) => t.oracle_crash += 1,
+            (0, Ok(i)) => {
+                t.validity_mismatch += 1;
+                note("validity", format!("{hex}: oracle <unknown>, ours {i}"));
+            }
+            (0, Err(_)) => t.oracle_unknown += 1,
+            (_, Err(DecodeError::Unsupported { .. })) => t.unsupported += 1,
+            (_, Err(e)) => {
+                t.validity_mismatch += 1;
+                note("validity", format!("{hex}: oracle {text}, ours {e}"));
+            }
+            (n, Ok(i)) => {
+                t.decoded += 1;
+                if i.length as i64 != n {
+                    t.length_mismatch += 1;
+                    note("length", format!("{hex}: oracle {n} {text}, ours {} {i}", i.length));
+                } else if i.to_string() != text {
+                    t.text_mismatch += 1;
+                    note("text", format!("{hex}:\n  oracle {text}\n  ours   {i}"));
+                } else {
+                    t.matched += 1;
+                }
+            }
+        }
+    }
+    t
+}
+
+#[test]
+fn opcode_sweep_matches_llvm_objdump() {
+    let mut examples = BTreeMap::new();
+    let mut total_bad = 0;
+    for target in Target::ALL {
+        let t = sweep(target, &mut examples);
+        println!(
+            "{}: {} cases, decoded {} (matched {}), unsupported {}, llvm-unknown {}, oracle crashes {}; mismatches: length {}, validity {}, text {}",
+            target.name(), t.cases, t.decoded, t.matched, t.unsupported, t.oracle_unknown, t.oracle_crash,
+            t.length_mismatch, t.validity_mismatch, t.text_mismatch
+        );
+        total_bad += t.length_mismatch + t.validity_mismatch + t.text_mismatch;
+    }
+    if let Ok(path) = std::env::var("XFPX_SWEEP_REPORT") {
+        let mut out = String::new();
+        for (k, v) in &examples {
+            out.push_str(&format!("== {k}\n"));
+            for e in v {
+                out.push_str(e);
+                out.push('\n');
+            }
+        }
+        std::fs::write(path, out).expect("write report");
+    }
+    assert_eq!(total_bad, 0, "mismatches against the oracle sweep (set XFPX_SWEEP_REPORT=FILE for details)");
+}

@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Build tables/gfx9.tsv from the oracle sweep (tests/golden/<target>.txt).
+
+For each encoding and opcode, the representative probe case (the first one
+llvm decodes) gives the mnemonic and the operand list. Each printed operand is
+matched back to the instruction field holding the same register number (the
+probe gives every field a distinct value), which yields the operand template:
+
+    field:kind:width[:type]
+
+kind: x = operand code (scalar, constant, literal or VGPR), v = VGPR index,
+a = AGPR index, k = fixed text (field is the text itself).
+type (for operand codes): b32, b64, f16, i16 — how constants print.
+
+Columns: enc op targets mnemonic operands class
+The IR class column is the annotation, derived from the mnemonic by the
+rules in CLASS_RULES below.
+"""
+
+import os
+import re
+import sys
+from collections import OrderedDict
+
+TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ident(w0):
+    """Return (encoding, opcode) of a first dword, or (None, None)."""
+    if w0 >> 23 == 0x17F:
+        return "SOPP", (w0 >> 16) & 0x7F
+    if w0 >> 23 == 0x17E:
+        return "SOPC", (w0 >> 16) & 0x7F
+    if w0 >> 23 == 0x17D:
+        return "SOP1", (w0 >> 8) & 0xFF
+    if w0 >> 28 == 0xB:
+        return "SOPK", (w0 >> 23) & 0x1F
+    if w0 >> 30 == 2:
+        return "SOP2", (w0 >> 23) & 0x7F
+    if w0 >> 25 == 0x3F:
+        return "VOP1", (w0 >> 9) & 0xFF
+    if w0 >> 25 == 0x3E:
+        return "VOPC", (w0 >> 17) & 0xFF
+    if w0 >> 31 == 0:
+        return "VOP2", (w0 >> 25) & 0x3F
+    top = w0 >> 26
+    if top == 0x34:
+        if w0 >> 23 == 0x1A7:
+            return "VOP3P", (w0 >> 16) & 0x7F
+        return "VOP3", (w0 >> 16) & 0x3FF
+    if top == 0x30:
+        return "SMEM", (w0 >> 18) & 0xFF
+    if top == 0x36:
+        return "DS", (w0 >> 17) & 0xFF
+    if top == 0x37:
+        seg = (w0 >> 14) & 3
+        return ["FLAT", "SCRATCH", "GLOBAL", "FLAT3"][seg], (w0 >> 18) & 0x7F
+    if top == 0x38:
+        return "MUBUF", (w0 >> 18) & 0x7F
+    if top == 0x3A:
+        return "MTBUF", (w0 >> 15) & 0xF
+    if top == 0x3C:
+        return "MIMG", (w0 >> 18) & 0x7F
+    if top == 0x31:
+        return "EXP", 0
+    if top == 0x35:
+        return "VINTRP", (w0 >> 16) & 3
+    return None, None
+
+
+def bits(w, lo, n):
+    return (w >> lo) & ((1 << n) - 1)
+
+
+def fields(enc, words):
+    """Register-bearing fields: name -> (kind, value). kind c = operand code, g = VGPR index,
+    s2 = SGPR pair base index (value = register number), s4 = SGPR quad base."""
+    w0 = words[0]
+    w1 = words[1] if len(words) > 1 else 0
+    f = {}
+    if enc == "SOP2":
+        f = {"sdst": ("c", bits(w0, 16, 7)), "ssrc0": ("c", bits(w0, 0, 8)), "ssrc1": ("c", bits(w0, 8, 8))}
+    elif enc == "SOPK":
+        f = {"sdst": ("c", bits(w0, 16, 7))}
+    elif enc == "SOP1":
+        f = {"sdst": ("c", bits(w0, 16, 7)), "ssrc0": ("c", bits(w0, 0, 8))}
+    elif enc == "SOPC":
+        f = {"ssrc0": ("c", bits(w0, 0, 8)), "ssrc1": ("c", bits(w0, 8, 8))}
+    elif enc == "SMEM":
+        f = {"sdata": ("c", bits(w0, 6, 7)), "sbase": ("s", bits(w0, 0, 6) * 2)}
+    elif enc in ("VOP1", "VOP2", "VOPC"):
+        f = {"src0": ("c", bits(w0, 0, 9))}
+        if enc != "VOPC":
+            f["vdst"] = ("g", bits(w0, 17, 8))
+        if enc != "VOP1":
+            f["vsrc1"] = ("g", bits(w0, 9, 8))
+    elif enc in ("VOP3", "VOP3P"):
+        f = {"vdst": ("g", bits(w0, 0, 8)), "src0": ("c", bits(w1, 0, 9)),
+             "src1": ("c", bits(w1, 9, 9)), "src2": ("c", bits(w1, 18, 9))}
+        if enc == "VOP3":
+            f["sdst"] = ("c", bits(w0, 8, 7))
+    elif enc == "DS":
+        f = {"addr": ("g", bits(w1, 0, 8)), "data0": ("g", bits(w1, 8, 8)),
+             "data1": ("g", bits(w1, 16, 8)), "vdst": ("g", bits(w1, 24, 8))}
+    elif enc in ("FLAT", "SCRATCH", "GLOBAL"):
+        f = {"addr": ("g", bits(w1, 0, 8)), "data": ("g", bits(w1, 8, 8)),
+             "saddr": ("c", bits(w1, 16, 7)), "vdst": ("g", bits(w1, 24, 8))}
+    elif enc in ("MUBUF", "MTBUF", "MIMG"):
+        f = {"vaddr": ("g", bits(w1, 0, 8)), "vdata": ("g", bits(w1, 8, 8)),
+             "srsrc": ("s", bits(w1, 16, 5) * 4)}
+        if enc == "MIMG":
+            f["ssamp"] = ("s", bits(w1, 21, 5) * 4)
+        else:
+            f["soffset"] = ("c", bits(w1, 24, 8))
+    return f
+
+
+REG_RE = re.compile(r"^([vsa])(?:\[(\d+):(\d+)\]|(\d+))$")
+
+
+def parse_reg(tok):
+    m = REG_RE.match(tok)
+    if not m:
+        return None
+    if m.group(4) is not None:
+        return m.group(1), int(m.group(4)), 1
+    lo, hi = int(m.group(2)), int(m.group(3))
+    return m.group(1), lo, hi - lo + 1
+
+
+def split_operands(text):
+    """Split llvm text into (mnemonic, [operands], modifiers-string)."""
+    parts = text.split(None, 1)
+    mnem = parts[0]
+    if len(parts) == 1:
+        return mnem, [], ""
+    rest = parts[1]
+    ops = []
+    depth = 0
+    cur = ""
+    i = 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if depth == 0 and rest.startswith(", ", i):
+            ops.append(cur)
+            cur = ""
+            i += 2
+            continue
+        if depth == 0 and ch == " ":
+            ops.append(cur)
+            return mnem, ops, rest[i + 1:]
+        cur += ch
+        i += 1
+    ops.append(cur)
+    return mnem, ops, ""
+
+
+def code_reg(code):
+    """Register named by an operand code (kind, index) or None."""
+    if code < 102:
+        return "s", code
+    if code >= 256:
+        return "v", code - 256
+    return None
+
+
+def learn_operand(tok, flds, enc):
+    """Template element for one printed operand, or None if not understood."""
+    r = parse_reg(tok)
+    if r is None:
+        if tok in ("vcc", "vcc_lo", "exec", "off", "m0", "scc"):
+            return f"{tok}:k:0"
+        return None
+    kind, idx, width = r
+    for name, (fk, val) in flds.items():
+        if fk == "g" and idx == val and kind in "va":
+            return f"{name}:{kind}:{width}"
+        if fk == "g" and idx == val and kind == "s":
+            return f"{name}:x:{width}"
+        if fk == "c":
+            cr = code_reg(val)
+            if cr and cr[1] == idx and (cr[0] == kind or (kind == "a" and cr[0] == "v")):
+                if kind == "a":
+                    return f"{name}:a:{width}"
+                return f"{name}:x:{width}"
+        if fk == "s" and kind == "s" and idx == val:
+            return f"{name}:x:{width}"
+    # SMEM / SOP destinations print aligned ranges
+    for name, (fk, val) in flds.items():
+        if fk == "c" and kind == "s" and val < 102 and idx == (val & ~(min(width, 4) - 1)):
+            return f"{name}:x:{width}"
+    return None
+
+
+CLASS_RULES = [
+    # (regex on mnemonic, class); first match wins. Class syntax: fmt.op or other.
+    (r"^v_mfma.*_f64|^v_mfma_f64", "f64.matrix"),
+    (r"^v_(s)?mfma_f32|^v_smfmac_f32|^v_mfma_scale_f32", "f32.matrix"),
+    (r"^v_cmpx?_(class_)?\w*f16", "f16.cmp"),
+    (r"^v_cmpx?_(class_)?\w*f32", "f32.cmp"),
+    (r"^v_cmpx?_(class_)?\w*f64", "f64.cmp"),
+    (r"^v_pk_(fma|mad)_f16", "f16x2.fma"),
+    (r"^v_pk_(add)_f16", "f16x2.add"),
+    (r"^v_pk_(mul)_f16", "f16x2.mul"),
+    (r"^v_pk_(min|max)\w*_f16", "f16x2.minmax"),
+    (r"^v_pk_fma_f32", "f32.fma"),
+    (r"^v_pk_add_f32", "f32.add"),
+    (r"^v_pk_mul_f32", "f32.mul"),
+    (r"^v_(fma|mad|fmac|mac|madmk|madak|fmamk|fmaak)\w*_f16", "f16.fma"),
+    (r"^v_(fma|mad|fmac|mac|madmk|madak|fmamk|fmaak)\w*_f32", "f32.fma"),
+    (r"^v_(fma|fmac)\w*_f64", "f64.fma"),
+    (r"^v_fma_mix", "f32.fma"),
+    (r"^v_div_fmas_f(16|32|64)", "f\\1.fma"),
+    (r"^v_(add|sub|subrev)_f(16|32|64)", "f\\2.add"),
+    (r"^v_(mul|mul_legacy)_f(16|32|64)", "f\\2.mul"),
+    (r"^v_(rcp|rcp_iflag|rcp_legacy)_f(16|32|64)", "f\\2.div"),
+    (r"^v_div_(scale|fixup)\w*_f(16|32|64)", "f\\2.div"),
+    (r"^v_sqrt_f(16|32|64)", "f\\1.sqrt"),
+    (r"^v_rsq\w*_f(16|32|64)", "f\\1.rsqrt"),
+    (r"^v_(exp|log|sin|cos)\w*_f(16|32|64)", "f\\2.transcendental"),
+    (r"^v_(min|max|min3|max3|med3|minimum|maximum|minimum3|maximum3)_f(16|32|64)", "f\\2.minmax"),
+    (r"^v_cvt_(f16|f32|f64)_", "\\1.conversion"),
+    (r"^v_cvt_\w*_(f16|f32|f64)", "\\1.conversion"),
+    (r"^v_(ldexp|frexp_mant|fract|trunc|ceil|floor|rndne)_f(16|32|64)", "f\\2.conversion"),
+]
+
+
+def classify(mnem):
+    base = re.sub(r"_(e32|e64|dpp|sdwa)$", "", mnem)
+    for rx, cls in CLASS_RULES:
+        m = re.match(rx, base)
+        if m:
+            return m.expand(cls)
+    return "other"
+
+
+def load_golden(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            hexw, length, text = line.rstrip("\n").split("\t")
+            rows.append(([int(x, 16) for x in hexw.split()], int(length), text))
+    return rows
+
+
+def const_type(tok, width):
+    if tok in ("0.15915494309189532",):
+        return "b64"
+    if tok == "0x3118":
+        return "i16"
+    return None
+
+
+def imm_style(enc, valid, pos):
+    """How the 16-bit immediate at operand position `pos` prints."""
+    toks = []
+    for words, _l, text in valid:
+        _m, ops, _ = split_operands(text)
+        if enc == "SOPK" and "hwreg(" in text:
+            return "hwreg"
+        if pos < len(ops):
+            toks.append((words[0] & 0xFFFF, ops[pos]))
+    for v, t in toks:
+        for prefix, style in (("sendmsg(", "sendmsg"), ("gpr_idx(", "gpridx")):
+            if t.startswith(prefix):
+                return style
+        if "cnt(" in t:
+            return "waitcnt"
+    if toks and all(t == str(v) for v, t in toks):
+        return "udec"
+    return "hex"
+
+
+def learn(enc, cases):
+    """cases: list of (words, length, text) for one (enc, op) on one target."""
+    valid = [c for c in cases if c[1] > 0 and "/*" not in c[2]]
+    if not valid:
+        return None
+    # representative: first valid case whose mnemonic has no _dpp/_sdwa suffix
+    rep = next((c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])), valid[0])
+    words, length, text = rep
+    mnem, ops, _mods = split_operands(text)
+    mnem = re.sub(r"_(dpp|sdwa)$", "_e32", mnem)
+    flds = fields(enc, words)
+    tmpl = []
+    if enc in ("SOPP", "SOPK") and "hwreg(" in text:
+        ops = [o for o in re.split(r", (?![^(]*\))", text.split(None, 1)[1])]
+    for pos, tok in enumerate(ops):
+        clean = re.sub(r"^[-|]+|\|$", "", tok)
+        el = learn_operand(clean, flds, enc)
+        if el is None and enc in ("SOPP", "SOPK") or (enc == "SOPC" and pos == 1 and el is None):
+            el = f"simm16:{imm_style(enc, valid, pos)}:0"
+        elif el is None and enc == "SMEM" and pos == 0 and tok == str(flds["sdata"][1]):
+            el = "sdata:i:0"
+        elif el is None and enc == "SMEM":
+            el = "offset:o:0"
+        elif el is None and len(words) > 1 and tok == f"0x{words[1]:x}":
+            el = "K:k:32"
+        elif el is None and len(words) > 1 and tok == f"0x{words[1] & 0xFFFF:x}":
+            el = "K:k:16"
+        if el is None:
+            el = "?"
+        tmpl.append(el)
+    if mnem == "s_setreg_imm32_b32":
+        tmpl = ["simm16:hwreg:0", "K:k:32"]
+    # constant type of each operand-code element
+    typed = []
+    for pos, el in enumerate(tmpl):
+        parts = el.split(":")
+        if len(parts) == 3 and parts[1] == "x" and flds.get(parts[0], ("", 0))[0] == "c":
+            parts.append(operand_type(enc, valid, pos, parts[0], int(parts[2])))
+        typed.append(":".join(parts))
+    return mnem, typed, learn_flags(enc, valid)
+
+
+def operand_type(enc, valid, pos, name, width):
+    ty = "b64" if width == 2 else "b32"
+    for words, _l, text in valid:
+        _m, ops, _ = split_operands(text)
+        if pos >= len(ops):
+            continue
+        val = fields(enc, words)[name][1]
+        tok = re.sub(r"^neg\(|\)$", "", ops[pos].strip("|-"))
+        if val == 0xF8:
+            if tok == "0.15915494309189532":
+                return "b64"
+            if tok == "0x3118":
+                return "i16"
+        if val == 0xFF and len(words) > 1:
+            if tok == f"0x{words[1] & 0xFFFF:x}" and words[1] > 0xFFFF:
+                ty = "f16"
+    return ty
+
+
+FLAG_BITS = {
+    # flag -> (dword, lo, width) of the field whose nonzero value needs it
+    "VOP3": {"abs": (0, 8, 3), "opsel": (0, 11, 4), "clamp": (0, 15, 1), "omod": (1, 27, 2), "neg": (1, 29, 3)},
+}
+
+
+def learn_flags(enc, valid):
+    flags = []
+    for words, _l, text in valid:
+        m = text.split()[0]
+        if m.endswith("_dpp") and "dpp" not in flags:
+            flags.append("dpp")
+        if m.endswith("_sdwa") and "sdwa" not in flags:
+            flags.append("sdwa")
+    for flag, (dw, lo, n) in FLAG_BITS.get(enc, {}).items():
+        if any(bits(w[dw], lo, n) for w, _l, _t in valid if len(w) > dw):
+            flags.append(flag)
+    return flags
+
+
+def main():
+    golden_dir = os.path.join(HERE, "..", "tests", "golden")
+    per = OrderedDict()  # (enc, op) -> {target: result}
+    for t in TARGETS:
+        groups = OrderedDict()
+        for words, length, text in load_golden(os.path.join(golden_dir, f"{t}.txt")):
+            enc, op = ident(words[0])
+            if enc is None:
+                continue
+            groups.setdefault((enc, op), []).append((words, length, text))
+        for key, cases in groups.items():
+            res = learn(key[0], cases)
+            per.setdefault(key, {})[t] = res
+    out = ["enc\top\ttargets\tmnemonic\toperands\tflags\tclass\n"]
+    for (enc, op), bytgt in per.items():
+        rows = OrderedDict()
+        for t in TARGETS:
+            r = bytgt.get(t)
+            if r is None:
+                continue
+            k = (r[0], " ".join(r[1]), ",".join(r[2]))
+            rows.setdefault(k, []).append(t)
+        for (mnem, tmpl, flags), tg in rows.items():
+            out.append(f"{enc}\t{op}\t{','.join(tg)}\t{mnem}\t{tmpl or '-'}\t{flags or '-'}\t{classify(mnem)}\n")
+    with open(os.path.join(HERE, "..", "tables", "gfx9.tsv"), "w") as f:
+        f.writelines(out)
+
+
+if __name__ == "__main__":
+    main()

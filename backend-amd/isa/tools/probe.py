@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Sweep the gfx9/CDNA opcode space through the LLVM disassembler (the oracle).
+
+For every encoding and every opcode value this script builds one or more
+instruction words with distinctive field values, places each at its own
+32-byte slot in an object file, disassembles the file with llvm-objdump for
+each target, and writes one golden file per target:
+
+    tests/golden/<target>.txt    WORDS<TAB>LENGTH<TAB>TEXT
+
+WORDS are the hex dwords fed in, LENGTH is the number of bytes llvm consumed
+(0 when llvm cannot decode the first dword) and TEXT is llvm's rendering
+(without address or hex columns).
+
+Usage: probe.py [--out DIR] [--llvm-suffix -22]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950"]
+SLOT = 32
+NOP = 0xBF800000
+
+V = 0x100  # operand code of v0
+
+
+def sweep():
+    """Yield (words,) for every probe case, in a fixed order."""
+    cases = []
+
+    def add(*words):
+        cases.append(tuple(w & 0xFFFFFFFF for w in words))
+
+    lit = 0x12345678
+    # SOP2: [31:30]=10 op[29:23]; ops 0x60.. are SOPK/SOP1/SOPC/SOPP
+    for op in range(0x60):
+        base = 0x80000000 | op << 23 | 10 << 16
+        add(base | 30 << 8 | 20)
+        add(base | 0xC1 << 8 | 0xFF, lit)
+        add(base | 0xFF << 8 | 0xF2, lit)
+        add(base | 106 << 8 | 126)
+    # SOPK: [31:28]=1011 op[27:23]
+    for op in range(0x1D):
+        base = 0xB0000000 | op << 23 | 10 << 16
+        add(base | 0x1234, lit)
+        add(base | 0x8001, lit)
+        add(base | 0x0881, lit)
+    # SOP1: [31:23]=0x17D sdst[22:16] op[15:8] ssrc0[7:0]
+    for op in range(256):
+        base = 0xBE800000 | 10 << 16 | op << 8
+        add(base | 20)
+        add(base | 0xFF, lit)
+        add(base | 0xF0)
+        add(base | 106)
+    # SOPC: [31:23]=0x17E op[22:16] ssrc1 ssrc0
+    for op in range(128):
+        base = 0xBF000000 | op << 16
+        add(base | 30 << 8 | 20)
+        add(base | 0xFF << 8 | 0xC3, lit)
+        add(base | 0x05 << 8 | 0xFF, lit)
+    # SOPP: [31:23]=0x17F op[22:16] simm16
+    for op in range(128):
+        base = 0xBF800000 | op << 16
+        add(base | 0x0003)
+        add(base | 0xC07F)
+        add(base | 0x8F71)
+        add(base | 0x1822)
+    # SMEM: [31:26]=110000
+    for op in range(256):
+        base = 0xC0000000 | op << 18 | 10 << 6 | 10
+        add(base | 1 << 17, 0x40)
+        add(base | 1 << 17 | 1 << 16, 0x1FFFF0)
+        add(base, 30)
+        add(base | 1 << 17 | 1 << 14, 30 << 25 | 0x8)
+        add(base | 1 << 14, 0xF2 << 25 | 0x8)
+    # VOP2: bit31=0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]
+    for op in range(0x3E):
+        base = op << 25 | 10 << 17 | 30 << 9
+        add(base | V + 20, lit)
+        add(base | 20, lit)
+        add(base | 0xFF, lit)
+        add(base | 0xF8, lit)
+        add(base | 0xC1, lit)
+        add(base | 0xFA, V + 0 + 20 | 0xB1 << 8 | 0xF << 24 | 0xF << 28)
+        add(base | 0xFA, 20 | 0x141 << 8 | 1 << 19 | 0x3 << 24 | 0xA << 28 | 1 << 20 | 1 << 23)
+        add(base | 0xF9, 20 | 6 << 8 | 6 << 16 | 6 << 24)
+        add(base | 0xF9, 20 | 5 << 8 | 1 << 11 | 1 << 13 | 1 << 16 | 1 << 20 | 2 << 24 | 1 << 29)
+        add(base | 0xF9, 20 | 6 << 8 | 6 << 16 | 6 << 24 | 1 << 23 | 1 << 14)
+    # VOP1: [31:25]=0x3F vdst[24:17] op[16:9] src0[8:0]
+    for op in range(256):
+        base = 0x7E000000 | 10 << 17 | op << 9
+        add(base | V + 20, lit)
+        add(base | 20, lit)
+        add(base | 0xFF, lit)
+        add(base | 0xF8, lit)
+        add(base | 0xF0, lit)
+        add(base | 0xC1, lit)
+        add(base | 0xFA, 20 | 0xB1 << 8 | 0xF << 24 | 0xF << 28)
+        add(base | 0xFA, 20 | 0x130 << 8 | 1 << 19 | 0x3 << 24 | 0xA << 28 | 1 << 20 | 1 << 21)
+        add(base | 0xF9, 20 | 6 << 8 | 6 << 16)
+        add(base | 0xF9, 20 | 4 << 8 | 2 << 11 | 1 << 19 | 1 << 20 | 1 << 21 | 1 << 15)
+    # VOPC: [31:25]=0x3E op[24:17] vsrc1[16:9] src0[8:0]
+    for op in range(256):
+        base = 0x7C000000 | op << 17 | 30 << 9
+        add(base | V + 20, lit)
+        add(base | 20, lit)
+        add(base | 0xFF, lit)
+        add(base | 0xF2, lit)
+        add(base | 0xFA, 20 | 0xB1 << 8 | 0xF << 24 | 0xF << 28)
+        add(base | 0xF9, 20 | 6 << 16 | 6 << 24)
+        add(base | 0xF9, 20 | 12 << 8 | 1 << 15 | 2 << 16 | 1 << 20 | 1 << 23 | 3 << 24 | 1 << 29)
+    # VOP3: [31:26]=110100 op[25:16]
+    for op in range(1024):
+        base = 0xD0000000 | op << 16 | 80
+        srcs = V + 20 | (V + 40) << 9 | (V + 60) << 18
+        add(base, srcs)
+        add(base | 0x0C << 8, srcs)
+        add(base | 0x5 << 8 | 1 << 15, srcs | 0x3 << 29 | 1 << 27)
+        add(base | 0x2 << 8, 20 | 0xF2 << 9 | 0xC1 << 18 | 0x4 << 29 | 2 << 27)
+        add(base | 0xA << 11, 0xF8 | (V + 40) << 9 | 106 << 18 | 1 << 29)
+    # VOP3P: [31:23]=0x1A7 op[22:16]
+    for op in range(128):
+        base = 0xD3800000 | op << 16 | 80
+        srcs = V + 20 | (V + 40) << 9 | (V + 60) << 18
+        add(base | 1 << 14, srcs | 3 << 27)
+        add(base, srcs)
+        add(base | 1 << 15 | 0x5 << 11 | 0x2 << 8, srcs | 0x1 << 27 | 0x6 << 29)
+        add(base | 1 << 15 | 1 << 14, 20 | 0xF2 << 9 | (V + 60) << 18 | 3 << 27)
+        add(base | 1 << 15 | 0x3 << 8 | 0x2 << 11, srcs | 0x5 << 29 | 0x2 << 27)
+        add(base | 1 << 15 | 1 << 14, srcs | 3 << 27 | 0xF8 << 18)
+    # gfx950 scaled MFMA: v_mfma_ld_scale_b32 followed by an MFMA
+    for op in range(0x40, 0x80):
+        first = 0xD3800000 | 0x2C << 16 | 1 << 14
+        add(first | 0x1 << 11, (V + 5) | (V + 6) << 9 | 1 << 27,
+            0xD3800000 | op << 16 | 1 << 15 | 80, (V + 20) | (V + 40) << 9 | (V + 60) << 18)
+    # DS: [31:26]=110110 op[24:17] gds[16] offset1[15:8] offset0[7:0]
+    for op in range(256):
+        base = 0xD8000000 | op << 17
+        ops = 20 | 30 << 8 | 40 << 16 | 10 << 24
+        add(base, ops)
+        add(base | 0x10 | 0x20 << 8, ops)
+        add(base | 1 << 16 | 0x4, ops)
+        add(base | 1 << 25 | 0x8, ops)
+    # FLAT/SCRATCH/GLOBAL: [31:26]=110111 op[24:18] slc17 glc16 seg[15:14] lds13 offset[12:0]
+    for op in range(128):
+        for seg in range(4):
+            base = 0xDC000000 | op << 18 | seg << 14
+            add(base, 20 | 30 << 8 | 0x7F << 16 | 10 << 24)
+            add(base | 0x10 | 1 << 16, 20 | 30 << 8 | 40 << 16 | 10 << 24)
+            add(base | 0x1FF0 | 1 << 17, 20 | 30 << 8 | 0x7F << 16 | 10 << 24 | 1 << 23)
+            add(base | 0x8 | 1 << 13 | 1 << 25, 20 | 30 << 8 | 0x7F << 16 | 10 << 24)
+            add(base | 0x18, 20 | 30 << 8 | 10 << 24)
+    # MUBUF: [31:26]=111000 op[24:18] slc17 lds16 glc14 idxen13 offen12 offset[11:0]
+    for op in range(128):
+        base = 0xE0000000 | op << 18
+        add(base | 1 << 12 | 0x10, 20 | 10 << 8 | 6 << 16 | 30 << 24)
+        add(base | 0x10, 20 | 10 << 8 | 6 << 16 | 0x80 << 24)
+        add(base | 1 << 13 | 1 << 14 | 1 << 17, 20 | 10 << 8 | 6 << 16 | 0xC1 << 24)
+        add(base | 3 << 12 | 1 << 16 | 0xFFF, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
+    # MTBUF: [31:26]=111010 op[18:15] dfmt[22:19] nfmt[25:23]
+    for op in range(16):
+        base = 0xE8000000 | op << 15
+        add(base | 1 << 12 | 0x10 | 4 << 19 | 7 << 23, 20 | 10 << 8 | 6 << 16 | 30 << 24)
+        add(base | 1 << 13 | 1 << 14 | 14 << 19 | 4 << 23, 20 | 10 << 8 | 6 << 16 | 0x80 << 24)
+        add(base | 1 << 19, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
+    # MIMG: [31:26]=111100 op[24:18]
+    for op in range(128):
+        base = 0xF0000000 | op << 18
+        add(base | 0xF << 8, 20 | 10 << 8 | 6 << 16 | 3 << 21)
+        add(base | 0x1 << 8 | 1 << 12 | 1 << 13 | 1 << 25, 20 | 10 << 8 | 6 << 16 | 3 << 21)
+        add(base | 0x3 << 8 | 1 << 14 | 1 << 16 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 3 << 21 | 1 << 31)
+    # EXP and VINTRP
+    add(0xC400000F | 1 << 11, 20 | 21 << 8 | 22 << 16 | 23 << 24)
+    for op in range(4):
+        add(0xD4000000 | 10 << 18 | op << 16 | 1 << 8 | 20)
+    return cases
+
+
+def parse_objdump(text):
+    """Map slot address -> (length, text) for each instruction at a slot start."""
+    out = {}
+    line_re = re.compile(r"^\s+(.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s[0-9A-Fa-f]{8})+)")
+    for line in text.splitlines():
+        m = line_re.match(line)
+        if not m:
+            continue
+        addr = int(m.group(2), 16)
+        if addr % SLOT:
+            continue
+        insn = m.group(1).strip()
+        nwords = len(m.group(3).split())
+        if insn.startswith(".long"):
+            out[addr] = (0, "<unknown>")
+        else:
+            out[addr] = (4 * nwords, insn)
+    return out
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def disassemble_slots(target, cases, suffix, tmp):
+    """Disassemble `cases` (one per slot); None when the oracle crashes."""
+    src = os.path.join(tmp, f"{target}.s")
+    obj = os.path.join(tmp, f"{target}.o")
+    with open(src, "w") as f:
+        f.write(".text\n")
+        for words in cases:
+            padded = list(words) + [NOP] * (SLOT // 4 - len(words))
+            f.write(".long " + ", ".join(f"0x{w:08x}" for w in padded) + "\n")
+    run([f"llvm-mc{suffix}", "-triple=amdgcn-amd-amdhsa", f"-mcpu={target}",
+         "-filetype=obj", src, "-o", obj])
+    res = subprocess.run([f"llvm-objdump{suffix}", "-d", f"--mcpu={target}", obj],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        return None
+    got = parse_objdump(res.stdout)
+    return [got.get(i * SLOT, (None, None)) for i in range(len(cases))]
+
+
+def disassemble_robust(target, cases, suffix, tmp):
+    """Like disassemble_slots, isolating words that crash the oracle (length -1)."""
+    got = disassemble_slots(target, cases, suffix, tmp)
+    if got is not None:
+        return got
+    if len(cases) == 1:
+        return [(-1, "<oracle crash>")]
+    half = len(cases) // 2
+    return (disassemble_robust(target, cases[:half], suffix, tmp)
+            + disassemble_robust(target, cases[half:], suffix, tmp))
+
+
+def probe_target(target, cases, suffix, tmp):
+    got = disassemble_robust(target, cases, suffix, tmp)
+    lines = []
+    for i, words in enumerate(cases):
+        length, text = got[i]
+        if length is None:
+            sys.exit(f"probe: no disassembly at slot {i} for {target}")
+        hexw = " ".join(f"{w:08x}" for w in words)
+        lines.append(f"{hexw}\t{length}\t{text}\n")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.join(here, "..", "tests", "golden"))
+    ap.add_argument("--llvm-suffix", default="-22")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cases = sweep()
+    with tempfile.TemporaryDirectory() as tmp:
+        for target in TARGETS:
+            lines = probe_target(target, cases, args.llvm_suffix, tmp)
+            with open(os.path.join(args.out, f"{target}.txt"), "w") as f:
+                f.write(f"# oracle: llvm-objdump{args.llvm_suffix} --mcpu={target}; "
+                        "regenerate with tools/probe.py\n")
+                f.writelines(lines)
+
+
+if __name__ == "__main__":
+    main()
