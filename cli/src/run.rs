@@ -122,24 +122,12 @@ pub fn run(a: RunArgs) -> Result<i32> {
 
     let mut cmd = Command::new(&p.command[0]);
     cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
+    cmd.envs(injection_env(&load, p.inject, std::env::var_os("LD_PRELOAD")));
     let mut notes = Vec::new();
-    match &load {
-        ToolLoad::Library(lib) => match p.inject {
-            Inject::Preload => {
-                let mut preload = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()).unwrap_or_default();
-                if !preload.is_empty() {
-                    preload.push(":");
-                }
-                preload.push(lib.as_os_str());
-                cmd.env("LD_PRELOAD", preload);
-            }
-            Inject::CudaInjection => {
-                cmd.env("CUDA_INJECTION64_PATH", lib);
-            }
-        },
-        ToolLoad::Nothing => notes.push(format!(
+    if load == ToolLoad::Nothing {
+        notes.push(format!(
             "test hook {TOOL_LIBRARY_ENV}=none: no instrumentation library was loaded; events came from the program itself"
-        )),
+        ));
     }
 
     signals::install().map_err(anyhow::Error::msg)?;
@@ -194,6 +182,23 @@ pub fn run(a: RunArgs) -> Result<i32> {
         OutputFormat::Json => println!("{}", report.to_json()),
     }
     Ok(exit_code(&report, p.fail_on))
+}
+
+/// The environment variables that load the tool library into the program:
+/// `LD_PRELOAD` (appended to the existing value) or `CUDA_INJECTION64_PATH`.
+pub fn injection_env(load: &ToolLoad, inject: Inject, existing_preload: Option<OsString>) -> Vec<(OsString, OsString)> {
+    let ToolLoad::Library(lib) = load else { return Vec::new() };
+    match inject {
+        Inject::Preload => {
+            let mut preload = existing_preload.filter(|v| !v.is_empty()).unwrap_or_default();
+            if !preload.is_empty() {
+                preload.push(":");
+            }
+            preload.push(lib.as_os_str());
+            vec![("LD_PRELOAD".into(), preload)]
+        }
+        Inject::CudaInjection => vec![("CUDA_INJECTION64_PATH".into(), lib.as_os_str().to_owned())],
+    }
 }
 
 /// The exit code of `xfpx run`: [`EXIT_FINDINGS`] when `--fail-on` matches
@@ -386,6 +391,28 @@ mod tests {
             },
             None,
         )
+    }
+
+    #[test]
+    fn injection() {
+        let lib = ToolLoad::Library(PathBuf::from("/opt/x/libxfpx_nvbit.so"));
+        let env = |load: &ToolLoad, inject, existing: Option<&str>| {
+            injection_env(load, inject, existing.map(OsString::from))
+                .into_iter()
+                .map(|(k, v)| (k.into_string().expect("utf-8"), v.into_string().expect("utf-8")))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(env(&lib, Inject::Preload, None), [("LD_PRELOAD".into(), "/opt/x/libxfpx_nvbit.so".into())]);
+        assert_eq!(env(&lib, Inject::Preload, Some("")), [("LD_PRELOAD".into(), "/opt/x/libxfpx_nvbit.so".into())]);
+        assert_eq!(
+            env(&lib, Inject::Preload, Some("libfoo.so")),
+            [("LD_PRELOAD".into(), "libfoo.so:/opt/x/libxfpx_nvbit.so".into())]
+        );
+        assert_eq!(
+            env(&lib, Inject::CudaInjection, Some("libfoo.so")),
+            [("CUDA_INJECTION64_PATH".into(), "/opt/x/libxfpx_nvbit.so".into())]
+        );
+        assert!(env(&ToolLoad::Nothing, Inject::Preload, Some("libfoo.so")).is_empty());
     }
 
     #[test]
