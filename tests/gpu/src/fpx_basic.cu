@@ -1,5 +1,5 @@
 // FP32 and FP64 exceptions, one small kernel each, every finding on a
-// line marked `xfpx-expect:` (read by gen-expected.py). Inputs are parsed
+// line carrying an expectation marker (gen-expected.py). Inputs are parsed
 // from text on the host and copied to the device, so nothing is folded.
 #include "suite.cuh"
 #include <cmath>

@@ -1,6 +1,7 @@
 // Runs two kernels (one with a known NaN), prints its checksum, then dies
 // of SIGSEGV on the host: the report must still be written and carry the
 // finding, and xfpx must exit with the program's own status.
+// xfpx-exit: signal 11 (SIGSEGV, after the report-worthy kernels ran)
 #include "suite.cuh"
 #include <cmath>
 #include <csignal>

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs the GPU suite on a machine with an NVIDIA GPU: every program plain
+# and under `xfpx run`, then compares findings with the expected files,
+# instrumented output with plain output, and exit statuses; times each run
+# and stops hung ones. Logs go under $OUT (default ./gpu-check-out): a
+# tarball of all logs plus results.jsonl and table.txt. The table is
+# printed last; the exit status is 0 only when every program passes.
+#
+# Takes prebuilt pieces from .devout/ (see prepare.sh) and builds what is
+# missing where it can (the suite and the NVBit tool need nvcc; xfpx
+# itself must be prebuilt when there is no Rust toolchain).
+#
+#   XFPX_GPU_PROGRAMS="fpx_basic fpx_half"  run only these
+#   XFPX_GPU_TIMEOUT=120                    seconds per instrumented run
+#   XFPX_GPU_BUDGET=480                     stop starting programs after this
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="${OUT:-$root/gpu-check-out}"
+mkdir -p "$out"
+logs="$(mktemp -d)/gpu-check-logs"
+mkdir -p "$logs"
+results="$out/results.jsonl"
+: > "$results"
+start_all=$SECONDS
+budget="${XFPX_GPU_BUDGET:-480}"
+per_run="${XFPX_GPU_TIMEOUT:-120}"
+
+# CUDA tools on PATH: NVBit needs nvdisasm at run time.
+for d in "${CUDA_HOME:-}" /usr/local/cuda; do
+    if [[ -n "$d" && -x "$d/bin/nvdisasm" ]]; then export PATH="$d/bin:$PATH"; break; fi
+done
+{
+    date -u
+    nvidia-smi -L 2>&1
+    nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1
+    command -v nvcc && nvcc --version | tail -n 2
+    python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -n 1
+} > "$logs/environment.txt" 2>&1
+
+# --- the tool and the CLI ---------------------------------------------------
+xfpx="$root/.devout/bin/xfpx"
+tool="$root/.devout/bin/libxfpx_nvbit.so"
+export NVBIT_PATH="${NVBIT_PATH:-$root/third_party/nvbit}"
+if [[ ! -f "$tool" && -f "$root/backend-nvidia/build-tool.sh" && -f "$NVBIT_PATH/libnvbit.a" ]]; then
+    echo "run-gpu-checks: building the NVBit tool here"
+    (cd "$root" && bash backend-nvidia/build-tool.sh) > "$logs/build-tool.log" 2>&1
+    lib="$(find "$root/backend-nvidia" "$root/target" -name libxfpx_nvbit.so 2>/dev/null | head -n1)"
+    if [[ -n "$lib" ]]; then mkdir -p "$(dirname "$tool")" && cp "$lib" "$tool"; fi
+fi
+ready=1
+[[ -x "$xfpx" ]] || { echo "run-gpu-checks: no xfpx binary at .devout/bin/xfpx (run tests/gpu/prepare.sh)" | tee -a "$logs/environment.txt"; ready=0; }
+[[ -f "$tool" ]] || { echo "run-gpu-checks: no NVBit tool at .devout/bin/libxfpx_nvbit.so" | tee -a "$logs/environment.txt"; ready=0; }
+if [[ $ready == 1 ]]; then export XFPX_NVBIT_TOOL="$tool"; fi
+
+# --- the suite --------------------------------------------------------------
+suite="$root/.devout/suite"
+if [[ ! -x "$suite/fpx_basic" ]]; then
+    echo "run-gpu-checks: building the suite here"
+    suite="$(dirname "$logs")/suite"
+    bash "$here/build-suite.sh" "$suite" > "$logs/build-suite.log" 2>&1 || echo "run-gpu-checks: suite build failed (see build-suite.log)"
+fi
+
+programs="${XFPX_GPU_PROGRAMS:-fpx_basic fpx_half fpx_clean ms_threads fpx_crash many_sites torch_matmul_nan}"
+for prog in $programs; do
+    expected="$here/src/$prog.expected.json"
+    if (( SECONDS - start_all > budget )); then
+        echo "run-gpu-checks: time budget spent, $prog not run" | tee -a "$logs/environment.txt"
+        python3 "$here/compare.py" skipped --program "$prog" --expected "$expected" --reason "time budget spent" >> "$results"
+        continue
+    fi
+    mapfile -t cmd < <(python3 -c 'import json,sys; print("\n".join(c.replace("{bin}", sys.argv[2]) for c in json.load(open(sys.argv[1]))["command"]))' "$expected" "$suite")
+    if [[ "$prog" == torch_* ]] && ! python3 -c 'import torch' 2>/dev/null; then
+        echo "run-gpu-checks: no PyTorch here, $prog not run" | tee -a "$logs/environment.txt"
+        python3 "$here/compare.py" skipped --program "$prog" --expected "$expected" --reason "no PyTorch" >> "$results"
+        continue
+    fi
+    echo "run-gpu-checks: $prog"
+    t0=$(date +%s.%N)
+    timeout -k 5 60 "${cmd[@]}" > "$logs/$prog.plain.log" 2>&1
+    plain_rc=$?
+    t1=$(date +%s.%N)
+    timed_out=()
+    if [[ $ready == 1 ]]; then
+        timeout -k 5 "$per_run" "$xfpx" run --vendor auto --report "$logs/$prog.report.json" -- "${cmd[@]}" \
+            > "$logs/$prog.xfpx.log" 2>&1
+        xfpx_rc=$?
+        [[ $xfpx_rc == 124 || $xfpx_rc == 137 ]] && timed_out=(--timed-out)
+    else
+        xfpx_rc=-1
+        echo "xfpx not run: tool or CLI missing" > "$logs/$prog.xfpx.log"
+    fi
+    t2=$(date +%s.%N)
+    python3 "$here/compare.py" one --expected "$expected" --report "$logs/$prog.report.json" \
+        --plain-log "$logs/$prog.plain.log" --xfpx-log "$logs/$prog.xfpx.log" \
+        --plain-rc "$plain_rc" --xfpx-rc "$xfpx_rc" \
+        --plain-s "$(awk "BEGIN{print $t1 - $t0}")" --xfpx-s "$(awk "BEGIN{print $t2 - $t1}")" \
+        "${timed_out[@]}" >> "$results"
+done
+
+python3 "$here/compare.py" table "$results" > "$out/table.txt"
+verdict=$?
+cp "$results" "$out/table.txt" "$logs/" 2>/dev/null
+tar -C "$(dirname "$logs")" -czf "$out/gpu-check-logs.tar.gz" "$(basename "$logs")"
+echo "run-gpu-checks: logs in $out/gpu-check-logs.tar.gz ($(( SECONDS - start_all ))s in all)"
+cat "$out/table.txt"
+exit $verdict
