@@ -4,6 +4,7 @@
 //! exit code (see [`exit`]).
 
 mod args;
+mod console;
 mod dump;
 mod events;
 mod exit;
@@ -16,6 +17,7 @@ mod tool_library;
 mod vendor;
 
 use args::{Cli, Command};
+use console::say;
 use clap::Parser;
 
 fn main() {
@@ -38,7 +40,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             let code = e.downcast_ref::<exit::ExitError>().map_or(exit::EXIT_ERROR, |x| x.code);
-            eprintln!("error: {}", one_line(&e));
+            say!("error: {}", one_line(&e));
             std::process::exit(code);
         }
     }

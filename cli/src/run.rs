@@ -6,6 +6,7 @@ use crate::args::{self, Inject, OutputFormat, RunArgs};
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
+use crate::console::{say, say_raw, show_raw};
 use crate::{report_io, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
@@ -176,10 +177,10 @@ pub fn run(a: RunArgs) -> Result<i32> {
     report_io::write(&report, &config.report_path)?;
     match p.format {
         OutputFormat::Text => {
-            eprint!("{}", summary::summary(&report, false));
-            eprintln!("xfpx: report written to {}", config.report_path.display());
+            say_raw!(summary::summary(&report, false));
+            say!("xfpx: report written to {}", config.report_path.display());
         }
-        OutputFormat::Json => println!("{}", report.to_json()),
+        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     Ok(exit_code(&report, p.fail_on))
 }
@@ -250,7 +251,7 @@ impl LoopState {
             if exit.is_none() {
                 for sig in signals::take_to_forward() {
                     if let Err(e) = signals::send(pid, sig) {
-                        eprintln!("xfpx: warning: cannot pass {} on to the program: {e}", signals::name(sig));
+                        say!("xfpx: warning: cannot pass {} on to the program: {e}", signals::name(sig));
                     }
                 }
             }
@@ -281,7 +282,7 @@ impl LoopState {
                 Ok(Message::Malformed { conn, error }) => {
                     self.malformed += 1;
                     if self.malformed <= MALFORMED_SHOWN {
-                        eprintln!("xfpx: warning: ignoring a malformed event on connection {conn}: {error}");
+                        say!("xfpx: warning: ignoring a malformed event on connection {conn}: {error}");
                     }
                     last_activity = Instant::now();
                 }
@@ -299,7 +300,7 @@ impl LoopState {
     fn event(&mut self, conn: u64, event: Event) {
         match event {
             Event::Device { vendor, device, target } => {
-                eprintln!("xfpx: device {device}{}", target.as_deref().map(|t| format!(" ({t})")).unwrap_or_default());
+                say!("xfpx: device {device}{}", target.as_deref().map(|t| format!(" ({t})")).unwrap_or_default());
                 let run = self.collector.run_mut();
                 run.vendor = vendor;
                 run.device = device;
@@ -312,18 +313,18 @@ impl LoopState {
             Event::Finding { kernel, kind, format, site, launch, occurrences } => {
                 let line = summary::finding_line(&kernel, kind, format, &site);
                 match self.collector.record(&kernel, kind, format, site, launch, occurrences) {
-                    Recorded::New => eprintln!("{line}"),
+                    Recorded::New => say!("{line}"),
                     Recorded::Known => {}
                     Recorded::Dropped => {
                         if !self.warned_full {
                             self.warned_full = true;
-                            eprintln!("xfpx: the record limit was reached; further new findings are not recorded");
+                            say!("xfpx: the record limit was reached; further new findings are not recorded");
                         }
                     }
                 }
             }
             Event::Note { text } => {
-                eprintln!("xfpx: note: {text}");
+                say!("xfpx: note: {text}");
                 let notes = &mut self.collector.run_mut().notes;
                 if !notes.contains(&text) {
                     notes.push(text);

@@ -315,3 +315,63 @@ fn findings_stream_live_and_sigterm_is_forwarded() {
     assert_eq!(r.records().count(), 1);
     assert!(r.run.notes.iter().any(|n| n == "xfpx received SIGTERM while the program ran"), "{:?}", r.run.notes);
 }
+
+/// A closed stderr (the reader went away) must not stop the report.
+#[test]
+fn closed_output_pipes_do_not_lose_the_report() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events());
+    let mut c = xfpx_without_library(d.path());
+    c.args(["run", "--vendor", "nvidia", "--", "sh", "-c"])
+        .arg(format!("sleep 0.3; exec {} --events {events} --finish --exit 5", scripted_app().display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start xfpx");
+    drop(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(start.elapsed() < common::LIMIT, "xfpx did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(5));
+    assert_eq!(read_report(&d.path().join("xfpx-report.json")).records().count(), 3);
+
+    let mut c = common::xfpx(d.path());
+    c.args(["report", "xfpx-report.json"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start xfpx report");
+    drop(child.stdout.take());
+    child.stdout = None;
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut err).expect("read");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Random bytes on the event socket are skipped line by line; the events
+/// around them still count and nothing panics.
+#[test]
+fn garbage_on_the_socket_is_survived() {
+    let d = scratch();
+    let mut bytes = event_lines(&typical_events()[..5]).into_bytes();
+    let mut x: u32 = 0x2545_f491;
+    for _ in 0..4000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        bytes.push((x >> 8) as u8);
+    }
+    bytes.push(b'\n');
+    bytes.extend_from_slice(event_lines(&typical_events()[5..]).as_bytes());
+    std::fs::write(d.path().join("events.jsonl"), bytes).expect("write");
+    let mut c = xfpx_without_library(d.path());
+    c.args(["run", "--vendor", "nvidia", "--"]).arg(scripted_app()).args(["--events", "events.jsonl", "--finish"]);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"));
+    assert!(o.stderr.contains("warning: ignoring a malformed event"), "{}", o.stderr);
+    assert_eq!(read_report(&d.path().join("xfpx-report.json")).records().count(), 3);
+}

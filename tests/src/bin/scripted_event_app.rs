@@ -9,7 +9,7 @@
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE]
 //! ```
-//! `FILE` holds one event (JSON) per line, sent round-robin over the N
+//! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
 //! process with its own connection) sending that file, and waits for it.
 //! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to 20
@@ -85,12 +85,13 @@ fn script(args: &[String]) -> Result<u8, String> {
         .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(path) = &s.events {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-        for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+        let lines = bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+        for (i, line) in lines.enumerate() {
             let n = conns.len();
             let conn = &mut conns[i % n];
             // Lines are sent as written, malformed ones included.
-            conn.write_all(format!("{}\n", line.trim_end()).as_bytes()).map_err(|e| e.to_string())?;
+            conn.write_all(line).and_then(|()| conn.write_all(b"\n")).map_err(|e| e.to_string())?;
             if s.pause_ms > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(s.pause_ms));
             }
