@@ -10,7 +10,8 @@
 #
 #   CUDA_HOME=/path/to/cuda bash tests/gpu/capture-listings.sh [BUILD_DIR]
 #
-# BUILD_DIR defaults to a fresh build by build-suite.sh.
+# BUILD_DIR defaults to a fresh build by build-suite.sh; LISTINGS_OUT=DIR
+# writes elsewhere (the suite's test compares such a capture with listings/).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin_dir="${CUDA_HOME:+$CUDA_HOME/bin}"
@@ -25,7 +26,7 @@ if [[ -z "$build" ]]; then
     bash "$here/build-suite.sh" "$build" >/dev/null
 fi
 build="$(cd "$build" && pwd)"
-out="$here/listings"
+out="${LISTINGS_OUT:-$here/listings}"
 mkdir -p "$out"
 
 sanitize() { sed -e "s#$cuda_root/bin/\.\./*#<cuda>/#g" -e "s#$cuda_root/#<cuda>/#g" -e "s#$here/src/##g"; }
@@ -53,4 +54,4 @@ for exe in "$build"/*; do
     fi
 done
 nvcc --version | tail -n 2 > "$out/TOOLCHAIN"
-echo "capture-listings: wrote $(ls "$out" | wc -l) files to listings/"
+echo "capture-listings: wrote $(ls "$out" | wc -l) files to $out"
