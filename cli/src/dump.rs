@@ -2,7 +2,8 @@
 //! would be instrumented, without a GPU. The reading and rendering belong
 //! to the backends; this module reads the file and hands it over.
 
-use crate::args::{DumpArgs, DumpVendor};
+use crate::args::{DumpArgs, DumpVendor, OutputFormat};
+use crate::console::show_raw;
 use anyhow::{bail, Context, Result};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
@@ -14,7 +15,16 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
             bail!("`xfpx dump --vendor nvidia` is not available in this build: the NVIDIA backend does not provide listing dumps yet")
         }
         DumpVendor::Amd => {
-            bail!("`xfpx dump --vendor amd` is not available in this build: the AMD backend does not provide code-object dumps yet")
+            let opts = xfpx_amd::DumpOptions {
+                kernel: a.kernel.clone(),
+                format: match a.format {
+                    OutputFormat::Text => xfpx_amd::DumpFormat::Text,
+                    OutputFormat::Json => xfpx_amd::DumpFormat::Json,
+                },
+            };
+            let text = xfpx_amd::dump(&bytes, &opts).with_context(|| format!("{}", a.file.display()))?;
+            show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
+            Ok(0)
         }
     }
 }

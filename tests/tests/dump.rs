@@ -1,0 +1,59 @@
+//! `xfpx dump` end to end on committed fixtures (no GPU needed).
+
+mod common;
+
+use common::{run, xfpx};
+use std::path::PathBuf;
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+const AMD_CODE_OBJECT: &str = "backend-amd/fixtures/gfx942/divsqrt.co";
+
+#[test]
+fn amd_code_object_text_and_json() {
+    let d = tempfile::tempdir().expect("scratch");
+    let co = fixture(AMD_CODE_OBJECT);
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd"]).arg(&co);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stdout.contains("target: gfx942"), "{}", o.stdout);
+    for k in ["div_f32", "div_f64", "sqrt_f32"] {
+        assert!(o.stdout.contains(&format!("  kernel {k}\n")), "{k} missing");
+    }
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--kernel", "sqrt_f32", "--format", "json"]).arg(&co);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    let text = v.to_string();
+    assert!(text.contains("sqrt_f32") && !text.contains("\"div_f32\""), "the kernel filter was not applied");
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--kernel", "no_such_kernel"]).arg(&co);
+    run(c).assert_one_line_error(1, "no_such_kernel");
+}
+
+#[test]
+fn amd_dump_of_damaged_input_is_one_line() {
+    let d = tempfile::tempdir().expect("scratch");
+    let bytes = std::fs::read(fixture(AMD_CODE_OBJECT)).expect("fixture");
+    std::fs::write(d.path().join("text.co"), b"hello, not a code object\n").expect("write");
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "text.co"]);
+    run(c).assert_one_line_error(1, "text.co");
+    // Cut the code object at a few places: each either dumps or fails in one line.
+    for cut in [0, 16, 64, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(d.path().join("cut.co"), &bytes[..cut]).expect("write");
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "amd", "cut.co"]);
+        let o = run(c);
+        assert!(!o.stderr.contains("panicked"), "cut at {cut}: {}", o.stderr);
+        if o.code != Some(0) {
+            o.assert_one_line_error(1, "cut.co");
+        }
+    }
+}
