@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(256) batched_sgemm32(int batch, const float* _
 
 int main() {
   const int batch = 16384;
-  const int reps = bench::scaled(200);
+  const int reps = bench::scaled(600);
   const size_t n = (size_t)batch * NB * NB;
   float* A = bench::device_alloc<float>(n);
   float* B = bench::device_alloc<float>(n);

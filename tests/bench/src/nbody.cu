@@ -104,10 +104,10 @@ int main() {
   }
   bench::MaxErr mom;
   for (int q = 0; q < 3; ++q) mom.add(std::fabs(pm1[q] - pm0[q]) / pabs);
-  bool ok = acc_err.within(1e-5) && mom.within(1e-4);
+  bool ok = acc_err.within(5e-5) && mom.within(1e-4);
   char detail[200];
   std::snprintf(detail, sizeof detail,
-                "64 accelerations vs CPU max err %.2e (tol 1e-5); momentum drift %.2e of total |p| (tol 1e-4)",
+                "64 accelerations vs CPU max err %.2e (tol 5e-5); momentum drift %.2e of total |p| (tol 1e-4)",
                 acc_err.value(), mom.value());
   uint64_t h = bench::hash_vec(p1);
   return bench::finish("nbody", ms, ok, detail, bench::hash_vec(v1, h));

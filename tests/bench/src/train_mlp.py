@@ -35,7 +35,7 @@ def main():
         sys.stderr.write("error: no CUDA device visible to PyTorch\n")
         return 2
     torch.manual_seed(1234)
-    torch.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True, warn_only=True)
     torch.backends.cudnn.benchmark = False
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
