@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::descriptor::{raw::KERNEL_DESCRIPTOR_SIZE, KernelDescriptor};
+use crate::descriptor::{raw, raw::KERNEL_DESCRIPTOR_SIZE, KernelDescriptor};
 use crate::elf::{self, ElfFile, Segment, Symbol};
 use crate::error::{Error, Result};
 use crate::metadata::{self, Metadata};
@@ -27,6 +27,10 @@ pub struct Kernel {
     pub code: Range<u64>,
     /// File offset of `entry`.
     pub code_file_offset: u64,
+    /// Bytes at `entry` that are the kernarg preload compatibility header
+    /// (`s_trap 2` + `s_nop 0`s, 256 bytes) rather than the kernel's code: 0
+    /// when the descriptor preloads nothing or the header is absent.
+    pub preload_header_bytes: u64,
 }
 
 /// Where `.text` ends and how much room follows it before the next segment.
@@ -144,10 +148,36 @@ fn find_kernels(elf: &ElfFile<'_>, symbols: &[Symbol]) -> Result<Vec<Kernel>> {
             _ => functions.iter().map(|f| f.value).find(|&v| v > entry && v < section_end).unwrap_or(section_end),
         };
         let code_file_offset = section.offset + (entry - section.addr);
-        kernels.push(Kernel { name, descriptor_address: kd_sym.value, descriptor, entry, code: entry..end, code_file_offset });
+        let preload_header_bytes = if descriptor.kernarg_preload != 0 {
+            preload_header_len(elf.bytes_at_addr(entry, end - entry).unwrap_or(&[]))
+        } else {
+            0
+        };
+        kernels.push(Kernel {
+            name,
+            descriptor_address: kd_sym.value,
+            descriptor,
+            entry,
+            code: entry..end,
+            code_file_offset,
+            preload_header_bytes,
+        });
     }
     kernels.sort_by_key(|k| k.entry);
     Ok(kernels)
+}
+
+/// Length of the kernarg preload header at the start of `code` (0 if absent).
+fn preload_header_len(code: &[u8]) -> u64 {
+    let n = raw::KERNARG_PRELOAD_HEADER_BYTES as usize;
+    let Some(header) = code.get(..n) else { return 0 };
+    let mut words = header.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+    let trap = words.next() == Some(raw::KERNARG_PRELOAD_HEADER_TRAP);
+    if trap && words.all(|w| w == raw::KERNARG_PRELOAD_HEADER_NOP) {
+        raw::KERNARG_PRELOAD_HEADER_BYTES
+    } else {
+        0
+    }
 }
 
 fn text_layout(elf: &ElfFile<'_>) -> Option<TextLayout> {

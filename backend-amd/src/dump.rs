@@ -52,6 +52,7 @@ pub struct KernelReport {
     pub entry: u64,
     pub code_start: u64,
     pub code_end: u64,
+    pub preload_header_bytes: u64,
     pub descriptor: KernelDescriptor,
     pub decoded: std::result::Result<DecodedDescriptor, String>,
     pub amdhsa: String,
@@ -157,6 +158,7 @@ fn kernel_report(co: &CodeObject<'_>, k: &Kernel, with_code: bool) -> KernelRepo
         entry: k.entry,
         code_start: k.code.start,
         code_end: k.code.end,
+        preload_header_bytes: k.preload_header_bytes,
         descriptor: k.descriptor,
         decoded: k.descriptor.decode(processor).map_err(|e| e.to_string()),
         amdhsa: render_amdhsa(&k.name, &k.descriptor, processor),
@@ -366,8 +368,8 @@ fn render_kernel(o: &mut String, k: &KernelReport) {
             if dd.kernarg_preload_length > 0 {
                 let _ = writeln!(
                     o,
-                    "    kernarg preload: {} dwords from dword {}; first {} bytes of code are the preload header",
-                    dd.kernarg_preload_length, dd.kernarg_preload_offset, dd.preload_header_bytes
+                    "    kernarg preload: {} dwords from dword {}; preload header: {} bytes at entry",
+                    dd.kernarg_preload_length, dd.kernarg_preload_offset, k.preload_header_bytes
                 );
             }
         }

@@ -224,8 +224,6 @@ pub struct DecodedDescriptor {
     pub kernarg_preload_length: u32,
     /// Dword offset of the first preloaded argument.
     pub kernarg_preload_offset: u32,
-    /// Bytes at the kernel entry that are the preload compatibility header (0 or 256).
-    pub preload_header_bytes: u64,
 }
 
 fn bit(word: u32, f: raw::BitField) -> bool {
@@ -382,7 +380,6 @@ fn decode(kd: &KernelDescriptor, processor: Processor) -> Result<DecodedDescript
         system_sgprs,
         kernarg_preload_length,
         kernarg_preload_offset,
-        preload_header_bytes: if kernarg_preload_length > 0 { raw::KERNARG_PRELOAD_HEADER_BYTES } else { 0 },
     })
 }
 

@@ -141,5 +141,10 @@ pub mod kernarg_preload {
 
 /// Bytes at the start of a kernel with preloaded arguments that firmware
 /// without preload support executes (`s_trap 2`, then `s_nop`s); preloading
-/// firmware starts at entry + this. Not code to displace.
+/// firmware starts at entry + this. Not code to displace. clang-19 emits it
+/// for gfx90a and gfx942; clang-22 does not for gfx950.
 pub const KERNARG_PRELOAD_HEADER_BYTES: u64 = 256;
+/// First instruction of the preload header: `s_trap 2`.
+pub const KERNARG_PRELOAD_HEADER_TRAP: u32 = 0xBF92_0002;
+/// The rest of the preload header: `s_nop 0`.
+pub const KERNARG_PRELOAD_HEADER_NOP: u32 = 0xBF80_0000;

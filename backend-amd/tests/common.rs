@@ -1,0 +1,57 @@
+//! Shared helpers of the integration tests: the fixture corpus on disk.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every `<target>/<name>.co` of the corpus, as (target, name, path).
+pub fn code_objects() -> Vec<(String, String, PathBuf)> {
+    let mut out = Vec::new();
+    for t in TARGETS {
+        let dir = fixtures().join(t);
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "co"))
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            out.push((t.to_string(), name, p));
+        }
+    }
+    assert!(out.len() >= 30, "fixture corpus missing ({} code objects)", out.len());
+    out
+}
+
+pub fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+pub fn read_text(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The `.amdhsa_kernel NAME` ... `.end_amdhsa_kernel` blocks of a golden file.
+pub fn amdhsa_blocks(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix(".amdhsa_kernel ") {
+            current = Some((name.to_string(), format!("{line}\n")));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+            if line == ".end_amdhsa_kernel" {
+                out.extend(current.take());
+            }
+        }
+    }
+    out
+}
