@@ -5,7 +5,7 @@
 use crate::encoding::{self, field, Encoding, Field};
 use crate::modifier::Modifier;
 use crate::operand::{Operand, OperandSlot, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
-use crate::table::{self, flags, ConstType, ImmStyle, OpcodeRow, Slot, SlotKind};
+use crate::table::{self, flags, ConstType, GroupScope, ImmStyle, OpcodeRow, Slot, SlotKind};
 use crate::target::Target;
 use crate::symbolic;
 use std::fmt;
@@ -134,6 +134,7 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         Variant::Sdwa if row.flags & flags::SDWA == 0 => return Err(DecodeError::Invalid { word: w0 }),
         _ => {}
     }
+    check_modifier_groups(row, enc, variant, &words)?;
     let mut insn = Instruction {
         target,
         encoding: enc,
@@ -147,7 +148,53 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         row,
     };
     crate::render::fill(&mut insn)?;
+    crate::render::drop_unprinted(&mut insn);
     Ok(insn)
+}
+
+/// Reject words that set modifier bits the opcode does not accept.
+fn check_modifier_groups(row: &OpcodeRow, enc: Encoding, variant: Variant, words: &[u32; 4]) -> Result<(), DecodeError> {
+    let vop3b = enc == Encoding::Vop3 && row.operands.iter().any(|s| s.field == Field::Sdst);
+    for &(flag, encs, scope, dw, mask) in table::MODIFIER_GROUPS {
+        if !encs.contains(&enc) || row.flags & flag != 0 {
+            continue;
+        }
+        let in_scope = match scope {
+            GroupScope::Any => variant == Variant::Plain,
+            GroupScope::Dpp => variant == Variant::Dpp,
+            GroupScope::Sdwa => variant == Variant::Sdwa,
+        };
+        let mask = if vop3b && dw == 0 { mask & !0x7F00 } else { mask };
+        if in_scope && words[dw] & mask != 0 {
+            return Err(DecodeError::Invalid { word: words[0] });
+        }
+    }
+    check_absent_sources(row, enc, variant, words)
+}
+
+/// Modifier bits of sources the instruction does not have must be clear.
+fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words: &[u32; 4]) -> Result<(), DecodeError> {
+    let n = row
+        .operands
+        .iter()
+        .filter(|s| matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1))
+        .count() as u32;
+    let absent = |bits: u32, first: u32| -> bool { (first..3).any(|i| i >= n && bits & (1 << i) != 0) };
+    let bad = match (enc, variant) {
+        (Encoding::Vop1, Variant::Dpp) => words[1] & 0x00C0_0000 != 0,
+        (Encoding::Vop1, Variant::Sdwa) => words[1] & 0xFF00_0000 != 0,
+        (Encoding::Vop3, _) if row.operands.iter().any(|s| s.field == Field::Sdst) => absent(field(enc, Field::Neg, words), 0),
+        (Encoding::Vop3, _) => {
+            absent(field(enc, Field::Neg, words), 0)
+                || absent(field(enc, Field::Abs, words), 0)
+                || absent(field(enc, Field::OpSel, words) & 7, 0)
+        }
+        _ => false,
+    };
+    if bad {
+        return Err(DecodeError::Invalid { word: words[0] });
+    }
+    Ok(())
 }
 
 fn variant_of(enc: Encoding, w0: u32) -> Variant {
@@ -170,7 +217,10 @@ fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -
             Encoding::Sop1 => &[Field::Ssrc0],
             _ => &[Field::Src0],
         };
-        let code_literal = sources.iter().any(|&f| field(enc, f, &[w0]) as u16 == LITERAL_CODE);
+        let code_literal = sources.iter().any(|&f| {
+            field(enc, f, &[w0]) as u16 == LITERAL_CODE
+                && row.operands.iter().any(|s| s.field == f && matches!(s.kind, SlotKind::Code(_)))
+        });
         let extension = matches!(variant_of(enc, w0), Variant::Dpp | Variant::Sdwa);
         let constant = row.operands.iter().any(|s| s.kind == SlotKind::Constant);
         if code_literal || extension || constant {
@@ -180,9 +230,7 @@ fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -
     if enc == Encoding::Sopk && row.operands.iter().any(|s| s.kind == SlotKind::Constant) {
         len += 4;
     }
-    if enc == Encoding::Vop3p && target == Target::Gfx950 && row.mnemonic == "v_mfma_ld_scale_b32" {
-        len += 8;
-    }
+    let _ = target;
     len
 }
 

@@ -39,7 +39,7 @@ impl fmt::Display for Modifier {
                 f.write_str("]")
             }
             Modifier::Named(n, v) => write!(f, "{n}:{v}"),
-            Modifier::Comment(s) => write!(f, " /* {s} */"),
+            Modifier::Comment(s) => write!(f, "  /* {s} */"),
         }
     }
 }

@@ -67,16 +67,86 @@ pub struct Slot {
     pub width: u8,
 }
 
-/// Flags learned per opcode: which optional variants and modifiers exist.
+/// Flags learned per opcode from the oracle: which optional variants exist and
+/// which groups of modifier bits the opcode accepts.
 pub mod flags {
-    pub const DPP: u16 = 1;
-    pub const SDWA: u16 = 2;
-    pub const ABS: u16 = 4;
-    pub const NEG: u16 = 8;
-    pub const CLAMP: u16 = 16;
-    pub const OMOD: u16 = 32;
-    pub const OPSEL: u16 = 64;
+    pub const DPP: u64 = 1 << 0;
+    pub const SDWA: u64 = 1 << 1;
+    pub const ABS: u64 = 1 << 2;
+    pub const NEG: u64 = 1 << 3;
+    pub const CLAMP: u64 = 1 << 4;
+    pub const OMOD: u64 = 1 << 5;
+    pub const OPSEL: u64 = 1 << 6;
+    pub const NEGHI: u64 = 1 << 7;
+    pub const DPPMODS: u64 = 1 << 8;
+    pub const SDWANEG: u64 = 1 << 9;
+    pub const SDWASEXT: u64 = 1 << 10;
+    pub const SDWASGPR: u64 = 1 << 11;
+    pub const SDWACLAMP: u64 = 1 << 12;
+    pub const SDWAOMOD: u64 = 1 << 13;
+    pub const SDWASDST: u64 = 1 << 14;
+    pub const IMM: u64 = 1 << 15;
+    pub const GLC: u64 = 1 << 16;
+    pub const SOE: u64 = 1 << 17;
+    pub const SDWAUNUSED: u64 = 1 << 18;
+    pub const SADDR: u64 = 1 << 19;
+    pub const ACC: u64 = 1 << 20;
+    pub const LDS: u64 = 1 << 21;
+    pub const SC1: u64 = 1 << 22;
+    pub const GDS: u64 = 1 << 23;
+    pub const P_OPSEL: u64 = 1 << 24;
+    pub const P_OPSELHI: u64 = 1 << 25;
+    pub const P_NEGLO: u64 = 1 << 26;
+    pub const P_NEGHI: u64 = 1 << 27;
+    pub const P_CLAMP: u64 = 1 << 28;
+    pub const P_OMOD: u64 = 1 << 29;
+    pub const P_GDS: u64 = 1 << 30;
+    pub const P_GLC: u64 = 1 << 31;
+    pub const P_OFFSET: u64 = 1 << 32;
+    pub const P_DSTSEL: u64 = 1 << 33;
+    pub const P_ABS: u64 = 1 << 34;
+    pub const P_NEG: u64 = 1 << 35;
 }
+
+/// Which words a modifier group applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupScope {
+    Any,
+    Dpp,
+    Sdwa,
+}
+
+/// Modifier groups: `(flag, encodings, scope, dword, mask)`. A word with bits
+/// of a group set is valid only if its opcode has the group's flag. Mirrored by
+/// `MODIFIER_GROUPS` in `tools/mktable.py`, which learns the flags.
+pub const MODIFIER_GROUPS: &[(u64, &[Encoding], GroupScope, usize, u32)] = &[
+    (flags::ABS, &[Encoding::Vop3], GroupScope::Any, 0, 0x700),
+    (flags::OPSEL, &[Encoding::Vop3], GroupScope::Any, 0, 0x7800),
+    (flags::CLAMP, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 0, 0x8000),
+    (flags::OMOD, &[Encoding::Vop3], GroupScope::Any, 1, 0x1800_0000),
+    (flags::NEG, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 1, 0xE000_0000),
+    (flags::NEGHI, &[Encoding::Vop3p], GroupScope::Any, 0, 0x700),
+    (flags::OPSEL, &[Encoding::Vop3p], GroupScope::Any, 0, 0x3800),
+    (flags::DPPMODS, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Dpp, 1, 0x00F0_0000),
+    (flags::SDWANEG, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x3030_0000),
+    (flags::SDWASEXT, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0808_0000),
+    (flags::SDWASGPR, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x8080_0000),
+    (flags::SDWACLAMP, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0000_2000),
+    (flags::SDWAOMOD, &[Encoding::Vop1, Encoding::Vop2], GroupScope::Sdwa, 1, 0x0000_C000),
+    (flags::SDWASDST, &[Encoding::Vopc], GroupScope::Sdwa, 1, 0x0000_8000),
+    (flags::SDWAUNUSED, &[Encoding::Vop1, Encoding::Vop2], GroupScope::Sdwa, 1, 0x0000_1800),
+    (flags::SADDR, &[Encoding::Flat], GroupScope::Any, 1, 0x007F_0000),
+    (flags::ACC, &[Encoding::Flat, Encoding::Global, Encoding::Scratch, Encoding::Mubuf, Encoding::Mtbuf], GroupScope::Any, 1, 0x0080_0000),
+    (flags::LDS, &[Encoding::Flat, Encoding::Global, Encoding::Scratch], GroupScope::Any, 0, 0x2000),
+    (flags::SC1, &[Encoding::Flat, Encoding::Global, Encoding::Scratch], GroupScope::Any, 0, 0x0200_0000),
+    (flags::LDS, &[Encoding::Mubuf], GroupScope::Any, 0, 0x1_0000),
+    (flags::SC1, &[Encoding::Mubuf], GroupScope::Any, 0, 0x8000),
+    (flags::GDS, &[Encoding::Ds], GroupScope::Any, 0, 0x1_0000),
+    (flags::ACC, &[Encoding::Ds], GroupScope::Any, 0, 0x0200_0000),
+    (flags::IMM, &[Encoding::Smem], GroupScope::Any, 0, 0x2_0000),
+    (flags::GLC, &[Encoding::Smem], GroupScope::Any, 0, 0x1_0000),
+    (flags::SOE, &[Encoding::Smem], GroupScope::Any, 0, 0x4000),
+];
 
 /// One row of the instruction table.
 #[derive(Debug, Clone, Copy)]
@@ -87,7 +157,7 @@ pub struct OpcodeRow {
     pub targets: u8,
     pub mnemonic: &'static str,
     pub operands: &'static [Slot],
-    pub flags: u16,
+    pub flags: u64,
     pub class: InstrClass,
 }
 

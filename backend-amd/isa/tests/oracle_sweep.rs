@@ -37,7 +37,7 @@ fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally 
         let ours = decode(target, &bytes);
         let mut note = |kind: &str, msg: String| {
             let v = examples.entry(format!("{} {kind}", target.name())).or_default();
-            if v.len() < 400 {
+            if v.len() < 100_000 {
                 v.push(msg);
             }
         };

@@ -295,7 +295,9 @@ def learn(enc, cases):
     for pos, tok in enumerate(ops):
         clean = re.sub(r"^[-|]+|\|$", "", tok)
         el = learn_operand(clean, flds, enc)
-        if el is None and enc in ("SOPP", "SOPK") or (enc == "SOPC" and pos == 1 and el is None):
+        if el is None and enc == "SOPC" and pos == 1:
+            el = f"ssrc1:{imm_style(enc, valid, pos)}:0"
+        elif el is None and enc in ("SOPP", "SOPK"):
             el = f"simm16:{imm_style(enc, valid, pos)}:0"
         elif el is None and enc == "SMEM" and pos == 0 and tok == str(flds["sdata"][1]):
             el = "sdata:i:0"
@@ -317,7 +319,9 @@ def learn(enc, cases):
         if len(parts) == 3 and parts[1] == "x" and flds.get(parts[0], ("", 0))[0] == "c":
             parts.append(operand_type(enc, valid, pos, parts[0], int(parts[2])))
         typed.append(":".join(parts))
-    return mnem, typed, learn_flags(enc, valid)
+    decodable = [c for c in cases if c[1] > 0]
+    vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
+    return mnem, typed, learn_flags(enc, decodable, vop3b)
 
 
 def operand_type(enc, valid, pos, name, width):
@@ -339,22 +343,91 @@ def operand_type(enc, valid, pos, name, width):
     return ty
 
 
-FLAG_BITS = {
-    # flag -> (dword, lo, width) of the field whose nonzero value needs it
-    "VOP3": {"abs": (0, 8, 3), "opsel": (0, 11, 4), "clamp": (0, 15, 1), "omod": (1, 27, 2), "neg": (1, 29, 3)},
-}
+def _vop3b(words):
+    return False
 
 
-def learn_flags(enc, valid):
+# Modifier groups: (flag, encodings, predicate on the words, dword, mask). A
+# flag is set for an opcode when some word the oracle accepts has bits of the
+# group set; the decoder rejects words using a group the opcode lacks.
+# Mirrored by MODIFIER_GROUPS in src/table.rs.
+def _plain(w):
+    return (w[0] & 0x1FF) not in (0xF9, 0xFA)
+
+
+def _dpp(w):
+    return (w[0] & 0x1FF) == 0xFA
+
+
+def _sdwa(w):
+    return (w[0] & 0x1FF) == 0xF9
+
+
+MODIFIER_GROUPS = [
+    ("abs", ("VOP3",), None, 0, 0x700),
+    ("opsel", ("VOP3",), None, 0, 0x7800),
+    ("clamp", ("VOP3", "VOP3P"), None, 0, 0x8000),
+    ("omod", ("VOP3",), None, 1, 0x18000000),
+    ("neg", ("VOP3", "VOP3P"), None, 1, 0xE0000000),
+    ("neghi", ("VOP3P",), None, 0, 0x700),
+    ("opsel", ("VOP3P",), None, 0, 0x3800),
+    ("dppmods", ("VOP1", "VOP2", "VOPC"), _dpp, 1, 0x00F00000),
+    ("sdwaneg", ("VOP1", "VOP2", "VOPC"), _sdwa, 1, 0x30300000),
+    ("sdwasext", ("VOP1", "VOP2", "VOPC"), _sdwa, 1, 0x08080000),
+    ("sdwasgpr", ("VOP1", "VOP2", "VOPC"), _sdwa, 1, 0x80800000),
+    ("sdwaclamp", ("VOP1", "VOP2", "VOPC"), _sdwa, 1, 0x00002000),
+    ("sdwaomod", ("VOP1", "VOP2"), _sdwa, 1, 0x0000C000),
+    ("sdwasdst", ("VOPC",), _sdwa, 1, 0x00008000),
+    ("sdwaunused", ("VOP1", "VOP2"), _sdwa, 1, 0x00001800),
+    ("saddr", ("FLAT",), None, 1, 0x007F0000),
+    ("acc", ("FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"), None, 1, 0x00800000),
+    ("lds", ("FLAT", "GLOBAL", "SCRATCH"), None, 0, 0x2000),
+    ("sc1", ("FLAT", "GLOBAL", "SCRATCH"), None, 0, 0x02000000),
+    ("lds", ("MUBUF",), None, 0, 0x10000),
+    ("sc1", ("MUBUF",), None, 0, 0x8000),
+    ("gds", ("DS",), None, 0, 0x10000),
+    ("acc", ("DS",), None, 0, 0x02000000),
+    ("imm", ("SMEM",), None, 0, 0x20000),
+    ("glc", ("SMEM",), None, 0, 0x10000),
+    ("soe", ("SMEM",), None, 0, 0x4000),
+]
+
+
+# Printed-modifier flags: whether the oracle ever prints the modifier for the
+# opcode (it accepts some bits without printing them). Mirrored in src/table.rs.
+PRINTED = [
+    ("p_opsel", r" op_sel:"),
+    ("p_opselhi", r" op_sel_hi:"),
+    ("p_neglo", r" neg_lo:"),
+    ("p_neghi", r" neg_hi:"),
+    ("p_clamp", r" clamp\b"),
+    ("p_omod", r" (mul|div):"),
+    ("p_gds", r" gds\b"),
+    ("p_glc", r" (glc|sc0)\b"),
+    ("p_offset", r" offset:"),
+    ("p_dstsel", r" dst_sel:"),
+    ("p_abs", r"\|"),
+    ("p_neg", r"(^|[ ,])-[vsa|(]|neg\("),
+]
+
+
+def learn_flags(enc, decodable, vop3b):
     flags = []
-    for words, _l, text in valid:
+    for flag, rx in PRINTED:
+        if any(re.search(rx, t.split(None, 1)[1] if " " in t else "") for _w, _l, t in decodable):
+            flags.append(flag)
+    for words, _l, text in decodable:
         m = text.split()[0]
         if m.endswith("_dpp") and "dpp" not in flags:
             flags.append("dpp")
         if m.endswith("_sdwa") and "sdwa" not in flags:
             flags.append("sdwa")
-    for flag, (dw, lo, n) in FLAG_BITS.get(enc, {}).items():
-        if any(bits(w[dw], lo, n) for w, _l, _t in valid if len(w) > dw):
+    for flag, encs, pred, dw, mask in MODIFIER_GROUPS:
+        if enc not in encs or flag in flags:
+            continue
+        if vop3b and dw == 0 and mask & 0x7F00:
+            continue
+        if any(len(w) > dw and w[dw] & mask and (pred is None or pred(w)) for w, _l, _t in decodable):
             flags.append(flag)
     return flags
 

@@ -29,6 +29,32 @@ NOP = 0xBF800000
 V = 0x100  # operand code of v0
 
 
+def modifier_variants(add, base, vopc, vop1=False):
+    """DPP and SDWA words that each set one group of modifier bits."""
+    dpp = 20 | 0xE4 << 8 | 0xF << 24 | 0xF << 28
+    add(base | 0xFA, dpp | 1 << 20 | 1 << 22)
+    add(base | 0xFA, dpp | 1 << 21 | 1 << 23)
+    add(base | 0xFA, dpp | 1 << 19)
+    add(base | 0xFA, 20 | 0x151 << 8 | 0xF << 24 | 0xF << 28)
+    sd = 20 | 6 << 16 | (0 if vop1 else 6 << 24) | (0 if vopc else 6 << 8)
+    add(base | 0xF9, sd | 1 << 20)
+    add(base | 0xF9, sd | 1 << 21)
+    add(base | 0xF9, sd | 1 << 19)
+    add(base | 0xF9, sd | 1 << 23)
+    if not vop1:
+        add(base | 0xF9, sd | 1 << 28)
+        add(base | 0xF9, sd | 1 << 29)
+        add(base | 0xF9, sd | 1 << 27)
+        add(base | 0xF9, sd | 1 << 31)
+    add(base | 0xF9, sd | 1 << 13)
+    if vopc:
+        add(base | 0xF9, sd | 1 << 15 | 12 << 8)
+    else:
+        add(base | 0xF9, sd | 2 << 14)
+        add(base | 0xF9, sd & ~(7 << 8) | 4 << 8 | 1 << 11)
+        add(base | 0xF9, sd & ~(7 << 8) | 5 << 8 | 2 << 11)
+
+
 def sweep():
     """Yield (words,) for every probe case, in a fixed order."""
     cases = []
@@ -91,6 +117,7 @@ def sweep():
         add(base | 0xF9, 20 | 6 << 8 | 6 << 16 | 6 << 24)
         add(base | 0xF9, 20 | 5 << 8 | 1 << 11 | 1 << 13 | 1 << 16 | 1 << 20 | 2 << 24 | 1 << 29)
         add(base | 0xF9, 20 | 6 << 8 | 6 << 16 | 6 << 24 | 1 << 23 | 1 << 14)
+        modifier_variants(add, base, False)
     # VOP1: [31:25]=0x3F vdst[24:17] op[16:9] src0[8:0]
     for op in range(256):
         base = 0x7E000000 | 10 << 17 | op << 9
@@ -104,6 +131,7 @@ def sweep():
         add(base | 0xFA, 20 | 0x130 << 8 | 1 << 19 | 0x3 << 24 | 0xA << 28 | 1 << 20 | 1 << 21)
         add(base | 0xF9, 20 | 6 << 8 | 6 << 16)
         add(base | 0xF9, 20 | 4 << 8 | 2 << 11 | 1 << 19 | 1 << 20 | 1 << 21 | 1 << 15)
+        modifier_variants(add, base, False, vop1=True)
     # VOPC: [31:25]=0x3E op[24:17] vsrc1[16:9] src0[8:0]
     for op in range(256):
         base = 0x7C000000 | op << 17 | 30 << 9
@@ -114,6 +142,7 @@ def sweep():
         add(base | 0xFA, 20 | 0xB1 << 8 | 0xF << 24 | 0xF << 28)
         add(base | 0xF9, 20 | 6 << 16 | 6 << 24)
         add(base | 0xF9, 20 | 12 << 8 | 1 << 15 | 2 << 16 | 1 << 20 | 1 << 23 | 3 << 24 | 1 << 29)
+        modifier_variants(add, base, True)
     # VOP3: [31:26]=110100 op[25:16]
     for op in range(1024):
         base = 0xD0000000 | op << 16 | 80
@@ -123,6 +152,14 @@ def sweep():
         add(base | 0x5 << 8 | 1 << 15, srcs | 0x3 << 29 | 1 << 27)
         add(base | 0x2 << 8, 20 | 0xF2 << 9 | 0xC1 << 18 | 0x4 << 29 | 2 << 27)
         add(base | 0xA << 11, 0xF8 | (V + 40) << 9 | 106 << 18 | 1 << 29)
+        for b in range(3):
+            add(base | 1 << (8 + b), srcs)
+            add(base, srcs | 1 << (29 + b))
+            add(base | 1 << (11 + b), srcs)
+        add(base | 1 << 15, srcs)
+        add(base, srcs | 1 << 27)
+        add(base | 0x3 << 11, srcs)
+        add(base | 0x8 << 11, srcs)
     # VOP3P: [31:23]=0x1A7 op[22:16]
     for op in range(128):
         base = 0xD3800000 | op << 16 | 80
@@ -133,8 +170,12 @@ def sweep():
         add(base | 1 << 15 | 1 << 14, 20 | 0xF2 << 9 | (V + 60) << 18 | 3 << 27)
         add(base | 1 << 15 | 0x3 << 8 | 0x2 << 11, srcs | 0x5 << 29 | 0x2 << 27)
         add(base | 1 << 15 | 1 << 14, srcs | 3 << 27 | 0xF8 << 18)
+        add(base | 1 << 14, srcs | 3 << 27 | 0x3 << 29)
+        add(base | 1 << 14 | 0x3 << 8, srcs | 3 << 27)
+        add(base | 1 << 14 | 0x3 << 11, srcs | 3 << 27)
+        add(base | 1 << 14 | 1 << 15, srcs | 3 << 27)
     # gfx950 scaled MFMA: v_mfma_ld_scale_b32 followed by an MFMA
-    for op in range(0x40, 0x80):
+    for op in (0x2D, 0x2E, 0x40):
         first = 0xD3800000 | 0x2C << 16 | 1 << 14
         add(first | 0x1 << 11, (V + 5) | (V + 6) << 9 | 1 << 27,
             0xD3800000 | op << 16 | 1 << 15 | 80, (V + 20) | (V + 40) << 9 | (V + 60) << 18)
@@ -155,6 +196,9 @@ def sweep():
             add(base | 0x1FF0 | 1 << 17, 20 | 30 << 8 | 0x7F << 16 | 10 << 24 | 1 << 23)
             add(base | 0x8 | 1 << 13 | 1 << 25, 20 | 30 << 8 | 0x7F << 16 | 10 << 24)
             add(base | 0x18, 20 | 30 << 8 | 10 << 24)
+            add(base | 1 << 13, 20 | 30 << 8 | 10 << 24)
+            add(base | 1 << 25, 20 | 30 << 8 | 10 << 24)
+            add(base, 20 | 30 << 8 | 10 << 24 | 1 << 23)
     # MUBUF: [31:26]=111000 op[24:18] slc17 lds16 glc14 idxen13 offen12 offset[11:0]
     for op in range(128):
         base = 0xE0000000 | op << 18
@@ -162,6 +206,9 @@ def sweep():
         add(base | 0x10, 20 | 10 << 8 | 6 << 16 | 0x80 << 24)
         add(base | 1 << 13 | 1 << 14 | 1 << 17, 20 | 10 << 8 | 6 << 16 | 0xC1 << 24)
         add(base | 3 << 12 | 1 << 16 | 0xFFF, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
+        add(base | 1 << 16, 20 | 10 << 8 | 6 << 16 | 30 << 24)
+        add(base | 1 << 12, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
+        add(base | 1 << 12 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 30 << 24)
     # MTBUF: [31:26]=111010 op[18:15] dfmt[22:19] nfmt[25:23]
     for op in range(16):
         base = 0xE8000000 | op << 15
