@@ -319,6 +319,8 @@ fn extract_into<'a>(
     path.push(kind);
     match kind {
         ContainerKind::CodeObject => {
+            // Reject what is not even a well-formed ELF here, with its reason.
+            ElfFile::parse(&bytes)?;
             let target_id = bundle_id.map(|id| BundleId::parse(id).map(|b| b.target_id)).transpose()?;
             out.push(ExtractedCodeObject {
                 bundle_id: bundle_id.map(str::to_string),
