@@ -23,6 +23,7 @@ mkdir -p "$logs"
 results="$out/results.jsonl"
 : > "$results"
 start_all=$SECONDS
+ulimit -c 0  # the crash program should not leave a core file
 budget="${XFPX_GPU_BUDGET:-480}"
 per_run="${XFPX_GPU_TIMEOUT:-120}"
 
