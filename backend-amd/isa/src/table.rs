@@ -72,40 +72,51 @@ pub struct Slot {
 pub mod flags {
     pub const DPP: u64 = 1 << 0;
     pub const SDWA: u64 = 1 << 1;
-    pub const ABS: u64 = 1 << 2;
-    pub const NEG: u64 = 1 << 3;
-    pub const CLAMP: u64 = 1 << 4;
-    pub const OMOD: u64 = 1 << 5;
-    pub const OPSEL: u64 = 1 << 6;
-    pub const NEGHI: u64 = 1 << 7;
-    pub const DPPMODS: u64 = 1 << 8;
-    pub const SDWANEG: u64 = 1 << 9;
-    pub const SDWASEXT: u64 = 1 << 10;
-    pub const SDWASGPR: u64 = 1 << 11;
-    pub const SDWACLAMP: u64 = 1 << 12;
-    pub const SDWAOMOD: u64 = 1 << 13;
-    pub const SDWASDST: u64 = 1 << 14;
-    pub const IMM: u64 = 1 << 15;
-    pub const GLC: u64 = 1 << 16;
-    pub const SOE: u64 = 1 << 17;
-    pub const SDWAUNUSED: u64 = 1 << 18;
-    pub const SADDR: u64 = 1 << 19;
-    pub const ACC: u64 = 1 << 20;
-    pub const LDS: u64 = 1 << 21;
-    pub const SC1: u64 = 1 << 22;
-    pub const GDS: u64 = 1 << 23;
-    pub const P_OPSEL: u64 = 1 << 24;
-    pub const P_OPSELHI: u64 = 1 << 25;
-    pub const P_NEGLO: u64 = 1 << 26;
-    pub const P_NEGHI: u64 = 1 << 27;
-    pub const P_CLAMP: u64 = 1 << 28;
-    pub const P_OMOD: u64 = 1 << 29;
-    pub const P_GDS: u64 = 1 << 30;
-    pub const P_GLC: u64 = 1 << 31;
-    pub const P_OFFSET: u64 = 1 << 32;
-    pub const P_DSTSEL: u64 = 1 << 33;
-    pub const P_ABS: u64 = 1 << 34;
-    pub const P_NEG: u64 = 1 << 35;
+    pub const ABS0: u64 = 1 << 2;
+    pub const ABS1: u64 = 1 << 3;
+    pub const ABS2: u64 = 1 << 4;
+    pub const OPSEL0: u64 = 1 << 5;
+    pub const OPSEL1: u64 = 1 << 6;
+    pub const OPSEL2: u64 = 1 << 7;
+    pub const OPSEL3: u64 = 1 << 8;
+    pub const CLAMP: u64 = 1 << 9;
+    pub const OMOD: u64 = 1 << 10;
+    pub const NEG0: u64 = 1 << 11;
+    pub const NEG1: u64 = 1 << 12;
+    pub const NEG2: u64 = 1 << 13;
+    pub const NEGHI: u64 = 1 << 14;
+    pub const OPSEL: u64 = 1 << 15;
+    pub const DPPMODS0: u64 = 1 << 16;
+    pub const DPPMODS1: u64 = 1 << 17;
+    pub const SDWANEG0: u64 = 1 << 18;
+    pub const SDWANEG1: u64 = 1 << 19;
+    pub const SDWASEXT0: u64 = 1 << 20;
+    pub const SDWASEXT1: u64 = 1 << 21;
+    pub const SDWASGPR: u64 = 1 << 22;
+    pub const SDWACLAMP: u64 = 1 << 23;
+    pub const SDWAOMOD: u64 = 1 << 24;
+    pub const SDWASDST: u64 = 1 << 25;
+    pub const IMM: u64 = 1 << 26;
+    pub const GLC: u64 = 1 << 27;
+    pub const SOE: u64 = 1 << 28;
+    pub const SDWAUNUSED: u64 = 1 << 29;
+    pub const SADDR: u64 = 1 << 30;
+    pub const ACC: u64 = 1 << 31;
+    pub const LDS: u64 = 1 << 32;
+    pub const SC1: u64 = 1 << 33;
+    pub const GDS: u64 = 1 << 34;
+    pub const P_OPSEL: u64 = 1 << 35;
+    pub const P_OPSELHI: u64 = 1 << 36;
+    pub const P_NEGLO: u64 = 1 << 37;
+    pub const P_NEGHI: u64 = 1 << 38;
+    pub const P_CLAMP: u64 = 1 << 39;
+    pub const P_OMOD: u64 = 1 << 40;
+    pub const P_GDS: u64 = 1 << 41;
+    pub const P_GLC: u64 = 1 << 42;
+    pub const P_OFFSET: u64 = 1 << 43;
+    pub const P_DSTSEL: u64 = 1 << 44;
+    pub const P_ABS: u64 = 1 << 45;
+    pub const P_NEG: u64 = 1 << 46;
 }
 
 /// Which words a modifier group applies to.
@@ -120,16 +131,26 @@ pub enum GroupScope {
 /// of a group set is valid only if its opcode has the group's flag. Mirrored by
 /// `MODIFIER_GROUPS` in `tools/mktable.py`, which learns the flags.
 pub const MODIFIER_GROUPS: &[(u64, &[Encoding], GroupScope, usize, u32)] = &[
-    (flags::ABS, &[Encoding::Vop3], GroupScope::Any, 0, 0x700),
-    (flags::OPSEL, &[Encoding::Vop3], GroupScope::Any, 0, 0x7800),
+    (flags::ABS0, &[Encoding::Vop3], GroupScope::Any, 0, 0x100),
+    (flags::ABS1, &[Encoding::Vop3], GroupScope::Any, 0, 0x200),
+    (flags::ABS2, &[Encoding::Vop3], GroupScope::Any, 0, 0x400),
+    (flags::OPSEL0, &[Encoding::Vop3], GroupScope::Any, 0, 0x800),
+    (flags::OPSEL1, &[Encoding::Vop3], GroupScope::Any, 0, 0x1000),
+    (flags::OPSEL2, &[Encoding::Vop3], GroupScope::Any, 0, 0x2000),
+    (flags::OPSEL3, &[Encoding::Vop3], GroupScope::Any, 0, 0x4000),
     (flags::CLAMP, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 0, 0x8000),
     (flags::OMOD, &[Encoding::Vop3], GroupScope::Any, 1, 0x1800_0000),
-    (flags::NEG, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 1, 0xE000_0000),
+    (flags::NEG0, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 1, 0x2000_0000),
+    (flags::NEG1, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 1, 0x4000_0000),
+    (flags::NEG2, &[Encoding::Vop3, Encoding::Vop3p], GroupScope::Any, 1, 0x8000_0000),
     (flags::NEGHI, &[Encoding::Vop3p], GroupScope::Any, 0, 0x700),
     (flags::OPSEL, &[Encoding::Vop3p], GroupScope::Any, 0, 0x3800),
-    (flags::DPPMODS, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Dpp, 1, 0x00F0_0000),
-    (flags::SDWANEG, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x3030_0000),
-    (flags::SDWASEXT, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0808_0000),
+    (flags::DPPMODS0, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Dpp, 1, 0x0030_0000),
+    (flags::DPPMODS1, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Dpp, 1, 0x00C0_0000),
+    (flags::SDWANEG0, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0030_0000),
+    (flags::SDWANEG1, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x3000_0000),
+    (flags::SDWASEXT0, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0008_0000),
+    (flags::SDWASEXT1, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0800_0000),
     (flags::SDWASGPR, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x8080_0000),
     (flags::SDWACLAMP, &[Encoding::Vop1, Encoding::Vop2, Encoding::Vopc], GroupScope::Sdwa, 1, 0x0000_2000),
     (flags::SDWAOMOD, &[Encoding::Vop1, Encoding::Vop2], GroupScope::Sdwa, 1, 0x0000_C000),

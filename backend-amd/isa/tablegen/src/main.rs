@@ -1,8 +1,5 @@
-//! Regenerates `src/generated/gfx9.rs` from `tables/gfx9.tsv`.
-//! Usage: `xfpx-amd-isa-tablegen [CRATE_DIR]` (default: this crate's directory).
-
-#[path = "../../tools/tablegen.rs"]
-mod tablegen;
+//! Regenerates `src/generated/gfx9.rs` of xfpx-amd-isa from `tables/gfx9.tsv`.
+//! Usage: `cargo run -p xfpx-amd-isa-tablegen [ISA_CRATE_DIR]`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +8,7 @@ fn main() -> ExitCode {
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."));
     let tsv = match std::fs::read_to_string(dir.join("tables/gfx9.tsv")) {
         Ok(t) => t,
         Err(e) => {
@@ -19,7 +16,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = match tablegen::generate(&tsv) {
+    let code = match xfpx_amd_isa_tablegen::generate(&tsv) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
