@@ -183,6 +183,8 @@ class Harness:
                 run["unparsed_gpufpx_lines"] = unparsed[:20]
             cell.runs.append(run)
             print(" %s %.2fs rc=%s selfcheck=%s" % (run["status"], wall, rc, out.selfcheck), flush=True)
+            if run["status"] == "skipped" and cell.status == "ok":
+                break  # earlier repetitions stand; the budget only cut this one
             if run["status"] != "ok":
                 cell.status = run["status"]
                 if run["status"] == "skipped":
@@ -190,7 +192,8 @@ class Harness:
                 elif timed_out:
                     cell.reason = "timeout after %.0fs" % wall
                 else:
-                    cell.reason = "exit %s, no self-check" % rc
+                    last = [l for l in text.splitlines() if l.strip()][-1:]
+                    cell.reason = "exit %s, no self-check%s" % (rc, (": " + last[0][:200]) if last else "")
                 break
             cell.status = "ok"
             if wall > self.args.cheap:
@@ -391,6 +394,7 @@ def main(argv=None):
         h.compare(p, configs)
     h.save()
     h.pack_logs()
+    shutil.rmtree(h.work, ignore_errors=True)
     with open(os.path.join(args.out, "env.txt")) as f:
         print("\n" + f.read())
     for p in programs:
@@ -400,6 +404,11 @@ def main(argv=None):
                 keys = lambda ks: ", ".join("/".join(k) for k in ks) or "nothing"
                 print("findings %s: %s misses %s; %s misses %s" % (
                     p, diff["tool"], keys(diff["missing"]), d["reference"], keys(diff["extra"])))
+    for p in programs:
+        for c in configs:
+            cell = h.cells.get(p, {}).get(c.name)
+            if cell and cell.status not in ("ok", "not run"):
+                print("%s %s: %s (%s)" % (p, c.name, cell.status, cell.reason))
     for n in notes:
         print("note: " + n)
     with open(os.path.join(args.out, "table.txt")) as f:
