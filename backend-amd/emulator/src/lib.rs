@@ -1,1 +1,11 @@
-//! CDNA wave emulator: executes AMDGPU kernels on the host to test instrumentation and replay launches.
+//! xfpx-amd-emu: a CDNA (gfx90a, gfx942; gfx908/gfx950 where instructions are
+//! shared) wave64 emulator. It is a test and replay engine, not a performance
+//! tool: it runs real compiled kernels instruction by instruction so that an
+//! original and a rewritten kernel can be compared, and a captured launch can
+//! be replayed without an AMD GPU.
+
+pub mod codeobject;
+pub mod decode;
+pub mod fpu;
+pub mod memory;
+pub mod opcode_table;
