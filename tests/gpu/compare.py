@@ -142,8 +142,11 @@ def compare_one(args) -> dict:
         result["notes"].append("plain run printed no checksum")
     elif a != b:
         result["notes"].append(f"checksum plain {a} vs xfpx {b}")
-    if "self-check ok" not in plain:
+    result["self_check"] = "self-check ok" in plain
+    if not result["self_check"]:
         result["notes"].append("plain run's self-check did not pass")
+    elif "self-check ok" not in inst:
+        result["notes"].append("instrumented run's self-check did not pass")
     want_rc = expected_rc(expected["exit"])
     result["exit_ok"] = args.plain_rc == want_rc and args.xfpx_rc == want_rc
     if not result["exit_ok"]:
@@ -171,14 +174,16 @@ def skipped(program: str, expected_path: str, reason: str) -> dict:
 
 def table(path: str) -> int:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    head = ["program", "expected", "found", "missing", "extra", "output identical", "exit", "time plain/xfpx", "verdict"]
+    head = ["program", "self-check", "expected", "found", "missing", "extra", "output identical", "exit",
+            "time plain/xfpx", "verdict"]
     body = []
     for r in rows:
         t = f"{r['plain_s']:.1f}s/{r['xfpx_s']:.1f}s" + (" TIMEOUT" if r["timed_out"] else "")
         if r.get("skipped"):
             t = "not run"
         body.append([
-            r["program"], str(r["expected"]), "-" if r["found"] is None else str(r["found"]),
+            r["program"], "ok" if r.get("self_check") else "NO", str(r["expected"]),
+            "-" if r["found"] is None else str(r["found"]),
             str(len(r["missing"])), str(len(r["extra"])), "yes" if r["identical"] else "NO",
             "ok" if r["exit_ok"] else "NO", t, "PASS" if r["pass"] else ("SKIP" if r.get("skipped") else "FAIL"),
         ])

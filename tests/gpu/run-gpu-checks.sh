@@ -13,6 +13,7 @@
 #   XFPX_GPU_PROGRAMS="fpx_basic fpx_half"  run only these
 #   XFPX_GPU_TIMEOUT=120                    seconds per instrumented run
 #   XFPX_GPU_BUDGET=480                     stop starting programs after this
+#   XFPX_GPU_DUMP=1                         also write `xfpx run --dump` output
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -78,13 +79,16 @@ for prog in $programs; do
     fi
     echo "run-gpu-checks: $prog"
     t0=$(date +%s.%N)
-    timeout -k 5 60 "${cmd[@]}" > "$logs/$prog.plain.log" 2>&1
+    # in a subshell, so that a program's death by signal is not announced here
+    (timeout -k 5 60 "${cmd[@]}" > "$logs/$prog.plain.log" 2>&1) 2>/dev/null
     plain_rc=$?
     t1=$(date +%s.%N)
     timed_out=()
     if [[ $ready == 1 ]]; then
-        timeout -k 5 "$per_run" "$xfpx" run --vendor auto --report "$logs/$prog.report.json" -- "${cmd[@]}" \
-            > "$logs/$prog.xfpx.log" 2>&1
+        dump=()
+        [[ "${XFPX_GPU_DUMP:-0}" == 1 ]] && dump=(--dump "$logs/$prog.dump")
+        (timeout -k 5 "$per_run" "$xfpx" run --vendor auto --report "$logs/$prog.report.json" "${dump[@]}" \
+            -- "${cmd[@]}" > "$logs/$prog.xfpx.log" 2>&1) 2>/dev/null
         xfpx_rc=$?
         [[ $xfpx_rc == 124 || $xfpx_rc == 137 ]] && timed_out=(--timed-out)
     else
