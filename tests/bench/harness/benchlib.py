@@ -401,11 +401,21 @@ def modes_from_help(text):
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if re.search(r"(^|\s)--mode\b", line):
-            for follow in lines[i:i + 12]:
+            listed = None  # clap's long help: "Possible values:" then "- name: text"
+            for follow in lines[i:i + 40]:
                 m = re.search(r"\[possible values: ([^\]]+)\]", follow)
                 if m:
                     return [v.strip() for v in m.group(1).split(",") if v.strip()], True
-                if follow is not line and re.match(r"\s*-", follow):
+                if re.match(r"\s*Possible values:\s*$", follow):
+                    listed = []
+                    continue
+                item = re.match(r"\s*- ([A-Za-z0-9_-]+)(:|\s*$)", follow)
+                if listed is not None and item:
+                    listed.append(item.group(1))
+                    continue
+                if listed:
+                    return listed, True
+                if follow is not line and re.match(r"\s*--?[A-Za-z]", follow):
                     break
             return ["detect"], True
     return ["detect"], False

@@ -207,6 +207,8 @@ class HelpTest(unittest.TestCase):
     def test_modes_from_clap_help(self):
         self.assertEqual(benchlib.modes_from_help(sample("xfpx-run-help.txt")), (["screen", "detect"], True))
         self.assertEqual(benchlib.modes_from_help(sample("xfpx-run-help-nomode.txt")), (["detect"], False))
+        # clap's long help lists enum values one per line.
+        self.assertEqual(benchlib.modes_from_help(sample("xfpx-run-help-long.txt")), (["detect", "screen"], True))
         one_line = "      --mode <MODE>  Mode [default: detect] [possible values: detect, screen, sampled]\n"
         self.assertEqual(benchlib.modes_from_help(one_line), (["detect", "screen", "sampled"], True))
 
