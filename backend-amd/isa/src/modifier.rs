@@ -18,6 +18,8 @@ pub enum Modifier {
     Named(&'static str, &'static str),
     /// A DPP control without a value (`row_mirror`).
     Word(&'static str),
+    /// Preformatted text (`format:[...]`).
+    Text(String),
     /// A note the reference disassembler prints in a comment.
     Comment(&'static str),
 }
@@ -39,6 +41,7 @@ impl fmt::Display for Modifier {
                 f.write_str("]")
             }
             Modifier::Named(n, v) => write!(f, "{n}:{v}"),
+            Modifier::Text(s) => f.write_str(s),
             Modifier::Comment(s) => write!(f, "  /* {s} */"),
         }
     }

@@ -109,6 +109,16 @@ pub const DPP_CODE: u16 = 0xFA;
 /// Operand code of SDWA (the source is in the extra dword).
 pub const SDWA_CODE: u16 = 0xF9;
 
+/// Scalar register tuples are aligned: pairs to 2, larger tuples to 4 (the
+/// hardware ignores the low bits of the register number).
+fn align_scalar(first: u16, count: u8) -> u16 {
+    match count {
+        0 | 1 => first,
+        2 => first & !1,
+        _ => first & !3,
+    }
+}
+
 /// One operand of a decoded instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operand {
@@ -140,8 +150,8 @@ impl Operand {
     /// dword following the instruction, if any.
     pub fn from_code(code: u16, count: u8, ty: ConstType, literal: Option<u32>) -> Operand {
         match code {
-            0..=101 => Operand::Reg(RegRange::new(RegFile::Sgpr, code, count)),
-            108..=123 => Operand::Reg(RegRange::new(RegFile::Ttmp, code - 108, count)),
+            0..=101 => Operand::Reg(RegRange::new(RegFile::Sgpr, align_scalar(code, count), count)),
+            108..=123 => Operand::Reg(RegRange::new(RegFile::Ttmp, align_scalar(code - 108, count), count)),
             128..=192 => Operand::InlineInt((code - 128) as i8),
             193..=208 => Operand::InlineInt(-((code - 192) as i8)),
             240..=248 => Operand::InlineFloat { code: code as u8, ty },

@@ -170,8 +170,8 @@ fn dpp(insn: &mut Instruction) -> Result<(), DecodeError> {
                 mods.neg = d & (1 << (20 + 2 * i)) != 0;
                 mods.abs = d & (1 << (21 + 2 * i)) != 0;
             }
-            wide |= slot.width == 2;
         }
+        wide |= slot.width == 2;
         ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
     }
     insn.operands = ops;
@@ -477,32 +477,27 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     let data_file = acc_file(insn, Field::FlatAcc);
     let glc = fv(insn, Field::Glc) != 0;
     let atomic = insn.base_mnemonic.contains("_atomic_");
+    let width_of = |f: Field| insn.row.operands.iter().find(|s| s.field == f).map(|s| s.width);
+    let vdst_w = width_of(Field::Vdst);
+    let data_w = width_of(Field::Data);
+    let reg = |f: Field, w: u8| Operand::Reg(RegRange::new(data_file, fv(insn, f) as u16, w));
     let mut ops: Vec<OperandSlot> = Vec::new();
-    let mut data_width = 1;
-    for slot in insn.row.operands {
-        match slot.field {
-            Field::Addr => {
-                let o = if enc == Encoding::Scratch && !scratch_uses_vaddr(insn, has_saddr) {
-                    Operand::Fixed("off")
-                } else {
-                    let w = if enc == Encoding::Global && has_saddr { 1 } else if enc == Encoding::Scratch { 1 } else { 2 };
-                    Operand::Reg(RegRange::new(RegFile::Vgpr, fv(insn, Field::Addr) as u16, w))
-                };
-                ops.push(plain(o));
-            }
-            Field::Vdst | Field::Data => {
-                data_width = slot.width;
-                let o = Operand::Reg(RegRange::new(data_file, fv(insn, slot.field) as u16, slot.width));
-                ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
-            }
-            _ => {}
-        }
+    if let Some(w) = vdst_w {
+        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true });
+    } else if let (true, true, Some(w)) = (atomic, glc, data_w) {
+        let w = if insn.base_mnemonic.contains("cmpswap") { (w / 2).max(1) } else { w };
+        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true });
     }
-    if atomic && glc {
-        let cmpswap = insn.base_mnemonic.contains("cmpswap");
-        let w = if cmpswap { (data_width / 2).max(1) } else { data_width };
-        let o = Operand::Reg(RegRange::new(data_file, fv(insn, Field::Vdst) as u16, w));
-        ops.insert(0, OperandSlot { operand: o, mods: SrcMods::default(), written: true });
+    let lds_only = insn.base_mnemonic.contains("_load_lds_");
+    let addr = if enc == Encoding::Scratch && !scratch_uses_vaddr(insn, has_saddr) {
+        Operand::Fixed("off")
+    } else {
+        let w = if enc == Encoding::Flat || (enc == Encoding::Global && !has_saddr) { 2 } else { 1 };
+        Operand::Reg(RegRange::new(RegFile::Vgpr, fv(insn, Field::Addr) as u16, w))
+    };
+    ops.push(plain(addr));
+    if let Some(w) = data_w {
+        ops.push(plain(reg(Field::Data, w)));
     }
     if enc != Encoding::Flat {
         let o = if has_saddr {
@@ -513,15 +508,10 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
         };
         ops.push(plain(o));
     }
+    let _ = lds_only;
     insn.operands = ops;
     let raw = fv(insn, Field::FlatOffset);
-    let offset = if enc == Encoding::Flat && !insn.target.is_gfx940_plus() {
-        (raw & 0xFFF) as i64
-    } else if enc == Encoding::Flat {
-        (raw & 0xFFF) as i64
-    } else {
-        (((raw << 19) as i32) >> 19) as i64
-    };
+    let offset = if enc == Encoding::Flat { (raw & 0xFFF) as i64 } else { (((raw << 19) as i32) >> 19) as i64 };
     if offset != 0 {
         insn.modifiers.push(Modifier::Dec("offset", offset));
     }
@@ -562,14 +552,17 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
             _ => slot_operand(insn, slot)?,
         };
         let written = slot.field == Field::Vdata && insn.base_mnemonic.contains("_load");
+        if slot.field == Field::Vdata && insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
+            continue;
+        }
         ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written });
     }
     insn.operands = ops;
     if insn.encoding == Encoding::Mtbuf {
         let dfmt = fv(insn, Field::Dfmt);
         let nfmt = fv(insn, Field::Nfmt);
-        if dfmt != 1 || nfmt != 0 {
-            insn.modifiers.push(Modifier::Dec("format", (dfmt | nfmt << 4) as i64));
+        if let Some(text) = crate::symbolic::buffer_format(dfmt, nfmt) {
+            insn.modifiers.push(Modifier::Text(text));
         }
     }
     if offen {

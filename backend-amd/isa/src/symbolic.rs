@@ -89,6 +89,31 @@ pub fn waitcnt_fields(v: u16) -> (u8, u8, u8) {
     (((v & 0xF) | ((v >> 14) & 3) << 4) as u8, ((v >> 4) & 7) as u8, ((v >> 8) & 0xF) as u8)
 }
 
+/// Buffer data formats of MTBUF (`dfmt`, 4 bits).
+const DATA_FORMATS: [&str; 16] = [
+    "INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
+    "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "RESERVED_15",
+];
+/// Buffer numeric formats of MTBUF (`nfmt`, 3 bits).
+const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
+
+/// `format:[BUF_DATA_FORMAT_..,BUF_NUM_FORMAT_..]` of MTBUF; None for the
+/// default (8, UNORM), which is not printed.
+pub fn buffer_format(dfmt: u32, nfmt: u32) -> Option<String> {
+    let mut parts = Vec::new();
+    if dfmt != 1 {
+        parts.push(format!("BUF_DATA_FORMAT_{}", DATA_FORMATS[(dfmt & 15) as usize]));
+    }
+    if nfmt != 0 {
+        parts.push(format!("BUF_NUM_FORMAT_{}", NUM_FORMATS[(nfmt & 7) as usize]));
+    }
+    if parts.is_empty() {
+        None
+    } else {
+        Some(format!("format:[{}]", parts.join(",")))
+    }
+}
+
 /// `gpr_idx(SRC0,...)` mode mask of `s_set_gpr_idx_on` / `s_set_gpr_idx_mode`.
 pub fn gpr_idx(v: u16) -> String {
     if v > 15 {

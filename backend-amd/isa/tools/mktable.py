@@ -337,6 +337,10 @@ def operand_type(enc, valid, pos, name, width):
                 return "b64"
             if tok == "0x3118":
                 return "i16"
+            if tok == "0.15915494":
+                ty = "b32"
+        if val == 0xF2 and tok == "0x3c00":
+            return "i16"
         if val == 0xFF and len(words) > 1:
             if tok == f"0x{words[1] & 0xFFFF:x}" and words[1] > 0xFFFF:
                 ty = "f16"
