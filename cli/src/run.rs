@@ -174,14 +174,18 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let report = state.finish(exit, &load);
     drop(scratch);
 
-    report_io::write(&report, &config.report_path)?;
+    // The summary is shown even when the report cannot be written.
+    let written = report_io::write(&report, &config.report_path);
     match p.format {
         OutputFormat::Text => {
             say_raw!(summary::summary(&report, false));
-            say!("xfpx: report written to {}", config.report_path.display());
+            if written.is_ok() {
+                say!("xfpx: report written to {}", config.report_path.display());
+            }
         }
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
+    written?;
     Ok(exit_code(&report, p.fail_on))
 }
 
