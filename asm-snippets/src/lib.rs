@@ -1,1 +1,29 @@
-//! Device-side code xfpx injects, as sources: NVBit device functions (nvidia/) and AMDGPU trampoline snippets (amd/).
+//! Device-side code xfpx injects, as sources: NVBit device functions
+//! (`nvidia/`) and AMDGPU trampoline snippets (`amd/`).
+//!
+//! The NVIDIA device functions are compiled by `backend-nvidia/build-tool.sh`
+//! (nvcc), not by cargo; this crate exposes the texts that the Rust side
+//! must agree with, chiefly the ABI declaration of the device functions.
+
+/// The declaration of the NVIDIA device functions' argument lists
+/// (`nvidia/abi.def`), read by the CUDA side through the preprocessor and
+/// by the Rust side through `xfpx_nvidia::abi`.
+pub const NVIDIA_ABI_DEF: &str = include_str!("../nvidia/abi.def");
+
+/// The CUDA source of the NVIDIA device functions.
+pub const NVIDIA_DEVICE_SOURCE: &str = include_str!("../nvidia/xfpx_device.cu");
+
+/// The layout of the device state and records shared by the device
+/// functions and the tool shim.
+pub const NVIDIA_LAYOUT_HEADER: &str = include_str!("../nvidia/xfpx_layout.h");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_source_includes_the_abi() {
+        assert!(NVIDIA_DEVICE_SOURCE.contains("#include \"abi.def\""));
+        assert!(NVIDIA_ABI_DEF.contains("XFPX_DEVICE_FN(xfpx_check_value"));
+    }
+}

@@ -1,1 +1,20 @@
-//! NVIDIA backend: SASS instruction knowledge, lowering of plans to NVBit call insertions, device-record decoding.
+//! NVIDIA backend of xfpx: SASS instruction knowledge ([`sass`]), lowering
+//! of plans to NVBit call insertions ([`lower`]) against the shared device
+//! function declaration ([`abi`]), decoding of what the device sends
+//! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
+//! ([`dump`]) and where the built tool is found ([`tool_library`]).
+//!
+//! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
+//! a static library linked with a C++ shim by `build-tool.sh`.
+#![forbid(unsafe_code)]
+
+pub mod abi;
+pub mod dump;
+pub mod lower;
+pub mod record;
+pub mod runtime;
+pub mod sass;
+mod toolpath;
+
+pub use lower::{CallArg, CallInsertion, LowerError, NvbitLowering};
+pub use toolpath::{tool_library, ToolError, TOOL_ENV, TOOL_FILE_NAME};

@@ -1,0 +1,107 @@
+/* Device functions injected by the xfpx NVBit tool. Compiled by
+ * backend-nvidia/build-tool.sh with `-Xptxas -astoolspatch
+ * --keep-device-functions`; NVBit finds them by name.
+ *
+ * The check runs on the device. The clean path costs one classification
+ * and one warp reduction, and touches no memory. When a lane of the warp
+ * sees an exception, one lane (the lowest active) adds the warp's
+ * occurrence to the site's counters, sets the kind bits with atomicOr, and
+ * sends a record to the host only for bits no warp had set before, so each
+ * (site, kind, format) crosses to the host once. */
+#include <stdint.h>
+#include "xfpx_layout.h"
+
+#define XFPX_DEVICE_FN(name, params, ...) extern "C" __device__ __noinline__ void name params;
+#include "abi.def"
+#undef XFPX_DEVICE_FN
+
+/* Kind bits of one scalar with `ebits` exponent and `mbits` mantissa bits. */
+static __device__ __forceinline__ uint32_t xfpx_scalar_kinds(uint32_t bits, uint32_t ebits, uint32_t mbits,
+                                                             bool division) {
+    uint32_t emax = (1u << ebits) - 1u;
+    uint32_t exp = (bits >> mbits) & emax;
+    uint32_t mant = bits & ((1u << mbits) - 1u);
+    if (exp == emax) {
+        if (mant != 0u) return XFPX_KIND_NAN;
+        return division ? XFPX_KIND_DIV0 : XFPX_KIND_INF;
+    }
+    if (exp == 0u && mant != 0u) return XFPX_KIND_SUB;
+    return 0u;
+}
+
+static __device__ __forceinline__ uint32_t xfpx_value_kinds(uint32_t lo, uint32_t hi, uint32_t format,
+                                                            bool division, bool high_word) {
+    switch (format) {
+    case XFPX_FMT_F16:
+        return xfpx_scalar_kinds(lo & 0xffffu, 5, 10, division);
+    case XFPX_FMT_F16X2:
+        return xfpx_scalar_kinds(lo & 0xffffu, 5, 10, division) | xfpx_scalar_kinds(lo >> 16, 5, 10, division);
+    case XFPX_FMT_BF16:
+        return xfpx_scalar_kinds(lo & 0xffffu, 8, 7, division);
+    case XFPX_FMT_BF16X2:
+        return xfpx_scalar_kinds(lo & 0xffffu, 8, 7, division) | xfpx_scalar_kinds(lo >> 16, 8, 7, division);
+    case XFPX_FMT_F32:
+        return xfpx_scalar_kinds(lo, 8, 23, division);
+    case XFPX_FMT_F64: {
+        uint32_t low = high_word ? 0u : lo;
+        uint32_t exp = (hi >> 20) & 0x7ffu;
+        bool mant = ((hi & 0xfffffu) | low) != 0u;
+        if (exp == 0x7ffu) return mant ? XFPX_KIND_NAN : (division ? XFPX_KIND_DIV0 : XFPX_KIND_INF);
+        if (exp == 0u && mant) return XFPX_KIND_SUB;
+        return 0u;
+    }
+    default:
+        return 0u;
+    }
+}
+
+static __device__ void xfpx_send_record(XfpxDeviceState *state, uint32_t site, uint32_t launch, uint32_t info) {
+    uint32_t slot = atomicAdd(&state->head, 1u);
+    volatile uint32_t *host_tail = (volatile uint32_t *)state->host_tail;
+    while (slot - *host_tail >= state->capacity) {
+        __nanosleep(1000);
+    }
+    volatile XfpxRecord *r = (volatile XfpxRecord *)state->records + (slot % state->capacity);
+    r->site = site;
+    r->launch = launch;
+    r->info = info;
+    __threadfence_system();
+    r->seq = slot + 1u;
+    __threadfence_system();
+}
+
+extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t lo, uint32_t hi, uint32_t site,
+                                                         uint32_t meta, uint64_t state, uint64_t launch) {
+    uint32_t active = __activemask();
+    uint32_t format = meta & XFPX_META_FORMAT_MASK;
+    uint32_t wanted = (meta >> XFPX_META_KINDS_SHIFT) & 0xffu;
+    uint32_t found = 0u;
+    if (guard) {
+        found = xfpx_value_kinds(lo, hi, format, (meta & XFPX_META_DIVISION) != 0u,
+                                 (meta & XFPX_META_HIGH_WORD) != 0u) & wanted;
+    }
+    /* warp reductions (redux) are not allowed in tool code: vote instead */
+    if (__ballot_sync(active, found != 0u) == 0u) return;
+    uint32_t warp_found = 0u;
+    for (uint32_t k = 0; k < 4u; k++) {
+        if (__ballot_sync(active, (found >> k) & 1u) != 0u) warp_found |= 1u << k;
+    }
+    uint32_t lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    if (lane != (uint32_t)(__ffs(active) - 1)) return;
+
+    XfpxDeviceState *s = (XfpxDeviceState *)state;
+    XfpxSiteEntry **directory = (XfpxSiteEntry **)s->directory;
+    XfpxSiteEntry *chunk = directory[site / XFPX_SITES_PER_CHUNK];
+    if (chunk == nullptr) return;
+    XfpxSiteEntry *entry = &chunk[site % XFPX_SITES_PER_CHUNK];
+    for (uint32_t k = 0; k < 4u; k++) {
+        if (warp_found & (1u << k)) atomicAdd(&entry->count[k], 1ull);
+    }
+    uint32_t shift = 4u * format;
+    uint32_t old = atomicOr(&entry->seen, warp_found << shift);
+    uint32_t fresh = warp_found & ~(old >> shift) & 0xfu;
+    if (fresh != 0u) {
+        xfpx_send_record(s, site, (uint32_t)launch, fresh | (format << 8));
+    }
+}

@@ -1,0 +1,67 @@
+/* Memory layout shared by the injected device functions, the NVBit tool
+ * shim and (mirrored and tested) the Rust decoder in xfpx-nvidia `record`.
+ *
+ * Site table: a directory of XFPX_DIRECTORY_LEN chunk pointers in device
+ * memory, covering every 32-bit site id; the host allocates a chunk of
+ * XFPX_SITES_PER_CHUNK entries when the first site in it is created, so
+ * the number of sites has no fixed cap below 2^32.
+ *
+ * Records: a ring of XFPX_RING_CAPACITY records in mapped pinned host
+ * memory. A device function claims a slot with an atomic on `head` (device
+ * memory), waits while the ring is full, writes the record and publishes
+ * it by writing `seq = slot + 1` last. The host consumes slots in order
+ * and publishes how many it consumed in `*host_tail`. */
+#ifndef XFPX_LAYOUT_H
+#define XFPX_LAYOUT_H
+#include <stdint.h>
+
+#define XFPX_SITES_PER_CHUNK 4096u
+#define XFPX_DIRECTORY_LEN (1u << 20)
+#define XFPX_RING_CAPACITY 65536u
+
+/* meta argument bits (see abi.def) */
+#define XFPX_META_FORMAT_MASK 0xffu
+#define XFPX_META_KINDS_SHIFT 8
+#define XFPX_META_DIVISION (1u << 16)
+#define XFPX_META_HIGH_WORD (1u << 17)
+
+/* exception kind bits (xfpx_common::fp::ExceptionKind::bit) */
+#define XFPX_KIND_NAN 1u
+#define XFPX_KIND_INF 2u
+#define XFPX_KIND_SUB 4u
+#define XFPX_KIND_DIV0 8u
+
+/* format codes (xfpx_common::class::FpFormat::code) */
+#define XFPX_FMT_F16 0u
+#define XFPX_FMT_F16X2 1u
+#define XFPX_FMT_BF16 2u
+#define XFPX_FMT_BF16X2 3u
+#define XFPX_FMT_F32 4u
+#define XFPX_FMT_F64 5u
+
+/* One site's entry: kinds seen, 4 bits per format code (bit 4*format+kind),
+ * and warp executions that raised each kind. 40 bytes. */
+typedef struct XfpxSiteEntry {
+    uint32_t seen;
+    uint32_t reserved;
+    unsigned long long count[4];
+} XfpxSiteEntry;
+
+/* One new finding sent to the host. 16 bytes.
+ * info: bits 0-7 new kind bits, 8-15 format code. */
+typedef struct XfpxRecord {
+    uint32_t site;
+    uint32_t launch;
+    uint32_t info;
+    uint32_t seq;
+} XfpxRecord;
+
+typedef struct XfpxDeviceState {
+    unsigned long long directory; /* XfpxSiteEntry *[XFPX_DIRECTORY_LEN], device */
+    unsigned long long records;   /* XfpxRecord[capacity], mapped host memory */
+    unsigned long long host_tail; /* uint32_t, mapped host memory, written by the host */
+    uint32_t head;                /* next slot to claim */
+    uint32_t capacity;
+} XfpxDeviceState;
+
+#endif

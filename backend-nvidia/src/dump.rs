@@ -1,0 +1,166 @@
+//! Debug dumps: per kernel, each SASS instruction with the probes placed
+//! there (device function, arguments, registers) and the IR plan. Used by
+//! `xfpx dump --vendor nvidia LISTING` and by the tool's `--dump DIR`.
+
+use crate::lower::{CallInsertion, NvbitLowering};
+use crate::sass::{build_kernel, parse_listing, SassKernel};
+use serde::Serialize;
+use std::fmt::Write as _;
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::{verify, Plan};
+use xfpx_common::probe::When;
+use xfpx_common::site::SiteTable;
+use xfpx_common::tool::{Detector, Tool};
+
+/// Output format of a dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DumpFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// What to dump.
+#[derive(Debug, Clone, Default)]
+pub struct DumpOptions {
+    /// Only the kernel with this exact name (all when `None`).
+    pub kernel: Option<String>,
+    pub format: DumpFormat,
+}
+
+/// Why a dump failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("SASS listing: {0}")]
+    Parse(#[from] crate::sass::ParseError),
+    #[error("the listing has no functions (expected `cuobjdump -sass` or `nvdisasm` output)")]
+    Empty,
+    #[error("kernel `{0}` is not in the listing")]
+    NoKernel(String),
+    #[error("kernel `{kernel}`: {message}")]
+    Kernel { kernel: String, message: String },
+}
+
+/// One instrumented kernel: its instructions, plan and calls.
+#[derive(Debug, Serialize)]
+pub struct KernelDump<'a> {
+    pub kernel: &'a str,
+    pub plan: &'a Plan,
+    pub calls: &'a [CallInsertion],
+    pub instructions: Vec<InstrDump<'a>>,
+}
+
+/// One instruction with its calls.
+#[derive(Debug, Serialize)]
+pub struct InstrDump<'a> {
+    pub index: usize,
+    pub offset: u64,
+    pub sass: &'a str,
+    pub class: String,
+    pub before: Vec<&'a CallInsertion>,
+    pub after: Vec<&'a CallInsertion>,
+}
+
+fn call_text(c: &CallInsertion) -> String {
+    let args: Vec<String> = c.args.iter().map(|a| a.describe()).collect();
+    format!("{}({})", c.function, args.join(", "))
+}
+
+/// Render one kernel (shared by the listing dump and the run-time dumps).
+pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], format: DumpFormat) -> String {
+    let instructions: Vec<InstrDump> = kernel
+        .view
+        .instrs
+        .iter()
+        .enumerate()
+        .map(|(i, ins)| InstrDump {
+            index: i,
+            offset: ins.offset,
+            sass: &ins.text,
+            class: ins.class.label(),
+            before: calls.iter().filter(|c| c.instr as usize == i && c.when == When::Before).collect(),
+            after: calls.iter().filter(|c| c.instr as usize == i && c.when == When::After).collect(),
+        })
+        .collect();
+    match format {
+        DumpFormat::Json => {
+            let d = KernelDump { kernel: &kernel.view.name, plan, calls, instructions };
+            serde_json::to_string_pretty(&d).unwrap_or_default()
+        }
+        DumpFormat::Text => {
+            let mut s = String::new();
+            let _ = writeln!(s, "kernel {}: {} instructions, {} probes, {} calls", kernel.view.name, kernel.view.instrs.len(), plan.probes.len(), calls.len());
+            for d in &instructions {
+                for c in &d.before {
+                    let _ = writeln!(s, "        before: {}", call_text(c));
+                }
+                let loc = kernel.view.instrs[d.index].location.as_ref().map(|l| format!("  // {l}")).unwrap_or_default();
+                let _ = writeln!(s, "  /*{:04x}*/ {:<48} [{}]{loc}", d.offset, d.sass, d.class);
+                for c in &d.after {
+                    let _ = writeln!(s, "        after:  {}", call_text(c));
+                }
+            }
+            let _ = writeln!(s, "plan:");
+            for p in &plan.probes {
+                let _ = writeln!(s, "  instr {} {:?} site {}: {}", p.instr, p.when, p.site.0, serde_json::to_string(&p.action).unwrap_or_default());
+            }
+            s
+        }
+    }
+}
+
+/// Dump a saved SASS listing as the detector would instrument it.
+pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
+    let functions = parse_listing(text)?;
+    if functions.is_empty() {
+        return Err(Error::Empty);
+    }
+    let selected: Vec<_> = functions.iter().filter(|f| opts.kernel.as_ref().is_none_or(|k| *k == f.name)).collect();
+    if selected.is_empty() {
+        return Err(Error::NoKernel(opts.kernel.clone().unwrap_or_default()));
+    }
+    let mut sites = SiteTable::new();
+    let detector = Detector::default();
+    let mut parts = Vec::new();
+    for f in selected {
+        let kernel = build_kernel(f);
+        let plan = detector.plan(&kernel.view, &mut sites);
+        let fail = |message: String| Error::Kernel { kernel: f.name.clone(), message };
+        verify(&plan, &kernel.view, &sites).map_err(|e| fail(e.to_string()))?;
+        let calls = NvbitLowering::new(&kernel, 0)
+            .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
+            .map_err(|e| fail(e.to_string()))?;
+        parts.push(render_kernel(&kernel, &plan, &calls, opts.format));
+    }
+    Ok(match opts.format {
+        DumpFormat::Text => parts.join("\n"),
+        DumpFormat::Json => format!("[\n{}\n]\n", parts.join(",\n")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTING: &str = "\tFunction : k\n        /*0000*/  FADD R1, R2, R3 ;\n        /*0010*/  EXIT ;\n\tFunction : j\n        /*0000*/  EXIT ;\n";
+
+    #[test]
+    fn text_and_json() {
+        let t = dump_listing(LISTING, &DumpOptions::default()).expect("dumps");
+        assert!(t.contains("kernel k: 2 instructions, 1 probes, 1 calls"), "{t}");
+        assert!(t.contains("after:  xfpx_check_value(guard, R1, 0x0, 0x0, 0x704, 0x0, launch)"), "{t}");
+        assert!(t.contains("kernel j"));
+        let j = dump_listing(LISTING, &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json }).expect("dumps");
+        let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
+        assert_eq!(v.as_array().map(Vec::len), Some(1));
+        assert_eq!(v[0]["instructions"][0]["after"][0]["function"], "xfpx_check_value");
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        for (text, kernel) in [("", None), (LISTING, Some("nope")), ("/*0000*/ FADD R1 ;", None), ("\tFunction : k\n /*0000*/ FADD R1,, R2 ;", None)] {
+            let e = dump_listing(text, &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text }).expect_err("fails");
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! Lowering a verified plan to NVBit call insertions: for each probe, the
+//! device function, before or after which instruction, and its arguments
+//! in the kinds of NVBit's `nvbit_add_call_arg_*`.
+
+use crate::abi::{self, ArgKind, DeviceFunction};
+use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT};
+use crate::sass::SassKernel;
+use serde::{Deserialize, Serialize};
+use xfpx_common::class::FpFormat;
+use xfpx_common::fp::ExceptionKind;
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::Plan;
+use xfpx_common::probe::{Action, ValueRef, When};
+use xfpx_common::site::SiteTable;
+use xfpx_common::view::{KernelView, Operand, RegFile};
+
+/// One argument of an inserted call, as NVBit passes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "arg", rename_all = "snake_case")]
+pub enum CallArg {
+    /// `nvbit_add_call_arg_guard_pred_val`.
+    GuardPred,
+    /// `nvbit_add_call_arg_const_val32`.
+    Const32 { value: u32 },
+    /// `nvbit_add_call_arg_const_val64`.
+    Const64 { value: u64 },
+    /// `nvbit_add_call_arg_reg_val`.
+    Reg { num: u16 },
+    /// `nvbit_add_call_arg_ureg_val`.
+    UReg { num: u16 },
+    /// `nvbit_add_call_arg_cbank_val`.
+    Cbank { bank: u32, offset: u32 },
+    /// `nvbit_add_call_arg_launch_val64` at offset 0.
+    LaunchVal64,
+}
+
+impl CallArg {
+    /// Whether this argument can fill a parameter of `kind`.
+    pub fn fits(self, kind: ArgKind) -> bool {
+        match kind {
+            ArgKind::GuardPred => self == CallArg::GuardPred,
+            ArgKind::Value32 => matches!(self, CallArg::Reg { .. } | CallArg::UReg { .. } | CallArg::Cbank { .. } | CallArg::Const32 { .. }),
+            ArgKind::Const32 => matches!(self, CallArg::Const32 { .. }),
+            ArgKind::Const64 => matches!(self, CallArg::Const64 { .. }),
+            ArgKind::Launch64 => self == CallArg::LaunchVal64,
+        }
+    }
+
+    /// Short form for dumps: `R4`, `UR2`, `c[0x0][0x160]`, `0x3f800000`.
+    pub fn describe(self) -> String {
+        match self {
+            CallArg::GuardPred => "guard".into(),
+            CallArg::Const32 { value } => format!("{value:#x}"),
+            CallArg::Const64 { value } => format!("{value:#x}"),
+            CallArg::Reg { num } => format!("R{num}"),
+            CallArg::UReg { num } => format!("UR{num}"),
+            CallArg::Cbank { bank, offset } => format!("c[{bank:#x}][{offset:#x}]"),
+            CallArg::LaunchVal64 => "launch".into(),
+        }
+    }
+}
+
+/// One call to insert.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallInsertion {
+    /// Index of the instruction in the function.
+    pub instr: u32,
+    pub when: When,
+    pub function: String,
+    pub args: Vec<CallArg>,
+}
+
+/// Why a plan could not be lowered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    #[error("probe {probe}: {what} cannot be lowered by the NVIDIA backend yet")]
+    Unsupported { probe: usize, what: String },
+    #[error("probe {probe}: value {value:?} of instruction {instr} is not a register or a known value")]
+    BadValue { probe: usize, instr: u32, value: ValueRef },
+    #[error("call to {function} does not match its declaration: {detail}")]
+    Abi { function: String, detail: String },
+    #[error(transparent)]
+    Declaration(#[from] abi::AbiError),
+}
+
+/// Lowers plans for one parsed kernel.
+#[derive(Debug)]
+pub struct NvbitLowering<'k> {
+    kernel: &'k SassKernel,
+    /// Device address of the device state (`XfpxDeviceState`).
+    state_addr: u64,
+    functions: Vec<DeviceFunction>,
+}
+
+impl<'k> NvbitLowering<'k> {
+    pub fn new(kernel: &'k SassKernel, state_addr: u64) -> Result<Self, LowerError> {
+        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()? })
+    }
+
+    fn check_abi(&self, call: &CallInsertion) -> Result<(), LowerError> {
+        let abi_err = |detail: String| LowerError::Abi { function: call.function.clone(), detail };
+        let f = self
+            .functions
+            .iter()
+            .find(|f| f.name == call.function)
+            .ok_or_else(|| abi_err("not declared in abi.def".into()))?;
+        if f.params.len() != call.args.len() {
+            return Err(abi_err(format!("{} arguments for {} parameters", call.args.len(), f.params.len())));
+        }
+        for (a, p) in call.args.iter().zip(&f.params) {
+            if !a.fits(p.kind) {
+                return Err(abi_err(format!("{a:?} cannot fill parameter `{}`", p.name)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The (lo, hi) argument pairs that carry one checked operand.
+fn value_args(op: &Operand, format: FpFormat, high_word: bool) -> Option<Vec<(CallArg, CallArg)>> {
+    let zero = CallArg::Const32 { value: 0 };
+    match op {
+        Operand::Reg(r) => {
+            let reg = |n: u16| match r.file {
+                RegFile::PerLane => Some(CallArg::Reg { num: n }),
+                RegFile::Uniform => Some(CallArg::UReg { num: n }),
+                RegFile::Predicate | RegFile::Accumulator => None,
+            };
+            let mut out = Vec::new();
+            if format == FpFormat::F64 {
+                if high_word {
+                    out.push((zero, reg(r.first + 1)?));
+                } else {
+                    for pair in 0..u16::from(r.count / 2) {
+                        out.push((reg(r.first + 2 * pair)?, reg(r.first + 2 * pair + 1)?));
+                    }
+                }
+            } else {
+                for w in 0..u16::from(r.count) {
+                    out.push((reg(r.first + w)?, zero));
+                }
+            }
+            Some(out)
+        }
+        Operand::Known { bits } => {
+            Some(vec![(CallArg::Const32 { value: *bits as u32 }, CallArg::Const32 { value: (*bits >> 32) as u32 })])
+        }
+        Operand::Memory { .. } | Operand::Other { .. } => None,
+    }
+}
+
+impl Lowering for NvbitLowering<'_> {
+    type Output = Vec<CallInsertion>;
+    type Error = LowerError;
+
+    fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<Vec<CallInsertion>, LowerError> {
+        let mut calls = Vec::new();
+        for (i, p) in plan.probes.iter().enumerate() {
+            let ins = &view.instrs[p.instr as usize];
+            match &p.action {
+                Action::CheckFp { values, format, kinds } => {
+                    let mut meta = u32::from(format.code()) | (u32::from(kinds.0) << META_KINDS_SHIFT);
+                    if kinds.contains(ExceptionKind::Div0) {
+                        meta |= META_DIVISION;
+                    }
+                    for v in values {
+                        let (op, high_word) = match v {
+                            ValueRef::Def(n) => (
+                                ins.defs.get(*n as usize),
+                                self.kernel.high_word.get(p.instr as usize).copied().unwrap_or(false),
+                            ),
+                            ValueRef::Use(n) => (ins.uses.get(*n as usize), false),
+                        };
+                        let bad = || LowerError::BadValue { probe: i, instr: p.instr, value: *v };
+                        let op = op.ok_or_else(bad)?;
+                        let pairs = value_args(op, *format, high_word).ok_or_else(bad)?;
+                        let meta = if high_word { meta | META_HIGH_WORD } else { meta };
+                        for (lo, hi) in pairs {
+                            let call = CallInsertion {
+                                instr: p.instr,
+                                when: p.when,
+                                function: abi::CHECK_VALUE.to_string(),
+                                args: vec![
+                                    CallArg::GuardPred,
+                                    lo,
+                                    hi,
+                                    CallArg::Const32 { value: p.site.0 },
+                                    CallArg::Const32 { value: meta },
+                                    CallArg::Const64 { value: self.state_addr },
+                                    CallArg::LaunchVal64,
+                                ],
+                            };
+                            self.check_abi(&call)?;
+                            calls.push(call);
+                        }
+                    }
+                }
+                Action::Count { .. } => {
+                    return Err(LowerError::Unsupported { probe: i, what: "a counter".into() });
+                }
+                _ => return Err(LowerError::Unsupported { probe: i, what: "this action".into() }),
+            }
+        }
+        Ok(calls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sass::{build_kernel, parse_listing};
+    use xfpx_common::plan::verify;
+    use xfpx_common::tool::{Detector, Tool};
+
+    const LISTING: &str = "\tFunction : k\n\
+        /*0000*/  FADD R1, R2, R3 ;\n\
+        /*0010*/  MUFU.RCP64H R5, R3 ;\n\
+        /*0020*/  DFMA R6, R2, R4, R6 ;\n\
+        /*0030*/  @P1 FSETP.GT.AND P0, PT, R1, UR4, PT ;\n\
+        /*0040*/  HMMA.16816.F32 R16, R4, R12, RZ ;\n\
+        /*0050*/  EXIT ;\n";
+
+    #[test]
+    fn detector_plan_lowers_to_calls() {
+        let f = parse_listing(LISTING).expect("parses");
+        let k = build_kernel(&f[0]);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        verify(&plan, &k.view, &sites).expect("verifies");
+        let calls = NvbitLowering::new(&k, 0xdead_0000).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        let summary: Vec<(u32, When, CallArg, CallArg, u32)> = calls
+            .iter()
+            .map(|c| {
+                let meta = match c.args[4] {
+                    CallArg::Const32 { value } => value,
+                    _ => panic!("meta"),
+                };
+                (c.instr, c.when, c.args[1], c.args[2], meta)
+            })
+            .collect();
+        let f32m = 4 | (0b0111 << 8);
+        let f64div = 5 | (0b1111 << 8) | META_DIVISION | META_HIGH_WORD;
+        let nan_f32 = 4 | (0b0001 << 8);
+        let zero = CallArg::Const32 { value: 0 };
+        assert_eq!(
+            summary,
+            vec![
+                (0, When::After, CallArg::Reg { num: 1 }, zero, f32m),
+                (1, When::After, zero, CallArg::Reg { num: 5 }, f64div),
+                (2, When::After, CallArg::Reg { num: 6 }, CallArg::Reg { num: 7 }, 5 | (0b0111 << 8)),
+                (3, When::Before, CallArg::Reg { num: 1 }, zero, nan_f32),
+                (3, When::Before, CallArg::UReg { num: 4 }, zero, nan_f32),
+                (4, When::After, CallArg::Reg { num: 16 }, zero, f32m),
+                (4, When::After, CallArg::Reg { num: 17 }, zero, f32m),
+                (4, When::After, CallArg::Reg { num: 18 }, zero, f32m),
+                (4, When::After, CallArg::Reg { num: 19 }, zero, f32m),
+            ]
+        );
+        assert!(calls.iter().all(|c| c.args[0] == CallArg::GuardPred
+            && c.args[5] == CallArg::Const64 { value: 0xdead_0000 }
+            && c.args[6] == CallArg::LaunchVal64));
+        // sites are per instruction
+        assert_eq!(calls[3].args[3], calls[4].args[3]);
+        assert_ne!(calls[0].args[3], calls[1].args[3]);
+    }
+
+    #[test]
+    fn known_values_become_constants_and_counters_are_refused() {
+        let f = parse_listing(LISTING).expect("parses");
+        let k = build_kernel(&f[0]);
+        let mut sites = SiteTable::new();
+        let site = sites.intern("k", 0x30, "", None);
+        let mut plan = Plan::new("k");
+        plan.probes.push(xfpx_common::probe::Probe {
+            instr: 3,
+            site,
+            when: When::Before,
+            action: Action::CheckFp {
+                values: vec![ValueRef::Use(2)],
+                format: FpFormat::F32,
+                kinds: xfpx_common::fp::ExceptionKinds::ALL,
+            },
+        });
+        verify(&plan, &k.view, &sites).expect("verifies");
+        let calls = NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        assert_eq!(calls[0].args[1], CallArg::Const32 { value: 1 });
+        plan.counters.push(xfpx_common::probe::CounterDef { name: "n".into(), kind: xfpx_common::probe::CounterKind::WarpExecutions });
+        plan.probes[0].action = Action::Count { counter: xfpx_common::probe::CounterId(0) };
+        assert!(matches!(
+            NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites),
+            Err(LowerError::Unsupported { .. })
+        ));
+    }
+}

@@ -1,0 +1,478 @@
+//! The host side of the NVBit tool, free of FFI: which kernels to
+//! instrument and when, the site table, the plans and their call
+//! insertions, line tables read from dumped cubins, and the findings the
+//! device sends, streamed as events to the CLI or written as a report.
+
+use crate::dump::{render_kernel, DumpFormat};
+use crate::lower::{CallInsertion, NvbitLowering};
+use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
+use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+use xfpx_common::class::FpFormat;
+use xfpx_common::config::{KernelFilter, RunConfig};
+use xfpx_common::event::Event;
+use xfpx_common::fp::ExceptionKind;
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::verify;
+use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef};
+use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
+use xfpx_common::tool::{Detector, Tool};
+
+/// A kernel's two names.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelNames<'a> {
+    pub mangled: &'a str,
+    pub demangled: &'a str,
+}
+
+/// What to do with one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDecision {
+    pub instrument: bool,
+    /// Serial number of the launch in the run (the per-launch value).
+    pub serial: u64,
+}
+
+/// Where events go.
+#[derive(Debug)]
+enum Sink {
+    Socket(UnixStream),
+    /// No CLI listening: the report is written at exit.
+    Report,
+}
+
+#[derive(Debug)]
+struct KernelEntry {
+    launches: u64,
+}
+
+/// The tool's state for one process.
+#[derive(Debug)]
+pub struct ToolCore {
+    config: RunConfig,
+    filter: KernelFilter,
+    detector: Detector,
+    sites: SiteTable,
+    collector: Collector,
+    sink: Sink,
+    kernels: HashMap<String, KernelEntry>,
+    /// By launch serial: (kernel name, launch index of that kernel).
+    launches: Vec<(String, u64)>,
+    /// Occurrences already reported per (site, kind, format).
+    sent: HashMap<(SiteId, ExceptionKind, FpFormat), u64>,
+    /// Line tables by mangled function name.
+    lines: HashMap<String, BTreeMap<u64, SourceLoc>>,
+    cubins_read: HashSet<u64>,
+    finished: bool,
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
+}
+
+impl ToolCore {
+    /// A core for `config`; connects to the event socket when one is named
+    /// (and falls back to writing the report when it cannot).
+    pub fn new(config: RunConfig) -> Result<ToolCore, String> {
+        config.validate().map_err(|e| e.to_string())?;
+        let filter = config.filter().map_err(|e| e.to_string())?;
+        let detector = Detector {
+            kinds: config.kinds,
+            instr_range: config.instr_range.map(|(a, b)| a..b),
+            ..Detector::default()
+        };
+        let mut notes = Vec::new();
+        let sink = match &config.events_socket {
+            Some(p) => match UnixStream::connect(p) {
+                Ok(s) => Sink::Socket(s),
+                Err(e) => {
+                    notes.push(format!("could not connect to the event socket {}: {e}; writing the report at exit", p.display()));
+                    Sink::Report
+                }
+            },
+            None => Sink::Report,
+        };
+        let run = RunInfo {
+            vendor: "nvidia".into(),
+            device: "unknown".into(),
+            target: None,
+            command: command_line(),
+            mode: config.mode.name().into(),
+            started_unix: now(),
+            finished_unix: None,
+            exit: ExitStatus::Unknown,
+            sample_every: config.sample_every,
+            truncated: false,
+            notes: notes.clone(),
+        };
+        let collector = Collector::new(run, config.max_records);
+        let mut core = ToolCore {
+            config,
+            filter,
+            detector,
+            sites: SiteTable::new(),
+            collector,
+            sink,
+            kernels: HashMap::new(),
+            launches: Vec::new(),
+            sent: HashMap::new(),
+            lines: HashMap::new(),
+            cubins_read: HashSet::new(),
+            finished: false,
+        };
+        for text in notes {
+            core.emit(Event::Note { text });
+        }
+        Ok(core)
+    }
+
+    /// A core configured from `XFPX_CONFIG` (defaults when unset).
+    pub fn from_env() -> Result<ToolCore, String> {
+        let config = RunConfig::from_env().map_err(|e| e.to_string())?.unwrap_or_default();
+        ToolCore::new(config)
+    }
+
+    fn emit(&mut self, event: Event) {
+        if let Sink::Socket(s) = &mut self.sink {
+            if s.write_all(event.to_line().as_bytes()).is_err() {
+                self.sink = Sink::Report;
+                self.collector.run_mut().notes.push("the event socket closed; the report is written at exit".into());
+            }
+        }
+    }
+
+    /// Something the user should read.
+    pub fn note(&mut self, text: &str) {
+        self.collector.run_mut().notes.push(text.to_string());
+        self.emit(Event::Note { text: text.to_string() });
+    }
+
+    /// The device the tool attached to.
+    pub fn device(&mut self, device: &str, target: Option<&str>) {
+        let run = self.collector.run_mut();
+        run.device = device.to_string();
+        run.target = target.map(str::to_string);
+        self.emit(Event::Device { vendor: "nvidia".into(), device: device.into(), target: target.map(str::to_string) });
+    }
+
+    fn display_name(names: KernelNames) -> String {
+        if names.demangled.is_empty() { names.mangled } else { names.demangled }.to_string()
+    }
+
+    /// Whether the user's filters admit a kernel.
+    pub fn wants_kernel(&self, names: KernelNames) -> bool {
+        self.filter.admits(&[names.mangled, names.demangled])
+    }
+
+    /// Note a kernel the filters exclude.
+    pub fn exclude_kernel(&mut self, names: KernelNames) {
+        let name = Self::display_name(names);
+        self.collector.kernel_status(&name, KernelStatus::Excluded, 0);
+        self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
+    }
+
+    /// Read the line table of a cubin (from `nvdisasm -g -c` run on it),
+    /// once per distinct cubin.
+    pub fn load_cubin_lines(&mut self, cubin: &Path) -> Result<(), String> {
+        let bytes = std::fs::read(cubin).map_err(|e| format!("cannot read {}: {e}", cubin.display()))?;
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            h.finish()
+        };
+        if !self.cubins_read.insert(key) {
+            return Ok(());
+        }
+        let nvdisasm = std::env::var("XFPX_NVDISASM").unwrap_or_else(|_| "nvdisasm".into());
+        let out = std::process::Command::new(&nvdisasm)
+            .args(["-c", "-g"])
+            .arg(cubin)
+            .output()
+            .map_err(|e| format!("cannot run {nvdisasm}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{nvdisasm} failed on {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        self.load_listing_lines(&String::from_utf8_lossy(&out.stdout)).map_err(|e| e.to_string())
+    }
+
+    /// Read the line table of a listing with `//## File` comments.
+    pub fn load_listing_lines(&mut self, listing: &str) -> Result<(), crate::sass::ParseError> {
+        for f in parse_listing(listing)? {
+            let table: BTreeMap<u64, SourceLoc> =
+                f.instrs.iter().filter_map(|i| i.location.clone().map(|l| (i.offset, l))).collect();
+            if !table.is_empty() {
+                self.lines.insert(f.name, table);
+            }
+        }
+        Ok(())
+    }
+
+    /// Plan and lower one function (a kernel or a function it calls) from
+    /// its instructions `(offset, SASS text)`. Returns the calls to insert;
+    /// a function that cannot be instrumented gets none and a reason.
+    pub fn instrument_function(
+        &mut self,
+        names: KernelNames,
+        instrs: &[(u64, String)],
+        state_addr: u64,
+    ) -> Result<Vec<CallInsertion>, String> {
+        let name = Self::display_name(names);
+        let result = self.plan_function(&name, names.mangled, instrs, state_addr);
+        let (status, probes) = match &result {
+            Ok((calls, probes)) => {
+                let _ = calls;
+                (KernelStatus::Instrumented, *probes)
+            }
+            Err(reason) => (KernelStatus::Skipped { reason: reason.clone() }, 0),
+        };
+        self.collector.kernel_status(&name, status.clone(), probes);
+        self.emit(Event::Kernel { name, status, probes });
+        result.map(|(calls, _)| calls)
+    }
+
+    fn plan_function(
+        &mut self,
+        name: &str,
+        mangled: &str,
+        instrs: &[(u64, String)],
+        state_addr: u64,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        let lines = self.lines.get(mangled);
+        let mut parsed = Vec::with_capacity(instrs.len());
+        for (offset, text) in instrs {
+            let mut ins = parse_instruction(text).map_err(|e| format!("SASS at {offset:#x} not understood: {e}"))?;
+            ins.offset = *offset;
+            ins.location = lines.and_then(|t| t.get(offset).cloned());
+            parsed.push(ins);
+        }
+        let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
+        let plan = self.detector.plan(&kernel.view, &mut self.sites);
+        verify(&plan, &kernel.view, &self.sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
+        let calls = NvbitLowering::new(&kernel, state_addr)
+            .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let text = render_kernel(&kernel, &plan, &calls, DumpFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// Number of sites so far: the device table must cover ids below it.
+    pub fn site_count(&self) -> u32 {
+        self.sites.len() as u32
+    }
+
+    /// Decide one launch of a kernel.
+    pub fn launch(&mut self, names: KernelNames) -> LaunchDecision {
+        let name = Self::display_name(names);
+        let admitted = self.wants_kernel(names);
+        let entry = self.kernels.entry(names.mangled.to_string()).or_insert(KernelEntry { launches: 0 });
+        let index = entry.launches;
+        entry.launches += 1;
+        let instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
+        let serial = self.launches.len() as u64;
+        self.launches.push((name.clone(), index));
+        self.collector.launch(&name, instrument);
+        self.emit(Event::Launch { kernel: name, index, instrumented: instrument });
+        LaunchDecision { instrument, serial }
+    }
+
+    fn site_ref(&self, id: SiteId) -> Option<(String, SiteRef)> {
+        let s = self.sites.get(id)?;
+        Some((s.kernel.clone(), SiteRef { id, offset: s.offset, instr: s.instr.clone(), location: s.location.clone() }))
+    }
+
+    fn add_finding(&mut self, site: SiteId, kind: ExceptionKind, format: FpFormat, launch: u64, occurrences: u64) -> Recorded {
+        let Some((kernel, site_ref)) = self.site_ref(site) else { return Recorded::Dropped };
+        let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
+        if r != Recorded::Dropped {
+            *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
+            self.emit(Event::Finding { kernel, kind, format, site: site_ref, launch, occurrences });
+        }
+        r
+    }
+
+    /// New findings from the device ring, `RECORD_SIZE` bytes each.
+    /// Returns how many records were malformed.
+    pub fn on_records(&mut self, bytes: &[u8]) -> usize {
+        let mut bad = 0;
+        for chunk in bytes.chunks(RECORD_SIZE) {
+            match DeviceRecord::decode(chunk) {
+                Ok(r) => {
+                    let launch = self.launches.get(r.launch as usize).map(|l| l.1).unwrap_or(0);
+                    for kind in r.kinds.iter() {
+                        if !self.sent.contains_key(&(r.site, kind, r.format)) {
+                            self.add_finding(r.site, kind, r.format, launch, 1);
+                        }
+                    }
+                }
+                Err(_) => bad += 1,
+            }
+        }
+        bad
+    }
+
+    /// Final counts from a chunk of the device site table whose first site
+    /// is `first`: adds what the streamed records did not carry, including
+    /// findings whose record never arrived.
+    pub fn on_table_chunk(&mut self, first: u32, bytes: &[u8]) -> Result<(), String> {
+        for (site, entry) in decode_chunk(first, bytes).map_err(|e| e.to_string())? {
+            for (kind, format, count) in entry.findings() {
+                let sent = self.sent.get(&(site, kind, format)).copied();
+                let total_sent = sent.unwrap_or(0);
+                if count > total_sent {
+                    // a known finding keeps its first launch; one whose record
+                    // never arrived is dated to the kernel's first launch
+                    let launch = if sent.is_some() { u64::MAX } else { 0 };
+                    self.add_finding(site, kind, format, launch, count - total_sent);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The report so far.
+    pub fn report(&self) -> xfpx_common::report::Report {
+        self.collector.report()
+    }
+
+    /// The program is exiting: tell the CLI, or write the report.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        self.collector.run_mut().finished_unix = Some(now());
+        match &self.sink {
+            Sink::Socket(_) => {
+                self.emit(Event::Finished);
+                Ok(())
+            }
+            Sink::Report => {
+                let path = self.config.report_path.clone();
+                std::fs::write(&path, self.collector.report().to_json())
+                    .map_err(|e| format!("cannot write the report {}: {e}", path.display()))
+            }
+        }
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
+    if s.is_empty() { "kernel".into() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::CallArg;
+    use crate::record::SITE_ENTRY_SIZE;
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::net::UnixListener;
+    use xfpx_common::fp::ExceptionKinds;
+
+    fn instrs() -> Vec<(u64, String)> {
+        vec![(0, "FADD R1, R2, R3 ;".into()), (0x10, "MUFU.RCP R4, R1 ;".into()), (0x20, "EXIT ;".into())]
+    }
+
+    const NAMES: KernelNames = KernelNames { mangled: "_Z1kPf", demangled: "k(float*)" };
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("xfpx-nvidia-rt-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn report_without_socket() {
+        let report = temp("report.json");
+        let config = RunConfig { report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
+        let mut core = ToolCore::new(config).expect("core");
+        core.device("NVIDIA H100", Some("sm_90"));
+        core.load_listing_lines("\tFunction : _Z1kPf\n\t//## File \"k.cu\", line 9\n        /*0010*/  MUFU.RCP R4, R1 ;\n").expect("lines");
+        let calls = core.instrument_function(NAMES, &instrs(), 0x1000).expect("instrumented");
+        assert_eq!(calls.len(), 2);
+        assert_eq!(core.site_count(), 2);
+        let site_of_rcp = match calls[1].args[3] {
+            CallArg::Const32 { value } => value,
+            _ => panic!("site"),
+        };
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 0 });
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: false, serial: 1 });
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 2 });
+        let rec = DeviceRecord {
+            site: SiteId(site_of_rcp),
+            launch: 2,
+            kinds: ExceptionKinds::NONE.with(ExceptionKind::Div0),
+            format: FpFormat::F32,
+            seq: 1,
+        };
+        let mut bytes = rec.encode().to_vec();
+        bytes.extend_from_slice(&[0xff; 16]);
+        assert_eq!(core.on_records(&bytes), 1);
+        // the table says 7 warp executions raised div0 there
+        let mut chunk = vec![0u8; 2 * SITE_ENTRY_SIZE];
+        let e = &mut chunk[SITE_ENTRY_SIZE * site_of_rcp as usize..];
+        e[0..4].copy_from_slice(&(0b1000u32 << 16).to_le_bytes());
+        e[8 + 24..8 + 32].copy_from_slice(&7u64.to_le_bytes());
+        core.on_table_chunk(0, &chunk).expect("chunk");
+        core.finish().expect("written");
+        let r = xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let k = &r.kernels[0];
+        assert_eq!(k.name, "k(float*)");
+        assert_eq!((k.launches, k.instrumented_launches, k.probes), (3, 2, 2));
+        assert_eq!(k.records.len(), 1);
+        let rec = &k.records[0];
+        assert_eq!((rec.kind, rec.format, rec.occurrences, rec.first_launch), (ExceptionKind::Div0, FpFormat::F32, 7, 2));
+        assert_eq!(rec.site.location.as_ref().map(|l| l.to_string()), Some("k.cu:9".into()));
+        assert_eq!(r.run.target.as_deref(), Some("sm_90"));
+        let _ = std::fs::remove_file(report);
+    }
+
+    #[test]
+    fn events_stream_to_the_socket_and_filters_apply() {
+        let sock = temp("events.sock");
+        let _ = std::fs::remove_file(&sock);
+        let listener = UnixListener::bind(&sock).expect("bind");
+        let config = RunConfig { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunConfig::default() };
+        let mut core = ToolCore::new(config).expect("core");
+        let (conn, _) = listener.accept().expect("accept");
+        assert!(core.wants_kernel(NAMES));
+        assert!(!core.wants_kernel(KernelNames { mangled: "_Z5otherv", demangled: "other()" }));
+        core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        core.launch(NAMES);
+        let rec = DeviceRecord { site: SiteId(0), launch: 0, kinds: ExceptionKinds(0b0011), format: FpFormat::F32, seq: 1 };
+        core.on_records(&rec.encode());
+        core.finish().expect("finished");
+        drop(core);
+        let events: Vec<Event> =
+            BufReader::new(conn).lines().map(|l| Event::from_line(&l.expect("line")).expect("event")).collect();
+        let findings = events.iter().filter(|e| matches!(e, Event::Finding { .. })).count();
+        assert_eq!(findings, 2);
+        assert!(matches!(events.first(), Some(Event::Kernel { probes: 2, .. })));
+        assert_eq!(events.last(), Some(&Event::Finished));
+        let _ = std::fs::remove_file(sock);
+    }
+
+    #[test]
+    fn unparsable_sass_skips_the_kernel() {
+        let mut core = ToolCore::new(RunConfig { report_path: temp("unused.json"), ..RunConfig::default() }).expect("core");
+        let e = core.instrument_function(NAMES, &[(0, "FADD R1,, R2".into())], 0).expect_err("skipped");
+        assert!(e.contains("0x0"), "{e}");
+        assert!(matches!(core.report().kernels[0].status, KernelStatus::Skipped { .. }));
+    }
+}

@@ -1,0 +1,71 @@
+//! Where the built NVBit tool library is found.
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the tool library explicitly.
+pub const TOOL_ENV: &str = "XFPX_NVBIT_TOOL";
+/// File name of the tool library.
+pub const TOOL_FILE_NAME: &str = "libxfpx_nvbit.so";
+
+/// The tool library is missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    #[error("{TOOL_ENV} names {0}, which is not a file")]
+    NotAFile(PathBuf),
+    #[error("the NVBit tool ({TOOL_FILE_NAME}) is not built; build it with `NVBIT_PATH=/path/to/nvbit/core ./backend-nvidia/build-tool.sh` (needs nvcc; NVBit releases: https://github.com/NVlabs/NVBit/releases) or set {TOOL_ENV}")]
+    Missing,
+}
+
+/// Find the tool: [`TOOL_ENV`], then beside the running executable (and
+/// `../lib` from it), then the build output directory of this workspace.
+pub fn tool_library() -> Result<PathBuf, ToolError> {
+    let explicit = std::env::var_os(TOOL_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf));
+    find_tool(explicit.as_deref(), exe_dir.as_deref(), Some(&build_output_dir()))
+}
+
+/// The directory `build-tool.sh` writes to: `target/nvbit-tool` of this
+/// workspace.
+pub fn build_output_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/nvbit-tool")
+}
+
+/// The lookup, apart from the process environment.
+pub fn find_tool(explicit: Option<&Path>, exe_dir: Option<&Path>, build_dir: Option<&Path>) -> Result<PathBuf, ToolError> {
+    if let Some(p) = explicit {
+        return if p.is_file() { Ok(p.to_path_buf()) } else { Err(ToolError::NotAFile(p.to_path_buf())) };
+    }
+    let mut candidates = Vec::new();
+    if let Some(d) = exe_dir {
+        candidates.push(d.join(TOOL_FILE_NAME));
+        candidates.push(d.join("../lib").join(TOOL_FILE_NAME));
+    }
+    if let Some(d) = build_dir {
+        candidates.push(d.join(TOOL_FILE_NAME));
+    }
+    candidates.into_iter().find(|c| c.is_file()).ok_or(ToolError::Missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_order_and_message() {
+        let dir = std::env::temp_dir().join(format!("xfpx-nvidia-toolpath-{}", std::process::id()));
+        let exe = dir.join("bin");
+        let build = dir.join("build");
+        std::fs::create_dir_all(&exe).expect("mkdir");
+        std::fs::create_dir_all(&build).expect("mkdir");
+        let e = find_tool(None, Some(&exe), Some(&build)).expect_err("missing");
+        let msg = e.to_string();
+        assert!(msg.contains("build-tool.sh") && msg.contains("NVBIT_PATH") && !msg.contains('\n'), "{msg}");
+        std::fs::write(build.join(TOOL_FILE_NAME), b"").expect("write");
+        assert_eq!(find_tool(None, Some(&exe), Some(&build)), Ok(build.join(TOOL_FILE_NAME)));
+        std::fs::write(exe.join(TOOL_FILE_NAME), b"").expect("write");
+        assert_eq!(find_tool(None, Some(&exe), Some(&build)), Ok(exe.join(TOOL_FILE_NAME)));
+        let nope = dir.join("nope.so");
+        assert_eq!(find_tool(Some(&nope), Some(&exe), None), Err(ToolError::NotAFile(nope)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

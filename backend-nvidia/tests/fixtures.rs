@@ -1,0 +1,189 @@
+//! Tests on the SASS listings captured from `fixtures/ops.cu`
+//! (`fixtures/capture.sh`): the opcode table against what nvdisasm prints,
+//! classification, operands, line tables, lowering, and the golden dump.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use xfpx_common::class::{FpFormat, InstrClass};
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::verify;
+use xfpx_common::site::SiteTable;
+use xfpx_common::tool::{Detector, Tool};
+use xfpx_nvidia::abi;
+use xfpx_nvidia::dump::{dump_listing, DumpFormat, DumpOptions};
+use xfpx_nvidia::sass::{build_kernel, opcodes, parse_listing, SassFunction};
+use xfpx_nvidia::NvbitLowering;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn nvdisasm() -> Vec<SassFunction> {
+    parse_listing(&read("ops.sm_90.nvdisasm.sass")).expect("nvdisasm listing parses")
+}
+
+fn function<'a>(fs: &'a [SassFunction], name: &str) -> &'a SassFunction {
+    fs.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("no function {name}"))
+}
+
+/// Opcodes of floating-point families, by name: everything here must be
+/// in the table.
+fn looks_fp(opcode: &str) -> bool {
+    const FAMILIES: &[&str] = &[
+        "FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "FMNMX", "FSEL", "FSET", "FSETP", "FCHK", "FRND",
+        "DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "HADD2", "HMUL2", "HFMA2", "HMNMX2", "HSET2", "HSETP2", "MUFU",
+        "F2F", "F2FP", "F2I", "I2F", "I2FP", "HMMA",
+    ];
+    FAMILIES.contains(&opcode)
+}
+
+#[test]
+fn both_listing_formats_agree() {
+    let a = nvdisasm();
+    let b = parse_listing(&read("ops.sm_90.cuobjdump.sass")).expect("cuobjdump listing parses");
+    let names = |fs: &[SassFunction]| fs.iter().map(|f| f.name.clone()).collect::<BTreeSet<_>>();
+    assert_eq!(names(&a), names(&b));
+    assert_eq!(a.len(), 8);
+    for f in &a {
+        let g = function(&b, &f.name);
+        assert_eq!(f.instrs.len(), g.instrs.len(), "{}", f.name);
+        for (x, y) in f.instrs.iter().zip(&g.instrs) {
+            assert_eq!((x.offset, &x.opcode, &x.modifiers), (y.offset, &y.opcode, &y.modifiers), "{}", f.name);
+            // branch targets are labels in one and addresses in the other
+            if !x.text.contains('`') {
+                assert_eq!(x.text, y.text, "{}", f.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn opcode_table_matches_the_listings() {
+    let fs = nvdisasm();
+    let mut seen_rows = BTreeSet::new();
+    for f in &fs {
+        for i in &f.instrs {
+            let mods = i.modifier_refs();
+            match opcodes::lookup(&i.opcode, &mods) {
+                Some(row) => {
+                    seen_rows.insert((row.opcode, row.modifier));
+                }
+                None => assert!(!looks_fp(&i.opcode), "{} is floating point but not in the table", i.text),
+            }
+        }
+    }
+    let wrong: Vec<String> = opcodes::OPCODES
+        .iter()
+        .filter(|row| seen_rows.contains(&(row.opcode, row.modifier)) != row.in_fixtures)
+        .map(|row| format!("{}{} (in_fixtures={})", row.opcode, row.modifier.map(|m| format!(".{m}")).unwrap_or_default(), row.in_fixtures))
+        .collect();
+    assert!(wrong.is_empty(), "rows whose in_fixtures mark disagrees with the listings: {wrong:?}");
+}
+
+fn classes(name: &str) -> BTreeSet<String> {
+    let fs = nvdisasm();
+    let k = build_kernel(function(&fs, name));
+    k.view.instrs.iter().filter(|i| i.class.is_fp()).map(|i| i.class.label()).collect()
+}
+
+#[test]
+fn classification_per_kernel() {
+    let want = |k: &str, labels: &[&str]| {
+        let got = classes(k);
+        for l in labels {
+            assert!(got.contains(*l), "{k}: no {l} in {got:?}");
+        }
+    };
+    want("f32_ops", &["f32.add", "f32.mul", "f32.fma", "f32.div", "f32.rsqrt", "f32.transcendental", "f32.minmax", "f32.sel", "f32.cmp"]);
+    want("f32_tanh", &["f32.transcendental", "f32.add"]);
+    want("f64_ops", &["f64.add", "f64.mul", "f64.fma", "f64.div", "f64.rsqrt", "f64.cmp"]);
+    want("half_ops", &["f16x2.add", "f16x2.mul", "f16x2.fma", "f16x2.minmax", "f16x2.cmp"]);
+    want("bf16_ops", &["bf16x2.mul", "bf16x2.fma", "bf16x2.minmax", "bf16x2.cmp"]);
+    want("conversions", &["f32.conversion", "f64.conversion"]);
+    want("mma_f16", &["f32.matrix"]);
+    want("more_ops", &["f64.conversion", "f16x2.matrix", "f16x2.conversion", "bf16x2.add", "f16x2.cmp"]);
+    assert!(!classes("mma_f16").iter().any(|c| c.starts_with("f64")));
+}
+
+#[test]
+fn operands_of_captured_instructions() {
+    let fs = nvdisasm();
+    let k = build_kernel(function(&fs, "f64_ops"));
+    let rcp = k.view.instrs.iter().position(|i| i.text.starts_with("MUFU.RCP64H")).expect("RCP64H");
+    assert!(k.high_word[rcp]);
+    let def = k.view.instrs[rcp].defs[0].reg().expect("register");
+    assert_eq!((def.count, def.first % 2), (2, 0));
+    for i in k.view.instrs.iter().filter(|i| i.text.starts_with("DFMA") || i.text.starts_with("DADD")) {
+        assert!(i.defs[0].reg().is_some_and(|r| r.count == 2 && r.first % 2 == 0), "{}", i.text);
+    }
+    let k = build_kernel(function(&fs, "mma_f16"));
+    let hmma = k.view.instrs.iter().find(|i| i.text.starts_with("HMMA")).expect("HMMA");
+    assert_eq!(hmma.class, InstrClass::Matrix { format: FpFormat::F32 });
+    assert_eq!(hmma.defs[0].reg().map(|r| r.count), Some(4));
+}
+
+#[test]
+fn line_table_comes_from_the_listing() {
+    let src = read("ops.cu");
+    let fadd_line = src.lines().position(|l| l.contains("// FADD")).expect("marker") as u32 + 1;
+    let fs = nvdisasm();
+    let f = function(&fs, "f32_ops");
+    let first_fadd = f.instrs.iter().find(|i| i.opcode == "FADD").expect("FADD");
+    let loc = first_fadd.location.as_ref().expect("line info");
+    assert_eq!((loc.file.as_str(), loc.line), ("ops.cu", fadd_line));
+}
+
+#[test]
+fn every_kernel_plans_verifies_and_lowers() {
+    let fs = nvdisasm();
+    let decl = abi::device_functions().expect("declaration");
+    let mut sites = SiteTable::new();
+    let mut total_calls = 0;
+    for f in &fs {
+        let k = build_kernel(f);
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        verify(&plan, &k.view, &sites).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let calls = NvbitLowering::new(&k, 0x7000_0000).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        assert!(calls.len() >= plan.probes.len(), "{}", f.name);
+        for c in &calls {
+            let d = decl.iter().find(|d| d.name == c.function).expect("declared");
+            assert_eq!(d.params.len(), c.args.len());
+            assert!(c.args.iter().zip(&d.params).all(|(a, p)| a.fits(p.kind)));
+            assert!(!k.view.instrs[c.instr as usize].control.leaves() || c.when == xfpx_common::probe::When::Before);
+        }
+        total_calls += calls.len();
+    }
+    assert!(total_calls > 100, "{total_calls}");
+}
+
+#[test]
+fn golden_dump() {
+    let text = read("ops.sm_90.nvdisasm.sass");
+    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text }).expect("dumps");
+    let golden = fixture("ops.sm_90.dump.txt");
+    if std::env::var_os("XFPX_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&golden, &dump).expect("bless");
+        return;
+    }
+    let want = std::fs::read_to_string(&golden).expect("golden dump (create it with XFPX_BLESS=1)");
+    assert!(want == dump, "dump differs from {}; rerun with XFPX_BLESS=1 after checking the change", golden.display());
+}
+
+#[test]
+fn fixtures_are_current_when_cuda_is_present() {
+    let script = fixture("capture.sh");
+    let nvcc_present = std::process::Command::new("sh")
+        .args(["-c", "command -v \"${CUDA_HOME:+$CUDA_HOME/bin/}nvcc\""])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nvcc_present {
+        eprintln!("note: nvcc not found; skipping the check that the SASS fixtures are current");
+        return;
+    }
+    let out = std::process::Command::new("bash").arg(&script).arg("--check").output().expect("run capture.sh");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,53 @@
+//! Property-based fuzzing of the SASS parsers and the dump: any text,
+//! and mutations of real listing lines, give a value or an error, never a
+//! panic.
+
+use proptest::prelude::*;
+use xfpx_nvidia::dump::{dump_listing, DumpOptions};
+use xfpx_nvidia::record::{decode_chunk, DeviceRecord};
+use xfpx_nvidia::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
+
+fn real_lines() -> Vec<String> {
+    let text = include_str!("fixtures/ops.sm_90.nvdisasm.sass");
+    text.lines().filter(|l| l.contains("/*0")).map(str::to_string).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_text_instruction(s in "\\PC{0,80}") {
+        if let Ok(i) = parse_instruction(&s) {
+            let _ = build_kernel(&SassFunction { name: "k".into(), instrs: vec![i] });
+        }
+    }
+
+    #[test]
+    fn sass_like_text(s in "(@!?U?P[0-7T] )?[A-Z0-9]{1,6}(\\.[A-Z0-9_]{1,6}){0,3} ([-|!~]?(R|UR|P|UP)?[0-9ZT]{1,3}(\\.reuse|\\.H0_H0|\\.64)?|c\\[0x[0-9]\\]\\[0x[0-9a-f]{1,4}\\]|[-+]?[0-9.]{1,6}|[-+]QNAN|\\[R[0-9]\\.64\\+0x10\\]|[,|\\[\\]]){0,8} ;") {
+        if let Ok(i) = parse_instruction(&s) {
+            let k = build_kernel(&SassFunction { name: "k".into(), instrs: vec![i] });
+            let _ = xfpx_common::tool::Tool::plan(&xfpx_common::tool::Detector::default(), &k.view, &mut xfpx_common::site::SiteTable::new());
+        }
+    }
+
+    #[test]
+    fn mutated_listing_lines(idx in 0usize..500, cut in 0usize..80, insert in "[ ,.\\[\\]|@!0-9A-Z-]{0,4}") {
+        let lines = real_lines();
+        let line = &lines[idx % lines.len()];
+        let at = line.char_indices().map(|(i, _)| i).nth(cut % line.chars().count().max(1)).unwrap_or(0);
+        let mutated = format!("{}{}{}", &line[..at], insert, &line[at..]);
+        let listing = format!("\tFunction : k\n{mutated}\n");
+        if let Ok(fs) = parse_listing(&listing) {
+            for f in &fs { let _ = build_kernel(f); }
+        }
+        let _ = dump_listing(&listing, &DumpOptions::default());
+    }
+
+    #[test]
+    fn device_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200), first in any::<u32>()) {
+        let _ = DeviceRecord::decode(&bytes);
+        if let Ok(sites) = decode_chunk(first, &bytes) {
+            for (_, e) in sites { let _ = e.findings(); }
+        }
+    }
+}
