@@ -4,15 +4,25 @@
 
 use crate::args::{DumpArgs, DumpVendor, OutputFormat};
 use crate::console::show_raw;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
     let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
     match a.vendor {
         DumpVendor::Nvidia => {
-            let _listing = std::str::from_utf8(&bytes)
+            let listing = std::str::from_utf8(&bytes)
                 .with_context(|| format!("{} is not a text SASS listing", a.file.display()))?;
-            bail!("`xfpx dump --vendor nvidia` is not available in this build: the NVIDIA backend does not provide listing dumps yet")
+            let opts = xfpx_nvidia::dump::DumpOptions {
+                kernel: a.kernel.clone(),
+                format: match a.format {
+                    OutputFormat::Text => xfpx_nvidia::dump::DumpFormat::Text,
+                    OutputFormat::Json => xfpx_nvidia::dump::DumpFormat::Json,
+                },
+            };
+            let text =
+                xfpx_nvidia::dump::dump_listing(listing, &opts).with_context(|| format!("{}", a.file.display()))?;
+            show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
+            Ok(0)
         }
         DumpVendor::Amd => {
             let opts = xfpx_amd::DumpOptions {

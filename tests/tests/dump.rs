@@ -57,3 +57,43 @@ fn amd_dump_of_damaged_input_is_one_line() {
         }
     }
 }
+
+const NVIDIA_LISTINGS: [&str; 2] =
+    ["backend-nvidia/tests/fixtures/ops.sm_90.cuobjdump.sass", "backend-nvidia/tests/fixtures/ops.sm_90.nvdisasm.sass"];
+
+#[test]
+fn nvidia_listing_text_and_json() {
+    let d = tempfile::tempdir().expect("scratch");
+    for listing in NVIDIA_LISTINGS {
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "nvidia"]).arg(fixture(listing));
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{listing}: {}", o.stderr);
+        assert!(o.stdout.contains("kernel more_ops: "), "{listing}: {}", o.stdout);
+        assert!(o.stdout.contains("xfpx_check_value("), "{listing}: no probe shown");
+        assert!(o.stdout.contains("[f64.mul]"), "{listing}: no instruction class shown");
+    }
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--kernel", "more_ops", "--format", "json"]).arg(fixture(NVIDIA_LISTINGS[0]));
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let text = o.stdout.trim();
+    assert!(text.starts_with('[') || text.starts_with('{'), "{text}");
+    assert!(text.contains("more_ops") && !text.contains("mma_f16"), "the kernel filter was not applied");
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--kernel", "no_such_kernel"]).arg(fixture(NVIDIA_LISTINGS[0]));
+    run(c).assert_one_line_error(1, "no_such_kernel");
+}
+
+#[test]
+fn nvidia_dump_of_non_listings_is_one_line() {
+    let d = tempfile::tempdir().expect("scratch");
+    std::fs::write(d.path().join("prose.txt"), "just some words\n").expect("write");
+    std::fs::write(d.path().join("binary.sass"), [0xffu8, 0xfe, 0x00, 0x80]).expect("write");
+    for (name, needle) in [("prose.txt", "prose.txt"), ("binary.sass", "not a text SASS listing")] {
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "nvidia", name]);
+        run(c).assert_one_line_error(1, needle);
+    }
+}
