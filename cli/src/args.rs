@@ -74,7 +74,7 @@ pub struct RunArgs {
     /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
     #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
     pub report: PathBuf,
-    /// `text`: live findings and a summary on stderr; `json`: also the report as JSON on stdout.
+    /// `text`: live findings and a summary on stderr; `json`: the report as JSON on stdout (the program's stdout goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
     /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.

@@ -124,6 +124,12 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let mut cmd = Command::new(&p.command[0]);
     cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
     cmd.envs(injection_env(&load, p.inject, std::env::var_os("LD_PRELOAD")));
+    if p.format == OutputFormat::Json {
+        // stdout carries the report alone; the program's output goes to stderr.
+        use std::os::fd::AsFd;
+        let stderr = std::io::stderr().as_fd().try_clone_to_owned().context("cannot duplicate stderr")?;
+        cmd.stdout(std::process::Stdio::from(stderr));
+    }
     let mut notes = Vec::new();
     if load == ToolLoad::Nothing {
         notes.push(format!(

@@ -210,9 +210,10 @@ fn malformed_lines_are_skipped_with_a_warning() {
 fn json_output_is_the_report() {
     let d = scratch();
     let events = write_events(d.path(), "events.jsonl", &typical_events());
-    let o = xfpx_run(d.path(), &["--format", "json"], &["--events", &events, "--finish"]);
+    let o = xfpx_run(d.path(), &["--format", "json"], &["--say", "program output", "--events", &events, "--finish"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let printed = Report::from_json(&o.stdout).expect("stdout is a report");
+    let printed = Report::from_json(&o.stdout).expect("stdout is the report alone");
+    assert!(o.stderr.contains("program output\n"), "the program's stdout goes to stderr: {}", o.stderr);
     assert_eq!(printed, read_report(&d.path().join("xfpx-report.json")));
     assert_eq!(found_lines(&o).len(), 3, "live findings still go to stderr");
 }

@@ -7,14 +7,15 @@
 //! ```text
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
-//!                    [--exit CODE | --raise SIGNAL] [--save-config FILE]
+//!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
 //! ```
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
 //! process with its own connection) sending that file, and waits for it.
 //! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to 20
 //! seconds) so a test can signal `xfpx`. `--raise` accepts SEGV, ABRT, KILL.
-//! `--save-config` copies the configuration it was given into FILE.
+//! `--save-config` copies the configuration it was given into FILE;
+//! `--say TEXT` prints TEXT on stdout first.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -33,6 +34,7 @@ struct Script {
     exit: u8,
     raise: Option<i32>,
     save_config: Option<String>,
+    say: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -57,6 +59,7 @@ fn parse(args: &[String]) -> Result<Script, String> {
                 })
             }
             "--save-config" => s.save_config = Some(value()?),
+            "--say" => s.say = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -76,6 +79,9 @@ fn main() -> ExitCode {
 
 fn script(args: &[String]) -> Result<u8, String> {
     let s = parse(args)?;
+    if let Some(text) = &s.say {
+        println!("{text}");
+    }
     let config = RunConfig::from_env().map_err(|e| e.to_string())?.ok_or("XFPX_CONFIG is not set")?;
     if let Some(path) = &s.save_config {
         std::fs::write(path, config.to_json()).map_err(|e| format!("{path}: {e}"))?;
