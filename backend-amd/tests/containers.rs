@@ -214,7 +214,7 @@ fn plain_code_object_and_unknown_input() {
     let got = extract(&co).expect("extract");
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].bundle_id, None);
-    assert_eq!(extract(b"hello world").unwrap_err(), Error::UnknownFormat);
+    assert_eq!(extract(b"hello world").expect_err("not a container"), Error::UnknownFormat);
     assert!(extract(b"").is_err());
 }
 
@@ -225,7 +225,7 @@ fn truncated_containers_are_errors() {
         for cut in [0, 4, 24, 31, 33, 60, 100, bytes.len() / 2, bytes.len() - 1] {
             let r = extract(&bytes[..cut.min(bytes.len())]);
             assert!(r.is_err(), "{name} cut at {cut} should fail");
-            let msg = r.unwrap_err().to_string();
+            let msg = r.expect_err("truncated").to_string();
             assert!(!msg.contains('\n') && !msg.is_empty(), "{msg}");
         }
     }

@@ -125,7 +125,7 @@ fn kernel_selection() {
     assert_eq!(text.matches("\n  kernel fp32_mixed\n").count(), 2, "one per target");
     assert!(!text.contains("kernel fp32_axpy"));
     assert!(text.contains("bundle id: hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
-    let err = dump(&bytes, &DumpOptions { kernel: Some("nope".into()), format: DumpFormat::Text }).unwrap_err();
+    let err = dump(&bytes, &DumpOptions { kernel: Some("nope".into()), format: DumpFormat::Text }).expect_err("no such kernel");
     assert_eq!(err, Error::NoSuchKernel("nope".into()));
     assert_eq!(err.to_string(), "no kernel named 'nope'");
 }
@@ -140,7 +140,7 @@ fn slack_is_reported() {
 #[test]
 fn bad_input_is_one_line_error() {
     for bad in [&b""[..], b"\x7fELF", b"__CLANG_OFFLOAD_BUNDLE__\x05", b"CCOB\x09\x00", b"not a code object"] {
-        let e = dump(bad, &DumpOptions::default()).unwrap_err().to_string();
+        let e = dump(bad, &DumpOptions::default()).expect_err("bad input").to_string();
         assert!(!e.is_empty() && !e.contains('\n'), "{e:?}");
     }
 }

@@ -32,14 +32,14 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let pos = any::<usize>();
     prop_oneof![
-        (pos.clone(), 1u8..=255).prop_map(|(at, mask)| Mutation::Flip { at, mask }),
+        (pos, 1u8..=255).prop_map(|(at, mask)| Mutation::Flip { at, mask }),
         (
             // Bias towards the ELF header, program and section header tables and bundle headers.
             prop_oneof![0usize..128, any::<usize>()],
             prop_oneof![Just(0u64), Just(u64::MAX), Just(u64::MAX / 2), Just(0x8000_0000), 0u64..0x10000, any::<u64>()]
         )
             .prop_map(|(at, value)| Mutation::Word { at, value }),
-        pos.clone().prop_map(|at| Mutation::Truncate { at }),
+        pos.prop_map(|at| Mutation::Truncate { at }),
         (pos, proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
     ]
 }

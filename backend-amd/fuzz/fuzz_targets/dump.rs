@@ -1,0 +1,10 @@
+//! Fuzz target: the whole `dump` path, text and JSON.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use xfpx_amd::{dump, DumpFormat, DumpOptions};
+
+fuzz_target!(|data: &[u8]| {
+    for format in [DumpFormat::Text, DumpFormat::Json] {
+        let _ = dump(data, &DumpOptions { kernel: None, format });
+    }
+});
