@@ -264,6 +264,9 @@ class Harness:
         for fname, md in (("table.txt", False), ("table.md", True)):
             with open(os.path.join(out, fname), "w") as f:
                 f.write(benchlib.render_table(self.programs, names, self.cells, self.findings, markdown=md))
+                f.write("\nSlowdown of the programs' timed sections (BENCH gpu_ms):\n\n")
+                f.write(benchlib.render_table(self.programs, names, self.cells, self.findings, markdown=md,
+                                              metric="gpu_ms"))
 
     def pack_logs(self):
         path = os.path.join(self.args.out, "logs.tar.gz")
@@ -431,6 +434,9 @@ def render_saved(path):
             others = {k: v for k, v in d["per_tool"].items() if k != d["reference"]}
             findings[p] = benchlib.compare_findings(d["reference"], d["per_tool"][d["reference"]], others)[1]
     sys.stdout.write(benchlib.render_table(data["programs"], data["configs"], cells, findings, markdown=True))
+    sys.stdout.write("\nSlowdown of the programs' timed sections (BENCH gpu_ms):\n\n")
+    sys.stdout.write(benchlib.render_table(data["programs"], data["configs"], cells, findings, markdown=True,
+                                           metric="gpu_ms"))
     return 0
 
 

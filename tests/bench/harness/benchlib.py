@@ -286,23 +286,26 @@ class Cell:
         self.status = "not run"  # ok | timeout | crash | skipped | unavailable | not run
         self.reason = ""
 
-    def walls(self):
-        return [r["wall_s"] for r in self.runs if r["status"] == "ok"]
+    def walls(self, metric="wall_s"):
+        return [r[metric] for r in self.runs if r["status"] == "ok" and r.get(metric) is not None]
 
-    def median_wall(self):
-        return median(self.walls())
+    def median_wall(self, metric="wall_s"):
+        """Median over finished runs of `metric`: `wall_s` (the process) or
+        `gpu_ms` (the timed section the program reports)."""
+        return median(self.walls(metric))
 
     def to_dict(self):
         return dict(program=self.program, config=self.config, status=self.status, reason=self.reason,
-                    median_wall_s=self.median_wall(), runs=self.runs)
+                    median_wall_s=self.median_wall(), median_gpu_ms=self.median_wall("gpu_ms"), runs=self.runs)
 
 
-def ratio_text(cell, base_s):
+def ratio_text(cell, base_s, metric="wall_s"):
     if cell is None:
         return "-"
     if cell.status == "ok" and base_s:
-        return "%.2f" % (cell.median_wall() / base_s)
-    if cell.status == "timeout" and base_s:
+        v = cell.median_wall(metric)
+        return "%.2f" % (v / base_s) if v is not None else "-"
+    if cell.status == "timeout" and base_s and metric == "wall_s":
         limit = max(r["wall_s"] for r in cell.runs) if cell.runs else None
         return ">%.0f" % (limit / base_s) if limit else "timeout"
     if cell.status == "crash":
@@ -310,13 +313,14 @@ def ratio_text(cell, base_s):
     return {"skipped": "skip", "unavailable": "n/a", "not run": "-"}.get(cell.status, cell.status)
 
 
-def ratio_value(cell, base_s):
+def ratio_value(cell, base_s, metric="wall_s"):
     """(value, is_lower_bound) of a slowdown, or (None, False)."""
     if cell is None or not base_s:
         return None, False
     if cell.status == "ok":
-        return cell.median_wall() / base_s, False
-    if cell.status == "timeout" and cell.runs:
+        v = cell.median_wall(metric)
+        return (v / base_s if v is not None else None), False
+    if cell.status == "timeout" and cell.runs and metric == "wall_s":
         return max(r["wall_s"] for r in cell.runs) / base_s, True
     return None, False
 
@@ -346,25 +350,27 @@ def selfcheck_text(cells, base_config="base"):
     return "ok"
 
 
-def render_table(programs, configs, cells, findings_text, markdown=False):
+def render_table(programs, configs, cells, findings_text, markdown=False, metric="wall_s"):
     """The closing table: program | base s | one slowdown column per
     non-base configuration | self-check | findings match, then the geomean
-    row (">=" where a timed-out run makes the value a lower bound)."""
-    header = ["program", "base s"] + ["%s x" % c for c in configs if c != "base"] + ["self-check",
-                                                                                   "findings match"]
+    row (">=" where a timed-out run makes the value a lower bound).
+    metric `gpu_ms` gives the slowdowns of the programs' timed sections."""
+    base_col = "base s" if metric == "wall_s" else "base gpu ms"
+    header = ["program", base_col] + ["%s x" % c for c in configs if c != "base"] + ["self-check",
+                                                                                  "findings match"]
     rows = []
     per_config = {c: [] for c in configs if c != "base"}
     bounded = {c: False for c in configs if c != "base"}
     for p in programs:
         pc = cells.get(p, {})
         base = pc.get("base")
-        base_s = base.median_wall() if base and base.status == "ok" else None
+        base_s = base.median_wall(metric) if base and base.status == "ok" else None
         row = [p, "%.3f" % base_s if base_s else ratio_text(base, None) if base else "-"]
         for c in configs:
             if c == "base":
                 continue
-            row.append(ratio_text(pc.get(c), base_s))
-            v, lower = ratio_value(pc.get(c), base_s)
+            row.append(ratio_text(pc.get(c), base_s, metric))
+            v, lower = ratio_value(pc.get(c), base_s, metric)
             if v is not None:
                 per_config[c].append(v)
                 bounded[c] = bounded[c] or lower

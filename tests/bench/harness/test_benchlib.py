@@ -193,6 +193,15 @@ class TableTest(unittest.TestCase):
         self.assertTrue(md.startswith("| program | base s |"))
         self.assertEqual(len(md.splitlines()), 5)
 
+    def test_gpu_time_table(self):
+        runs = lambda w, g: [dict(run(wall=w), gpu_ms=g)]
+        cells = {"a": {"base": cell("a", "base", runs(1.0, 100.0)),
+                       "xfpx-detect": cell("a", "xfpx-detect", runs(2.0, 500.0))}}
+        text = benchlib.render_table(["a"], ["base", "xfpx-detect"], cells, {}, metric="gpu_ms")
+        row = [v.strip() for v in text.splitlines()[2].split("|")]
+        self.assertEqual(row[:3], ["a", "100.000", "5.00"])
+        self.assertIn("base gpu ms", text.splitlines()[0])
+
     def test_selfcheck_verdicts(self):
         base = cell("p", "base", [run()])
         self.assertEqual(benchlib.selfcheck_text({"base": base, "x": cell("p", "x", [run(selfcheck="FAIL")])}),
@@ -287,10 +296,17 @@ sys.exit(rc)
 
 
 def table_rows(stdout):
-    """The closing table's rows by program name, cells stripped."""
+    """The closing (wall-clock) table's rows by program name, cells stripped."""
     lines = stdout.splitlines()
-    start = max(i for i, l in enumerate(lines) if l.startswith("program "))
-    return {r.split("|")[0].strip(): [v.strip() for v in r.split("|")] for r in lines[start:] if "|" in r}
+    start = min(i for i, l in enumerate(lines) if l.startswith("program "))
+    rows = {}
+    for r in lines[start:]:
+        if not r.strip():
+            break
+        if "|" not in r:
+            continue  # separator
+        rows[r.split("|")[0].strip()] = [v.strip() for v in r.split("|")]
+    return rows
 
 
 def write_exe(path, text):
