@@ -8,6 +8,8 @@ mod console;
 mod dump;
 mod events;
 mod exit;
+#[cfg(test)]
+mod proptests;
 mod report_cmd;
 mod report_io;
 mod run;
