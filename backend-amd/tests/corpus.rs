@@ -223,3 +223,29 @@ fn targets_and_versions() {
         assert_eq!(md_target, format!("amdgcn-amd-amdhsa--{}", co.target), "{target}/{name}");
     }
 }
+
+#[test]
+fn register_encoding_reproduces_llvm_granules() {
+    // Re-encoding the metadata's register counts gives the descriptor LLVM wrote.
+    let mut checked = 0;
+    for (target, name, path) in common::code_objects() {
+        let bytes = common::read(&path);
+        let co = CodeObject::parse(&bytes).expect("parse");
+        let md = co.metadata.as_ref().expect("metadata");
+        for k in &co.kernels {
+            let m = md.kernels.iter().find(|m| m.name == k.name).expect("kernel metadata");
+            let mut kd = k.descriptor;
+            kd.compute_pgm_rsrc1 &= !0x3ff;
+            kd.compute_pgm_rsrc3 &= !0x3f;
+            let request = xfpx_amd::descriptor::RegisterRequest {
+                vgprs: m.vgpr_count as u32,
+                agprs: m.agpr_count.unwrap_or(0) as u32,
+                sgprs: m.sgpr_count as u32,
+            };
+            kd.set_register_allocation(co.target.processor, request).expect("encode");
+            assert_eq!(kd.to_bytes(), k.descriptor.to_bytes(), "{target}/{name} {}: {request:?}", k.name);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 120);
+}

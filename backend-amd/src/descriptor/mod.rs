@@ -101,6 +101,107 @@ impl KernelDescriptor {
     pub fn decode(&self, processor: Processor) -> Result<DecodedDescriptor> {
         decode(self, processor)
     }
+
+    fn word_mut(&mut self, word: DescriptorWord) -> WordRef<'_> {
+        match word {
+            DescriptorWord::ComputePgmRsrc1 => WordRef::U32(&mut self.compute_pgm_rsrc1),
+            DescriptorWord::ComputePgmRsrc2 => WordRef::U32(&mut self.compute_pgm_rsrc2),
+            DescriptorWord::ComputePgmRsrc3 => WordRef::U32(&mut self.compute_pgm_rsrc3),
+            DescriptorWord::KernelCodeProperties => WordRef::U16(&mut self.kernel_code_properties),
+            DescriptorWord::KernargPreload => WordRef::U16(&mut self.kernarg_preload),
+        }
+    }
+
+    /// The value of bit field `field` of `word`.
+    pub fn field(&self, word: DescriptorWord, field: raw::BitField) -> u32 {
+        let w = match word {
+            DescriptorWord::ComputePgmRsrc1 => self.compute_pgm_rsrc1,
+            DescriptorWord::ComputePgmRsrc2 => self.compute_pgm_rsrc2,
+            DescriptorWord::ComputePgmRsrc3 => self.compute_pgm_rsrc3,
+            DescriptorWord::KernelCodeProperties => u32::from(self.kernel_code_properties),
+            DescriptorWord::KernargPreload => u32::from(self.kernarg_preload),
+        };
+        field.get(w)
+    }
+
+    /// Sets bit field `field` of `word` to `value` (an error if it does not fit).
+    pub fn set_field(&mut self, word: DescriptorWord, field: raw::BitField, value: u32) -> Result<()> {
+        let too_wide = || {
+            Error::malformed("kernel descriptor field", format!("{} cannot hold {value}", field.name))
+        };
+        match self.word_mut(word) {
+            WordRef::U32(w) => *w = field.set(*w, value).ok_or_else(too_wide)?,
+            WordRef::U16(w) => {
+                let v = field.set(u32::from(*w), value).ok_or_else(too_wide)?;
+                *w = u16::try_from(v).map_err(|_| too_wide())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes a register allocation into the granulated counts (and, on
+    /// gfx90a and later, `ACCUM_OFFSET`) the way LLVM does: VGPR granule
+    /// `ceil(total / granule) - 1` where the unified total is the
+    /// architected VGPRs rounded up to 4 plus the AGPRs; SGPR granule
+    /// `ceil(sgprs / 8) - 1` with `sgprs` already including VCC, flat scratch
+    /// and XNACK mask extras.
+    pub fn set_register_allocation(&mut self, processor: Processor, alloc: RegisterRequest) -> Result<()> {
+        // Work on a copy so that an error leaves `self` unchanged.
+        let mut kd = *self;
+        kd.encode_register_allocation(processor, alloc)?;
+        *self = kd;
+        Ok(())
+    }
+
+    fn encode_register_allocation(&mut self, processor: Processor, alloc: RegisterRequest) -> Result<()> {
+        let info = processor.info();
+        let granule_of = |n: u32, g: u32| n.max(1).div_ceil(g) - 1;
+        let total = if info.unified_vgpr_file {
+            let arch = alloc.vgprs.max(1).div_ceil(4) * 4;
+            self.set_field(DescriptorWord::ComputePgmRsrc3, rsrc3_gfx90a::ACCUM_OFFSET, arch / 4 - 1)?;
+            arch + alloc.agprs
+        } else {
+            // gfx908: VGPRs and AGPRs are separate files allocated alike.
+            alloc.vgprs.max(alloc.agprs)
+        };
+        self.set_field(
+            DescriptorWord::ComputePgmRsrc1,
+            rsrc1::GRANULATED_WORKITEM_VGPR_COUNT,
+            granule_of(total, info.vgpr_encoding_granule),
+        )?;
+        self.set_field(
+            DescriptorWord::ComputePgmRsrc1,
+            rsrc1::GRANULATED_WAVEFRONT_SGPR_COUNT,
+            granule_of(alloc.sgprs, info.sgpr_encoding_granule),
+        )
+    }
+}
+
+/// Registers a kernel needs, as input to [`KernelDescriptor::set_register_allocation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegisterRequest {
+    /// Architected VGPRs (next free VGPR).
+    pub vgprs: u32,
+    /// AGPRs (gfx908: a separate file of the same allocation, so the larger of
+    /// the two counts sets the granule).
+    pub agprs: u32,
+    /// SGPRs including the reserved extras (VCC, flat scratch, XNACK mask).
+    pub sgprs: u32,
+}
+
+/// The packed words of the descriptor, for [`KernelDescriptor::field`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescriptorWord {
+    ComputePgmRsrc1,
+    ComputePgmRsrc2,
+    ComputePgmRsrc3,
+    KernelCodeProperties,
+    KernargPreload,
+}
+
+enum WordRef<'a> {
+    U32(&'a mut u32),
+    U16(&'a mut u16),
 }
 
 /// Floating-point rounding mode of a `FLOAT_ROUND_MODE_*` field.
@@ -199,6 +300,7 @@ pub struct DecodedDescriptor {
     pub registers: RegisterAllocation,
     pub float_mode: FloatMode,
     pub priority: u32,
+    #[serde(rename = "priv")]
     pub priv_: bool,
     pub debug_mode: bool,
     pub bulky: bool,
@@ -514,6 +616,29 @@ mod tests {
     fn bit_field_set_rejects_overflow() {
         assert_eq!(rsrc1::GRANULATED_WAVEFRONT_SGPR_COUNT.set(0, 16), None);
         assert_eq!(rsrc1::GRANULATED_WAVEFRONT_SGPR_COUNT.set(0xffff_ffff, 0), Some(0xffff_fc3f));
+    }
+
+    #[test]
+    fn register_allocation_encoding() {
+        let mut kd = sample();
+        // gfx90a: 6 VGPRs + 0 AGPRs -> accum_offset 8, 1 granule; 11 SGPRs -> granule 1.
+        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 6, agprs: 0, sgprs: 11 }).expect("set");
+        let d = kd.decode(Processor::Gfx90a).expect("decode");
+        assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.sgprs), (8, Some(8), 16));
+        // 33 VGPRs + 16 AGPRs: arch rounds to 36, total 52 -> 56 allocated.
+        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 33, agprs: 16, sgprs: 102 }).expect("set");
+        let d = kd.decode(Processor::Gfx90a).expect("decode");
+        assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.agprs), (56, Some(36), Some(20)));
+        assert_eq!(d.registers.sgprs, 104);
+        // Too many: 513 unified registers do not fit the 6-bit granule.
+        assert!(kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 }).is_err());
+        let mut kd = KernelDescriptor::from_array(&[0u8; 64]);
+        kd.set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 5, agprs: 0, sgprs: 8 }).expect("set");
+        assert_eq!(kd.compute_pgm_rsrc1 & 0x3ff, 1);
+        let before = kd;
+        assert!(kd.set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 300, agprs: 0, sgprs: 8 }).is_err());
+        assert_eq!(kd, before, "unchanged after an error");
+        assert_eq!(kd.compute_pgm_rsrc3, 0);
     }
 
     #[test]
