@@ -1,0 +1,316 @@
+/* The NVBit side of the xfpx tool: a thin shim. It implements NVBit's
+ * callbacks, owns the GPU memory (site table, record ring) and the thread
+ * that polls the ring, and forwards everything else to the Rust core
+ * through xfpx_nvbit.h, which decides what to instrument and how. */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "nvbit.h"
+#include "nvbit_tool.h"
+#include "xfpx_layout.h"
+#include "xfpx_nvbit.h"
+
+namespace {
+
+bool g_active = false;     /* configuration loaded */
+bool g_ready = false;      /* GPU memory allocated */
+bool g_swept = false;      /* site table read back */
+std::mutex g_mutex;        /* instrumentation and launches */
+thread_local bool g_in_tool = false; /* our own CUDA calls raise callbacks too */
+
+XfpxDeviceState *g_state_dev = nullptr;
+XfpxSiteEntry **g_directory_dev = nullptr;
+std::vector<XfpxSiteEntry *> g_chunks;
+volatile XfpxRecord *g_ring = nullptr;
+volatile uint32_t *g_host_tail = nullptr;
+uint32_t g_tail = 0;
+pthread_t g_poller;
+std::atomic<bool> g_poll_stop{false};
+bool g_poller_started = false;
+std::mutex g_drain_mutex;
+std::unordered_set<CUfunction> g_seen;
+
+void note(const std::string &s) { xfpx_note(s.c_str()); }
+
+bool cuda_ok(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return true;
+    note(std::string("CUDA error in the tool (") + what + "): " + cudaGetErrorString(e));
+    return false;
+}
+
+/* Hand every published record to the Rust core, in order. */
+void drain_ring() {
+    std::lock_guard<std::mutex> lock(g_drain_mutex);
+    if (g_ring == nullptr) return;
+    std::vector<XfpxRecord> batch;
+    for (;;) {
+        volatile XfpxRecord *r = &g_ring[g_tail % XFPX_RING_CAPACITY];
+        if (r->seq != g_tail + 1u) break;
+        __sync_synchronize();
+        XfpxRecord copy;
+        copy.site = r->site;
+        copy.launch = r->launch;
+        copy.info = r->info;
+        copy.seq = r->seq;
+        batch.push_back(copy);
+        g_tail++;
+        if (batch.size() == 4096) break;
+    }
+    if (!batch.empty()) {
+        xfpx_records((const uint8_t *)batch.data(), batch.size() * sizeof(XfpxRecord));
+        __sync_synchronize();
+        *g_host_tail = g_tail;
+    }
+}
+
+void *poll_ring(void *) {
+    while (!g_poll_stop.load()) {
+        drain_ring();
+        usleep(200);
+    }
+    drain_ring();
+    return nullptr;
+}
+
+/* Make sure the device table has chunks for every site id below `count`. */
+bool ensure_chunks(uint32_t count) {
+    size_t need = (count + XFPX_SITES_PER_CHUNK - 1) / XFPX_SITES_PER_CHUNK;
+    while (g_chunks.size() < need) {
+        XfpxSiteEntry *chunk = nullptr;
+        size_t bytes = sizeof(XfpxSiteEntry) * XFPX_SITES_PER_CHUNK;
+        if (!cuda_ok(cudaMalloc(&chunk, bytes), "cudaMalloc site chunk")) return false;
+        if (!cuda_ok(cudaMemset(chunk, 0, bytes), "cudaMemset site chunk")) return false;
+        if (!cuda_ok(cudaMemcpy(&g_directory_dev[g_chunks.size()], &chunk, sizeof(chunk), cudaMemcpyHostToDevice),
+                     "cudaMemcpy directory"))
+            return false;
+        g_chunks.push_back(chunk);
+    }
+    return true;
+}
+
+void add_args(Instr *instr, const XfpxCall &c) {
+    for (uint32_t a = 0; a < c.nargs && a < XFPX_MAX_ARGS; a++) {
+        const XfpxCallArg &arg = c.args[a];
+        switch (arg.kind) {
+        case XFPX_ARG_GUARD_PRED: nvbit_add_call_arg_guard_pred_val(instr); break;
+        case XFPX_ARG_CONST32: nvbit_add_call_arg_const_val32(instr, arg.a); break;
+        case XFPX_ARG_CONST64: nvbit_add_call_arg_const_val64(instr, arg.b); break;
+        case XFPX_ARG_REG: nvbit_add_call_arg_reg_val(instr, (int)arg.a); break;
+        case XFPX_ARG_UREG: nvbit_add_call_arg_ureg_val(instr, (int)arg.a); break;
+        case XFPX_ARG_CBANK: nvbit_add_call_arg_cbank_val(instr, (int)arg.a, (int)arg.b); break;
+        case XFPX_ARG_LAUNCH64: nvbit_add_call_arg_launch_val64(instr, 0); break;
+        default: break;
+        }
+    }
+}
+
+void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled, const std::string &demangled) {
+    const std::vector<Instr *> &instrs = nvbit_get_instrs(ctx, f);
+    std::vector<const char *> sass;
+    std::vector<uint32_t> offsets;
+    sass.reserve(instrs.size());
+    offsets.reserve(instrs.size());
+    for (Instr *i : instrs) {
+        sass.push_back(i->getSass());
+        offsets.push_back(i->getOffset());
+    }
+    XfpxCall *calls = nullptr;
+    int64_t n = xfpx_instrument(mangled.c_str(), demangled.c_str(), (uint32_t)instrs.size(), sass.data(),
+                                offsets.data(), (uint64_t)(uintptr_t)g_state_dev, &calls);
+    if (n <= 0) {
+        if (calls) xfpx_free_calls(calls, 0);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const XfpxCall &c = calls[k];
+        if (c.instr >= instrs.size()) continue;
+        const char *fn = xfpx_function_name(c.function);
+        if (fn == nullptr) continue;
+        Instr *instr = instrs[c.instr];
+        nvbit_insert_call(instr, fn, c.after ? IPOINT_AFTER : IPOINT_BEFORE);
+        add_args(instr, c);
+    }
+    xfpx_free_calls(calls, (uint64_t)n);
+}
+
+void read_lines(CUcontext ctx, CUfunction f) {
+    if (!xfpx_lines_enabled()) return;
+    char path[] = "/tmp/xfpx-cubin-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return;
+    close(fd);
+    if (nvbit_dump_cubin(ctx, f, path)) xfpx_load_cubin_lines(path);
+    unlink(path);
+}
+
+/* First launch of a kernel: decide, read its line table, instrument it
+ * and the functions it calls. */
+void first_sight(CUcontext ctx, CUfunction f) {
+    if (!g_seen.insert(f).second) return;
+    std::string mangled = nvbit_get_func_name(ctx, f, true);
+    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    if (!xfpx_wants_kernel(mangled.c_str(), demangled.c_str())) {
+        xfpx_exclude_kernel(mangled.c_str(), demangled.c_str());
+        return;
+    }
+    read_lines(ctx, f);
+    std::vector<CUfunction> funcs = nvbit_get_related_functions(ctx, f);
+    funcs.push_back(f);
+    for (CUfunction g : funcs) {
+        if (g != f && !g_seen.insert(g).second) continue;
+        std::string gm = nvbit_get_func_name(ctx, g, true);
+        std::string gd = nvbit_get_func_name(ctx, g, false);
+        instrument_function(ctx, g, gm, gd);
+    }
+}
+
+void on_launch(CUcontext ctx, CUfunction f, CUstream stream) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    first_sight(ctx, f);
+    std::string mangled = nvbit_get_func_name(ctx, f, true);
+    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    uint64_t serial = 0;
+    int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
+    if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
+    nvbit_enable_instrumented(ctx, f, instrument != 0);
+    nvbit_set_at_launch(ctx, f, serial, stream);
+}
+
+/* Read the site table back for the final counts (needs a live context). */
+void sweep(void) {
+    if (!g_ready || g_swept) return;
+    g_swept = true;
+    cudaDeviceSynchronize();
+    std::vector<XfpxSiteEntry> host(XFPX_SITES_PER_CHUNK);
+    for (size_t c = 0; c < g_chunks.size(); c++) {
+        if (cudaMemcpy(host.data(), g_chunks[c], host.size() * sizeof(XfpxSiteEntry), cudaMemcpyDeviceToHost) !=
+            cudaSuccess) {
+            note("could not read the site table back; occurrence counts are lower bounds");
+            break;
+        }
+        xfpx_table_chunk((uint32_t)(c * XFPX_SITES_PER_CHUNK), (const uint8_t *)host.data(),
+                         host.size() * sizeof(XfpxSiteEntry));
+    }
+}
+
+void stop_poller(void) {
+    if (!g_poller_started) return;
+    g_poller_started = false;
+    g_poll_stop.store(true);
+    pthread_join(g_poller, nullptr);
+}
+
+} // namespace
+
+void nvbit_at_init() {
+    g_active = xfpx_init() == 0;
+}
+
+void nvbit_tool_init(CUcontext ctx) {
+    (void)ctx;
+    if (!g_active || g_ready) return;
+    g_in_tool = true;
+    XfpxDeviceState state;
+    memset(&state, 0, sizeof(state));
+    XfpxRecord *ring_host = nullptr;
+    uint32_t *tail_host = nullptr;
+    bool ok = cuda_ok(cudaMalloc(&g_state_dev, sizeof(XfpxDeviceState)), "cudaMalloc state") &&
+              cuda_ok(cudaMalloc(&g_directory_dev, sizeof(void *) * XFPX_DIRECTORY_LEN), "cudaMalloc directory") &&
+              cuda_ok(cudaMemset(g_directory_dev, 0, sizeof(void *) * XFPX_DIRECTORY_LEN), "cudaMemset directory") &&
+              cuda_ok(cudaHostAlloc(&ring_host, sizeof(XfpxRecord) * XFPX_RING_CAPACITY, cudaHostAllocMapped),
+                      "cudaHostAlloc ring") &&
+              cuda_ok(cudaHostAlloc(&tail_host, 64, cudaHostAllocMapped), "cudaHostAlloc tail");
+    if (ok) {
+        memset(ring_host, 0, sizeof(XfpxRecord) * XFPX_RING_CAPACITY);
+        memset(tail_host, 0, 64);
+        void *ring_dev = nullptr, *tail_dev = nullptr;
+        ok = cuda_ok(cudaHostGetDevicePointer(&ring_dev, ring_host, 0), "ring device pointer") &&
+             cuda_ok(cudaHostGetDevicePointer(&tail_dev, tail_host, 0), "tail device pointer");
+        state.directory = (unsigned long long)(uintptr_t)g_directory_dev;
+        state.records = (unsigned long long)(uintptr_t)ring_dev;
+        state.host_tail = (unsigned long long)(uintptr_t)tail_dev;
+        state.head = 0;
+        state.capacity = XFPX_RING_CAPACITY;
+        ok = ok && cuda_ok(cudaMemcpy(g_state_dev, &state, sizeof(state), cudaMemcpyHostToDevice), "cudaMemcpy state");
+    }
+    if (ok) {
+        g_ring = ring_host;
+        g_host_tail = tail_host;
+        int dev = 0;
+        cudaDeviceProp prop;
+        if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) {
+            char target[32];
+            snprintf(target, sizeof(target), "sm_%d%d", prop.major, prop.minor);
+            xfpx_device(prop.name, target);
+        }
+        if (pthread_create(&g_poller, nullptr, poll_ring, nullptr) == 0) {
+            g_poller_started = true;
+            nvbit_set_tool_pthread(g_poller);
+        }
+        g_ready = true;
+    } else {
+        note("the tool could not allocate its GPU memory; nothing is instrumented");
+    }
+    g_in_tool = false;
+}
+
+void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, const char *name, void *params,
+                         CUresult *pStatus) {
+    (void)name;
+    (void)pStatus;
+    if (!g_ready || g_in_tool || is_exit) return;
+    CUfunction f = nullptr;
+    CUstream stream = nullptr;
+    switch (cbid) {
+    case API_CUDA_cuLaunchKernel:
+    case API_CUDA_cuLaunchKernel_ptsz: {
+        cuLaunchKernel_params *p = (cuLaunchKernel_params *)params;
+        f = p->f;
+        stream = p->hStream;
+        break;
+    }
+    case API_CUDA_cuLaunchKernelEx:
+    case API_CUDA_cuLaunchKernelEx_ptsz: {
+        cuLaunchKernelEx_params *p = (cuLaunchKernelEx_params *)params;
+        f = p->f;
+        stream = p->config ? p->config->hStream : nullptr;
+        break;
+    }
+    default:
+        return;
+    }
+    g_in_tool = true;
+    on_launch(ctx, f, stream);
+    g_in_tool = false;
+}
+
+void nvbit_at_ctx_term(CUcontext ctx) {
+    (void)ctx;
+    if (!g_ready) return;
+    g_in_tool = true;
+    sweep();
+    stop_poller();
+    drain_ring();
+    g_in_tool = false;
+}
+
+void nvbit_at_term() {
+    if (!g_active) return;
+    stop_poller();
+    drain_ring();
+    xfpx_finish();
+}
+
+/* Loading through CUDA_INJECTION64_PATH: the driver calls this after
+ * loading the library; NVBit has already hooked itself in. */
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) { return 1; }

@@ -1,0 +1,55 @@
+/* The flat C interface between the NVBit shim and the Rust core of the
+ * tool (crate xfpx-nvbit, module ffi; a Rust test checks the names and
+ * constants here against it). */
+#ifndef XFPX_NVBIT_H
+#define XFPX_NVBIT_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XFPX_ARG_GUARD_PRED 0
+#define XFPX_ARG_CONST32 1
+#define XFPX_ARG_CONST64 2
+#define XFPX_ARG_REG 3
+#define XFPX_ARG_UREG 4
+#define XFPX_ARG_CBANK 5
+#define XFPX_ARG_LAUNCH64 6
+#define XFPX_MAX_ARGS 8
+
+typedef struct XfpxCallArg {
+    uint32_t kind;
+    uint32_t a; /* 32-bit value, register number or bank */
+    uint64_t b; /* 64-bit value or bank offset */
+} XfpxCallArg;
+
+typedef struct XfpxCall {
+    uint32_t instr;
+    uint32_t after;
+    uint32_t function;
+    uint32_t nargs;
+    XfpxCallArg args[XFPX_MAX_ARGS];
+} XfpxCall;
+
+int xfpx_init(void);
+void xfpx_device(const char *name, const char *target);
+void xfpx_note(const char *text);
+int xfpx_wants_kernel(const char *mangled, const char *demangled);
+void xfpx_exclude_kernel(const char *mangled, const char *demangled);
+int xfpx_lines_enabled(void);
+void xfpx_load_cubin_lines(const char *path);
+int64_t xfpx_instrument(const char *mangled, const char *demangled, uint32_t n, const char *const *sass,
+                        const uint32_t *offsets, uint64_t state_addr, XfpxCall **calls_out);
+void xfpx_free_calls(XfpxCall *calls, uint64_t n);
+const char *xfpx_function_name(uint32_t index);
+uint32_t xfpx_site_count(void);
+int xfpx_launch(const char *mangled, const char *demangled, uint64_t *serial);
+void xfpx_records(const uint8_t *bytes, uint64_t len);
+void xfpx_table_chunk(uint32_t first, const uint8_t *bytes, uint64_t len);
+void xfpx_finish(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,394 @@
+//! The flat C interface of the tool: the only `unsafe` of the NVIDIA
+//! backend. Every entry catches panics (a panic never unwinds into C++)
+//! and reports failures as return values or notes.
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use xfpx_common::probe::When;
+use xfpx_nvidia::abi;
+use xfpx_nvidia::runtime::{KernelNames, ToolCore};
+use xfpx_nvidia::CallArg;
+
+/// Argument kinds of [`XfpxCallArg`] (keep in step with `xfpx_nvbit.h`).
+pub const ARG_GUARD_PRED: u32 = 0;
+pub const ARG_CONST32: u32 = 1;
+pub const ARG_CONST64: u32 = 2;
+pub const ARG_REG: u32 = 3;
+pub const ARG_UREG: u32 = 4;
+pub const ARG_CBANK: u32 = 5;
+pub const ARG_LAUNCH64: u32 = 6;
+/// Most arguments one call may carry.
+pub const MAX_ARGS: usize = 8;
+
+/// One argument: `kind` and its operands (`a`: 32-bit value, register or
+/// bank; `b`: 64-bit value or bank offset).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XfpxCallArg {
+    pub kind: u32,
+    pub a: u32,
+    pub b: u64,
+}
+
+/// One call to insert.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XfpxCall {
+    pub instr: u32,
+    /// 1: after the instruction, 0: before.
+    pub after: u32,
+    /// Index for [`xfpx_function_name`].
+    pub function: u32,
+    pub nargs: u32,
+    pub args: [XfpxCallArg; MAX_ARGS],
+}
+
+static CORE: Mutex<Option<ToolCore>> = Mutex::new(None);
+static FUNCTION_NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+
+fn function_names() -> &'static [CString] {
+    FUNCTION_NAMES.get_or_init(|| {
+        abi::device_functions()
+            .map(|fs| fs.into_iter().filter_map(|f| CString::new(f.name).ok()).collect())
+            .unwrap_or_default()
+    })
+}
+
+fn core() -> MutexGuard<'static, Option<ToolCore>> {
+    CORE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn warn(msg: &str) {
+    eprintln!("xfpx: {msg}");
+}
+
+/// Run `f` on the core; `default` when there is none or `f` panics.
+fn with_core<T>(default: T, f: impl FnOnce(&mut ToolCore) -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(|| core().as_mut().map(f))) {
+        Ok(Some(v)) => v,
+        Ok(None) => default,
+        Err(_) => {
+            warn("internal error in the NVBit tool (a panic was caught); continuing without it");
+            default
+        }
+    }
+}
+
+/// # Safety
+/// `p` is null or a NUL-terminated string valid for this call.
+unsafe fn str_arg<'a>(p: *const c_char) -> &'a str {
+    if p.is_null() {
+        return "";
+    }
+    // SAFETY: the caller passes a valid NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+}
+
+/// Load the configuration (`XFPX_CONFIG`); 0 on success, -1 when the tool
+/// must stay inactive (the reason is printed on one line).
+#[no_mangle]
+pub extern "C" fn xfpx_init() -> c_int {
+    let r = catch_unwind(|| ToolCore::from_env());
+    match r {
+        Ok(Ok(c)) => {
+            *core() = Some(c);
+            let _ = function_names();
+            0
+        }
+        Ok(Err(e)) => {
+            warn(&format!("{e}; the program runs without instrumentation"));
+            -1
+        }
+        Err(_) => -1,
+    }
+}
+
+/// The device the tool attached to.
+///
+/// # Safety
+/// Both arguments are null or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_device(name: *const c_char, target: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let (name, target) = unsafe { (str_arg(name), str_arg(target)) };
+    with_core((), |c| c.device(name, (!target.is_empty()).then_some(target)));
+}
+
+/// Something the user should read.
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_note(text: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let text = unsafe { str_arg(text) };
+    with_core((), |c| c.note(text));
+}
+
+/// 1 when the user's filters admit the kernel.
+///
+/// # Safety
+/// Both names are null or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_wants_kernel(mangled: *const c_char, demangled: *const c_char) -> c_int {
+    // SAFETY: forwarded from the caller's contract.
+    let names = unsafe { KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) } };
+    with_core(0, |c| c_int::from(c.wants_kernel(names)))
+}
+
+/// Note a kernel the filters exclude.
+///
+/// # Safety
+/// Both names are null or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let names = unsafe { KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) } };
+    with_core((), |c| c.exclude_kernel(names));
+}
+
+/// 1 when source lines are wanted (unless `XFPX_NVIDIA_LINES=0`).
+#[no_mangle]
+pub extern "C" fn xfpx_lines_enabled() -> c_int {
+    c_int::from(std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"))
+}
+
+/// Read the line table of a dumped cubin; failures become one note.
+///
+/// # Safety
+/// `path` is null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_load_cubin_lines(path: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let path = unsafe { str_arg(path) };
+    with_core((), |c| {
+        if let Err(e) = c.load_cubin_lines(Path::new(path)) {
+            c.note(&format!("source lines unavailable: {e}"));
+        }
+    });
+}
+
+fn encode_arg(a: CallArg) -> XfpxCallArg {
+    match a {
+        CallArg::GuardPred => XfpxCallArg { kind: ARG_GUARD_PRED, a: 0, b: 0 },
+        CallArg::Const32 { value } => XfpxCallArg { kind: ARG_CONST32, a: value, b: 0 },
+        CallArg::Const64 { value } => XfpxCallArg { kind: ARG_CONST64, a: 0, b: value },
+        CallArg::Reg { num } => XfpxCallArg { kind: ARG_REG, a: u32::from(num), b: 0 },
+        CallArg::UReg { num } => XfpxCallArg { kind: ARG_UREG, a: u32::from(num), b: 0 },
+        CallArg::Cbank { bank, offset } => XfpxCallArg { kind: ARG_CBANK, a: bank, b: u64::from(offset) },
+        CallArg::LaunchVal64 => XfpxCallArg { kind: ARG_LAUNCH64, a: 0, b: 0 },
+    }
+}
+
+/// Plan one function from its `n` instructions (SASS texts and offsets)
+/// and return the calls to insert in `*calls_out` (free them with
+/// [`xfpx_free_calls`]). Returns the number of calls, or -1 when the
+/// function is left uninstrumented.
+///
+/// # Safety
+/// `sass` and `offsets` point to `n` valid entries (each SASS text a
+/// NUL-terminated string); `calls_out` is a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_instrument(
+    mangled: *const c_char,
+    demangled: *const c_char,
+    n: u32,
+    sass: *const *const c_char,
+    offsets: *const u32,
+    state_addr: u64,
+    calls_out: *mut *mut XfpxCall,
+) -> i64 {
+    if calls_out.is_null() || (n > 0 && (sass.is_null() || offsets.is_null())) {
+        return -1;
+    }
+    // SAFETY: the caller guarantees n valid entries behind each pointer.
+    let (names, instrs) = unsafe {
+        let names = KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) };
+        let (texts, offs): (&[*const c_char], &[u32]) = if n == 0 {
+            (&[], &[])
+        } else {
+            (std::slice::from_raw_parts(sass, n as usize), std::slice::from_raw_parts(offsets, n as usize))
+        };
+        let instrs: Vec<(u64, String)> =
+            offs.iter().zip(texts).map(|(o, t)| (u64::from(*o), str_arg(*t).to_string())).collect();
+        (names, instrs)
+    };
+    let calls = with_core(None, |c| match c.instrument_function(names, &instrs, state_addr) {
+        Ok(calls) => Some(calls),
+        Err(e) => {
+            warn(&format!("kernel {} left uninstrumented: {e}", names.mangled));
+            None
+        }
+    });
+    let Some(calls) = calls else { return -1 };
+    let names = function_names();
+    let mut out = Vec::with_capacity(calls.len());
+    for c in calls {
+        let Some(function) = names.iter().position(|n| n.to_str() == Ok(c.function.as_str())) else { return -1 };
+        if c.args.len() > MAX_ARGS {
+            return -1;
+        }
+        let mut call = XfpxCall {
+            instr: c.instr,
+            after: u32::from(c.when == When::After),
+            function: function as u32,
+            nargs: c.args.len() as u32,
+            args: [XfpxCallArg::default(); MAX_ARGS],
+        };
+        for (slot, a) in call.args.iter_mut().zip(c.args) {
+            *slot = encode_arg(a);
+        }
+        out.push(call);
+    }
+    let len = out.len();
+    let boxed: Box<[XfpxCall]> = out.into_boxed_slice();
+    // SAFETY: calls_out was checked non-null.
+    unsafe { *calls_out = Box::into_raw(boxed).cast::<XfpxCall>() };
+    len as i64
+}
+
+/// Free calls returned by [`xfpx_instrument`].
+///
+/// # Safety
+/// `calls` and `n` are exactly what one `xfpx_instrument` call returned.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_free_calls(calls: *mut XfpxCall, n: u64) {
+    if calls.is_null() {
+        return;
+    }
+    // SAFETY: rebuilds the boxed slice xfpx_instrument leaked.
+    drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(calls, n as usize)) });
+}
+
+/// Name of device function `index` (a static string), or null.
+#[no_mangle]
+pub extern "C" fn xfpx_function_name(index: u32) -> *const c_char {
+    function_names().get(index as usize).map_or(std::ptr::null(), |n| n.as_ptr())
+}
+
+/// Number of sites so far (the device table must cover ids below it).
+#[no_mangle]
+pub extern "C" fn xfpx_site_count() -> u32 {
+    with_core(0, |c| c.site_count())
+}
+
+/// Decide a launch: 1 to run it instrumented, with its serial number in
+/// `*serial`.
+///
+/// # Safety
+/// Names are null or NUL-terminated strings; `serial` is a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_launch(mangled: *const c_char, demangled: *const c_char, serial: *mut u64) -> c_int {
+    // SAFETY: forwarded from the caller's contract.
+    let names = unsafe { KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) } };
+    let d = with_core(None, |c| Some(c.launch(names)));
+    match d {
+        Some(d) => {
+            if !serial.is_null() {
+                // SAFETY: checked non-null; the caller passes a valid pointer.
+                unsafe { *serial = d.serial };
+            }
+            c_int::from(d.instrument)
+        }
+        None => 0,
+    }
+}
+
+/// New-finding records read from the ring (`len` bytes, 16 per record).
+///
+/// # Safety
+/// `bytes` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_records(bytes: *const u8, len: u64) {
+    if bytes.is_null() {
+        return;
+    }
+    // SAFETY: the caller guarantees len readable bytes.
+    let b = unsafe { std::slice::from_raw_parts(bytes, len as usize) };
+    let bad = with_core(0, |c| c.on_records(b));
+    if bad > 0 {
+        warn(&format!("{bad} malformed device records ignored"));
+    }
+}
+
+/// A chunk of the device site table, first site `first`.
+///
+/// # Safety
+/// `bytes` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_table_chunk(first: u32, bytes: *const u8, len: u64) {
+    if bytes.is_null() {
+        return;
+    }
+    // SAFETY: the caller guarantees len readable bytes.
+    let b = unsafe { std::slice::from_raw_parts(bytes, len as usize) };
+    with_core((), |c| {
+        if let Err(e) = c.on_table_chunk(first, b) {
+            c.note(&format!("site table unreadable: {e}"));
+        }
+    });
+}
+
+/// The program is exiting.
+#[no_mangle]
+pub extern "C" fn xfpx_finish() {
+    with_core((), |c| {
+        if let Err(e) = c.finish() {
+            warn(&e);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_names_come_from_the_declaration() {
+        assert!(!xfpx_function_name(0).is_null());
+        // SAFETY: a static NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(xfpx_function_name(0)) };
+        assert_eq!(name.to_str(), Ok(abi::CHECK_VALUE));
+        assert!(xfpx_function_name(99).is_null());
+    }
+
+    #[test]
+    fn header_matches_the_exports() {
+        let header = include_str!("../shim/xfpx_nvbit.h");
+        for f in [
+            "xfpx_init", "xfpx_device", "xfpx_note", "xfpx_wants_kernel", "xfpx_exclude_kernel", "xfpx_lines_enabled",
+            "xfpx_load_cubin_lines", "xfpx_instrument", "xfpx_free_calls", "xfpx_function_name", "xfpx_site_count",
+            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish",
+        ] {
+            assert!(header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")), "{f} missing from xfpx_nvbit.h");
+        }
+        for (name, v) in [
+            ("XFPX_ARG_GUARD_PRED", ARG_GUARD_PRED),
+            ("XFPX_ARG_CONST32", ARG_CONST32),
+            ("XFPX_ARG_CONST64", ARG_CONST64),
+            ("XFPX_ARG_REG", ARG_REG),
+            ("XFPX_ARG_UREG", ARG_UREG),
+            ("XFPX_ARG_CBANK", ARG_CBANK),
+            ("XFPX_ARG_LAUNCH64", ARG_LAUNCH64),
+            ("XFPX_MAX_ARGS", MAX_ARGS as u32),
+        ] {
+            assert!(header.contains(&format!("#define {name} {v}\n")), "{name} differs in xfpx_nvbit.h");
+        }
+        assert_eq!(std::mem::size_of::<XfpxCall>(), 16 + 16 * MAX_ARGS);
+    }
+
+    #[test]
+    fn without_a_core_entries_are_inert() {
+        // no xfpx_init: nothing is instrumented and nothing panics
+        let mut out: *mut XfpxCall = std::ptr::null_mut();
+        // SAFETY: zero instructions; out is a valid pointer.
+        let n = unsafe { xfpx_instrument(std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), std::ptr::null(), 0, &mut out) };
+        assert_eq!(n, -1);
+        let mut serial = 0;
+        // SAFETY: null names are accepted; serial is valid.
+        assert_eq!(unsafe { xfpx_launch(std::ptr::null(), std::ptr::null(), &mut serial) }, 0);
+        xfpx_finish();
+    }
+}

@@ -1,0 +1,6 @@
+//! The Rust core of the NVBit tool, as a static library: the C++ shim
+//! (`shim/xfpx_nvbit.cu`) forwards NVBit's callbacks here through the flat
+//! C interface of [`ffi`] (declared for C in `shim/xfpx_nvbit.h`); the
+//! decisions are taken by [`xfpx_nvidia::runtime::ToolCore`].
+
+pub mod ffi;
