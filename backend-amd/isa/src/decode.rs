@@ -4,7 +4,7 @@
 
 use crate::encoding::{self, field, Encoding, Field};
 use crate::modifier::Modifier;
-use crate::operand::{Operand, OperandSlot, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
+use crate::operand::{LiteralForm, Operand, OperandSlot, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
 use crate::table::{self, flags, ConstType, GroupScope, ImmStyle, OpcodeRow, Slot, SlotKind};
 use crate::target::Target;
 use crate::symbolic;
@@ -180,6 +180,17 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
         .filter(|s| matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1))
         .count() as u32;
     let absent = |bits: u32, first: u32| -> bool { (first..3).any(|i| i >= n && bits & (1 << i) != 0) };
+    let has = |f: Field| row.operands.iter().any(|s| s.field == f);
+    if matches!(enc, Encoding::Vop3 | Encoding::Vop3p) {
+        // The reference rejects garbage in unused source fields unless the
+        // table says this opcode tolerates it.
+        if !has(Field::Src1) && row.flags & flags::XSRC1 == 0 && field(enc, Field::Src1, words) != 0 {
+            return Err(DecodeError::Invalid { word: words[0] });
+        }
+        if !has(Field::Src2) && row.flags & flags::XSRC2 == 0 && field(enc, Field::Src2, words) != 0 {
+            return Err(DecodeError::Invalid { word: words[0] });
+        }
+    }
     let bad = match (enc, variant) {
         (Encoding::Vop1, Variant::Dpp) => words[1] & 0x00C0_0000 != 0,
         (Encoding::Vop1, Variant::Sdwa) => words[1] & 0xFF00_0000 != 0,
@@ -220,7 +231,7 @@ fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -
         };
         let code_literal = sources.iter().any(|&f| {
             field(enc, f, &[w0]) as u16 == LITERAL_CODE
-                && row.operands.iter().any(|s| s.field == f && matches!(s.kind, SlotKind::Code(_)))
+                && row.operands.iter().any(|s| s.field == f && matches!(s.kind, SlotKind::Code(_) | SlotKind::Agpr))
         });
         let extension = matches!(variant_of(enc, w0), Variant::Dpp | Variant::Sdwa);
         let constant = row.operands.iter().any(|s| s.kind == SlotKind::Constant);
@@ -280,8 +291,21 @@ pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, D
     let value = fv(insn, slot.field);
     let literal = if insn.length > insn.encoding.base_length() { Some(insn.words[1]) } else { None };
     Ok(match slot.kind {
-        SlotKind::Code(ty) => Operand::from_code(value as u16, slot.width, ty, literal),
+        SlotKind::Code(ty) => match Operand::from_code(value as u16, slot.width, ty, literal) {
+            Operand::Literal { value, ty, .. } => {
+                let form = if insn.target == Target::Gfx950 { LiteralForm::Lit } else { LiteralForm::AsInline };
+                Operand::Literal { value, ty, form }
+            }
+            other => other,
+        },
         SlotKind::Vgpr => Operand::Reg(RegRange::new(RegFile::Vgpr, value as u16, slot.width)),
+        SlotKind::Agpr if matches!(slot.field, Field::Src0 | Field::Src1 | Field::Src2) => {
+            if value >= 256 {
+                Operand::Reg(RegRange::new(RegFile::Agpr, (value - 256) as u16, slot.width))
+            } else {
+                Operand::from_code(value as u16, slot.width, ConstType::B32, literal)
+            }
+        }
         SlotKind::Agpr => Operand::Reg(RegRange::new(RegFile::Agpr, value as u16, slot.width)),
         SlotKind::Fixed(s) => Operand::Fixed(s),
         SlotKind::Imm(style) => match style {
@@ -294,7 +318,9 @@ pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, D
         },
         SlotKind::Constant => {
             let k = insn.words[1];
-            Operand::Literal { value: k, ty: if slot.width == 1 { ConstType::F16 } else { ConstType::B32 } }
+            let ty = if slot.width == 1 { ConstType::F16 } else { ConstType::B32 };
+            let form = if insn.target == Target::Gfx950 { LiteralForm::Lit } else { LiteralForm::AsInline };
+            Operand::Literal { value: k, ty, form }
         }
         SlotKind::SmemOffset => return Err(DecodeError::Unsupported { word: insn.words[0] }),
         SlotKind::Number => Operand::Symbolic(value.to_string()),

@@ -119,6 +119,34 @@ fn align_scalar(first: u16, count: u8) -> u16 {
     }
 }
 
+/// How a literal whose value is also an inline constant is spelled. LLVM 19
+/// (the reference for gfx908..gfx942) prints the inline constant; LLVM 22 (the
+/// reference for gfx950) prints `lit(0x...)`. Other literals print in hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiteralForm {
+    AsInline,
+    Lit,
+}
+
+/// The inline-constant operand code equal to a 32-bit value, if any.
+pub fn inline_code_of(value: u32, ty: ConstType) -> Option<u16> {
+    let v = value as i32;
+    if (0..=64).contains(&v) {
+        return Some(128 + v as u16);
+    }
+    if (-16..=-1).contains(&v) {
+        return Some((192 - v) as u16);
+    }
+    if ty == ConstType::B32 {
+        const F32: [u32; 9] = [
+            0x3F00_0000, 0xBF00_0000, 0x3F80_0000, 0xBF80_0000, 0x4000_0000, 0xC000_0000, 0x4080_0000, 0xC080_0000,
+            0x3E22_F983,
+        ];
+        return F32.iter().position(|&c| c == value).map(|i| 240 + i as u16);
+    }
+    None
+}
+
 /// One operand of a decoded instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operand {
@@ -131,7 +159,7 @@ pub enum Operand {
     /// A float inline constant (code 240..=248) printed for `ty`.
     InlineFloat { code: u8, ty: ConstType },
     /// A 32-bit literal dword following the instruction.
-    Literal { value: u32, ty: ConstType },
+    Literal { value: u32, ty: ConstType, form: LiteralForm },
     /// An operand code with no meaning on gfx9.
     Reserved(u16),
     /// A 16-bit immediate field.
@@ -155,7 +183,7 @@ impl Operand {
             128..=192 => Operand::InlineInt((code - 128) as i8),
             193..=208 => Operand::InlineInt(-((code - 192) as i8)),
             240..=248 => Operand::InlineFloat { code: code as u8, ty },
-            LITERAL_CODE => Operand::Literal { value: literal.unwrap_or(0), ty },
+            LITERAL_CODE => Operand::Literal { value: literal.unwrap_or(0), ty, form: LiteralForm::AsInline },
             256..=511 => Operand::Reg(RegRange::new(RegFile::Vgpr, code - 256, count)),
             _ => {
                 for &(first, reg, ..) in SPECIAL_CODES {
@@ -214,10 +242,18 @@ impl fmt::Display for Operand {
                     ConstType::I16 => write!(f, "0x{bits:x}"),
                 }
             }
-            Operand::Literal { value, ty } => match ty {
-                ConstType::F16 | ConstType::I16 => write!(f, "0x{:x}", value & 0xFFFF),
-                _ => write!(f, "0x{value:x}"),
-            },
+            Operand::Literal { value, ty, form } => {
+                if let (Some(code), ConstType::B32) = (inline_code_of(*value, *ty), ty) {
+                    return match form {
+                        LiteralForm::AsInline => write!(f, "{}", Operand::from_code(code, 1, *ty, None)),
+                        LiteralForm::Lit => write!(f, "lit(0x{value:x})"),
+                    };
+                }
+                match ty {
+                    ConstType::F16 | ConstType::I16 => write!(f, "0x{:x}", value & 0xFFFF),
+                    _ => write!(f, "0x{value:x}"),
+                }
+            }
             Operand::Reserved(code) => write!(f, "<reserved {code}>"),
             Operand::Imm(v) => {
                 if *v <= 64 {

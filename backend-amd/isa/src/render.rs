@@ -482,7 +482,7 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     let data_w = width_of(Field::Data);
     let reg = |f: Field, w: u8| Operand::Reg(RegRange::new(data_file, fv(insn, f) as u16, w));
     let mut ops: Vec<OperandSlot> = Vec::new();
-    if let Some(w) = vdst_w {
+    if let (Some(w), false) = (vdst_w, atomic) {
         ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true });
     } else if let (true, true, Some(w)) = (atomic, glc, data_w) {
         let w = if insn.base_mnemonic.contains("cmpswap") { (w / 2).max(1) } else { w };

@@ -117,6 +117,8 @@ pub mod flags {
     pub const P_DSTSEL: u64 = 1 << 44;
     pub const P_ABS: u64 = 1 << 45;
     pub const P_NEG: u64 = 1 << 46;
+    pub const XSRC1: u64 = 1 << 47;
+    pub const XSRC2: u64 = 1 << 48;
 }
 
 /// Which words a modifier group applies to.

@@ -172,12 +172,20 @@ def code_reg(code):
 def learn_operand(tok, flds, enc):
     """Template element for one printed operand, or None if not understood."""
     r = parse_reg(tok)
+    specials = {"vcc": (106, 2), "vcc_lo": (106, 1), "exec": (126, 2), "exec_lo": (126, 1), "m0": (124, 1)}
+    if tok in specials:
+        code, width = specials[tok]
+        for name, (fk, val) in flds.items():
+            if fk == "c" and val == code:
+                return f"{name}:x:{width}"
     if r is None:
         if tok in ("vcc", "vcc_lo", "exec", "off", "m0", "scc"):
             return f"{tok}:k:0"
         return None
     kind, idx, width = r
     for name, (fk, val) in flds.items():
+        if val == 0 and fk != "s":
+            continue
         if fk == "g" and idx == val and kind in "va":
             return f"{name}:{kind}:{width}"
         if fk == "g" and idx == val and kind == "s":
@@ -284,8 +292,18 @@ def learn(enc, cases):
     if not valid:
         return None
     # representative: first valid case whose mnemonic has no _dpp/_sdwa suffix
-    rep = next((c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])), valid[0])
-    words, length, text = rep
+    plain = [c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])] or valid
+    best = None
+    for c in plain:
+        _m, ops_c, _ = split_operands(c[2])
+        f = fields(enc, c[0])
+        els = [learn_operand(re.sub(r"^[-|]+|\|$", "", t), f, enc) for t in ops_c]
+        named = [e.split(":")[0] for e in els if e is not None and ":k:" not in e]
+        dups = len(named) - len(set(named))
+        score = (dups, sum(e is None for e in els), sum(e is not None and ":k:" in e for e in els))
+        if best is None or score < best[0]:
+            best = (score, c)
+    words, length, text = best[1]
     mnem, ops, _mods = split_operands(text)
     mnem = re.sub(r"_(dpp|sdwa)$", "_e32", mnem)
     flds = fields(enc, words)
@@ -321,7 +339,13 @@ def learn(enc, cases):
         typed.append(":".join(parts))
     decodable = [c for c in cases if c[1] > 0]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
-    return mnem, typed, learn_flags(enc, decodable, vop3b)
+    fl = learn_flags(enc, decodable, vop3b)
+    if enc in ("VOP3", "VOP3P"):
+        used = {t.split(":")[0] for t in tmpl}
+        for name, lo, flag in (("src1", 9, "xsrc1"), ("src2", 18, "xsrc2")):
+            if name not in used and any(bits(w[1], lo, 9) for w, _l, _t in decodable):
+                fl.append(flag)
+    return mnem, typed, fl
 
 
 def operand_type(enc, valid, pos, name, width):

@@ -23,6 +23,9 @@ import sys
 import tempfile
 
 TARGETS = ["gfx908", "gfx90a", "gfx942", "gfx950"]
+# The oracle per target: the LLVM release that the fixture corpus uses too
+# (gfx950 needs LLVM 22).
+LLVM_SUFFIX = {"gfx908": "-19", "gfx90a": "-19", "gfx942": "-19", "gfx950": "-22"}
 SLOT = 32
 NOP = 0xBF800000
 
@@ -96,6 +99,7 @@ def sweep():
         add(base | 0xC07F)
         add(base | 0x8F71)
         add(base | 0x1822)
+        add(base)
     # SMEM: [31:26]=110000
     for op in range(256):
         base = 0xC0000000 | op << 18 | 10 << 6 | 10
@@ -104,6 +108,8 @@ def sweep():
         add(base, 30)
         add(base | 1 << 17 | 1 << 14, 30 << 25 | 0x8)
         add(base | 1 << 14, 0xF2 << 25 | 0x8)
+        add(0xC0000000 | op << 18, 0)
+        add(0xC0000000 | op << 18 | 1 << 17, 0)
     # VOP2: bit31=0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]
     for op in range(0x3E):
         base = op << 25 | 10 << 17 | 30 << 9
@@ -143,7 +149,10 @@ def sweep():
         add(base | 0xF9, 20 | 6 << 16 | 6 << 24)
         add(base | 0xF9, 20 | 12 << 8 | 1 << 15 | 2 << 16 | 1 << 20 | 1 << 23 | 3 << 24 | 1 << 29)
         modifier_variants(add, base, True)
-    # VOP3: [31:26]=110100 op[25:16]
+    # VOP3: [31:26]=110100 op[25:16]. LLVM 19 rejects nonzero fields of
+    # sources an opcode lacks, so every word is also tried with src2 and with
+    # src1+src2 cleared.
+    start_vop3 = len(cases)
     for op in range(1024):
         base = 0xD0000000 | op << 16 | 80
         srcs = V + 20 | (V + 40) << 9 | (V + 60) << 18
@@ -152,6 +161,10 @@ def sweep():
         add(base | 0x5 << 8 | 1 << 15, srcs | 0x3 << 29 | 1 << 27)
         add(base | 0x2 << 8, 20 | 0xF2 << 9 | 0xC1 << 18 | 0x4 << 29 | 2 << 27)
         add(base | 0xA << 11, 0xF8 | (V + 40) << 9 | 106 << 18 | 1 << 29)
+        add(base, V + 20 | 40 << 9 | (V + 60) << 18)
+        add(base, 20 | 40 << 9 | 60 << 18)
+        add(base, V + 20 | 40 << 9 | 0x80 << 18)
+        add(0xD0000000 | op << 16 | 80, V + 20 | 40 << 9)
         for b in range(3):
             add(base | 1 << (8 + b), srcs)
             add(base, srcs | 1 << (29 + b))
@@ -160,7 +173,12 @@ def sweep():
         add(base, srcs | 1 << 27)
         add(base | 0x3 << 11, srcs)
         add(base | 0x8 << 11, srcs)
+    vop3_words = cases[start_vop3:]
+    for w in vop3_words:
+        add(w[0], w[1] & ~(0x1FF << 18))
+        add(w[0], w[1] & ~(0x3FFFF << 9))
     # VOP3P: [31:23]=0x1A7 op[22:16]
+    start_vop3p = len(cases)
     for op in range(128):
         base = 0xD3800000 | op << 16 | 80
         srcs = V + 20 | (V + 40) << 9 | (V + 60) << 18
@@ -174,6 +192,8 @@ def sweep():
         add(base | 1 << 14 | 0x3 << 8, srcs | 3 << 27)
         add(base | 1 << 14 | 0x3 << 11, srcs | 3 << 27)
         add(base | 1 << 14 | 1 << 15, srcs | 3 << 27)
+    for w in cases[start_vop3p:]:
+        add(w[0], w[1] & ~(0x1FF << 18))
     # gfx950 scaled MFMA: v_mfma_ld_scale_b32 followed by an MFMA
     for op in (0x2D, 0x2E, 0x40):
         first = 0xD3800000 | 0x2C << 16 | 1 << 14
@@ -187,6 +207,8 @@ def sweep():
         add(base | 0x10 | 0x20 << 8, ops)
         add(base | 1 << 16 | 0x4, ops)
         add(base | 1 << 25 | 0x8, ops)
+        for keep in ((0, 8), (0, 24), (0, 8, 16), (0, 8, 24), (0, 8, 16, 24), (24,), ()):
+            add(base | 0x4, sum(((ops >> k) & 0xFF) << k for k in keep))
     # FLAT/SCRATCH/GLOBAL: [31:26]=110111 op[24:18] slc17 glc16 seg[15:14] lds13 offset[12:0]
     for op in range(128):
         for seg in range(4):
@@ -209,6 +231,7 @@ def sweep():
         add(base | 1 << 16, 20 | 10 << 8 | 6 << 16 | 30 << 24)
         add(base | 1 << 12, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
         add(base | 1 << 12 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 30 << 24)
+        add(base, 0)
     # MTBUF: [31:26]=111010 op[18:15] dfmt[22:19] nfmt[25:23]
     for op in range(16):
         base = 0xE8000000 | op << 15
@@ -286,6 +309,7 @@ def disassemble_robust(target, cases, suffix, tmp):
 
 
 def probe_target(target, cases, suffix, tmp):
+    suffix = suffix or LLVM_SUFFIX[target]
     got = disassemble_robust(target, cases, suffix, tmp)
     lines = []
     for i, words in enumerate(cases):
@@ -301,7 +325,7 @@ def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "tests", "golden"))
-    ap.add_argument("--llvm-suffix", default="-22")
+    ap.add_argument("--llvm-suffix", default=None, help="one LLVM for all targets (default: per target)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cases = sweep()
@@ -309,7 +333,7 @@ def main():
         for target in TARGETS:
             lines = probe_target(target, cases, args.llvm_suffix, tmp)
             with open(os.path.join(args.out, f"{target}.txt"), "w") as f:
-                f.write(f"# oracle: llvm-objdump{args.llvm_suffix} --mcpu={target}; "
+                f.write(f"# oracle: llvm-objdump{args.llvm_suffix or LLVM_SUFFIX[target]} --mcpu={target}; "
                         "regenerate with tools/probe.py\n")
                 f.writelines(lines)
 
