@@ -227,6 +227,17 @@ pub fn exit_code(report: &Report, fail_on: Option<ExceptionKinds>) -> i32 {
     }
 }
 
+/// Pass `sig` on to the program; returns a warning when that failed for
+/// another reason than the program being gone already (as when the signal
+/// went to the whole process group and its exit is on the way).
+fn forward(pid: u32, sig: i32) -> Option<String> {
+    match signals::send(pid, sig) {
+        Ok(()) => None,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => None,
+        Err(e) => Some(format!("xfpx: warning: cannot pass {} on to the program: {e}", signals::name(sig))),
+    }
+}
+
 /// What the event loop keeps track of.
 #[derive(Debug)]
 struct LoopState {
@@ -260,8 +271,8 @@ impl LoopState {
             self.connections += accepted;
             if exit.is_none() {
                 for sig in signals::take_to_forward() {
-                    if let Err(e) = signals::send(pid, sig) {
-                        say!("xfpx: warning: cannot pass {} on to the program: {e}", signals::name(sig));
+                    if let Some(warning) = forward(pid, sig) {
+                        say!("{warning}");
                     }
                 }
             }
@@ -424,6 +435,16 @@ mod tests {
             [("CUDA_INJECTION64_PATH".into(), "/opt/x/libxfpx_nvbit.so".into())]
         );
         assert!(env(&ToolLoad::Nothing, Inject::Preload, Some("libfoo.so")).is_empty());
+    }
+
+    #[test]
+    fn forwarding_to_a_finished_program_is_quiet() {
+        let mut c = Command::new("true").spawn().expect("start true");
+        let pid = c.id();
+        c.wait().expect("wait");
+        // Signal 0 delivers nothing, so a reused process id is never hurt.
+        assert_eq!(forward(pid, 0), None);
+        assert_eq!(forward(std::process::id(), 0), None);
     }
 
     #[test]

@@ -376,3 +376,33 @@ fn garbage_on_the_socket_is_survived() {
     assert!(o.stderr.contains("warning: ignoring a malformed event"), "{}", o.stderr);
     assert_eq!(read_report(&d.path().join("xfpx-report.json")).records().count(), 3);
 }
+
+/// A signal sent to the whole process group (as `timeout` does) reaches
+/// the program directly: the exit status and report are the program's, and
+/// passing the signal on to a program already gone is not worth a warning
+/// (that case depends on timing here; `run::tests` checks it directly).
+#[test]
+fn a_signal_to_the_whole_group_is_quiet() {
+    let d = scratch();
+    let events = write_events(d.path(), "events.jsonl", &typical_events()[..5]);
+    let mut c = xfpx_without_library(d.path());
+    c.args(["run", "--vendor", "nvidia", "--"])
+        .arg(scripted_app())
+        .args(["--events", &events, "--wait-for-signal"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let mut child = c.spawn().expect("start xfpx");
+    let pid = child.id();
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read stdout");
+    assert_eq!(line, "waiting\n");
+    // SAFETY: signalling the process group of the child we started.
+    assert_eq!(unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGTERM) }, 0);
+    child.stdout = Some(stdout.into_inner());
+    let o = finish(child);
+    assert_eq!(o.code, Some(128 + libc::SIGTERM), "{}", o.stderr);
+    assert!(!o.stderr.contains("warning"), "{}", o.stderr);
+    assert_eq!(read_report(&d.path().join("xfpx-report.json")).run.exit, ExitStatus::Signal { signal: libc::SIGTERM });
+}
