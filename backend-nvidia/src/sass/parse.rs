@@ -111,7 +111,7 @@ impl SassInstr {
 
     /// True when the guard may be false (anything but none or `@PT`).
     pub fn is_guarded(&self) -> bool {
-        self.guard.as_ref().is_some_and(|g| !(g.pred.is_zero() && !g.pred.negated))
+        self.guard.as_ref().is_some_and(|g| !g.pred.is_zero() || g.pred.negated)
     }
 
     /// True for `@!PT`, which never executes.

@@ -90,7 +90,7 @@ unsafe fn str_arg<'a>(p: *const c_char) -> &'a str {
 /// must stay inactive (the reason is printed on one line).
 #[no_mangle]
 pub extern "C" fn xfpx_init() -> c_int {
-    let r = catch_unwind(|| ToolCore::from_env());
+    let r = catch_unwind(ToolCore::from_env);
     match r {
         Ok(Ok(c)) => {
             *core() = Some(c);

@@ -1,0 +1,58 @@
+"""Compare the findings of the smoke runs with the `EXPECT kind format`
+marks of smoke.cu and print a table; exit 1 on a mismatch."""
+import json, os, re, sys
+
+src, out = sys.argv[1], sys.argv[2]
+expected = set()
+marked_lines = set()
+for n, line in enumerate(open(src), 1):
+    m = re.search(r"EXPECT (\w+) (\w+)", line)
+    if m:
+        expected.add((n, m.group(1), m.group(2)))
+        marked_lines.add(n)
+
+def findings(report):
+    found = {}
+    for k in report["kernels"]:
+        for r in k["records"]:
+            loc = r["site"]["location"]
+            line = loc["line"] if loc and os.path.basename(loc["file"]) == "smoke.cu" else None
+            key = (line, r["kind"], r["format"])
+            found.setdefault(key, []).append((k["name"], r["site"]["instr"], r["occurrences"]))
+    return found
+
+ok = True
+for mode in ["preload", "inject", "stream"]:
+    path = os.path.join(out, f"report-{mode}.json")
+    if not os.path.exists(path):
+        print(f"{mode}: no report")
+        ok = False
+        continue
+    rep = json.load(open(path))
+    found = findings(rep)
+    keys = set(found)
+    missing = expected - keys
+    unexpected = {k for k in keys if k[0] not in marked_lines}
+    print(f"\n== {mode}: {len(keys)} (line, kind, format) found; {len(expected)} expected; "
+          f"missing {sorted(missing)}; at unmarked lines {sorted(unexpected, key=str)}")
+    if mode == "preload":
+        print(f"{'line':>5} {'kind':5} {'fmt':4} {'exp':3} {'occ':>4}  kernel / instruction")
+        for key in sorted(keys, key=lambda k: (k[0] or 0, k[1], k[2])):
+            for kern, instr, occ in found[key]:
+                print(f"{str(key[0]):>5} {key[1]:5} {key[2]:4} {'yes' if key in expected else '-':3} {occ:>4}  {kern}: {instr}")
+        for k in rep["kernels"]:
+            print(f"kernel {k['name']}: launches {k['launches']}, instrumented {k['instrumented_launches']}, probes {k['probes']}, records {len(k['records'])}")
+    ok = ok and not missing and not unexpected
+
+ev_path = os.path.join(out, "events.jsonl")
+if os.path.exists(ev_path):
+    evs = [json.loads(l) for l in open(ev_path)]
+    f64_phase = None
+    for l in open(os.path.join(out, "stream.stderr")):
+        if l.startswith("phase f64"):
+            f64_phase = int(l.split()[2])
+    f32_findings = [e for e in evs if e["event"] == "finding" and "f32" in e["kernel"]]
+    early = [e for e in f32_findings if f64_phase and e["_arrived_ms"] < f64_phase]
+    print(f"\nstreaming: {len(evs)} events; {len(f32_findings)} smoke_f32 findings, "
+          f"{len(early)} arrived before the program reached its f64 phase; last event: {evs[-1]['event'] if evs else None}")
+sys.exit(0 if ok else 1)
