@@ -44,7 +44,17 @@ pub enum Variant {
     Dpp,
     /// Sub-dword addressing dword follows.
     Sdwa,
+    /// gfx950 scaled MFMA: `v_mfma_ld_scale_b32` fused with the MFMA after it
+    /// (16 bytes; `opcode` and `row` are the MFMA's).
+    ScaledMfma,
 }
+
+/// gfx950 MFMA opcodes (VOP3P) that fuse with a preceding `v_mfma_ld_scale_b32`
+/// when their dword 0 bits [14:11] are 1, and the fused mnemonic.
+pub const SCALED_MFMA: &[(u16, &str)] = &[
+    (0x2D, "v_mfma_scale_f32_16x16x128_f8f6f4"),
+    (0x2E, "v_mfma_scale_f32_32x32x64_f8f6f4"),
+];
 
 /// A decoded instruction.
 #[derive(Debug, Clone)]
@@ -69,7 +79,7 @@ impl Instruction {
     /// The mnemonic as printed, with the `_dpp`/`_sdwa` suffix of the variant.
     pub fn mnemonic(&self) -> String {
         match self.variant {
-            Variant::Plain => self.base_mnemonic.to_string(),
+            Variant::Plain | Variant::ScaledMfma => self.base_mnemonic.to_string(),
             Variant::Dpp => with_suffix(self.base_mnemonic, "_dpp"),
             Variant::Sdwa => with_suffix(self.base_mnemonic, "_sdwa"),
         }
@@ -120,6 +130,9 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     if row.operands.iter().any(|s| s.kind == SlotKind::Unknown) || matches!(enc, Encoding::Exp | Encoding::Vintrp) {
         return Err(DecodeError::Unsupported { word: w0 });
     }
+    if let Some(insn) = scaled_mfma(target, row, bytes)? {
+        return Ok(insn);
+    }
     let length = instruction_length(target, enc, row, w0);
     if bytes.len() < length {
         return Err(DecodeError::Truncated { needed: length, available: bytes.len() });
@@ -150,6 +163,35 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     crate::render::fill(&mut insn)?;
     crate::render::drop_unprinted(&mut insn);
     Ok(insn)
+}
+
+/// The fused 16-byte scaled MFMA starting with `row` (an ld_scale), if present.
+fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<Option<Instruction>, DecodeError> {
+    if target != Target::Gfx950 || row.mnemonic != "v_mfma_ld_scale_b32" {
+        return Ok(None);
+    }
+    let (Some(w2), Some(w3)) = (word_at(bytes, 2), word_at(bytes, 3)) else { return Ok(None) };
+    if encoding::identify(w2) != Some(Encoding::Vop3p) || (w2 >> 11) & 0xF != 1 {
+        return Ok(None);
+    }
+    let op = encoding::opcode(Encoding::Vop3p, w2);
+    let Some(&(_, name)) = SCALED_MFMA.iter().find(|s| s.0 == op) else { return Ok(None) };
+    let Some(mfma) = table::lookup(target, Encoding::Vop3p, op) else { return Ok(None) };
+    let words = [word_at(bytes, 0).unwrap_or(0), word_at(bytes, 1).unwrap_or(0), w2, w3];
+    let mut insn = Instruction {
+        target,
+        encoding: Encoding::Vop3p,
+        variant: Variant::ScaledMfma,
+        opcode: op,
+        length: 16,
+        words,
+        base_mnemonic: name,
+        operands: Vec::new(),
+        modifiers: Vec::new(),
+        row: mfma,
+    };
+    crate::render::fill(&mut insn)?;
+    Ok(Some(insn))
 }
 
 /// Reject words that set modifier bits the opcode does not accept.

@@ -148,7 +148,7 @@ fn src_index(field: Field) -> Option<usize> {
 
 fn vop_short(insn: &mut Instruction) -> Result<(), DecodeError> {
     match insn.variant {
-        Variant::Plain => template_operands(insn),
+        Variant::Plain | Variant::ScaledMfma => template_operands(insn),
         Variant::Dpp => dpp(insn),
         Variant::Sdwa => sdwa(insn),
     }
@@ -290,6 +290,17 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
         ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
     }
     insn.operands = ops;
+    if insn.base_mnemonic.starts_with("v_bitop3") {
+        // bitop3 is an 8-bit truth table spread over the neg, abs and omod fields.
+        let bitop3 = neg | abs << 3 | omod << 6;
+        for o in &mut insn.operands {
+            o.mods = SrcMods::default();
+        }
+        if bitop3 != 0 {
+            insn.modifiers.push(Modifier::Hex("bitop3", bitop3));
+        }
+        return Ok(());
+    }
     if opsel != 0 {
         let n = source_count(insn);
         let mut bits: Vec<u8> = (0..n).map(|i| ((opsel >> i) & 1) as u8).collect();
@@ -310,6 +321,9 @@ fn is_matrix(m: &str) -> bool {
 }
 
 fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
+    if insn.variant == Variant::ScaledMfma {
+        return scaled_mfma(insn);
+    }
     let m = insn.base_mnemonic;
     if is_matrix(m) {
         return mai(insn);
@@ -356,6 +370,57 @@ fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// Register count of an f8f6f4 matrix source for its format selector
+/// (cbsz for A, blgp for B): fp8/bf8 8, fp6/bf6 6, fp4 4.
+fn f8f6f4_width(format: u32) -> u8 {
+    match format {
+        2 | 3 => 6,
+        4 => 4,
+        _ => 8,
+    }
+}
+
+/// The fused gfx950 scaled MFMA: the MFMA's operands (dwords 2-3), then the
+/// two scale sources of the ld_scale (dword 1), op_sel/op_sel_hi of the
+/// ld_scale and cbsz/blgp of the MFMA.
+fn scaled_mfma(insn: &mut Instruction) -> Result<(), DecodeError> {
+    let [w0, w1, w2, w3] = insn.words;
+    let acc_cd = w2 & (1 << 15) != 0;
+    let acc = (w3 >> 27) & 3;
+    let cbsz = (w2 >> 8) & 7;
+    let blgp = w3 >> 29;
+    let file = |is_acc: bool| if is_acc { RegFile::Agpr } else { RegFile::Vgpr };
+    let src = |code: u32, width: u8, is_acc: bool| -> Operand {
+        if code >= 256 {
+            Operand::Reg(RegRange::new(file(is_acc), (code - 256) as u16, width))
+        } else {
+            Operand::from_code(code as u16, width, ConstType::B32, None)
+        }
+    };
+    let dst_w = insn.row.operands.iter().find(|s| s.field == Field::Vdst).map_or(4, |s| s.width);
+    let ops = vec![
+        OperandSlot { operand: Operand::Reg(RegRange::new(file(acc_cd), (w2 & 0xFF) as u16, dst_w)), mods: SrcMods::default(), written: true },
+        plain(src(w3 & 0x1FF, f8f6f4_width(cbsz), acc & 1 != 0)),
+        plain(src((w3 >> 9) & 0x1FF, f8f6f4_width(blgp), acc & 2 != 0)),
+        plain(src((w3 >> 18) & 0x1FF, dst_w, acc_cd)),
+        plain(src(w1 & 0x1FF, 1, false)),
+        plain(src((w1 >> 9) & 0x1FF, 1, false)),
+    ];
+    insn.operands = ops;
+    let opsel = (w0 >> 11) & 7;
+    if opsel != 0 {
+        insn.modifiers.push(Modifier::Array("op_sel", vec![(opsel & 1) as u8, ((opsel >> 1) & 1) as u8, ((opsel >> 2) & 1) as u8]));
+    }
+    insn.modifiers.push(Modifier::Array("op_sel_hi", vec![((w1 >> 27) & 1) as u8, ((w1 >> 28) & 1) as u8, 0]));
+    if cbsz != 0 {
+        insn.modifiers.push(Modifier::Dec("cbsz", cbsz as i64));
+    }
+    if blgp != 0 {
+        insn.modifiers.push(Modifier::Dec("blgp", blgp as i64));
+    }
+    Ok(())
+}
+
 /// Matrix (MAI) instructions: AGPR selection through acc_cd and acc bits,
 /// and the cbsz/abid/blgp broadcast controls.
 fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
@@ -382,7 +447,12 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
             Field::Src0 | Field::Src1 if v >= 256 => {
                 let i = if slot.field == Field::Src0 { 0 } else { 1 };
                 let file = if acc & (1 << i) != 0 { RegFile::Agpr } else { RegFile::Vgpr };
-                Operand::Reg(RegRange::new(file, (v - 256) as u16, slot.width))
+                let width = if insn.base_mnemonic.contains("f8f6f4") {
+                    f8f6f4_width(if i == 0 { cbsz } else { blgp })
+                } else {
+                    slot.width
+                };
+                Operand::Reg(RegRange::new(file, (v - 256) as u16, width))
             }
             _ => slot_operand(insn, slot)?,
         };

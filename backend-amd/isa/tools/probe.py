@@ -195,6 +195,10 @@ def sweep():
     for w in cases[start_vop3p:]:
         add(w[0], w[1] & ~(0x1FF << 18))
     # gfx950 scaled MFMA: v_mfma_ld_scale_b32 followed by an MFMA
+    for op in (0x2D, 0x2E):
+        for w0, w1 in ((0, 0x00020702), (0x4000, 0x18020702), (0x0800, 0x00020702), (0x1800, 0x08020702)):
+            for w2, w3 in ((0x0802, 0x02021904), (0x0B02, 0x22021904), (0x8802, 0x02021904), (0x0002, 0x02021904)):
+                add(0xD3AC0000 | w0, w1, 0xD3800000 | op << 16 | w2, w3)
     for op in (0x2D, 0x2E, 0x40):
         first = 0xD3800000 | 0x2C << 16 | 1 << 14
         add(first | 0x1 << 11, (V + 5) | (V + 6) << 9 | 1 << 27,
@@ -232,6 +236,7 @@ def sweep():
         add(base | 1 << 12, 20 | 10 << 8 | 6 << 16 | 30 << 24 | 1 << 23)
         add(base | 1 << 12 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 30 << 24)
         add(base, 0)
+        add(base | 1 << 15, 0)
     # MTBUF: [31:26]=111010 op[18:15] dfmt[22:19] nfmt[25:23]
     for op in range(16):
         base = 0xE8000000 | op << 15
