@@ -6,6 +6,16 @@
 
 pub mod codeobject;
 pub mod decode;
+pub mod dispatch;
 pub mod fpu;
+pub mod launch;
 pub mod memory;
 pub mod opcode_table;
+pub mod replay;
+pub mod timing;
+pub mod wave;
+
+pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunStats};
+pub use launch::{Launch, LaunchError};
+pub use replay::{replay, run_launch, Error, OutputBuffer, ReplayOptions, ReplayOutcome};
+pub use timing::{Hazard, HazardKind, Reg};

@@ -1,0 +1,337 @@
+//! Dispatch of a kernel over a grid: the kernel-argument segment (explicit
+//! and hidden arguments), the dispatch packet, the initial SGPR/VGPR state of
+//! every wave as the kernel descriptor asks, and a scheduler that runs the
+//! waves of each workgroup with `s_barrier` and a shared LDS.
+
+use crate::codeobject::{CodeObject, Kernel};
+use crate::decode::{decode, Instruction};
+use crate::memory::{GlobalMemory, Lds};
+use crate::timing::Hazard;
+use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC};
+use std::collections::HashMap;
+
+/// Grid and workgroup shape of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dispatch {
+    /// Number of workgroups in x, y, z.
+    pub grid: [u32; 3],
+    /// Work-items per workgroup in x, y, z.
+    pub block: [u32; 3],
+    /// Dynamic LDS bytes added to the kernel's static group segment.
+    pub dynamic_lds: u32,
+}
+
+/// Limits of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLimits {
+    /// Stop with an error after this many wave instructions in total.
+    pub max_instructions: u64,
+}
+
+impl Default for RunLimits {
+    fn default() -> RunLimits {
+        RunLimits { max_instructions: 4_000_000_000 }
+    }
+}
+
+/// What one kernel run produced besides memory contents.
+#[derive(Debug, Clone, Default)]
+pub struct RunStats {
+    /// Wave instructions executed (dynamic count).
+    pub instructions: u64,
+    pub waves: u64,
+    pub workgroups: u64,
+    /// OR of the TRAPSTS exception bits [8:0] of all waves at s_endpgm.
+    pub trapsts: u32,
+    pub observations: Observations,
+    /// Global address of the code image (PCs minus this are image offsets).
+    pub code_base: u64,
+}
+
+impl RunStats {
+    pub fn hazards(&self) -> Vec<Hazard> {
+        self.observations.hazards.iter().copied().collect()
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Exec(ExecError),
+    Launch(String),
+    InstructionLimit(u64),
+    Deadlock,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Exec(e) => e.fmt(f),
+            RunError::Launch(s) => f.write_str(s),
+            RunError::InstructionLimit(n) => write!(f, "stopped after the limit of {n} instructions"),
+            RunError::Deadlock => write!(f, "waves of a workgroup wait at different barriers forever"),
+        }
+    }
+}
+
+/// Targets whose workitem ids arrive packed in v0.
+fn packed_workitem_ids(target: &str) -> bool {
+    matches!(target, "gfx90a" | "gfx940" | "gfx941" | "gfx942" | "gfx950")
+}
+
+/// A code object placed in emulated memory, ready to launch its kernels.
+#[derive(Debug, Clone)]
+pub struct LoadedCode {
+    pub object: CodeObject,
+    /// Global address of the image (vaddr 0).
+    pub base: u64,
+}
+
+impl LoadedCode {
+    pub fn load(mem: &mut GlobalMemory, object: CodeObject) -> LoadedCode {
+        let base = mem.allocate(object.image.clone());
+        LoadedCode { object, base }
+    }
+}
+
+/// Builds the kernarg segment: `explicit` (the explicit arguments laid out at
+/// their metadata offsets) followed by the hidden arguments the metadata lists.
+pub fn kernarg_segment(kernel: &Kernel, explicit: &[u8], d: &Dispatch) -> Vec<u8> {
+    let size = (kernel.kernarg_segment_size.max(kernel.descriptor.kernarg_size) as usize).max(explicit.len()).max(16);
+    let mut seg = vec![0u8; size.div_ceil(64) * 64 + 256];
+    seg[..explicit.len()].copy_from_slice(explicit);
+    let dims = if d.grid[2] * d.block[2] > 1 { 3 } else if d.grid[1] * d.block[1] > 1 { 2 } else { 1 };
+    for a in kernel.args.iter().filter(|a| a.is_hidden()) {
+        let o = a.offset as usize;
+        let mut put = |v: u64| {
+            let n = (a.size as usize).min(8);
+            if o + n <= seg.len() {
+                seg[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+        };
+        match a.value_kind.as_str() {
+            "hidden_block_count_x" => put(d.grid[0] as u64),
+            "hidden_block_count_y" => put(d.grid[1] as u64),
+            "hidden_block_count_z" => put(d.grid[2] as u64),
+            "hidden_group_size_x" => put(d.block[0] as u64),
+            "hidden_group_size_y" => put(d.block[1] as u64),
+            "hidden_group_size_z" => put(d.block[2] as u64),
+            "hidden_grid_dims" => put(dims),
+            "hidden_dynamic_lds_size" => put(d.dynamic_lds as u64),
+            _ => put(0),
+        }
+    }
+    seg
+}
+
+/// Runs `kernel` of `code` over the grid. `explicit_args` are the explicit
+/// kernel arguments, laid out at their metadata offsets.
+pub fn run_kernel(
+    mem: &mut GlobalMemory,
+    code: &LoadedCode,
+    kernel: &Kernel,
+    explicit_args: &[u8],
+    d: &Dispatch,
+    limits: &RunLimits,
+) -> Result<RunStats, RunError> {
+    let target = code.object.target.clone();
+    let kd = &kernel.descriptor;
+    if kd.kernel_code_properties & (1 << 10) != 0 {
+        return Err(RunError::Launch(format!("kernel {} is wave32; the emulator runs wave64 only", kernel.name)));
+    }
+    if d.block.iter().product::<u32>() == 0 || d.grid.iter().product::<u32>() == 0 {
+        return Err(RunError::Launch("grid and block sizes must be non-zero".into()));
+    }
+    let threads = d.block.iter().product::<u32>();
+    if threads > 1024 {
+        return Err(RunError::Launch(format!("{threads} work-items per workgroup exceed 1024")));
+    }
+    let kernarg = kernarg_segment(kernel, explicit_args, d);
+    let kernarg_addr = mem.allocate(kernarg.clone());
+    // hsa_kernel_dispatch_packet_t
+    let mut pkt = vec![0u8; 64];
+    pkt[2..4].copy_from_slice(&((if d.grid[2] * d.block[2] > 1 { 3u16 } else if d.grid[1] * d.block[1] > 1 { 2 } else { 1 }).to_le_bytes()));
+    for i in 0..3 {
+        pkt[4 + 2 * i..6 + 2 * i].copy_from_slice(&(d.block[i] as u16).to_le_bytes());
+        pkt[12 + 4 * i..16 + 4 * i].copy_from_slice(&(d.grid[i] * d.block[i]).to_le_bytes());
+    }
+    pkt[24..28].copy_from_slice(&kernel.private_segment_fixed_size.to_le_bytes());
+    pkt[28..32].copy_from_slice(&(kernel.group_segment_fixed_size + d.dynamic_lds).to_le_bytes());
+    pkt[32..40].copy_from_slice(&(code.base + kernel.descriptor_vaddr).to_le_bytes());
+    pkt[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
+    let pkt_addr = mem.allocate(pkt);
+
+    let rsrc1 = kd.compute_pgm_rsrc1;
+    let rsrc2 = kd.compute_pgm_rsrc2;
+    // MODE from rsrc1: FLOAT_ROUND [15:12] -> [3:0], FLOAT_DENORM [19:16] -> [7:4],
+    // DX10_CLAMP 21 -> 8, IEEE 23 -> 9.
+    let mode = ((rsrc1 >> 12) & 0xF) | ((rsrc1 >> 16) & 0xF) << 4 | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9;
+    let preload_len = (kd.kernarg_preload & 0x7F) as usize;
+    let preload_off = (kd.kernarg_preload >> 7) as usize;
+    let entry = code.base + kernel.entry_vaddr + if preload_len > 0 { 256 } else { 0 };
+    let vgpr_ids = (rsrc2 >> 11) & 3;
+    let packed = packed_workitem_ids(&target);
+
+    let mut stats = RunStats { code_base: code.base, ..RunStats::default() };
+    let mut cache: HashMap<u64, Instruction> = HashMap::new();
+    let lds_size = (kernel.group_segment_fixed_size.max(kd.group_segment_fixed_size) + d.dynamic_lds) as usize;
+    let nwaves = threads.div_ceil(64);
+    for gz in 0..d.grid[2] {
+        for gy in 0..d.grid[1] {
+            for gx in 0..d.grid[0] {
+                let mut lds = Lds::new(lds_size);
+                let mut waves = Vec::new();
+                for w in 0..nwaves {
+                    let mut wave = Wave::new(entry, mode);
+                    // User SGPRs in descriptor order.
+                    let mut s = 0usize;
+                    let props = kd.kernel_code_properties;
+                    if props & 1 != 0 {
+                        s += 4; // private segment buffer: no scratch is emulated
+                    }
+                    let put64 = |wave: &mut Wave, s: &mut usize, v: u64| {
+                        if *s + 1 < 128 {
+                            wave.sgpr[*s] = v as u32;
+                            wave.sgpr[*s + 1] = (v >> 32) as u32;
+                        }
+                        *s += 2;
+                    };
+                    if props & 2 != 0 {
+                        put64(&mut wave, &mut s, pkt_addr);
+                    }
+                    if props & 4 != 0 {
+                        put64(&mut wave, &mut s, 0);
+                    }
+                    if props & 8 != 0 {
+                        put64(&mut wave, &mut s, kernarg_addr);
+                    }
+                    if props & 16 != 0 {
+                        put64(&mut wave, &mut s, 0);
+                    }
+                    if props & 32 != 0 {
+                        put64(&mut wave, &mut s, 0);
+                    }
+                    if props & 64 != 0 {
+                        s += 1;
+                    }
+                    for i in 0..preload_len {
+                        let o = 4 * (preload_off + i);
+                        if s < 128 && o + 4 <= kernarg.len() {
+                            wave.sgpr[s] = u32::from_le_bytes([kernarg[o], kernarg[o + 1], kernarg[o + 2], kernarg[o + 3]]);
+                        }
+                        s += 1;
+                    }
+                    // System SGPRs follow the user SGPRs.
+                    let mut s = kd.user_sgpr_count() as usize;
+                    for (bit, id) in [(7, gx), (8, gy), (9, gz)] {
+                        if rsrc2 >> bit & 1 != 0 {
+                            wave.sgpr[s] = id;
+                            s += 1;
+                        }
+                    }
+                    if rsrc2 >> 10 & 1 != 0 {
+                        wave.sgpr[s] = 0;
+                        s += 1;
+                    }
+                    let _ = s; // private segment wave offset: zero (no scratch)
+                    let mut exec = 0u64;
+                    for lane in 0..64u32 {
+                        let t = w * 64 + lane;
+                        if t >= threads {
+                            break;
+                        }
+                        exec |= 1 << lane;
+                        let x = t % d.block[0];
+                        let y = (t / d.block[0]) % d.block[1];
+                        let z = t / (d.block[0] * d.block[1]);
+                        let (y, z) = (if vgpr_ids >= 1 { y } else { 0 }, if vgpr_ids >= 2 { z } else { 0 });
+                        if packed {
+                            wave.vgpr[0][lane as usize] = x | y << 10 | z << 20;
+                        } else {
+                            wave.vgpr[0][lane as usize] = x;
+                            wave.vgpr[1][lane as usize] = y;
+                            wave.vgpr[2][lane as usize] = z;
+                        }
+                    }
+                    wave.sgpr[EXEC as usize] = exec as u32;
+                    wave.sgpr[EXEC as usize + 1] = (exec >> 32) as u32;
+                    waves.push(wave);
+                }
+                run_workgroup(mem, &mut lds, &mut waves, &mut cache, &target, &mut stats, limits)?;
+                stats.workgroups += 1;
+                stats.waves += waves.len() as u64;
+                for w in &waves {
+                    stats.trapsts |= w.trapsts & 0x1FF;
+                }
+            }
+        }
+    }
+    Ok(stats)
+}
+
+fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, pc: u64) -> Result<Instruction, ExecError> {
+    if let Some(i) = cache.get(&pc) {
+        return Ok(*i);
+    }
+    let mut buf = [0u8; 12];
+    let mut n = 12;
+    while n > 0 && !mem.read(pc, &mut buf[..n]) {
+        n -= 4;
+    }
+    if n == 0 {
+        return Err(ExecError::MemoryFault { pc, addr: pc, what: "instruction fetch" });
+    }
+    let inst = decode(&buf[..n]).map_err(|e| ExecError::Decode { pc, what: e.to_string() })?;
+    cache.insert(pc, inst);
+    Ok(inst)
+}
+
+fn run_workgroup(
+    mem: &mut GlobalMemory,
+    lds: &mut Lds,
+    waves: &mut [Wave],
+    cache: &mut HashMap<u64, Instruction>,
+    target: &str,
+    stats: &mut RunStats,
+    limits: &RunLimits,
+) -> Result<(), RunError> {
+    loop {
+        let mut progressed = false;
+        for wave in waves.iter_mut() {
+            if wave.done || wave.at_barrier {
+                continue;
+            }
+            progressed = true;
+            loop {
+                let inst = fetch(mem, cache, wave.pc).map_err(RunError::Exec)?;
+                let mut env = Env { global: mem, lds, obs: &mut stats.observations, target };
+                let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
+                stats.instructions += 1;
+                if stats.instructions > limits.max_instructions {
+                    return Err(RunError::InstructionLimit(limits.max_instructions));
+                }
+                match step {
+                    Step::Continue => {}
+                    Step::Barrier => {
+                        wave.at_barrier = true;
+                        break;
+                    }
+                    Step::End => break,
+                }
+            }
+        }
+        if waves.iter().all(|w| w.done) {
+            return Ok(());
+        }
+        // Every live wave waits at a barrier: release them.
+        if waves.iter().all(|w| w.done || w.at_barrier) {
+            for w in waves.iter_mut() {
+                w.at_barrier = false;
+            }
+            continue;
+        }
+        if !progressed {
+            return Err(RunError::Deadlock);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The launch description: a JSON file naming a code object (or offload
+//! bundle) and kernel, the grid, the buffers with their initial contents, the
+//! kernel arguments in order, and the buffers to write out. See the crate's
+//! README for the format. Paths are relative to the launch file; `{target}`
+//! in the code-object path is replaced by the chosen target.
+//!
+//! ```json
+//! {
+//!   "code_object": "../{target}/elem_f32.co",
+//!   "kernel": "saxpy",
+//!   "grid": [4, 1, 1],
+//!   "block": [256, 1, 1],
+//!   "buffers": {
+//!     "x":   {"elem": "f32", "count": 1000, "init": {"random": {"seed": 7, "min": -1, "max": 1}},
+//!             "specials": [{"index": 3, "value": "nan"}, {"index": 9, "value": "-inf"}]},
+//!     "out": {"elem": "f32", "count": 1000, "init": "zero"}
+//!   },
+//!   "args": [{"buffer": "out"}, {"buffer": "x"}, {"f32": 2.5}, {"u32": 1000}],
+//!   "outputs": ["out"]
+//! }
+//! ```
+//! `init` is `"zero"`, `{"constant": v}`, `{"range": {"start": a, "step": b}}`,
+//! `{"random": {"seed": s, "min": a, "max": b}}` or `{"file": "path"}` (raw
+//! little-endian bytes). `specials` values: `nan`, `inf`, `-inf`, `zero`,
+//! `-zero`, `subnormal`, `-subnormal`, `max`, or a number.
+
+use crate::fpu::f64_to_f16;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Element types of buffers and scalar arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    U8,
+    I32,
+    U32,
+    I64,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl Elem {
+    pub fn parse(s: &str) -> Option<Elem> {
+        Some(match s {
+            "u8" => Elem::U8,
+            "i32" => Elem::I32,
+            "u32" => Elem::U32,
+            "i64" => Elem::I64,
+            "u64" => Elem::U64,
+            "f16" => Elem::F16,
+            "f32" => Elem::F32,
+            "f64" => Elem::F64,
+            _ => return None,
+        })
+    }
+    pub fn size(self) -> usize {
+        match self {
+            Elem::U8 => 1,
+            Elem::F16 => 2,
+            Elem::I32 | Elem::U32 | Elem::F32 => 4,
+            Elem::I64 | Elem::U64 | Elem::F64 => 8,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::U8 => "u8",
+            Elem::I32 => "i32",
+            Elem::U32 => "u32",
+            Elem::I64 => "i64",
+            Elem::U64 => "u64",
+            Elem::F16 => "f16",
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+        }
+    }
+    /// Encodes a number as this element type.
+    pub fn encode(self, v: f64) -> Vec<u8> {
+        match self {
+            Elem::U8 => vec![v as u8],
+            Elem::I32 => (v as i32).to_le_bytes().to_vec(),
+            Elem::U32 => (v as u32).to_le_bytes().to_vec(),
+            Elem::I64 => (v as i64).to_le_bytes().to_vec(),
+            Elem::U64 => (v as u64).to_le_bytes().to_vec(),
+            Elem::F16 => f64_to_f16(v).to_le_bytes().to_vec(),
+            Elem::F32 => (v as f32).to_le_bytes().to_vec(),
+            Elem::F64 => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+/// A buffer of the launch.
+#[derive(Debug, Clone)]
+pub struct BufferSpec {
+    pub name: String,
+    pub elem: Elem,
+    pub count: usize,
+    pub bytes: Vec<u8>,
+}
+
+/// One kernel argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    Buffer(String),
+    Scalar(Elem, Vec<u8>),
+}
+
+/// A parsed launch description with buffer contents materialised.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub code_object: String,
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_lds: u32,
+    pub buffers: Vec<BufferSpec>,
+    pub args: Vec<ArgSpec>,
+    pub outputs: Vec<String>,
+    /// Directory the relative paths are resolved against.
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchError(pub String);
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
+    Err(LaunchError(msg.into()))
+}
+
+/// Deterministic generator for `random` (xorshift64*).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(2654435761).wrapping_add(1) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(2685821657736338717)
+    }
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+fn num(v: &Value, what: &str) -> Result<f64, LaunchError> {
+    match v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| LaunchError(format!("{what}: not a number"))),
+        Value::String(s) => special(s).ok_or_else(|| LaunchError(format!("{what}: unknown value {s:?}"))),
+        _ => bad(format!("{what}: expected a number")),
+    }
+}
+
+fn special(s: &str) -> Option<f64> {
+    Some(match s {
+        "nan" => f64::NAN,
+        "inf" => f64::INFINITY,
+        "-inf" => f64::NEG_INFINITY,
+        "zero" => 0.0,
+        "-zero" => -0.0,
+        _ => return s.parse().ok(),
+    })
+}
+
+fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchError> {
+    if let Value::String(s) = v {
+        let neg = s.starts_with('-');
+        let bytes = match (s.trim_start_matches('-'), elem) {
+            ("subnormal", Elem::F32) => Some(f32::from_bits(1 | 0x0000_1000).to_le_bytes().to_vec()),
+            ("subnormal", Elem::F64) => Some(f64::from_bits(0x0000_1000_0000_0001).to_le_bytes().to_vec()),
+            ("subnormal", Elem::F16) => Some(0x0011u16.to_le_bytes().to_vec()),
+            ("max", Elem::F32) => Some(f32::MAX.to_le_bytes().to_vec()),
+            ("max", Elem::F64) => Some(f64::MAX.to_le_bytes().to_vec()),
+            ("max", Elem::F16) => Some(0x7BFFu16.to_le_bytes().to_vec()),
+            _ => None,
+        };
+        if let Some(mut b) = bytes {
+            if neg {
+                let last = b.len() - 1;
+                b[last] |= 0x80;
+            }
+            return Ok(b);
+        }
+    }
+    Ok(elem.encode(num(v, what)?))
+}
+
+fn triple(v: Option<&Value>, what: &str) -> Result<[u32; 3], LaunchError> {
+    let Some(Value::Array(a)) = v else { return bad(format!("launch: \"{what}\" must be an array of 1 to 3 positive integers")) };
+    if a.is_empty() || a.len() > 3 {
+        return bad(format!("launch: \"{what}\" must have 1 to 3 entries"));
+    }
+    let mut out = [1u32; 3];
+    for (i, x) in a.iter().enumerate() {
+        match x.as_u64() {
+            Some(n) if n > 0 && n <= u32::MAX as u64 => out[i] = n as u32,
+            _ => return bad(format!("launch: \"{what}\"[{i}] must be a positive integer")),
+        }
+    }
+    Ok(out)
+}
+
+impl Launch {
+    /// Reads and parses a launch file.
+    pub fn load(path: &Path) -> Result<Launch, LaunchError> {
+        let text = std::fs::read_to_string(path).map_err(|e| LaunchError(format!("cannot read launch file {}: {e}", path.display())))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Launch::parse(&text, &dir)
+    }
+
+    /// Parses launch JSON; relative paths resolve against `dir`.
+    pub fn parse(text: &str, dir: &Path) -> Result<Launch, LaunchError> {
+        let v: Value = serde_json::from_str(text).map_err(|e| LaunchError(format!("malformed launch file: {e}")))?;
+        let Value::Object(o) = &v else { return bad("malformed launch file: expected a JSON object") };
+        for key in o.keys() {
+            if !matches!(key.as_str(), "code_object" | "kernel" | "grid" | "block" | "dynamic_lds" | "buffers" | "args" | "outputs") {
+                return bad(format!("launch: unknown key \"{key}\""));
+            }
+        }
+        let code_object = o.get("code_object").and_then(Value::as_str).ok_or_else(|| LaunchError("launch: \"code_object\" (a path) is required".into()))?.to_string();
+        let kernel = o.get("kernel").and_then(Value::as_str).ok_or_else(|| LaunchError("launch: \"kernel\" (a name) is required".into()))?.to_string();
+        let grid = triple(o.get("grid"), "grid")?;
+        let block = triple(o.get("block"), "block")?;
+        let dynamic_lds = match o.get("dynamic_lds") {
+            None => 0,
+            Some(x) => x.as_u64().filter(|&n| n <= 65536).ok_or_else(|| LaunchError("launch: \"dynamic_lds\" must be at most 65536".into()))? as u32,
+        };
+        let mut buffers = Vec::new();
+        if let Some(b) = o.get("buffers") {
+            let Value::Object(bo) = b else { return bad("launch: \"buffers\" must be an object") };
+            for (name, spec) in bo {
+                buffers.push(parse_buffer(name, spec, dir)?);
+            }
+        }
+        let mut args = Vec::new();
+        let Some(Value::Array(al)) = o.get("args") else { return bad("launch: \"args\" (an array) is required") };
+        for (i, a) in al.iter().enumerate() {
+            let Value::Object(ao) = a else { return bad(format!("launch: args[{i}] must be an object")) };
+            if ao.len() != 1 {
+                return bad(format!("launch: args[{i}] must have exactly one key"));
+            }
+            let Some((k, val)) = ao.iter().next() else { return bad(format!("launch: args[{i}] is empty")) };
+            if k == "buffer" {
+                let name = val.as_str().ok_or_else(|| LaunchError(format!("launch: args[{i}].buffer must be a name")))?;
+                if !buffers.iter().any(|b| b.name == name) {
+                    return bad(format!("launch: args[{i}] names unknown buffer \"{name}\""));
+                }
+                args.push(ArgSpec::Buffer(name.to_string()));
+            } else {
+                let elem = Elem::parse(k).ok_or_else(|| LaunchError(format!("launch: args[{i}]: unknown argument type \"{k}\"")))?;
+                args.push(ArgSpec::Scalar(elem, special_bytes(elem, val, &format!("args[{i}]"))?));
+            }
+        }
+        let mut outputs = Vec::new();
+        if let Some(out) = o.get("outputs") {
+            let Value::Array(ol) = out else { return bad("launch: \"outputs\" must be an array of buffer names") };
+            for x in ol {
+                let name = x.as_str().ok_or_else(|| LaunchError("launch: \"outputs\" must be an array of buffer names".into()))?;
+                if !buffers.iter().any(|b| b.name == name) {
+                    return bad(format!("launch: output names unknown buffer \"{name}\""));
+                }
+                outputs.push(name.to_string());
+            }
+        }
+        Ok(Launch { code_object, kernel, grid, block, dynamic_lds, buffers, args, outputs, dir: dir.to_path_buf() })
+    }
+}
+
+fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, LaunchError> {
+    let what = format!("buffer \"{name}\"");
+    let Value::Object(o) = spec else { return bad(format!("launch: {what} must be an object")) };
+    let elem = o
+        .get("elem")
+        .and_then(Value::as_str)
+        .and_then(Elem::parse)
+        .ok_or_else(|| LaunchError(format!("launch: {what}: \"elem\" must be one of u8 i32 u32 i64 u64 f16 f32 f64")))?;
+    let count = o
+        .get("count")
+        .and_then(Value::as_u64)
+        .filter(|&n| n <= 1 << 28)
+        .ok_or_else(|| LaunchError(format!("launch: {what}: \"count\" must be an integer up to 2^28")))? as usize;
+    let es = elem.size();
+    let mut bytes = Vec::with_capacity(count * es);
+    match o.get("init").unwrap_or(&Value::String("zero".into())) {
+        Value::String(s) if s == "zero" => bytes.resize(count * es, 0),
+        Value::Object(io) if io.len() == 1 => {
+            let Some((k, val)) = io.iter().next() else { return bad(format!("launch: {what}: empty init")) };
+            match k.as_str() {
+                "constant" => {
+                    let b = special_bytes(elem, val, &what)?;
+                    for _ in 0..count {
+                        bytes.extend_from_slice(&b);
+                    }
+                }
+                "range" => {
+                    let start = num(val.get("start").unwrap_or(&Value::from(0)), &what)?;
+                    let step = num(val.get("step").unwrap_or(&Value::from(1)), &what)?;
+                    for i in 0..count {
+                        bytes.extend(elem.encode(start + step * i as f64));
+                    }
+                }
+                "random" => {
+                    let seed = val.get("seed").and_then(Value::as_u64).ok_or_else(|| LaunchError(format!("launch: {what}: random needs an integer \"seed\"")))?;
+                    let lo = num(val.get("min").unwrap_or(&Value::from(0)), &what)?;
+                    let hi = num(val.get("max").unwrap_or(&Value::from(1)), &what)?;
+                    let mut r = Rng::new(seed);
+                    for _ in 0..count {
+                        let x = r.uniform(lo, hi);
+                        let x = if matches!(elem, Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::U8) { x.floor() } else { x };
+                        bytes.extend(elem.encode(x));
+                    }
+                }
+                "file" => {
+                    let p = val.as_str().ok_or_else(|| LaunchError(format!("launch: {what}: \"file\" must be a path")))?;
+                    let path = dir.join(p);
+                    let data = std::fs::read(&path).map_err(|e| LaunchError(format!("launch: {what}: cannot read {}: {e}", path.display())))?;
+                    if data.len() != count * es {
+                        return bad(format!("launch: {what}: {} holds {} bytes, expected {} ({} x {})", path.display(), data.len(), count * es, count, elem.name()));
+                    }
+                    bytes = data;
+                }
+                _ => return bad(format!("launch: {what}: unknown init \"{k}\"")),
+            }
+        }
+        _ => return bad(format!("launch: {what}: \"init\" must be \"zero\" or an object with one key")),
+    }
+    if let Some(sp) = o.get("specials") {
+        let Value::Array(list) = sp else { return bad(format!("launch: {what}: \"specials\" must be an array")) };
+        for s in list {
+            let idx = s.get("index").and_then(Value::as_u64).ok_or_else(|| LaunchError(format!("launch: {what}: special needs an \"index\"")))? as usize;
+            if idx >= count {
+                return bad(format!("launch: {what}: special index {idx} is out of range (count {count})"));
+            }
+            let v = s.get("value").ok_or_else(|| LaunchError(format!("launch: {what}: special needs a \"value\"")))?;
+            let b = special_bytes(elem, v, &what)?;
+            bytes[idx * es..(idx + 1) * es].copy_from_slice(&b);
+        }
+    }
+    Ok(BufferSpec { name: name.to_string(), elem, count, bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Launch, LaunchError> {
+        Launch::parse(s, Path::new("."))
+    }
+
+    #[test]
+    fn generators_and_specials() {
+        let l = parse(
+            r#"{"code_object": "a.co", "kernel": "k", "grid": [2], "block": [64],
+                "buffers": {"x": {"elem": "f32", "count": 8, "init": {"range": {"start": 1, "step": 0.5}},
+                                  "specials": [{"index": 2, "value": "nan"}, {"index": 3, "value": "-inf"},
+                                               {"index": 4, "value": "subnormal"}, {"index": 5, "value": "-zero"}]},
+                            "r": {"elem": "i32", "count": 4, "init": {"random": {"seed": 3, "min": -5, "max": 5}}},
+                            "c": {"elem": "f16", "count": 2, "init": {"constant": 1.5}}},
+                "args": [{"buffer": "x"}, {"u32": 8}], "outputs": ["x"]}"#,
+        )
+        .expect("parses");
+        let x: Vec<f32> = l.buffers[2].bytes.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(l.buffers[2].name, "x");
+        assert_eq!(x[0], 1.0);
+        assert_eq!(x[1], 1.5);
+        assert!(x[2].is_nan());
+        assert_eq!(x[3], f32::NEG_INFINITY);
+        assert!(x[4].is_subnormal());
+        assert!(x[5] == 0.0 && x[5].is_sign_negative());
+        assert_eq!(x[6], 4.0);
+        assert_eq!(l.buffers[0].bytes, [0x00, 0x3E, 0x00, 0x3E]); // f16 1.5
+        let r: Vec<i32> = l.buffers[1].bytes.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert!(r.iter().all(|&v| (-5..5).contains(&v)));
+        assert_eq!(l.grid, [2, 1, 1]);
+        assert_eq!(l.args[1], ArgSpec::Scalar(Elem::U32, 8u32.to_le_bytes().to_vec()));
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        for (text, want) in [
+            ("{", "malformed launch file"),
+            ("[]", "expected a JSON object"),
+            (r#"{"kernel": "k"}"#, "\"code_object\""),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [0], "block": [1], "args": []}"#, "positive integer"),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"buffer": "nope"}]}"#, "unknown buffer"),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"f31": 1}]}"#, "unknown argument type"),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "extra": 1}"#, "unknown key"),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [],
+                 "buffers": {"b": {"elem": "f32", "count": 2, "specials": [{"index": 2, "value": "nan"}]}}}"#, "out of range"),
+        ] {
+            let e = parse(text).expect_err(text);
+            assert!(e.0.contains(want), "{e} lacks {want}");
+            assert!(!e.0.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn random_json_never_panics() {
+        let mut r = Rng::new(99);
+        let pieces = ["{", "}", "[", "]", "\"grid\"", ":", ",", "1", "-3", "\"buffers\"", "\"args\"", "\"x\"", "{\"elem\":\"f32\",\"count\":4}", "\"code_object\":\"a\"", "\"kernel\":\"k\"", "null", "1e400"];
+        for _ in 0..20000 {
+            let n = (r.next_u64() % 12) as usize;
+            let s: String = (0..n).map(|_| pieces[(r.next_u64() % pieces.len() as u64) as usize]).collect();
+            let _ = parse(&s);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! `xfpx replay`: runs a launch description on the emulator and reports what
+//! happened in the `xfpx-report/1` schema (vendor `amd-emulated`), with the
+//! output buffers. Also the building block for running an original and a
+//! rewritten code object on the same launch: [`run_launch`].
+
+use crate::codeobject::{unbundle, CodeObject};
+use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
+use crate::launch::{ArgSpec, Launch};
+use crate::memory::GlobalMemory;
+use crate::timing::Hazard;
+use std::path::{Path, PathBuf};
+use xfpx_common::report::{Collector, ExitStatus, RunInfo, SiteRef};
+use xfpx_common::site::SiteId;
+
+/// A one-line error of replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Error {}
+
+/// Options of a replay.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// Replaces `{target}` in the launch's code-object path, and picks the
+    /// entry of an offload bundle.
+    pub target: Option<String>,
+    /// Runs this code object instead of the launch's (e.g. a rewritten one).
+    pub code_object: Option<PathBuf>,
+    /// Writes each output buffer to `DIR/<name>.bin`.
+    pub out_dir: Option<PathBuf>,
+    /// Instruction limit (0: the default).
+    pub max_instructions: u64,
+}
+
+/// One output buffer after the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputBuffer {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What a replay produced.
+#[derive(Debug, Clone)]
+pub struct ReplayOutcome {
+    pub report: xfpx_common::report::Report,
+    pub outputs: Vec<OutputBuffer>,
+    pub stats: RunStats,
+    pub target: String,
+}
+
+impl ReplayOutcome {
+    pub fn hazards(&self) -> Vec<Hazard> {
+        self.stats.hazards()
+    }
+    pub fn output(&self, name: &str) -> Option<&[u8]> {
+        self.outputs.iter().find(|o| o.name == name).map(|o| o.bytes.as_slice())
+    }
+}
+
+/// Reads the code object a launch names (or `override_path`).
+pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObject, Error> {
+    let path = match &opts.code_object {
+        Some(p) => p.clone(),
+        None => {
+            let rel = if launch.code_object.contains("{target}") {
+                let t = opts.target.as_deref().ok_or_else(|| Error(format!("the launch's code object {} needs a target (--target)", launch.code_object)))?;
+                launch.code_object.replace("{target}", t)
+            } else {
+                launch.code_object.clone()
+            };
+            launch.dir.join(rel)
+        }
+    };
+    let bytes = std::fs::read(&path).map_err(|e| Error(format!("cannot read code object {}: {e}", path.display())))?;
+    let elf = unbundle(&bytes, opts.target.as_deref()).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+    CodeObject::parse(elf).map_err(|e| Error(format!("{}: {e}", path.display())))
+}
+
+/// Runs a parsed launch on `object`: allocates its buffers, lays out the
+/// arguments against the kernel's metadata, runs, and returns the output
+/// buffers with the run's statistics.
+pub fn run_launch(launch: &Launch, object: &CodeObject, max_instructions: u64) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
+    let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
+        let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
+        Error(format!("kernel \"{}\" not found in the code object (it has: {})", launch.kernel, names.join(", ")))
+    })?;
+    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+    if explicit.len() != launch.args.len() {
+        return Err(Error(format!(
+            "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
+            kernel.name,
+            explicit.len(),
+            launch.args.len()
+        )));
+    }
+    let mut mem = GlobalMemory::new();
+    let mut addrs = Vec::new();
+    for b in &launch.buffers {
+        addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
+    }
+    let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
+    let mut kernarg = vec![0u8; end];
+    for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
+        let o = meta.offset as usize;
+        let bytes = match arg {
+            ArgSpec::Buffer(name) => {
+                if meta.value_kind != "global_buffer" || meta.size != 8 {
+                    return Err(Error(format!("argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)", meta.value_kind, meta.size)));
+                }
+                let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
+                addr.to_le_bytes().to_vec()
+            }
+            ArgSpec::Scalar(elem, bytes) => {
+                if meta.value_kind != "by_value" || meta.size as usize != bytes.len() {
+                    return Err(Error(format!(
+                        "argument mismatch: args[{i}] is {} ({} bytes) but the kernel's argument {i} is {} ({} bytes)",
+                        elem.name(),
+                        bytes.len(),
+                        meta.value_kind,
+                        meta.size
+                    )));
+                }
+                bytes.clone()
+            }
+        };
+        kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
+    }
+    let code = LoadedCode::load(&mut mem, object.clone());
+    let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
+    let limits = if max_instructions == 0 { RunLimits::default() } else { RunLimits { max_instructions } };
+    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, &limits).map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
+    let mut outputs = Vec::new();
+    for name in &launch.outputs {
+        let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
+        outputs.push(OutputBuffer { name: name.clone(), bytes: mem.allocation(addr).unwrap_or(&[]).to_vec() });
+    }
+    Ok((outputs, stats))
+}
+
+/// `xfpx replay LAUNCH`: loads the launch file, runs it, writes outputs to
+/// `opts.out_dir` if given, and returns the report and buffers.
+pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome, Error> {
+    let launch = Launch::load(launch_path).map_err(|e| Error(e.0))?;
+    let object = load_code_object(&launch, opts)?;
+    let started = now();
+    let (outputs, stats) = run_launch(&launch, &object, opts.max_instructions)?;
+    if let Some(dir) = &opts.out_dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error(format!("cannot create {}: {e}", dir.display())))?;
+        for o in &outputs {
+            let p = dir.join(format!("{}.bin", o.name));
+            std::fs::write(&p, &o.bytes).map_err(|e| Error(format!("cannot write {}: {e}", p.display())))?;
+        }
+    }
+    let report = build_report(&launch, &object, &stats, launch_path, started);
+    Ok(ReplayOutcome { report, outputs, stats, target: object.target.clone() })
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The report of an emulated run: one record per (instruction, kind, format)
+/// whose results were NaN, infinite, subnormal or a division by zero, with
+/// the number of wave executions that produced one.
+pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, launch_path: &Path, started: u64) -> xfpx_common::report::Report {
+    let mut notes = vec![
+        format!("{} wave instructions in {} waves of {} workgroups", stats.instructions, stats.waves, stats.workgroups),
+        format!("TRAPSTS exception bits (OR over waves): {:#x}", stats.trapsts),
+    ];
+    for h in &stats.observations.hazards {
+        notes.push(format!("hazard: {h}"));
+    }
+    let run = RunInfo {
+        vendor: "amd-emulated".into(),
+        device: format!("xfpx CDNA emulator ({})", object.target),
+        target: Some(object.target.clone()),
+        command: vec!["replay".into(), launch_path.display().to_string()],
+        mode: "replay".into(),
+        started_unix: started,
+        finished_unix: Some(now()),
+        exit: ExitStatus::Code { code: 0 },
+        sample_every: 1,
+        truncated: false,
+        notes,
+    };
+    let mut c = Collector::new(run, None);
+    let launch_idx = c.launch(&launch.kernel, true);
+    let entry = object.kernel(&launch.kernel).map(|k| k.entry_vaddr).unwrap_or(0);
+    for (&(pc, kind, format), &n) in &stats.observations.results {
+        let vaddr = pc.wrapping_sub(stats.code_base);
+        let instr = object
+            .image
+            .get(vaddr as usize..)
+            .and_then(|b| crate::decode::decode(b).ok())
+            .map(|i| i.mnemonic.to_string())
+            .unwrap_or_default();
+        let offset = vaddr.wrapping_sub(entry);
+        let site = SiteRef { id: SiteId(offset as u32), offset, instr, location: None };
+        c.record(&launch.kernel, kind, format, site, launch_idx, n);
+    }
+    c.report()
+}
+

@@ -1,0 +1,1790 @@
+//! One wave64: its registers and the execution of one instruction. Semantics
+//! are keyed by the decoded mnemonic, grouped by encoding; anything the
+//! emulator does not implement stops with [`ExecError::Unsupported`].
+
+use crate::decode::{Encoding, Instruction};
+use crate::fpu::{self, flag, BinOp, Flags, FpMode};
+use crate::memory::{GlobalMemory, Lds};
+use crate::timing::{Counter, Hazard, HazardKind, Reg, Timing};
+use std::collections::{BTreeMap, BTreeSet};
+use xfpx_common::class::FpFormat;
+use xfpx_common::fp::ExceptionKind;
+
+pub const VCC: u16 = 106;
+pub const M0: u16 = 124;
+pub const EXEC: u16 = 126;
+pub const NUM_VGPRS: usize = 512;
+
+/// Why a wave stopped with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecError {
+    /// An instruction (or operand form) the emulator does not implement.
+    Unsupported { pc: u64, what: String },
+    /// A memory access outside every allocation.
+    MemoryFault { pc: u64, addr: u64, what: &'static str },
+    /// Bytes at the PC that do not decode.
+    Decode { pc: u64, what: String },
+}
+
+impl std::fmt::Display for ExecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExecError::Unsupported { pc, what } => write!(f, "Unsupported({what} at pc {pc:#x})"),
+            ExecError::MemoryFault { pc, addr, what } => write!(f, "memory fault at pc {pc:#x}: {what} of address {addr:#x}"),
+            ExecError::Decode { pc, what } => write!(f, "cannot decode the instruction at pc {pc:#x}: {what}"),
+        }
+    }
+}
+
+/// Per-instruction observations of FP results (for reports): keyed by
+/// (pc, kind, format), the number of wave executions that produced one.
+#[derive(Debug, Clone, Default)]
+pub struct Observations {
+    pub results: BTreeMap<(u64, ExceptionKind, FpFormat), u64>,
+    pub hazards: BTreeSet<Hazard>,
+}
+
+/// Shared state an instruction may touch besides its wave.
+#[derive(Debug)]
+pub struct Env<'a> {
+    pub global: &'a mut GlobalMemory,
+    pub lds: &'a mut Lds,
+    pub obs: &'a mut Observations,
+    /// Whether the target packs the three workitem ids (unused here; dispatch).
+    pub target: &'a str,
+}
+
+/// What the scheduler must do after an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Continue,
+    Barrier,
+    End,
+}
+
+/// The state of one wave.
+#[derive(Debug, Clone)]
+pub struct Wave {
+    pub sgpr: [u32; 128],
+    pub vgpr: Vec<[u32; 64]>,
+    pub pc: u64,
+    pub scc: bool,
+    pub mode: u32,
+    pub trapsts: u32,
+    pub timing: Timing,
+    pub instructions: u64,
+    pub done: bool,
+    pub at_barrier: bool,
+    /// Per-lane FP flags of the current instruction (ORed into TRAPSTS).
+    cur_pc: u64,
+}
+
+/// VALU operand fields, unified over VOP1/VOP2/VOPC/VOP3/VOP3P.
+#[derive(Debug, Clone, Copy, Default)]
+struct Valu {
+    dst: u16,
+    src: [u16; 3],
+    /// VOP3B scalar destination, VOPC destination (VCC in e32).
+    sdst: u16,
+    abs: u8,
+    neg: u8,
+    clamp: bool,
+    omod: u8,
+    op_sel: u8,
+    op_sel_hi: u8,
+    neg_hi: u8,
+}
+
+type R<T> = Result<T, ExecError>;
+
+fn lanes(exec: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |l| exec >> l & 1 != 0)
+}
+
+fn f32_inline(code: u16) -> Option<u32> {
+    Some(match code {
+        240 => 0x3F00_0000,
+        241 => 0xBF00_0000,
+        242 => 0x3F80_0000,
+        243 => 0xBF80_0000,
+        244 => 0x4000_0000,
+        245 => 0xC000_0000,
+        246 => 0x4080_0000,
+        247 => 0xC080_0000,
+        248 => 0x3E22_F983,
+        _ => return None,
+    })
+}
+fn f64_inline(code: u16) -> Option<u64> {
+    Some(match code {
+        240 => 0x3FE0_0000_0000_0000,
+        241 => 0xBFE0_0000_0000_0000,
+        242 => 0x3FF0_0000_0000_0000,
+        243 => 0xBFF0_0000_0000_0000,
+        244 => 0x4000_0000_0000_0000,
+        245 => 0xC000_0000_0000_0000,
+        246 => 0x4010_0000_0000_0000,
+        247 => 0xC010_0000_0000_0000,
+        248 => 0x3FC4_5F30_6DC9_C882,
+        _ => return None,
+    })
+}
+fn f16_inline(code: u16) -> Option<u32> {
+    Some(match code {
+        240 => 0x3800,
+        241 => 0xB800,
+        242 => 0x3C00,
+        243 => 0xBC00,
+        244 => 0x4000,
+        245 => 0xC000,
+        246 => 0x4400,
+        247 => 0xC400,
+        248 => 0x3118,
+        _ => return None,
+    })
+}
+
+/// How an operand's inline float constants read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    B32,
+    F16,
+    F64,
+    B64,
+}
+
+impl Wave {
+    pub fn new(pc: u64, mode: u32) -> Wave {
+        Wave {
+            sgpr: [0; 128],
+            vgpr: vec![[0; 64]; NUM_VGPRS],
+            pc,
+            scc: false,
+            mode,
+            trapsts: 0,
+            timing: Timing::default(),
+            instructions: 0,
+            done: false,
+            at_barrier: false,
+            cur_pc: pc,
+        }
+    }
+
+    pub fn exec(&self) -> u64 {
+        self.sgpr[EXEC as usize] as u64 | (self.sgpr[EXEC as usize + 1] as u64) << 32
+    }
+    fn set_exec(&mut self, v: u64) {
+        self.sgpr[EXEC as usize] = v as u32;
+        self.sgpr[EXEC as usize + 1] = (v >> 32) as u32;
+    }
+    pub fn vcc(&self) -> u64 {
+        self.sgpr[VCC as usize] as u64 | (self.sgpr[VCC as usize + 1] as u64) << 32
+    }
+    fn unsupported<T>(&self, what: impl Into<String>) -> R<T> {
+        Err(ExecError::Unsupported { pc: self.cur_pc, what: what.into() })
+    }
+
+    fn hazard(&self, obs: &mut Observations, reg: Reg, kind: HazardKind) {
+        if let Some(issued_pc) = self.timing.in_flight(reg) {
+            obs.hazards.insert(Hazard { pc: self.cur_pc, reg, kind, issued_pc });
+        }
+    }
+
+    // ------------------------------------------------------------ registers
+    fn rs(&self, obs: &mut Observations, n: u16) -> u32 {
+        self.hazard(obs, Reg::Sgpr(n), HazardKind::ReadInFlight);
+        self.sgpr[n as usize & 127]
+    }
+    fn ws(&mut self, obs: &mut Observations, n: u16, v: u32) {
+        self.hazard(obs, Reg::Sgpr(n), HazardKind::WriteInFlight);
+        if (n as usize) < 128 {
+            self.sgpr[n as usize] = v;
+        }
+    }
+    fn ws64(&mut self, obs: &mut Observations, n: u16, v: u64) {
+        self.ws(obs, n, v as u32);
+        self.ws(obs, n + 1, (v >> 32) as u32);
+    }
+    fn rv(&self, obs: &mut Observations, n: u16, lane: usize) -> u32 {
+        self.hazard(obs, Reg::Vgpr(n), HazardKind::ReadInFlight);
+        self.vgpr[n as usize % NUM_VGPRS][lane]
+    }
+    fn wv(&mut self, obs: &mut Observations, n: u16, lane: usize, v: u32) {
+        if lane == 0 || !self.timing.is_idle() {
+            self.hazard(obs, Reg::Vgpr(n), HazardKind::WriteInFlight);
+        }
+        self.vgpr[n as usize % NUM_VGPRS][lane] = v;
+    }
+
+    /// A scalar operand code (SSRC) as 32 bits.
+    fn ssrc(&self, obs: &mut Observations, code: u16, lit: Option<u32>, ty: Ty) -> R<u32> {
+        Ok(match code {
+            0..=127 => self.rs(obs, code),
+            128..=192 => (code - 128) as u32,
+            193..=208 => (-((code - 192) as i32)) as u32,
+            240..=248 => match ty {
+                Ty::F16 => f16_inline(code).unwrap_or(0),
+                Ty::F64 | Ty::B64 => (f64_inline(code).unwrap_or(0) >> 32) as u32,
+                Ty::B32 => f32_inline(code).unwrap_or(0),
+            },
+            251 => (self.vcc() == 0) as u32,
+            252 => (self.exec() == 0) as u32,
+            253 => self.scc as u32,
+            255 => match lit {
+                Some(l) => l,
+                None => return self.unsupported("literal operand without a literal"),
+            },
+            _ => return self.unsupported(format!("operand code {code}")),
+        })
+    }
+    fn ssrc64(&self, obs: &mut Observations, code: u16, lit: Option<u32>, ty: Ty) -> R<u64> {
+        Ok(match code {
+            0..=127 => self.rs(obs, code) as u64 | (self.rs(obs, code + 1) as u64) << 32,
+            128..=208 => self.ssrc(obs, code, lit, Ty::B32)? as i32 as i64 as u64,
+            240..=248 => match ty {
+                Ty::F64 | Ty::B64 => f64_inline(code).unwrap_or(0),
+                _ => f32_inline(code).unwrap_or(0) as u64,
+            },
+            255 => {
+                let l = self.ssrc(obs, code, lit, ty)? as u64;
+                if ty == Ty::F64 { l << 32 } else { l }
+            }
+            _ => self.ssrc(obs, code, lit, ty)? as u64,
+        })
+    }
+    /// A 9-bit vector operand as 32 bits in `lane`.
+    fn vsrc(&self, obs: &mut Observations, code: u16, lit: Option<u32>, ty: Ty, lane: usize) -> R<u32> {
+        if code >= 256 {
+            return Ok(self.rv(obs, code - 256, lane));
+        }
+        self.ssrc(obs, code, lit, ty)
+    }
+    fn vsrc64(&self, obs: &mut Observations, code: u16, lit: Option<u32>, ty: Ty, lane: usize) -> R<u64> {
+        if code >= 256 {
+            return Ok(self.rv(obs, code - 256, lane) as u64 | (self.rv(obs, code - 255, lane) as u64) << 32);
+        }
+        self.ssrc64(obs, code, lit, ty)
+    }
+
+    fn fp_mode(&self) -> R<FpMode> {
+        if self.mode & 0xF != 0 {
+            return self.unsupported("rounding modes other than round-to-nearest-even");
+        }
+        Ok(FpMode::from_mode(self.mode))
+    }
+
+    /// Records FP flags: sticky in TRAPSTS unless DX10_CLAMP (MODE bit 8) is
+    /// set, which before GFX12 keeps exceptions from being recorded.
+    fn raise(&mut self, flags: Flags) {
+        if self.mode & (1 << 8) == 0 {
+            self.trapsts |= flags & 0x7F;
+        }
+    }
+
+    // ------------------------------------------------------------- dispatch
+    /// Executes `inst` (at `self.pc`).
+    pub fn step(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        self.cur_pc = self.pc;
+        self.instructions += 1;
+        let next = self.pc + inst.len as u64;
+        self.pc = next;
+        match inst.encoding {
+            Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopk | Encoding::Sopc => self.scalar(inst, env),
+            Encoding::Sopp => self.program(inst, env),
+            Encoding::Smem => self.smem(inst, env),
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
+                self.valu(inst, env)?;
+                Ok(Step::Continue)
+            }
+            Encoding::Ds => self.ds(inst, env),
+            Encoding::Flat | Encoding::Global => self.flat(inst, env),
+            Encoding::Scratch => self.unsupported(format!("{} (scratch memory)", inst.mnemonic)),
+        }
+    }
+
+    // --------------------------------------------------------------- scalar
+    fn scalar(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let obs = &mut *env.obs;
+        let w = inst.words[0];
+        let lit = inst.literal;
+        let m = inst.mnemonic;
+        let sdst = ((w >> 16) & 0x7F) as u16;
+        let c0 = (w & 0xFF) as u16;
+        let c1 = ((w >> 8) & 0xFF) as u16;
+        match inst.encoding {
+            Encoding::Sopk => {
+                let imm = (w & 0xFFFF) as u16;
+                let simm = imm as i16 as i32;
+                match m {
+                    "s_movk_i32" => self.ws(obs, sdst, simm as u32),
+                    "s_cmovk_i32" => {
+                        if self.scc {
+                            self.ws(obs, sdst, simm as u32)
+                        }
+                    }
+                    "s_addk_i32" => {
+                        let a = self.rs(obs, sdst) as i32;
+                        let (r, o) = a.overflowing_add(simm);
+                        self.scc = o;
+                        self.ws(obs, sdst, r as u32);
+                    }
+                    "s_mulk_i32" => {
+                        let a = self.rs(obs, sdst) as i32;
+                        self.ws(obs, sdst, a.wrapping_mul(simm) as u32);
+                    }
+                    "s_cmpk_eq_i32" | "s_cmpk_lg_i32" | "s_cmpk_gt_i32" | "s_cmpk_ge_i32" | "s_cmpk_lt_i32" | "s_cmpk_le_i32" => {
+                        let a = self.rs(obs, sdst) as i32;
+                        self.scc = cmp_i(&m[7..9], a as i64, simm as i64);
+                    }
+                    "s_cmpk_eq_u32" | "s_cmpk_lg_u32" | "s_cmpk_gt_u32" | "s_cmpk_ge_u32" | "s_cmpk_lt_u32" | "s_cmpk_le_u32" => {
+                        let a = self.rs(obs, sdst);
+                        self.scc = cmp_i(&m[7..9], a as i64, imm as i64);
+                    }
+                    "s_getreg_b32" => {
+                        let v = self.hwreg_read(imm)?;
+                        self.ws(obs, sdst, v);
+                    }
+                    "s_setreg_b32" => {
+                        let v = self.rs(obs, sdst);
+                        self.hwreg_write(imm, v)?;
+                    }
+                    "s_setreg_imm32_b32" => {
+                        let v = lit.unwrap_or(0);
+                        self.hwreg_write(imm, v)?;
+                    }
+                    "s_call_b64" => {
+                        self.ws64(obs, sdst, self.pc);
+                        self.pc = (self.pc as i64 + 4 * simm as i64) as u64;
+                    }
+                    _ => return self.unsupported(m),
+                }
+            }
+            Encoding::Sop1 => {
+                let ty = if m.ends_with("_b64") || m.ends_with("_i64") || m.ends_with("_u64") { Ty::B64 } else { Ty::B32 };
+                match m {
+                    "s_getpc_b64" => {
+                        let pc = self.pc;
+                        self.ws64(obs, sdst, pc);
+                        return Ok(Step::Continue);
+                    }
+                    "s_setpc_b64" => {
+                        self.pc = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                        return Ok(Step::Continue);
+                    }
+                    "s_swappc_b64" => {
+                        let target = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                        let ret = self.pc;
+                        self.ws64(obs, sdst, ret);
+                        self.pc = target;
+                        return Ok(Step::Continue);
+                    }
+                    _ => {}
+                }
+                if let Some(op) = m.strip_suffix("_saveexec_b64") {
+                    let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                    let e = self.exec();
+                    self.ws64(obs, sdst, e);
+                    let r = logic64(&op[2..], s, e).ok_or(()).or_else(|_| self.unsupported(m))?;
+                    self.set_exec(r);
+                    self.scc = r != 0;
+                    return Ok(Step::Continue);
+                }
+                if ty == Ty::B64 {
+                    let s = self.ssrc64(obs, c0, lit, ty)?;
+                    let r = match m {
+                        "s_mov_b64" => s,
+                        "s_not_b64" => {
+                            self.scc = !s != 0;
+                            !s
+                        }
+                        "s_brev_b64" => s.reverse_bits(),
+                        _ => return self.unsupported(m),
+                    };
+                    self.ws64(obs, sdst, r);
+                } else {
+                    let s = self.ssrc(obs, c0, lit, ty)?;
+                    let r = match m {
+                        "s_mov_b32" => s,
+                        "s_cmov_b32" => {
+                            if !self.scc {
+                                return Ok(Step::Continue);
+                            }
+                            s
+                        }
+                        "s_not_b32" => {
+                            self.scc = !s != 0;
+                            !s
+                        }
+                        "s_brev_b32" => s.reverse_bits(),
+                        "s_bcnt1_i32_b32" => {
+                            self.scc = s != 0;
+                            s.count_ones()
+                        }
+                        "s_ff1_i32_b32" => if s == 0 { u32::MAX } else { s.trailing_zeros() },
+                        "s_flbit_i32_b32" => if s == 0 { u32::MAX } else { s.leading_zeros() },
+                        "s_sext_i32_i8" => s as i8 as i32 as u32,
+                        "s_sext_i32_i16" => s as i16 as i32 as u32,
+                        "s_abs_i32" => {
+                            let r = (s as i32).unsigned_abs();
+                            self.scc = r != 0;
+                            r
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    self.ws(obs, sdst, r);
+                }
+            }
+            Encoding::Sop2 => {
+                if m.ends_with("_b64") && !m.starts_with("s_lsh") && !m.starts_with("s_ashr") && !m.starts_with("s_bfe") || m == "s_cselect_b64" {
+                    let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                    let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
+                    let r = if m == "s_cselect_b64" {
+                        if self.scc { a } else { b }
+                    } else {
+                        let r = logic64(&m[2..m.len() - 4], a, b).ok_or(()).or_else(|_| self.unsupported(m))?;
+                        self.scc = r != 0;
+                        r
+                    };
+                    self.ws64(obs, sdst, r);
+                    return Ok(Step::Continue);
+                }
+                if matches!(m, "s_lshl_b64" | "s_lshr_b64" | "s_ashr_i64") {
+                    let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                    let b = self.ssrc(obs, c1, lit, Ty::B32)? & 63;
+                    let r = match m {
+                        "s_lshl_b64" => a << b,
+                        "s_lshr_b64" => a >> b,
+                        _ => ((a as i64) >> b) as u64,
+                    };
+                    self.scc = r != 0;
+                    self.ws64(obs, sdst, r);
+                    return Ok(Step::Continue);
+                }
+                let a = self.ssrc(obs, c0, lit, Ty::B32)?;
+                let b = self.ssrc(obs, c1, lit, Ty::B32)?;
+                let r = match m {
+                    "s_add_u32" => {
+                        let (r, c) = a.overflowing_add(b);
+                        self.scc = c;
+                        r
+                    }
+                    "s_sub_u32" => {
+                        let (r, c) = a.overflowing_sub(b);
+                        self.scc = c;
+                        r
+                    }
+                    "s_addc_u32" => {
+                        let t = a as u64 + b as u64 + self.scc as u64;
+                        self.scc = t >> 32 != 0;
+                        t as u32
+                    }
+                    "s_subb_u32" => {
+                        let t = (a as u64).wrapping_sub(b as u64).wrapping_sub(self.scc as u64);
+                        self.scc = (b as u64 + self.scc as u64) > a as u64;
+                        t as u32
+                    }
+                    "s_add_i32" => {
+                        let (r, o) = (a as i32).overflowing_add(b as i32);
+                        self.scc = o;
+                        r as u32
+                    }
+                    "s_sub_i32" => {
+                        let (r, o) = (a as i32).overflowing_sub(b as i32);
+                        self.scc = o;
+                        r as u32
+                    }
+                    "s_mul_i32" => a.wrapping_mul(b),
+                    "s_mul_hi_u32" => ((a as u64 * b as u64) >> 32) as u32,
+                    "s_mul_hi_i32" => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
+                    "s_min_i32" | "s_max_i32" => {
+                        let lt = (a as i32) < (b as i32);
+                        self.scc = lt == m.contains("min");
+                        if self.scc { a } else { b }
+                    }
+                    "s_min_u32" | "s_max_u32" => {
+                        let lt = a < b;
+                        self.scc = lt == m.contains("min");
+                        if self.scc { a } else { b }
+                    }
+                    "s_cselect_b32" => if self.scc { a } else { b },
+                    "s_lshl_b32" | "s_lshr_b32" | "s_ashr_i32" => {
+                        let r = match m {
+                            "s_lshl_b32" => a << (b & 31),
+                            "s_lshr_b32" => a >> (b & 31),
+                            _ => ((a as i32) >> (b & 31)) as u32,
+                        };
+                        self.scc = r != 0;
+                        r
+                    }
+                    "s_lshl1_add_u32" | "s_lshl2_add_u32" | "s_lshl3_add_u32" | "s_lshl4_add_u32" => {
+                        let sh = (m.as_bytes()[6] - b'0') as u32;
+                        let t = ((a as u64) << sh) + b as u64;
+                        self.scc = t >> 32 != 0;
+                        t as u32
+                    }
+                    "s_bfe_u32" | "s_bfe_i32" => {
+                        let off = b & 31;
+                        let width = (b >> 16) & 0x7F;
+                        let r = bfe(a, off, width, m == "s_bfe_i32");
+                        self.scc = r != 0;
+                        r
+                    }
+                    "s_pack_ll_b32_b16" => (a & 0xFFFF) | (b << 16),
+                    "s_pack_lh_b32_b16" => (a & 0xFFFF) | (b & 0xFFFF_0000),
+                    "s_pack_hh_b32_b16" => (a >> 16) | (b & 0xFFFF_0000),
+                    _ => match logic32(&m[2..m.len() - 4], a, b) {
+                        Some(r) if m.ends_with("_b32") => {
+                            self.scc = r != 0;
+                            r
+                        }
+                        _ => return self.unsupported(m),
+                    },
+                };
+                self.ws(obs, sdst, r);
+            }
+            Encoding::Sopc => {
+                let is64 = m.ends_with("_u64");
+                if is64 {
+                    let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                    let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
+                    self.scc = match m {
+                        "s_cmp_eq_u64" => a == b,
+                        "s_cmp_lg_u64" => a != b,
+                        _ => return self.unsupported(m),
+                    };
+                } else {
+                    let a = self.ssrc(obs, c0, lit, Ty::B32)?;
+                    let b = self.ssrc(obs, c1, lit, Ty::B32)?;
+                    self.scc = match m {
+                        "s_bitcmp0_b32" => a >> (b & 31) & 1 == 0,
+                        "s_bitcmp1_b32" => a >> (b & 31) & 1 == 1,
+                        _ if m.ends_with("_i32") => cmp_i(&m[6..8], a as i32 as i64, b as i32 as i64),
+                        _ if m.ends_with("_u32") => cmp_i(&m[6..8], a as i64, b as i64),
+                        _ => return self.unsupported(m),
+                    };
+                }
+            }
+            _ => return self.unsupported(m),
+        }
+        Ok(Step::Continue)
+    }
+
+    fn hwreg_read(&self, imm: u16) -> R<u32> {
+        let (id, off, size) = (imm & 0x3F, (imm >> 6) & 0x1F, ((imm >> 11) & 0x1F) + 1);
+        let v = match id {
+            1 => self.mode,
+            3 => self.trapsts,
+            _ => return self.unsupported(format!("s_getreg of hardware register {id}")),
+        };
+        let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
+        Ok((v >> off) & mask)
+    }
+    fn hwreg_write(&mut self, imm: u16, v: u32) -> R<()> {
+        let (id, off, size) = (imm & 0x3F, (imm >> 6) & 0x1F, ((imm >> 11) & 0x1F) + 1);
+        let mask = if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << off };
+        let reg = match id {
+            1 => &mut self.mode,
+            3 => &mut self.trapsts,
+            _ => return self.unsupported(format!("s_setreg of hardware register {id}")),
+        };
+        *reg = (*reg & !mask) | ((v << off) & mask);
+        Ok(())
+    }
+
+    fn program(&mut self, inst: &Instruction, _env: &mut Env<'_>) -> R<Step> {
+        let imm = (inst.words[0] & 0xFFFF) as u16;
+        let target = (self.pc as i64 + 4 * (imm as i16 as i64)) as u64;
+        let take = match inst.mnemonic {
+            "s_nop" | "s_sleep" | "s_setprio" | "s_sethalt" | "s_icache_inv" | "s_incperflevel" | "s_decperflevel" | "s_ttracedata" => {
+                return Ok(Step::Continue)
+            }
+            "s_endpgm" => {
+                self.done = true;
+                return Ok(Step::End);
+            }
+            "s_barrier" => return Ok(Step::Barrier),
+            "s_waitcnt" => {
+                let vm = (imm as u32 & 0xF) | ((imm as u32 >> 14) & 3) << 4;
+                let lgkm = (imm as u32 >> 8) & 0xF;
+                self.timing.wait(vm, lgkm);
+                return Ok(Step::Continue);
+            }
+            "s_branch" => true,
+            "s_cbranch_scc0" => !self.scc,
+            "s_cbranch_scc1" => self.scc,
+            "s_cbranch_vccz" => self.vcc() == 0,
+            "s_cbranch_vccnz" => self.vcc() != 0,
+            "s_cbranch_execz" => self.exec() == 0,
+            "s_cbranch_execnz" => self.exec() != 0,
+            m => return self.unsupported(m),
+        };
+        if take {
+            self.pc = target;
+        }
+        Ok(Step::Continue)
+    }
+
+    // --------------------------------------------------------------- memory
+    fn smem(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let obs = &mut *env.obs;
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let sbase = ((w0 & 0x3F) * 2) as u16;
+        let sdata = ((w0 >> 6) & 0x7F) as u16;
+        let imm = (w0 >> 17) & 1 != 0;
+        let soe = (w0 >> 14) & 1 != 0;
+        let mut off: i64 = if imm { ((w1 & 0x1F_FFFF) << 11) as i32 as i64 >> 11 } else { self.rs(obs, (w1 & 0x7F) as u16) as i64 };
+        if soe {
+            off += self.rs(obs, ((w1 >> 25) & 0x7F) as u16) as i64;
+        }
+        let base = self.rs(obs, sbase) as u64 | ((self.rs(obs, sbase + 1) as u64 & 0xFFFF) << 32);
+        let addr = (base as i64 + off) as u64 & !3;
+        let n = match inst.mnemonic {
+            "s_load_dword" => 1,
+            "s_load_dwordx2" => 2,
+            "s_load_dwordx4" => 4,
+            "s_load_dwordx8" => 8,
+            "s_load_dwordx16" => 16,
+            m => return self.unsupported(m),
+        };
+        let mut regs = Vec::new();
+        for i in 0..n {
+            let a = addr + 4 * i as u64;
+            let v = env.global.read_u32(a).ok_or(ExecError::MemoryFault { pc: self.cur_pc, addr: a, what: "scalar load" })?;
+            self.ws(obs, sdata + i as u16, v);
+            regs.push(Reg::Sgpr(sdata + i as u16));
+        }
+        self.timing.issue(Counter::Smem, self.cur_pc, regs);
+        Ok(Step::Continue)
+    }
+
+    fn flat(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let m = inst.mnemonic;
+        let global = inst.encoding == Encoding::Global;
+        let offset: i64 = if global { ((w0 & 0x1FFF) << 19) as i32 as i64 >> 19 } else { (w0 & 0xFFF) as i64 };
+        let glc = (w0 >> 16) & 1 != 0;
+        let vaddr = (w1 & 0xFF) as u16;
+        let vdata = ((w1 >> 8) & 0xFF) as u16;
+        let saddr = ((w1 >> 16) & 0x7F) as u16;
+        let vdst = ((w1 >> 24) & 0xFF) as u16;
+        let use_saddr = global && saddr != 0x7F;
+        let exec = self.exec();
+        let op = &m[m.find('_').map(|i| i + 1).unwrap_or(0)..];
+        let counter = if global { Counter::Vm } else { Counter::Flat };
+        let mut regs = Vec::new();
+        let obs = &mut *env.obs;
+        let sbase = if use_saddr { self.rs(obs, saddr) as u64 | (self.rs(obs, saddr + 1) as u64) << 32 } else { 0 };
+        let (kind, size, dwords): (u8, usize, usize) = match op {
+            "load_ubyte" | "load_sbyte" => (b'l', 1, 1),
+            "load_ushort" | "load_sshort" => (b'l', 2, 1),
+            "load_dword" => (b'l', 4, 1),
+            "load_dwordx2" => (b'l', 8, 2),
+            "load_dwordx3" => (b'l', 12, 3),
+            "load_dwordx4" => (b'l', 16, 4),
+            "load_short_d16" | "load_short_d16_hi" => (b'l', 2, 1),
+            "store_byte" => (b's', 1, 1),
+            "store_short" => (b's', 2, 1),
+            "store_dword" => (b's', 4, 1),
+            "store_dwordx2" => (b's', 8, 2),
+            "store_dwordx3" => (b's', 12, 3),
+            "store_dwordx4" => (b's', 16, 4),
+            _ if op.starts_with("atomic_") => (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 }),
+            _ => return self.unsupported(m),
+        };
+        for lane in lanes(exec) {
+            let addr = if use_saddr {
+                sbase.wrapping_add(self.rv(obs, vaddr, lane) as u64)
+            } else {
+                self.rv(obs, vaddr, lane) as u64 | (self.rv(obs, vaddr + 1, lane) as u64) << 32
+            };
+            let addr = (addr as i64).wrapping_add(offset) as u64;
+            let cur_pc = self.cur_pc;
+            let fault = move |what| ExecError::MemoryFault { pc: cur_pc, addr, what };
+            match kind {
+                b'l' => {
+                    let mut buf = [0u8; 16];
+                    if !env.global.read(addr, &mut buf[..size]) {
+                        return Err(fault("load"));
+                    }
+                    let word = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
+                    match op {
+                        "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
+                        "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
+                        "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
+                        "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
+                        "load_short_d16" => {
+                            let old = self.vgpr[vdst as usize][lane];
+                            self.wv(obs, vdst, lane, (old & 0xFFFF_0000) | u16::from_le_bytes([buf[0], buf[1]]) as u32);
+                        }
+                        "load_short_d16_hi" => {
+                            let old = self.vgpr[vdst as usize][lane];
+                            self.wv(obs, vdst, lane, (old & 0xFFFF) | (u16::from_le_bytes([buf[0], buf[1]]) as u32) << 16);
+                        }
+                        _ => {
+                            for i in 0..dwords {
+                                self.wv(obs, vdst + i as u16, lane, word(i));
+                            }
+                        }
+                    }
+                }
+                b's' => {
+                    let mut buf = [0u8; 16];
+                    for i in 0..dwords {
+                        buf[4 * i..4 * i + 4].copy_from_slice(&self.rv(obs, vdata + i as u16, lane).to_le_bytes());
+                    }
+                    if !env.global.write(addr, &buf[..size]) {
+                        return Err(fault("store"));
+                    }
+                }
+                _ => {
+                    let name = &op[7..];
+                    let name = name.strip_suffix("_x2").unwrap_or(name);
+                    let mut buf = [0u8; 8];
+                    if !env.global.read(addr, &mut buf[..size]) {
+                        return Err(fault("atomic"));
+                    }
+                    let old = u64::from_le_bytes(buf);
+                    let data = self.rv(obs, vdata, lane) as u64
+                        | if dwords == 2 { (self.rv(obs, vdata + 1, lane) as u64) << 32 } else { 0 };
+                    let cmp = if dwords == 2 {
+                        self.rv(obs, vdata + 2, lane) as u64 | (self.rv(obs, vdata + 3, lane) as u64) << 32
+                    } else {
+                        self.rv(obs, vdata + 1, lane) as u64
+                    };
+                    let new = match atomic(name, old, data, cmp, dwords == 2) {
+                        Some(v) => v,
+                        None => return self.unsupported(m),
+                    };
+                    env.global.write(addr, &new.to_le_bytes()[..size]);
+                    if glc {
+                        self.wv(obs, vdst, lane, old as u32);
+                        if dwords == 2 {
+                            self.wv(obs, vdst + 1, lane, (old >> 32) as u32);
+                        }
+                    }
+                }
+            }
+        }
+        if kind == b'l' || (kind == b'a' && glc) {
+            for i in 0..dwords {
+                regs.push(Reg::Vgpr(vdst + i as u16));
+            }
+        }
+        self.timing.issue(counter, self.cur_pc, regs);
+        Ok(Step::Continue)
+    }
+
+    fn ds(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let m = inst.mnemonic;
+        let off0 = w0 & 0xFF;
+        let off1 = (w0 >> 8) & 0xFF;
+        let off16 = w0 & 0xFFFF;
+        let addr_r = (w1 & 0xFF) as u16;
+        let d0 = ((w1 >> 8) & 0xFF) as u16;
+        let d1 = ((w1 >> 16) & 0xFF) as u16;
+        let vdst = ((w1 >> 24) & 0xFF) as u16;
+        let exec = self.exec();
+        let obs = &mut *env.obs;
+        let mut regs = Vec::new();
+        let op = &m[3..];
+        for lane in lanes(exec) {
+            let base = self.rv(obs, addr_r, lane);
+            let cur_pc = self.cur_pc;
+            let fault = move |a: u32| ExecError::MemoryFault { pc: cur_pc, addr: a as u64, what: "LDS access" };
+            let rd = |lds: &Lds, a: u32| -> R<u32> {
+                let mut b = [0u8; 4];
+                if lds.read(a, &mut b) { Ok(u32::from_le_bytes(b)) } else { Err(fault(a)) }
+            };
+            match op {
+                "write_b32" | "write_b64" | "write_b96" | "write_b128" => {
+                    let n = match op { "write_b32" => 1, "write_b64" => 2, "write_b96" => 3, _ => 4 };
+                    for i in 0..n {
+                        let a = base.wrapping_add(off16 + 4 * i);
+                        let v = self.rv(obs, d0 + i as u16, lane);
+                        if !env.lds.write(a, &v.to_le_bytes()) {
+                            return Err(fault(a));
+                        }
+                    }
+                }
+                "write2_b32" | "write2st64_b32" | "write2_b64" | "write2st64_b64" => {
+                    let b64 = op.ends_with("b64");
+                    let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
+                    for (k, (off, d)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
+                        let _ = k;
+                        for i in 0..if b64 { 2 } else { 1 } {
+                            let a = base.wrapping_add(off * unit + 4 * i);
+                            let v = self.rv(obs, d + i as u16, lane);
+                            if !env.lds.write(a, &v.to_le_bytes()) {
+                                return Err(fault(a));
+                            }
+                        }
+                    }
+                }
+                "write_b16" | "write_b8" => {
+                    let a = base.wrapping_add(off16);
+                    let v = self.rv(obs, d0, lane).to_le_bytes();
+                    let n = if op == "write_b16" { 2 } else { 1 };
+                    if !env.lds.write(a, &v[..n]) {
+                        return Err(fault(a));
+                    }
+                }
+                "read_b32" | "read_b64" | "read_b96" | "read_b128" => {
+                    let n = match op { "read_b32" => 1, "read_b64" => 2, "read_b96" => 3, _ => 4 };
+                    for i in 0..n {
+                        let v = rd(env.lds, base.wrapping_add(off16 + 4 * i))?;
+                        self.wv(obs, vdst + i as u16, lane, v);
+                    }
+                }
+                "read2_b32" | "read2st64_b32" | "read2_b64" | "read2st64_b64" => {
+                    let b64 = op.ends_with("b64");
+                    let n = if b64 { 2 } else { 1 };
+                    let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
+                    for (k, off) in [off0, off1].into_iter().enumerate() {
+                        for i in 0..n {
+                            let v = rd(env.lds, base.wrapping_add(off * unit + 4 * i))?;
+                            self.wv(obs, vdst + (k as u16 * n as u16 + i as u16), lane, v);
+                        }
+                    }
+                }
+                "read_u16" | "read_i16" | "read_u8" | "read_i8" => {
+                    let a = base.wrapping_add(off16);
+                    let mut b = [0u8; 2];
+                    let n = if op.ends_with("16") { 2 } else { 1 };
+                    if !env.lds.read(a, &mut b[..n]) {
+                        return Err(fault(a));
+                    }
+                    let v = match op {
+                        "read_u16" => u16::from_le_bytes(b) as u32,
+                        "read_i16" => i16::from_le_bytes(b) as i32 as u32,
+                        "read_u8" => b[0] as u32,
+                        _ => b[0] as i8 as i32 as u32,
+                    };
+                    self.wv(obs, vdst, lane, v);
+                }
+                _ => {
+                    // Atomics: ds_<op>_u32 (no return) and ds_<op>_rtn_u32.
+                    let (name, rtn) = match op.strip_suffix("_u32").or_else(|| op.strip_suffix("_b32")).or_else(|| op.strip_suffix("_i32")) {
+                        Some(n) => match n.strip_suffix("_rtn") {
+                            Some(n) => (n, true),
+                            None => (n, false),
+                        },
+                        None => return self.unsupported(m),
+                    };
+                    let a = base.wrapping_add(off16);
+                    let old = rd(env.lds, a)? as u64;
+                    let data = self.rv(obs, d0, lane) as u64;
+                    let cmp = self.rv(obs, d1, lane) as u64;
+                    let signed = op.ends_with("_i32");
+                    let name = match (name, signed) {
+                        ("min", true) => "smin",
+                        ("max", true) => "smax",
+                        ("min", false) => "umin",
+                        ("max", false) => "umax",
+                        (n, _) => n,
+                    };
+                    let Some(new) = atomic(name, old, data, cmp, false) else { return self.unsupported(m) };
+                    env.lds.write(a, &(new as u32).to_le_bytes());
+                    if rtn {
+                        self.wv(obs, vdst, lane, old as u32);
+                    }
+                }
+            }
+        }
+        if op.starts_with("read") || op.contains("_rtn") {
+            let n = match op {
+                "read_b64" | "read2_b32" | "read2st64_b32" => 2,
+                "read_b96" => 3,
+                "read_b128" | "read2_b64" | "read2st64_b64" => 4,
+                _ => 1,
+            };
+            for i in 0..n {
+                regs.push(Reg::Vgpr(vdst + i));
+            }
+        }
+        self.timing.issue(Counter::Lds, self.cur_pc, regs);
+        Ok(Step::Continue)
+    }
+
+    // ----------------------------------------------------------------- VALU
+    fn valu_fields(&self, inst: &Instruction) -> Valu {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let mut f = Valu::default();
+        match inst.encoding {
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !inst.vop3 => {
+                f.src[0] = (w0 & 0x1FF) as u16;
+                f.src[1] = 256 + ((w0 >> 9) & 0xFF) as u16;
+                f.dst = ((w0 >> 17) & 0xFF) as u16;
+                f.sdst = VCC;
+                f.src[2] = VCC; // carry-in / mask of e32 forms
+            }
+            Encoding::Vop3p => {
+                f.dst = (w0 & 0xFF) as u16;
+                f.neg_hi = ((w0 >> 8) & 7) as u8;
+                f.op_sel = ((w0 >> 11) & 7) as u8;
+                f.clamp = (w0 >> 15) & 1 != 0;
+                f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
+                f.op_sel_hi = (((w1 >> 27) & 3) | ((w0 >> 14) & 1) << 2) as u8;
+                f.neg = ((w1 >> 29) & 7) as u8;
+            }
+            _ => {
+                f.dst = (w0 & 0xFF) as u16;
+                f.abs = ((w0 >> 8) & 7) as u8;
+                f.sdst = ((w0 >> 8) & 0x7F) as u16;
+                f.clamp = (w0 >> 15) & 1 != 0;
+                f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
+                f.omod = ((w1 >> 27) & 3) as u8;
+                f.neg = ((w1 >> 29) & 7) as u8;
+                if inst.encoding == Encoding::Vopc {
+                    f.sdst = (w0 & 0xFF) as u16;
+                }
+            }
+        }
+        f
+    }
+
+    fn observe(&mut self, obs: &mut Observations, format: FpFormat, kinds: u8) {
+        for (bit, kind) in [(1u8, ExceptionKind::Nan), (2, ExceptionKind::Inf), (4, ExceptionKind::Sub), (8, ExceptionKind::Div0)] {
+            if kinds & bit != 0 {
+                *obs.results.entry((self.cur_pc, kind, format)).or_insert(0) += 1;
+            }
+        }
+    }
+
+    fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
+        let f = self.valu_fields(inst);
+        let m = inst.mnemonic;
+        let base = m.strip_suffix("_e64").or_else(|| m.strip_suffix("_e32")).unwrap_or(m);
+        if f.omod != 0 {
+            return self.unsupported(format!("{m} with an output modifier"));
+        }
+        if let Some(rest) = base.strip_prefix("v_cmp_") {
+            return self.vcmp(inst, &f, rest, false, env.obs);
+        }
+        if let Some(rest) = base.strip_prefix("v_cmpx_") {
+            return self.vcmp(inst, &f, rest, true, env.obs);
+        }
+        if base.starts_with("v_pk_") {
+            return self.vop3p(inst, &f, base, env.obs);
+        }
+        match base {
+            "v_readfirstlane_b32" => {
+                let e = self.exec();
+                let lane = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+                let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
+                self.ws(env.obs, f.dst, v);
+                return Ok(());
+            }
+            "v_readlane_b32" => {
+                let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
+                let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
+                self.ws(env.obs, f.dst, v);
+                return Ok(());
+            }
+            "v_writelane_b32" => {
+                let v = self.ssrc(env.obs, f.src[0], inst.literal, Ty::B32)?;
+                let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
+                self.wv(env.obs, f.dst, lane, v);
+                return Ok(());
+            }
+            _ => {}
+        }
+        if let Some(op) = int_op(base) {
+            return self.vint(inst, &f, op, env.obs);
+        }
+        self.vfloat(inst, &f, base, env.obs)
+    }
+
+    /// Lane-wise integer VALU.
+    fn vint(&mut self, inst: &Instruction, f: &Valu, op: IntOp, obs: &mut Observations) -> R<()> {
+        let exec = self.exec();
+        let lit = inst.literal;
+        let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
+        let mut carry_out = 0u64;
+        for lane in lanes(exec) {
+            let s = |w: &Self, obs: &mut Observations, i: usize| w.vsrc(obs, f.src[i], lit, Ty::B32, lane);
+            let mask_in = |w: &Self, obs: &mut Observations| -> R<bool> {
+                let m = if e32 { w.vcc() } else { w.ssrc64(obs, f.src[2], lit, Ty::B64)? };
+                Ok(m >> lane & 1 != 0)
+            };
+            let r: u64 = match op {
+                IntOp::Mov => s(self, obs, 0)? as u64,
+                IntOp::Bin(g) => g(s(self, obs, 0)?, s(self, obs, 1)?) as u64,
+                IntOp::Tri(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, s(self, obs, 2)?) as u64,
+                IntOp::Un(g) => g(s(self, obs, 0)?) as u64,
+                IntOp::Cndmask => {
+                    if mask_in(self, obs)? { s(self, obs, 1)? as u64 } else { s(self, obs, 0)? as u64 }
+                }
+                IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev => {
+                    let (a, b) = (s(self, obs, 0)? as u64, s(self, obs, 1)? as u64);
+                    let cin = match op {
+                        IntOp::Addc | IntOp::Subb | IntOp::Subbrev => mask_in(self, obs)? as u64,
+                        _ => 0,
+                    };
+                    let (a, b) = if matches!(op, IntOp::SubrevCo | IntOp::Subbrev) { (b, a) } else { (a, b) };
+                    let (r, c) = match op {
+                        IntOp::AddCo | IntOp::Addc => {
+                            let t = a + b + cin;
+                            (t as u32, t >> 32 != 0)
+                        }
+                        _ => (a.wrapping_sub(b).wrapping_sub(cin) as u32, b + cin > a),
+                    };
+                    if c {
+                        carry_out |= 1 << lane;
+                    }
+                    r as u64
+                }
+                IntOp::MadU64U32 | IntOp::MadI64I32 => {
+                    let (a, b) = (s(self, obs, 0)?, s(self, obs, 1)?);
+                    let c = self.vsrc64(obs, f.src[2], lit, Ty::B64, lane)?;
+                    let p = if op == IntOp::MadU64U32 { a as u128 * b as u128 } else { (a as i32 as i128 * b as i32 as i128) as u128 };
+                    let t = p.wrapping_add(if op == IntOp::MadU64U32 { c as u128 } else { c as i64 as i128 as u128 });
+                    let carry = if op == IntOp::MadU64U32 { t >> 64 != 0 } else { false };
+                    if carry {
+                        carry_out |= 1 << lane;
+                    }
+                    self.wv(obs, f.dst, lane, t as u32);
+                    self.wv(obs, f.dst + 1, lane, (t >> 32) as u32);
+                    continue;
+                }
+                IntOp::Shift64(g) => {
+                    let a = s(self, obs, 0)?;
+                    let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
+                    let r = g(b, a);
+                    self.wv(obs, f.dst, lane, r as u32);
+                    self.wv(obs, f.dst + 1, lane, (r >> 32) as u32);
+                    continue;
+                }
+                IntOp::LshlAdd64 => {
+                    let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let sh = s(self, obs, 1)? & 63;
+                    let c = self.vsrc64(obs, f.src[2], lit, Ty::B64, lane)?;
+                    let r = (a << sh).wrapping_add(c);
+                    self.wv(obs, f.dst, lane, r as u32);
+                    self.wv(obs, f.dst + 1, lane, (r >> 32) as u32);
+                    continue;
+                }
+            };
+            self.wv(obs, f.dst, lane, r as u32);
+        }
+        if matches!(op, IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev | IntOp::MadU64U32 | IntOp::MadI64I32) {
+            let sdst = if e32 { VCC } else { f.sdst };
+            self.ws64(obs, sdst, carry_out);
+        }
+        Ok(())
+    }
+
+    fn vcmp(&mut self, inst: &Instruction, f: &Valu, rest: &str, x: bool, obs: &mut Observations) -> R<()> {
+        let (cond, ty) = rest.rsplit_once('_').ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?;
+        let lit = inst.literal;
+        let exec = self.exec();
+        let mut out = 0u64;
+        let mode = self.fp_mode()?;
+        let mut flags = 0;
+        for lane in lanes(exec) {
+            let r = match ty {
+                "f32" => {
+                    let a = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                    if cond == "class" {
+                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        mask >> fpu::class32(a) & 1 != 0
+                    } else {
+                        let b = f32::from_bits(self.fp_src32(obs, f, 1, lit, lane)?);
+                        let b = fpu::in32(b, mode, &mut flags);
+                        let a = fpu::in32(a, mode, &mut flags);
+                        cmp_f(cond, a as f64, b as f64, &mut flags).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                    }
+                }
+                "f64" => {
+                    let a = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
+                    if cond == "class" {
+                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        mask >> fpu::class64(a) & 1 != 0
+                    } else {
+                        let b = f64::from_bits(self.fp_src64(obs, f, 1, lit, lane)?);
+                        cmp_f(cond, a, b, &mut flags).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                    }
+                }
+                "f16" => {
+                    let a = fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16);
+                    if cond == "class" {
+                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        let h = self.fp_src16(obs, f, 0, lit, lane)? as u16;
+                        let snan = a.is_nan() && h & 0x200 == 0;
+                        let sub = h & 0x7C00 == 0 && h & 0x3FF != 0;
+                        mask >> fpu::class_bit64(a, snan, sub) & 1 != 0
+                    } else {
+                        let b = fpu::f16_to_f64(self.fp_src16(obs, f, 1, lit, lane)? as u16);
+                        cmp_f(cond, a, b, &mut flags).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                    }
+                }
+                "i32" | "u32" => {
+                    let a = self.vsrc(obs, f.src[0], lit, Ty::B32, lane)?;
+                    let b = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                    let (a, b) = if ty == "i32" { (a as i32 as i64, b as i32 as i64) } else { (a as i64, b as i64) };
+                    cmp_int(cond, a as i128, b as i128).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                }
+                "i64" | "u64" => {
+                    let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
+                    let (a, b) = if ty == "i64" { (a as i64 as i128, b as i64 as i128) } else { (a as i128, b as i128) };
+                    cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                }
+                "i16" | "u16" => {
+                    let a = self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as u16;
+                    let b = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as u16;
+                    let (a, b) = if ty == "i16" { (a as i16 as i128, b as i16 as i128) } else { (a as i128, b as i128) };
+                    cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                }
+                _ => return self.unsupported(inst.mnemonic),
+            };
+            if r {
+                out |= 1 << lane;
+            }
+        }
+        self.raise(flags);
+        let e32 = !inst.vop3;
+        self.ws64(obs, if e32 { VCC } else { f.sdst }, out);
+        if x {
+            self.set_exec(out);
+        }
+        Ok(())
+    }
+
+    /// FP source with VOP3 abs/neg modifiers applied.
+    fn fp_src32(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
+        let mut v = self.vsrc(obs, f.src[i], lit, Ty::B32, lane)?;
+        if f.abs >> i & 1 != 0 {
+            v &= 0x7FFF_FFFF;
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 0x8000_0000;
+        }
+        Ok(v)
+    }
+    fn fp_src64(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u64> {
+        let mut v = self.vsrc64(obs, f.src[i], lit, Ty::F64, lane)?;
+        if f.abs >> i & 1 != 0 {
+            v &= !(1 << 63);
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 1 << 63;
+        }
+        Ok(v)
+    }
+    fn fp_src16(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
+        let mut v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)? & 0xFFFF;
+        if f.abs >> i & 1 != 0 {
+            v &= 0x7FFF;
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 0x8000;
+        }
+        Ok(v)
+    }
+
+    /// Lane-wise floating-point VALU.
+    fn vfloat(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+        let m = inst.mnemonic;
+        let lit = inst.literal;
+        let mode = self.fp_mode()?;
+        let exec = self.exec();
+        let Some(kind) = float_kind(base) else { return self.unsupported(m) };
+        let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
+        let mut vcc_out = 0u64;
+        let mut kinds = 0u8;
+        let mut all_flags = 0;
+        let format = match kind.1 {
+            W::F16 => FpFormat::F16,
+            W::F32 => FpFormat::F32,
+            W::F64 => FpFormat::F64,
+        };
+        for lane in lanes(exec) {
+            let mut fl: Flags = 0;
+            let mut classify_div0 = false;
+            let res: u64 = match kind.1 {
+                W::F32 => {
+                    let a = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f32> { Ok(f32::from_bits(w.fp_src32(obs, f, i, lit, lane)?)) };
+                    let r: f32 = match base {
+                        "v_add_f32" => fpu::op32(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_sub_f32" => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_subrev_f32" => fpu::op32(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        "v_mul_f32" => fpu::op32(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_fma_f32" | "v_mad_f32" => {
+                            if base == "v_mad_f32" {
+                                return self.unsupported(m);
+                            }
+                            fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl)
+                        }
+                        "v_fmac_f32" => {
+                            let c = f32::from_bits(self.rv(obs, f.dst, lane));
+                            fpu::fma32(a, src(self, obs, 1)?, c, mode, &mut fl)
+                        }
+                        "v_fmamk_f32" => fpu::fma32(a, f32::from_bits(lit.unwrap_or(0)), src(self, obs, 1)?, mode, &mut fl),
+                        "v_fmaak_f32" => fpu::fma32(a, src(self, obs, 1)?, f32::from_bits(lit.unwrap_or(0)), mode, &mut fl),
+                        "v_min_f32" => fpu::minmax32(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        "v_max_f32" => fpu::minmax32(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        "v_max3_f32" | "v_min3_f32" => {
+                            let mx = base == "v_max3_f32";
+                            let t = fpu::minmax32(a, src(self, obs, 1)?, mx, mode, &mut fl);
+                            fpu::minmax32(t, src(self, obs, 2)?, mx, mode, &mut fl)
+                        }
+                        "v_trunc_f32" => fpu::in32(a, mode, &mut fl).trunc(),
+                        "v_floor_f32" => fpu::in32(a, mode, &mut fl).floor(),
+                        "v_ceil_f32" => fpu::in32(a, mode, &mut fl).ceil(),
+                        "v_rndne_f32" => fpu::in32(a, mode, &mut fl).round_ties_even(),
+                        "v_fract_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF)) }
+                        }
+                        "v_rcp_f32" | "v_rcp_iflag_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= if base == "v_rcp_iflag_f32" { flag::INT_DIV0 } else { flag::DIV0 };
+                                classify_div0 = true;
+                            }
+                            fpu::round32(1.0 / x as f64, false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        "v_rsq_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::round32(1.0 / (x as f64).sqrt(), false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        "v_sqrt_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            let r = (x as f64).sqrt();
+                            fpu::round32(r, r * r == x as f64, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_exp_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            fpu::round32((x as f64).exp2(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_log_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                            }
+                            fpu::round32((x as f64).log2(), false, x.is_nan(), x.is_infinite() || x == 0.0, mode, &mut fl)
+                        }
+                        "v_ldexp_f32" => {
+                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let x = fpu::in32(a, mode, &mut fl);
+                            fpu::round32(x as f64 * (2f64).powi(e.clamp(-400, 400)), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_cvt_f32_i32" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
+                        "v_cvt_f32_u32" => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
+                        "v_cvt_f32_f64" => {
+                            let x = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
+                            fpu::round32(x, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_cvt_f32_f16" => fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16) as f32,
+                        "v_cvt_f32_ubyte0" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? & 0xFF) as f32,
+                        "v_div_scale_f32" => {
+                            let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
+                            if v {
+                                vcc_out |= 1 << lane;
+                            }
+                            r
+                        }
+                        "v_div_fmas_f32" => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let scale = if self.vcc() >> lane & 1 != 0 { if fpu::exp32(c) > 127 { 64 } else { -64 } } else { 0 };
+                            fpu::fma32_scaled(a, b, c, scale, mode, &mut fl)
+                        }
+                        "v_div_fixup_f32" => {
+                            let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            if den == 0.0 && num != 0.0 && !num.is_nan() {
+                                classify_div0 = true;
+                            }
+                            fpu::div_fixup(a as f64, den as f64, num as f64, -150, (fpu::exp32(num), fpu::exp32(den)), 255, &mut fl) as f32
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    let r = if f.clamp && !r.is_nan() { r.clamp(0.0, 1.0) } else { r };
+                    kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
+                    r.to_bits() as u64
+                }
+                W::F64 => {
+                    let a = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> { Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?)) };
+                    let r: f64 = match base {
+                        "v_add_f64" => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_mul_f64" => fpu::op64(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_fma_f64" => fpu::fma64(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        "v_fmac_f64" => {
+                            let c = f64::from_bits(self.rv(obs, f.dst, lane) as u64 | (self.rv(obs, f.dst + 1, lane) as u64) << 32);
+                            fpu::fma64(a, src(self, obs, 1)?, c, mode, &mut fl)
+                        }
+                        "v_min_f64" => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        "v_max_f64" => fpu::minmax64(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        "v_trunc_f64" => fpu::in64(a, mode, &mut fl).trunc(),
+                        "v_floor_f64" => fpu::in64(a, mode, &mut fl).floor(),
+                        "v_ceil_f64" => fpu::in64(a, mode, &mut fl).ceil(),
+                        "v_rndne_f64" => fpu::in64(a, mode, &mut fl).round_ties_even(),
+                        "v_fract_f64" => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF)) }
+                        }
+                        "v_rcp_f64" => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::finish64(1.0 / x, false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        "v_rsq_f64" => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::finish64(1.0 / x.sqrt(), false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        "v_sqrt_f64" => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            fpu::finish64(x.sqrt(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_ldexp_f64" => {
+                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let x = fpu::in64(a, mode, &mut fl);
+                            let e = e.clamp(-2200, 2200);
+                            // Two steps keep intermediate scale factors finite.
+                            let r = x * (2f64).powi(e / 2) * (2f64).powi(e - e / 2);
+                            fpu::finish64(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_cvt_f64_i32" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
+                        "v_cvt_f64_u32" => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
+                        "v_cvt_f64_f32" => {
+                            let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                            fpu::in32(x, mode, &mut fl) as f64
+                        }
+                        "v_div_scale_f64" => {
+                            let (r, v) = fpu::div_scale64(a, src(self, obs, 1)?, src(self, obs, 2)?);
+                            if v {
+                                vcc_out |= 1 << lane;
+                            }
+                            r
+                        }
+                        "v_div_fmas_f64" => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let r = fpu::fma64(a, b, c, mode, &mut fl);
+                            if self.vcc() >> lane & 1 != 0 {
+                                r * (2f64).powi(if fpu::exp64(c) > 1023 { 128 } else { -128 })
+                            } else {
+                                r
+                            }
+                        }
+                        "v_div_fixup_f64" => {
+                            let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            if den == 0.0 && num != 0.0 && !num.is_nan() {
+                                classify_div0 = true;
+                            }
+                            fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl)
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    let r = if f.clamp && !r.is_nan() { r.clamp(0.0, 1.0) } else { r };
+                    kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
+                    r.to_bits()
+                }
+                W::F16 => {
+                    let a = self.fp_src16(obs, f, 0, lit, lane)? as u16;
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<u16> { Ok(w.fp_src16(obs, f, i, lit, lane)? as u16) };
+                    let r: u16 = match base {
+                        "v_add_f16" => fpu::op16(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_sub_f16" => fpu::op16(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_subrev_f16" => fpu::op16(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        "v_mul_f16" => fpu::op16(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        "v_fma_f16" => fpu::fma16(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        "v_fmac_f16" => {
+                            let c = self.rv(obs, f.dst, lane) as u16;
+                            fpu::fma16(a, src(self, obs, 1)?, c, mode, &mut fl)
+                        }
+                        "v_cvt_f16_f32" => {
+                            let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                            fpu::round16(x as f64, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        "v_pack_b32_f16" => {
+                            let lo = self.fp_src16(obs, f, 0, lit, lane)?;
+                            let hi = self.fp_src16(obs, f, 1, lit, lane)?;
+                            let lo = if f.op_sel & 1 != 0 { self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16 } else { lo };
+                            let hi = if f.op_sel & 2 != 0 { self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16 } else { hi };
+                            self.wv(obs, f.dst, lane, (lo & 0xFFFF) | (hi & 0xFFFF) << 16);
+                            continue;
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    let h = r & 0x7FFF;
+                    kinds |= classify(h > 0x7C00, h == 0x7C00, h != 0 && h < 0x400, false);
+                    r as u64
+                }
+            };
+            all_flags |= fl;
+            // Result width follows the destination type of the mnemonic.
+            let dst_w = dst_width(base, kind.1);
+            match dst_w {
+                64 => {
+                    self.wv(obs, f.dst, lane, res as u32);
+                    self.wv(obs, f.dst + 1, lane, (res >> 32) as u32);
+                }
+                16 => {
+                    // gfx9 f16 VALU zeroes the high half of the destination.
+                    self.wv(obs, f.dst, lane, res as u32 & 0xFFFF);
+                }
+                _ => self.wv(obs, f.dst, lane, res as u32),
+            }
+        }
+        if base.starts_with("v_div_scale") {
+            let sdst = if e32 { VCC } else { f.sdst };
+            self.ws64(obs, sdst, vcc_out);
+        }
+        self.raise(all_flags);
+        if kinds != 0 && !base.starts_with("v_cvt_") || base.starts_with("v_cvt_f") && kinds != 0 {
+            self.observe(obs, format, kinds);
+        }
+        Ok(())
+    }
+
+    fn vop3p(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+        let lit = inst.literal;
+        let mode = self.fp_mode()?;
+        let exec = self.exec();
+        let mut all = 0;
+        let mut kinds = 0u8;
+        let format;
+        match base {
+            "v_pk_add_f16" | "v_pk_mul_f16" | "v_pk_fma_f16" => {
+                format = FpFormat::F16x2;
+                let nsrc = if base == "v_pk_fma_f16" { 3 } else { 2 };
+                for lane in lanes(exec) {
+                    let mut lo_hi = [[0u16; 3]; 2];
+                    for i in 0..nsrc {
+                        let v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)?;
+                        let lo = if f.op_sel >> i & 1 != 0 { v >> 16 } else { v } as u16;
+                        let hi = if f.op_sel_hi >> i & 1 != 0 { v >> 16 } else { v } as u16;
+                        lo_hi[0][i] = lo ^ if f.neg >> i & 1 != 0 { 0x8000 } else { 0 };
+                        lo_hi[1][i] = hi ^ if f.neg_hi >> i & 1 != 0 { 0x8000 } else { 0 };
+                    }
+                    let mut out = [0u16; 2];
+                    for h in 0..2 {
+                        let s = lo_hi[h];
+                        let mut fl = 0;
+                        out[h] = match base {
+                            "v_pk_add_f16" => fpu::op16(BinOp::Add, s[0], s[1], mode, &mut fl),
+                            "v_pk_mul_f16" => fpu::op16(BinOp::Mul, s[0], s[1], mode, &mut fl),
+                            _ => fpu::fma16(s[0], s[1], s[2], mode, &mut fl),
+                        };
+                        all |= fl;
+                        let a = out[h] & 0x7FFF;
+                        kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
+                    }
+                    self.wv(obs, f.dst, lane, out[0] as u32 | (out[1] as u32) << 16);
+                }
+            }
+            "v_pk_add_f32" | "v_pk_mul_f32" | "v_pk_fma_f32" => {
+                format = FpFormat::F32;
+                let nsrc = if base == "v_pk_fma_f32" { 3 } else { 2 };
+                for lane in lanes(exec) {
+                    let mut v = [[0f32; 3]; 2];
+                    for i in 0..nsrc {
+                        let x = self.vsrc64(obs, f.src[i], lit, Ty::B64, lane)?;
+                        let pick = |sel: bool| if sel { (x >> 32) as u32 } else { x as u32 };
+                        let lo = pick(f.op_sel >> i & 1 != 0) ^ if f.neg >> i & 1 != 0 { 0x8000_0000 } else { 0 };
+                        let hi = pick(f.op_sel_hi >> i & 1 != 0) ^ if f.neg_hi >> i & 1 != 0 { 0x8000_0000 } else { 0 };
+                        v[0][i] = f32::from_bits(lo);
+                        v[1][i] = f32::from_bits(hi);
+                    }
+                    let mut out = [0u32; 2];
+                    for h in 0..2 {
+                        let s = v[h];
+                        let mut fl = 0;
+                        let r = match base {
+                            "v_pk_add_f32" => fpu::op32(BinOp::Add, s[0], s[1], mode, &mut fl),
+                            "v_pk_mul_f32" => fpu::op32(BinOp::Mul, s[0], s[1], mode, &mut fl),
+                            _ => fpu::fma32(s[0], s[1], s[2], mode, &mut fl),
+                        };
+                        all |= fl;
+                        kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), false);
+                        out[h] = r.to_bits();
+                    }
+                    self.wv(obs, f.dst, lane, out[0]);
+                    self.wv(obs, f.dst + 1, lane, out[1]);
+                }
+            }
+            _ => return self.unsupported(inst.mnemonic),
+        }
+        self.raise(all);
+        if kinds != 0 {
+            self.observe(obs, format, kinds);
+        }
+        Ok(())
+    }
+}
+
+fn classify(nan: bool, inf: bool, sub: bool, div0: bool) -> u8 {
+    let mut k = 0;
+    if nan {
+        k |= 1;
+    }
+    if inf {
+        k |= if div0 { 8 } else { 2 };
+    }
+    if sub {
+        k |= 4;
+    }
+    k
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum W {
+    F16,
+    F32,
+    F64,
+}
+
+/// The source width of an FP mnemonic (by its type suffix or conversion source).
+fn float_kind(base: &str) -> Option<((), W)> {
+    let w = if let Some(rest) = base.strip_prefix("v_cvt_") {
+        match rest.rsplit('_').next()? {
+            "f16" => W::F16,
+            "f64" => W::F64,
+            _ => W::F32,
+        }
+    } else if base.ends_with("_f16") || base == "v_pack_b32_f16" {
+        W::F16
+    } else if base.ends_with("_f64") {
+        W::F64
+    } else if base.ends_with("_f32") {
+        W::F32
+    } else {
+        return None;
+    };
+    // Conversions produce the destination type: route by destination.
+    let w = match base {
+        "v_cvt_f32_i32" | "v_cvt_f32_u32" | "v_cvt_f32_f64" | "v_cvt_f32_f16" | "v_cvt_f32_ubyte0" => W::F32,
+        "v_cvt_f64_i32" | "v_cvt_f64_u32" | "v_cvt_f64_f32" => W::F64,
+        "v_cvt_f16_f32" => W::F16,
+        _ => w,
+    };
+    Some(((), w))
+}
+
+fn dst_width(base: &str, w: W) -> u32 {
+    match w {
+        W::F64 => 64,
+        W::F16 if base != "v_pack_b32_f16" => 16,
+        _ => 32,
+    }
+}
+
+fn cmp_i(cond: &str, a: i64, b: i64) -> bool {
+    match cond {
+        "eq" => a == b,
+        "lg" | "ne" => a != b,
+        "gt" => a > b,
+        "ge" => a >= b,
+        "lt" => a < b,
+        "le" => a <= b,
+        _ => false,
+    }
+}
+
+fn cmp_int(cond: &str, a: i128, b: i128) -> Option<bool> {
+    Some(match cond {
+        "f" => false,
+        "t" => true,
+        "eq" => a == b,
+        "ne" | "lg" => a != b,
+        "gt" => a > b,
+        "ge" => a >= b,
+        "lt" => a < b,
+        "le" => a <= b,
+        _ => return None,
+    })
+}
+
+/// FP comparisons; signalling ones (all but eq/neq/u/o/...) raise INVALID on NaN.
+fn cmp_f(cond: &str, a: f64, b: f64, flags: &mut Flags) -> Option<bool> {
+    let un = a.is_nan() || b.is_nan();
+    if un && a.is_nan() && a.to_bits() & 0x0008_0000_0000_0000 == 0 {
+        *flags |= flag::INVALID;
+    }
+    Some(match cond {
+        "f" => false,
+        "tru" => true,
+        "lt" => a < b,
+        "eq" => a == b,
+        "le" => a <= b,
+        "gt" => a > b,
+        "lg" => a < b || a > b,
+        "ge" => a >= b,
+        "o" => !un,
+        "u" => un,
+        "nge" => !(a >= b),
+        "nlg" => !(a < b || a > b),
+        "ngt" => !(a > b),
+        "nle" => !(a <= b),
+        "neq" => a != b,
+        "nlt" => !(a < b),
+        _ => return None,
+    })
+}
+
+fn logic64(op: &str, a: u64, b: u64) -> Option<u64> {
+    Some(match op {
+        "and" => a & b,
+        "or" => a | b,
+        "xor" => a ^ b,
+        "andn2" => a & !b,
+        "orn2" => a | !b,
+        "nand" => !(a & b),
+        "nor" => !(a | b),
+        "xnor" => !(a ^ b),
+        _ => return None,
+    })
+}
+fn logic32(op: &str, a: u32, b: u32) -> Option<u32> {
+    logic64(op, a as u64, b as u64).map(|v| v as u32)
+}
+
+fn bfe(a: u32, off: u32, width: u32, signed: bool) -> u32 {
+    if width == 0 {
+        return 0;
+    }
+    let w = width.min(32);
+    let v = if off + w >= 32 { a >> off } else { (a >> off) & ((1u32 << w) - 1) };
+    if signed && w < 32 && v >> (w - 1) & 1 != 0 {
+        v | !((1u32 << w) - 1)
+    } else {
+        v
+    }
+}
+
+fn atomic(op: &str, old: u64, data: u64, cmp: u64, wide: bool) -> Option<u64> {
+    let mask = if wide { u64::MAX } else { 0xFFFF_FFFF };
+    let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+    Some(
+        match op {
+            "add" => old.wrapping_add(data),
+            "sub" => old.wrapping_sub(data),
+            "swap" => data,
+            "cmpswap" => if old & mask == cmp & mask { data } else { old },
+            "and" => old & data,
+            "or" => old | data,
+            "xor" => old ^ data,
+            "umin" => old.min(data),
+            "umax" => old.max(data),
+            "smin" => if sx(old) < sx(data) { old } else { data },
+            "smax" => if sx(old) > sx(data) { old } else { data },
+            "inc" => if old >= data { 0 } else { old + 1 },
+            "dec" => if old == 0 || old > data { data } else { old - 1 },
+            _ => return None,
+        } & mask,
+    )
+}
+
+/// Integer VALU operations.
+#[derive(Clone, Copy)]
+enum IntOp {
+    Mov,
+    Un(fn(u32) -> u32),
+    Bin(fn(u32, u32) -> u32),
+    Tri(fn(u32, u32, u32) -> u32),
+    Cndmask,
+    AddCo,
+    SubCo,
+    SubrevCo,
+    Addc,
+    Subb,
+    Subbrev,
+    MadU64U32,
+    MadI64I32,
+    /// 64-bit shift: (value, amount) -> result.
+    Shift64(fn(u64, u32) -> u64),
+    LshlAdd64,
+}
+
+impl PartialEq for IntOp {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+impl std::fmt::Debug for IntOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IntOp")
+    }
+}
+
+/// The integer VALU table: mnemonic (without _e32/_e64) -> semantics.
+fn int_op(base: &str) -> Option<IntOp> {
+    use IntOp::*;
+    Some(match base {
+        "v_mov_b32" => Mov,
+        "v_not_b32" => Un(|a| !a),
+        "v_bfrev_b32" => Un(|a| a.reverse_bits()),
+        "v_ffbh_u32" => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        "v_ffbl_b32" => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        "v_cvt_u32_f32" => Un(|a| f32::from_bits(a) as u32),
+        "v_cvt_i32_f32" => Un(|a| f32::from_bits(a) as i32 as u32),
+        "v_add_u32" => Bin(|a, b| a.wrapping_add(b)),
+        "v_sub_u32" => Bin(|a, b| a.wrapping_sub(b)),
+        "v_subrev_u32" => Bin(|a, b| b.wrapping_sub(a)),
+        "v_and_b32" => Bin(|a, b| a & b),
+        "v_or_b32" => Bin(|a, b| a | b),
+        "v_xor_b32" => Bin(|a, b| a ^ b),
+        "v_lshlrev_b32" => Bin(|a, b| b << (a & 31)),
+        "v_lshrrev_b32" => Bin(|a, b| b >> (a & 31)),
+        "v_ashrrev_i32" => Bin(|a, b| ((b as i32) >> (a & 31)) as u32),
+        "v_lshlrev_b16" => Bin(|a, b| ((b as u16) << (a & 15)) as u32),
+        "v_lshrrev_b16" => Bin(|a, b| ((b as u16) >> (a & 15)) as u32),
+        "v_mul_lo_u32" => Bin(|a, b| a.wrapping_mul(b)),
+        "v_mul_hi_u32" => Bin(|a, b| ((a as u64 * b as u64) >> 32) as u32),
+        "v_mul_hi_i32" => Bin(|a, b| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
+        "v_mul_u32_u24" => Bin(|a, b| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
+        "v_mul_i32_i24" => Bin(|a, b| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)) as u32),
+        "v_min_i32" => Bin(|a, b| (a as i32).min(b as i32) as u32),
+        "v_max_i32" => Bin(|a, b| (a as i32).max(b as i32) as u32),
+        "v_min_u32" => Bin(|a, b| a.min(b)),
+        "v_max_u32" => Bin(|a, b| a.max(b)),
+        "v_bcnt_u32_b32" => Bin(|a, b| a.count_ones().wrapping_add(b)),
+        "v_bfm_b32" => Bin(|a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        "v_cvt_pkrtz_f16_f32" => return None,
+        "v_lshl_add_u32" => Tri(|a, b, c| (a << (b & 31)).wrapping_add(c)),
+        "v_add_lshl_u32" => Tri(|a, b, c| a.wrapping_add(b) << (c & 31)),
+        "v_lshl_or_b32" => Tri(|a, b, c| (a << (b & 31)) | c),
+        "v_and_or_b32" => Tri(|a, b, c| (a & b) | c),
+        "v_or3_b32" => Tri(|a, b, c| a | b | c),
+        "v_xad_u32" => Tri(|a, b, c| (a ^ b).wrapping_add(c)),
+        "v_add3_u32" => Tri(|a, b, c| a.wrapping_add(b).wrapping_add(c)),
+        "v_mad_u32_u24" => Tri(|a, b, c| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        "v_bfe_u32" => Tri(|a, b, c| bfe(a, b & 31, c & 31, false)),
+        "v_bfe_i32" => Tri(|a, b, c| bfe(a, b & 31, c & 31, true)),
+        "v_bfi_b32" => Tri(|a, b, c| (a & b) | (!a & c)),
+        "v_alignbit_b32" => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
+        "v_perm_b32" => return None,
+        "v_min3_i32" => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
+        "v_max3_i32" => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
+        "v_min3_u32" => Tri(|a, b, c| a.min(b).min(c)),
+        "v_max3_u32" => Tri(|a, b, c| a.max(b).max(c)),
+        "v_cndmask_b32" => Cndmask,
+        "v_add_co_u32" => AddCo,
+        "v_sub_co_u32" => SubCo,
+        "v_subrev_co_u32" => SubrevCo,
+        "v_addc_co_u32" => Addc,
+        "v_subb_co_u32" => Subb,
+        "v_subbrev_co_u32" => Subbrev,
+        "v_mad_u64_u32" => MadU64U32,
+        "v_mad_i64_i32" => MadI64I32,
+        "v_lshlrev_b64" => Shift64(|v, s| v << (s & 63)),
+        "v_lshrrev_b64" => Shift64(|v, s| v >> (s & 63)),
+        "v_ashrrev_i64" => Shift64(|v, s| ((v as i64) >> (s & 63)) as u64),
+        "v_lshl_add_u64" => LshlAdd64,
+        _ => return None,
+    })
+}
