@@ -10,6 +10,9 @@ use xfpx_common::report::{ExceptionRecord, ExitStatus, KernelReport, KernelStatu
 
 /// Longest kernel name shown in tables; longer ones are shortened.
 const NAME_WIDTH: usize = 60;
+/// Up to this many kernels, the per-kernel table lists them all; beyond,
+/// only those with findings or skipped, and a count of the rest.
+const ALL_KERNELS_UP_TO: usize = 20;
 
 /// The line printed when a finding is first seen.
 pub fn finding_line(kernel: &str, kind: ExceptionKind, format: FpFormat, site: &SiteRef) -> String {
@@ -120,8 +123,27 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         out.push_str("\nper kernel:\n");
         let mut headers = vec!["kernel", "status", "launches", "instrumented", "probes"];
         headers.extend(ExceptionKind::ALL.iter().map(|k| k.name()));
-        let rows: Vec<Vec<String>> = report.kernels.iter().map(kernel_row).collect();
-        table(&mut out, &headers, &rows, 2);
+        // Large runs (libraries launch hundreds of kernels) list only the
+        // kernels worth reading; the rest are counted in one line.
+        let all = report.kernels.len() <= ALL_KERNELS_UP_TO;
+        let worth = |k: &&KernelReport| all || !k.records.is_empty() || matches!(k.status, KernelStatus::Skipped { .. });
+        let rows: Vec<Vec<String>> = report.kernels.iter().filter(worth).map(kernel_row).collect();
+        if !rows.is_empty() {
+            table(&mut out, &headers, &rows, 2);
+        }
+        let rest: Vec<&KernelReport> = report.kernels.iter().filter(|k| !worth(k)).collect();
+        if !rest.is_empty() {
+            let instrumented = rest.iter().filter(|k| k.status == KernelStatus::Instrumented).count();
+            let launches: u64 = rest.iter().map(|k| k.launches).sum();
+            let _ = writeln!(
+                out,
+                "  ... and {} more kernel{} without findings ({instrumented} instrumented, {} excluded; {launches} launch{})",
+                rest.len(),
+                plural(rest.len()),
+                rest.len() - instrumented,
+                if launches == 1 { "" } else { "es" }
+            );
+        }
     }
     let totals = report.totals();
     if !totals.is_empty() {
@@ -249,6 +271,30 @@ mod tests {
         assert!(!s.contains("findings:\n"));
         let full = summary(&sample(), true);
         assert!(full.contains("div0 (f64) at app.cu:42: FADD R1, R2, R3 [+0x200], first in launch 0, 1 occurrence\n"), "{full}");
+    }
+
+    #[test]
+    fn large_runs_list_only_kernels_worth_reading() {
+        let mut r = sample();
+        let clean = r.kernels[0].clone();
+        for i in 0..30 {
+            let mut k = clean.clone();
+            k.name = format!("clean_{i:02}");
+            k.status = KernelStatus::Instrumented;
+            k.launches = 2;
+            r.kernels.push(k);
+        }
+        let mut skipped = clean.clone();
+        skipped.name = "big".into();
+        skipped.status = KernelStatus::Skipped { reason: "too many registers".into() };
+        r.kernels.push(skipped);
+        let s = summary(&r, false);
+        assert!(s.lines().any(|l| l.trim_start().starts_with("gemm ")), "{s}");
+        assert!(s.contains("skipped: too many registers"), "{s}");
+        assert!(!s.contains("clean_0"), "{s}");
+        assert!(s.contains("  ... and 31 more kernels without findings (30 instrumented, 1 excluded; 60 launches)"), "{s}");
+        let small = summary(&sample(), false);
+        assert!(small.lines().any(|l| l.trim_start().starts_with("copy ")), "small runs list every kernel: {small}");
     }
 
     #[test]
