@@ -989,6 +989,20 @@ impl Wave {
             }
             _ => {}
         }
+        if matches!(base, "v_cvt_i32_f64" | "v_cvt_u32_f64") {
+            let exec = self.exec();
+            let mut fl = 0;
+            for lane in lanes(exec) {
+                let x = f64::from_bits(self.fp_src64(env.obs, &f, 0, inst.literal, lane)?);
+                if x.is_nan() {
+                    fl |= flag::INVALID;
+                }
+                let r = if base == "v_cvt_i32_f64" { x as i32 as u32 } else { x as u32 };
+                self.wv(env.obs, f.dst, lane, r);
+            }
+            self.raise(fl);
+            return Ok(());
+        }
         if let Some(op) = int_op(base) {
             return self.vint(inst, &f, op, env.obs);
         }
@@ -1244,7 +1258,9 @@ impl Wave {
                                 fl |= if base == "v_rcp_iflag_f32" { flag::INT_DIV0 } else { flag::DIV0 };
                                 classify_div0 = true;
                             }
-                            fpu::round32(1.0 / x as f64, false, x.is_nan(), true, mode, &mut fl)
+                            let r = (1.0 / x as f64) as f32;
+                            let exact = x == 0.0 || x.is_infinite() || r as f64 * x as f64 == 1.0;
+                            fpu::round32(r as f64, exact, x.is_nan(), true, mode, &mut fl)
                         }
                         "v_rsq_f32" => {
                             let x = fpu::in32(a, mode, &mut fl);
