@@ -67,6 +67,12 @@ pub struct ToolCore {
     /// Line tables by mangled function name.
     lines: HashMap<String, BTreeMap<u64, SourceLoc>>,
     cubins_read: HashSet<u64>,
+    /// The executable's own cubins were read for line tables.
+    executable_scanned: bool,
+    /// ISA target of the device, e.g. `sm_90`.
+    target: Option<String>,
+    /// Read line tables at all (`XFPX_NVIDIA_LINES=0` turns this off).
+    lines_enabled: bool,
     finished: bool,
 }
 
@@ -128,6 +134,9 @@ impl ToolCore {
             sent: HashMap::new(),
             lines: HashMap::new(),
             cubins_read: HashSet::new(),
+            executable_scanned: false,
+            target: None,
+            lines_enabled: std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"),
             finished: false,
         };
         for text in notes {
@@ -162,6 +171,7 @@ impl ToolCore {
         let run = self.collector.run_mut();
         run.device = device.to_string();
         run.target = target.map(str::to_string);
+        self.target = target.map(str::to_string);
         self.emit(Event::Device { vendor: "nvidia".into(), device: device.into(), target: target.map(str::to_string) });
     }
 
@@ -194,16 +204,68 @@ impl ToolCore {
         if !self.cubins_read.insert(key) {
             return Ok(());
         }
-        let nvdisasm = std::env::var("XFPX_NVDISASM").unwrap_or_else(|_| "nvdisasm".into());
-        let out = std::process::Command::new(&nvdisasm)
-            .args(["-c", "-g"])
-            .arg(cubin)
-            .output()
-            .map_err(|e| format!("cannot run {nvdisasm}: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("{nvdisasm} failed on {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        if let Some(dir) = std::env::var_os("XFPX_NVIDIA_KEEP_CUBIN") {
+            let _ = std::fs::write(Path::new(&dir).join(format!("{key:016x}.cubin")), &bytes);
         }
-        self.load_listing_lines(&String::from_utf8_lossy(&out.stdout)).map_err(|e| e.to_string())
+        let listing = disassemble_with_lines(cubin)?;
+        let before = self.lines.len();
+        self.load_listing_lines(&listing).map_err(|e| e.to_string())?;
+        if self.lines.len() == before {
+            return Err(format!("the cubin {} has no line table", cubin.display()));
+        }
+        Ok(())
+    }
+
+    /// Read the line tables of the running executable's own cubins for
+    /// `target` (e.g. `sm_90`), once: `cuobjdump -xelf` then `nvdisasm -g`.
+    /// Used when a dumped cubin has no line table.
+    pub fn load_executable_lines(&mut self, target: &str) -> Result<usize, String> {
+        if self.executable_scanned {
+            return Ok(0);
+        }
+        self.executable_scanned = true;
+        let exe = std::fs::read_link("/proc/self/exe").map_err(|e| format!("cannot find the executable: {e}"))?;
+        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let cuobjdump = std::env::var("XFPX_CUOBJDUMP").unwrap_or_else(|_| "cuobjdump".into());
+        let out = std::process::Command::new(&cuobjdump)
+            .args(["-xelf", "all"])
+            .arg(&exe)
+            .current_dir(&dir)
+            .output()
+            .map_err(|e| format!("cannot run {cuobjdump}: {e}"))?;
+        let mut loaded = 0;
+        if out.status.success() {
+            let files = std::fs::read_dir(&dir).map_err(|e| e.to_string())?;
+            for f in files.flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".cubin") && name.contains(&format!(".{target}.")) {
+                    if let Ok(listing) = disassemble_with_lines(&f.path()) {
+                        let before = self.lines.len();
+                        if self.load_listing_lines(&listing).is_ok() {
+                            loaded += self.lines.len() - before;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(loaded)
+    }
+
+    /// Turn the reading of line tables on or off.
+    pub fn set_lines_enabled(&mut self, on: bool) {
+        self.lines_enabled = on;
+    }
+
+    /// Whether line tables are read.
+    pub fn lines_enabled(&self) -> bool {
+        self.lines_enabled
+    }
+
+    /// Whether a function's line table is known.
+    pub fn has_lines(&self, mangled: &str) -> bool {
+        self.lines.contains_key(mangled)
     }
 
     /// Read the line table of a listing with `//## File` comments.
@@ -248,6 +310,12 @@ impl ToolCore {
         instrs: &[(u64, String)],
         state_addr: u64,
     ) -> Result<(Vec<CallInsertion>, u64), String> {
+        if self.lines_enabled && !self.lines.contains_key(mangled) && !self.executable_scanned {
+            let target = self.target.clone().unwrap_or_else(|| "sm_90".into());
+            if let Err(e) = self.load_executable_lines(&target) {
+                self.note(&format!("source lines unavailable: {e}"));
+            }
+        }
         let lines = self.lines.get(mangled);
         let mut parsed = Vec::with_capacity(instrs.len());
         for (offset, text) in instrs {
@@ -373,6 +441,20 @@ impl ToolCore {
     }
 }
 
+/// `nvdisasm -c -g` of a cubin: the listing with its line table.
+fn disassemble_with_lines(cubin: &Path) -> Result<String, String> {
+    let nvdisasm = std::env::var("XFPX_NVDISASM").unwrap_or_else(|_| "nvdisasm".into());
+    let out = std::process::Command::new(&nvdisasm)
+        .args(["-c", "-g"])
+        .arg(cubin)
+        .output()
+        .map_err(|e| format!("cannot run {nvdisasm}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{nvdisasm} failed on {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn sanitize(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
     if s.is_empty() { "kernel".into() } else { s }
@@ -451,6 +533,7 @@ mod tests {
         let config = RunConfig { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunConfig::default() };
         let mut core = ToolCore::new(config).expect("core");
         let (conn, _) = listener.accept().expect("accept");
+        core.set_lines_enabled(false);
         assert!(core.wants_kernel(NAMES));
         assert!(!core.wants_kernel(KernelNames { mangled: "_Z5otherv", demangled: "other()" }));
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
@@ -471,6 +554,7 @@ mod tests {
     #[test]
     fn unparsable_sass_skips_the_kernel() {
         let mut core = ToolCore::new(RunConfig { report_path: temp("unused.json"), ..RunConfig::default() }).expect("core");
+        core.set_lines_enabled(false);
         let e = core.instrument_function(NAMES, &[(0, "FADD R1,, R2".into())], 0).expect_err("skipped");
         assert!(e.contains("0x0"), "{e}");
         assert!(matches!(core.report().kernels[0].status, KernelStatus::Skipped { .. }));

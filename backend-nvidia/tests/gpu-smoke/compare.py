@@ -6,29 +6,54 @@ src, out = sys.argv[1], sys.argv[2]
 expected = set()
 marked_lines = set()
 for n, line in enumerate(open(src), 1):
-    m = re.search(r"EXPECT (\w+) (\w+)", line)
+    m = re.search(r"EXPECT (nan|inf|sub|div0) (f16|f16x2|bf16|bf16x2|f32|f64)\b", line)
     if m:
         expected.add((n, m.group(1), m.group(2)))
         marked_lines.add(n)
+
+def add(found, kernel, r):
+    loc = r["site"]["location"]
+    line = loc["line"] if loc and os.path.basename(loc["file"]) == "smoke.cu" else None
+    key = (line, r["kind"], r["format"])
+    found.setdefault(key, []).append((kernel, r["site"]["instr"], r["occurrences"]))
 
 def findings(report):
     found = {}
     for k in report["kernels"]:
         for r in k["records"]:
-            loc = r["site"]["location"]
-            line = loc["line"] if loc and os.path.basename(loc["file"]) == "smoke.cu" else None
-            key = (line, r["kind"], r["format"])
-            found.setdefault(key, []).append((k["name"], r["site"]["instr"], r["occurrences"]))
+            add(found, k["name"], r)
     return found
+
+def stream_report(path):
+    """A report-shaped view of the streamed events (what the CLI builds)."""
+    kernels = {}
+    notes = []
+    for l in open(path):
+        e = json.loads(l)
+        if e["event"] == "finding":
+            recs = kernels.setdefault(e["kernel"], {})
+            key = (e["site"]["id"], e["kind"], e["format"])
+            if key in recs:
+                recs[key]["occurrences"] += e["occurrences"]
+            else:
+                recs[key] = {"kind": e["kind"], "format": e["format"], "site": e["site"], "occurrences": e["occurrences"]}
+        elif e["event"] == "note":
+            notes.append(e["text"])
+    return {"kernels": [{"name": k, "records": list(v.values()), "launches": 0, "instrumented_launches": 0, "probes": 0}
+                        for k, v in kernels.items()], "run": {"notes": notes}}
 
 ok = True
 for mode in ["preload", "inject", "stream"]:
     path = os.path.join(out, f"report-{mode}.json")
+    if mode == "stream":
+        path = os.path.join(out, "events.jsonl")
     if not os.path.exists(path):
         print(f"{mode}: no report")
         ok = False
         continue
-    rep = json.load(open(path))
+    rep = stream_report(path) if mode == "stream" else json.load(open(path))
+    for n in rep["run"].get("notes", []):
+        print(f"{mode} note: {n}")
     found = findings(rep)
     keys = set(found)
     missing = expected - keys

@@ -24,10 +24,12 @@ config() { # report_path events_socket dump_dir
 }
 
 cd "$here"   # relative source paths in the line table: smoke.cu
+export NOBANNER=1 ACK_CTX_INIT_LIMITATION=1   # NVBit's own banner and warning
+mkdir -p "$out/cubins"
 "$out/smoke" > "$out/plain.stdout" 2> "$out/plain.stderr"; echo "plain exit $?"
 
 config "$out/report-preload.json" null "\"$out/dump\"" > "$out/config-preload.json"
-XFPX_CONFIG="$out/config-preload.json" LD_PRELOAD="$tool" "$out/smoke" > "$out/preload.stdout" 2> "$out/preload.stderr"; echo "preload exit $?"
+XFPX_NVIDIA_KEEP_CUBIN="$out/cubins" XFPX_CONFIG="$out/config-preload.json" LD_PRELOAD="$tool" "$out/smoke" > "$out/preload.stdout" 2> "$out/preload.stderr"; echo "preload exit $?"
 
 config "$out/report-inject.json" null null > "$out/config-inject.json"
 XFPX_CONFIG="$out/config-inject.json" CUDA_INJECTION64_PATH="$tool" "$out/smoke" > "$out/inject.stdout" 2> "$out/inject.stderr"; echo "injection exit $?"
@@ -43,4 +45,5 @@ wait $lp
 for m in preload inject stream; do
     if cmp -s "$out/plain.stdout" "$out/$m.stdout"; then echo "output $m: identical to plain"; else echo "output $m: DIFFERS"; diff "$out/plain.stdout" "$out/$m.stdout" | head; fi
 done
-python3 "$here/compare.py" "$here/smoke.cu" "$out"
+python3 "$here/compare.py" "$here/smoke.cu" "$out"; status=$?
+exit $status

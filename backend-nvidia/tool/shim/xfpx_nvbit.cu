@@ -149,7 +149,11 @@ void read_lines(CUcontext ctx, CUfunction f) {
     int fd = mkstemp(path);
     if (fd < 0) return;
     close(fd);
-    if (nvbit_dump_cubin(ctx, f, path)) xfpx_load_cubin_lines(path);
+    if (nvbit_dump_cubin(ctx, f, path)) {
+        xfpx_load_cubin_lines(path);
+    } else {
+        note("NVBit could not dump the cubin of a kernel; trying the executable's own cubins for source lines");
+    }
     unlink(path);
 }
 

@@ -152,7 +152,7 @@ pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: 
 /// 1 when source lines are wanted (unless `XFPX_NVIDIA_LINES=0`).
 #[no_mangle]
 pub extern "C" fn xfpx_lines_enabled() -> c_int {
-    c_int::from(std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"))
+    with_core(0, |c| c_int::from(c.lines_enabled()))
 }
 
 /// Read the line table of a dumped cubin; failures become one note.
