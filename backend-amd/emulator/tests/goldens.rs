@@ -1,0 +1,117 @@
+//! The committed fixtures against the reference tools: the decoder agrees
+//! with llvm-objdump's listings on every instruction of every fixture; the
+//! opcode table, code objects and host-computed expectations are current
+//! (checked only where clang-19 / llvm-objdump-19 / g++ / python3 exist; a
+//! note is printed otherwise).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use xfpx_amd_emu::codeobject::CodeObject;
+use xfpx_amd_emu::decode::decode;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+fn fixtures() -> PathBuf {
+    root().join("fixtures")
+}
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+fn sources() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(fixtures().join("src"))
+        .expect("src")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".hip")).map(str::to_string))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn decoder_agrees_with_objdump_listings() {
+    let mut checked = 0;
+    for target in ["gfx90a", "gfx942"] {
+        for name in sources() {
+            let co = std::fs::read(fixtures().join(format!("{target}/{name}.co"))).expect("code object");
+            let object = CodeObject::parse(&co).expect("parses");
+            let listing = std::fs::read_to_string(fixtures().join(format!("{target}/{name}.objdump"))).expect("listing");
+            for line in listing.lines() {
+                let Some((asm, enc)) = line.split_once("//") else { continue };
+                let Some(mnemonic) = asm.split_whitespace().next() else { continue };
+                let Some((addr, words)) = enc.trim().split_once(':') else { continue };
+                let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else { continue };
+                let words = words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
+                let inst = decode(&object.image[addr as usize..]).unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
+                let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
+                assert_eq!(inst.mnemonic, want, "{target}/{name} at {addr:#x}");
+                assert_eq!(inst.len as usize, 4 * words, "{target}/{name} {want} at {addr:#x}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} instructions checked");
+    println!("{checked} instructions decode as llvm-objdump reads them");
+}
+
+#[test]
+fn opcode_table_is_current() {
+    if !have("python3") {
+        println!("note: python3 not found; opcode table currency not checked");
+        return;
+    }
+    let out = Command::new("python3").arg(root().join("tools/opcode_table.py")).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let committed = std::fs::read(root().join("src/opcode_table.rs")).expect("table");
+    assert!(out.stdout == committed, "src/opcode_table.rs is stale: run fixtures/regen.sh");
+}
+
+#[test]
+fn fixtures_are_current() {
+    if !(have("clang-19") && have("llvm-objdump-19") && have("g++")) {
+        println!("note: clang-19, llvm-objdump-19 or g++ missing; fixture currency not checked");
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("xfpx-emu-regen-{}", std::process::id()));
+    std::fs::create_dir_all(tmp.join("launches")).expect("tmp");
+    std::fs::create_dir_all(tmp.join("data")).expect("tmp");
+    let src = fixtures().join("src");
+    for name in sources() {
+        let hip = src.join(format!("{name}.hip"));
+        for target in ["gfx90a", "gfx942"] {
+            let out = tmp.join(format!("{name}-{target}.co"));
+            let st = Command::new("clang-19")
+                .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c", "-ffp-contract=off", "--no-gpu-bundle-output"])
+                .arg(format!("--offload-arch={target}"))
+                .arg(&hip)
+                .arg("-o")
+                .arg(&out)
+                .status()
+                .expect("clang");
+            assert!(st.success());
+            let fresh = std::fs::read(&out).expect("compiled");
+            let committed = std::fs::read(fixtures().join(format!("{target}/{name}.co"))).expect("committed");
+            assert!(fresh == committed, "{target}/{name}.co is stale: run fixtures/regen.sh");
+        }
+        let exe = tmp.join(&name);
+        let st = Command::new("g++")
+            .args(["-x", "c++", "-std=c++20", "-O1", "-ffp-contract=off", "-frounding-math", "-fno-fast-math", "-pthread", "-I"])
+            .arg(&src)
+            .arg(&hip)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lm")
+            .status()
+            .expect("g++");
+        assert!(st.success());
+        assert!(Command::new(&exe).current_dir(&tmp).status().expect("host run").success());
+    }
+    for sub in ["launches", "data"] {
+        for e in std::fs::read_dir(tmp.join(sub)).expect("dir").filter_map(|e| e.ok()) {
+            let fresh = std::fs::read(e.path()).expect("fresh");
+            let committed = std::fs::read(fixtures().join(sub).join(e.file_name())).unwrap_or_default();
+            assert!(fresh == committed, "{sub}/{} is stale: run fixtures/regen.sh", e.file_name().to_string_lossy());
+        }
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+}
