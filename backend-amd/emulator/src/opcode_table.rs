@@ -66,6 +66,7 @@ pub const OPCODES: &[(Encoding, u16, &str)] = &[
     (Encoding::Vop1, 0x006, "v_cvt_f32_u32"),
     (Encoding::Vop1, 0x007, "v_cvt_u32_f32"),
     (Encoding::Vop1, 0x008, "v_cvt_i32_f32"),
+    (Encoding::Vop1, 0x010, "v_cvt_f64_f32"),
     (Encoding::Vop1, 0x01A, "v_floor_f64"),
     (Encoding::Vop1, 0x01C, "v_trunc_f32"),
     (Encoding::Vop1, 0x01D, "v_ceil_f32"),
