@@ -173,6 +173,10 @@ impl Lowering for NvbitLowering<'_> {
                         };
                         let bad = || LowerError::BadValue { probe: i, instr: p.instr, value: *v };
                         let op = op.ok_or_else(bad)?;
+                        // a predicate holds no floating-point value: nothing to check
+                        if matches!(op, Operand::Reg(r) if r.file == RegFile::Predicate) {
+                            continue;
+                        }
                         let pairs = value_args(op, *format, high_word).ok_or_else(bad)?;
                         let meta = if high_word { meta | META_HIGH_WORD } else { meta };
                         for (lo, hi) in pairs {
@@ -262,6 +266,19 @@ mod tests {
         // sites are per instruction
         assert_eq!(calls[3].args[3], calls[4].args[3]);
         assert_ne!(calls[0].args[3], calls[1].args[3]);
+    }
+
+    #[test]
+    fn predicate_sources_are_not_checked() {
+        let f = parse_listing("\tFunction : k\n /*0000*/ FSEL R1, R2, R3, P0 ;\n /*0010*/ FSETP.GT.AND P1, PT, R1, R2, P0 ;\n")
+            .expect("parses");
+        let k = build_kernel(&f[0]);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        verify(&plan, &k.view, &sites).expect("verifies");
+        let calls = NvbitLowering::new(&k, 0).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        let checked: Vec<(u32, CallArg)> = calls.iter().map(|c| (c.instr, c.args[1])).collect();
+        assert_eq!(checked, vec![(0, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 2 })]);
     }
 
     #[test]

@@ -66,6 +66,10 @@ pub struct OpcodeInfo {
     pub source_format: Option<FormatRule>,
     /// Also present in the captured fixtures (checked by a test).
     pub in_fixtures: bool,
+    /// With both multiplicands zero (`HFMA2.MMA R7, -RZ, RZ, 1.875, 0`)
+    /// the instruction is the compiler's idiom for loading a 32-bit
+    /// constant, not arithmetic.
+    pub zero_product_is_move: bool,
 }
 
 use DefRole::*;
@@ -85,7 +89,13 @@ const fn row(opcode: &'static str, modifier: Option<&'static str>, kind: OpKind,
         def_words: None,
         source_format: None,
         in_fixtures: true,
+        zero_product_is_move: false,
     }
+}
+
+const fn constant_idiom(mut r: OpcodeInfo) -> OpcodeInfo {
+    r.zero_product_is_move = true;
+    r
 }
 
 const fn defs(mut r: OpcodeInfo, n: u8, role: DefRole) -> OpcodeInfo {
@@ -149,8 +159,8 @@ pub static OPCODES: &[OpcodeInfo] = &[
     row("HMUL2", Some("BF16_V2"), Arith(Mul), Fixed(Bf16x2)),
     row("HMUL2", None, Arith(Mul), Fixed(F16x2)),
     sources(not_captured(row("HFMA2", Some("F32"), Arith(Fma), Fixed(F32))), Fixed(F16x2)),
-    row("HFMA2", Some("BF16_V2"), Arith(Fma), Fixed(Bf16x2)),
-    row("HFMA2", None, Arith(Fma), Fixed(F16x2)),
+    constant_idiom(row("HFMA2", Some("BF16_V2"), Arith(Fma), Fixed(Bf16x2))),
+    constant_idiom(row("HFMA2", None, Arith(Fma), Fixed(F16x2))),
     row("HMNMX2", Some("BF16_V2"), MinMax, Fixed(Bf16x2)),
     row("HMNMX2", None, MinMax, Fixed(F16x2)),
     defs(row("HSET2", Some("BF16_V2"), Compare, Fixed(Bf16x2)), 1, Integer),

@@ -197,12 +197,19 @@ fn other_instr_view(ins: &SassInstr) -> (Vec<Operand>, Vec<Operand>) {
     (defs, uses)
 }
 
+/// Both multiplicands (the first two sources) read zero.
+fn zero_product(ins: &SassInstr) -> bool {
+    let zero = |o: Option<&SassOperand>| matches!(o, Some(SassOperand::Reg(r)) if r.kind == RegKind::R && r.is_zero());
+    zero(ins.operands.get(1)) && zero(ins.operands.get(2))
+}
+
 /// Build the view of one function.
 pub fn build_kernel(func: &SassFunction) -> SassKernel {
     let mut instrs = Vec::with_capacity(func.instrs.len());
     let mut high = Vec::with_capacity(func.instrs.len());
     for ins in &func.instrs {
         let row = if ins.never_executes() { None } else { opcodes::lookup(&ins.opcode, &ins.modifier_refs()) };
+        let row = row.filter(|r| !(r.zero_product_is_move && zero_product(ins)));
         let (class, defs, uses, high_word) = match row {
             Some(row) => fp_instr_view(ins, row),
             None => {
@@ -275,6 +282,8 @@ mod tests {
         let (v, _) = one("HFMA2.MMA R0, R2, 1, 1, R5");
         assert_eq!(v.class, InstrClass::Arith { format: FpFormat::F16x2, op: FpOp::Fma });
         assert_eq!(v.uses, vec![r(2, 1), Operand::Known { bits: 0x3c00_3c00 }, r(5, 1)]);
+        let (v, _) = one("HFMA2.MMA R7, -RZ, RZ, 1.875, 0");
+        assert_eq!(v.class, InstrClass::Other, "constant-load idiom");
         let (v, _) = one("HMUL2.BF16_V2 R3, R0, R9");
         assert_eq!(v.class, InstrClass::Arith { format: FpFormat::Bf16x2, op: FpOp::Mul });
     }
