@@ -49,8 +49,14 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// Hazards found, with PCs as code-object virtual addresses (what
+    /// llvm-objdump prints), sorted by PC.
     pub fn hazards(&self) -> Vec<Hazard> {
-        self.observations.hazards.iter().copied().collect()
+        self.observations
+            .hazards
+            .iter()
+            .map(|h| Hazard { pc: h.pc.wrapping_sub(self.code_base), issued_pc: h.issued_pc.wrapping_sub(self.code_base), ..*h })
+            .collect()
     }
 }
 

@@ -172,7 +172,7 @@ pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, laun
         format!("{} wave instructions in {} waves of {} workgroups", stats.instructions, stats.waves, stats.workgroups),
         format!("TRAPSTS exception bits (OR over waves): {:#x}", stats.trapsts),
     ];
-    for h in &stats.observations.hazards {
+    for h in &stats.hazards() {
         notes.push(format!("hazard: {h}"));
     }
     let run = RunInfo {

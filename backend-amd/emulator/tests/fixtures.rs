@@ -1,4 +1,4 @@
-//! Every fixture launch on gfx90a and gfx942: the emulator's output buffers
+//! Every fixture launch on gfx908, gfx90a and gfx942: the emulator's output buffers
 //! equal the host build's (bit-exact, or within the stated ULP tolerance of
 //! results of approximate instructions), with no hazard reported.
 
@@ -88,7 +88,8 @@ fn all_fixtures_match_the_host_reference() {
     assert!(list.len() >= 25, "only {} fixture launches", list.len());
     let mut failures = Vec::new();
     let mut passed = 0;
-    for target in ["gfx90a", "gfx942"] {
+    let targets = ["gfx908", "gfx90a", "gfx942"];
+    for target in targets {
         for l in &list {
             match check(l, target) {
                 Ok(_) => passed += 1,
@@ -96,6 +97,6 @@ fn all_fixtures_match_the_host_reference() {
             }
         }
     }
-    println!("{passed} of {} fixture runs match the host reference", 2 * list.len());
+    println!("{passed} of {} fixture runs ({} launches on {}) match the host reference", targets.len() * list.len(), list.len(), targets.join(", "));
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }

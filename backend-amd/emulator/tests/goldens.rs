@@ -31,7 +31,7 @@ fn sources() -> Vec<String> {
 #[test]
 fn decoder_agrees_with_objdump_listings() {
     let mut checked = 0;
-    for target in ["gfx90a", "gfx942"] {
+    for target in ["gfx908", "gfx90a", "gfx942"] {
         for name in sources() {
             let co = std::fs::read(fixtures().join(format!("{target}/{name}.co"))).expect("code object");
             let object = CodeObject::parse(&co).expect("parses");
@@ -78,7 +78,7 @@ fn fixtures_are_current() {
     let src = fixtures().join("src");
     for name in sources() {
         let hip = src.join(format!("{name}.hip"));
-        for target in ["gfx90a", "gfx942"] {
+        for target in ["gfx908", "gfx90a", "gfx942"] {
             let out = tmp.join(format!("{name}-{target}.co"));
             let st = Command::new("clang-19")
                 .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c", "-ffp-contract=off", "--no-gpu-bundle-output"])

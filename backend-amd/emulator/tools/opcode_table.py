@@ -35,7 +35,7 @@ def classify(w):
 
 def main():
     table = {}
-    for target in ("gfx90a", "gfx942"):
+    for target in ("gfx908", "gfx90a", "gfx942"):
         for listing in sorted(glob.glob(os.path.join(FIX, target, "*.objdump"))):
             out = open(listing).read()
             for line in out.splitlines():
