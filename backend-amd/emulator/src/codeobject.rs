@@ -264,7 +264,7 @@ impl CodeObject {
             let name = k.get(".name").and_then(Value::as_str).unwrap_or("").to_string();
             let symbol = k.get(".symbol").and_then(Value::as_str).unwrap_or("").to_string();
             let num = |key: &str| k.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
-            let Some(&(_, kd_vaddr, _)) = symbols.iter().find(|(n, _, _)| *n == symbol).map(|s| s) else {
+            let Some(&(_, kd_vaddr, _)) = symbols.iter().find(|(n, _, _)| *n == symbol) else {
                 return err(format!("kernel {name}: descriptor symbol {symbol} not found"));
             };
             let kd = KernelDescriptor::parse(image.get(kd_vaddr as usize..).unwrap_or(&[]))

@@ -1460,12 +1460,13 @@ impl Wave {
             self.ws64(obs, sdst, vcc_out);
         }
         self.raise(all_flags);
-        if kinds != 0 && !base.starts_with("v_cvt_") || base.starts_with("v_cvt_f") && kinds != 0 {
+        if kinds != 0 && (!base.starts_with("v_cvt_") || base.starts_with("v_cvt_f")) {
             self.observe(obs, format, kinds);
         }
         Ok(())
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn vop3p(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
         let lit = inst.literal;
         let mode = self.fp_mode()?;
@@ -1624,6 +1625,7 @@ fn cmp_int(cond: &str, a: i128, b: i128) -> Option<bool> {
     })
 }
 
+#[allow(clippy::neg_cmp_op_on_partial_ord, clippy::nonminimal_bool, clippy::double_comparisons)]
 /// FP comparisons; signalling ones (all but eq/neq/u/o/...) raise INVALID on NaN.
 fn cmp_f(cond: &str, a: f64, b: f64, flags: &mut Flags) -> Option<bool> {
     let un = a.is_nan() || b.is_nan();

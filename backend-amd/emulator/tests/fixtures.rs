@@ -28,9 +28,9 @@ fn ulps(elem: Elem, a: &[u8], b: &[u8]) -> u64 {
         if bits & sign != 0 { -((bits & !sign) as i64) } else { bits as i64 }
     };
     let (x, y, w) = match elem {
-        Elem::F32 => (u32::from_le_bytes(a.try_into().unwrap()) as u64, u32::from_le_bytes(b.try_into().unwrap()) as u64, 32),
-        Elem::F64 => (u64::from_le_bytes(a.try_into().unwrap()), u64::from_le_bytes(b.try_into().unwrap()), 64),
-        Elem::F16 => (u16::from_le_bytes(a.try_into().unwrap()) as u64, u16::from_le_bytes(b.try_into().unwrap()) as u64, 16),
+        Elem::F32 => (u32::from_le_bytes(a.try_into().expect("element size")) as u64, u32::from_le_bytes(b.try_into().expect("element size")) as u64, 32),
+        Elem::F64 => (u64::from_le_bytes(a.try_into().expect("element size")), u64::from_le_bytes(b.try_into().expect("element size")), 64),
+        Elem::F16 => (u16::from_le_bytes(a.try_into().expect("element size")) as u64, u16::from_le_bytes(b.try_into().expect("element size")) as u64, 16),
         _ => return if a == b { 0 } else { u64::MAX },
     };
     if x == y {
@@ -62,7 +62,7 @@ pub fn check(launch_path: &Path, target: &str) -> Result<u64, String> {
     let expect_path = launch_path.with_extension("expect.json");
     let expect: Value = serde_json::from_str(&std::fs::read_to_string(&expect_path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     for (name, spec) in expect["outputs"].as_object().ok_or("bad expect file")? {
-        let file = launch_path.parent().unwrap().join(spec["expected"].as_str().ok_or("bad expected")?);
+        let file = launch_path.parent().expect("launch dir").join(spec["expected"].as_str().ok_or("bad expected")?);
         let want = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let tol = spec["ulp"].as_f64().unwrap_or(0.0) as u64;
         let buf = launch.buffers.iter().find(|b| &b.name == name).ok_or("unknown buffer")?;
@@ -93,7 +93,7 @@ fn all_fixtures_match_the_host_reference() {
         for l in &list {
             match check(l, target) {
                 Ok(_) => passed += 1,
-                Err(e) => failures.push(format!("{target} {}: {e}", l.file_stem().unwrap().to_string_lossy())),
+                Err(e) => failures.push(format!("{target} {}: {e}", l.file_stem().expect("name").to_string_lossy())),
             }
         }
     }
