@@ -471,7 +471,12 @@ def learn_flags(enc, decodable, vop3b):
 
 
 def main():
-    golden_dir = os.path.join(HERE, "..", "tests", "golden")
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--golden", default=os.path.join(HERE, "..", "tests", "golden"))
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "tables", "gfx9.tsv"))
+    args = ap.parse_args()
+    golden_dir = args.golden
     per = OrderedDict()  # (enc, op) -> {target: result}
     for t in TARGETS:
         groups = OrderedDict()
@@ -496,7 +501,7 @@ def main():
             rows.setdefault(k, []).append(t)
         for (mnem, tmpl, flags), tg in rows.items():
             out.append(f"{enc}\t{op}\t{','.join(tg)}\t{mnem}\t{tmpl or '-'}\t{flags or '-'}\t{classify(mnem)}\n")
-    with open(os.path.join(HERE, "..", "tables", "gfx9.tsv"), "w") as f:
+    with open(args.out, "w") as f:
         f.writelines(out)
 
 

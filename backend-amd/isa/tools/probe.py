@@ -12,7 +12,9 @@ WORDS are the hex dwords fed in, LENGTH is the number of bytes llvm consumed
 (0 when llvm cannot decode the first dword) and TEXT is llvm's rendering
 (without address or hex columns).
 
-Usage: probe.py [--out DIR] [--llvm-suffix -22]
+Usage: probe.py [--out DIR] [--targets gfx908,...] [--llvm-suffix -22]
+The oracle is llvm-objdump-19 for gfx908/gfx90a/gfx942 and llvm-objdump-22
+for gfx950 (the releases the fixture corpus uses).
 """
 
 import argparse
@@ -331,11 +333,12 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "tests", "golden"))
     ap.add_argument("--llvm-suffix", default=None, help="one LLVM for all targets (default: per target)")
+    ap.add_argument("--targets", default=",".join(TARGETS))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cases = sweep()
     with tempfile.TemporaryDirectory() as tmp:
-        for target in TARGETS:
+        for target in args.targets.split(","):
             lines = probe_target(target, cases, args.llvm_suffix, tmp)
             with open(os.path.join(args.out, f"{target}.txt"), "w") as f:
                 f.write(f"# oracle: llvm-objdump{args.llvm_suffix or LLVM_SUFFIX[target]} --mcpu={target}; "
