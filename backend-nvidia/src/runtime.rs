@@ -162,6 +162,9 @@ impl ToolCore {
 
     /// Something the user should read.
     pub fn note(&mut self, text: &str) {
+        if self.collector.run_mut().notes.iter().any(|n| n == text) {
+            return;
+        }
         self.collector.run_mut().notes.push(text.to_string());
         self.emit(Event::Note { text: text.to_string() });
     }

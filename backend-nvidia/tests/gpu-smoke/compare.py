@@ -69,6 +69,12 @@ for mode in ["preload", "inject", "stream"]:
                 print(f"{str(key[0]):>5} {key[1]:5} {key[2]:4} {'yes' if key in expected else '-':3} {occ:>4}  {kern}: {instr}")
         for k in rep["kernels"]:
             print(f"kernel {k['name']}: launches {k['launches']}, instrumented {k['instrumented_launches']}, probes {k['probes']}, records {len(k['records'])}")
+            if k["name"].startswith("smoke_f32"):
+                # two plain launches and one through a CUDA graph, 2 warps each
+                occ = {r["occurrences"] for r in k["records"]}
+                graph_ok = k["launches"] == 3 and k["instrumented_launches"] == 3 and occ == {6}
+                print(f"smoke_f32 with the graph launch: launches {k['launches']}, occurrences {sorted(occ)}: {'ok' if graph_ok else 'WRONG'}")
+                ok = ok and graph_ok
     ok = ok and not missing and not unexpected
 
 ev_path = os.path.join(out, "events.jsonl")

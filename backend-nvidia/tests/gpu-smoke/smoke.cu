@@ -65,6 +65,17 @@ int main() {
     smoke_f32<<<1, threads>>>(df, of);
     smoke_f32<<<1, threads>>>(df, of);
     cudaDeviceSynchronize();
+    // the same kernel once more, through a CUDA graph
+    cudaStream_t stream;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStreamCreate(&stream);
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    smoke_f32<<<1, threads, 0, stream>>>(df, of);
+    cudaStreamEndCapture(stream, &graph);
+    cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphLaunch(exec, stream);
+    cudaStreamSynchronize(stream);
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     fprintf(stderr, "phase f64 %lld\n", now_ms());
     smoke_f64<<<1, threads>>>(dd, od);

@@ -149,6 +149,7 @@ void read_lines(CUcontext ctx, CUfunction f) {
     int fd = mkstemp(path);
     if (fd < 0) return;
     close(fd);
+    unlink(path); /* a unique name; NVBit creates the file */
     if (nvbit_dump_cubin(ctx, f, path)) {
         xfpx_load_cubin_lines(path);
     } else {
@@ -178,7 +179,7 @@ void first_sight(CUcontext ctx, CUfunction f) {
     }
 }
 
-void on_launch(CUcontext ctx, CUfunction f, CUstream stream) {
+void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_handle) {
     std::lock_guard<std::mutex> lock(g_mutex);
     first_sight(ctx, f);
     std::string mangled = nvbit_get_func_name(ctx, f, true);
@@ -187,7 +188,7 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream) {
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
     nvbit_enable_instrumented(ctx, f, instrument != 0);
-    nvbit_set_at_launch(ctx, f, serial, stream);
+    nvbit_set_at_launch(ctx, f, serial, stream, launch_handle);
 }
 
 /* Read the site table back for the final counts (needs a live context). */
@@ -294,7 +295,20 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         return;
     }
     g_in_tool = true;
-    on_launch(ctx, f, stream);
+    /* A launch into a capturing stream only records a graph node: it is
+     * decided when the graph launches it (nvbit_at_graph_node_launch), and
+     * the tool's own CUDA calls would break a global-mode capture. */
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture == CU_STREAM_CAPTURE_STATUS_NONE) {
+        on_launch(ctx, f, stream, 0);
+    }
+    g_in_tool = false;
+}
+
+void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream, uint64_t launch_handle) {
+    if (!g_ready || g_in_tool) return;
+    g_in_tool = true;
+    on_launch(ctx, func, stream, launch_handle);
     g_in_tool = false;
 }
 
