@@ -11,6 +11,7 @@ pub mod dump;
 pub mod elf;
 pub mod error;
 pub mod metadata;
+pub mod rewrite;
 pub mod target;
 
 pub use code_object::{CodeObject, Kernel, TextLayout};

@@ -1,0 +1,275 @@
+//! Encoding of the few instructions the rewriter emits. Opcodes come from the
+//! decoder's instruction table (looked up by mnemonic and target), field
+//! positions from the decoder's encoding layout, and operand codes from the
+//! decoder's operand space: this module holds no instruction fact of its own.
+//! Every emitted instruction is decoded back by the tests and compared with
+//! the assembler's output for the snippets in `asm-snippets/amd/`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use xfpx_amd_isa::encoding::{field_position, identify, Encoding, Field};
+use xfpx_amd_isa::operand::{Operand, SpecialReg, LITERAL_CODE};
+use xfpx_amd_isa::table::{self, ConstType};
+use xfpx_amd_isa::Target;
+
+use super::RewriteError;
+
+/// A source or destination operand of an emitted instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    /// `s<n>` (or the first of a pair/tuple).
+    Sgpr(u16),
+    /// `v<n>`.
+    Vgpr(u16),
+    /// `a<n>` (only as an `accvgpr` source).
+    Agpr(u16),
+    /// A special register (`vcc`, `exec`, `m0`), low half for 64-bit operands.
+    Special(SpecialReg),
+    /// An integer inline constant (-16..=64).
+    Int(i8),
+    /// A 32-bit literal dword.
+    Literal(u32),
+}
+
+/// The operand code of a special register, found in the decoder's code space.
+fn special_code(reg: SpecialReg) -> Option<u16> {
+    static CODES: OnceLock<HashMap<SpecialReg, u16>> = OnceLock::new();
+    let codes = CODES.get_or_init(|| {
+        let mut m = HashMap::new();
+        for code in (0u16..512).rev() {
+            if let Operand::Special { reg, half: 0, .. } = Operand::from_code(code, 1, ConstType::B32, None) {
+                m.insert(reg, code);
+            }
+        }
+        m
+    });
+    codes.get(&reg).copied()
+}
+
+/// The operand code of an integer inline constant, found in the decoder's code space.
+fn int_code(value: i8) -> Option<u16> {
+    (128u16..=208).find(|&c| Operand::from_code(c, 1, ConstType::B32, None) == Operand::InlineInt(value))
+}
+
+impl Src {
+    /// 9-bit source code (VGPRs at 256..) and the literal dword it needs, if any.
+    fn code(self) -> Result<(u16, Option<u32>), RewriteError> {
+        let bad = || RewriteError::Encode(format!("operand {self:?} has no source code"));
+        Ok(match self {
+            Src::Sgpr(n) if n < 102 => (n, None),
+            Src::Vgpr(n) if n < 256 => (256 + n, None),
+            Src::Special(r) => (special_code(r).ok_or_else(bad)?, None),
+            Src::Int(v) => (int_code(v).ok_or_else(bad)?, None),
+            Src::Literal(v) => (LITERAL_CODE, Some(v)),
+            _ => return Err(bad()),
+        })
+    }
+
+    /// 8-bit scalar code (no VGPRs).
+    fn scalar(self) -> Result<(u32, Option<u32>), RewriteError> {
+        match self {
+            Src::Vgpr(_) | Src::Agpr(_) => Err(RewriteError::Encode(format!("{self:?} is not a scalar operand"))),
+            s => s.code().map(|(c, l)| (u32::from(c), l)),
+        }
+    }
+}
+
+/// The fixed prefix bits of an encoding: the smallest first dword the
+/// decoder identifies as that encoding (all fields zero).
+fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
+    static PREFIXES: OnceLock<HashMap<Encoding, u32>> = OnceLock::new();
+    let p = PREFIXES.get_or_init(|| {
+        let mut m = HashMap::new();
+        for hi in 0u32..512 {
+            for seg in 0u32..4 {
+                let w = (hi << 23) | (seg << 14);
+                if let Some(e) = identify(w) {
+                    m.entry(e).or_insert(w);
+                }
+            }
+        }
+        m
+    });
+    p.get(&enc).copied().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
+}
+
+/// The opcode of `mnemonic` in `enc` on `target`, from the decoder's table.
+pub fn opcode(target: Target, enc: Encoding, mnemonic: &str) -> Result<u16, RewriteError> {
+    table::rows()
+        .iter()
+        .find(|r| r.encoding == enc && r.mnemonic == mnemonic && r.targets & target.mask() != 0)
+        .map(|r| r.opcode)
+        .ok_or_else(|| RewriteError::Encode(format!("{mnemonic} ({enc}) is not an instruction of {target}")))
+}
+
+fn put(words: &mut [u32], enc: Encoding, f: Field, value: u32) -> Result<(), RewriteError> {
+    let (dw, lo, width) =
+        field_position(enc, f).ok_or_else(|| RewriteError::Encode(format!("{enc} has no field {f:?}")))?;
+    let mask = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
+    if value & !mask != 0 {
+        return Err(RewriteError::Encode(format!("{value:#x} does not fit field {f:?} of {enc}")));
+    }
+    let w = words.get_mut(dw as usize).ok_or_else(|| RewriteError::Encode(format!("{enc} field {f:?} out of range")))?;
+    *w |= value << lo;
+    Ok(())
+}
+
+/// An encoder for one target: each method returns the instruction's dwords.
+#[derive(Debug, Clone, Copy)]
+pub struct Encoder {
+    pub target: Target,
+}
+
+impl Encoder {
+    fn base(&self, enc: Encoding, mnemonic: &str, fields: &[(Field, u32)]) -> Result<Vec<u32>, RewriteError> {
+        let mut words = vec![0u32; enc.base_length() / 4];
+        words[0] = prefix(enc)?;
+        put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, mnemonic)?))?;
+        for &(f, v) in fields {
+            put(&mut words, enc, f, v)?;
+        }
+        Ok(words)
+    }
+
+    /// SOPP with a 16-bit immediate (`s_nop`, `s_branch`, `s_waitcnt`, ...).
+    pub fn sopp(&self, mnemonic: &str, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(Encoding::Sopp, mnemonic, &[(Field::Simm16, u32::from(simm16))])
+    }
+
+    /// SOP1 `sdst = op(ssrc0)`; `sdst` None for `s_setpc_b64`.
+    pub fn sop1(&self, mnemonic: &str, sdst: Option<Src>, ssrc0: Option<Src>) -> Result<Vec<u32>, RewriteError> {
+        let mut fields = Vec::new();
+        if let Some(d) = sdst {
+            fields.push((Field::Sdst, d.scalar()?.0));
+        }
+        let mut lit = None;
+        if let Some(s) = ssrc0 {
+            let (c, l) = s.scalar()?;
+            fields.push((Field::Ssrc0, c));
+            lit = l;
+        }
+        let mut w = self.base(Encoding::Sop1, mnemonic, &fields)?;
+        w.extend(lit);
+        Ok(w)
+    }
+
+    /// SOP2 `sdst = op(ssrc0, ssrc1)`.
+    pub fn sop2(&self, mnemonic: &str, sdst: Src, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+        let (ca, la) = a.scalar()?;
+        let (cb, lb) = b.scalar()?;
+        if la.is_some() && lb.is_some() {
+            return Err(RewriteError::Encode("two literals in one SOP2".into()));
+        }
+        let mut w = self.base(
+            Encoding::Sop2,
+            mnemonic,
+            &[(Field::Sdst, sdst.scalar()?.0), (Field::Ssrc0, ca), (Field::Ssrc1, cb)],
+        )?;
+        w.extend(la.or(lb));
+        Ok(w)
+    }
+
+    /// SOPC comparison setting SCC.
+    pub fn sopc(&self, mnemonic: &str, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+        let (ca, la) = a.scalar()?;
+        let (cb, lb) = b.scalar()?;
+        let mut w = self.base(Encoding::Sopc, mnemonic, &[(Field::Ssrc0, ca), (Field::Ssrc1, cb)])?;
+        w.extend(la.or(lb));
+        Ok(w)
+    }
+
+    /// SOPK with a register and a 16-bit immediate (`s_movk_i32`, `s_getreg_b32`, `s_setreg_b32`).
+    pub fn sopk(&self, mnemonic: &str, sdst: Src, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(Encoding::Sopk, mnemonic, &[(Field::Sdst, sdst.scalar()?.0), (Field::Simm16, u32::from(simm16))])
+    }
+
+    /// VOP1 `vdst = op(src0)` (`v_mov_b32_e32`).
+    pub fn vop1(&self, mnemonic: &str, vdst: u16, src0: Src) -> Result<Vec<u32>, RewriteError> {
+        let (c, l) = src0.code()?;
+        let mut w = self.base(Encoding::Vop1, mnemonic, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
+        w.extend(l);
+        Ok(w)
+    }
+
+    /// VOP2 `vdst = op(src0, vsrc1)`.
+    pub fn vop2(&self, mnemonic: &str, vdst: u16, src0: Src, vsrc1: u16) -> Result<Vec<u32>, RewriteError> {
+        let (c, l) = src0.code()?;
+        let mut w = self.base(
+            Encoding::Vop2,
+            mnemonic,
+            &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c)), (Field::Vsrc1, u32::from(vsrc1))],
+        )?;
+        w.extend(l);
+        Ok(w)
+    }
+
+    /// VOP3 comparison writing an SGPR pair (`v_cmp_class_f32_e64 s[n:n+1], src0, src1`).
+    pub fn vop3_cmp(&self, mnemonic: &str, sdst: u16, src0: Src, src1: Src) -> Result<Vec<u32>, RewriteError> {
+        let (c0, l0) = src0.code()?;
+        let (c1, l1) = src1.code()?;
+        if l0.is_some() || l1.is_some() {
+            return Err(RewriteError::Encode("VOP3 takes no literal on gfx9".into()));
+        }
+        self.base(
+            Encoding::Vop3,
+            mnemonic,
+            &[(Field::Vdst, u32::from(sdst)), (Field::Src0, u32::from(c0)), (Field::Src1, u32::from(c1))],
+        )
+    }
+
+    /// `v_accvgpr_read_b32 vdst, a<n>` (VOP3P).
+    pub fn accvgpr_read(&self, vdst: u16, agpr: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(
+            Encoding::Vop3p,
+            "v_accvgpr_read_b32",
+            &[(Field::Vdst, u32::from(vdst)), (Field::Src0, 256 + u32::from(agpr)), (Field::OpSelHi, 3)],
+        )
+    }
+
+    /// A GLOBAL atomic without return: `op vaddr, vdata, s[saddr:saddr+1]`.
+    pub fn global_atomic(&self, mnemonic: &str, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(
+            Encoding::Global,
+            mnemonic,
+            &[(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(target: Target, words: &[u32]) -> String {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let insn = xfpx_amd_isa::decode(target, &bytes).expect("decodes");
+        assert_eq!(insn.length, bytes.len(), "length of {insn}");
+        insn.to_string()
+    }
+
+    #[test]
+    fn emitted_instructions_decode_to_what_was_asked() {
+        for target in Target::ALL {
+            let e = Encoder { target };
+            assert_eq!(text(target, &e.sopp("s_branch", 0xfffe).expect("enc")), "s_branch 65534");
+            assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")), "s_mov_b64 s[20:21], exec");
+            assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")), "s_mov_b64 exec, 1");
+            assert_eq!(text(target, &e.sop2("s_cselect_b32", Src::Sgpr(3), Src::Int(1), Src::Int(0)).expect("e")), "s_cselect_b32 s3, 1, 0");
+            assert_eq!(text(target, &e.sopc("s_cmp_lg_u32", Src::Sgpr(3), Src::Int(0)).expect("e")), "s_cmp_lg_u32 s3, 0");
+            assert_eq!(text(target, &e.vop1("v_mov_b32_e32", 7, Src::Literal(0x204)).expect("e")), "v_mov_b32_e32 v7, 0x204");
+            assert_eq!(text(target, &e.vop3_cmp("v_cmp_class_f32_e64", 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")), "v_cmp_class_f32_e64 s[30:31], v2, v7");
+            assert_eq!(text(target, &e.global_atomic("global_atomic_add", 5, 6, 40).expect("e")), "global_atomic_add v5, v6, s[40:41]");
+            assert_eq!(text(target, &e.accvgpr_read(9, 3).expect("e")), "v_accvgpr_read_b32 v9, a3");
+        }
+    }
+
+    #[test]
+    fn impossible_operands_are_errors() {
+        let e = Encoder { target: Target::Gfx90a };
+        assert!(e.sop1("s_mov_b32", Some(Src::Vgpr(1)), Some(Src::Int(0))).is_err());
+        assert!(e.vop3_cmp("v_cmp_class_f32_e64", 2, Src::Vgpr(1), Src::Literal(5)).is_err());
+        assert!(e.sopp("s_no_such_thing", 0).is_err());
+        assert!(e.vop1("v_mov_b32_e32", 1, Src::Int(100)).is_err());
+    }
+}

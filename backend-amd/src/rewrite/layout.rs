@@ -1,0 +1,326 @@
+//! Where appended code goes and how the ELF is rebuilt around it. Two
+//! strategies, both keeping every existing address where it was:
+//! - grow `.text` in place when the slack before the next segment holds the
+//!   new code (the file bytes after `.text` move by whole pages, so every
+//!   later segment keeps its offset/address congruence);
+//! - otherwise a new `PT_LOAD` above all others, in the program-header slot
+//!   of `PT_GNU_STACK`, with a rebuilt section-header table that names it.
+//!
+//! The code-end padding (`s_nop 0` after the last kernel) is repeated after
+//! the appended code, and the gap up to the appended code is `s_nop 0` too.
+
+use serde::Serialize;
+
+use crate::code_object::CodeObject;
+use crate::elf::PT_LOAD;
+
+use super::RewriteError;
+
+const PT_GNU_STACK: u32 = 0x6474_e551;
+const PF_X: u32 = 1;
+const PF_R: u32 = 4;
+const SHT_PROGBITS: u32 = 1;
+const SHF_ALLOC: u64 = 2;
+const SHF_EXECINSTR: u64 = 4;
+const PAGE: u64 = 0x1000;
+/// Alignment of the appended code (kernels are 256-byte aligned).
+pub const CODE_ALIGN: u64 = 256;
+/// Name of the section holding appended code in a new segment.
+pub const APPENDED_SECTION: &str = ".xfpx.text";
+/// `s_nop 0`: the filler the compiler uses after the code.
+const S_NOP_0: [u8; 4] = 0xBF80_0000u32.to_le_bytes();
+
+/// How the appended code is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    GrowText,
+    NewSegment,
+}
+
+/// The address range offered to appended code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Region {
+    pub strategy: Strategy,
+    /// Address of the first appended byte.
+    pub start: u64,
+    /// Appended code plus padding must end at or below this address.
+    pub limit: Option<u64>,
+    /// Bytes of `s_nop 0` repeated after the appended code.
+    pub trailing_padding: u64,
+}
+
+/// Bytes to write over the original contents at an address (anchors, descriptors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    pub addr: u64,
+    pub bytes: Vec<u8>,
+}
+
+fn align_up(v: u64, a: u64) -> u64 {
+    v.div_ceil(a) * a
+}
+
+/// Length of the run of `s_nop 0` that ends `.text`.
+fn code_end_padding(co: &CodeObject<'_>) -> u64 {
+    let Some(text) = co.elf.section_by_name(".text") else { return 0 };
+    let Ok(data) = co.elf.section_data(text) else { return 0 };
+    let mut n = 0u64;
+    for w in data.rchunks_exact(4) {
+        if w != S_NOP_0 {
+            break;
+        }
+        n += 4;
+    }
+    n
+}
+
+/// The in-place region after `.text`, if the code object has slack there.
+pub fn grow_region(co: &CodeObject<'_>) -> Option<Region> {
+    let t = co.text.as_ref()?;
+    let start = align_up(t.text.end, CODE_ALIGN);
+    let limit = t.next_segment_vaddr.unwrap_or(u64::MAX);
+    (start < limit).then_some(Region {
+        strategy: Strategy::GrowText,
+        start,
+        limit: Some(limit),
+        trailing_padding: code_end_padding(co),
+    })
+}
+
+/// A region in a new segment above every other, at least `min_gap` bytes
+/// above the end of the highest segment (a test knob that forces far code).
+pub fn new_segment_region(co: &CodeObject<'_>, min_gap: u64) -> Result<Region, RewriteError> {
+    let top = co
+        .segments()
+        .iter()
+        .filter(|s| s.p_type == PT_LOAD)
+        .map(|s| s.vaddr.saturating_add(s.memsz))
+        .max()
+        .ok_or_else(|| RewriteError::Layout("no PT_LOAD segment".into()))?;
+    if !co.segments().iter().any(|s| s.p_type == PT_GNU_STACK) {
+        return Err(RewriteError::Layout("no spare program header (PT_GNU_STACK) for a new segment".into()));
+    }
+    Ok(Region {
+        strategy: Strategy::NewSegment,
+        start: align_up(top.saturating_add(min_gap), PAGE),
+        limit: None,
+        trailing_padding: code_end_padding(co),
+    })
+}
+
+fn rd(b: &[u8], at: usize, n: usize) -> Result<u64, RewriteError> {
+    let s = b.get(at..at + n).ok_or_else(|| RewriteError::Layout(format!("read past the end at {at:#x}")))?;
+    let mut v = [0u8; 8];
+    v[..n].copy_from_slice(s);
+    Ok(u64::from_le_bytes(v))
+}
+
+fn wr(b: &mut [u8], at: usize, n: usize, v: u64) -> Result<(), RewriteError> {
+    let s = b.get_mut(at..at + n).ok_or_else(|| RewriteError::Layout(format!("write past the end at {at:#x}")))?;
+    s.copy_from_slice(&v.to_le_bytes()[..n]);
+    Ok(())
+}
+
+fn to_usize(v: u64) -> Result<usize, RewriteError> {
+    usize::try_from(v).map_err(|_| RewriteError::Layout(format!("offset {v:#x} too large")))
+}
+
+/// File offset of address `addr` through the section holding it.
+fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, RewriteError> {
+    let s = co
+        .elf
+        .section_at_addr(addr)
+        .ok_or_else(|| RewriteError::Layout(format!("patch address {addr:#x} is in no section")))?;
+    if addr + len > s.addr + s.size {
+        return Err(RewriteError::Layout(format!("patch at {addr:#x} runs past section {}", s.name)));
+    }
+    Ok(s.offset + (addr - s.addr))
+}
+
+/// The appended bytes: `code`, then the trailing padding.
+fn appended_bytes(region: &Region, code: &[u8]) -> Vec<u8> {
+    let mut out = code.to_vec();
+    let pad = region.trailing_padding as usize / 4;
+    for _ in 0..pad {
+        out.extend_from_slice(&S_NOP_0);
+    }
+    out
+}
+
+/// Size the appended code plus its padding takes.
+pub fn footprint(region: &Region, code_len: u64) -> u64 {
+    code_len + region.trailing_padding
+}
+
+/// Builds the rewritten file: `patches` written over the original bytes,
+/// `code` placed at `region.start`.
+pub fn apply(original: &[u8], co: &CodeObject<'_>, region: &Region, code: &[u8], patches: &[Patch]) -> Result<Vec<u8>, RewriteError> {
+    let mut b = original.to_vec();
+    for p in patches {
+        let off = to_usize(file_offset(co, p.addr, p.bytes.len() as u64)?)?;
+        b[off..off + p.bytes.len()].copy_from_slice(&p.bytes);
+    }
+    if code.is_empty() {
+        return Ok(b);
+    }
+    let appended = appended_bytes(region, code);
+    match region.strategy {
+        Strategy::GrowText => grow_text(b, co, region, &appended),
+        Strategy::NewSegment => new_segment(b, co, region, &appended),
+    }
+}
+
+struct Header {
+    phoff: usize,
+    phentsize: usize,
+    phnum: usize,
+    shoff: u64,
+    shentsize: usize,
+    shnum: usize,
+    shstrndx: usize,
+}
+
+fn header(b: &[u8]) -> Result<Header, RewriteError> {
+    Ok(Header {
+        phoff: to_usize(rd(b, 32, 8)?)?,
+        shoff: rd(b, 40, 8)?,
+        phentsize: rd(b, 54, 2)? as usize,
+        phnum: rd(b, 56, 2)? as usize,
+        shentsize: rd(b, 58, 2)? as usize,
+        shnum: rd(b, 60, 2)? as usize,
+        shstrndx: rd(b, 62, 2)? as usize,
+    })
+}
+
+fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
+    let t = co.text.as_ref().ok_or_else(|| RewriteError::Layout("no .text".into()))?;
+    let text = co.elf.section_by_name(".text").ok_or_else(|| RewriteError::Layout("no .text".into()))?.clone();
+    let new_end = region.start + appended.len() as u64;
+    if region.limit.is_some_and(|l| new_end > l) {
+        return Err(RewriteError::Layout(format!("{new_end:#x} runs into the next segment")));
+    }
+    let grow = new_end - t.text.end;
+    let file_end = text.offset + text.size;
+    let h = header(&b)?;
+    // Later file contents move by whole pages (and by the largest alignment of
+    // any later segment) so that offsets stay congruent to addresses.
+    let mut align = PAGE;
+    for i in 0..h.phnum {
+        let at = h.phoff + i * h.phentsize;
+        if rd(&b, at + 8, 8)? >= file_end {
+            align = align.max(rd(&b, at + 48, 8)?.max(1));
+        }
+    }
+    let shift = align_up(grow, align);
+    // Program headers.
+    let seg = t.segment;
+    for i in 0..h.phnum {
+        let at = h.phoff + i * h.phentsize;
+        let off = rd(&b, at + 8, 8)?;
+        let filesz = rd(&b, at + 32, 8)?;
+        if i == seg {
+            if off + filesz != file_end {
+                return Err(RewriteError::Layout("the code segment does not end with .text".into()));
+            }
+            wr(&mut b, at + 32, 8, filesz + grow)?;
+            let memsz = rd(&b, at + 40, 8)?;
+            wr(&mut b, at + 40, 8, memsz + grow)?;
+        } else if off >= file_end && !(off == 0 && filesz == 0) {
+            wr(&mut b, at + 8, 8, off + shift)?;
+        } else if off < file_end && off + filesz > file_end {
+            return Err(RewriteError::Layout(format!("segment {i} spans the end of .text in the file")));
+        }
+    }
+    // Section headers.
+    for i in 0..h.shnum {
+        let at = to_usize(h.shoff)? + i * h.shentsize;
+        let off = rd(&b, at + 24, 8)?;
+        if i == text.index {
+            wr(&mut b, at + 32, 8, text.size + grow)?;
+        } else if off >= file_end && i != 0 {
+            wr(&mut b, at + 24, 8, off + shift)?;
+        }
+    }
+    if h.shoff >= file_end {
+        wr(&mut b, 40, 8, h.shoff + shift)?;
+    }
+    let cut = to_usize(file_end)?;
+    let mut out = Vec::with_capacity(b.len() + shift as usize);
+    out.extend_from_slice(&b[..cut]);
+    let gap = region.start - t.text.end;
+    for _ in 0..gap / 4 {
+        out.extend_from_slice(&S_NOP_0);
+    }
+    out.extend_from_slice(appended);
+    out.resize(cut + shift as usize, 0);
+    out.extend_from_slice(&b[cut..]);
+    Ok(out)
+}
+
+fn new_segment(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
+    let h = header(&b)?;
+    let _ = co;
+    // The code, page-aligned in the file as it is in memory.
+    let code_off = align_up(b.len() as u64, PAGE);
+    b.resize(to_usize(code_off)?, 0);
+    b.extend_from_slice(appended);
+    let size = appended.len() as u64;
+    let slot = (0..h.phnum)
+        .find(|&i| rd(&b, h.phoff + i * h.phentsize, 4).ok() == Some(u64::from(PT_GNU_STACK)))
+        .ok_or_else(|| RewriteError::Layout("no PT_GNU_STACK slot".into()))?;
+    let at = h.phoff + slot * h.phentsize;
+    for (o, n, v) in [
+        (0, 4, u64::from(PT_LOAD)),
+        (4, 4, u64::from(PF_R | PF_X)),
+        (8, 8, code_off),
+        (16, 8, region.start),
+        (24, 8, region.start),
+        (32, 8, size),
+        (40, 8, size),
+        (48, 8, PAGE),
+    ] {
+        wr(&mut b, at + o, n, v)?;
+    }
+    // New section-name table: the old names plus ours.
+    let shoff = to_usize(h.shoff)?;
+    let strhdr = shoff + h.shstrndx * h.shentsize;
+    let (str_off, str_size) = (to_usize(rd(&b, strhdr + 24, 8)?)?, to_usize(rd(&b, strhdr + 32, 8)?)?);
+    let mut names = b
+        .get(str_off..str_off + str_size)
+        .ok_or_else(|| RewriteError::Layout("section name table out of the file".into()))?
+        .to_vec();
+    let name_at = names.len() as u64;
+    names.extend_from_slice(APPENDED_SECTION.as_bytes());
+    names.push(0);
+    let names_off = b.len() as u64;
+    b.extend_from_slice(&names);
+    // New section-header table: the old headers plus one for the code.
+    let table = b
+        .get(shoff..shoff + h.shnum * h.shentsize)
+        .ok_or_else(|| RewriteError::Layout("section header table out of the file".into()))?
+        .to_vec();
+    let new_shoff = align_up(b.len() as u64, 8);
+    b.resize(to_usize(new_shoff)?, 0);
+    b.extend_from_slice(&table);
+    let entsize = h.shentsize;
+    let strhdr = to_usize(new_shoff)? + h.shstrndx * entsize;
+    wr(&mut b, strhdr + 24, 8, names_off)?;
+    wr(&mut b, strhdr + 32, 8, names.len() as u64)?;
+    let mut sh = vec![0u8; entsize];
+    for (o, n, v) in [
+        (0, 4, name_at),
+        (4, 4, u64::from(SHT_PROGBITS)),
+        (8, 8, SHF_ALLOC | SHF_EXECINSTR),
+        (16, 8, region.start),
+        (24, 8, code_off),
+        (32, 8, size),
+        (48, 8, CODE_ALIGN),
+    ] {
+        wr(&mut sh, o, n, v)?;
+    }
+    b.extend_from_slice(&sh);
+    wr(&mut b, 40, 8, new_shoff)?;
+    wr(&mut b, 60, 2, (h.shnum + 1) as u64)?;
+    Ok(b)
+}

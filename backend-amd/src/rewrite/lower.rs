@@ -1,0 +1,601 @@
+//! Lowering a verified plan to trampolines. Each instrumented instruction is
+//! overwritten by an `s_branch` (plus `s_nop 0` filling an 8-byte slot) to
+//! appended code that runs the `before` probes, re-executes the displaced
+//! instruction (relocated when it is PC-relative), runs the `after` probes
+//! and branches back (a long jump through `s_setpc_b64` when the return is
+//! out of `s_branch` reach). SCC is saved around every stretch that writes
+//! it; EXEC is saved around the single-lane table update; VCC and M0 are
+//! never written. All scratch registers lie above the kernel's allocation.
+
+use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
+use xfpx_amd_isa::{ControlFlow, Instruction, Target};
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::Plan;
+use xfpx_common::probe::{Action, CounterKind, Probe, ValueRef, When};
+use xfpx_common::site::SiteTable;
+use xfpx_common::view::{KernelView, Operand, RegFile};
+use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
+
+use super::encode::{Encoder, Src};
+use super::layout::Patch;
+use super::table::{SlotKind, TableLayout, TRAPSTS_EXCP_BITS};
+use super::view::DecodedInstr;
+use super::waitcnt::{waitcnt_imm, WaitAnalysis};
+use super::RewriteError;
+
+/// Scratch SGPRs the trampolines use, from the first one up.
+pub const SCRATCH_SGPRS: u16 = 12;
+/// Scratch VGPRs the trampolines use.
+pub const SCRATCH_VGPRS: u16 = 5;
+
+/// The scratch registers of one kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scratch {
+    /// First scratch SGPR (a multiple of 4).
+    pub sgpr: u16,
+    /// First scratch VGPR.
+    pub vgpr: u16,
+}
+
+impl Scratch {
+    fn scc(&self) -> Src {
+        Src::Sgpr(self.sgpr)
+    }
+    fn tmp(&self) -> Src {
+        Src::Sgpr(self.sgpr + 1)
+    }
+    fn exec_save(&self) -> u16 {
+        self.sgpr + 2
+    }
+    fn mask(&self) -> u16 {
+        self.sgpr + 4
+    }
+    fn any(&self) -> u16 {
+        self.sgpr + 6
+    }
+    fn table(&self) -> u16 {
+        self.sgpr + 8
+    }
+    fn jump(&self) -> u16 {
+        self.sgpr + 10
+    }
+    fn v_addr(&self) -> u16 {
+        self.vgpr
+    }
+    fn v_data(&self) -> u16 {
+        self.vgpr + 1
+    }
+    fn v_class(&self) -> u16 {
+        self.vgpr + 2
+    }
+    fn v_value(&self) -> u16 {
+        self.vgpr + 3
+    }
+}
+
+/// The appended code being built, at a known address.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    pub base: u64,
+    pub words: Vec<u32>,
+}
+
+impl Appended {
+    pub fn here(&self) -> u64 {
+        self.base + 4 * self.words.len() as u64
+    }
+    fn push(&mut self, w: Vec<u32>) {
+        self.words.extend(w);
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// `simm16` of a PC-relative SOPP at `from` reaching `to`, if in reach.
+fn rel16(from: u64, to: u64) -> Option<u16> {
+    let d = (to as i64 - (from as i64 + 4)) / 4;
+    i16::try_from(d).ok().map(|v| v as u16)
+}
+
+/// A site the lowering left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RefusedSite {
+    pub offset: u64,
+    pub instr: String,
+    pub reason: String,
+}
+
+/// What lowering produced for one kernel.
+#[derive(Debug, Clone, Default)]
+pub struct KernelLowering {
+    pub anchors: Vec<Patch>,
+    pub trampolines: usize,
+    pub probes: usize,
+    pub waits_added: usize,
+    pub refused: Vec<RefusedSite>,
+}
+
+/// The AMD lowering of one kernel's plan into `appended`.
+#[derive(Debug)]
+pub struct AmdLowering<'a> {
+    pub enc: Encoder,
+    pub entry: u64,
+    pub instrs: &'a [DecodedInstr],
+    pub waits: &'a WaitAnalysis,
+    pub scratch: Scratch,
+    pub table: &'a mut TableLayout,
+    pub table_address: u64,
+    pub appended: &'a mut Appended,
+}
+
+/// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
+/// -0, +0, +denormal, +normal, +inf.
+const CLASS_NAN: u32 = 0b00_0000_0011;
+const CLASS_INF: u32 = 0b10_0000_0100;
+const CLASS_SUBNORMAL: u32 = 0b00_1001_0000;
+
+/// The class mask that finds `kind` in the result of an instruction of `class`.
+fn class_mask(kind: ExceptionKind, class: InstrClass) -> u32 {
+    let is_div = matches!(class, InstrClass::Arith { op: FpOp::Div, .. });
+    match kind {
+        ExceptionKind::Nan => CLASS_NAN,
+        ExceptionKind::Sub => CLASS_SUBNORMAL,
+        ExceptionKind::Inf if !is_div => CLASS_INF,
+        ExceptionKind::Div0 if is_div => CLASS_INF,
+        _ => 0,
+    }
+}
+
+/// How one value is brought to a `v_cmp_class` source.
+#[derive(Debug, Clone, Copy)]
+struct Value {
+    src: Src,
+    /// For AGPRs: copy (1 or 2 registers) into the value scratch first.
+    agpr: Option<u16>,
+    /// f16x2/bf16 halves: shift the value into the low/high half first.
+    half: Half,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Half {
+    Whole,
+    HighToLow,
+    LowToHigh,
+    High,
+}
+
+impl AmdLowering<'_> {
+    fn e(&self) -> Encoder {
+        self.enc
+    }
+
+    fn emit(&mut self, w: Vec<u32>) {
+        self.appended.push(w);
+    }
+
+    /// Jump from the end of the appended code to `target`: `s_branch` when in
+    /// reach, else `s_getpc_b64`/`s_add_u32`/`s_addc_u32`/`s_setpc_b64` with SCC kept.
+    fn jump_to(&mut self, target: u64) -> Result<(), RewriteError> {
+        if let Some(rel) = rel16(self.appended.here(), target) {
+            let w = self.e().sopp("s_branch", rel)?;
+            self.emit(w);
+            return Ok(());
+        }
+        let j = self.scratch.jump();
+        let e = self.e();
+        self.emit(e.sop2("s_cselect_b32", self.scratch.scc(), Src::Int(1), Src::Int(0))?);
+        let pc = self.appended.here() + 4;
+        self.emit(e.sop1("s_getpc_b64", Some(Src::Sgpr(j)), None)?);
+        let delta = target.wrapping_sub(pc);
+        self.emit(e.sop2("s_add_u32", Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
+        self.emit(e.sop2("s_addc_u32", Src::Sgpr(j + 1), Src::Sgpr(j + 1), Src::Literal((delta >> 32) as u32))?);
+        self.emit(e.sopc("s_cmp_lg_u32", self.scratch.scc(), Src::Int(0))?);
+        self.emit(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+        Ok(())
+    }
+
+    fn save_scc(&mut self) -> Result<(), RewriteError> {
+        let w = self.e().sop2("s_cselect_b32", self.scratch.scc(), Src::Int(1), Src::Int(0))?;
+        self.emit(w);
+        Ok(())
+    }
+
+    fn restore_scc(&mut self) -> Result<(), RewriteError> {
+        let w = self.e().sopc("s_cmp_lg_u32", self.scratch.scc(), Src::Int(0))?;
+        self.emit(w);
+        Ok(())
+    }
+
+    /// Re-executes `d` in the appended code. Returns false when the
+    /// instruction leaves (no return jump follows).
+    fn displaced(&mut self, d: &DecodedInstr) -> Result<bool, RewriteError> {
+        let e = self.e();
+        let insn = &d.insn;
+        match insn.control_flow(d.addr) {
+            ControlFlow::Next | ControlFlow::End => {
+                self.emit(insn.dwords().to_vec());
+                Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
+            }
+            ControlFlow::Branch { target } => {
+                self.jump_to(target)?;
+                Ok(false)
+            }
+            ControlFlow::CondBranch { target } => {
+                if insn.base_mnemonic.contains("fork") || insn.base_mnemonic.contains("cdbg") {
+                    return Err(RewriteError::Refused(format!("{} cannot be moved", insn.base_mnemonic)));
+                }
+                // Taken: over the fall-through jump to a jump to the target.
+                let at = self.appended.words.len();
+                self.emit(insn.dwords().to_vec());
+                let fall = self.appended.here();
+                let _ = fall;
+                // Fall-through path continues in the trampoline: branch over the taken path.
+                let over = self.appended.words.len();
+                self.emit(e.sopp("s_branch", 0)?);
+                let taken = self.appended.here();
+                let rel = rel16(self.appended.base + 4 * at as u64, taken)
+                    .ok_or_else(|| RewriteError::Refused("branch in trampoline out of reach".into()))?;
+                self.appended.words[at] = (self.appended.words[at] & 0xFFFF_0000) | u32::from(rel);
+                self.jump_to(target)?;
+                let cont = self.appended.here();
+                let rel = rel16(self.appended.base + 4 * over as u64, cont)
+                    .ok_or_else(|| RewriteError::Refused("branch in trampoline out of reach".into()))?;
+                self.appended.words[over] = (self.appended.words[over] & 0xFFFF_0000) | u32::from(rel);
+                Ok(true)
+            }
+            ControlFlow::GetPc { value } => {
+                // s_getpc_b64 sdst, then correct it to the original address + 4.
+                self.emit(insn.dwords().to_vec());
+                let got = self.appended.here();
+                let sdst = insn.words[0] >> 16 & 0x7F;
+                self.adjust_pair(sdst as u16, value.wrapping_sub(got))?;
+                Ok(true)
+            }
+            ControlFlow::Call { target } => {
+                let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
+                let w = e.sop1("s_getpc_b64", Some(Src::Sgpr(sdst)), None)?;
+                self.emit(w);
+                let got = self.appended.here();
+                self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
+                self.jump_to(target)?;
+                Ok(false)
+            }
+            ControlFlow::Indirect if insn.base_mnemonic == "s_setpc_b64" => {
+                self.emit(insn.dwords().to_vec());
+                Ok(false)
+            }
+            ControlFlow::Indirect | ControlFlow::Trap => Err(RewriteError::Refused(format!(
+                "{} cannot be moved (its effect depends on where it runs)",
+                insn.base_mnemonic
+            ))),
+        }
+    }
+
+    /// `s[r:r+1] += delta` with SCC kept.
+    fn adjust_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
+        let e = self.e();
+        self.save_scc()?;
+        self.emit(e.sop2("s_add_u32", Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
+        self.emit(e.sop2("s_addc_u32", Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
+        self.restore_scc()
+    }
+
+    /// Single-lane atomic `op` of `v_data` into slot `slot` of the table.
+    fn record(&mut self, slot: u32, op: &str, data: Src) -> Result<(), RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
+        self.emit(e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        self.emit(e.vop1("v_mov_b32_e32", s.v_addr(), Src::Literal(slot * 4))?);
+        self.emit(e.vop1("v_mov_b32_e32", s.v_data(), data)?);
+        self.emit(e.sop1("s_mov_b32", Some(Src::Sgpr(s.table())), Some(Src::Literal(self.table_address as u32)))?);
+        self.emit(e.sop1("s_mov_b32", Some(Src::Sgpr(s.table() + 1)), Some(Src::Literal((self.table_address >> 32) as u32)))?);
+        self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
+        self.emit(e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        Ok(())
+    }
+
+    /// The values a check reads, register by register (pairs for f64).
+    fn values(&self, op: &Operand, format: FpFormat) -> Result<Vec<Value>, RewriteError> {
+        let Operand::Reg(r) = op else { return Ok(Vec::new()) };
+        let words = u16::from(format.register_words());
+        let mut out = Vec::new();
+        let mut i = 0u16;
+        while i + words <= u16::from(r.count) {
+            let n = r.first + i;
+            let (src, agpr) = match r.file {
+                RegFile::PerLane => (Src::Vgpr(n), None),
+                RegFile::Uniform => (Src::Sgpr(n), None),
+                RegFile::Accumulator => (Src::Vgpr(self.scratch.v_value()), Some(n)),
+                RegFile::Predicate => return Err(RewriteError::Refused("predicate values cannot be checked".into())),
+            };
+            let halves: &[Half] = match format {
+                FpFormat::F32 | FpFormat::F64 | FpFormat::F16 => &[Half::Whole],
+                FpFormat::F16x2 => &[Half::Whole, Half::HighToLow],
+                FpFormat::Bf16 => &[Half::LowToHigh],
+                FpFormat::Bf16x2 => &[Half::LowToHigh, Half::High],
+            };
+            for &half in halves {
+                out.push(Value { src, agpr, half });
+            }
+            i += words;
+        }
+        Ok(out)
+    }
+
+    /// Brings a value to a VOP3 source, through the value scratch when needed.
+    fn load_value(&mut self, v: Value, format: FpFormat) -> Result<Src, RewriteError> {
+        let e = self.e();
+        let t = self.scratch.v_value();
+        if let Some(a) = v.agpr {
+            for k in 0..u16::from(format.register_words()) {
+                self.emit(e.accvgpr_read(t + k, a + k)?);
+            }
+        }
+        let vsrc = |src: Src, this: &mut Self| -> Result<u16, RewriteError> {
+            match src {
+                Src::Vgpr(n) => Ok(n),
+                other => {
+                    this.emit(e.vop1("v_mov_b32_e32", t, other)?);
+                    Ok(t)
+                }
+            }
+        };
+        Ok(match v.half {
+            Half::Whole => v.src,
+            Half::HighToLow => {
+                let n = vsrc(v.src, self)?;
+                self.emit(e.vop2("v_lshrrev_b32_e32", t, Src::Int(16), n)?);
+                Src::Vgpr(t)
+            }
+            Half::LowToHigh => {
+                let n = vsrc(v.src, self)?;
+                self.emit(e.vop2("v_lshlrev_b32_e32", t, Src::Int(16), n)?);
+                Src::Vgpr(t)
+            }
+            Half::High => {
+                let n = vsrc(v.src, self)?;
+                self.emit(e.vop2("v_and_b32_e32", t, Src::Literal(0xFFFF_0000), n)?);
+                Src::Vgpr(t)
+            }
+        })
+    }
+
+    /// The code of one probe.
+    fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe, sites: &SiteTable) -> Result<(), RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        let ins = &view.instrs[p.instr as usize];
+        let _ = sites;
+        match &p.action {
+            Action::CheckFp { values, format, kinds } => {
+                let (cmp, cmp_format) = match format {
+                    FpFormat::F64 => ("v_cmp_class_f64_e64", FpFormat::F64),
+                    FpFormat::F16 | FpFormat::F16x2 => ("v_cmp_class_f16_e64", FpFormat::F16),
+                    _ => ("v_cmp_class_f32_e64", FpFormat::F32),
+                };
+                let _ = cmp_format;
+                let mut vals = Vec::new();
+                for v in values {
+                    let op = match v {
+                        ValueRef::Def(n) => ins.defs.get(*n as usize),
+                        ValueRef::Use(n) => ins.uses.get(*n as usize),
+                    }
+                    .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
+                    vals.extend(self.values(op, *format)?);
+                }
+                for kind in kinds.iter() {
+                    let mask = class_mask(kind, ins.class);
+                    if mask == 0 || vals.is_empty() {
+                        continue;
+                    }
+                    let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
+                    self.emit(e.vop1("v_mov_b32_e32", s.v_class(), Src::Literal(mask))?);
+                    let result = if vals.len() == 1 { s.mask() } else { s.any() };
+                    if vals.len() > 1 {
+                        self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
+                    }
+                    for v in vals.clone() {
+                        let src = self.load_value(v, *format)?;
+                        self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
+                        if vals.len() > 1 {
+                            self.emit(e.sop2("s_or_b64", Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
+                        }
+                    }
+                    self.emit(e.sopc("s_cmp_lg_u64", Src::Sgpr(result), Src::Int(0))?);
+                    let skip = self.appended.words.len();
+                    self.emit(e.sopp("s_cbranch_scc0", 0)?);
+                    self.record(slot, "global_atomic_add", Src::Int(1))?;
+                    let rel = rel16(self.appended.base + 4 * skip as u64, self.appended.here())
+                        .ok_or_else(|| RewriteError::Refused("probe too long".into()))?;
+                    self.appended.words[skip] |= u32::from(rel);
+                }
+                Ok(())
+            }
+            Action::Count { counter } => {
+                let def = plan
+                    .counters
+                    .get(counter.0 as usize)
+                    .ok_or_else(|| RewriteError::Refused(format!("counter {} undeclared", counter.0)))?;
+                let per_lane = matches!(def.kind, CounterKind::ThreadExecutions);
+                let slot = self.table.slot(&view.name, SlotKind::Counter { name: def.name.clone(), per_lane });
+                let data = if per_lane {
+                    self.emit(e.sop1("s_bcnt1_i32_b64", Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
+                    s.tmp()
+                } else {
+                    Src::Int(1)
+                };
+                self.record(slot, "global_atomic_add", data)
+            }
+            other => Err(RewriteError::Refused(format!("action {other:?} is not lowered on AMD"))),
+        }
+    }
+
+    /// Registers a group of probes reads from the kernel (for waits).
+    fn probe_reads(view: &KernelView, probes: &[&Probe]) -> Vec<(IsaFile, u16)> {
+        let mut out = Vec::new();
+        for p in probes {
+            let ins = &view.instrs[p.instr as usize];
+            if let Action::CheckFp { values, .. } = &p.action {
+                for v in values {
+                    let op = match v {
+                        ValueRef::Def(n) => ins.defs.get(*n as usize),
+                        ValueRef::Use(n) => ins.uses.get(*n as usize),
+                    };
+                    if let Some(Operand::Reg(r)) = op {
+                        let f = match r.file {
+                            RegFile::PerLane => IsaFile::Vgpr,
+                            RegFile::Uniform => IsaFile::Sgpr,
+                            RegFile::Accumulator => IsaFile::Agpr,
+                            RegFile::Predicate => continue,
+                        };
+                        out.extend((0..u16::from(r.count)).map(|i| (f, r.first + i)));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn wait(&mut self, index: usize, after: bool, regs: &[(IsaFile, u16)], count: &mut usize) -> Result<(), RewriteError> {
+        if let Some((vm, lg)) = self.waits.wait_for(index, after, regs) {
+            let w = self.e().sopp("s_waitcnt", waitcnt_imm(vm, lg))?;
+            self.emit(w);
+            *count += 1;
+        }
+        Ok(())
+    }
+
+    /// Wait states after the displaced instruction before the probes read its results.
+    fn hazard_nops(&mut self, insn: &Instruction) -> Result<(), RewriteError> {
+        let e = self.e();
+        if matches!(insn.class(), InstrClass::Matrix { .. }) || insn.base_mnemonic.starts_with("v_mfma") {
+            // Matrix results are read by VALU only after the pipeline drains:
+            // 4 x 8 wait states cover the longest pass counts.
+            for _ in 0..4 {
+                self.emit(e.sopp("s_nop", 7)?);
+            }
+        } else if insn.encoding.is_valu() {
+            // Transcendental results (gfx940+) need one wait state; give two.
+            self.emit(e.sopp("s_nop", 1)?);
+        }
+        Ok(())
+    }
+
+    /// One trampoline for the probes of instruction `index`.
+    pub fn trampoline(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        index: usize,
+        probes: &[&Probe],
+        sites: &SiteTable,
+        out: &mut KernelLowering,
+    ) -> Result<(), RewriteError> {
+        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        let start = self.appended.here();
+        let rel = rel16(d.addr, start).ok_or_else(|| {
+            RewriteError::Refused(format!("trampoline at {start:#x} is beyond s_branch reach (±128 KiB) of {:#x}", d.addr))
+        })?;
+        let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
+        let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
+        if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
+            return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
+        }
+        let mut waits = 0usize;
+        if !before.is_empty() {
+            self.wait(index, false, &Self::probe_reads(view, &before), &mut waits)?;
+            self.save_scc()?;
+            for p in &before {
+                self.probe(view, plan, p, sites)?;
+            }
+            self.restore_scc()?;
+        }
+        let returns = self.displaced(&d)?;
+        if !after.is_empty() {
+            if !returns {
+                return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
+            }
+            self.hazard_nops(&d.insn)?;
+            self.wait(index, true, &Self::probe_reads(view, &after), &mut waits)?;
+            self.save_scc()?;
+            for p in &after {
+                self.probe(view, plan, p, sites)?;
+            }
+            self.restore_scc()?;
+        }
+        if returns {
+            self.jump_to(d.addr + d.insn.length as u64)?;
+        }
+        // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
+        let mut anchor = self.e().sopp("s_branch", rel)?;
+        while anchor.len() * 4 < d.insn.length {
+            anchor.extend(self.e().sopp("s_nop", 0)?);
+        }
+        out.anchors.push(Patch { addr: d.addr, bytes: anchor.iter().flat_map(|w| w.to_le_bytes()).collect() });
+        out.trampolines += 1;
+        out.probes += probes.len();
+        out.waits_added += waits;
+        Ok(())
+    }
+
+    /// The screening trampoline at an `s_endpgm`: OR the wave's TRAPSTS
+    /// exception bits into the kernel's slot, then end the wave.
+    pub fn screen_endpgm(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
+        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        let start = self.appended.here();
+        let rel = rel16(d.addr, start)
+            .ok_or_else(|| RewriteError::Refused(format!("trampoline at {start:#x} is beyond s_branch reach of {:#x}", d.addr)))?;
+        let slot = self.table.slot(kernel, SlotKind::Screen);
+        let e = self.e();
+        let s = self.scratch;
+        self.emit(e.sopk("s_getreg_b32", s.tmp(), hwreg_trapsts_excp())?);
+        self.emit(e.sopc("s_cmp_lg_u32", s.tmp(), Src::Int(0))?);
+        let skip = self.appended.words.len();
+        self.emit(e.sopp("s_cbranch_scc0", 0)?);
+        self.record(slot, "global_atomic_or", s.tmp())?;
+        let rel_skip = rel16(self.appended.base + 4 * skip as u64, self.appended.here())
+            .ok_or_else(|| RewriteError::Refused("probe too long".into()))?;
+        self.appended.words[skip] |= u32::from(rel_skip);
+        self.emit(d.insn.dwords().to_vec());
+        out.anchors.push(Patch { addr: d.addr, bytes: e.sopp("s_branch", rel)?.iter().flat_map(|w| w.to_le_bytes()).collect() });
+        out.trampolines += 1;
+        out.probes += 1;
+        Ok(())
+    }
+}
+
+/// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the
+/// `simm16` packs id [5:0], offset [10:6], size-1 [15:11]).
+pub fn hwreg_trapsts_excp() -> u16 {
+    const HW_REG_TRAPSTS: u16 = 3;
+    HW_REG_TRAPSTS | ((TRAPSTS_EXCP_BITS as u16 - 1) << 11)
+}
+
+impl Lowering for AmdLowering<'_> {
+    type Output = KernelLowering;
+    type Error = RewriteError;
+
+    fn lower(&mut self, view: &KernelView, plan: &Plan, sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
+        let mut out = KernelLowering::default();
+        for (instr, probes) in plan.by_instr() {
+            let refs: Vec<&Probe> = probes.iter().collect();
+            let mark = self.appended.words.len();
+            let slots = self.table.slots.len();
+            if let Err(err) = self.trampoline(view, plan, instr as usize, &refs, sites, &mut out) {
+                match err {
+                    RewriteError::Refused(reason) => {
+                        self.appended.words.truncate(mark);
+                        self.table.slots.truncate(slots);
+                        let ins = &view.instrs[instr as usize];
+                        out.refused.push(RefusedSite { offset: ins.offset, instr: ins.text.clone(), reason });
+                    }
+                    other => return Err(other),
+                }
+            }
+        }
+        let _ = Target::Gfx90a;
+        Ok(out)
+    }
+}

@@ -1,0 +1,470 @@
+//! Rewriting CDNA code objects for the exception detector. A kernel's
+//! decoded code becomes a vendor-neutral view, the detector's plan is
+//! verified and lowered to trampolines in appended code ([`lower`]), the
+//! descriptor grows to hold the scratch registers ([`regs`]), memory waits
+//! are inserted where a probe reads a register a load may still write
+//! ([`waitcnt`]), and the ELF is rebuilt around the new code ([`layout`]).
+//! Two modes: `Detect` (per-instruction checks, one table slot per
+//! (site, kind, format)) and `Screen` (the wave's sticky TRAPSTS exception
+//! bits at `s_endpgm`, one slot per kernel). See `asm-snippets/amd/README.md`
+//! for the code shapes and the hardware behaviour screening relies on.
+
+pub mod encode;
+pub mod layout;
+pub mod lower;
+pub mod regs;
+pub mod table;
+pub mod view;
+pub mod waitcnt;
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use serde::Serialize;
+use xfpx_amd_isa::{DecodeError, Target};
+use xfpx_common::lower::Lowering;
+use xfpx_common::plan::{self, Plan};
+use xfpx_common::site::SiteTable;
+use xfpx_common::tool::{Detector, Tool};
+
+use crate::code_object::{CodeObject, Kernel};
+use crate::descriptor::{raw::rsrc1, DescriptorWord, KernelDescriptor};
+use layout::{Patch, Strategy};
+use lower::{AmdLowering, Appended, KernelLowering, RefusedSite};
+use regs::RegisterChange;
+use table::TableLayout;
+use view::DecodedInstr;
+use waitcnt::WaitAnalysis;
+
+/// Why a rewrite, a kernel or a site failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RewriteError {
+    /// The input could not be read as a code object.
+    #[error("{0}")]
+    Input(#[from] crate::error::Error),
+    /// The ELF cannot be rebuilt with appended code.
+    #[error("layout: {0}")]
+    Layout(String),
+    /// An instruction could not be encoded (an internal inconsistency).
+    #[error("encoding: {0}")]
+    Encode(String),
+    /// A kernel cannot be instrumented.
+    #[error("{0}")]
+    Kernel(String),
+    /// A site cannot be instrumented (the kernel still is, without it).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// What the appended code does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Check the results of FP instructions, one record per (site, kind, format).
+    Detect,
+    /// Read TRAPSTS exception bits at the end of each wave, one record per kernel.
+    Screen,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "detect" => Ok(Mode::Detect),
+            "screen" => Ok(Mode::Screen),
+            other => Err(format!("unknown rewrite mode '{other}' (detect, screen)")),
+        }
+    }
+}
+
+/// Options of [`rewrite`].
+#[derive(Debug, Clone)]
+pub struct RewriteOptions {
+    pub mode: Mode,
+    /// Only kernels whose name contains one of these (all when empty).
+    pub kernels: Vec<String>,
+    /// Device address of the table (patched into the code).
+    pub table_address: u64,
+    /// Place appended code at least this far above the last segment (forces a
+    /// new segment; tests use it to exercise far returns).
+    pub min_distance: Option<u64>,
+}
+
+impl Default for RewriteOptions {
+    fn default() -> Self {
+        RewriteOptions { mode: Mode::Detect, kernels: Vec::new(), table_address: 0, min_distance: None }
+    }
+}
+
+/// Whether a kernel was rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum KernelState {
+    Instrumented,
+    Excluded,
+    Skipped { reason: String },
+}
+
+/// One line of appended code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListingLine {
+    pub address: u64,
+    pub text: String,
+}
+
+/// The rewrite of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KernelOutcome {
+    pub name: String,
+    #[serde(flatten)]
+    pub state: KernelState,
+    pub instructions: usize,
+    pub probes: usize,
+    pub trampolines: usize,
+    pub waits_added: usize,
+    pub refused_sites: Vec<RefusedSite>,
+    pub registers: Option<RegisterChange>,
+    /// Descriptor words that changed: (field, before, after).
+    pub descriptor_diff: Vec<(String, u64, u64)>,
+    /// Appended code of this kernel's trampolines.
+    pub appended: Vec<ListingLine>,
+    /// Screen mode: DX10_CLAMP was cleared so TRAPSTS records exceptions.
+    pub dx10_clamp_cleared: bool,
+}
+
+/// The result of [`rewrite`].
+#[derive(Debug, Clone, Serialize)]
+pub struct RewriteOutcome {
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+    #[serde(skip)]
+    pub sites: SiteTable,
+    pub target: String,
+    pub mode: Mode,
+    pub strategy: Option<Strategy>,
+    /// Address of the first appended byte.
+    pub appended_at: Option<u64>,
+    pub appended_bytes: u64,
+    pub table_address: u64,
+    pub table: TableLayout,
+    pub kernels: Vec<KernelOutcome>,
+}
+
+fn isa_target(co: &CodeObject<'_>) -> Result<Target, RewriteError> {
+    Target::from_str(co.target.processor.name()).map_err(|e| RewriteError::Kernel(e.to_string()))
+}
+
+/// Decodes `bytes` at `addr`; the first undecodable word is an error.
+fn decode_all(target: Target, bytes: &[u8], addr: u64) -> Result<Vec<DecodedInstr>, (u64, DecodeError)> {
+    xfpx_amd_isa::disassemble(target, bytes, addr)
+        .map(|(a, r)| r.map(|insn| DecodedInstr { addr: a, insn }).map_err(|e| (a, e)))
+        .collect()
+}
+
+/// Every decodable instruction of `.text` (for register use).
+fn all_code(co: &CodeObject<'_>, target: Target) -> Vec<DecodedInstr> {
+    let Some(text) = co.elf.section_by_name(".text") else { return Vec::new() };
+    let Ok(data) = co.elf.section_data(text) else { return Vec::new() };
+    xfpx_amd_isa::disassemble(target, data, text.addr)
+        .filter_map(|(a, r)| r.ok().map(|insn| DecodedInstr { addr: a, insn }))
+        .collect()
+}
+
+fn descriptor_diff(a: &KernelDescriptor, b: &KernelDescriptor) -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for (name, x, y) in [
+        ("compute_pgm_rsrc1", a.compute_pgm_rsrc1, b.compute_pgm_rsrc1),
+        ("compute_pgm_rsrc2", a.compute_pgm_rsrc2, b.compute_pgm_rsrc2),
+        ("compute_pgm_rsrc3", a.compute_pgm_rsrc3, b.compute_pgm_rsrc3),
+    ] {
+        if x != y {
+            out.push((name.to_string(), u64::from(x), u64::from(y)));
+        }
+    }
+    out
+}
+
+/// Work for one kernel, carried between the two placement attempts.
+struct Prepared<'k> {
+    kernel: &'k Kernel,
+    instrs: Vec<DecodedInstr>,
+    view: xfpx_common::view::KernelView,
+    plan: Plan,
+    waits: WaitAnalysis,
+}
+
+/// Rewrites the code object `bytes`.
+pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, RewriteError> {
+    let co = CodeObject::parse(bytes)?;
+    let target = isa_target(&co)?;
+    let used = regs::used_registers(&all_code(&co, target));
+    let mut sites = SiteTable::new();
+    let mut outcomes = Vec::new();
+    let mut prepared = Vec::new();
+    for k in &co.kernels {
+        let mut o = KernelOutcome {
+            name: k.name.clone(),
+            state: KernelState::Instrumented,
+            instructions: 0,
+            probes: 0,
+            trampolines: 0,
+            waits_added: 0,
+            refused_sites: Vec::new(),
+            registers: None,
+            descriptor_diff: Vec::new(),
+            appended: Vec::new(),
+            dx10_clamp_cleared: false,
+        };
+        if !opts.kernels.is_empty() && !opts.kernels.iter().any(|f| k.name.contains(f.as_str())) {
+            o.state = KernelState::Excluded;
+            outcomes.push(o);
+            continue;
+        }
+        match prepare(&co, k, target, opts.mode, &mut sites) {
+            Ok(p) => {
+                o.instructions = p.instrs.len();
+                prepared.push((outcomes.len(), p));
+            }
+            Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+        }
+        outcomes.push(o);
+    }
+    // Place the code after .text when it fits, else in a new segment.
+    let mut region = match (opts.min_distance, layout::grow_region(&co)) {
+        (None, Some(r)) => r,
+        (d, _) => layout::new_segment_region(&co, d.unwrap_or(0))?,
+    };
+    loop {
+        let mut outs = outcomes.clone();
+        let mut table = TableLayout::default();
+        let mut appended = Appended { base: region.start, words: Vec::new() };
+        let mut patches = Vec::new();
+        for (i, p) in &prepared {
+            let o = &mut outs[*i];
+            match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &sites) {
+                Ok((low, descriptor, change, cleared, listing_from)) => {
+                    o.probes = low.probes;
+                    o.trampolines = low.trampolines;
+                    o.waits_added = low.waits_added;
+                    o.refused_sites = low.refused;
+                    o.descriptor_diff = descriptor_diff(&p.kernel.descriptor, &descriptor);
+                    o.registers = Some(change);
+                    o.dx10_clamp_cleared = cleared;
+                    o.appended = listing(target, &appended, listing_from);
+                    if low.trampolines == 0 {
+                        o.state = KernelState::Skipped { reason: "nothing to instrument".into() };
+                        o.descriptor_diff.clear();
+                        o.registers = None;
+                        continue;
+                    }
+                    patches.extend(low.anchors);
+                    patches.push(Patch { addr: p.kernel.descriptor_address, bytes: descriptor.to_bytes().to_vec() });
+                }
+                Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+            }
+        }
+        let code = appended.bytes();
+        let fits = region.limit.is_none_or(|l| region.start + layout::footprint(&region, code.len() as u64) <= l);
+        if !fits {
+            region = layout::new_segment_region(&co, opts.min_distance.unwrap_or(0))?;
+            continue;
+        }
+        let out = layout::apply(bytes, &co, &region, &code, &patches)?;
+        // The result must read back as a code object with the same kernels.
+        let check = CodeObject::parse(&out).map_err(|e| RewriteError::Layout(format!("rewritten object does not parse: {e}")))?;
+        if check.kernels.len() != co.kernels.len() {
+            return Err(RewriteError::Layout("rewritten object lost kernels".into()));
+        }
+        return Ok(RewriteOutcome {
+            bytes: out,
+            sites,
+            target: target.name().to_string(),
+            mode: opts.mode,
+            strategy: (!code.is_empty()).then_some(region.strategy),
+            appended_at: (!code.is_empty()).then_some(region.start),
+            appended_bytes: code.len() as u64,
+            table_address: opts.table_address,
+            table,
+            kernels: outs,
+        });
+    }
+}
+
+fn prepare<'k>(co: &CodeObject<'_>, k: &'k Kernel, target: Target, mode: Mode, sites: &mut SiteTable) -> Result<Prepared<'k>, RewriteError> {
+    let code = co.kernel_code(k)?;
+    let skip = k.preload_header_bytes as usize;
+    let body = code.get(skip..).unwrap_or(&[]);
+    let instrs = decode_all(target, body, k.code.start + skip as u64)
+        .map_err(|(a, e)| RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))?;
+    let view = view::kernel_view(&k.name, k.entry, &instrs);
+    let plan = match mode {
+        Mode::Detect => {
+            let plan = Detector::default().plan(&view, sites);
+            plan::verify(&plan, &view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
+            plan
+        }
+        Mode::Screen => Plan::new(k.name.clone()),
+    };
+    let waits = WaitAnalysis::run(&instrs);
+    Ok(Prepared { kernel: k, instrs, view, plan, waits })
+}
+
+type Lowered = (KernelLowering, KernelDescriptor, RegisterChange, bool, usize);
+
+#[allow(clippy::too_many_arguments)]
+fn lower_kernel(
+    co: &CodeObject<'_>,
+    p: &Prepared<'_>,
+    target: Target,
+    used: (u16, u16),
+    opts: &RewriteOptions,
+    table: &mut TableLayout,
+    appended: &mut Appended,
+    sites: &SiteTable,
+) -> Result<Lowered, RewriteError> {
+    let processor = co.target.processor;
+    let max_wg = co
+        .metadata
+        .as_ref()
+        .and_then(|m| m.kernels.iter().find(|km| km.name == p.kernel.name))
+        .map(|km| km.max_flat_workgroup_size)
+        .filter(|&w| w > 0);
+    let (scratch, mut descriptor, change) = regs::grow(processor, &p.kernel.descriptor, used, max_wg)?;
+    let mark = appended.words.len();
+    let slots = table.slots.len();
+    let mut lowering = AmdLowering {
+        enc: encode::Encoder { target },
+        entry: p.kernel.entry,
+        instrs: &p.instrs,
+        waits: &p.waits,
+        scratch,
+        table,
+        table_address: opts.table_address,
+        appended,
+    };
+    let mut cleared = false;
+    let result = match opts.mode {
+        Mode::Detect => lowering.lower(&p.view, &p.plan, sites),
+        Mode::Screen => {
+            let mut out = KernelLowering::default();
+            let ends: Vec<usize> = p
+                .instrs
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.insn.base_mnemonic == "s_endpgm")
+                .map(|(i, _)| i)
+                .collect();
+            let mut err = None;
+            for i in ends {
+                if let Err(e) = lowering.screen_endpgm(&p.kernel.name, i, &mut out) {
+                    err = Some(e);
+                    break;
+                }
+            }
+            match err {
+                Some(e) => Err(e),
+                None => {
+                    // DX10_CLAMP keeps TRAPSTS from recording FP exceptions
+                    // before gfx12; it also turns clamped NaNs into 0, so it
+                    // is cleared only when no instruction uses `clamp`.
+                    let clamps = p.instrs.iter().any(|d| {
+                        d.insn.modifiers.iter().any(|m| matches!(m, xfpx_amd_isa::Modifier::Flag("clamp")))
+                    });
+                    if !clamps && descriptor.field(DescriptorWord::ComputePgmRsrc1, rsrc1::ENABLE_DX10_CLAMP) != 0 {
+                        descriptor
+                            .set_field(DescriptorWord::ComputePgmRsrc1, rsrc1::ENABLE_DX10_CLAMP, 0)
+                            .map_err(|e| RewriteError::Kernel(e.to_string()))?;
+                        cleared = true;
+                    }
+                    Ok(out)
+                }
+            }
+        }
+    };
+    match result {
+        Ok(low) => Ok((low, descriptor, change, cleared, mark)),
+        Err(e) => {
+            lowering.appended.words.truncate(mark);
+            lowering.table.slots.truncate(slots);
+            Err(e)
+        }
+    }
+}
+
+fn listing(target: Target, appended: &Appended, from_word: usize) -> Vec<ListingLine> {
+    let words = &appended.words[from_word.min(appended.words.len())..];
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let base = appended.base + 4 * from_word as u64;
+    xfpx_amd_isa::disassemble(target, &bytes, base)
+        .map(|(a, r)| ListingLine {
+            address: a,
+            text: match r {
+                Ok(i) => match i.control_flow(a) {
+                    xfpx_amd_isa::ControlFlow::Branch { target } | xfpx_amd_isa::ControlFlow::CondBranch { target } => {
+                        format!("{i}  // {target:#x}")
+                    }
+                    _ => i.to_string(),
+                },
+                Err(e) => format!("<{e}>"),
+            },
+        })
+        .collect()
+}
+
+impl RewriteOutcome {
+    /// JSON rendering (the rewritten bytes are not included).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Text rendering for `xfpx dump --rewrite`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "target {}  mode {:?}", self.target, self.mode);
+        match (self.strategy, self.appended_at) {
+            (Some(st), Some(at)) => {
+                let _ = writeln!(s, "appended {} bytes at {at:#x} ({st:?}); table at {:#x}, {} slots", self.appended_bytes, self.table_address, self.table.slots.len());
+            }
+            _ => {
+                let _ = writeln!(s, "nothing appended");
+            }
+        }
+        for k in &self.kernels {
+            let state = match &k.state {
+                KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Excluded => "excluded".to_string(),
+                KernelState::Skipped { reason } => format!("skipped: {reason}"),
+            };
+            let _ = writeln!(s, "\nkernel {}: {state}", k.name);
+            if k.state != KernelState::Instrumented {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "  {} instructions, {} probes in {} trampolines, {} waits added{}",
+                k.instructions,
+                k.probes,
+                k.trampolines,
+                k.waits_added,
+                if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
+            );
+            if let Some(r) = &k.registers {
+                let _ = writeln!(
+                    s,
+                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
+                    r.vgprs_before, r.vgprs_after, r.accum_offset_before, r.accum_offset_after, r.sgprs_before, r.sgprs_after, r.scratch_sgpr, r.scratch_vgpr
+                );
+            }
+            for (f, a, b) in &k.descriptor_diff {
+                let _ = writeln!(s, "  descriptor {f}: {a:#010x} -> {b:#010x}");
+            }
+            for r in &k.refused_sites {
+                let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
+            }
+            for l in &k.appended {
+                let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,131 @@
+//! Registers for the appended code: the scratch SGPRs and VGPRs above
+//! everything the code object's functions use, and the one place where a
+//! kernel's descriptor grows to hold them (VGPR/AGPR granule with
+//! `ACCUM_OFFSET` on gfx90a+, SGPR granule with the reserved extras), with
+//! the occupancy check its `max_flat_workgroup_size` imposes.
+
+use serde::Serialize;
+
+use crate::descriptor::{KernelDescriptor, RegisterRequest};
+use crate::target::Processor;
+use xfpx_amd_isa::operand::RegFile;
+
+use super::lower::{Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
+use super::view::DecodedInstr;
+use super::RewriteError;
+
+/// Highest SGPR number a kernel may name plus one (VCC and the rest follow).
+const MAX_NEXT_FREE_SGPR: u16 = 102;
+/// The largest reserved-SGPR extra (flat scratch 6 > XNACK mask 4 > VCC 2):
+/// the extras share space, so the largest one bounds them all.
+const SGPR_EXTRAS: u32 = 6;
+/// Architected VGPRs a lane can name.
+const MAX_ARCH_VGPRS: u16 = 256;
+/// Physical VGPRs per SIMD lane: gfx908 has 256 (and 256 AGPRs apart),
+/// gfx90a+ a unified file of 512.
+fn vgpr_file(p: Processor) -> u32 {
+    if p.info().unified_vgpr_file {
+        512
+    } else {
+        256
+    }
+}
+
+/// Registers the code of a whole code object names: (next free SGPR, next free VGPR).
+pub fn used_registers(all_code: &[DecodedInstr]) -> (u16, u16) {
+    let mut s = 0u16;
+    let mut v = 0u16;
+    for d in all_code {
+        for r in d.insn.regs_written().into_iter().chain(d.insn.regs_read()) {
+            let end = r.first + u16::from(r.count);
+            match r.file {
+                RegFile::Sgpr if r.first < MAX_NEXT_FREE_SGPR => s = s.max(end),
+                RegFile::Vgpr => v = v.max(end),
+                _ => {}
+            }
+        }
+    }
+    (s, v)
+}
+
+/// The descriptor's register counts before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegisterChange {
+    pub vgprs_before: u32,
+    pub vgprs_after: u32,
+    pub accum_offset_before: Option<u32>,
+    pub accum_offset_after: Option<u32>,
+    pub sgprs_before: u32,
+    pub sgprs_after: u32,
+    pub scratch_sgpr: u16,
+    pub scratch_vgpr: u16,
+}
+
+/// Chooses scratch registers for a kernel and returns its grown descriptor.
+/// `used` is what the code object's code names; `max_workgroup` the
+/// metadata's `max_flat_workgroup_size` (None: unknown, taken as 1024).
+pub fn grow(
+    processor: Processor,
+    kd: &KernelDescriptor,
+    used: (u16, u16),
+    max_workgroup: Option<u64>,
+) -> Result<(Scratch, KernelDescriptor, RegisterChange), RewriteError> {
+    let dec = kd.decode(processor).map_err(|e| RewriteError::Kernel(e.to_string()))?;
+    let regs = dec.registers;
+    // Architected VGPRs allocated, and AGPRs after them (gfx90a+).
+    let (arch, agprs) = match regs.accum_offset {
+        Some(acc) => (acc.min(regs.vgprs), regs.vgprs.saturating_sub(acc)),
+        None => (regs.vgprs, 0),
+    };
+    let user_system = dec.user_sgpr_count + dec.system_sgprs.len() as u32;
+    let sgpr_base = (u32::from(used.0).max(user_system)).div_ceil(4) * 4;
+    // Scratch VGPRs sit right above the highest VGPR any code names.
+    let vgpr_base = u32::from(used.1);
+    let new_arch = vgpr_base + u32::from(SCRATCH_VGPRS);
+    if new_arch > u32::from(MAX_ARCH_VGPRS) {
+        return Err(RewriteError::Kernel(format!(
+            "needs {SCRATCH_VGPRS} VGPRs above v{} but a lane has only {MAX_ARCH_VGPRS}",
+            vgpr_base.saturating_sub(1)
+        )));
+    }
+    let new_sgprs = sgpr_base + u32::from(SCRATCH_SGPRS);
+    if new_sgprs > u32::from(MAX_NEXT_FREE_SGPR) {
+        return Err(RewriteError::Kernel(format!(
+            "needs {SCRATCH_SGPRS} SGPRs above s{} but only {MAX_NEXT_FREE_SGPR} are addressable",
+            sgpr_base.saturating_sub(1)
+        )));
+    }
+    let arch_after = new_arch.max(arch);
+    let mut grown = *kd;
+    grown
+        .set_register_allocation(
+            processor,
+            RegisterRequest { vgprs: arch_after, agprs, sgprs: (new_sgprs + SGPR_EXTRAS).max(regs.sgprs) },
+        )
+        .map_err(|e| RewriteError::Kernel(format!("register allocation does not fit the descriptor: {e}")))?;
+    let after = grown.decode(processor).map_err(|e| RewriteError::Kernel(e.to_string()))?.registers;
+    // Occupancy: a workgroup of W lanes needs ceil(W/64) waves over 4 SIMDs.
+    let waves = max_workgroup.unwrap_or(1024).div_ceil(64).div_ceil(4).max(1) as u32;
+    let fits = vgpr_file(processor) / after.vgprs.max(1);
+    if fits < waves {
+        return Err(RewriteError::Kernel(format!(
+            "{} VGPRs per lane leave room for {fits} waves per SIMD, but a workgroup of {} lanes needs {waves}",
+            after.vgprs,
+            max_workgroup.unwrap_or(1024)
+        )));
+    }
+    Ok((
+        Scratch { sgpr: sgpr_base as u16, vgpr: vgpr_base as u16 },
+        grown,
+        RegisterChange {
+            vgprs_before: regs.vgprs,
+            vgprs_after: after.vgprs,
+            accum_offset_before: regs.accum_offset,
+            accum_offset_after: after.accum_offset,
+            sgprs_before: regs.sgprs,
+            sgprs_after: after.sgprs,
+            scratch_sgpr: sgpr_base as u16,
+            scratch_vgpr: vgpr_base as u16,
+        },
+    ))
+}

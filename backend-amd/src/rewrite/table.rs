@@ -1,0 +1,164 @@
+//! The GPU-side table the appended code writes: one 32-bit slot per
+//! (site, kind, format) of a check, per counter, and per screened kernel.
+//! A check's slot counts the wave executions that found its kind; a
+//! counter's slot accumulates; a screening slot ORs the wave's TRAPSTS
+//! exception bits. The table's address is patched into the code when the
+//! object is rewritten; after the run its bytes decode into report records.
+
+use serde::Serialize;
+use xfpx_common::report::{ExceptionRecord, SiteRef};
+use xfpx_common::site::{SiteId, SiteTable};
+use xfpx_common::{ExceptionKind, FpFormat};
+
+/// Bytes per slot.
+pub const SLOT_BYTES: u64 = 4;
+
+/// What a slot holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "slot", rename_all = "snake_case")]
+pub enum SlotKind {
+    /// Wave executions at `site` that produced `kind` in `format`.
+    Exception { site: SiteId, kind: ExceptionKind, format: FpFormat },
+    /// A plan counter.
+    Counter { name: String, per_lane: bool },
+    /// TRAPSTS exception bits seen at the end of the kernel's waves.
+    Screen,
+}
+
+/// One slot of the table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableSlot {
+    pub kernel: String,
+    #[serde(flatten)]
+    pub kind: SlotKind,
+}
+
+/// The table's layout: slot `i` is at byte `4 * i`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TableLayout {
+    pub slots: Vec<TableSlot>,
+}
+
+impl TableLayout {
+    /// The index of a slot, created on first use (so each key is recorded once).
+    pub fn slot(&mut self, kernel: &str, kind: SlotKind) -> u32 {
+        if let Some(i) = self.slots.iter().position(|s| s.kernel == kernel && s.kind == kind) {
+            return i as u32;
+        }
+        self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+        (self.slots.len() - 1) as u32
+    }
+
+    /// Size of the table in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.slots.len() as u64 * SLOT_BYTES
+    }
+}
+
+/// TRAPSTS exception bits (EXCP, same order as the MODE enables): invalid,
+/// input denormal, divide by zero, overflow, underflow, inexact, integer divide by zero.
+pub const TRAPSTS_EXCP_BITS: u32 = 9;
+const TRAPSTS_NAMES: [&str; 7] = ["invalid", "input_denormal", "div_zero", "overflow", "underflow", "inexact", "int_div_zero"];
+
+/// What a screened kernel's TRAPSTS bits say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScreenFinding {
+    pub kernel: String,
+    pub trapsts: u32,
+    /// Names of the bits set.
+    pub exceptions: Vec<&'static str>,
+    /// The report kinds they correspond to (invalid → NaN, div_zero → div0,
+    /// overflow → inf, underflow → sub).
+    pub kinds: Vec<ExceptionKind>,
+}
+
+/// A counter's value after a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CounterValue {
+    pub kernel: String,
+    pub name: String,
+    pub value: u32,
+}
+
+/// Everything a run left in the table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TableContents {
+    /// (kernel, record) for every exception slot that is not zero.
+    pub records: Vec<(String, ExceptionRecord)>,
+    pub counters: Vec<CounterValue>,
+    pub screened: Vec<ScreenFinding>,
+}
+
+/// Decodes the table's bytes after a run (`launch` is the launch index the
+/// records name as their first).
+pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64) -> Result<TableContents, String> {
+    if (bytes.len() as u64) < layout.bytes() {
+        return Err(format!("table has {} bytes, its layout needs {}", bytes.len(), layout.bytes()));
+    }
+    let mut out = TableContents::default();
+    for (i, slot) in layout.slots.iter().enumerate() {
+        let at = i * SLOT_BYTES as usize;
+        let v = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        if v == 0 && !matches!(slot.kind, SlotKind::Counter { .. }) {
+            continue;
+        }
+        match &slot.kind {
+            SlotKind::Exception { site, kind, format } => {
+                let info = sites.get(*site).ok_or_else(|| format!("slot {i} names unknown site {}", site.0))?;
+                out.records.push((
+                    slot.kernel.clone(),
+                    ExceptionRecord {
+                        kind: *kind,
+                        format: *format,
+                        site: SiteRef { id: *site, offset: info.offset, instr: info.instr.clone(), location: info.location.clone() },
+                        first_launch: launch,
+                        occurrences: u64::from(v),
+                    },
+                ));
+            }
+            SlotKind::Counter { name, .. } => {
+                out.counters.push(CounterValue { kernel: slot.kernel.clone(), name: name.clone(), value: v });
+            }
+            SlotKind::Screen => out.screened.push(screen_finding(&slot.kernel, v)),
+        }
+    }
+    Ok(out)
+}
+
+/// Interprets TRAPSTS exception bits.
+pub fn screen_finding(kernel: &str, trapsts: u32) -> ScreenFinding {
+    let exceptions = TRAPSTS_NAMES.iter().enumerate().filter(|(b, _)| trapsts & (1 << b) != 0).map(|(_, n)| *n).collect();
+    let mut kinds = Vec::new();
+    for (bit, kind) in [(0, ExceptionKind::Nan), (2, ExceptionKind::Div0), (3, ExceptionKind::Inf), (4, ExceptionKind::Sub)] {
+        if trapsts & (1 << bit) != 0 {
+            kinds.push(kind);
+        }
+    }
+    ScreenFinding { kernel: kernel.to_string(), trapsts, exceptions, kinds }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_unique_per_key_and_decode() {
+        let mut sites = SiteTable::new();
+        let s = sites.intern("k", 0x40, "v_add_f32_e32 v1, v2, v3", None);
+        let mut t = TableLayout::default();
+        let a = t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Nan, format: FpFormat::F32 });
+        let b = t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Inf, format: FpFormat::F32 });
+        assert_eq!(t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Nan, format: FpFormat::F32 }), a);
+        let c = t.slot("k", SlotKind::Screen);
+        assert_eq!((a, b, c, t.bytes()), (0, 1, 2, 12));
+        let mut bytes = vec![0u8; 12];
+        bytes[0] = 3;
+        bytes[8] = 0b1_0001;
+        let got = decode(&t, &sites, &bytes, 0).expect("decodes");
+        assert_eq!(got.records.len(), 1);
+        assert_eq!(got.records[0].1.kind, ExceptionKind::Nan);
+        assert_eq!(got.records[0].1.occurrences, 3);
+        assert_eq!(got.screened[0].kinds, vec![ExceptionKind::Nan, ExceptionKind::Sub]);
+        assert!(decode(&t, &sites, &bytes[..8], 0).is_err());
+    }
+}

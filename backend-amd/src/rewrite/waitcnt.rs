@@ -1,0 +1,248 @@
+//! Memory waits for instrumentation: a forward data-flow pass over a
+//! kernel's original code that tracks which registers may still be the
+//! destination of an outstanding memory operation, and the weakest
+//! `s_waitcnt` that makes a probe's reads of such registers safe.
+//!
+//! Vector memory retires in issue order (a register loaded with `n` newer
+//! vector operations behind it is safe after `vmcnt(n)`); LDS retires in
+//! order among LDS operations; scalar memory may complete out of order, so
+//! only `lgkmcnt(0)` retires it. FLAT counts in both counters.
+
+use std::collections::BTreeMap;
+
+use xfpx_amd_isa::encoding::Encoding;
+use xfpx_amd_isa::operand::RegFile;
+use xfpx_amd_isa::{ControlFlow, Instruction};
+
+use super::view::DecodedInstr;
+
+/// `s_waitcnt` immediate layout on gfx9: vmcnt [3:0] and [15:14], expcnt
+/// [6:4], lgkmcnt [11:8]; a field at its maximum does not wait.
+pub const VMCNT_MAX: u8 = 63;
+pub const LGKMCNT_MAX: u8 = 15;
+const EXPCNT_MAX: u16 = 7;
+
+/// The `simm16` of `s_waitcnt vmcnt(vm) expcnt(7) lgkmcnt(lgkm)`.
+pub fn waitcnt_imm(vm: u8, lgkm: u8) -> u16 {
+    let vm = u16::from(vm.min(VMCNT_MAX));
+    let lgkm = u16::from(lgkm.min(LGKMCNT_MAX));
+    (vm & 0xF) | ((vm >> 4) << 14) | (EXPCNT_MAX << 4) | (lgkm << 8)
+}
+
+/// Decodes an `s_waitcnt` immediate into (vmcnt, lgkmcnt).
+fn waitcnt_fields(imm: u16) -> (u8, u8) {
+    let vm = (imm & 0xF) | ((imm >> 14) << 4);
+    (vm as u8, ((imm >> 8) & 0xF) as u8)
+}
+
+/// A register that may be in flight: newer operations queued behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pending {
+    /// Vector-memory operations issued after it (None: not vector memory).
+    vm: Option<u8>,
+    /// LDS operations issued after it, or `Smem` (only lgkmcnt(0) retires it).
+    lgkm: Option<Lgkm>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lgkm {
+    Ordered(u8),
+    Smem,
+}
+
+type State = BTreeMap<(u8, u16), Pending>;
+
+fn key(file: RegFile) -> Option<u8> {
+    match file {
+        RegFile::Sgpr => Some(0),
+        RegFile::Vgpr => Some(1),
+        RegFile::Agpr => Some(2),
+        RegFile::Ttmp => None,
+    }
+}
+
+fn join(a: &mut State, b: &State) -> bool {
+    let mut changed = false;
+    for (k, pb) in b {
+        match a.get_mut(k) {
+            None => {
+                a.insert(*k, *pb);
+                changed = true;
+            }
+            Some(pa) => {
+                let vm = match (pa.vm, pb.vm) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                };
+                let lgkm = match (pa.lgkm, pb.lgkm) {
+                    (Some(Lgkm::Smem), _) | (_, Some(Lgkm::Smem)) => Some(Lgkm::Smem),
+                    (Some(Lgkm::Ordered(x)), Some(Lgkm::Ordered(y))) => Some(Lgkm::Ordered(x.min(y))),
+                    (x, y) => x.or(y),
+                };
+                let new = Pending { vm, lgkm };
+                if new != *pa {
+                    *pa = new;
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Applies one original instruction to the state.
+fn transfer(state: &mut State, insn: &Instruction) {
+    if insn.base_mnemonic == "s_waitcnt" {
+        let (vm, lg) = waitcnt_fields((insn.words[0] & 0xFFFF) as u16);
+        state.retain(|_, p| {
+            if p.vm.is_some_and(|n| n >= vm) {
+                p.vm = None;
+            }
+            match p.lgkm {
+                Some(Lgkm::Smem) if lg == 0 => p.lgkm = None,
+                Some(Lgkm::Ordered(n)) if n >= lg => p.lgkm = None,
+                _ => {}
+            }
+            p.vm.is_some() || p.lgkm.is_some()
+        });
+        return;
+    }
+    // Registers the instruction overwrites itself are no longer pending from
+    // older operations (a VALU write would be a hazard the compiler avoided).
+    let c = insn.counters();
+    let smem = insn.encoding == Encoding::Smem;
+    if c.vm {
+        for p in state.values_mut() {
+            if let Some(n) = p.vm.as_mut() {
+                *n = n.saturating_add(1).min(VMCNT_MAX);
+            }
+        }
+    }
+    if c.lgkm && !smem {
+        for p in state.values_mut() {
+            if let Some(Lgkm::Ordered(n)) = p.lgkm.as_mut() {
+                *n = n.saturating_add(1).min(LGKMCNT_MAX);
+            }
+        }
+    }
+    let memory = c.vm || c.lgkm;
+    for r in insn.regs_written() {
+        let Some(k) = key(r.file) else { continue };
+        for i in 0..u16::from(r.count) {
+            if memory {
+                let p = Pending {
+                    vm: c.vm.then_some(0),
+                    lgkm: c.lgkm.then_some(if smem { Lgkm::Smem } else { Lgkm::Ordered(0) }),
+                };
+                state.insert((k, r.first + i), p);
+            } else {
+                state.remove(&(k, r.first + i));
+            }
+        }
+    }
+}
+
+/// In-flight state before and after each instruction of a kernel.
+#[derive(Debug, Clone)]
+pub struct WaitAnalysis {
+    before: Vec<State>,
+    after: Vec<State>,
+}
+
+impl WaitAnalysis {
+    /// Runs the pass to a fixed point over `instrs` (program order; branch
+    /// targets resolved by address; leaving the kernel ends a path).
+    pub fn run(instrs: &[DecodedInstr]) -> WaitAnalysis {
+        let n = instrs.len();
+        let index_of = |addr: u64| instrs.binary_search_by_key(&addr, |d| d.addr).ok();
+        let mut before: Vec<State> = vec![State::new(); n];
+        let mut after: Vec<State> = vec![State::new(); n];
+        let mut work: Vec<usize> = (0..n).rev().collect();
+        let mut queued = vec![true; n];
+        while let Some(i) = work.pop() {
+            queued[i] = false;
+            let mut s = before[i].clone();
+            transfer(&mut s, &instrs[i].insn);
+            after[i] = s.clone();
+            let mut succ = Vec::new();
+            match instrs[i].insn.control_flow(instrs[i].addr) {
+                ControlFlow::Branch { target } => succ.extend(index_of(target)),
+                ControlFlow::CondBranch { target } => {
+                    succ.extend(index_of(target));
+                    succ.push(i + 1);
+                }
+                ControlFlow::End | ControlFlow::Trap => {}
+                ControlFlow::Indirect if instrs[i].insn.base_mnemonic != "s_swappc_b64" => {}
+                _ => succ.push(i + 1),
+            }
+            for j in succ.into_iter().filter(|&j| j < n) {
+                if join(&mut before[j], &s) && !queued[j] {
+                    queued[j] = true;
+                    work.push(j);
+                }
+            }
+        }
+        WaitAnalysis { before, after }
+    }
+
+    /// The weakest wait (vmcnt, lgkmcnt) that makes reading `regs` safe
+    /// before (`after == false`) or after instruction `index`; None if no wait is needed.
+    pub fn wait_for(&self, index: usize, after: bool, regs: &[(RegFile, u16)]) -> Option<(u8, u8)> {
+        let state = if after { self.after.get(index)? } else { self.before.get(index)? };
+        let mut vm = VMCNT_MAX;
+        let mut lg = LGKMCNT_MAX;
+        let mut any = false;
+        for &(f, r) in regs {
+            let Some(p) = key(f).and_then(|k| state.get(&(k, r))) else { continue };
+            any = true;
+            if let Some(n) = p.vm {
+                vm = vm.min(n);
+            }
+            match p.lgkm {
+                Some(Lgkm::Smem) => lg = 0,
+                Some(Lgkm::Ordered(n)) => lg = lg.min(n),
+                None => {}
+            }
+        }
+        any.then_some((vm, lg))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xfpx_amd_isa::Target;
+
+    fn instrs(words: &[u32]) -> Vec<DecodedInstr> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        xfpx_amd_isa::disassemble(Target::Gfx90a, &bytes, 0x1000)
+            .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
+            .collect()
+    }
+
+    #[test]
+    fn waitcnt_immediates_match_the_documented_words() {
+        assert_eq!(0xBF8C_0000u32 | u32::from(waitcnt_imm(17, 15)), 0xBF8C_4F71);
+        assert_eq!(0xBF8C_0000u32 | u32::from(waitcnt_imm(63, 0)), 0xBF8C_C07F);
+        assert_eq!(waitcnt_fields(waitcnt_imm(17, 3)), (17, 3));
+    }
+
+    #[test]
+    fn weakest_wait_follows_vector_order_and_scalar_rules() {
+        // global_load_dword v1, v[2:3], off ; global_load_dword v4, v[2:3], off
+        // s_load_dword s5, s[0:1], 0x0 ; s_waitcnt vmcnt(1) ; s_endpgm
+        let code = instrs(&[
+            0xDC50_8000, 0x017F_0002, 0xDC50_8000, 0x047F_0002, 0xC002_0140, 0x0000_0000, 0xBF8C_0F71, 0xBF81_0000,
+        ]);
+        assert_eq!(code.len(), 5);
+        let w = WaitAnalysis::run(&code);
+        // Before the s_load: v1 needs vmcnt(1) (one newer vector op), v4 vmcnt(0).
+        assert_eq!(w.wait_for(2, false, &[(RegFile::Vgpr, 1)]), Some((1, LGKMCNT_MAX)));
+        assert_eq!(w.wait_for(2, false, &[(RegFile::Vgpr, 4)]), Some((0, LGKMCNT_MAX)));
+        // After the s_load, s5 needs lgkmcnt(0); after vmcnt(1), v1 is safe.
+        assert_eq!(w.wait_for(2, true, &[(RegFile::Sgpr, 5)]), Some((VMCNT_MAX, 0)));
+        assert_eq!(w.wait_for(3, true, &[(RegFile::Vgpr, 1)]), None);
+        assert_eq!(w.wait_for(3, true, &[(RegFile::Vgpr, 4)]), Some((0, LGKMCNT_MAX)));
+        assert_eq!(w.wait_for(0, false, &[(RegFile::Vgpr, 1)]), None);
+    }
+}
