@@ -162,6 +162,7 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     };
     crate::render::fill(&mut insn)?;
     crate::render::drop_unprinted(&mut insn);
+    crate::render::mark_invalid_operands(&mut insn);
     Ok(insn)
 }
 
@@ -371,5 +372,5 @@ pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, D
 }
 
 pub(crate) fn plain(operand: Operand) -> OperandSlot {
-    OperandSlot { operand, mods: SrcMods::default(), written: false }
+    OperandSlot { operand, mods: SrcMods::default(), written: false, invalid: None }
 }

@@ -31,6 +31,6 @@ pub(crate) mod generated {
 pub use decode::{decode, disassemble, DecodeError, Disassembly, Instruction, Variant};
 pub use encoding::{Encoding, Field};
 pub use modifier::Modifier;
-pub use operand::{LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};
+pub use operand::{InvalidOperand, LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};
 pub use semantics::{ControlFlow, Counters};
 pub use target::{Target, UnknownTarget};

@@ -278,6 +278,15 @@ pub struct SrcMods {
     pub sext: bool,
 }
 
+/// An operand of a class its position does not accept (the reference
+/// disassembler prints it with a note).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvalidOperand {
+    Immediate,
+    /// A register outside the named register class.
+    Register(&'static str),
+}
+
 /// An operand with its source modifiers, as printed in an operand list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperandSlot {
@@ -285,6 +294,23 @@ pub struct OperandSlot {
     pub mods: SrcMods,
     /// Whether the instruction writes this operand.
     pub written: bool,
+    /// Set when the operand's class is not allowed in its position.
+    pub invalid: Option<InvalidOperand>,
+}
+
+impl OperandSlot {
+    /// Operand category as the table's invalid-operand notes name it.
+    pub fn category(&self) -> char {
+        match &self.operand {
+            Operand::Reg(r) => match r.file {
+                RegFile::Vgpr => 'v',
+                RegFile::Agpr => 'a',
+                RegFile::Sgpr | RegFile::Ttmp => 's',
+            },
+            Operand::Special { .. } => 's',
+            _ => 'c',
+        }
+    }
 }
 
 impl fmt::Display for OperandSlot {
@@ -305,7 +331,14 @@ impl fmt::Display for OperandSlot {
                 inner = format!("-{inner}");
             }
         }
-        f.write_str(&inner)
+        f.write_str(&inner)?;
+        match self.invalid {
+            Some(InvalidOperand::Immediate) => f.write_str("/*Invalid immediate*/"),
+            Some(InvalidOperand::Register(class)) => {
+                write!(f, "/*Invalid register, operand has '{class}' register class*/")
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::decode::{fv, plain, slot_operand, DecodeError, Instruction, Variant};
 use crate::encoding::{Encoding, Field};
 use crate::modifier::Modifier;
-use crate::operand::{Operand, OperandSlot, RegFile, RegRange, SrcMods};
+use crate::operand::{InvalidOperand, Operand, OperandSlot, RegFile, RegRange, SrcMods};
 use crate::table::{flags, ConstType, SlotKind};
 use crate::target::Target;
 
@@ -48,6 +48,20 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
     }
 }
 
+/// Attach the reference's notes to operands of a class their position does
+/// not accept (learned per slot into the table).
+pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
+    if insn.variant != Variant::Plain || insn.operands.len() != insn.row.operands.len() {
+        return;
+    }
+    for (op, slot) in insn.operands.iter_mut().zip(insn.row.operands) {
+        let cat = op.category();
+        if let Some(&(_, class)) = slot.invalid.iter().find(|(c, _)| *c == cat) {
+            op.invalid = Some(if cat == 'c' { InvalidOperand::Immediate } else { InvalidOperand::Register(class) });
+        }
+    }
+}
+
 fn unsupported(insn: &Instruction) -> DecodeError {
     DecodeError::Unsupported { word: insn.words[0] }
 }
@@ -61,7 +75,7 @@ fn template_operands(insn: &mut Instruction) -> Result<(), DecodeError> {
     let mut ops = Vec::new();
     for slot in insn.row.operands {
         let operand = slot_operand(insn, slot)?;
-        ops.push(OperandSlot { operand, mods: SrcMods::default(), written: is_dst(slot.field) });
+        ops.push(OperandSlot { operand, mods: SrcMods::default(), written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
     Ok(())
@@ -116,7 +130,7 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
             _ => slot_operand(insn, slot)?,
         };
         let written = slot.field == Field::Sdata && !insn.base_mnemonic.contains("_store");
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written });
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
     }
     insn.operands = ops;
     if let Some(o) = trailing_offset {
@@ -172,7 +186,7 @@ fn dpp(insn: &mut Instruction) -> Result<(), DecodeError> {
             }
         }
         wide |= slot.width == 2;
-        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
     let newbcast = (0x150..=0x15F).contains(&ctrl);
@@ -246,7 +260,7 @@ fn sdwa(insn: &mut Instruction) -> Result<(), DecodeError> {
         if vopc && matches!(slot.kind, SlotKind::Fixed("vcc")) && d & (1 << 15) != 0 {
             o = Operand::from_code(((d >> 8) & 0x7F) as u16, 2, ConstType::B32, None);
         }
-        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
     let m = &mut insn.modifiers;
@@ -287,7 +301,7 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
             mods.abs = abs & (1 << i) != 0;
             mods.neg = neg & (1 << i) != 0;
         }
-        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
     if insn.base_mnemonic.starts_with("v_bitop3") {
@@ -343,7 +357,7 @@ fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
             mods.neg = neg & (1 << i) != 0;
             mods.abs = neg_hi & (1 << i) != 0;
         }
-        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field) });
+        ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
     let arr = |v: u32| -> Vec<u8> { (0..n).map(|i| ((v >> i) & 1) as u8).collect() };
@@ -399,7 +413,7 @@ fn scaled_mfma(insn: &mut Instruction) -> Result<(), DecodeError> {
     };
     let dst_w = insn.row.operands.iter().find(|s| s.field == Field::Vdst).map_or(4, |s| s.width);
     let ops = vec![
-        OperandSlot { operand: Operand::Reg(RegRange::new(file(acc_cd), (w2 & 0xFF) as u16, dst_w)), mods: SrcMods::default(), written: true },
+        OperandSlot { operand: Operand::Reg(RegRange::new(file(acc_cd), (w2 & 0xFF) as u16, dst_w)), mods: SrcMods::default(), written: true, invalid: None },
         plain(src(w3 & 0x1FF, f8f6f4_width(cbsz), acc & 1 != 0)),
         plain(src((w3 >> 9) & 0x1FF, f8f6f4_width(blgp), acc & 2 != 0)),
         plain(src((w3 >> 18) & 0x1FF, dst_w, acc_cd)),
@@ -456,7 +470,7 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
             }
             _ => slot_operand(insn, slot)?,
         };
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst, invalid: None });
     }
     insn.operands = ops;
     if cbsz != 0 {
@@ -489,13 +503,13 @@ fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
                 r.file = data_file;
             }
         }
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst });
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst, invalid: None });
     }
     insn.operands = ops;
     let o0 = fv(insn, Field::Offset0);
     let o1 = fv(insn, Field::Offset1);
     let m = insn.base_mnemonic;
-    let two = m.contains("2_") || m.contains("2st64");
+    let two = insn.row.flags & flags::P_OFFSET01 != 0;
     if two {
         if o0 != 0 {
             insn.modifiers.push(Modifier::Dec("offset0", o0 as i64));
@@ -553,10 +567,10 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     let reg = |f: Field, w: u8| Operand::Reg(RegRange::new(data_file, fv(insn, f) as u16, w));
     let mut ops: Vec<OperandSlot> = Vec::new();
     if let (Some(w), false) = (vdst_w, atomic) {
-        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true });
+        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     } else if let (true, true, Some(w)) = (atomic, glc, data_w) {
         let w = if insn.base_mnemonic.contains("cmpswap") { (w / 2).max(1) } else { w };
-        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true });
+        ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     }
     let lds_only = insn.base_mnemonic.contains("_load_lds_");
     let addr = if enc == Encoding::Scratch && !scratch_uses_vaddr(insn, has_saddr) {
@@ -625,7 +639,7 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
         if slot.field == Field::Vdata && insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
             continue;
         }
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written });
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
     }
     insn.operands = ops;
     if insn.encoding == Encoding::Mtbuf {

@@ -65,6 +65,10 @@ pub struct Slot {
     pub kind: SlotKind,
     /// Number of 32-bit registers (1 for scalars and fixed text).
     pub width: u8,
+    /// Notes the reference prints after an operand of a class this slot does
+    /// not accept: `(category, register class)` with category `c` (constant:
+    /// "Invalid immediate"), `s` (scalar), `v` (VGPR) or `a` (AGPR).
+    pub invalid: &'static [(char, &'static str)],
 }
 
 /// Flags learned per opcode from the oracle: which optional variants exist and
@@ -119,6 +123,7 @@ pub mod flags {
     pub const P_NEG: u64 = 1 << 46;
     pub const XSRC1: u64 = 1 << 47;
     pub const XSRC2: u64 = 1 << 48;
+    pub const P_OFFSET01: u64 = 1 << 49;
 }
 
 /// Which words a modifier group applies to.

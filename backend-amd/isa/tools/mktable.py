@@ -286,26 +286,12 @@ def imm_style(enc, valid, pos):
     return "hex"
 
 
-def learn(enc, cases):
-    """cases: list of (words, length, text) for one (enc, op) on one target."""
-    valid = [c for c in cases if c[1] > 0 and "/*" not in c[2]]
-    if not valid:
-        return None
-    # representative: first valid case whose mnemonic has no _dpp/_sdwa suffix
-    plain = [c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])] or valid
-    best = None
-    for c in plain:
-        _m, ops_c, _ = split_operands(c[2])
-        f = fields(enc, c[0])
-        els = [learn_operand(re.sub(r"^[-|]+|\|$", "", t), f, enc) for t in ops_c]
-        named = [e.split(":")[0] for e in els if e is not None and ":k:" not in e]
-        dups = len(named) - len(set(named))
-        score = (dups, sum(e is None for e in els), sum(e is not None and ":k:" in e for e in els))
-        if best is None or score < best[0]:
-            best = (score, c)
-    words, length, text = best[1]
+COMMENT_RE = re.compile(r"/\*(.*?)\*/")
+
+
+def template_for(enc, case, valid):
+    words, _length, text = case
     mnem, ops, _mods = split_operands(text)
-    mnem = re.sub(r"_(dpp|sdwa)$", "_e32", mnem)
     flds = fields(enc, words)
     tmpl = []
     if enc in ("SOPP", "SOPK") and "hwreg(" in text:
@@ -328,6 +314,61 @@ def learn(enc, cases):
         if el is None:
             el = "?"
         tmpl.append(el)
+    return mnem, tmpl
+
+
+def operand_category(tok):
+    tok = re.sub(r"^(neg\(|sext\()|[-|]", "", tok)
+    if re.match(r"^v(\d|\[)", tok):
+        return "v"
+    if re.match(r"^a(\d|\[)", tok):
+        return "a"
+    if re.match(r"^(s(\d|\[)|ttmp|vcc|exec|m0|flat_scratch|xnack|src_)", tok):
+        return "s"
+    return "c"
+
+
+def learn_invalid_notes(enc, decodable, ntemplate):
+    """Per operand position: category -> note the oracle prints after such an operand."""
+    notes = [dict() for _ in range(ntemplate)]
+    for _w, _l, text in decodable:
+        if "/*" not in text or text.split()[0].endswith(("_dpp", "_sdwa")):
+            continue
+        marked = COMMENT_RE.sub(lambda m: "\x01" + m.group(1).replace(" ", "\x02").replace(",", "\x03") + "\x01", text)
+        _m, ops, _ = split_operands(marked)
+        for pos, tok in enumerate(ops[:ntemplate]):
+            if "\x01" not in tok:
+                continue
+            operand, note = tok.split("\x01")[0], tok.split("\x01")[1]
+            note = note.replace("\x02", " ").replace("\x03", ",")
+            if note == "Invalid immediate":
+                notes[pos]["c"] = "imm"
+            else:
+                m = re.match(r"Invalid register, operand has '([A-Za-z0-9_]+)' register class$", note)
+                if m:
+                    notes[pos][operand_category(operand)] = m.group(1)
+    return notes
+
+
+def learn(enc, cases):
+    """cases: list of (words, length, text) for one (enc, op) on one target."""
+    valid = [c for c in cases if c[1] > 0 and "/*" not in c[2]]
+    if not valid:
+        return None
+    # representative: the plain (not DPP/SDWA) case whose operands map best onto fields
+    plain = [c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])] or valid
+    best = None
+    for c in plain:
+        _m, els = template_for(enc, c, valid)
+        named = [e.split(":")[0] for e in els if ":k:" not in e and e != "?"]
+        dups = len(named) - len(set(named))
+        score = (dups, els.count("?"), sum(":k:" in e for e in els), -len(els))
+        if best is None or score < best[0]:
+            best = (score, c)
+    words, length, text = best[1]
+    mnem, tmpl = template_for(enc, best[1], valid)
+    mnem = re.sub(r"_(dpp|sdwa)$", "_e32", mnem)
+    flds = fields(enc, words)
     if mnem == "s_setreg_imm32_b32":
         tmpl = ["simm16:hwreg:0", "K:k:32"]
     # constant type of each operand-code element
@@ -338,6 +379,8 @@ def learn(enc, cases):
             parts.append(operand_type(enc, valid, pos, parts[0], int(parts[2])))
         typed.append(":".join(parts))
     decodable = [c for c in cases if c[1] > 0]
+    notes = learn_invalid_notes(enc, decodable, len(typed))
+    typed = [el + "".join(f":!{cat}={cls}" for cat, cls in sorted(notes[i].items())) for i, el in enumerate(typed)]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
     fl = learn_flags(enc, decodable, vop3b)
     if enc in ("VOP3", "VOP3P"):
@@ -361,13 +404,13 @@ def operand_type(enc, valid, pos, name, width):
                 return "b64"
             if tok == "0x3118":
                 return "i16"
-            if tok == "0.15915494":
+            if tok == "0.15915494" and ty != "f16":
                 ty = "b32"
         if val == 0xF2 and tok == "0x3c00":
             return "i16"
         if val == 0xFF and len(words) > 1:
             if tok == f"0x{words[1] & 0xFFFF:x}" and words[1] > 0xFFFF:
-                ty = "f16"
+                return "f16"
     return ty
 
 
@@ -443,6 +486,7 @@ PRINTED = [
     ("p_gds", r" gds\b"),
     ("p_glc", r" (glc|sc0)\b"),
     ("p_offset", r" offset:"),
+    ("p_offset01", r" offset[01]:"),
     ("p_dstsel", r" dst_sel:"),
     ("p_abs", r"\|"),
     ("p_neg", r"(^|[ ,])-[vsa|(]|neg\("),

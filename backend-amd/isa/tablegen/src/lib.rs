@@ -103,9 +103,16 @@ fn field(name: &str) -> Option<&'static str> {
 
 fn slot(el: &str) -> Option<String> {
     if el == "?" {
-        return Some("Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0 }".into());
+        return Some("Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0, invalid: &[] }".into());
     }
-    let p: Vec<&str> = el.split(':').collect();
+    let all: Vec<&str> = el.split(':').collect();
+    let p: Vec<&str> = all.iter().copied().filter(|x| !x.starts_with('!')).collect();
+    let mut invalid = Vec::new();
+    for note in all.iter().filter(|x| x.starts_with('!')) {
+        let (cat, class) = note[1..].split_once('=')?;
+        let cat = cat.chars().next()?;
+        invalid.push(format!("({cat:?}, {class:?})"));
+    }
     if p.len() < 3 {
         return None;
     }
@@ -137,7 +144,7 @@ fn slot(el: &str) -> Option<String> {
         _ => return None,
     };
     let width = if p[0] == "K" { width / 16 } else { width };
-    Some(format!("Slot {{ field: Field::{f}, kind: {kind}, width: {width} }}"))
+    Some(format!("Slot {{ field: Field::{f}, kind: {kind}, width: {width}, invalid: &[{}] }}", invalid.join(", ")))
 }
 
 fn class(s: &str) -> Option<String> {
