@@ -42,9 +42,18 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
         Modifier::Named("dst_sel", _) | Modifier::Named("dst_unused", _) => has(flags::P_DSTSEL),
         _ => true,
     });
-    for o in &mut insn.operands {
-        o.mods.abs &= has(flags::P_ABS);
-        o.mods.neg &= has(flags::P_NEG);
+    let aligned = insn.operands.len() == insn.row.operands.len() && insn.encoding.is_valu();
+    for (i, o) in insn.operands.iter_mut().enumerate() {
+        if aligned {
+            let sm = insn.row.operands[i].mods;
+            let neg = o.mods.neg;
+            o.mods.abs &= sm.abs;
+            o.mods.neg = neg && sm.neg;
+            o.mods.sext |= neg && sm.sext && !sm.neg;
+        } else {
+            o.mods.abs &= has(flags::P_ABS);
+            o.mods.neg &= has(flags::P_NEG);
+        }
     }
 }
 
@@ -54,10 +63,14 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
     if insn.variant != Variant::Plain || insn.operands.len() != insn.row.operands.len() {
         return;
     }
-    for (op, slot) in insn.operands.iter_mut().zip(insn.row.operands) {
-        let cat = op.category();
+    let matrix = is_matrix(insn.base_mnemonic) && insn.words[0] & (1 << 15) != 0;
+    for (i, (op, slot)) in insn.operands.iter_mut().zip(insn.row.operands).enumerate() {
+        let mut cat = op.category();
+        if matrix && i == 3 {
+            cat = cat.to_ascii_uppercase();
+        }
         if let Some(&(_, class)) = slot.invalid.iter().find(|(c, _)| *c == cat) {
-            op.invalid = Some(if cat == 'c' { InvalidOperand::Immediate } else { InvalidOperand::Register(class) });
+            op.invalid = Some(if cat.eq_ignore_ascii_case(&'c') { InvalidOperand::Immediate } else { InvalidOperand::Register(class) });
         }
     }
 }

@@ -58,6 +58,20 @@ pub enum SlotKind {
     Unknown,
 }
 
+/// How source modifiers print at an operand position (learned from the
+/// oracle): `abs` as `|x|`, `neg` as `-x`/`neg(x)`, or the neg bit as `sext(x)`.
+/// A modifier the position never prints is accepted and not shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotMods {
+    pub abs: bool,
+    pub neg: bool,
+    pub sext: bool,
+}
+
+impl SlotMods {
+    pub const NONE: SlotMods = SlotMods { abs: false, neg: false, sext: false };
+}
+
 /// One operand position of an instruction, as the oracle prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
@@ -65,6 +79,7 @@ pub struct Slot {
     pub kind: SlotKind,
     /// Number of 32-bit registers (1 for scalars and fixed text).
     pub width: u8,
+    pub mods: SlotMods,
     /// Notes the reference prints after an operand of a class this slot does
     /// not accept: `(category, register class)` with category `c` (constant:
     /// "Invalid immediate"), `s` (scalar), `v` (VGPR) or `a` (AGPR).

@@ -329,9 +329,12 @@ def operand_category(tok):
 
 
 def learn_invalid_notes(enc, decodable, ntemplate):
-    """Per operand position: category -> note the oracle prints after such an operand."""
+    """Per operand position: category -> note the oracle prints after such an operand.
+    For matrix instructions the accumulator (last) operand's category is upper
+    case when acc_cd (dword 0 bit 15) selects AGPRs."""
     notes = [dict() for _ in range(ntemplate)]
     for _w, _l, text in decodable:
+        acc_cd = enc == "VOP3P" and re.match(r"v_(s)?mfma", text) and _w[0] & 0x8000
         if "/*" not in text or text.split()[0].endswith(("_dpp", "_sdwa")):
             continue
         marked = COMMENT_RE.sub(lambda m: "\x01" + m.group(1).replace(" ", "\x02").replace(",", "\x03") + "\x01", text)
@@ -342,11 +345,14 @@ def learn_invalid_notes(enc, decodable, ntemplate):
             operand, note = tok.split("\x01")[0], tok.split("\x01")[1]
             note = note.replace("\x02", " ").replace("\x03", ",")
             if note == "Invalid immediate":
-                notes[pos]["c"] = "imm"
+                notes[pos]["C" if acc_cd and pos == 3 else "c"] = "imm"
             else:
                 m = re.match(r"Invalid register, operand has '([A-Za-z0-9_]+)' register class$", note)
                 if m:
-                    notes[pos][operand_category(operand)] = m.group(1)
+                    cat = operand_category(operand)
+                    if acc_cd and pos == 3:
+                        cat = cat.upper()
+                    notes[pos][cat] = m.group(1)
     return notes
 
 
@@ -376,11 +382,13 @@ def learn(enc, cases):
     for pos, el in enumerate(tmpl):
         parts = el.split(":")
         if len(parts) == 3 and parts[1] == "x" and flds.get(parts[0], ("", 0))[0] == "c":
-            parts.append(operand_type(enc, valid, pos, parts[0], int(parts[2])))
+            parts.append(operand_type(enc, cases, pos, parts[0], int(parts[2])))
         typed.append(":".join(parts))
     decodable = [c for c in cases if c[1] > 0]
     notes = learn_invalid_notes(enc, decodable, len(typed))
     typed = [el + "".join(f":!{cat}={cls}" for cat, cls in sorted(notes[i].items())) for i, el in enumerate(typed)]
+    if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
+        typed = [el + (f":~{st}" if (st := slot_mod_styles(enc, decodable, i)) else "") for i, el in enumerate(typed)]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
     fl = learn_flags(enc, decodable, vop3b)
     if enc in ("VOP3", "VOP3P"):
@@ -391,27 +399,51 @@ def learn(enc, cases):
     return mnem, typed, fl
 
 
-def operand_type(enc, valid, pos, name, width):
-    ty = "b64" if width == 2 else "b32"
-    for words, _l, text in valid:
-        _m, ops, _ = split_operands(text)
+def operand_type(enc, cases, pos, name, width):
+    """How constants in this operand print, from the cases that put one there."""
+    evidence = set()
+    for words, length, text in cases:
+        if length <= 0 or text.split()[0].endswith(("_dpp", "_sdwa")):
+            continue
+        _m, ops, _ = split_operands(COMMENT_RE.sub("", text))
         if pos >= len(ops):
             continue
         val = fields(enc, words)[name][1]
         tok = re.sub(r"^neg\(|\)$", "", ops[pos].strip("|-"))
         if val == 0xF8:
-            if tok == "0.15915494309189532":
-                return "b64"
-            if tok == "0x3118":
-                return "i16"
-            if tok == "0.15915494" and ty != "f16":
-                ty = "b32"
+            evidence.add({"0.15915494309189532": "b64", "0x3118": "i16", "0.15915494": "f32"}.get(tok, "?"))
         if val == 0xF2 and tok == "0x3c00":
-            return "i16"
-        if val == 0xFF and len(words) > 1:
-            if tok == f"0x{words[1] & 0xFFFF:x}" and words[1] > 0xFFFF:
-                return "f16"
-    return ty
+            evidence.add("i16")
+        if val == 0xFF and len(words) > 1 and words[1] > 0xFFFF and tok == f"0x{words[1] & 0xFFFF:x}":
+            evidence.add("lit16")
+    for ty in ("i16", "b64"):
+        if ty in evidence:
+            return ty
+    if "lit16" in evidence:
+        return "f16"
+    if "f32" in evidence:
+        return "b32"
+    return "b64" if width == 2 else "b32"
+
+
+def slot_mod_styles(enc, cases, pos):
+    """Per operand position: how abs and neg print ('a' abs as |x|, 'n' neg as
+    -x / neg(x), 's' neg as sext(x)), from every decodable case."""
+    styles = set()
+    for _w, length, text in cases:
+        if length <= 0:
+            continue
+        _m, ops, _ = split_operands(COMMENT_RE.sub("", text))
+        if pos >= len(ops):
+            continue
+        tok = ops[pos]
+        if "|" in tok:
+            styles.add("a")
+        if tok.startswith("-") and not re.match(r"^-\d", tok) or tok.startswith("neg("):
+            styles.add("n")
+        if tok.startswith("sext("):
+            styles.add("s")
+    return "".join(sorted(styles))
 
 
 def _vop3b(words):

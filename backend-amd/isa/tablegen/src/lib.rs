@@ -50,7 +50,7 @@ pub fn generate(tsv: &str) -> Result<String, String> {
     out.push_str("//! Instruction table of gfx9/CDNA, generated from `tables/gfx9.tsv` by\n");
     out.push_str("//! `cargo run -p xfpx-amd-isa-tablegen`. Do not edit.\n\n");
     out.push_str("use crate::encoding::{Encoding, Field};\n");
-    out.push_str("use crate::table::{flags, ConstType, ImmStyle, OpcodeRow, Slot, SlotKind};\n");
+    out.push_str("use crate::table::{flags, ConstType, ImmStyle, OpcodeRow, Slot, SlotKind, SlotMods};\n");
     out.push_str("use xfpx_common::{FpFormat, FpOp, InstrClass};\n\n");
     out.push_str("#[rustfmt::skip]\npub static OPCODES: &[OpcodeRow] = &[\n");
     for r in rows {
@@ -103,10 +103,17 @@ fn field(name: &str) -> Option<&'static str> {
 
 fn slot(el: &str) -> Option<String> {
     if el == "?" {
-        return Some("Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0, invalid: &[] }".into());
+        return Some("Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0, mods: SlotMods::NONE, invalid: &[] }".into());
     }
     let all: Vec<&str> = el.split(':').collect();
-    let p: Vec<&str> = all.iter().copied().filter(|x| !x.starts_with('!')).collect();
+    let p: Vec<&str> = all.iter().copied().filter(|x| !x.starts_with('!') && !x.starts_with('~')).collect();
+    let styles = all.iter().find(|x| x.starts_with('~')).map(|x| &x[1..]).unwrap_or("");
+    let mods = format!(
+        "SlotMods {{ abs: {}, neg: {}, sext: {} }}",
+        styles.contains('a'),
+        styles.contains('n'),
+        styles.contains('s')
+    );
     let mut invalid = Vec::new();
     for note in all.iter().filter(|x| x.starts_with('!')) {
         let (cat, class) = note[1..].split_once('=')?;
@@ -144,7 +151,10 @@ fn slot(el: &str) -> Option<String> {
         _ => return None,
     };
     let width = if p[0] == "K" { width / 16 } else { width };
-    Some(format!("Slot {{ field: Field::{f}, kind: {kind}, width: {width}, invalid: &[{}] }}", invalid.join(", ")))
+    Some(format!(
+        "Slot {{ field: Field::{f}, kind: {kind}, width: {width}, mods: {mods}, invalid: &[{}] }}",
+        invalid.join(", ")
+    ))
 }
 
 fn class(s: &str) -> Option<String> {
