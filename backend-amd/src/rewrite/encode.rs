@@ -61,6 +61,8 @@ impl Src {
             Src::Vgpr(n) if n < 256 => (256 + n, None),
             Src::Special(r) => (special_code(r).ok_or_else(bad)?, None),
             Src::Int(v) => (int_code(v).ok_or_else(bad)?, None),
+            // Small values need no literal dword.
+            Src::Literal(v) if v <= 64 => (int_code(v as i8).ok_or_else(bad)?, None),
             Src::Literal(v) => (LITERAL_CODE, Some(v)),
             _ => return Err(bad()),
         })
@@ -219,11 +221,20 @@ impl Encoder {
     }
 
     /// `v_accvgpr_read_b32 vdst, a<n>` (VOP3P).
+    /// The unused `op_sel_hi` bits are set as LLVM's assembler sets them
+    /// (all three on gfx908, the two of dword 1 on gfx90a+); the snippet
+    /// test holds this to llvm-mc's output.
     pub fn accvgpr_read(&self, vdst: u16, agpr: u16) -> Result<Vec<u32>, RewriteError> {
+        let op_sel_hi2 = u32::from(!self.target.is_gfx90a_plus());
         self.base(
             Encoding::Vop3p,
             "v_accvgpr_read_b32",
-            &[(Field::Vdst, u32::from(vdst)), (Field::Src0, 256 + u32::from(agpr)), (Field::OpSelHi, 3)],
+            &[
+                (Field::Vdst, u32::from(vdst)),
+                (Field::Src0, 256 + u32::from(agpr)),
+                (Field::OpSelHi, 3),
+                (Field::OpSelHi2, op_sel_hi2),
+            ],
         )
     }
 

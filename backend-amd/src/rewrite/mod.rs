@@ -109,6 +109,7 @@ pub enum KernelState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListingLine {
     pub address: u64,
+    pub words: Vec<u32>,
     pub text: String,
 }
 
@@ -398,6 +399,10 @@ fn listing(target: Target, appended: &Appended, from_word: usize) -> Vec<Listing
     xfpx_amd_isa::disassemble(target, &bytes, base)
         .map(|(a, r)| ListingLine {
             address: a,
+            words: match &r {
+                Ok(i) => i.dwords().to_vec(),
+                Err(_) => Vec::new(),
+            },
             text: match r {
                 Ok(i) => match i.control_flow(a) {
                     xfpx_amd_isa::ControlFlow::Branch { target } | xfpx_amd_isa::ControlFlow::CondBranch { target } => {

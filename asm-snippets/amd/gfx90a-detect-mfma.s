@@ -1,0 +1,237 @@
+// gfx90a mfma.co mfma_f32_32x32x1 (Detect), table at 0x7f0000000000
+    v_mfma_f32_32x32x1f32 v[0:31], v1, v2, 0
+    s_nop 7
+    s_nop 7
+    s_nop 7
+    s_nop 7
+    s_cselect_b32 s12, 1, 0
+    v_mov_b32_e32 v35, 3
+    s_mov_b64 s[18:19], 0
+    v_cmp_class_f32_e64 s[16:17], v0, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v1, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v2, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v3, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v4, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v5, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v6, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v7, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v8, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v9, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v10, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v11, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v12, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v13, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v14, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v15, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v16, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v17, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v18, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v19, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v20, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v21, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v22, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v23, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v24, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v25, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v26, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v27, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v28, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v29, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v30, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v31, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    s_cmp_lg_u64 s[18:19], 0
+    s_cbranch_scc0 10  // 0x2cd4
+    s_mov_b64 s[14:15], exec
+    s_mov_b64 exec, 1
+    v_mov_b32_e32 v33, 0
+    v_mov_b32_e32 v34, 1
+    s_mov_b32 s20, 0
+    s_mov_b32 s21, 0x7f00
+    global_atomic_add v33, v34, s[20:21]
+    s_mov_b64 exec, s[14:15]
+    v_mov_b32_e32 v35, 0x204
+    s_mov_b64 s[18:19], 0
+    v_cmp_class_f32_e64 s[16:17], v0, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v1, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v2, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v3, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v4, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v5, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v6, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v7, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v8, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v9, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v10, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v11, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v12, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v13, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v14, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v15, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v16, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v17, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v18, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v19, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v20, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v21, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v22, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v23, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v24, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v25, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v26, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v27, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v28, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v29, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v30, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v31, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    s_cmp_lg_u64 s[18:19], 0
+    s_cbranch_scc0 10  // 0x2e90
+    s_mov_b64 s[14:15], exec
+    s_mov_b64 exec, 1
+    v_mov_b32_e32 v33, 4
+    v_mov_b32_e32 v34, 1
+    s_mov_b32 s20, 0
+    s_mov_b32 s21, 0x7f00
+    global_atomic_add v33, v34, s[20:21]
+    s_mov_b64 exec, s[14:15]
+    v_mov_b32_e32 v35, 0x90
+    s_mov_b64 s[18:19], 0
+    v_cmp_class_f32_e64 s[16:17], v0, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v1, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v2, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v3, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v4, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v5, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v6, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v7, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v8, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v9, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v10, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v11, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v12, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v13, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v14, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v15, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v16, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v17, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v18, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v19, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v20, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v21, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v22, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v23, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v24, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v25, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v26, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v27, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v28, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v29, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v30, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    v_cmp_class_f32_e64 s[16:17], v31, v35
+    s_or_b64 s[18:19], s[18:19], s[16:17]
+    s_cmp_lg_u64 s[18:19], 0
+    s_cbranch_scc0 10  // 0x304c
+    s_mov_b64 s[14:15], exec
+    s_mov_b64 exec, 1
+    v_mov_b32_e32 v33, 8
+    v_mov_b32_e32 v34, 1
+    s_mov_b32 s20, 0
+    s_mov_b32 s21, 0x7f00
+    global_atomic_add v33, v34, s[20:21]
+    s_mov_b64 exec, s[14:15]
+    s_cmp_lg_u32 s12, 0
+    s_branch 64637  // 0x2248
