@@ -279,7 +279,7 @@ mod tests {
     fn impossible_operands_are_errors() {
         let e = Encoder { target: Target::Gfx90a };
         assert!(e.sop1("s_mov_b32", Some(Src::Vgpr(1)), Some(Src::Int(0))).is_err());
-        assert!(e.vop3_cmp("v_cmp_class_f32_e64", 2, Src::Vgpr(1), Src::Literal(5)).is_err());
+        assert!(e.vop3_cmp("v_cmp_class_f32_e64", 2, Src::Vgpr(1), Src::Literal(0x204)).is_err());
         assert!(e.sopp("s_no_such_thing", 0).is_err());
         assert!(e.vop1("v_mov_b32_e32", 1, Src::Int(100)).is_err());
     }
