@@ -161,9 +161,28 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         row,
     };
     crate::render::fill(&mut insn)?;
+    check_register_bounds(&insn)?;
     crate::render::drop_unprinted(&mut insn);
     crate::render::mark_invalid_operands(&mut insn);
     Ok(insn)
+}
+
+/// Register ranges must lie inside their file (VGPR/AGPR 0..256, SGPR 0..102,
+/// TTMP 0..16).
+fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
+    for o in &insn.operands {
+        if let Operand::Reg(r) = o.operand {
+            let limit = match r.file {
+                RegFile::Vgpr | RegFile::Agpr => 256,
+                RegFile::Sgpr => 102,
+                RegFile::Ttmp => 16,
+            };
+            if r.first as u32 + r.count as u32 > limit {
+                return Err(DecodeError::Invalid { word: insn.words[0] });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The fused 16-byte scaled MFMA starting with `row` (an ld_scale), if present.
@@ -224,13 +243,8 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
         .count() as u32;
     let absent = |bits: u32, first: u32| -> bool { (first..3).any(|i| i >= n && bits & (1 << i) != 0) };
     let has = |f: Field| row.operands.iter().any(|s| s.field == f);
-    if matches!(enc, Encoding::Vop3 | Encoding::Vop3p) {
-        // The reference rejects garbage in unused source fields unless the
-        // table says this opcode tolerates it.
-        if !has(Field::Src1) && row.flags & flags::XSRC1 == 0 && field(enc, Field::Src1, words) != 0 {
-            return Err(DecodeError::Invalid { word: words[0] });
-        }
-        if !has(Field::Src2) && row.flags & flags::XSRC2 == 0 && field(enc, Field::Src2, words) != 0 {
+    for &(e, f, flag) in table::UNUSED_FIELDS {
+        if e == enc && !has(f) && row.flags & flag == 0 && field(enc, f, words) != 0 {
             return Err(DecodeError::Invalid { word: words[0] });
         }
     }

@@ -139,6 +139,11 @@ pub mod flags {
     pub const XSRC1: u64 = 1 << 47;
     pub const XSRC2: u64 = 1 << 48;
     pub const P_OFFSET01: u64 = 1 << 49;
+    pub const XADDR: u64 = 1 << 50;
+    pub const XDATA0: u64 = 1 << 51;
+    pub const XDATA1: u64 = 1 << 52;
+    pub const XVDST: u64 = 1 << 53;
+    pub const XIMM: u64 = 1 << 54;
 }
 
 /// Which words a modifier group applies to.
@@ -203,6 +208,21 @@ pub struct OpcodeRow {
     pub flags: u64,
     pub class: InstrClass,
 }
+
+/// Fields an opcode's template may leave out: `(encoding, field, flag)`. A
+/// nonzero value there is invalid unless the opcode has the flag (learned from
+/// the oracle). Mirrored by `UNUSED_FIELDS` in `tools/mktable.py`.
+pub const UNUSED_FIELDS: &[(Encoding, Field, u64)] = &[
+    (Encoding::Vop3, Field::Src1, flags::XSRC1),
+    (Encoding::Vop3p, Field::Src1, flags::XSRC1),
+    (Encoding::Vop3, Field::Src2, flags::XSRC2),
+    (Encoding::Vop3p, Field::Src2, flags::XSRC2),
+    (Encoding::Ds, Field::Addr, flags::XADDR),
+    (Encoding::Ds, Field::Data0, flags::XDATA0),
+    (Encoding::Ds, Field::Data1, flags::XDATA1),
+    (Encoding::Ds, Field::Vdst, flags::XVDST),
+    (Encoding::Sopp, Field::Simm16, flags::XIMM),
+];
 
 /// The row describing `(encoding, opcode)` on `target`.
 pub fn lookup(target: Target, encoding: Encoding, opcode: u16) -> Option<&'static OpcodeRow> {

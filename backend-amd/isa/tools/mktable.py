@@ -200,7 +200,7 @@ def learn_operand(tok, flds, enc):
             return f"{name}:x:{width}"
     # SMEM / SOP destinations print aligned ranges
     for name, (fk, val) in flds.items():
-        if fk == "c" and kind == "s" and val < 102 and idx == (val & ~(min(width, 4) - 1)):
+        if fk == "c" and kind == "s" and 0 < val < 102 and idx == (val & ~(min(width, 4) - 1)):
             return f"{name}:x:{width}"
     return None
 
@@ -356,6 +356,20 @@ def learn_invalid_notes(enc, decodable, ntemplate):
     return notes
 
 
+# Fields an opcode may not use: the oracle (LLVM 19 at least) rejects nonzero
+# values there unless some accepted word shows otherwise. Mirrored by
+# UNUSED_FIELDS in src/table.rs.
+UNUSED_FIELDS = [
+    (("VOP3", "VOP3P"), "src1", 1, 9, 9, "xsrc1"),
+    (("VOP3", "VOP3P"), "src2", 1, 18, 9, "xsrc2"),
+    (("DS",), "addr", 1, 0, 8, "xaddr"),
+    (("DS",), "data0", 1, 8, 8, "xdata0"),
+    (("DS",), "data1", 1, 16, 8, "xdata1"),
+    (("DS",), "vdst", 1, 24, 8, "xvdst"),
+    (("SOPP",), "simm16", 0, 0, 16, "ximm"),
+]
+
+
 def learn(enc, cases):
     """cases: list of (words, length, text) for one (enc, op) on one target."""
     valid = [c for c in cases if c[1] > 0 and "/*" not in c[2]]
@@ -391,11 +405,10 @@ def learn(enc, cases):
         typed = [el + (f":~{st}" if (st := slot_mod_styles(enc, decodable, i)) else "") for i, el in enumerate(typed)]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
     fl = learn_flags(enc, decodable, vop3b)
-    if enc in ("VOP3", "VOP3P"):
-        used = {t.split(":")[0] for t in tmpl}
-        for name, lo, flag in (("src1", 9, "xsrc1"), ("src2", 18, "xsrc2")):
-            if name not in used and any(bits(w[1], lo, 9) for w, _l, _t in decodable):
-                fl.append(flag)
+    used = {t.split(":")[0] for t in tmpl}
+    for encs, name, dw, lo, width, flag in UNUSED_FIELDS:
+        if enc in encs and name not in used and any(len(w) > dw and bits(w[dw], lo, width) for w, _l, _t in decodable):
+            fl.append(flag)
     return mnem, typed, fl
 
 
