@@ -68,14 +68,52 @@ impl std::fmt::Display for DecodeError {
     }
 }
 
-fn table() -> &'static HashMap<(Encoding, u16), &'static str> {
-    static TABLE: OnceLock<HashMap<(Encoding, u16), &'static str>> = OnceLock::new();
-    TABLE.get_or_init(|| OPCODES.iter().map(|&(e, o, m)| ((e, o), m)).collect())
+/// The CDNA generations whose opcode maps the emulator knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Gfx908,
+    Gfx90a,
+    /// gfx940, gfx941, gfx942 (and gfx950 for the instructions it shares).
+    Gfx942,
 }
 
-/// The mnemonic of an (encoding, opcode), if the table knows it.
-pub fn mnemonic(encoding: Encoding, opcode: u16) -> Option<&'static str> {
-    table().get(&(encoding, opcode)).copied()
+impl Target {
+    /// From a processor name such as `gfx90a` (feature suffixes ignored).
+    pub fn from_name(name: &str) -> Option<Target> {
+        Some(match name.split(':').next()? {
+            "gfx908" => Target::Gfx908,
+            "gfx90a" => Target::Gfx90a,
+            "gfx940" | "gfx941" | "gfx942" | "gfx950" => Target::Gfx942,
+            _ => return None,
+        })
+    }
+    fn bit(self) -> u8 {
+        match self {
+            Target::Gfx908 => 1,
+            Target::Gfx90a => 2,
+            Target::Gfx942 => 4,
+        }
+    }
+}
+
+fn table() -> &'static HashMap<(Encoding, u16, u8), &'static str> {
+    static TABLE: OnceLock<HashMap<(Encoding, u16, u8), &'static str>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = HashMap::new();
+        for &(e, o, m, targets) in OPCODES {
+            for bit in [1u8, 2, 4] {
+                if targets & bit != 0 {
+                    t.insert((e, o, bit), m);
+                }
+            }
+        }
+        t
+    })
+}
+
+/// The mnemonic of an (encoding, opcode) on `target`, if the table knows it.
+pub fn mnemonic(target: Target, encoding: Encoding, opcode: u16) -> Option<&'static str> {
+    table().get(&(encoding, opcode, target.bit())).copied()
 }
 
 /// Encoding, opcode, whether promoted to VOP3, and base length of dword 0.
@@ -116,15 +154,15 @@ fn classify(w: u32) -> Result<(Encoding, u16, bool, u8), DecodeError> {
     })
 }
 
-/// Decodes the instruction at the start of `bytes`.
-pub fn decode(bytes: &[u8]) -> Result<Instruction, DecodeError> {
+/// Decodes the instruction at the start of `bytes` for `target`.
+pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> {
     let word = |i: usize| -> Result<u32, DecodeError> {
         let b = bytes.get(4 * i..4 * i + 4).ok_or(DecodeError::Truncated)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     let w0 = word(0)?;
     let (encoding, opcode, vop3, base) = classify(w0)?;
-    let mnemonic = mnemonic(encoding, opcode)
+    let mnemonic = mnemonic(target, encoding, opcode)
         .ok_or(DecodeError::UnknownOpcode { encoding, opcode, word: w0 })?;
     let mut words = [w0, 0, 0];
     if base == 8 {
@@ -168,20 +206,20 @@ mod tests {
     #[test]
     fn decodes_known_words() {
         // s_waitcnt lgkmcnt(0)
-        let i = decode(&0xBF8CC07Fu32.to_le_bytes()).expect("decodes");
+        let i = decode(Target::Gfx942, &0xBF8CC07Fu32.to_le_bytes()).expect("decodes");
         assert_eq!((i.mnemonic, i.len), ("s_waitcnt", 4));
         // s_and_b32 s3, s3, 0xffff (literal)
         let mut b = 0x8603FF03u32.to_le_bytes().to_vec();
         b.extend_from_slice(&0xFFFFu32.to_le_bytes());
-        let i = decode(&b).expect("decodes");
+        let i = decode(Target::Gfx942, &b).expect("decodes");
         assert_eq!((i.mnemonic, i.len, i.literal), ("s_and_b32", 8, Some(0xFFFF)));
         // v_lshl_add_u64 (VOP3)
         let mut b = 0xD2080002u32.to_le_bytes().to_vec();
         b.extend_from_slice(&0x04090500u32.to_le_bytes());
-        assert_eq!(decode(&b).expect("decodes").mnemonic, "v_lshl_add_u64");
+        assert_eq!(decode(Target::Gfx942, &b).expect("decodes").mnemonic, "v_lshl_add_u64");
         // A literal missing from the end is an error, not a panic.
-        assert_eq!(decode(&0x8603FF03u32.to_le_bytes()), Err(DecodeError::Truncated));
-        assert_eq!(decode(&[1, 2]), Err(DecodeError::Truncated));
+        assert_eq!(decode(Target::Gfx942, &0x8603FF03u32.to_le_bytes()), Err(DecodeError::Truncated));
+        assert_eq!(decode(Target::Gfx942, &[1, 2]), Err(DecodeError::Truncated));
     }
 
     #[test]
@@ -193,7 +231,7 @@ mod tests {
             s ^= s << 17;
             let n = (s % 13) as usize;
             let bytes: Vec<u8> = (0..n).map(|k| (s >> (k * 5)) as u8).collect();
-            let _ = decode(&bytes);
+            let _ = decode(Target::Gfx90a, &bytes);
         }
     }
 }

@@ -4,7 +4,7 @@
 //! waves of each workgroup with `s_barrier` and a shared LDS.
 
 use crate::codeobject::{CodeObject, Kernel};
-use crate::decode::{decode, Instruction};
+use crate::decode::{decode, Instruction, Target};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::Hazard;
 use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC};
@@ -141,6 +141,9 @@ pub fn run_kernel(
     limits: &RunLimits,
 ) -> Result<RunStats, RunError> {
     let target = code.object.target.clone();
+    let Some(isa) = Target::from_name(&target) else {
+        return Err(RunError::Launch(format!("unsupported target \"{target}\" (the emulator runs gfx908, gfx90a, gfx940-942 and gfx950)")));
+    };
     let kd = &kernel.descriptor;
     if kd.kernel_code_properties & (1 << 10) != 0 {
         return Err(RunError::Launch(format!("kernel {} is wave32; the emulator runs wave64 only", kernel.name)));
@@ -263,7 +266,7 @@ pub fn run_kernel(
                     wave.sgpr[EXEC as usize + 1] = (exec >> 32) as u32;
                     waves.push(wave);
                 }
-                run_workgroup(mem, &mut lds, &mut waves, &mut cache, &target, &mut stats, limits)?;
+                run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, &target, &mut stats, limits)?;
                 stats.workgroups += 1;
                 stats.waves += waves.len() as u64;
                 for w in &waves {
@@ -275,7 +278,7 @@ pub fn run_kernel(
     Ok(stats)
 }
 
-fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, pc: u64) -> Result<Instruction, ExecError> {
+fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, isa: Target, pc: u64) -> Result<Instruction, ExecError> {
     if let Some(i) = cache.get(&pc) {
         return Ok(*i);
     }
@@ -287,16 +290,18 @@ fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, pc: u64) -> 
     if n == 0 {
         return Err(ExecError::MemoryFault { pc, addr: pc, what: "instruction fetch" });
     }
-    let inst = decode(&buf[..n]).map_err(|e| ExecError::Decode { pc, what: e.to_string() })?;
+    let inst = decode(isa, &buf[..n]).map_err(|e| ExecError::Decode { pc, what: e.to_string() })?;
     cache.insert(pc, inst);
     Ok(inst)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_workgroup(
     mem: &mut GlobalMemory,
     lds: &mut Lds,
     waves: &mut [Wave],
     cache: &mut HashMap<u64, Instruction>,
+    isa: Target,
     target: &str,
     stats: &mut RunStats,
     limits: &RunLimits,
@@ -309,7 +314,7 @@ fn run_workgroup(
             }
             progressed = true;
             loop {
-                let inst = fetch(mem, cache, wave.pc).map_err(RunError::Exec)?;
+                let inst = fetch(mem, cache, isa, wave.pc).map_err(RunError::Exec)?;
                 let mut env = Env { global: mem, lds, obs: &mut stats.observations, target };
                 let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
                 stats.instructions += 1;

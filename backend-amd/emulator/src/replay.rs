@@ -193,10 +193,11 @@ pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, laun
     let entry = object.kernel(&launch.kernel).map(|k| k.entry_vaddr).unwrap_or(0);
     for (&(pc, kind, format), &n) in &stats.observations.results {
         let vaddr = pc.wrapping_sub(stats.code_base);
+        let isa = crate::decode::Target::from_name(&object.target);
         let instr = object
             .image
             .get(vaddr as usize..)
-            .and_then(|b| crate::decode::decode(b).ok())
+            .and_then(|b| crate::decode::decode(isa?, b).ok())
             .map(|i| i.mnemonic.to_string())
             .unwrap_or_default();
         let offset = vaddr.wrapping_sub(entry);

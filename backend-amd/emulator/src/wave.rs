@@ -964,6 +964,9 @@ impl Wave {
         if let Some(rest) = base.strip_prefix("v_cmpx_") {
             return self.vcmp(inst, &f, rest, true, env.obs);
         }
+        if base.starts_with("v_fma_mix") {
+            return self.fma_mix(inst, &f, base, env.obs);
+        }
         if base.starts_with("v_pk_") {
             return self.vop3p(inst, &f, base, env.obs);
         }
@@ -1225,11 +1228,19 @@ impl Wave {
                         "v_sub_f32" => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
                         "v_subrev_f32" => fpu::op32(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
                         "v_mul_f32" => fpu::op32(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_fma_f32" | "v_mad_f32" => {
-                            if base == "v_mad_f32" {
-                                return self.unsupported(m);
-                            }
-                            fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl)
+                        "v_fma_f32" => fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        // v_mad*: unfused (product rounded) and always flushing
+                        // f32 denormals, whatever MODE says.
+                        "v_mad_f32" | "v_madmk_f32" | "v_madak_f32" => {
+                            let flush = FpMode { denorm32: 0, ..mode };
+                            let k = f32::from_bits(lit.unwrap_or(0));
+                            let (b, c) = match base {
+                                "v_mad_f32" => (src(self, obs, 1)?, src(self, obs, 2)?),
+                                "v_madmk_f32" => (k, src(self, obs, 1)?),
+                                _ => (src(self, obs, 1)?, k),
+                            };
+                            let p = fpu::op32(BinOp::Mul, a, b, flush, &mut fl);
+                            fpu::op32(BinOp::Add, p, c, flush, &mut fl)
                         }
                         "v_fmac_f32" => {
                             let c = f32::from_bits(self.rv(obs, f.dst, lane));
@@ -1325,7 +1336,12 @@ impl Wave {
                     r.to_bits() as u64
                 }
                 W::F64 => {
-                    let a = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
+                    // Conversions to f64 read a 32-bit source: no 64-bit read.
+                    let a = if matches!(base, "v_cvt_f64_i32" | "v_cvt_f64_u32" | "v_cvt_f64_f32") {
+                        0.0
+                    } else {
+                        f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?)
+                    };
                     let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> { Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?)) };
                     let r: f64 = match base {
                         "v_add_f64" => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
@@ -1462,6 +1478,60 @@ impl Wave {
         self.raise(all_flags);
         if kinds != 0 && (!base.starts_with("v_cvt_") || base.starts_with("v_cvt_f")) {
             self.observe(obs, format, kinds);
+        }
+        Ok(())
+    }
+
+    /// `v_fma_mix_f32` / `v_fma_mixlo_f16` / `v_fma_mixhi_f16`: sources are
+    /// f32, or f16 halves where op_sel_hi says so (op_sel picks the half); neg
+    /// and (in neg_hi) abs modifiers; the FMA rounds to f32, and the f16 forms
+    /// then convert, writing one half and keeping the other.
+    fn fma_mix(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+        let lit = inst.literal;
+        let mode = self.fp_mode()?;
+        let exec = self.exec();
+        let mut all = 0;
+        let mut kinds = 0u8;
+        for lane in lanes(exec) {
+            let mut v = [0f32; 3];
+            for i in 0..3 {
+                let f16 = f.op_sel_hi >> i & 1 != 0;
+                let raw = self.vsrc(obs, f.src[i], lit, if f16 { Ty::F16 } else { Ty::B32 }, lane)?;
+                let mut x = if f16 {
+                    let h = if f.op_sel >> i & 1 != 0 { raw >> 16 } else { raw } as u16;
+                    fpu::f16_to_f64(h) as f32
+                } else {
+                    f32::from_bits(raw)
+                };
+                if f.neg_hi >> i & 1 != 0 {
+                    x = x.abs();
+                }
+                if f.neg >> i & 1 != 0 {
+                    x = -x;
+                }
+                v[i] = x;
+            }
+            let mut fl = 0;
+            let r = fpu::fma32(v[0], v[1], v[2], mode, &mut fl);
+            let out = match base {
+                "v_fma_mix_f32" => {
+                    kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), false);
+                    r.to_bits()
+                }
+                _ => {
+                    let h = fpu::round16(r as f64, false, r.is_nan(), r.is_infinite(), mode, &mut fl);
+                    let a = h & 0x7FFF;
+                    kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
+                    let old = self.rv(obs, f.dst, lane);
+                    if base == "v_fma_mixlo_f16" { (old & 0xFFFF_0000) | h as u32 } else { (old & 0xFFFF) | (h as u32) << 16 }
+                }
+            };
+            all |= fl;
+            self.wv(obs, f.dst, lane, out);
+        }
+        self.raise(all);
+        if kinds != 0 {
+            self.observe(obs, if base == "v_fma_mix_f32" { FpFormat::F32 } else { FpFormat::F16 }, kinds);
         }
         Ok(())
     }
@@ -1748,6 +1818,8 @@ fn int_op(base: &str) -> Option<IntOp> {
         "v_bfrev_b32" => Un(|a| a.reverse_bits()),
         "v_ffbh_u32" => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
         "v_ffbl_b32" => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        // Leading bits equal to the sign bit; -1 for 0 and -1.
+        "v_ffbh_i32" => Un(|a| if a == 0 || a == u32::MAX { u32::MAX } else if a >> 31 == 1 { a.leading_ones() } else { a.leading_zeros() }),
         "v_cvt_u32_f32" => Un(|a| f32::from_bits(a) as u32),
         "v_cvt_i32_f32" => Un(|a| f32::from_bits(a) as i32 as u32),
         "v_add_u32" => Bin(|a, b| a.wrapping_add(b)),
@@ -1785,7 +1857,21 @@ fn int_op(base: &str) -> Option<IntOp> {
         "v_bfe_i32" => Tri(|a, b, c| bfe(a, b & 31, c & 31, true)),
         "v_bfi_b32" => Tri(|a, b, c| (a & b) | (!a & c)),
         "v_alignbit_b32" => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
-        "v_perm_b32" => return None,
+        "v_perm_b32" => Tri(|a, b, sel| {
+            let data = (a as u64) << 32 | b as u64;
+            let byte = |s: u32| -> u32 {
+                match s {
+                    0..=7 => (data >> (8 * s) & 0xFF) as u32,
+                    8 => 0xFF * (data >> 15 & 1) as u32,
+                    9 => 0xFF * (data >> 31 & 1) as u32,
+                    10 => 0xFF * (data >> 47 & 1) as u32,
+                    11 => 0xFF * (data >> 63 & 1) as u32,
+                    12 => 0,
+                    _ => 0xFF,
+                }
+            };
+            (0..4).map(|k| byte(sel >> (8 * k) & 0xFF) << (8 * k)).fold(0, |x, y| x | y)
+        }),
         "v_min3_i32" => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
         "v_max3_i32" => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
         "v_min3_u32" => Tri(|a, b, c| a.min(b).min(c)),

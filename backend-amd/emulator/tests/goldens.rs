@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use xfpx_amd_emu::codeobject::CodeObject;
-use xfpx_amd_emu::decode::decode;
+use xfpx_amd_emu::decode::{decode, Target};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -42,7 +42,7 @@ fn decoder_agrees_with_objdump_listings() {
                 let Some((addr, words)) = enc.trim().split_once(':') else { continue };
                 let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else { continue };
                 let words = words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
-                let inst = decode(&object.image[addr as usize..]).unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
+                let inst = decode(Target::from_name(&object.target).expect("target"), &object.image[addr as usize..]).unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
                 let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
                 assert_eq!(inst.mnemonic, want, "{target}/{name} at {addr:#x}");
                 assert_eq!(inst.len as usize, 4 * words, "{target}/{name} {want} at {addr:#x}");
