@@ -25,6 +25,8 @@ namespace {
 bool g_active = false;     /* configuration loaded */
 bool g_ready = false;      /* GPU memory allocated */
 bool g_swept = false;      /* site table read back */
+CUcontext g_ctx = nullptr; /* the context whose memory holds the table */
+bool g_other_ctx_noted = false;
 std::mutex g_mutex;        /* instrumentation and launches */
 thread_local bool g_in_tool = false; /* our own CUDA calls raise callbacks too */
 
@@ -181,6 +183,15 @@ void first_sight(CUcontext ctx, CUfunction f) {
 
 void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_handle) {
     std::lock_guard<std::mutex> lock(g_mutex);
+    if (ctx != g_ctx) {
+        /* the site table and ring live in the first context's memory */
+        if (!g_other_ctx_noted) {
+            g_other_ctx_noted = true;
+            note("kernels of a second CUDA context (another GPU, or after a device reset) are not instrumented");
+        }
+        nvbit_enable_instrumented(ctx, f, false);
+        return;
+    }
     first_sight(ctx, f);
     std::string mangled = nvbit_get_func_name(ctx, f, true);
     std::string demangled = nvbit_get_func_name(ctx, f, false);
@@ -222,8 +233,8 @@ void nvbit_at_init() {
 }
 
 void nvbit_tool_init(CUcontext ctx) {
-    (void)ctx;
     if (!g_active || g_ready) return;
+    g_ctx = ctx;
     g_in_tool = true;
     XfpxDeviceState state;
     memset(&state, 0, sizeof(state));
@@ -313,12 +324,12 @@ void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream,
 }
 
 void nvbit_at_ctx_term(CUcontext ctx) {
-    (void)ctx;
-    if (!g_ready) return;
+    if (!g_ready || ctx != g_ctx) return;
     g_in_tool = true;
     sweep();
     stop_poller();
     drain_ring();
+    g_ready = false; /* the table went with the context */
     g_in_tool = false;
 }
 
