@@ -167,6 +167,7 @@ def sweep():
         add(base, 20 | 40 << 9 | 60 << 18)
         add(base, V + 20 | 40 << 9 | 0x80 << 18)
         add(0xD0000000 | op << 16 | 80, V + 20 | 40 << 9)
+        add(base | 0x0C << 8, V + 20 | (V + 40) << 9 | 60 << 18)
         for b in range(3):
             add(base | 1 << (8 + b), srcs)
             add(base, srcs | 1 << (29 + b))
@@ -213,7 +214,7 @@ def sweep():
         add(base | 0x10 | 0x20 << 8, ops)
         add(base | 1 << 16 | 0x4, ops)
         add(base | 1 << 25 | 0x8, ops)
-        for keep in ((0, 8), (0, 24), (0, 8, 16), (0, 8, 24), (0, 8, 16, 24), (24,), ()):
+        for keep in ((0, 8), (0, 24), (0, 8, 16), (0, 8, 24), (0, 8, 16, 24), (24,), (0,), (8,), ()):
             add(base | 0x4, sum(((ops >> k) & 0xFF) << k for k in keep))
     # FLAT/SCRATCH/GLOBAL: [31:26]=110111 op[24:18] slc17 glc16 seg[15:14] lds13 offset[12:0]
     for op in range(128):
