@@ -220,13 +220,47 @@ fn plain_code_object_and_unknown_input() {
 
 #[test]
 fn truncated_containers_are_errors() {
-    for name in ["multi.bundle", "unaligned.bundle", "compressed-v2.ccob", "compressed-v3.ccob", "host-fatbin.o"] {
+    for name in [
+        "multi.bundle",
+        "unaligned.bundle",
+        "compressed-v2.ccob",
+        "compressed-v3.ccob",
+        "host-fatbin.o",
+        "host-fatbin.exe",
+        "libhost-fatbin.so",
+    ] {
         let bytes = bundle(name);
         for cut in [0, 4, 24, 31, 33, 60, 100, bytes.len() / 2, bytes.len() - 1] {
             let r = extract(&bytes[..cut.min(bytes.len())]);
             assert!(r.is_err(), "{name} cut at {cut} should fail");
             let msg = r.expect_err("truncated").to_string();
             assert!(!msg.contains('\n') && !msg.is_empty(), "{msg}");
+        }
+    }
+}
+
+#[test]
+fn linked_host_binaries() {
+    let object_bytes = bundle("host-fatbin.o");
+    let object = extract(&object_bytes).expect("object");
+    for (name, resolved) in [("host-fatbin.exe", true), ("libhost-fatbin.so", false)] {
+        let bytes = bundle(name);
+        assert_eq!(container::identify(&bytes), Some(ContainerKind::HostElf));
+        let elf = xfpx_amd::elf::ElfFile::parse(&bytes).expect("elf");
+        let fatbin = elf.section_by_name(".hip_fatbin").expect(".hip_fatbin");
+        let seg = elf.section_by_name(".hipFatBinSegment").expect("wrapper section");
+        let w = HipFatBinaryWrapper::parse(elf.section_data(seg).expect("data")).expect("wrapper");
+        // Non-PIE: the pointer is the section's address; shared: left to a relocation.
+        assert_eq!(w.bundle == fatbin.addr, resolved, "{name}: bundle pointer 0x{:x}", w.bundle);
+        assert_eq!(w.bundle == 0, !resolved, "{name}");
+        let bundles = container::host_fat_binaries(&elf).expect("bundles");
+        assert_eq!(bundles.len(), 1);
+        assert_eq!(bundles[0].as_ptr(), elf.section_data(fatbin).expect("data").as_ptr());
+        let got = extract(&bytes).expect("extract");
+        assert_eq!(got.len(), object.len());
+        for (a, b) in got.iter().zip(&object) {
+            assert_eq!(a.bytes, b.bytes, "{name}");
+            assert_eq!(a.bundle_id, b.bundle_id);
         }
     }
 }

@@ -11,7 +11,15 @@ use xfpx_amd::{dump, extract, metadata, CodeObject, DumpFormat, DumpOptions, Pro
 /// Every corpus file: code objects and containers.
 fn corpus() -> Vec<Vec<u8>> {
     let mut files: Vec<Vec<u8>> = common::code_objects().into_iter().map(|(_, _, p)| common::read(&p)).collect();
-    for b in ["multi.bundle", "unaligned.bundle", "compressed-v2.ccob", "compressed-v3.ccob", "host-fatbin.o"] {
+    for b in [
+        "multi.bundle",
+        "unaligned.bundle",
+        "compressed-v2.ccob",
+        "compressed-v3.ccob",
+        "host-fatbin.o",
+        "host-fatbin.exe",
+        "libhost-fatbin.so",
+    ] {
         files.push(common::read(&common::fixtures().join("bundles").join(b)));
     }
     files

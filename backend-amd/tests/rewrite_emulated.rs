@@ -1,0 +1,195 @@
+//! Proof on the emulator: every fixture launch of the emulator suite runs
+//! original and rewritten (detect mode) on gfx90a and gfx942. The rewritten
+//! kernel's output buffers equal the original's bit for bit, the emulator
+//! reports no hazard, and the table's exception records are exactly the
+//! (site, kind, format) set the emulator observed in the original run.
+//! Screen mode: the kernel's slot holds the TRAPSTS bits the emulator saw.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
+use xfpx_amd_emu::codeobject::CodeObject as EmuObject;
+use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
+use xfpx_amd_emu::launch::{ArgSpec, Launch};
+use xfpx_amd_emu::memory::GlobalMemory;
+use xfpx_common::{ExceptionKind, FpFormat};
+
+const TABLE_BYTES: usize = 1 << 16;
+
+fn emulator_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures")
+}
+
+fn launches() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(emulator_fixtures().join("launches"))
+        .expect("launches")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".json") && !p.to_string_lossy().ends_with(".expect.json"))
+        .collect();
+    v.sort();
+    v
+}
+
+struct Run {
+    outputs: Vec<(String, Vec<u8>)>,
+    stats: RunStats,
+    table: Vec<u8>,
+}
+
+/// Runs `launch` on `code` (an ELF), with a zeroed table allocated first in
+/// emulated memory; `rewrite_with` turns the code into what runs, given the
+/// table's address.
+fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> Result<Run, String> {
+    let mut mem = GlobalMemory::new();
+    let table_addr = mem.allocate(vec![0u8; TABLE_BYTES]);
+    let bytes = rewrite_with(table_addr);
+    let _ = code;
+    let object = EmuObject::parse(&bytes).map_err(|e| e.0)?;
+    let kernel = object.kernel(&launch.kernel).ok_or("no kernel")?.clone();
+    let mut addrs = Vec::new();
+    for b in &launch.buffers {
+        addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
+    }
+    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+    let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
+    let mut kernarg = vec![0u8; end];
+    for (meta, arg) in explicit.iter().zip(&launch.args) {
+        let v = match arg {
+            ArgSpec::Buffer(name) => addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec(),
+            ArgSpec::Scalar(_, b) => b.clone(),
+        };
+        let o = meta.offset as usize;
+        kernarg[o..o + v.len()].copy_from_slice(&v);
+    }
+    let loaded = LoadedCode::load(&mut mem, object);
+    let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
+    let stats = run_kernel(&mut mem, &loaded, &kernel, &kernarg, &d, &RunLimits { max_instructions: 2_000_000_000 })
+        .map_err(|e| e.to_string())?;
+    let outputs = launch
+        .outputs
+        .iter()
+        .map(|n| {
+            let a = addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0);
+            (n.clone(), mem.allocation(a).unwrap_or(&[]).to_vec())
+        })
+        .collect();
+    let table = mem.allocation(table_addr).unwrap_or(&[]).to_vec();
+    Ok(Run { outputs, stats, table })
+}
+
+type Key = (u64, ExceptionKind, FpFormat);
+
+#[test]
+fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
+    let mut compared = 0usize;
+    let mut failures = Vec::new();
+    let mut total_records = 0usize;
+    let (mut dyn_orig, mut dyn_detect, mut dyn_screen) = (0u64, 0u64, 0u64);
+    for target in ["gfx90a", "gfx942"] {
+        for path in launches() {
+            let launch = Launch::load(&path).expect("launch");
+            let co_path = launch.dir.join(launch.code_object.replace("{target}", target));
+            let Ok(original) = std::fs::read(&co_path) else { continue };
+            let name = format!("{target}/{}", launch.kernel);
+            let orig = match run(&launch, &original, &|_| original.clone()) {
+                Ok(r) => r,
+                Err(e) => {
+                    failures.push(format!("{name}: original does not run: {e}"));
+                    continue;
+                }
+            };
+            let entry = xfpx_amd::CodeObject::parse(&original)
+                .expect("parses")
+                .kernel(&launch.kernel)
+                .map(|k| k.entry)
+                .expect("kernel");
+            let code_base = orig.stats.code_base;
+            let expected: BTreeSet<Key> = orig
+                .stats
+                .observations
+                .results
+                .keys()
+                .map(|&(pc, k, f)| (pc - code_base - entry, k, f))
+                .collect();
+            // Detect mode.
+            let outcome = std::cell::RefCell::new(None);
+            let rw = run(&launch, &original, &|addr| {
+                let opts = RewriteOptions { mode: Mode::Detect, kernels: vec![launch.kernel.clone()], table_address: addr, ..Default::default() };
+                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
+                let bytes = out.bytes.clone();
+                *outcome.borrow_mut() = Some(out);
+                bytes
+            });
+            let out = outcome.borrow_mut().take().expect("rewritten");
+            let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
+            let rw = match rw {
+                Ok(r) => r,
+                Err(e) => {
+                    failures.push(format!("{name}: rewritten does not run: {e}"));
+                    continue;
+                }
+            };
+            if rw.outputs != orig.outputs {
+                failures.push(format!("{name}: output buffers differ"));
+            }
+            let hazards = rw.stats.hazards();
+            if !hazards.is_empty() {
+                failures.push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
+            }
+            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
+            let found: BTreeSet<Key> = got.records.iter().map(|(_, r)| (r.site.offset, r.kind, r.format)).collect();
+            if k.state == KernelState::Instrumented && found != expected {
+                failures.push(format!(
+                    "{name}: records differ: missing {:?}, extra {:?}",
+                    expected.difference(&found).collect::<Vec<_>>(),
+                    found.difference(&expected).collect::<Vec<_>>()
+                ));
+            }
+            if k.state != KernelState::Instrumented && !expected.is_empty() {
+                failures.push(format!("{name}: not instrumented ({:?}) but raises {expected:?}", k.state));
+            }
+            total_records += found.len();
+            // Screen mode.
+            let souts = std::cell::RefCell::new(None);
+            let sr = run(&launch, &original, &|addr| {
+                let opts = RewriteOptions { mode: Mode::Screen, kernels: vec![launch.kernel.clone()], table_address: addr, ..Default::default() };
+                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
+                let bytes = out.bytes.clone();
+                *souts.borrow_mut() = Some(out);
+                bytes
+            });
+            let sout = souts.borrow_mut().take().expect("rewritten");
+            match sr {
+                Ok(sr) => {
+                    if sr.outputs != orig.outputs {
+                        failures.push(format!("{name}: screen: output buffers differ"));
+                    }
+                    if !sr.stats.hazards().is_empty() {
+                        failures.push(format!("{name}: screen: hazards"));
+                    }
+                    let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
+                    let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
+                    if bits != sr.stats.trapsts & 0x1ff {
+                        failures.push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
+                    }
+                    dyn_screen += sr.stats.instructions;
+                }
+                Err(e) => failures.push(format!("{name}: screen: does not run: {e}")),
+            }
+            dyn_orig += orig.stats.instructions;
+            dyn_detect += rw.stats.instructions;
+            compared += 1;
+        }
+    }
+    println!(
+        "emulated launches compared: {compared}; exception records {total_records}; dynamic instructions original {dyn_orig}, detect {dyn_detect} ({:.2}x), screen {dyn_screen} ({:.2}x)",
+        dyn_detect as f64 / dyn_orig.max(1) as f64,
+        dyn_screen as f64 / dyn_orig.max(1) as f64
+    );
+    for f in &failures {
+        println!("FAIL {f}");
+    }
+    assert!(compared >= 40, "only {compared} launches ran");
+    assert!(failures.is_empty(), "{} failures", failures.len());
+}
