@@ -24,6 +24,8 @@ pub enum Command {
     Dump(DumpArgs),
     /// Print a saved report as a summary.
     Report(ReportArgs),
+    /// Run a captured AMD kernel launch on the emulator (no GPU needed).
+    Replay(ReplayArgs),
 }
 
 /// Which GPU vendor's backend to use.
@@ -118,6 +120,33 @@ pub struct ReportArgs {
     /// A report written by `xfpx run` (JSON or MessagePack).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The launch description (JSON: code object, kernel, grid, buffers, arguments).
+    #[arg(value_name = "LAUNCH")]
+    pub launch: PathBuf,
+    /// The AMD target (e.g. gfx942): fills `{target}` in the launch's code-object path.
+    #[arg(long, value_name = "GFX")]
+    pub target: Option<String>,
+    /// Run this code object instead of the one the launch names.
+    #[arg(long = "code-object", value_name = "FILE")]
+    pub code_object: Option<PathBuf>,
+    /// Write each output buffer to DIR/<name>.bin.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
+    #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
+    pub report: PathBuf,
+    /// Stop after this many wave instructions (default: the emulator's limit).
+    #[arg(long = "max-instructions", value_name = "N")]
+    pub max_instructions: Option<u64>,
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
+    #[arg(long = "fail-on", value_name = "KINDS")]
+    pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
 }

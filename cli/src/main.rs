@@ -1,7 +1,7 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
-//! `report`. Errors end in one `error: ...` line on stderr and a non-zero
-//! exit code (see [`exit`]).
+//! `report`, `replay` a captured AMD launch on the emulator. Errors end in
+//! one `error: ...` line on stderr and a non-zero exit code (see [`exit`]).
 
 mod args;
 mod console;
@@ -11,6 +11,7 @@ mod exit;
 #[cfg(test)]
 mod proptests;
 mod report_cmd;
+mod replay;
 mod report_io;
 mod run;
 mod signals;
@@ -37,6 +38,7 @@ fn main() {
         Command::Run(a) => run::run(a),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
+        Command::Replay(a) => replay::replay(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

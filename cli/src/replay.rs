@@ -1,0 +1,40 @@
+//! `xfpx replay LAUNCH`: run a captured AMD kernel launch on the emulator
+//! (no GPU needed), print what it found, write the report and, if asked,
+//! the output buffers.
+
+use crate::args::{self, OutputFormat, ReplayArgs};
+use crate::console::{say, show_raw};
+use crate::run::exit_code;
+use crate::{report_io, summary};
+use anyhow::{Context, Result};
+
+pub fn replay(a: &ReplayArgs) -> Result<i32> {
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
+    report_io::check_writable(&a.report)?;
+    let opts = xfpx_amd_emu::ReplayOptions {
+        target: a.target.clone(),
+        code_object: a.code_object.clone(),
+        out_dir: a.out.clone(),
+        max_instructions: a.max_instructions.unwrap_or(0),
+    };
+    let outcome =
+        xfpx_amd_emu::replay(&a.launch, &opts).with_context(|| format!("cannot replay {}", a.launch.display()))?;
+    let report = outcome.report;
+    let written = report_io::write(&report, &a.report);
+    match a.format {
+        OutputFormat::Text => {
+            let mut text = summary::summary(&report, true);
+            if let Some(dir) = &a.out {
+                let names: Vec<&str> = outcome.outputs.iter().map(|o| o.name.as_str()).collect();
+                text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
+            }
+            show_raw!(text);
+            if written.is_ok() {
+                say!("xfpx: report written to {}", a.report.display());
+            }
+        }
+        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
+    }
+    written?;
+    Ok(exit_code(&report, fail_on))
+}

@@ -1,0 +1,57 @@
+//! `xfpx replay` end to end on the emulator's committed launch fixtures (no
+//! GPU needed).
+
+mod common;
+
+use common::{run, xfpx};
+use std::path::PathBuf;
+use xfpx_common::report::Report;
+
+fn launch(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/emulator/fixtures/launches").join(name)
+}
+
+#[test]
+fn replay_reports_the_exceptions_of_a_launch() {
+    let d = tempfile::tempdir().expect("scratch");
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx942", "--out", "out", "--report", "r.json"]).arg(launch("div_special.json"));
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stdout.contains("(amd-emulated, "), "{}", o.stdout);
+    assert!(o.stdout.contains("\nfindings:\n"), "{}", o.stdout);
+    // The launch names its outputs: q (f32 quotients) and qd (f64).
+    assert!(o.stdout.contains("output buffers (q, qd) written to out"), "{}", o.stdout);
+    for name in ["q", "qd"] {
+        let bytes = std::fs::read(d.path().join(format!("out/{name}.bin"))).expect("output buffer");
+        assert!(!bytes.is_empty());
+    }
+    let r = Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
+    assert_eq!(r.run.vendor, "amd-emulated");
+    assert!(r.records().count() > 0, "special operands must raise something");
+
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx942", "--fail-on", "all", "--format", "json", "--report", "r2.msgpack"])
+        .arg(launch("div_special.json"));
+    let o = run(c);
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    let printed = Report::from_json(&o.stdout).expect("json on stdout");
+    assert_eq!(printed.records().count(), r.records().count());
+}
+
+#[test]
+fn replay_of_bad_input_is_one_line() {
+    let d = tempfile::tempdir().expect("scratch");
+    std::fs::write(d.path().join("bad.json"), "{\"kernel\": 5").expect("write");
+    let mut c = xfpx(d.path());
+    c.args(["replay", "bad.json"]);
+    run(c).assert_one_line_error(1, "cannot replay bad.json");
+
+    let mut c = xfpx(d.path());
+    c.args(["replay", "missing.json"]);
+    run(c).assert_one_line_error(1, "missing.json");
+
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx942", "--code-object", "missing.co"]).arg(launch("div_special.json"));
+    run(c).assert_one_line_error(1, "cannot replay");
+}
