@@ -251,8 +251,6 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
     let bad = match (enc, variant) {
         (Encoding::Vop1, Variant::Dpp) => words[1] & 0x00C0_0000 != 0,
         (Encoding::Vop1, Variant::Sdwa) => words[1] & 0xFF00_0000 != 0,
-        (Encoding::Vop3, _) if row.operands.iter().any(|s| s.field == Field::Sdst) => absent(field(enc, Field::Neg, words), 0),
-        (Encoding::Vop3, _) => absent(field(enc, Field::Neg, words), 0) || absent(field(enc, Field::Abs, words), 0),
         (Encoding::Vop3p, _) => {
             absent(field(enc, Field::Neg, words), 0)
                 || absent(field(enc, Field::Abs, words), 0)

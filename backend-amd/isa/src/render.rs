@@ -328,8 +328,25 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
         }
         return Ok(());
     }
-    if opsel != 0 {
-        let n = source_count(insn);
+    if insn.base_mnemonic.starts_with("v_permlane") && insn.base_mnemonic.ends_with("_swap_b32_e64") {
+        // The swap permutes reuse op_sel bits 0 and 1 as fi and bound_ctrl.
+        if opsel & 1 != 0 {
+            insn.modifiers.push(Modifier::Dec("fi", 1));
+        }
+        if opsel & 2 != 0 {
+            insn.modifiers.push(Modifier::Dec("bound_ctrl", 1));
+        }
+    } else if opsel != 0 {
+        let f = insn.row.flags;
+        let n = if f & flags::P_OPSEL4 != 0 {
+            3
+        } else if f & flags::P_OPSEL3 != 0 {
+            2
+        } else if f & flags::P_OPSEL2 != 0 {
+            1
+        } else {
+            source_count(insn)
+        };
         let mut bits: Vec<u8> = (0..n).map(|i| ((opsel >> i) & 1) as u8).collect();
         bits.push(((opsel >> 3) & 1) as u8);
         insn.modifiers.push(Modifier::Array("op_sel", bits));
@@ -585,7 +602,15 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
         let w = if insn.base_mnemonic.contains("cmpswap") { (w / 2).max(1) } else { w };
         ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     }
-    let lds_only = insn.base_mnemonic.contains("_load_lds_");
+    let lds = fv(insn, Field::FlatLds) != 0 && !(enc == Encoding::Scratch && insn.target.is_gfx940_plus());
+    if lds && !atomic {
+        // Loads into LDS have no VGPR destination.
+        if let Some(first) = ops.first() {
+            if first.written {
+                ops.remove(0);
+            }
+        }
+    }
     let addr = if enc == Encoding::Scratch && !scratch_uses_vaddr(insn, has_saddr) {
         Operand::Fixed("off")
     } else {
@@ -605,7 +630,6 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
         };
         ops.push(plain(o));
     }
-    let _ = lds_only;
     insn.operands = ops;
     let raw = fv(insn, Field::FlatOffset);
     let offset = if enc == Encoding::Flat { (raw & 0xFFF) as i64 } else { (((raw << 19) as i32) >> 19) as i64 };
@@ -613,9 +637,9 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
         insn.modifiers.push(Modifier::Dec("offset", offset));
     }
     let slc = fv(insn, Field::Slc) != 0;
-    let sc1 = insn.words[0] & (1 << 25) != 0;
+    let sc1 = insn.words[0] & (1 << 25) != 0 && insn.row.flags & flags::P_SCC != 0;
     cache_flags(insn, glc, slc, sc1);
-    if fv(insn, Field::FlatLds) != 0 && !(enc == Encoding::Scratch && insn.target.is_gfx940_plus()) {
+    if lds {
         insn.modifiers.push(Modifier::Flag("lds"));
     }
     Ok(())
@@ -630,6 +654,9 @@ fn scratch_uses_vaddr(insn: &Instruction, has_saddr: bool) -> bool {
 }
 
 fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
+    // gfx908 has no AGPR bit in buffer instructions: the bit is TFE there, which
+    // adds a status dword to the data.
+    let tfe = insn.target == Target::Gfx908 && fv(insn, Field::BufAcc) != 0;
     let offen = fv(insn, Field::Offen) != 0;
     let idxen = fv(insn, Field::Idxen) != 0;
     let data_file = acc_file(insn, Field::BufAcc);
@@ -644,7 +671,10 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
                     Operand::Fixed("off")
                 }
             }
-            Field::Vdata => Operand::Reg(RegRange::new(data_file, fv(insn, Field::Vdata) as u16, slot.width)),
+            Field::Vdata => {
+                let w = slot.width + u8::from(tfe);
+                Operand::Reg(RegRange::new(data_file, fv(insn, Field::Vdata) as u16, w))
+            }
             Field::Srsrc => Operand::from_code((fv(insn, Field::Srsrc) * 4) as u16, 4, ConstType::B32, None),
             _ => slot_operand(insn, slot)?,
         };
@@ -674,10 +704,13 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
     }
     let glc = fv(insn, Field::Glc) != 0;
     let slc = fv(insn, Field::Slc) != 0;
-    let sc1 = insn.encoding == Encoding::Mubuf && insn.words[0] & (1 << 15) != 0;
+    let sc1 = insn.encoding == Encoding::Mubuf && insn.words[0] & (1 << 15) != 0 && insn.row.flags & flags::P_SCC != 0;
     cache_flags(insn, glc, slc, sc1);
     if insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
         insn.modifiers.push(Modifier::Flag("lds"));
+    }
+    if tfe {
+        insn.modifiers.push(Modifier::Flag("tfe"));
     }
     Ok(())
 }

@@ -59,6 +59,8 @@ pub fn sendmsg(v: u16) -> String {
         } else if !takes_op && op == 0 && stream == 0 {
             return format!("sendmsg({name})");
         }
+    } else if v <= 0x3FF {
+        return format!("sendmsg({id}, {op}, {stream})");
     }
     v.to_string()
 }

@@ -144,6 +144,10 @@ pub mod flags {
     pub const XDATA1: u64 = 1 << 52;
     pub const XVDST: u64 = 1 << 53;
     pub const XIMM: u64 = 1 << 54;
+    pub const P_SCC: u64 = 1 << 55;
+    pub const P_OPSEL2: u64 = 1 << 56;
+    pub const P_OPSEL3: u64 = 1 << 57;
+    pub const P_OPSEL4: u64 = 1 << 58;
 }
 
 /// Which words a modifier group applies to.

@@ -532,6 +532,10 @@ PRINTED = [
     ("p_glc", r" (glc|sc0)\b"),
     ("p_offset", r" offset:"),
     ("p_offset01", r" offset[01]:"),
+    ("p_scc", r" (scc|sc1)\b"),
+    ("p_opsel2", r" op_sel:\[\d,\d\]"),
+    ("p_opsel3", r" op_sel:\[\d,\d,\d\]"),
+    ("p_opsel4", r" op_sel:\[\d,\d,\d,\d\]"),
     ("p_dstsel", r" dst_sel:"),
     ("p_abs", r"\|"),
     ("p_neg", r"(^|[ ,])-[vsa|(]|neg\("),
@@ -541,7 +545,7 @@ PRINTED = [
 def learn_flags(enc, decodable, vop3b):
     flags = []
     for flag, rx in PRINTED:
-        if any(re.search(rx, t.split(None, 1)[1] if " " in t else "") for _w, _l, t in decodable):
+        if any(re.search(rx, " " + t.split(None, 1)[1] if " " in t else "") for _w, _l, t in decodable):
             flags.append(flag)
     for words, _l, text in decodable:
         m = text.split()[0]
