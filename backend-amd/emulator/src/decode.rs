@@ -73,8 +73,9 @@ impl std::fmt::Display for DecodeError {
 pub enum Target {
     Gfx908,
     Gfx90a,
-    /// gfx940, gfx941, gfx942 (and gfx950 for the instructions it shares).
+    /// gfx940, gfx941, gfx942.
     Gfx942,
+    Gfx950,
 }
 
 impl Target {
@@ -83,7 +84,8 @@ impl Target {
         Some(match name.split(':').next()? {
             "gfx908" => Target::Gfx908,
             "gfx90a" => Target::Gfx90a,
-            "gfx940" | "gfx941" | "gfx942" | "gfx950" => Target::Gfx942,
+            "gfx940" | "gfx941" | "gfx942" => Target::Gfx942,
+            "gfx950" => Target::Gfx950,
             _ => return None,
         })
     }
@@ -92,6 +94,7 @@ impl Target {
             Target::Gfx908 => 1,
             Target::Gfx90a => 2,
             Target::Gfx942 => 4,
+            Target::Gfx950 => 8,
         }
     }
 }
@@ -101,7 +104,7 @@ fn table() -> &'static HashMap<(Encoding, u16, u8), &'static str> {
     TABLE.get_or_init(|| {
         let mut t = HashMap::new();
         for &(e, o, m, targets) in OPCODES {
-            for bit in [1u8, 2, 4] {
+            for bit in [1u8, 2, 4, 8] {
                 if targets & bit != 0 {
                     t.insert((e, o, bit), m);
                 }

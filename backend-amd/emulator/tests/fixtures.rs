@@ -88,7 +88,7 @@ fn all_fixtures_match_the_host_reference() {
     assert!(list.len() >= 25, "only {} fixture launches", list.len());
     let mut failures = Vec::new();
     let mut passed = 0;
-    let targets = ["gfx908", "gfx90a", "gfx942"];
+    let targets = ["gfx908", "gfx90a", "gfx942", "gfx950"];
     for target in targets {
         for l in &list {
             match check(l, target) {

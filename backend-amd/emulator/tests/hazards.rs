@@ -45,7 +45,7 @@ fn patch(object: &mut CodeObject, kernel: &str, word: u32, nth: usize, with: u32
 
 #[test]
 fn removing_a_vmcnt_wait_is_reported_with_pc_and_register() {
-    for target in ["gfx908", "gfx90a", "gfx942"] {
+    for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         let (launch, mut object) = load(target);
         // The unpatched kernel is clean.
         let (_, clean) = run_launch(&launch, &object, 0).expect("runs");
@@ -69,7 +69,7 @@ fn removing_a_vmcnt_wait_is_reported_with_pc_and_register() {
 
 #[test]
 fn scalar_loads_need_lgkmcnt_zero() {
-    for target in ["gfx908", "gfx90a", "gfx942"] {
+    for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         let (launch, mut object) = load(target);
         // Weaken the second lgkmcnt(0) (two scalar loads outstanding) to lgkmcnt(1):
         // scalar memory may return out of order, so neither load is safe.

@@ -23,7 +23,7 @@ fn trapsts_matches_host_ieee_flags() {
         ("exc_div0", Some(ExceptionKind::Div0)),
         ("exc_none", None),
     ];
-    for target in ["gfx908", "gfx90a", "gfx942"] {
+    for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         for (name, kind) in cases {
             let launch = fixtures().join(format!("launches/{name}.json"));
             let out = replay(&launch, &ReplayOptions { target: Some(target.into()), ..Default::default() }).expect("replays");
