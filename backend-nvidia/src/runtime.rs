@@ -10,7 +10,7 @@ use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{KernelFilter, RunConfig};
@@ -67,8 +67,11 @@ pub struct ToolCore {
     /// Line tables by mangled function name.
     lines: HashMap<String, BTreeMap<u64, SourceLoc>>,
     cubins_read: HashSet<u64>,
-    /// The executable's own cubins were read for line tables.
-    executable_scanned: bool,
+    /// Files whose cubins were read for line tables (the executable and
+    /// shared objects).
+    scanned_files: HashSet<PathBuf>,
+    /// The CUDA tools that read cubins.
+    tools: CubinTools,
     /// ISA target of the device, e.g. `sm_90`.
     target: Option<String>,
     /// Read line tables at all (`XFPX_NVIDIA_LINES=0` turns this off).
@@ -134,7 +137,8 @@ impl ToolCore {
             sent: HashMap::new(),
             lines: HashMap::new(),
             cubins_read: HashSet::new(),
-            executable_scanned: false,
+            scanned_files: HashSet::new(),
+            tools: CubinTools::from_env(),
             target: None,
             lines_enabled: std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"),
             finished: false,
@@ -210,7 +214,7 @@ impl ToolCore {
         if let Some(dir) = std::env::var_os("XFPX_NVIDIA_KEEP_CUBIN") {
             let _ = std::fs::write(Path::new(&dir).join(format!("{key:016x}.cubin")), &bytes);
         }
-        let listing = disassemble_with_lines(cubin)?;
+        let listing = self.tools.disassemble(cubin)?;
         let before = self.lines.len();
         self.load_listing_lines(&listing).map_err(|e| e.to_string())?;
         if self.lines.len() == before {
@@ -219,41 +223,58 @@ impl ToolCore {
         Ok(())
     }
 
-    /// Read the line tables of the running executable's own cubins for
-    /// `target` (e.g. `sm_90`), once: `cuobjdump -xelf` then `nvdisasm -g`.
-    /// Used when a dumped cubin has no line table.
-    pub fn load_executable_lines(&mut self, target: &str) -> Result<usize, String> {
-        if self.executable_scanned {
+    /// Read the line tables of one file's embedded cubins for `target`
+    /// (e.g. `sm_90`), once per file: `cuobjdump -xelf TARGET` then
+    /// `nvdisasm -c -g`. Returns how many functions gained a line table.
+    pub fn load_file_lines(&mut self, file: &Path, target: &str) -> Result<usize, String> {
+        if !self.scanned_files.insert(file.to_path_buf()) {
             return Ok(0);
         }
-        self.executable_scanned = true;
-        let exe = std::fs::read_link("/proc/self/exe").map_err(|e| format!("cannot find the executable: {e}"))?;
-        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}-{}", std::process::id(), self.scanned_files.len()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let cuobjdump = std::env::var("XFPX_CUOBJDUMP").unwrap_or_else(|_| "cuobjdump".into());
-        let out = std::process::Command::new(&cuobjdump)
-            .args(["-xelf", "all"])
-            .arg(&exe)
-            .current_dir(&dir)
-            .output()
-            .map_err(|e| format!("cannot run {cuobjdump}: {e}"))?;
-        let mut loaded = 0;
-        if out.status.success() {
-            let files = std::fs::read_dir(&dir).map_err(|e| e.to_string())?;
-            for f in files.flatten() {
-                let name = f.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".cubin") && name.contains(&format!(".{target}.")) {
-                    if let Ok(listing) = disassemble_with_lines(&f.path()) {
-                        let before = self.lines.len();
-                        if self.load_listing_lines(&listing).is_ok() {
-                            loaded += self.lines.len() - before;
-                        }
+        let result = self.tools.extract(file, target, &dir).map(|cubins| {
+            let mut loaded = 0;
+            for cubin in cubins {
+                if let Ok(listing) = self.tools.disassemble(&cubin) {
+                    let before = self.lines.len();
+                    if self.load_listing_lines(&listing).is_ok() {
+                        loaded += self.lines.len() - before;
                     }
                 }
             }
-        }
+            loaded
+        });
         let _ = std::fs::remove_dir_all(&dir);
-        Ok(loaded)
+        result
+    }
+
+    /// Look for the line table of `mangled` in the executable, then in the
+    /// mapped shared objects not larger than `XFPX_NVIDIA_LINES_MAX_MB`
+    /// (default 64), each file read once.
+    fn find_lines(&mut self, mangled: &str) {
+        let target = self.target.clone().unwrap_or_else(|| "sm_90".into());
+        let mut files = Vec::new();
+        if let Ok(exe) = std::fs::read_link("/proc/self/exe") {
+            files.push(exe);
+        }
+        files.extend(mapped_files(self.tools.max_file_bytes));
+        for file in files {
+            if self.scanned_files.contains(&file) {
+                continue;
+            }
+            if let Err(e) = self.load_file_lines(&file, &target) {
+                self.note(&format!("source lines unavailable: {e}"));
+                return;
+            }
+            if self.lines.contains_key(mangled) {
+                return;
+            }
+        }
+    }
+
+    /// Use these tools to read cubins.
+    pub fn set_cubin_tools(&mut self, tools: CubinTools) {
+        self.tools = tools;
     }
 
     /// Turn the reading of line tables on or off.
@@ -313,11 +334,8 @@ impl ToolCore {
         instrs: &[(u64, String)],
         state_addr: u64,
     ) -> Result<(Vec<CallInsertion>, u64), String> {
-        if self.lines_enabled && !self.lines.contains_key(mangled) && !self.executable_scanned {
-            let target = self.target.clone().unwrap_or_else(|| "sm_90".into());
-            if let Err(e) = self.load_executable_lines(&target) {
-                self.note(&format!("source lines unavailable: {e}"));
-            }
+        if self.lines_enabled && !self.lines.contains_key(mangled) {
+            self.find_lines(mangled);
         }
         let lines = self.lines.get(mangled);
         let mut parsed = Vec::with_capacity(instrs.len());
@@ -444,18 +462,123 @@ impl ToolCore {
     }
 }
 
-/// `nvdisasm -c -g` of a cubin: the listing with its line table.
-fn disassemble_with_lines(cubin: &Path) -> Result<String, String> {
-    let nvdisasm = std::env::var("XFPX_NVDISASM").unwrap_or_else(|_| "nvdisasm".into());
-    let out = std::process::Command::new(&nvdisasm)
-        .args(["-c", "-g"])
-        .arg(cubin)
-        .output()
-        .map_err(|e| format!("cannot run {nvdisasm}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("{nvdisasm} failed on {}: {}", cubin.display(), String::from_utf8_lossy(&out.stderr).trim()));
+/// The CUDA tools that read line tables out of cubins.
+#[derive(Debug, Clone)]
+pub struct CubinTools {
+    pub cuobjdump: PathBuf,
+    pub nvdisasm: PathBuf,
+    /// Mapped files larger than this are not searched for cubins.
+    pub max_file_bytes: u64,
+}
+
+impl CubinTools {
+    /// From `XFPX_CUOBJDUMP`, `XFPX_NVDISASM` and
+    /// `XFPX_NVIDIA_LINES_MAX_MB`, else the tools on PATH and 64 MiB.
+    pub fn from_env() -> CubinTools {
+        let path = |var: &str, default: &str| std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
+        let mb = std::env::var("XFPX_NVIDIA_LINES_MAX_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(64);
+        CubinTools {
+            cuobjdump: path("XFPX_CUOBJDUMP", "cuobjdump"),
+            nvdisasm: path("XFPX_NVDISASM", "nvdisasm"),
+            max_file_bytes: mb * 1024 * 1024,
+        }
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+
+    /// Extract the cubins of `target` embedded in `file` into `dir`. A file
+    /// without device code gives none.
+    fn extract(&self, file: &Path, target: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        let out = std::process::Command::new(&self.cuobjdump)
+            .args(["-xelf", target])
+            .arg(file)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", self.cuobjdump.display()))?;
+        if !out.status.success() {
+            return Ok(Vec::new());
+        }
+        let mut cubins: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| e.to_string())?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cubin"))
+            .collect();
+        cubins.sort();
+        Ok(cubins)
+    }
+
+    /// `nvdisasm -c -g` of a cubin: the listing with its line table.
+    fn disassemble(&self, cubin: &Path) -> Result<String, String> {
+        let out = std::process::Command::new(&self.nvdisasm)
+            .args(["-c", "-g"])
+            .arg(cubin)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", self.nvdisasm.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} failed on {}: {}",
+                self.nvdisasm.display(),
+                cubin.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// Whether an ELF64 little-endian file has a `.nv_fatbin` section (device
+/// code), read from its section headers only. Anything unreadable: no.
+pub fn has_fatbin_section(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let check = || -> std::io::Result<bool> {
+        let mut f = std::fs::File::open(path)?;
+        let mut eh = [0u8; 64];
+        f.read_exact(&mut eh)?;
+        if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+            return Ok(false);
+        }
+        let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
+        let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as u64;
+        let u64_at = |b: &[u8], i: usize| u32_at(b, i) | (u32_at(b, i + 4) << 32);
+        let (shoff, shentsize, shnum, shstrndx) = (u64_at(&eh, 40), u16_at(&eh, 58), u16_at(&eh, 60), u16_at(&eh, 62));
+        if shentsize < 64 || shnum == 0 || shnum > 65_535 || shstrndx >= shnum {
+            return Ok(false);
+        }
+        let mut sh = vec![0u8; (shentsize * shnum) as usize];
+        f.seek(SeekFrom::Start(shoff))?;
+        f.read_exact(&mut sh)?;
+        let str_hdr = &sh[(shstrndx * shentsize) as usize..];
+        let (str_off, str_size) = (u64_at(str_hdr, 24), u64_at(str_hdr, 32));
+        if str_size > 1 << 24 {
+            return Ok(false);
+        }
+        let mut names = vec![0u8; str_size as usize];
+        f.seek(SeekFrom::Start(str_off))?;
+        f.read_exact(&mut names)?;
+        Ok((0..shnum).any(|i| {
+            let name_off = u32_at(&sh, (i * shentsize) as usize) as usize;
+            names.get(name_off..).is_some_and(|n| n.starts_with(b".nv_fatbin\0"))
+        }))
+    };
+    check().unwrap_or(false)
+}
+
+/// Regular files mapped into this process (shared objects), no larger
+/// than `max_bytes`, in mapping order.
+fn mapped_files(max_bytes: u64) -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return Vec::new() };
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let Some(path) = line.split_whitespace().nth(5) else { continue };
+        if !path.starts_with('/') || !seen.insert(path.to_string()) || path.ends_with(crate::TOOL_FILE_NAME) {
+            continue;
+        }
+        let p = PathBuf::from(path);
+        if std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() <= max_bytes) && has_fatbin_section(&p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn sanitize(name: &str) -> String {
@@ -552,6 +675,74 @@ mod tests {
         assert!(matches!(events.first(), Some(Event::Kernel { probes: 2, .. })));
         assert_eq!(events.last(), Some(&Event::Finished));
         let _ = std::fs::remove_file(sock);
+    }
+
+    #[test]
+    fn line_tables_from_embedded_cubins() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("fake-tools");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let script = |name: &str, body: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            p
+        };
+        // a fake cuobjdump: device code only in files named *with-cubin*
+        let cuobjdump = script("cuobjdump", "case \"$3\" in *with-cubin*) echo x > app.1.$2.cubin;; *) exit 255;; esac");
+        let nvdisasm = script(
+            "nvdisasm",
+            "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
+        );
+        let mut core = ToolCore::new(RunConfig { report_path: temp("lines.json"), ..RunConfig::default() }).expect("core");
+        core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
+        core.device("test", Some("sm_90"));
+        let without = dir.join("plain.so");
+        let with = dir.join("lib-with-cubin.so");
+        std::fs::write(&without, b"").expect("write");
+        std::fs::write(&with, b"").expect("write");
+        assert_eq!(core.load_file_lines(&without, "sm_90"), Ok(0));
+        assert_eq!(core.load_file_lines(&with, "sm_90"), Ok(1));
+        assert_eq!(core.load_file_lines(&with, "sm_90"), Ok(0), "each file once");
+        assert!(core.has_lines("_Z1kPf"));
+        core.set_lines_enabled(true);
+        core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        let site = core.sites.lookup("k(float*)", 0x10).expect("site");
+        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("k.cu:41".into()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fatbin_sections_are_found_from_headers() {
+        // an ELF64 with sections "", ".nv_fatbin", ".shstrtab"
+        let names = b"\0.nv_fatbin\0.shstrtab\0";
+        let shoff = 64 + names.len() as u64;
+        let mut elf = vec![0u8; 64];
+        elf[0..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        elf[40..48].copy_from_slice(&shoff.to_le_bytes());
+        elf[58..60].copy_from_slice(&64u16.to_le_bytes());
+        elf[60..62].copy_from_slice(&3u16.to_le_bytes());
+        elf[62..64].copy_from_slice(&2u16.to_le_bytes());
+        elf.extend_from_slice(names);
+        for (name, off, size) in [(0u32, 0u64, 0u64), (1, 0, 0), (12, 64, names.len() as u64)] {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[24..32].copy_from_slice(&off.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            elf.extend_from_slice(&h);
+        }
+        let path = temp("fatbin.elf");
+        std::fs::write(&path, &elf).expect("write");
+        assert!(has_fatbin_section(&path));
+        elf[65 + 3] = b'x'; // ".nv_xatbin"
+        std::fs::write(&path, &elf).expect("write");
+        assert!(!has_fatbin_section(&path));
+        std::fs::write(&path, &elf[..70]).expect("write");
+        assert!(!has_fatbin_section(&path), "truncated");
+        assert!(!has_fatbin_section(Path::new("/proc/self/status")));
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

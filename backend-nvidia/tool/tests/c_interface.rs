@@ -72,7 +72,7 @@ fn instrument_launch_record_finish() {
     let bytes = rec.encode();
     // SAFETY: 16 readable bytes.
     unsafe { xfpx_records(bytes.as_ptr(), bytes.len() as u64) };
-    let mut table = vec![0u8; 2 * SITE_ENTRY_SIZE];
+    let mut table = [0u8; 2 * SITE_ENTRY_SIZE];
     let e = &mut table[site as usize * SITE_ENTRY_SIZE..];
     e[0..4].copy_from_slice(&(0b1000u32 << 20).to_le_bytes()); // f64 (code 5): div0
     e[32..40].copy_from_slice(&3u64.to_le_bytes());
