@@ -17,5 +17,5 @@ pub mod wave;
 
 pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunStats};
 pub use launch::{Launch, LaunchError};
-pub use replay::{replay, run_launch, Error, OutputBuffer, ReplayOptions, ReplayOutcome};
+pub use replay::{compare, replay, run_launch, Comparison, Error, OutputBuffer, ReplayOptions, ReplayOutcome};
 pub use timing::{Hazard, HazardKind, Reg};

@@ -207,3 +207,33 @@ pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, laun
     c.report()
 }
 
+
+/// An original and a rewritten code object run on the same launch.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub original: RunStats,
+    pub rewritten: RunStats,
+    /// The first output element (buffer, byte offset) that differs, if any.
+    pub first_difference: Option<(String, usize)>,
+}
+
+impl Comparison {
+    pub fn outputs_identical(&self) -> bool {
+        self.first_difference.is_none()
+    }
+    /// Dynamic instruction ratio rewritten / original.
+    pub fn instruction_ratio(&self) -> f64 {
+        self.rewritten.instructions as f64 / self.original.instructions.max(1) as f64
+    }
+}
+
+/// Runs `launch` on both objects (each in its own fresh memory) and compares
+/// their output buffers byte for byte.
+pub fn compare(launch: &Launch, original: &CodeObject, rewritten: &CodeObject, max_instructions: u64) -> Result<Comparison, Error> {
+    let (a_out, a) = run_launch(launch, original, max_instructions).map_err(|e| Error(format!("original: {e}")))?;
+    let (b_out, b) = run_launch(launch, rewritten, max_instructions).map_err(|e| Error(format!("rewritten: {e}")))?;
+    let first_difference = a_out.iter().zip(&b_out).find_map(|(x, y)| {
+        x.bytes.iter().zip(&y.bytes).position(|(p, q)| p != q).map(|i| (x.name.clone(), i))
+    });
+    Ok(Comparison { original: a, rewritten: b, first_difference })
+}

@@ -81,3 +81,24 @@ fn scalar_loads_need_lgkmcnt_zero() {
         assert!(hazards.iter().all(|h| h.pc > at));
     }
 }
+
+#[test]
+fn side_by_side_comparison_finds_changed_results_and_new_hazards() {
+    let (launch, original) = load("gfx942");
+    let same = xfpx_amd_emu::compare(&launch, &original, &original, 0).expect("runs");
+    assert!(same.outputs_identical());
+    assert_eq!(same.instruction_ratio(), 1.0);
+    // A missing wait: same results (values land at issue), but a hazard.
+    let mut nowait = original.clone();
+    patch(&mut nowait, "saxpy", 0xBF8C_0F70, 0, S_NOP_0);
+    let c = xfpx_amd_emu::compare(&launch, &original, &nowait, 0).expect("runs");
+    assert!(c.outputs_identical());
+    assert!(c.original.hazards().is_empty() && !c.rewritten.hazards().is_empty());
+    // v_add_f32 turned into v_sub_f32 (VOP2 opcode 1 -> 2): results differ.
+    let mut wrong = original.clone();
+    let add = instructions(&wrong, "saxpy").into_iter().find(|i| i.2 == "v_add_f32").expect("v_add_f32").0 as usize;
+    let w = u32::from_le_bytes(wrong.image[add..add + 4].try_into().expect("4 bytes"));
+    wrong.image[add..add + 4].copy_from_slice(&((w & !(0x3F << 25)) | (2 << 25)).to_le_bytes());
+    let c = xfpx_amd_emu::compare(&launch, &original, &wrong, 0).expect("runs");
+    assert_eq!(c.first_difference.as_ref().map(|d| d.0.as_str()), Some("out"));
+}
