@@ -224,6 +224,9 @@ fn dpp(insn: &mut Instruction) -> Result<(), DecodeError> {
             0x142 => m.push(Modifier::Dec("row_bcast", 15)),
             0x143 => m.push(Modifier::Dec("row_bcast", 31)),
             0x150..=0x15F if insn.target.is_gfx90a_plus() => m.push(Modifier::Dec("row_newbcast", (ctrl & 0xF) as i64)),
+            0x150..=0x16F => {
+                m.push(Modifier::Comment("row_newbcast/row_share is not supported on ASICs earlier than GFX90A/GFX10"))
+            }
             _ => return Err(DecodeError::Invalid { word: insn.words[0] }),
         }
     }
@@ -317,24 +320,26 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
         ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
-    if insn.base_mnemonic.starts_with("v_bitop3") {
+    let bitop3_form = insn.base_mnemonic.starts_with("v_bitop3");
+    if bitop3_form {
         // bitop3 is an 8-bit truth table spread over the neg, abs and omod fields.
         let bitop3 = neg | abs << 3 | omod << 6;
         for o in &mut insn.operands {
             o.mods = SrcMods::default();
         }
-        if bitop3 != 0 {
+        if bitop3 >= 16 {
             insn.modifiers.push(Modifier::Hex("bitop3", bitop3));
+        } else if bitop3 != 0 {
+            insn.modifiers.push(Modifier::Dec("bitop3", bitop3 as i64));
         }
-        return Ok(());
     }
     if insn.base_mnemonic.starts_with("v_permlane") && insn.base_mnemonic.ends_with("_swap_b32_e64") {
         // The swap permutes reuse op_sel bits 0 and 1 as fi and bound_ctrl.
-        if opsel & 1 != 0 {
-            insn.modifiers.push(Modifier::Dec("fi", 1));
-        }
         if opsel & 2 != 0 {
             insn.modifiers.push(Modifier::Dec("bound_ctrl", 1));
+        }
+        if opsel & 1 != 0 {
+            insn.modifiers.push(Modifier::Dec("fi", 1));
         }
     } else if opsel != 0 {
         let f = insn.row.flags;
@@ -354,7 +359,7 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
     if clamp != 0 {
         insn.modifiers.push(Modifier::Flag("clamp"));
     }
-    if let Some(o) = omod_modifier(omod) {
+    if let (Some(o), false) = (omod_modifier(omod), bitop3_form) {
         insn.modifiers.push(o);
     }
     Ok(())
