@@ -7,7 +7,7 @@ tool="$1"; out="$2"
 printf '{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"%s","events_socket":null,"dump_dir":null}\n' "$out/report-torch.json" > "$out/config-torch.json"
 python3 "$here/torch_nan.py" > "$out/torch-plain.stdout" 2>&1
 start=$(date +%s)
-NOBANNER=1 ACK_CTX_INIT_LIMITATION=1 XFPX_CONFIG="$out/config-torch.json" CUDA_INJECTION64_PATH="$tool" \
+XFPX_CONFIG="$out/config-torch.json" CUDA_INJECTION64_PATH="$tool" \
     timeout 200 python3 "$here/torch_nan.py" > "$out/torch.stdout" 2> "$out/torch.stderr"
 echo "torch exit $? after $(( $(date +%s) - start )) s; plain: $(cat "$out/torch-plain.stdout"); instrumented: $(cat "$out/torch.stdout")"
 python3 - "$out/report-torch.json" <<'PY'

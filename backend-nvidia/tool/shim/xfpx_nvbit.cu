@@ -228,6 +228,14 @@ void stop_poller(void) {
 
 } // namespace
 
+/* NVBit prints a banner on stdout and a warning on stderr when it loads;
+ * a program's output must not change under xfpx, so quiet both unless the
+ * user set them. Runs before NVBit's own (default-priority) constructor. */
+__attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
+    setenv("NOBANNER", "1", 0);
+    setenv("ACK_CTX_INIT_LIMITATION", "1", 0);
+}
+
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
 }
@@ -291,6 +299,13 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
     case API_CUDA_cuLaunchKernel:
     case API_CUDA_cuLaunchKernel_ptsz: {
         cuLaunchKernel_params *p = (cuLaunchKernel_params *)params;
+        f = p->f;
+        stream = p->hStream;
+        break;
+    }
+    case API_CUDA_cuLaunchCooperativeKernel:
+    case API_CUDA_cuLaunchCooperativeKernel_ptsz: {
+        cuLaunchCooperativeKernel_params *p = (cuLaunchCooperativeKernel_params *)params;
         f = p->f;
         stream = p->hStream;
         break;
