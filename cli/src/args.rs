@@ -26,6 +26,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a captured AMD kernel launch on the emulator (no GPU needed).
     Replay(ReplayArgs),
+    /// A bundled demo on the emulator: a NaN, an overflow and a division by zero (no GPU needed).
+    Demo(DemoArgs),
 }
 
 /// Which GPU vendor's backend to use.
@@ -120,6 +122,15 @@ pub struct ReportArgs {
     /// A report written by `xfpx run` (JSON or MessagePack).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Also write the report here (`.msgpack` for MessagePack, JSON otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
 }

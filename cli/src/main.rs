@@ -1,10 +1,12 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
-//! `report`, `replay` a captured AMD launch on the emulator. Errors end in
-//! one `error: ...` line on stderr and a non-zero exit code (see [`exit`]).
+//! `report`, `replay` a captured AMD launch on the emulator, and the bundled
+//! `demo`. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! code (see [`exit`]).
 
 mod args;
 mod console;
+mod demo;
 mod dump;
 mod events;
 mod exit;
@@ -39,6 +41,7 @@ fn main() {
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
         Command::Replay(a) => replay::replay(&a),
+        Command::Demo(a) => demo::demo(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -73,10 +73,10 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
 /// A private directory for the configuration file and the event socket,
 /// removed when dropped.
 #[derive(Debug)]
-struct Scratch(PathBuf);
+pub struct Scratch(PathBuf);
 
 impl Scratch {
-    fn create() -> Result<Scratch> {
+    pub fn create() -> Result<Scratch> {
         use std::os::unix::fs::DirBuilderExt;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let dir = std::env::temp_dir().join(format!("xfpx-{}-{nanos:08x}", std::process::id()));
@@ -85,6 +85,12 @@ impl Scratch {
             .create(&dir)
             .with_context(|| format!("cannot create a private directory {}", dir.display()))?;
         Ok(Scratch(dir))
+    }
+}
+
+impl Scratch {
+    pub fn path(&self) -> &Path {
+        &self.0
     }
 }
 

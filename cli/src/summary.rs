@@ -112,7 +112,11 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         run.device,
         run.mode
     );
-    let _ = writeln!(out, "xfpx: the program {}: {}", exit_words(&run.exit), run.command.join(" "));
+    if run.vendor == "amd-emulated" {
+        let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
+    } else {
+        let _ = writeln!(out, "xfpx: the program {}: {}", exit_words(&run.exit), run.command.join(" "));
+    }
     if run.sample_every > 1 {
         let _ = writeln!(out, "xfpx: every {}th launch of each kernel was instrumented", run.sample_every);
     }

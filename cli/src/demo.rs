@@ -1,0 +1,96 @@
+//! `xfpx demo`: the bundled demo, needing no GPU. Three kernels of a small
+//! AMD program (gfx942), one raising a NaN, one an overflow and one a
+//! division by zero, are replayed on the CDNA emulator with inputs chosen
+//! to raise them, and the findings are shown as a user would see them.
+//!
+//! The kernels are the emulator's `exceptions` fixture (its HIP source and
+//! regeneration script live with the emulator's fixtures); the launch
+//! descriptions are in `cli/demo/`.
+
+use crate::args::{DemoArgs, OutputFormat};
+use crate::console::{say, show_raw};
+use crate::{report_io, summary};
+use anyhow::{Context, Result};
+use xfpx_common::report::Report;
+
+/// The code object the demo runs.
+const CODE_OBJECT: &[u8] = include_bytes!("../../backend-amd/emulator/fixtures/gfx942/exceptions.co");
+/// The launches, in the order they run: (file name, launch description).
+const LAUNCHES: [(&str, &str); 3] = [
+    ("nan.json", include_str!("../demo/nan.json")),
+    ("overflow.json", include_str!("../demo/overflow.json")),
+    ("div0.json", include_str!("../demo/div0.json")),
+];
+
+/// Replay every launch of the demo from a private directory and merge
+/// the reports into one.
+pub fn demo_report() -> Result<Report> {
+    let dir = crate::run::Scratch::create()?;
+    std::fs::write(dir.path().join("exceptions.co"), CODE_OBJECT).context("cannot write the demo's code object")?;
+    let mut merged: Option<Report> = None;
+    for (name, text) in LAUNCHES {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write the demo launch {name}"))?;
+        let opts = xfpx_amd_emu::ReplayOptions::default();
+        let outcome = xfpx_amd_emu::replay(&path, &opts).with_context(|| format!("demo launch {name}"))?;
+        let mut r = outcome.report;
+        let kernel = r.kernels.first().map(|k| k.name.clone()).unwrap_or_default();
+        r.run.notes = r.run.notes.iter().map(|n| format!("{kernel}: {n}")).collect();
+        merged = Some(match merged {
+            None => r,
+            Some(mut m) => {
+                m.kernels.extend(r.kernels);
+                m.run.notes.extend(r.run.notes);
+                m.run.finished_unix = r.run.finished_unix;
+                m
+            }
+        });
+    }
+    let mut report = merged.context("the demo has no launches")?;
+    report.kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    report.run.command = vec!["xfpx".into(), "demo".into()];
+    Ok(report)
+}
+
+pub fn demo(a: &DemoArgs) -> Result<i32> {
+    if let Some(path) = &a.report {
+        report_io::check_writable(path)?;
+    }
+    let report = demo_report()?;
+    let written = a.report.as_ref().map(|p| report_io::write(&report, p).map(|()| p));
+    match a.format {
+        OutputFormat::Text => {
+            show_raw!(concat!(
+                "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
+                "overflow and one with a division by zero, replayed on xfpx's CDNA emulator (no GPU needed).\n\n"
+            ));
+            show_raw!(summary::summary(&report, true));
+            if let Some(Ok(p)) = &written {
+                say!("xfpx: report written to {}", p.display());
+            }
+        }
+        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
+    }
+    if let Some(w) = written {
+        w?;
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xfpx_common::fp::ExceptionKind;
+
+    #[test]
+    fn the_demo_finds_a_nan_an_overflow_and_a_division_by_zero() {
+        let r = demo_report().expect("demo");
+        let found: Vec<(&str, ExceptionKind)> = r.records().map(|(k, rec)| (k, rec.kind)).collect();
+        assert!(found.contains(&("exc_nan", ExceptionKind::Nan)), "{found:?}");
+        assert!(found.contains(&("exc_overflow", ExceptionKind::Inf)), "{found:?}");
+        assert!(found.contains(&("exc_div0", ExceptionKind::Div0)), "{found:?}");
+        assert!(found.iter().all(|(k, _)| ["exc_nan", "exc_overflow", "exc_div0"].contains(k)), "{found:?}");
+        assert_eq!(r.run.vendor, "amd-emulated");
+        assert_eq!(r.kernels.len(), 3);
+    }
+}
