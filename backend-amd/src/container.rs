@@ -240,7 +240,7 @@ pub fn decompress_bundle(bytes: &[u8]) -> Result<Vec<u8>> {
     let payload = slice(bytes, h.payload_offset, end - h.payload_offset, "compressed bundle payload")?;
     let limit = h.uncompressed_size;
     let mut out = Vec::new();
-    let fail = |detail: String| Error::Decompress { method: h.method.name(), detail };
+    let fail = |detail: String| Error::decompress(h.method.name(), detail);
     match h.method {
         CompressionMethod::Zlib => {
             flate2::read::ZlibDecoder::new(payload)

@@ -23,19 +23,46 @@ pub enum Error {
     #[error("decompression failed ({method}): {detail}")]
     Decompress { method: &'static str, detail: String },
     /// The requested kernel is not in the code object.
-    #[error("no kernel named '{0}'")]
+    #[error("no kernel named '{}'", one_line(.0.clone()))]
     NoSuchKernel(String),
 }
 
 impl Error {
     pub(crate) fn malformed(what: &'static str, detail: impl Into<String>) -> Self {
-        Error::Malformed { what, detail: detail.into() }
+        Error::Malformed { what, detail: one_line(detail.into()) }
     }
 
     pub(crate) fn unsupported(what: &'static str, detail: impl Into<String>) -> Self {
-        Error::Unsupported { what, detail: detail.into() }
+        Error::Unsupported { what, detail: one_line(detail.into()) }
     }
+
+    pub(crate) fn decompress(method: &'static str, detail: impl Into<String>) -> Self {
+        Error::Decompress { method, detail: one_line(detail.into()) }
+    }
+}
+
+/// `text` with control characters escaped: names and messages taken from
+/// hostile input must not break an error onto several lines.
+pub(crate) fn one_line(text: String) -> String {
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }
 
 /// Result with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        let e = Error::malformed("metadata note", "kernel 'a\nb\u{14}' has no .name");
+        assert_eq!(e.to_string(), "malformed metadata note: kernel 'a\\nb\\u{14}' has no .name");
+        assert_eq!(Error::NoSuchKernel("x\ny".into()).to_string(), "no kernel named 'x\\ny'");
+    }
+}

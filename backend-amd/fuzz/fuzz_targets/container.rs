@@ -5,9 +5,14 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let _ = xfpx_amd::container::bundle_extent(data);
     let _ = xfpx_amd::container::HipFatBinaryWrapper::parse(data);
-    if let Ok(list) = xfpx_amd::extract(data) {
-        for co in list {
-            let _ = xfpx_amd::CodeObject::parse(&co.bytes);
+    match xfpx_amd::extract(data) {
+        Ok(list) => {
+            for co in list {
+                if let Err(e) = xfpx_amd::CodeObject::parse(&co.bytes) {
+                    assert!(!e.to_string().contains('\n'));
+                }
+            }
         }
+        Err(e) => assert!(!e.to_string().contains('\n')),
     }
 });

@@ -5,6 +5,8 @@ use xfpx_amd::{dump, DumpFormat, DumpOptions};
 
 fuzz_target!(|data: &[u8]| {
     for format in [DumpFormat::Text, DumpFormat::Json] {
-        let _ = dump(data, &DumpOptions { kernel: None, format });
+        if let Err(e) = dump(data, &DumpOptions { kernel: None, format }) {
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
     }
 });

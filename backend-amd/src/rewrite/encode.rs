@@ -266,7 +266,7 @@ mod tests {
             assert_eq!(text(target, &e.sopp("s_branch", 0xfffe).expect("enc")), "s_branch 65534");
             assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")), "s_mov_b64 s[20:21], exec");
             assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")), "s_mov_b64 exec, 1");
-            assert_eq!(text(target, &e.sop2("s_cselect_b32", Src::Sgpr(3), Src::Int(1), Src::Int(0)).expect("e")), "s_cselect_b32 s3, 1, 0");
+            assert_eq!(text(target, &e.sop2("s_cselect_b64", Src::Sgpr(4), Src::Int(-1), Src::Int(0)).expect("e")), "s_cselect_b64 s[4:5], -1, 0");
             assert_eq!(text(target, &e.sopc("s_cmp_lg_u32", Src::Sgpr(3), Src::Int(0)).expect("e")), "s_cmp_lg_u32 s3, 0");
             assert_eq!(text(target, &e.vop1("v_mov_b32_e32", 7, Src::Literal(0x204)).expect("e")), "v_mov_b32_e32 v7, 0x204");
             assert_eq!(text(target, &e.vop3_cmp("v_cmp_class_f32_e64", 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")), "v_cmp_class_f32_e64 s[30:31], v2, v7");

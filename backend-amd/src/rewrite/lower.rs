@@ -24,7 +24,7 @@ use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 
 /// Scratch SGPRs the trampolines use, from the first one up.
-pub const SCRATCH_SGPRS: u16 = 12;
+pub const SCRATCH_SGPRS: u16 = 14;
 /// Scratch VGPRs the trampolines use.
 pub const SCRATCH_VGPRS: u16 = 5;
 
@@ -38,11 +38,12 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// A pair: SCC is saved as all-ones or zero.
     fn scc(&self) -> Src {
         Src::Sgpr(self.sgpr)
     }
     fn tmp(&self) -> Src {
-        Src::Sgpr(self.sgpr + 1)
+        Src::Sgpr(self.sgpr + 12)
     }
     fn exec_save(&self) -> u16 {
         self.sgpr + 2
@@ -184,25 +185,25 @@ impl AmdLowering<'_> {
         }
         let j = self.scratch.jump();
         let e = self.e();
-        self.emit(e.sop2("s_cselect_b32", self.scratch.scc(), Src::Int(1), Src::Int(0))?);
+        self.emit(e.sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?);
         let pc = self.appended.here() + 4;
         self.emit(e.sop1("s_getpc_b64", Some(Src::Sgpr(j)), None)?);
         let delta = target.wrapping_sub(pc);
         self.emit(e.sop2("s_add_u32", Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
         self.emit(e.sop2("s_addc_u32", Src::Sgpr(j + 1), Src::Sgpr(j + 1), Src::Literal((delta >> 32) as u32))?);
-        self.emit(e.sopc("s_cmp_lg_u32", self.scratch.scc(), Src::Int(0))?);
+        self.emit(e.sopc("s_cmp_lg_u64", self.scratch.scc(), Src::Int(0))?);
         self.emit(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
         Ok(())
     }
 
     fn save_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sop2("s_cselect_b32", self.scratch.scc(), Src::Int(1), Src::Int(0))?;
+        let w = self.e().sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
         self.emit(w);
         Ok(())
     }
 
     fn restore_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sopc("s_cmp_lg_u32", self.scratch.scc(), Src::Int(0))?;
+        let w = self.e().sopc("s_cmp_lg_u64", self.scratch.scc(), Src::Int(0))?;
         self.emit(w);
         Ok(())
     }
@@ -540,28 +541,44 @@ impl AmdLowering<'_> {
         Ok(())
     }
 
-    /// The screening trampoline at an `s_endpgm`: OR the wave's TRAPSTS
-    /// exception bits into the kernel's slot, then end the wave.
+    /// The screening trampoline at an `s_endpgm`: for each TRAPSTS
+    /// exception bit the wave has set, add 1 to the kernel's slot of that
+    /// bit (so the table holds, per bit, how many waves raised it); then end
+    /// the wave.
     pub fn screen_endpgm(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
         let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
         let start = self.appended.here();
         let rel = rel16(d.addr, start)
             .ok_or_else(|| RewriteError::Refused(format!("trampoline at {start:#x} is beyond s_branch reach of {:#x}", d.addr)))?;
-        let slot = self.table.slot(kernel, SlotKind::Screen);
         let e = self.e();
         let s = self.scratch;
-        self.emit(e.sopk("s_getreg_b32", s.tmp(), hwreg_trapsts_excp())?);
-        self.emit(e.sopc("s_cmp_lg_u32", s.tmp(), Src::Int(0))?);
-        let skip = self.appended.words.len();
-        self.emit(e.sopp("s_cbranch_scc0", 0)?);
-        self.record(slot, "global_atomic_or", s.tmp())?;
-        let rel_skip = rel16(self.appended.base + 4 * skip as u64, self.appended.here())
-            .ok_or_else(|| RewriteError::Refused("probe too long".into()))?;
-        self.appended.words[skip] |= u32::from(rel_skip);
+        let bits = s.tmp();
+        let one_bit = Src::Sgpr(s.mask());
+        self.emit(e.sopk("s_getreg_b32", bits, hwreg_trapsts_excp())?);
+        self.emit(e.sopc("s_cmp_eq_u32", bits, Src::Int(0))?);
+        let skip_all = self.appended.words.len();
+        self.emit(e.sopp("s_cbranch_scc1", 0)?);
+        for bit in 0..TRAPSTS_EXCP_BITS {
+            let slot = self.table.slot(kernel, SlotKind::Screen { bit: bit as u8 });
+            self.emit(e.sop2("s_and_b32", one_bit, bits, Src::Literal(1 << bit))?);
+            let skip = self.appended.words.len();
+            self.emit(e.sopp("s_cbranch_scc0", 0)?);
+            self.record(slot, "global_atomic_add", Src::Int(1))?;
+            self.patch_skip(skip)?;
+        }
+        self.patch_skip(skip_all)?;
         self.emit(d.insn.dwords().to_vec());
         out.anchors.push(Patch { addr: d.addr, bytes: e.sopp("s_branch", rel)?.iter().flat_map(|w| w.to_le_bytes()).collect() });
         out.trampolines += 1;
         out.probes += 1;
+        Ok(())
+    }
+
+    /// Points the SOPP branch at word `at` to the current end of the code.
+    fn patch_skip(&mut self, at: usize) -> Result<(), RewriteError> {
+        let rel = rel16(self.appended.base + 4 * at as u64, self.appended.here())
+            .ok_or_else(|| RewriteError::Refused("probe too long".into()))?;
+        self.appended.words[at] |= u32::from(rel);
         Ok(())
     }
 }

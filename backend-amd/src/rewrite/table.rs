@@ -13,7 +13,7 @@ use xfpx_common::{ExceptionKind, FpFormat};
 /// Bytes per slot.
 pub const SLOT_BYTES: u64 = 4;
 
-/// What a slot holds.
+/// What a slot holds (a screened kernel has one slot per TRAPSTS bit).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "slot", rename_all = "snake_case")]
 pub enum SlotKind {
@@ -21,8 +21,8 @@ pub enum SlotKind {
     Exception { site: SiteId, kind: ExceptionKind, format: FpFormat },
     /// A plan counter.
     Counter { name: String, per_lane: bool },
-    /// TRAPSTS exception bits seen at the end of the kernel's waves.
-    Screen,
+    /// Waves of the kernel that ended with TRAPSTS exception bit `bit` set.
+    Screen { bit: u8 },
 }
 
 /// One slot of the table.
@@ -119,7 +119,13 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             SlotKind::Counter { name, .. } => {
                 out.counters.push(CounterValue { kernel: slot.kernel.clone(), name: name.clone(), value: v });
             }
-            SlotKind::Screen => out.screened.push(screen_finding(&slot.kernel, v)),
+            SlotKind::Screen { bit } => {
+                let bits = 1u32 << bit;
+                match out.screened.iter_mut().find(|f| f.kernel == slot.kernel) {
+                    Some(f) => *f = screen_finding(&slot.kernel, f.trapsts | bits),
+                    None => out.screened.push(screen_finding(&slot.kernel, bits)),
+                }
+            }
         }
     }
     Ok(out)
@@ -149,12 +155,16 @@ mod tests {
         let a = t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Nan, format: FpFormat::F32 });
         let b = t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Inf, format: FpFormat::F32 });
         assert_eq!(t.slot("k", SlotKind::Exception { site: s, kind: ExceptionKind::Nan, format: FpFormat::F32 }), a);
-        let c = t.slot("k", SlotKind::Screen);
-        assert_eq!((a, b, c, t.bytes()), (0, 1, 2, 12));
-        let mut bytes = vec![0u8; 12];
+        let c = t.slot("k", SlotKind::Screen { bit: 0 });
+        let d = t.slot("k", SlotKind::Screen { bit: 4 });
+        assert_eq!((a, b, c, d, t.bytes()), (0, 1, 2, 3, 16));
+        let mut bytes = vec![0u8; 16];
         bytes[0] = 3;
-        bytes[8] = 0b1_0001;
+        bytes[8] = 2;
+        bytes[12] = 1;
         let got = decode(&t, &sites, &bytes, 0).expect("decodes");
+        assert_eq!(got.screened.len(), 1);
+        assert_eq!(got.screened[0].trapsts, 0b1_0001);
         assert_eq!(got.records.len(), 1);
         assert_eq!(got.records[0].1.kind, ExceptionKind::Nan);
         assert_eq!(got.records[0].1.occurrences, 3);
