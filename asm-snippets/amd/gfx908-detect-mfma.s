@@ -4,7 +4,7 @@
     s_nop 7
     s_nop 7
     s_nop 7
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v23, 3
     s_mov_b64 s[18:19], 0
     v_accvgpr_read_b32 v24, a0
@@ -77,14 +77,14 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v21, v22, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 65328  // 0x1f84
     v_mfma_f32_16x16x16f16 a[0:3], v[5:6], v[7:8], a[0:3]
     s_nop 7
     s_nop 7
     s_nop 7
     s_nop 7
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v23, 3
     s_mov_b64 s[18:19], 0
     v_accvgpr_read_b32 v24, a0
@@ -157,14 +157,14 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v21, v22, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 65219  // 0x1f94
     v_mfma_f32_16x16x16f16 a[0:3], v[9:10], v[11:12], a[0:3]
     s_nop 7
     s_nop 7
     s_nop 7
     s_nop 7
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v23, 3
     s_mov_b64 s[18:19], 0
     v_accvgpr_read_b32 v24, a0
@@ -237,14 +237,14 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v21, v22, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 65109  // 0x1fa0
     v_mfma_f32_16x16x16f16 a[0:3], v[13:14], v[15:16], a[0:3]
     s_nop 7
     s_nop 7
     s_nop 7
     s_nop 7
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v23, 3
     s_mov_b64 s[18:19], 0
     v_accvgpr_read_b32 v24, a0
@@ -317,5 +317,5 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v21, v22, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 64999  // 0x1fac

@@ -1,7 +1,7 @@
 // gfx90a fp16.co fp16_packed (Detect), table at 0x7f0000000000
     v_pk_fma_f16 v2, v4, v2, v4
     s_nop 1
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v8, 3
     s_mov_b64 s[18:19], 0
     v_cmp_class_f16_e64 s[16:17], v2, v8
@@ -53,5 +53,5 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v6, v7, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 65107  // 0x1c68

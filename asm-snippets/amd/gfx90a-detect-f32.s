@@ -1,7 +1,7 @@
 // gfx90a fp32.co fp32_axpy (Detect), table at 0x7f0000000000
     v_fmac_f32_e32 v5, s0, v4
     s_nop 1
-    s_cselect_b32 s8, 1, 0
+    s_cselect_b64 s[8:9], -1, 0
     v_mov_b32_e32 v11, 3
     v_cmp_class_f32_e64 s[12:13], v5, v11
     s_cmp_lg_u64 s[12:13], 0
@@ -38,5 +38,5 @@
     s_mov_b32 s17, 0x7f00
     global_atomic_add v9, v10, s[16:17]
     s_mov_b64 exec, s[10:11]
-    s_cmp_lg_u32 s8, 0
+    s_cmp_lg_u64 s[8:9], 0
     s_branch 65062  // 0x1b68

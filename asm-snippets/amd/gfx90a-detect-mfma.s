@@ -4,7 +4,7 @@
     s_nop 7
     s_nop 7
     s_nop 7
-    s_cselect_b32 s12, 1, 0
+    s_cselect_b64 s[12:13], -1, 0
     v_mov_b32_e32 v35, 3
     s_mov_b64 s[18:19], 0
     v_cmp_class_f32_e64 s[16:17], v0, v35
@@ -233,5 +233,5 @@
     s_mov_b32 s21, 0x7f00
     global_atomic_add v33, v34, s[20:21]
     s_mov_b64 exec, s[14:15]
-    s_cmp_lg_u32 s12, 0
+    s_cmp_lg_u64 s[12:13], 0
     s_branch 64637  // 0x2248
