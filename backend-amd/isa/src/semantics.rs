@@ -98,7 +98,7 @@ impl Instruction {
         let m = self.base_mnemonic;
         match self.encoding {
             Encoding::Smem => Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() },
-            Encoding::Ds => Counters { lgkm: true, exp: m.starts_with("ds_gws") && false, ..Default::default() },
+            Encoding::Ds => Counters { lgkm: true, ..Default::default() },
             Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
             Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
                 Counters { vm: true, ..Default::default() }
@@ -107,6 +107,53 @@ impl Instruction {
             Encoding::Sopp if m.starts_with("s_sendmsg") => Counters { lgkm: true, ..Default::default() },
             _ => Counters::default(),
         }
+    }
+
+    /// Special registers the instruction writes, explicit or implied by the
+    /// encoding (VCC of VOPC `_e32` and of carry-out VOP2 forms, EXEC of `v_cmpx`).
+    pub fn specials_written(&self) -> Vec<SpecialReg> {
+        let m = self.base_mnemonic;
+        let mut out: Vec<SpecialReg> = self
+            .operands
+            .iter()
+            .filter(|o| o.written)
+            .filter_map(|o| match o.operand {
+                Operand::Special { reg, .. } => Some(reg),
+                _ => None,
+            })
+            .collect();
+        let fixed_vcc_first = self
+            .operands
+            .iter()
+            .skip(usize::from(self.encoding != Encoding::Vopc))
+            .take(1)
+            .any(|o| o.operand == Operand::Fixed("vcc"));
+        if fixed_vcc_first {
+            out.push(SpecialReg::Vcc);
+        }
+        if m.starts_with("v_cmpx_") {
+            out.push(SpecialReg::Exec);
+        }
+        out.dedup();
+        out
+    }
+
+    /// Special registers the instruction reads, explicit or implied (the
+    /// trailing VCC of `v_cndmask_b32_e32` and carry-in VOP2 forms).
+    pub fn specials_read(&self) -> Vec<SpecialReg> {
+        let mut out: Vec<SpecialReg> = self
+            .operands
+            .iter()
+            .filter(|o| !o.written)
+            .filter_map(|o| match o.operand {
+                Operand::Special { reg, .. } => Some(reg),
+                _ => None,
+            })
+            .collect();
+        if self.operands.len() > 2 && self.operands.last().is_some_and(|o| o.operand == Operand::Fixed("vcc")) {
+            out.push(SpecialReg::Vcc);
+        }
+        out
     }
 
     /// Registers named by operands the instruction writes.
