@@ -24,6 +24,8 @@ pub enum Encoding {
     Vop3,
     Vop3p,
     Ds,
+    /// MUBUF buffer loads and stores (executed for the private segment only).
+    Mubuf,
     Flat,
     Global,
     Scratch,
@@ -143,6 +145,7 @@ fn classify(w: u32) -> Result<(Encoding, u16, bool, u8), DecodeError> {
             }
             0x30 => (Encoding::Smem, ((w >> 18) & 0xFF) as u16, false, 8),
             0x36 => (Encoding::Ds, ((w >> 17) & 0xFF) as u16, false, 8),
+            0x38 => (Encoding::Mubuf, ((w >> 18) & 0x7F) as u16, false, 8),
             0x37 => {
                 let enc = match (w >> 14) & 3 {
                     0 => Encoding::Flat,

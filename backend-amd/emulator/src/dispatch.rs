@@ -7,7 +7,7 @@ use crate::codeobject::{CodeObject, Kernel};
 use crate::decode::{decode, Instruction, Target};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::Hazard;
-use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC};
+use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC, PRIVATE_BUFFER_MARK};
 use std::collections::HashMap;
 
 /// Grid and workgroup shape of a launch.
@@ -185,6 +185,8 @@ pub fn run_kernel(
     let mut cache: HashMap<u64, Instruction> = HashMap::new();
     let lds_size = (kernel.group_segment_fixed_size.max(kd.group_segment_fixed_size) + d.dynamic_lds) as usize;
     let nwaves = threads.div_ceil(64);
+    // Per-lane private memory: the fixed size (a dynamic stack is not sized).
+    let private_size = kernel.private_segment_fixed_size.max(kd.private_segment_fixed_size) as usize;
     for gz in 0..d.grid[2] {
         for gy in 0..d.grid[1] {
             for gx in 0..d.grid[0] {
@@ -192,11 +194,17 @@ pub fn run_kernel(
                 let mut waves = Vec::new();
                 for w in 0..nwaves {
                     let mut wave = Wave::new(entry, mode);
+                    wave.private_size = private_size;
+                    wave.private = vec![0; 64 * private_size];
                     // User SGPRs in descriptor order.
                     let mut s = 0usize;
                     let props = kd.kernel_code_properties;
                     if props & 1 != 0 {
-                        s += 4; // private segment buffer: no scratch is emulated
+                        // Private segment buffer: a marked descriptor that the
+                        // emulator maps to the wave's private memory.
+                        wave.sgpr[s + 2] = private_size as u32;
+                        wave.sgpr[s + 3] = PRIVATE_BUFFER_MARK;
+                        s += 4;
                     }
                     let put64 = |wave: &mut Wave, s: &mut usize, v: u64| {
                         if *s + 1 < 128 {

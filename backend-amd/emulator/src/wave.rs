@@ -14,6 +14,9 @@ pub const VCC: u16 = 106;
 pub const M0: u16 = 124;
 pub const EXEC: u16 = 126;
 pub const NUM_VGPRS: usize = 512;
+/// Dword 3 of the private segment buffer descriptor the dispatcher hands to
+/// kernels: MUBUF accesses through it reach the wave's private memory.
+pub const PRIVATE_BUFFER_MARK: u32 = 0x5C5C_F00D;
 
 /// Why a wave stopped with an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +78,9 @@ pub struct Wave {
     pub instructions: u64,
     pub done: bool,
     pub at_barrier: bool,
+    /// Private (scratch) memory: 64 lanes of `private_size` bytes each.
+    pub private: Vec<u8>,
+    pub private_size: usize,
     /// Per-lane FP flags of the current instruction (ORed into TRAPSTS).
     cur_pc: u64,
 }
@@ -166,6 +172,8 @@ impl Wave {
             instructions: 0,
             done: false,
             at_barrier: false,
+            private: Vec::new(),
+            private_size: 0,
             cur_pc: pc,
         }
     }
@@ -298,7 +306,8 @@ impl Wave {
             }
             Encoding::Ds => self.ds(inst, env),
             Encoding::Flat | Encoding::Global => self.flat(inst, env),
-            Encoding::Scratch => self.unsupported(format!("{} (scratch memory)", inst.mnemonic)),
+            Encoding::Scratch => self.scratch(inst, env),
+            Encoding::Mubuf => self.mubuf(inst, env),
         }
     }
 
@@ -771,6 +780,116 @@ impl Wave {
             }
         }
         self.timing.issue(counter, self.cur_pc, regs);
+        Ok(Step::Continue)
+    }
+
+    /// Size in bytes and dword count of a load/store by its operation name.
+    fn mem_shape(op: &str) -> Option<(bool, usize, usize)> {
+        Some(match op {
+            "load_dword" => (true, 4, 1),
+            "load_dwordx2" => (true, 8, 2),
+            "load_dwordx3" => (true, 12, 3),
+            "load_dwordx4" => (true, 16, 4),
+            "store_dword" => (false, 4, 1),
+            "store_dwordx2" => (false, 8, 2),
+            "store_dwordx3" => (false, 12, 3),
+            "store_dwordx4" => (false, 16, 4),
+            "load_ubyte" | "load_sbyte" => (true, 1, 1),
+            "load_ushort" | "load_sshort" => (true, 2, 1),
+            "store_byte" => (false, 1, 1),
+            "store_short" => (false, 2, 1),
+            _ => return None,
+        })
+    }
+
+    /// One lane's private access at byte offset `addr`.
+    fn private_access(&mut self, obs: &mut Observations, op: &str, lane: usize, addr: u64, vdata: u16, vdst: u16) -> R<()> {
+        let Some((load, size, dwords)) = Self::mem_shape(op) else { return self.unsupported(format!("private {op}")) };
+        let lane_base = lane * self.private_size;
+        let fault = ExecError::MemoryFault { pc: self.cur_pc, addr, what: "private (scratch) access" };
+        if addr.checked_add(size as u64).is_none_or(|e| e > self.private_size as u64) {
+            return Err(fault);
+        }
+        let at = lane_base + addr as usize;
+        if load {
+            let mut buf = [0u8; 16];
+            buf[..size].copy_from_slice(&self.private[at..at + size]);
+            let v = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
+            match op {
+                "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
+                "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
+                "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
+                "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
+                _ => {
+                    for i in 0..dwords {
+                        self.wv(obs, vdst + i as u16, lane, v(i));
+                    }
+                }
+            }
+        } else {
+            let mut buf = [0u8; 16];
+            for i in 0..dwords {
+                buf[4 * i..4 * i + 4].copy_from_slice(&self.rv(obs, vdata + i as u16, lane).to_le_bytes());
+            }
+            self.private[at..at + size].copy_from_slice(&buf[..size]);
+        }
+        Ok(())
+    }
+
+    /// scratch_* (FLAT segment 1): lane-private offset = VGPR (gfx940+: when
+    /// SVE is set; before: when no SGPR is named) + SGPR + offset.
+    fn scratch(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let obs = &mut *env.obs;
+        let offset = ((w0 & 0x1FFF) << 19) as i32 as i64 >> 19;
+        let vaddr = (w1 & 0xFF) as u16;
+        let vdata = ((w1 >> 8) & 0xFF) as u16;
+        let saddr = ((w1 >> 16) & 0x7F) as u16;
+        let vdst = ((w1 >> 24) & 0xFF) as u16;
+        let gfx940 = matches!(env.target, "gfx940" | "gfx941" | "gfx942" | "gfx950");
+        let use_v = if gfx940 { (w0 >> 13) & 1 != 0 } else { saddr == 0x7F };
+        let sbase = if saddr != 0x7F { self.rs(obs, saddr) as i64 } else { 0 };
+        let op = inst.mnemonic.strip_prefix("scratch_").unwrap_or(inst.mnemonic);
+        let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
+        for lane in lanes(self.exec()) {
+            let v = if use_v { self.rv(obs, vaddr, lane) as i64 } else { 0 };
+            let addr = (sbase + v + offset) as u64;
+            self.private_access(obs, op, lane, addr, vdata, vdst)?;
+        }
+        let regs = if load { (0..dwords as u16).map(|i| Reg::Vgpr(vdst + i)).collect() } else { Vec::new() };
+        self.timing.issue(Counter::Vm, self.cur_pc, regs);
+        Ok(Step::Continue)
+    }
+
+    /// buffer_* through the private segment buffer descriptor (the only
+    /// buffer the emulator provides): lane-private offset = soffset + VGPR
+    /// (offen) + offset. Any other descriptor stops as unsupported.
+    fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let obs = &mut *env.obs;
+        let offset = (w0 & 0xFFF) as i64;
+        let offen = (w0 >> 12) & 1 != 0;
+        let idxen = (w0 >> 13) & 1 != 0;
+        let lds = (w0 >> 16) & 1 != 0;
+        let vaddr = (w1 & 0xFF) as u16;
+        let vdata = ((w1 >> 8) & 0xFF) as u16;
+        let srsrc = (((w1 >> 16) & 0x1F) * 4) as u16;
+        let soffset = ((w1 >> 24) & 0xFF) as u16;
+        if idxen || lds {
+            return self.unsupported(format!("{} with idxen/lds", inst.mnemonic));
+        }
+        if self.rs(obs, srsrc + 3) != PRIVATE_BUFFER_MARK {
+            return self.unsupported(format!("{} on a buffer other than the private segment", inst.mnemonic));
+        }
+        let so = self.ssrc(obs, soffset, None, Ty::B32)? as i64;
+        let op = inst.mnemonic.strip_prefix("buffer_").unwrap_or(inst.mnemonic);
+        let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
+        for lane in lanes(self.exec()) {
+            let v = if offen { self.rv(obs, vaddr, lane) as i64 } else { 0 };
+            self.private_access(obs, op, lane, (so + v + offset) as u64, vdata, vdata)?;
+        }
+        let regs = if load { (0..dwords as u16).map(|i| Reg::Vgpr(vdata + i)).collect() } else { Vec::new() };
+        self.timing.issue(Counter::Vm, self.cur_pc, regs);
         Ok(Step::Continue)
     }
 
@@ -1486,6 +1605,7 @@ impl Wave {
     /// f32, or f16 halves where op_sel_hi says so (op_sel picks the half); neg
     /// and (in neg_hi) abs modifiers; the FMA rounds to f32, and the f16 forms
     /// then convert, writing one half and keeping the other.
+    #[allow(clippy::needless_range_loop)]
     fn fma_mix(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
         let lit = inst.literal;
         let mode = self.fp_mode()?;

@@ -30,6 +30,7 @@ def classify(w):
         return "Vop3", op
     if top == 0x30: return "Smem", (w >> 18) & 0xFF
     if top == 0x36: return "Ds", (w >> 17) & 0xFF
+    if top == 0x38: return "Mubuf", (w >> 18) & 0x7F
     if top == 0x37: return "Flat", (w >> 18) & 0x7F
     return None, None
 
