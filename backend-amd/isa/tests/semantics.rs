@@ -1,5 +1,6 @@
 //! Registers read and written, wait counters, control flow, IR classes and
 //! errors of individual instructions (encodings cross-checked with llvm-mc).
+#![allow(clippy::unwrap_used)]
 
 use xfpx_amd_isa::{decode, ControlFlow, DecodeError, Encoding, Operand, RegFile, RegRange, SpecialReg, Target};
 use xfpx_common::{FpFormat, FpOp, InstrClass};
