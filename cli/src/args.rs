@@ -108,6 +108,21 @@ pub struct DumpArgs {
     pub kernel: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// AMD only: rewrite the code object for this mode and show the rewritten kernels.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub rewrite: Option<RewriteMode>,
+    /// With --rewrite: write the rewritten code object here.
+    #[arg(long, value_name = "NEW", requires = "rewrite")]
+    pub out: Option<PathBuf>,
+}
+
+/// What rewritten AMD code does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RewriteMode {
+    /// Check the result of every floating-point instruction.
+    Detect,
+    /// Read each wave's sticky exception bits at its end (cheap, per kernel).
+    Screen,
 }
 
 /// Vendors whose inputs `xfpx dump` reads.

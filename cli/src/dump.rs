@@ -1,13 +1,21 @@
 //! `xfpx dump`: show how a saved NVIDIA SASS listing or an AMD code object
 //! would be instrumented, without a GPU. The reading and rendering belong
-//! to the backends; this module reads the file and hands it over.
+//! to the backends; this module reads the file and hands it over. With
+//! `--rewrite MODE`, an AMD code object is rewritten for the exception
+//! detector and the rewritten kernels are shown (and written with `--out`).
 
-use crate::args::{DumpArgs, DumpVendor, OutputFormat};
+use crate::args::{DumpArgs, DumpVendor, OutputFormat, RewriteMode};
 use crate::console::show_raw;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
     let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    if let Some(mode) = a.rewrite {
+        if a.vendor != DumpVendor::Amd {
+            bail!("--rewrite applies to AMD code objects only (--vendor amd)");
+        }
+        return rewrite(a, &bytes, mode);
+    }
     match a.vendor {
         DumpVendor::Nvidia => {
             let listing = std::str::from_utf8(&bytes)
@@ -37,4 +45,30 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// The backend's rewrite mode for a command-line mode.
+pub fn rewrite_mode(mode: RewriteMode) -> xfpx_amd::rewrite::Mode {
+    match mode {
+        RewriteMode::Detect => xfpx_amd::rewrite::Mode::Detect,
+        RewriteMode::Screen => xfpx_amd::rewrite::Mode::Screen,
+    }
+}
+
+fn rewrite(a: &DumpArgs, bytes: &[u8], mode: RewriteMode) -> Result<i32> {
+    let opts = xfpx_amd::rewrite::RewriteOptions {
+        mode: rewrite_mode(mode),
+        kernels: a.kernel.iter().cloned().collect(),
+        ..Default::default()
+    };
+    let outcome = xfpx_amd::rewrite::rewrite(bytes, &opts).with_context(|| format!("cannot rewrite {}", a.file.display()))?;
+    if let Some(new) = &a.out {
+        std::fs::write(new, &outcome.bytes).with_context(|| format!("cannot write {}", new.display()))?;
+    }
+    let text = match a.format {
+        OutputFormat::Text => outcome.to_text(),
+        OutputFormat::Json => outcome.to_json(),
+    };
+    show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
+    Ok(0)
 }

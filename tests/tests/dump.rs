@@ -97,3 +97,47 @@ fn nvidia_dump_of_non_listings_is_one_line() {
         run(c).assert_one_line_error(1, needle);
     }
 }
+
+#[test]
+fn amd_rewrite_shows_and_writes_the_rewritten_object() {
+    let d = tempfile::tempdir().expect("scratch");
+    let co = fixture("backend-amd/emulator/fixtures/gfx942/exceptions.co");
+    for mode in ["detect", "screen"] {
+        let new = format!("{mode}.co");
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "amd", "--rewrite", mode, "--out", &new]).arg(&co);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{mode}: {}", o.stderr);
+        assert!(o.stdout.contains("kernel exc_nan: instrumented"), "{mode}: {}", o.stdout);
+        // The rewritten object is a code object again.
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "amd", &new]);
+        let again = run(c);
+        assert_eq!(again.code, Some(0), "{mode}: {}", again.stderr);
+        assert!(again.stdout.contains("  kernel exc_nan\n"), "{mode}");
+    }
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "--kernel", "exc_div0", "--format", "json"]).arg(&co);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    let states: Vec<(String, String)> = v["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap_or("").to_string(), k["state"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(states.contains(&("exc_div0".into(), "instrumented".into())), "{states:?}");
+    assert!(states.contains(&("exc_nan".into(), "excluded".into())), "{states:?}");
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--rewrite", "detect"]).arg(&co);
+    run(c).assert_one_line_error(1, "--rewrite applies to AMD code objects only");
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--out", "x.co"]).arg(&co);
+    assert_eq!(run(c).code, Some(2), "--out needs --rewrite");
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "text.co"]);
+    std::fs::write(d.path().join("text.co"), "not a code object").expect("write");
+    run(c).assert_one_line_error(1, "cannot rewrite text.co");
+}
