@@ -48,11 +48,12 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut totals = [0usize; 6];
     let mut checked = 0usize;
+    let (mut grown, mut new_segment) = (0usize, 0usize);
     for (target, name, path) in common::code_objects() {
         let original = common::read(&path);
         let co = CodeObject::parse(&original).expect("fixture parses");
-        for mode in [Mode::Detect, Mode::Screen] {
-            let opts = RewriteOptions { mode, table_address: 0x7f00_0000_0000, ..Default::default() };
+        for (mode, far) in [(Mode::Detect, None), (Mode::Screen, None), (Mode::Detect, Some(4u64 << 20))] {
+            let opts = RewriteOptions { mode, table_address: 0x7f00_0000_0000, min_distance: far, ..Default::default() };
             let out = rewrite::rewrite(&original, &opts).unwrap_or_else(|e| panic!("{target}/{name} {mode:?}: {e}"));
             let again = CodeObject::parse(&out.bytes).expect("rewritten object parses");
             assert_eq!(again.kernels.len(), co.kernels.len());
@@ -71,7 +72,15 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
                     println!("{target}/{name} {mode:?} {}: {:?}", k.name, k.state);
                 }
             }
-            let file = dir.path().join(format!("{target}-{name}-{mode:?}.co"));
+            if name == "noslack" || far.is_some() {
+                assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment), "{target}/{name}");
+            }
+            match out.strategy {
+                Some(rewrite::layout::Strategy::GrowText) => grown += 1,
+                Some(rewrite::layout::Strategy::NewSegment) => new_segment += 1,
+                None => {}
+            }
+            let file = dir.path().join(format!("{target}-{name}-{mode:?}-{}.co", far.is_some()));
             std::fs::write(&file, &out.bytes).expect("write");
             readelf_ok(&file);
             if let Some(objdump) = objdump_for(&target) {
@@ -83,7 +92,7 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
         }
     }
     println!(
-        "rewritten objects {}: kernels instrumented {}, probes {}, waits added {}, sites refused {}, kernels skipped {}; llvm-objdump clean {}",
+        "rewritten objects {} ({grown} grown in place, {new_segment} with a new segment): kernels instrumented {}, probes {}, waits added {}, sites refused {}, kernels skipped {}; llvm-objdump clean {}",
         totals[5], totals[0], totals[1], totals[2], totals[3], totals[4], checked
     );
     if checked == 0 {

@@ -233,3 +233,57 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
     assert!(compared >= 40, "only {compared} launches ran");
     assert!(failures.is_empty(), "{} failures", failures.len());
 }
+
+/// Appended code 4 MiB above the object (beyond `s_branch` reach): anchors
+/// reach their trampolines through long-jump islands in the padding between
+/// kernels, trampolines return with `s_setpc_b64`; where no island space is
+/// left the site is refused with a reason. What is instrumented still
+/// matches the original run exactly.
+#[test]
+fn far_trampolines_through_islands_match_the_original() {
+    let mut islands = 0usize;
+    let mut refused = 0usize;
+    let mut compared = 0usize;
+    for target in ["gfx90a", "gfx942"] {
+        for kernel in ["exc_nan", "exc_div0", "exc_overflow", "f32_div", "daxpy", "f64_divsqrt"] {
+            let path = emulator_fixtures().join("launches").join(format!("{kernel}.json"));
+            let launch = Launch::load(&path).expect("launch");
+            let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
+            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            let outcome = std::cell::RefCell::new(None);
+            let rw = run(&launch, &original, &|addr| {
+                let opts = RewriteOptions {
+                    mode: Mode::Detect,
+                    kernels: vec![launch.kernel.clone()],
+                    table_address: addr,
+                    min_distance: Some(4 << 20),
+                };
+                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
+                let b = out.bytes.clone();
+                *outcome.borrow_mut() = Some(out);
+                b
+            })
+            .expect("rewritten runs");
+            let out = outcome.borrow_mut().take().expect("outcome");
+            assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+            let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
+            assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
+            assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}");
+            islands += k.islands;
+            refused += k.refused_sites.len();
+            for r in &k.refused_sites {
+                assert!(r.reason.contains("island"), "{}", r.reason);
+            }
+            // Every record found is one the emulator observed at that site.
+            let entry = xfpx_amd::CodeObject::parse(&original).expect("co").kernel(&launch.kernel).map(|k| k.entry).expect("k");
+            let seen: BTreeSet<u64> = orig.stats.observations.results.keys().map(|(pc, _, _)| pc - orig.stats.code_base - entry).collect();
+            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
+            for (_, r) in &got.records {
+                assert!(seen.contains(&r.site.offset), "{target}/{kernel}: record at {:#x} not observed", r.site.offset);
+            }
+            compared += 1;
+        }
+    }
+    println!("far placement: {compared} launches, {islands} islands, {refused} sites refused for want of island space");
+    assert!(islands > 0);
+}

@@ -114,6 +114,8 @@ pub struct KernelLowering {
     pub trampolines: usize,
     pub probes: usize,
     pub waits_added: usize,
+    /// Long-jump islands placed for trampolines beyond `s_branch` reach.
+    pub islands: usize,
     pub refused: Vec<RefusedSite>,
 }
 
@@ -128,6 +130,55 @@ pub struct AmdLowering<'a> {
     pub table: &'a mut TableLayout,
     pub table_address: u64,
     pub appended: &'a mut Appended,
+    /// Never-executed padding inside `.text` for long-jump islands.
+    pub islands: &'a mut IslandPool,
+}
+
+/// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
+/// offset, `s_setpc_b64`.
+pub const ISLAND_BYTES: u64 = 28;
+
+/// Padding inside `.text` that no path executes (runs of `s_nop 0` right
+/// after an instruction that always leaves), where islands can go when a
+/// trampoline is beyond `s_branch` reach of its anchor.
+#[derive(Debug, Clone, Default)]
+pub struct IslandPool {
+    pub free: Vec<std::ops::Range<u64>>,
+}
+
+impl IslandPool {
+    /// The pool of a code object's code (`code` in address order), leaving
+    /// out the final run (the code-end padding, which stays as it is).
+    pub fn from_code(code: &[DecodedInstr]) -> IslandPool {
+        let mut free = Vec::new();
+        let mut i = 0;
+        while i < code.len() {
+            let leaves = matches!(
+                code[i].insn.control_flow(code[i].addr),
+                ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
+            ) && code[i].insn.base_mnemonic != "s_swappc_b64";
+            i += 1;
+            if !leaves {
+                continue;
+            }
+            let start = i;
+            while i < code.len() && code[i].insn.base_mnemonic == "s_nop" && code[i].insn.words[0] & 0xFFFF == 0 {
+                i += 1;
+            }
+            if i > start && i < code.len() {
+                free.push(code[start].addr..code[i].addr);
+            }
+        }
+        IslandPool { free }
+    }
+
+    /// Takes room for one island within `s_branch` reach of `anchor`.
+    fn take(&mut self, anchor: u64) -> Option<u64> {
+        let slot = self.free.iter_mut().find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
+        let at = slot.start;
+        slot.start += ISLAND_BYTES;
+        Some(at)
+    }
 }
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
@@ -495,10 +546,7 @@ impl AmdLowering<'_> {
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
         let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
-        let start = self.appended.here();
-        let rel = rel16(d.addr, start).ok_or_else(|| {
-            RewriteError::Refused(format!("trampoline at {start:#x} is beyond s_branch reach (±128 KiB) of {:#x}", d.addr))
-        })?;
+        let rel = self.entry_branch(&d, out)?;
         let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
         let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
@@ -547,9 +595,7 @@ impl AmdLowering<'_> {
     /// the wave.
     pub fn screen_endpgm(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
         let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
-        let start = self.appended.here();
-        let rel = rel16(d.addr, start)
-            .ok_or_else(|| RewriteError::Refused(format!("trampoline at {start:#x} is beyond s_branch reach of {:#x}", d.addr)))?;
+        let rel = self.entry_branch(&d, out)?;
         let e = self.e();
         let s = self.scratch;
         let bits = s.tmp();
@@ -572,6 +618,41 @@ impl AmdLowering<'_> {
         out.trampolines += 1;
         out.probes += 1;
         Ok(())
+    }
+
+    /// The anchor's `s_branch` offset to the trampoline starting now: direct
+    /// when in reach, else through an island in never-executed padding near
+    /// the anchor (the island saves SCC; the trampoline restores it first).
+    fn entry_branch(&mut self, d: &DecodedInstr, out: &mut KernelLowering) -> Result<u16, RewriteError> {
+        let start = self.appended.here();
+        if let Some(rel) = rel16(d.addr, start) {
+            return Ok(rel);
+        }
+        let island = self.islands.take(d.addr).ok_or_else(|| {
+            RewriteError::Refused(format!(
+                "trampoline at {start:#x} is beyond s_branch reach (±128 KiB) of {:#x} and no padding within reach is free for a long-jump island",
+                d.addr
+            ))
+        })?;
+        let e = self.e();
+        let j = self.scratch.jump();
+        let mut code = e.sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        code.extend(e.sop1("s_getpc_b64", Some(Src::Sgpr(j)), None)?);
+        let delta = start.wrapping_sub(island + 8);
+        code.extend(e.sop2("s_add_u32", Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
+        code.extend(e.sop2("s_addc_u32", Src::Sgpr(j + 1), Src::Sgpr(j + 1), Src::Literal((delta >> 32) as u32))?);
+        code.extend(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+        // Small offsets encode as inline constants: fill the rest of the slot.
+        while (code.len() as u64) * 4 < ISLAND_BYTES {
+            code.extend(e.sopp("s_nop", 0)?);
+        }
+        if code.len() as u64 * 4 != ISLAND_BYTES {
+            return Err(RewriteError::Encode("island size".into()));
+        }
+        out.anchors.push(Patch { addr: island, bytes: code.iter().flat_map(|w| w.to_le_bytes()).collect() });
+        out.islands += 1;
+        self.restore_scc()?;
+        rel16(d.addr, island).ok_or_else(|| RewriteError::Refused("island out of reach".into()))
     }
 
     /// Points the SOPP branch at word `at` to the current end of the code.
@@ -600,11 +681,16 @@ impl Lowering for AmdLowering<'_> {
             let refs: Vec<&Probe> = probes.iter().collect();
             let mark = self.appended.words.len();
             let slots = self.table.slots.len();
+            let pool = self.islands.clone();
+            let (anchors, islands) = (out.anchors.len(), out.islands);
             if let Err(err) = self.trampoline(view, plan, instr as usize, &refs, sites, &mut out) {
                 match err {
                     RewriteError::Refused(reason) => {
                         self.appended.words.truncate(mark);
                         self.table.slots.truncate(slots);
+                        *self.islands = pool;
+                        out.anchors.truncate(anchors);
+                        out.islands = islands;
                         let ins = &view.instrs[instr as usize];
                         out.refused.push(RefusedSite { offset: ins.offset, instr: ins.text.clone(), reason });
                     }

@@ -123,6 +123,8 @@ pub struct KernelOutcome {
     pub probes: usize,
     pub trampolines: usize,
     pub waits_added: usize,
+    /// Long-jump islands placed in `.text` padding.
+    pub islands: usize,
     pub refused_sites: Vec<RefusedSite>,
     pub registers: Option<RegisterChange>,
     /// Descriptor words that changed: (field, before, after).
@@ -198,7 +200,9 @@ struct Prepared<'k> {
 pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, RewriteError> {
     let co = CodeObject::parse(bytes)?;
     let target = isa_target(&co)?;
-    let used = regs::used_registers(&all_code(&co, target));
+    let code = all_code(&co, target);
+    let used = regs::used_registers(&code);
+    let island_pool = lower::IslandPool::from_code(&code);
     let mut sites = SiteTable::new();
     let mut outcomes = Vec::new();
     let mut prepared = Vec::new();
@@ -210,6 +214,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
             probes: 0,
             trampolines: 0,
             waits_added: 0,
+            islands: 0,
             refused_sites: Vec::new(),
             registers: None,
             descriptor_diff: Vec::new(),
@@ -240,20 +245,26 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
         let mut table = TableLayout::default();
         let mut appended = Appended { base: region.start, words: Vec::new() };
         let mut patches = Vec::new();
+        let mut islands = island_pool.clone();
         for (i, p) in &prepared {
             let o = &mut outs[*i];
-            match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &sites) {
+            match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &mut islands, &sites) {
                 Ok((low, descriptor, change, cleared, listing_from)) => {
                     o.probes = low.probes;
                     o.trampolines = low.trampolines;
                     o.waits_added = low.waits_added;
+                    o.islands = low.islands;
                     o.refused_sites = low.refused;
                     o.descriptor_diff = descriptor_diff(&p.kernel.descriptor, &descriptor);
                     o.registers = Some(change);
                     o.dx10_clamp_cleared = cleared;
                     o.appended = listing(target, &appended, listing_from);
                     if low.trampolines == 0 {
-                        o.state = KernelState::Skipped { reason: "nothing to instrument".into() };
+                        let reason = match o.refused_sites.first() {
+                            Some(r) => format!("no site could be instrumented (first: +{:#x}: {})", r.offset, r.reason),
+                            None => "nothing to instrument".into(),
+                        };
+                        o.state = KernelState::Skipped { reason };
                         o.descriptor_diff.clear();
                         o.registers = None;
                         continue;
@@ -321,6 +332,7 @@ fn lower_kernel(
     opts: &RewriteOptions,
     table: &mut TableLayout,
     appended: &mut Appended,
+    islands: &mut lower::IslandPool,
     sites: &SiteTable,
 ) -> Result<Lowered, RewriteError> {
     let processor = co.target.processor;
@@ -333,6 +345,7 @@ fn lower_kernel(
     let (scratch, mut descriptor, change) = regs::grow(processor, &p.kernel.descriptor, used, max_wg)?;
     let mark = appended.words.len();
     let slots = table.slots.len();
+    let pool = islands.clone();
     let mut lowering = AmdLowering {
         enc: encode::Encoder { target },
         entry: p.kernel.entry,
@@ -342,6 +355,7 @@ fn lower_kernel(
         table,
         table_address: opts.table_address,
         appended,
+        islands,
     };
     let mut cleared = false;
     let result = match opts.mode {
@@ -387,6 +401,7 @@ fn lower_kernel(
         Err(e) => {
             lowering.appended.words.truncate(mark);
             lowering.table.slots.truncate(slots);
+            *lowering.islands = pool;
             Err(e)
         }
     }
@@ -446,10 +461,11 @@ impl RewriteOutcome {
             }
             let _ = writeln!(
                 s,
-                "  {} instructions, {} probes in {} trampolines, {} waits added{}",
+                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added{}",
                 k.instructions,
                 k.probes,
                 k.trampolines,
+                k.islands,
                 k.waits_added,
                 if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
             );
