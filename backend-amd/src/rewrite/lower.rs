@@ -317,6 +317,19 @@ impl AmdLowering<'_> {
                 self.emit(insn.dwords().to_vec());
                 Ok(false)
             }
+            ControlFlow::Indirect if insn.base_mnemonic == "s_swappc_b64" => {
+                // sdst = address after the original; jump to ssrc (copied
+                // first, as sdst may overlap it).
+                let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
+                let ssrc = (insn.words[0] & 0xFF) as u16;
+                let j = self.scratch.jump();
+                self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(j)), Some(Src::Sgpr(ssrc)))?);
+                self.emit(e.sop1("s_getpc_b64", Some(Src::Sgpr(sdst)), None)?);
+                let got = self.appended.here();
+                self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
+                self.emit(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+                Ok(false)
+            }
             ControlFlow::Indirect | ControlFlow::Trap => Err(RewriteError::Refused(format!(
                 "{} cannot be moved (its effect depends on where it runs)",
                 insn.base_mnemonic

@@ -64,6 +64,10 @@ pub enum Mode {
     Detect,
     /// Read TRAPSTS exception bits at the end of each wave, one record per kernel.
     Screen,
+    /// Count the wave instructions each kernel executes (a counter probe
+    /// before every instruction): the relocation of every kind of
+    /// instruction, branches and calls included, is exercised by this mode.
+    Count,
 }
 
 impl FromStr for Mode {
@@ -72,7 +76,8 @@ impl FromStr for Mode {
         match s {
             "detect" => Ok(Mode::Detect),
             "screen" => Ok(Mode::Screen),
-            other => Err(format!("unknown rewrite mode '{other}' (detect, screen)")),
+            "count" => Ok(Mode::Count),
+            other => Err(format!("unknown rewrite mode '{other}' (detect, screen, count)")),
         }
     }
 }
@@ -316,9 +321,29 @@ fn prepare<'k>(co: &CodeObject<'_>, k: &'k Kernel, target: Target, mode: Mode, s
             plan
         }
         Mode::Screen => Plan::new(k.name.clone()),
+        Mode::Count => {
+            let plan = instruction_count_plan(&view, sites);
+            plan::verify(&plan, &view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
+            plan
+        }
     };
     let waits = WaitAnalysis::run(&instrs);
     Ok(Prepared { kernel: k, instrs, view, plan, waits })
+}
+
+/// Name of the counter of [`Mode::Count`].
+pub const WAVE_INSTRUCTIONS: &str = "wave_instructions";
+
+/// A plan counting wave executions of every instruction of `view`.
+fn instruction_count_plan(view: &xfpx_common::view::KernelView, sites: &mut SiteTable) -> Plan {
+    use xfpx_common::probe::{Action, CounterDef, CounterId, CounterKind, Probe, When};
+    let mut plan = Plan::new(view.name.clone());
+    plan.counters.push(CounterDef { name: WAVE_INSTRUCTIONS.into(), kind: CounterKind::WarpExecutions });
+    for (i, ins) in view.instrs.iter().enumerate() {
+        let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+        plan.probes.push(Probe { instr: i as u32, site, when: When::Before, action: Action::Count { counter: CounterId(0) } });
+    }
+    plan
 }
 
 type Lowered = (KernelLowering, KernelDescriptor, RegisterChange, bool, usize);
@@ -359,7 +384,7 @@ fn lower_kernel(
     };
     let mut cleared = false;
     let result = match opts.mode {
-        Mode::Detect => lowering.lower(&p.view, &p.plan, sites),
+        Mode::Detect | Mode::Count => lowering.lower(&p.view, &p.plan, sites),
         Mode::Screen => {
             let mut out = KernelLowering::default();
             let ends: Vec<usize> = p
