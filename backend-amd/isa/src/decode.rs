@@ -366,7 +366,7 @@ pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, D
         SlotKind::Imm(style) => match style {
             ImmStyle::Udec => Operand::Label(value as u16 as i16),
             ImmStyle::Hex => Operand::Imm(value as u16),
-            ImmStyle::Hwreg => Operand::Symbolic(symbolic::hwreg(value as u16)),
+            ImmStyle::Hwreg => Operand::Symbolic(symbolic::hwreg(value as u16, insn.target)),
             ImmStyle::Sendmsg => Operand::Symbolic(symbolic::sendmsg(value as u16)),
             ImmStyle::Waitcnt => Operand::Symbolic(symbolic::waitcnt(value as u16)),
             ImmStyle::GprIdx => Operand::Symbolic(symbolic::gpr_idx(value as u16)),

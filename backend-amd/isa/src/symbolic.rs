@@ -2,16 +2,27 @@
 //! selectors (`hwreg`), messages (`sendmsg`), wait counts (`s_waitcnt`) and
 //! GPR-index modes. Names are kept in the tables below.
 
-/// Hardware registers by id: `(id, name)`.
-const HWREGS: &[(u16, &str)] = &[
-    (1, "HW_REG_MODE"),
-    (2, "HW_REG_STATUS"),
-    (3, "HW_REG_TRAPSTS"),
-    (4, "HW_REG_HW_ID"),
-    (5, "HW_REG_GPR_ALLOC"),
-    (6, "HW_REG_LDS_ALLOC"),
-    (7, "HW_REG_IB_STS"),
-    (15, "HW_REG_SH_MEM_BASES"),
+use crate::target::Target;
+
+/// Hardware registers by id: `(id, name, gfx940 and later only)`.
+const HWREGS: &[(u16, &str, bool)] = &[
+    (1, "HW_REG_MODE", false),
+    (2, "HW_REG_STATUS", false),
+    (3, "HW_REG_TRAPSTS", false),
+    (4, "HW_REG_HW_ID", false),
+    (5, "HW_REG_GPR_ALLOC", false),
+    (6, "HW_REG_LDS_ALLOC", false),
+    (7, "HW_REG_IB_STS", false),
+    (15, "HW_REG_SH_MEM_BASES", false),
+    (16, "HW_REG_TBA_LO", false),
+    (17, "HW_REG_TBA_HI", false),
+    (18, "HW_REG_TMA_LO", false),
+    (19, "HW_REG_TMA_HI", false),
+    (20, "HW_REG_XCC_ID", true),
+    (21, "HW_REG_SQ_PERF_SNAPSHOT_DATA", true),
+    (22, "HW_REG_SQ_PERF_SNAPSHOT_DATA1", true),
+    (23, "HW_REG_SQ_PERF_SNAPSHOT_PC_LO", true),
+    (24, "HW_REG_SQ_PERF_SNAPSHOT_PC_HI", true),
 ];
 
 /// Messages of `s_sendmsg`: `(id, name, takes a GS op)`.
@@ -23,17 +34,27 @@ const MESSAGES: &[(u16, &str, bool)] = &[
     (5, "MSG_STALL_WAVE_GEN", false),
     (6, "MSG_HALT_WAVES", false),
     (7, "MSG_ORDERED_PS_DONE", false),
+    (8, "MSG_EARLY_PRIM_DEALLOC", false),
     (9, "MSG_GS_ALLOC_REQ", false),
+    (10, "MSG_GET_DOORBELL", false),
 ];
 
 const GS_OPS: [&str; 4] = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
 
+/// `MSG_SYSMSG` (id 15) operations 1..=4.
+const SYSMSG_OPS: [&str; 4] =
+    ["SYSMSG_OP_ECC_ERR_INTERRUPT", "SYSMSG_OP_REG_RD", "SYSMSG_OP_HOST_TRAP_ACK", "SYSMSG_OP_TTRACE_PC"];
+
 /// `hwreg(...)` for a SOPK immediate: id [5:0], offset [10:6], size-1 [15:11].
-pub fn hwreg(v: u16) -> String {
+pub fn hwreg(v: u16, target: Target) -> String {
     let id = v & 0x3F;
     let offset = (v >> 6) & 0x1F;
     let size = ((v >> 11) & 0x1F) + 1;
-    let name = HWREGS.iter().find(|h| h.0 == id).map(|h| h.1.to_string()).unwrap_or_else(|| id.to_string());
+    let name = HWREGS
+        .iter()
+        .find(|h| h.0 == id && (!h.2 || target.is_gfx940_plus()))
+        .map(|h| h.1.to_string())
+        .unwrap_or_else(|| id.to_string());
     if offset == 0 && size == 32 {
         format!("hwreg({name})")
     } else {
@@ -59,7 +80,11 @@ pub fn sendmsg(v: u16) -> String {
         } else if !takes_op && op == 0 && stream == 0 {
             return format!("sendmsg({name})");
         }
-    } else if v <= 0x3FF {
+    }
+    if id == 15 && (1..=4).contains(&op) && stream == 0 {
+        return format!("sendmsg(MSG_SYSMSG, {})", SYSMSG_OPS[op as usize - 1]);
+    }
+    if v <= 0x3FF {
         return format!("sendmsg({id}, {op}, {stream})");
     }
     v.to_string()
@@ -140,8 +165,10 @@ mod tests {
 
     #[test]
     fn hwreg_and_sendmsg() {
-        assert_eq!(hwreg(0x1234), "hwreg(52, 8, 3)");
-        assert_eq!(hwreg(0x8001), "hwreg(HW_REG_MODE, 0, 17)");
+        assert_eq!(hwreg(0x1234, Target::Gfx90a), "hwreg(52, 8, 3)");
+        assert_eq!(hwreg(0x8001, Target::Gfx90a), "hwreg(HW_REG_MODE, 0, 17)");
+        assert_eq!(hwreg(0xF814, Target::Gfx942), "hwreg(HW_REG_XCC_ID)");
+        assert_eq!(hwreg(0xF814, Target::Gfx90a), "hwreg(20)");
         assert_eq!(sendmsg(0x0003), "sendmsg(MSG_GS_DONE, GS_OP_NOP)");
         assert_eq!(sendmsg(0xC07F), "49279");
     }

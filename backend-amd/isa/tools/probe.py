@@ -254,6 +254,12 @@ def sweep():
         add(base | 0xF << 8, 20 | 10 << 8 | 6 << 16 | 3 << 21)
         add(base | 0x1 << 8 | 1 << 12 | 1 << 13 | 1 << 25, 20 | 10 << 8 | 6 << 16 | 3 << 21)
         add(base | 0x3 << 8 | 1 << 14 | 1 << 16 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 3 << 21 | 1 << 31)
+    # Symbolic immediates: every hwreg id, every message id
+    for i in range(64):
+        add(0xB8800000 | 10 << 16 | 31 << 11 | i)
+    for i in range(16):
+        for opst in (0, 0x10, 0x20, 0x120):
+            add(0xBF900000 | opst | i)
     # EXP and VINTRP
     add(0xC400000F | 1 << 11, 20 | 21 << 8 | 22 << 16 | 23 << 24)
     for op in range(4):
