@@ -74,6 +74,9 @@ pub struct ToolCore {
     tools: CubinTools,
     /// ISA target of the device, e.g. `sm_90`.
     target: Option<String>,
+    /// Also search mapped shared objects for line tables (opt-in:
+    /// `XFPX_NVIDIA_LINES=libs`).
+    scan_libraries: bool,
     /// Read line tables at all (`XFPX_NVIDIA_LINES=0` turns this off).
     lines_enabled: bool,
     finished: bool,
@@ -141,6 +144,7 @@ impl ToolCore {
             tools: CubinTools::from_env(),
             target: None,
             lines_enabled: std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"),
+            scan_libraries: std::env::var("XFPX_NVIDIA_LINES").is_ok_and(|v| v == "libs"),
             finished: false,
         };
         for text in notes {
@@ -248,16 +252,20 @@ impl ToolCore {
         result
     }
 
-    /// Look for the line table of `mangled` in the executable, then in the
-    /// mapped shared objects not larger than `XFPX_NVIDIA_LINES_MAX_MB`
-    /// (default 64), each file read once.
+    /// Look for the line table of `mangled` in the executable, then, with
+    /// `XFPX_NVIDIA_LINES=libs`, in the mapped shared objects with device
+    /// code not larger than `XFPX_NVIDIA_LINES_MAX_MB` (default 64), each
+    /// file read once. Libraries are opt-in: a PyTorch run that searched
+    /// them by default did not finish within 200 s (9 s without).
     fn find_lines(&mut self, mangled: &str) {
         let target = self.target.clone().unwrap_or_else(|| "sm_90".into());
         let mut files = Vec::new();
         if let Ok(exe) = std::fs::read_link("/proc/self/exe") {
             files.push(exe);
         }
-        files.extend(mapped_files(self.tools.max_file_bytes));
+        if self.scan_libraries {
+            files.extend(mapped_files(self.tools.max_file_bytes));
+        }
         for file in files {
             if self.scanned_files.contains(&file) {
                 continue;
@@ -275,6 +283,11 @@ impl ToolCore {
     /// Use these tools to read cubins.
     pub fn set_cubin_tools(&mut self, tools: CubinTools) {
         self.tools = tools;
+    }
+
+    /// Also search mapped shared objects for line tables.
+    pub fn set_scan_libraries(&mut self, on: bool) {
+        self.scan_libraries = on;
     }
 
     /// Turn the reading of line tables on or off.
