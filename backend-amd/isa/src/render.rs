@@ -142,7 +142,10 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
             }
             _ => slot_operand(insn, slot)?,
         };
-        let written = slot.field == Field::Sdata && !insn.base_mnemonic.contains("_store");
+        let m = insn.base_mnemonic;
+        let written = slot.field == Field::Sdata
+            && !m.contains("_store")
+            && (!m.contains("_atomic_") || fv(insn, Field::SmemGlc) != 0);
         ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
     }
     insn.operands = ops;
@@ -683,7 +686,9 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
             Field::Srsrc => Operand::from_code((fv(insn, Field::Srsrc) * 4) as u16, 4, ConstType::B32, None),
             _ => slot_operand(insn, slot)?,
         };
-        let written = slot.field == Field::Vdata && insn.base_mnemonic.contains("_load");
+        // Loads write their data; atomics return the old value there when glc (sc0) is set.
+        let returns = insn.base_mnemonic.contains("_atomic_") && fv(insn, Field::Glc) != 0;
+        let written = slot.field == Field::Vdata && (insn.base_mnemonic.contains("_load") || returns);
         if slot.field == Field::Vdata && insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
             continue;
         }

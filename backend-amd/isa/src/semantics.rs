@@ -131,7 +131,7 @@ impl Instruction {
         if fixed_vcc_first {
             out.push(SpecialReg::Vcc);
         }
-        if m.starts_with("v_cmpx_") {
+        if m.starts_with("v_cmpx_") || m.contains("saveexec") || m.contains("_wrexec") {
             out.push(SpecialReg::Exec);
         }
         out.dedup();
@@ -165,8 +165,16 @@ impl Instruction {
     /// destinations of accumulating instructions).
     pub fn regs_read(&self) -> Vec<RegRange> {
         let m = self.base_mnemonic;
-        let rmw = m.contains("_mac_") || m.contains("_fmac_") || m.starts_with("s_addk") || m.starts_with("s_mulk")
-            || m.starts_with("s_cmovk") || m.starts_with("s_cmov_");
+        let rmw = m.contains("_mac_")
+            || m.contains("_fmac_")
+            || m.contains("dot2c_")
+            || m.contains("dot4c_")
+            || m.contains("dot8c_")
+            || m.starts_with("s_addk")
+            || m.starts_with("s_mulk")
+            || m.starts_with("s_cmovk")
+            || m.starts_with("s_cmov_")
+            || m.contains("_atomic_");
         self.operands
             .iter()
             .filter(|o| !o.written || rmw)

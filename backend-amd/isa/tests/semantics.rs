@@ -39,6 +39,22 @@ fn valu_registers_and_class() {
 }
 
 #[test]
+fn atomics_read_data_and_return_with_glc() {
+    // buffer_atomic_add v1, v2, s[4:7], 0 offen glc: returns into v1
+    let i = dec(Target::Gfx90a, &[0xE108_5000, 0x8001_0102]);
+    assert_eq!(i.to_string(), "buffer_atomic_add v1, v2, s[4:7], 0 offen glc");
+    assert_eq!(i.regs_written(), vec![v(1, 1)]);
+    assert!(i.regs_read().contains(&v(1, 1)) && i.regs_read().contains(&v(2, 1)));
+    // without glc nothing is written
+    let i = dec(Target::Gfx90a, &[0xE108_1000, 0x8001_0102]);
+    assert!(i.regs_written().is_empty());
+    // s_and_saveexec_b64 writes EXEC
+    let i = dec(Target::Gfx90a, &[0xBE80_2000 | 2]);
+    assert_eq!(i.to_string(), "s_and_saveexec_b64 s[0:1], s[2:3]");
+    assert!(i.specials_written().contains(&SpecialReg::Exec));
+}
+
+#[test]
 fn implicit_vcc_and_exec() {
     // v_cmp_lt_f32_e32 vcc, v1, v2
     let i = dec(Target::Gfx90a, &[0x7C82_0501]);
