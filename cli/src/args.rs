@@ -161,6 +161,10 @@ pub struct ReplayArgs {
     /// Run this code object instead of the one the launch names.
     #[arg(long = "code-object", value_name = "FILE")]
     pub code_object: Option<PathBuf>,
+    /// Rewrite the kernel for this mode and report what its instrumentation
+    /// recorded (without: what the emulator observes in the original kernel).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<RewriteMode>,
     /// Write each output buffer to DIR/<name>.bin.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -1,13 +1,15 @@
 //! `xfpx demo`: the bundled demo, needing no GPU. Three kernels of a small
 //! AMD program (gfx942), one raising a NaN, one an overflow and one a
-//! division by zero, are replayed on the CDNA emulator with inputs chosen
-//! to raise them, and the findings are shown as a user would see them.
+//! division by zero, are rewritten for the exception detector and run on
+//! the CDNA emulator with inputs chosen to raise them (as `xfpx replay
+//! --mode detect` does); the findings the instrumentation recorded are
+//! shown as a user would see them.
 //!
 //! The kernels are the emulator's `exceptions` fixture (its HIP source and
 //! regeneration script live with the emulator's fixtures); the launch
 //! descriptions are in `cli/demo/`.
 
-use crate::args::{DemoArgs, OutputFormat};
+use crate::args::{DemoArgs, OutputFormat, RewriteMode};
 use crate::console::{say, show_raw};
 use crate::{report_io, summary};
 use anyhow::{Context, Result};
@@ -31,8 +33,8 @@ pub fn demo_report() -> Result<Report> {
     for (name, text) in LAUNCHES {
         let path = dir.path().join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write the demo launch {name}"))?;
-        let opts = xfpx_amd_emu::ReplayOptions::default();
-        let outcome = xfpx_amd_emu::replay(&path, &opts).with_context(|| format!("demo launch {name}"))?;
+        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, None, None, 0)
+            .with_context(|| format!("demo launch {name}"))?;
         let mut r = outcome.report;
         let kernel = r.kernels.first().map(|k| k.name.clone()).unwrap_or_default();
         r.run.notes = r.run.notes.iter().map(|n| format!("{kernel}: {n}")).collect();
@@ -62,7 +64,8 @@ pub fn demo(a: &DemoArgs) -> Result<i32> {
         OutputFormat::Text => {
             show_raw!(concat!(
                 "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
-                "overflow and one with a division by zero, replayed on xfpx's CDNA emulator (no GPU needed).\n\n"
+                "overflow and one with a division by zero, instrumented for exception detection and run\n",
+                "on xfpx's CDNA emulator (no GPU needed).\n\n"
             ));
             show_raw!(summary::summary(&report, true));
             if let Some(Ok(p)) = &written {

@@ -14,6 +14,7 @@ mod exit;
 mod proptests;
 mod report_cmd;
 mod replay;
+mod replay_rewritten;
 mod report_io;
 mod run;
 mod signals;

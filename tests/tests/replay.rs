@@ -55,3 +55,38 @@ fn replay_of_bad_input_is_one_line() {
     c.args(["replay", "--target", "gfx942", "--code-object", "missing.co"]).arg(launch("div_special.json"));
     run(c).assert_one_line_error(1, "cannot replay");
 }
+
+/// With `--mode`, the kernel is rewritten and the report is what its
+/// instrumentation recorded in the table.
+#[test]
+fn replay_of_the_rewritten_kernel() {
+    let d = tempfile::tempdir().expect("scratch");
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--mode", "detect", "--target", "gfx942", "--out", "out", "--report", "detect.json"])
+        .arg(launch("div_special.json"));
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let r = Report::from_json(&std::fs::read_to_string(d.path().join("detect.json")).expect("report")).expect("valid");
+    assert_eq!(r.run.mode, "detect");
+    assert!(r.kernels.iter().any(|k| k.name == "div_special" && k.probes > 0), "{:?}", r.kernels);
+    let kinds: std::collections::BTreeSet<_> = r.records().map(|(_, rec)| rec.kind).collect();
+    assert!(kinds.contains(&xfpx_common::ExceptionKind::Nan), "{kinds:?}");
+    assert!(kinds.contains(&xfpx_common::ExceptionKind::Div0), "{kinds:?}");
+    assert!(r.records().all(|(_, rec)| rec.site.instr.starts_with('v')), "instructions are named");
+    let files: Vec<String> = std::fs::read_dir(d.path().join("out"))
+        .expect("out")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 2, "the launch's outputs only, not the table: {files:?}");
+
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--mode", "screen", "--target", "gfx942", "--fail-on", "nan", "--report", "screen.json"])
+        .arg(launch("div_special.json"));
+    let o = run(c);
+    assert_eq!(o.code, Some(3), "the screened bits include invalid (NaN): {}", o.stdout);
+    assert!(o.stdout.contains("waves ended with exception bits"), "{}", o.stdout);
+
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--mode", "detect"]).arg(launch("div_special.json"));
+    run(c).assert_one_line_error(1, "needs a target");
+}
