@@ -67,7 +67,7 @@ pub fn resolve(choice: VendorChoice, drivers: Drivers, require_driver: bool) -> 
 fn amd_unavailable(drivers: Drivers) -> Result<Vendor> {
     if drivers.amd {
         bail!(
-            "live runs on AMD GPUs are not part of this release; AMD code objects can be inspected offline with `xfpx dump --vendor amd FILE`"
+            "live runs on AMD GPUs are not part of this release; run a captured kernel launch on the emulator with `xfpx replay --mode detect LAUNCH`, or inspect a code object with `xfpx dump --vendor amd --rewrite detect FILE`"
         )
     } else {
         bail!("no AMD GPU found ({} is missing)", AMD_DRIVER_PATHS.join(", "))
