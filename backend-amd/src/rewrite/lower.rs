@@ -450,31 +450,32 @@ impl AmdLowering<'_> {
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
                     vals.extend(self.values(op, *format)?);
                 }
-                for kind in kinds.iter() {
-                    let mask = class_mask(kind, ins.class);
-                    if mask == 0 || vals.is_empty() {
-                        continue;
-                    }
+                let checks: Vec<(ExceptionKind, u32)> =
+                    kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, m)| m != 0).collect();
+                if checks.is_empty() || vals.is_empty() {
+                    return Ok(());
+                }
+                // Fast path: one test for every kind at once; the per-kind
+                // tests and records run only when some lane is exceptional.
+                let union = checks.iter().fold(0, |a, &(_, m)| a | m);
+                let skip_all = if checks.len() > 1 {
+                    self.class_test(cmp, &vals, *format, union)?;
+                    let at = self.appended.words.len();
+                    self.emit(e.sopp("s_cbranch_scc0", 0)?);
+                    Some(at)
+                } else {
+                    None
+                };
+                for (kind, mask) in checks {
                     let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
-                    self.emit(e.vop1("v_mov_b32_e32", s.v_class(), Src::Literal(mask))?);
-                    let result = if vals.len() == 1 { s.mask() } else { s.any() };
-                    if vals.len() > 1 {
-                        self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
-                    }
-                    for v in vals.clone() {
-                        let src = self.load_value(v, *format)?;
-                        self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
-                        if vals.len() > 1 {
-                            self.emit(e.sop2("s_or_b64", Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
-                        }
-                    }
-                    self.emit(e.sopc("s_cmp_lg_u64", Src::Sgpr(result), Src::Int(0))?);
+                    self.class_test(cmp, &vals, *format, mask)?;
                     let skip = self.appended.words.len();
                     self.emit(e.sopp("s_cbranch_scc0", 0)?);
                     self.record(slot, "global_atomic_add", Src::Int(1))?;
-                    let rel = rel16(self.appended.base + 4 * skip as u64, self.appended.here())
-                        .ok_or_else(|| RewriteError::Refused("probe too long".into()))?;
-                    self.appended.words[skip] |= u32::from(rel);
+                    self.patch_skip(skip)?;
+                }
+                if let Some(at) = skip_all {
+                    self.patch_skip(at)?;
                 }
                 Ok(())
             }
@@ -666,6 +667,26 @@ impl AmdLowering<'_> {
         out.islands += 1;
         self.restore_scc()?;
         rel16(d.addr, island).ok_or_else(|| RewriteError::Refused("island out of reach".into()))
+    }
+
+    /// SCC := some active lane has a value of `vals` in class `mask`.
+    fn class_test(&mut self, cmp: &str, vals: &[Value], format: FpFormat, mask: u32) -> Result<(), RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        self.emit(e.vop1("v_mov_b32_e32", s.v_class(), Src::Literal(mask))?);
+        let result = if vals.len() == 1 { s.mask() } else { s.any() };
+        if vals.len() > 1 {
+            self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
+        }
+        for &v in vals {
+            let src = self.load_value(v, format)?;
+            self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
+            if vals.len() > 1 {
+                self.emit(e.sop2("s_or_b64", Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
+            }
+        }
+        self.emit(e.sopc("s_cmp_lg_u64", Src::Sgpr(result), Src::Int(0))?);
+        Ok(())
     }
 
     /// Points the SOPP branch at word `at` to the current end of the code.
