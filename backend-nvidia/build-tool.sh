@@ -35,15 +35,12 @@ for d in "${CUDA_HOME:-}/lib64" "${CUDA_HOME:-}/lib" "$(dirname "$nvcc")/../lib6
     if [ -n "$d" ] && { [ -f "$d/libcudart_static.a" ] || [ -f "$d/libcudart.so" ]; }; then cudalib="$d"; break; fi
 done
 
-# the driver library: a development link, a stub, or the driver's own .so.1
+# the driver library: a development link, CUDA's stub, or the driver's own .so.1
 libcuda=""
 for f in "$cudalib/libcuda.so" "$cudalib/stubs/libcuda.so" /usr/lib/x86_64-linux-gnu/libcuda.so \
          /usr/lib64/libcuda.so /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
     if [ -f "$f" ]; then libcuda="$f"; break; fi
 done
-if [ -z "$libcuda" ]; then
-    echo "build-tool.sh: note: no libcuda found; linking without it (the program's own libcuda provides the driver API at run time)" >&2
-fi
 
 if [ -n "${XFPX_STATICLIB:-}" ]; then
     staticlib="$XFPX_STATICLIB"
@@ -60,7 +57,19 @@ shim="$root/backend-nvidia/tool/shim"
     "$shim/xfpx_nvbit.cu" -o "$out/obj/xfpx_nvbit.o"
 "$nvcc" -I"$nvbit" -I"$snip" -Xptxas -astoolspatch --keep-device-functions -arch="$arch" -Xcompiler -fPIC -c \
     "$snip/xfpx_device.cu" -o "$out/obj/xfpx_device.o"
+if [ -z "$libcuda" ]; then
+    # No driver library here (a build machine without a GPU): link against
+    # a generated stub named libcuda.so.1 that defines the driver functions
+    # the tool calls, so the tool still loads the real driver library, by
+    # that name, on the GPU machine.
+    mkdir -p "$out/stub"
+    nm -u --format=posix "$out/obj/xfpx_nvbit.o" "$nvbit/libnvbit.a" 2>/dev/null | awk '{print $1}' |
+        grep -E '^cu[A-Z][A-Za-z0-9_]*$' | sort -u | sed 's/.*/void &(void) {}/' > "$out/stub/libcuda_stub.c"
+    "${CC:-cc}" -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$out/stub/libcuda.so" "$out/stub/libcuda_stub.c"
+    libcuda="$out/stub/libcuda.so"
+    echo "build-tool.sh: note: no libcuda here; linked against a stub of $(wc -l < "$out/stub/libcuda_stub.c") driver functions (the driver's libcuda.so.1 is loaded at run time)" >&2
+fi
 "$nvcc" -arch="$arch" -O3 "$out/obj/xfpx_nvbit.o" "$out/obj/xfpx_device.o" "$staticlib" \
-    -L"$nvbit" -lnvbit ${cudalib:+-L"$cudalib"} ${libcuda:+"$libcuda"} -lcudart_static -lpthread -ldl -lm -shared \
+    -L"$nvbit" -lnvbit ${cudalib:+-L"$cudalib"} "$libcuda" -lcudart_static -lpthread -ldl -lm -shared \
     -o "$out/libxfpx_nvbit.so"
 echo "build-tool.sh: built $out/libxfpx_nvbit.so"
