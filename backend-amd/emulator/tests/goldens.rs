@@ -50,6 +50,22 @@ fn decoder_agrees_with_objdump_listings() {
             }
         }
     }
+    // llvm-mc's encodings of tools/extra.s.
+    for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
+        let isa = Target::from_name(target).expect("target");
+        let listing = std::fs::read_to_string(fixtures().join(format!("{target}/extra.mc"))).expect("extra listing");
+        for line in listing.lines() {
+            let Some((asm, enc)) = line.rsplit_once("//") else { continue };
+            let Some(mnemonic) = asm.split_whitespace().next() else { continue };
+            let words: Vec<u32> = enc.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex word")).collect();
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let inst = decode(isa, &bytes).unwrap_or_else(|e| panic!("{target} {asm}: {e}"));
+            let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
+            assert_eq!(inst.mnemonic, want, "{target}: {asm}");
+            assert_eq!(inst.len as usize, bytes.len(), "{target}: {asm}");
+            checked += 1;
+        }
+    }
     assert!(checked > 1000, "only {checked} instructions checked");
     println!("{checked} instructions decode as llvm-objdump reads them");
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates src/opcode_table.rs: the (encoding, opcode) -> mnemonic facts
 of every instruction that llvm-objdump shows in the fixture code objects
-(the committed <target>/*.objdump listings), read back from the encodings it
+(the committed <target>/*.objdump listings) or that llvm-mc assembles from
+tools/extra.s (<target>/extra.mc), read back from the encodings it
 prints. Usage:
     python3 backend-amd/emulator/tools/opcode_table.py > backend-amd/emulator/src/opcode_table.rs
 """
@@ -10,6 +11,8 @@ import glob, os, re, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "fixtures")
 LINE = re.compile(r"^\s+([a-z_0-9]+)\b.*//\s+[0-9A-F]+:\s+([0-9A-F]{8})(?:\s+([0-9A-F]{8}))?")
+# Lines of the llvm-mc listings of tools/extra.s: "mnemonic operands // WORDS".
+EXTRA = re.compile(r"^([a-z_0-9]+)\b.*// ([0-9A-F]{8})")
 
 def classify(w):
     if w >> 23 == 0x17F: return "Sopp", (w >> 16) & 0x7F
@@ -40,10 +43,13 @@ def main():
     # (encoding, opcode) -> {target: mnemonic}
     table = {}
     for target in TARGET_BITS:
-        for listing in sorted(glob.glob(os.path.join(FIX, target, "*.objdump"))):
+        listings = sorted(glob.glob(os.path.join(FIX, target, "*.objdump")))
+        listings.append(os.path.join(FIX, target, "extra.mc"))
+        for listing in listings:
+            if not os.path.exists(listing): continue
             out = open(listing).read()
             for line in out.splitlines():
-                m = LINE.match(line)
+                m = LINE.match(line) or EXTRA.match(line)
                 if not m: continue
                 name = re.sub(r"_e(32|64)$", "", m.group(1))
                 w = int(m.group(2), 16)
