@@ -148,6 +148,8 @@ pub mod flags {
     pub const P_OPSEL2: u64 = 1 << 56;
     pub const P_OPSEL3: u64 = 1 << 57;
     pub const P_OPSEL4: u64 = 1 << 58;
+    pub const OPSELHI2: u64 = 1 << 59;
+    pub const CGLC: u64 = 1 << 60;
 }
 
 /// Which words a modifier group applies to.
@@ -194,6 +196,9 @@ pub const MODIFIER_GROUPS: &[(u64, &[Encoding], GroupScope, usize, u32)] = &[
     (flags::LDS, &[Encoding::Mubuf], GroupScope::Any, 0, 0x1_0000),
     (flags::SC1, &[Encoding::Mubuf], GroupScope::Any, 0, 0x8000),
     (flags::GDS, &[Encoding::Ds], GroupScope::Any, 0, 0x1_0000),
+    (flags::OPSELHI2, &[Encoding::Vop3p], GroupScope::Any, 0, 0x4000),
+    (flags::CGLC, &[Encoding::Flat, Encoding::Global, Encoding::Scratch], GroupScope::Any, 0, 0x1_0000),
+    (flags::CGLC, &[Encoding::Mubuf], GroupScope::Any, 0, 0x4000),
     (flags::ACC, &[Encoding::Ds], GroupScope::Any, 0, 0x0200_0000),
     (flags::IMM, &[Encoding::Smem], GroupScope::Any, 0, 0x2_0000),
     (flags::GLC, &[Encoding::Smem], GroupScope::Any, 0, 0x1_0000),
@@ -221,6 +226,7 @@ pub const UNUSED_FIELDS: &[(Encoding, Field, u64)] = &[
     (Encoding::Vop3p, Field::Src1, flags::XSRC1),
     (Encoding::Vop3, Field::Src2, flags::XSRC2),
     (Encoding::Vop3p, Field::Src2, flags::XSRC2),
+    (Encoding::Vop3p, Field::Vdst, flags::XVDST),
     (Encoding::Ds, Field::Addr, flags::XADDR),
     (Encoding::Ds, Field::Data0, flags::XDATA0),
     (Encoding::Ds, Field::Data1, flags::XDATA1),

@@ -362,6 +362,7 @@ def learn_invalid_notes(enc, decodable, ntemplate):
 UNUSED_FIELDS = [
     (("VOP3", "VOP3P"), "src1", 1, 9, 9, "xsrc1"),
     (("VOP3", "VOP3P"), "src2", 1, 18, 9, "xsrc2"),
+    (("VOP3P",), "vdst", 0, 0, 8, "xvdst"),
     (("DS",), "addr", 1, 0, 8, "xaddr"),
     (("DS",), "data0", 1, 8, 8, "xdata0"),
     (("DS",), "data1", 1, 16, 8, "xdata1"),
@@ -512,6 +513,9 @@ MODIFIER_GROUPS = [
     ("lds", ("MUBUF",), None, 0, 0x10000),
     ("sc1", ("MUBUF",), None, 0, 0x8000),
     ("gds", ("DS",), None, 0, 0x10000),
+    ("opselhi2", ("VOP3P",), None, 0, 0x4000),
+    ("cglc", ("FLAT", "GLOBAL", "SCRATCH"), None, 0, 0x10000),
+    ("cglc", ("MUBUF",), None, 0, 0x4000),
     ("acc", ("DS",), None, 0, 0x02000000),
     ("imm", ("SMEM",), None, 0, 0x20000),
     ("glc", ("SMEM",), None, 0, 0x10000),
