@@ -517,7 +517,10 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
     if abid != 0 {
         insn.modifiers.push(Modifier::Dec("abid", abid as i64));
     }
-    if blgp != 0 {
+    if blgp != 0 && insn.row.flags & flags::P_MFMANEG != 0 {
+        // Double-precision MFMA on gfx940+: the blgp bits negate A, B and C.
+        insn.modifiers.push(Modifier::Array("neg", vec![(blgp & 1) as u8, ((blgp >> 1) & 1) as u8, ((blgp >> 2) & 1) as u8]));
+    } else if blgp != 0 {
         insn.modifiers.push(Modifier::Dec("blgp", blgp as i64));
     }
     Ok(())

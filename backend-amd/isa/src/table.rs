@@ -150,6 +150,7 @@ pub mod flags {
     pub const P_OPSEL4: u64 = 1 << 58;
     pub const OPSELHI2: u64 = 1 << 59;
     pub const CGLC: u64 = 1 << 60;
+    pub const P_MFMANEG: u64 = 1 << 61;
 }
 
 /// Which words a modifier group applies to.

@@ -76,7 +76,7 @@ fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally 
 /// opcodes. The test fails when a target gets worse; lower the numbers when it
 /// gets better. Lengths must always agree.
 const KNOWN_MISMATCHES: [(Target, usize); 4] =
-    [(Target::Gfx908, 251), (Target::Gfx90a, 309), (Target::Gfx942, 299), (Target::Gfx950, 371)];
+    [(Target::Gfx908, 251), (Target::Gfx90a, 309), (Target::Gfx942, 251), (Target::Gfx950, 324)];
 
 #[test]
 fn opcode_sweep_matches_llvm_objdump() {

@@ -537,6 +537,7 @@ PRINTED = [
     ("p_offset", r" offset:"),
     ("p_offset01", r" offset[01]:"),
     ("p_scc", r" (scc|sc1)\b"),
+    ("p_mfmaneg", r" neg:\["),
     ("p_opsel2", r" op_sel:\[\d,\d\]"),
     ("p_opsel3", r" op_sel:\[\d,\d,\d\]"),
     ("p_opsel4", r" op_sel:\[\d,\d,\d,\d\]"),
