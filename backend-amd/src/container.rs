@@ -63,22 +63,36 @@ pub fn identify(bytes: &[u8]) -> Option<ContainerKind> {
 pub struct BundleId {
     /// Offload kind: `hip`, `hipv4`, `openmp`, `host`.
     pub kind: String,
-    /// Target triple (`amdgcn-amd-amdhsa-`).
+    /// Target triple without an empty environment (`amdgcn-amd-amdhsa`).
     pub triple: String,
     /// Target id (`gfx90a:xnack+`); empty for host entries.
     pub target_id: String,
 }
 
 impl BundleId {
+    /// Parses `<kind>-<triple>-<target id>`: the triple has four components,
+    /// the last (environment) usually empty, so the target id follows `--`
+    /// (`hipv4-amdgcn-amd-amdhsa--gfx90a`). Older ids omit the environment
+    /// (`hip-amdgcn-amd-amdhsa-gfx906`); host ids have no target id.
     pub fn parse(id: &str) -> Result<Self> {
-        let mut parts = id.splitn(6, '-');
-        let kind = parts.next().unwrap_or_default().to_string();
-        let triple: Vec<&str> = parts.by_ref().take(4).collect();
-        if kind.is_empty() || triple.len() < 3 {
-            return Err(Error::malformed("bundle id", format!("'{id}' is not <kind>-<triple>-<target>")));
+        let bad = || Error::malformed("bundle id", format!("'{id}' is not <kind>-<triple>-<target>"));
+        let (kind, rest) = id.split_once('-').ok_or_else(bad)?;
+        let (triple, target_id) = match rest.split_once("--") {
+            Some((triple, target)) => (triple.to_string(), target.to_string()),
+            None => {
+                let parts: Vec<&str> = rest.split('-').collect();
+                match parts.as_slice() {
+                    [a, b, c, t] if t.starts_with("gfx") => (format!("{a}-{b}-{c}"), (*t).to_string()),
+                    [a, b, c, env, t] => (format!("{a}-{b}-{c}-{env}"), (*t).to_string()),
+                    [a, b, c, env] => (format!("{a}-{b}-{c}-{env}"), String::new()),
+                    _ => return Err(bad()),
+                }
+            }
+        };
+        if kind.is_empty() || triple.split('-').count() < 3 {
+            return Err(bad());
         }
-        let target_id = parts.next().unwrap_or_default().to_string();
-        Ok(BundleId { kind, triple: triple.join("-"), target_id })
+        Ok(BundleId { kind: kind.to_string(), triple, target_id })
     }
 
     /// Whether this entry holds host code (no device code object).

@@ -200,12 +200,19 @@ fn hip_fat_binary_wrapper() {
 #[test]
 fn bundle_ids() {
     let id = BundleId::parse("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+").expect("id");
-    assert_eq!((id.kind.as_str(), id.triple.as_str(), id.target_id.as_str()), ("hipv4", "amdgcn-amd-amdhsa-", "gfx90a:xnack+"));
+    assert_eq!((id.kind.as_str(), id.triple.as_str(), id.target_id.as_str()), ("hipv4", "amdgcn-amd-amdhsa", "gfx90a:xnack+"));
+    let id = BundleId::parse("hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-").expect("id");
+    assert_eq!(id.target_id, "gfx942:sramecc+:xnack-");
+    let old = BundleId::parse("hip-amdgcn-amd-amdhsa-gfx906").expect("old-style id");
+    assert_eq!((old.kind.as_str(), old.triple.as_str(), old.target_id.as_str()), ("hip", "amdgcn-amd-amdhsa", "gfx906"));
+    let host = BundleId::parse("host-x86_64-unknown-linux--").expect("host");
+    assert_eq!((host.triple.as_str(), host.target_id.as_str()), ("x86_64-unknown-linux", ""));
     assert!(id.is_amdgpu() && !id.is_host());
     let host = BundleId::parse("host-x86_64-unknown-linux-gnu-").expect("host");
     assert!(host.is_host());
     assert_eq!(host.target_id, "");
     assert!(BundleId::parse("garbage").is_err());
+    assert!(BundleId::parse("hip-amdgcn").is_err());
 }
 
 #[test]
