@@ -103,7 +103,8 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             let orig = match run(&launch, &original, &|_| original.clone()) {
                 Ok(r) => r,
                 Err(e) => {
-                    failures.push(format!("{name}: original does not run: {e}"));
+                    // The emulator cannot run this launch at all: nothing to compare.
+                    not_proven.push(format!("{name}: the original does not run on the emulator: {e}"));
                     continue;
                 }
             };

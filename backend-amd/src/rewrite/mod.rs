@@ -206,7 +206,10 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
     let co = CodeObject::parse(bytes)?;
     let target = isa_target(&co)?;
     let code = all_code(&co, target);
-    let used = regs::used_registers(&code);
+    // Code outside every kernel (device functions): what a calling kernel may also run.
+    let functions: Vec<DecodedInstr> =
+        code.iter().filter(|d| !co.kernels.iter().any(|k| k.code.contains(&d.addr))).cloned().collect();
+    let callee_regs = regs::used_registers(&functions);
     let island_pool = lower::IslandPool::from_code(&code);
     let mut sites = SiteTable::new();
     let mut outcomes = Vec::new();
@@ -253,6 +256,9 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
         let mut islands = island_pool.clone();
         for (i, p) in &prepared {
             let o = &mut outs[*i];
+            let own = regs::used_registers(&p.instrs);
+            let calls = p.view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
+            let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
             match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &mut islands, &sites) {
                 Ok((low, descriptor, change, cleared, listing_from)) => {
                     o.probes = low.probes;

@@ -31,7 +31,7 @@ fn vgpr_file(p: Processor) -> u32 {
     }
 }
 
-/// Registers the code of a whole code object names: (next free SGPR, next free VGPR).
+/// Registers some code names: (next free SGPR, next free VGPR).
 pub fn used_registers(all_code: &[DecodedInstr]) -> (u16, u16) {
     let mut s = 0u16;
     let mut v = 0u16;
@@ -79,8 +79,10 @@ pub fn grow(
     };
     let user_system = dec.user_sgpr_count + dec.system_sgprs.len() as u32;
     let sgpr_base = (u32::from(used.0).max(user_system)).div_ceil(4) * 4;
-    // Scratch VGPRs sit right above the highest VGPR any code names.
-    let vgpr_base = u32::from(used.1);
+    // Scratch VGPRs sit above the highest VGPR the code names and above the
+    // descriptor's architected allocation (which also covers registers
+    // reached indirectly, through M0-relative moves or by callees).
+    let vgpr_base = u32::from(used.1).max(arch);
     let new_arch = vgpr_base + u32::from(SCRATCH_VGPRS);
     if new_arch > u32::from(MAX_ARCH_VGPRS) {
         return Err(RewriteError::Kernel(format!(
