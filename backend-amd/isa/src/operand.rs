@@ -318,6 +318,16 @@ impl fmt::Display for OperandSlot {
         let m = self.mods;
         let constant = self.operand.is_constant();
         let mut inner = self.operand.to_string();
+        // The reference prints the invalid-operand note inside neg(...).
+        let note = match self.invalid {
+            Some(InvalidOperand::Immediate) => "/*Invalid immediate*/".to_string(),
+            Some(InvalidOperand::Register(class)) => format!("/*Invalid register, operand has '{class}' register class*/"),
+            None => String::new(),
+        };
+        let note_inside = m.neg && constant;
+        if note_inside {
+            inner.push_str(&note);
+        }
         if m.abs {
             inner = format!("|{inner}|");
         }
@@ -332,13 +342,10 @@ impl fmt::Display for OperandSlot {
             }
         }
         f.write_str(&inner)?;
-        match self.invalid {
-            Some(InvalidOperand::Immediate) => f.write_str("/*Invalid immediate*/"),
-            Some(InvalidOperand::Register(class)) => {
-                write!(f, "/*Invalid register, operand has '{class}' register class*/")
-            }
-            None => Ok(()),
+        if !note_inside {
+            f.write_str(&note)?;
         }
+        Ok(())
     }
 }
 

@@ -60,6 +60,16 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
 /// Attach the reference's notes to operands of a class their position does
 /// not accept (learned per slot into the table).
 pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
+    // Scalar tuples stop at 16 registers: a wider operand given in SGPRs (only
+    // possible in a malformed matrix operand) prints as its first register
+    // (LLVM 19) or as 16 registers (LLVM 22).
+    for op in &mut insn.operands {
+        if let Operand::Reg(r) = &mut op.operand {
+            if matches!(r.file, RegFile::Sgpr | RegFile::Ttmp) && r.count > 16 {
+                r.count = if insn.target == Target::Gfx950 { 16 } else { 1 };
+            }
+        }
+    }
     if insn.variant != Variant::Plain || insn.operands.len() != insn.row.operands.len() {
         return;
     }
