@@ -1,0 +1,131 @@
+//! Bad input for the rewriter: damaged or truncated objects give a one-line
+//! error or a consistent result, never a panic; a kernel that cannot be
+//! instrumented (undecodable word, no room for scratch VGPRs, occupancy its
+//! workgroup size needs) is left alone with a reason while the others are
+//! still instrumented.
+
+mod common;
+
+use proptest::prelude::*;
+use xfpx_amd::descriptor::{raw, DescriptorWord};
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions};
+use xfpx_amd::CodeObject;
+
+fn fixture(target: &str, name: &str) -> Vec<u8> {
+    common::read(&common::fixtures().join(target).join(format!("{name}.co")))
+}
+
+fn opts(mode: Mode) -> RewriteOptions {
+    RewriteOptions { mode, table_address: 0x1000_0000, ..Default::default() }
+}
+
+/// File offset of a kernel's descriptor.
+fn descriptor_offset(bytes: &[u8], kernel: &str) -> usize {
+    let co = CodeObject::parse(bytes).expect("parses");
+    let k = co.kernel(kernel).expect("kernel");
+    let rodata = co.elf.section_at_addr(k.descriptor_address).expect("section");
+    (rodata.offset + (k.descriptor_address - rodata.addr)) as usize
+}
+
+fn state<'a>(out: &'a rewrite::RewriteOutcome, kernel: &str) -> &'a KernelState {
+    &out.kernels.iter().find(|k| k.name == kernel).expect("kernel").state
+}
+
+#[test]
+fn garbage_is_a_one_line_error() {
+    for bytes in [&b""[..], b"\x7fELF", b"not an object at all", &[0u8; 64][..]] {
+        let e = rewrite::rewrite(bytes, &opts(Mode::Detect)).expect_err("rejected");
+        let msg = e.to_string();
+        assert!(!msg.is_empty() && !msg.contains('\n'), "{msg:?}");
+    }
+}
+
+#[test]
+fn an_undecodable_word_skips_only_its_kernel() {
+    let mut bytes = fixture("gfx90a", "fp32");
+    let at = {
+        let co = CodeObject::parse(&bytes).expect("parses");
+        let k = co.kernel("fp32_mixed").expect("kernel");
+        let text = co.elf.section_by_name(".text").expect("text");
+        // The kernel's third dword becomes a word no CDNA target decodes.
+        (text.offset + (k.entry - text.addr)) as usize + 8
+    };
+    bytes[at..at + 4].copy_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites the others");
+    match state(&out, "fp32_mixed") {
+        KernelState::Skipped { reason } => assert!(reason.contains("cannot decode"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&out, "fp32_axpy"), &KernelState::Instrumented);
+    assert_eq!(state(&out, "fp32_transcendental"), &KernelState::Instrumented);
+}
+
+#[test]
+fn a_kernel_with_256_vgprs_is_refused_clearly() {
+    let mut bytes = fixture("gfx90a", "fp32");
+    let at = descriptor_offset(&bytes, "fp32_axpy");
+    let mut kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
+    // 256 architected VGPRs, no AGPRs: the whole architected file.
+    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, 31).expect("set");
+    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 63).expect("set");
+    bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    match state(&out, "fp32_axpy") {
+        KernelState::Skipped { reason } => assert!(reason.contains("VGPRs above v255"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state(&out, "fp32_mixed"), &KernelState::Instrumented);
+    // The refused kernel's descriptor is untouched.
+    assert_eq!(&out.bytes[at..at + 64], &kd.to_bytes()[..]);
+}
+
+#[test]
+fn growth_that_breaks_the_workgroup_occupancy_is_refused() {
+    let mut bytes = fixture("gfx90a", "fp32");
+    let at = descriptor_offset(&bytes, "fp32_axpy");
+    let mut kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
+    // 128 VGPRs: 4 waves per SIMD, just what a 1024-lane workgroup needs.
+    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, 15).expect("set");
+    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 31).expect("set");
+    bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
+    let co = CodeObject::parse(&bytes).expect("parses");
+    let wg = co.metadata.as_ref().and_then(|m| m.kernels.iter().find(|k| k.name == "fp32_axpy")).map(|k| k.max_flat_workgroup_size);
+    assert_eq!(wg, Some(1024));
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    match state(&out, "fp32_axpy") {
+        KernelState::Skipped { reason } => assert!(reason.contains("waves per SIMD"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Random byte damage anywhere: an error or a result that parses.
+    #[test]
+    fn damaged_objects_never_panic(seed in 0usize..6, edits in proptest::collection::vec((any::<u32>(), any::<u8>()), 1..16)) {
+        let names = [("gfx90a", "fp32"), ("gfx942", "control"), ("gfx908", "mfma"), ("gfx90a", "noslack"), ("gfx942", "preload"), ("gfx950", "fp64")];
+        let (t, n) = names[seed];
+        let mut bytes = fixture(t, n);
+        for (pos, v) in edits {
+            let i = pos as usize % bytes.len();
+            bytes[i] = v;
+        }
+        for mode in [Mode::Detect, Mode::Screen, Mode::Count] {
+            match rewrite::rewrite(&bytes, &opts(mode)) {
+                Ok(out) => prop_assert!(CodeObject::parse(&out.bytes).is_ok()),
+                Err(e) => prop_assert!(!e.to_string().contains('\n')),
+            }
+        }
+    }
+
+    /// Truncation at any length.
+    #[test]
+    fn truncated_objects_never_panic(cut in 0usize..100_000) {
+        let bytes = fixture("gfx942", "fp32");
+        let cut = cut % bytes.len();
+        if let Err(e) = rewrite::rewrite(&bytes[..cut], &opts(Mode::Detect)) {
+            prop_assert!(!e.to_string().contains('\n'));
+        }
+    }
+}
