@@ -243,8 +243,8 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
         .count() as u32;
     let absent = |bits: u32, first: u32| -> bool { (first..3).any(|i| i >= n && bits & (1 << i) != 0) };
     let has = |f: Field| row.operands.iter().any(|s| s.field == f);
-    for &(e, f, flag) in table::UNUSED_FIELDS {
-        if e == enc && !has(f) && row.flags & flag == 0 && field(enc, f, words) != 0 {
+    for &(e, tf, f, flag) in table::UNUSED_FIELDS {
+        if e == enc && !has(tf) && row.flags & flag == 0 && field(enc, f, words) != 0 {
             return Err(DecodeError::Invalid { word: words[0] });
         }
     }

@@ -28,7 +28,7 @@ pub(crate) fn fill(insn: &mut Instruction) -> Result<(), DecodeError> {
 /// (it accepts some bits without printing them; learned into the table).
 pub(crate) fn drop_unprinted(insn: &mut Instruction) {
     let f = insn.row.flags;
-    let has = |flag: u64| f & flag != 0;
+    let has = |flag: u128| f & flag != 0;
     insn.modifiers.retain(|m| match m {
         Modifier::Array("op_sel", _) => has(flags::P_OPSEL),
         Modifier::Array("op_sel_hi", _) => has(flags::P_OPSELHI),

@@ -89,68 +89,71 @@ pub struct Slot {
 /// Flags learned per opcode from the oracle: which optional variants exist and
 /// which groups of modifier bits the opcode accepts.
 pub mod flags {
-    pub const DPP: u64 = 1 << 0;
-    pub const SDWA: u64 = 1 << 1;
-    pub const ABS0: u64 = 1 << 2;
-    pub const ABS1: u64 = 1 << 3;
-    pub const ABS2: u64 = 1 << 4;
-    pub const OPSEL0: u64 = 1 << 5;
-    pub const OPSEL1: u64 = 1 << 6;
-    pub const OPSEL2: u64 = 1 << 7;
-    pub const OPSEL3: u64 = 1 << 8;
-    pub const CLAMP: u64 = 1 << 9;
-    pub const OMOD: u64 = 1 << 10;
-    pub const NEG0: u64 = 1 << 11;
-    pub const NEG1: u64 = 1 << 12;
-    pub const NEG2: u64 = 1 << 13;
-    pub const NEGHI: u64 = 1 << 14;
-    pub const OPSEL: u64 = 1 << 15;
-    pub const DPPMODS0: u64 = 1 << 16;
-    pub const DPPMODS1: u64 = 1 << 17;
-    pub const SDWANEG0: u64 = 1 << 18;
-    pub const SDWANEG1: u64 = 1 << 19;
-    pub const SDWASEXT0: u64 = 1 << 20;
-    pub const SDWASEXT1: u64 = 1 << 21;
-    pub const SDWASGPR: u64 = 1 << 22;
-    pub const SDWACLAMP: u64 = 1 << 23;
-    pub const SDWAOMOD: u64 = 1 << 24;
-    pub const SDWASDST: u64 = 1 << 25;
-    pub const IMM: u64 = 1 << 26;
-    pub const GLC: u64 = 1 << 27;
-    pub const SOE: u64 = 1 << 28;
-    pub const SDWAUNUSED: u64 = 1 << 29;
-    pub const SADDR: u64 = 1 << 30;
-    pub const ACC: u64 = 1 << 31;
-    pub const LDS: u64 = 1 << 32;
-    pub const SC1: u64 = 1 << 33;
-    pub const GDS: u64 = 1 << 34;
-    pub const P_OPSEL: u64 = 1 << 35;
-    pub const P_OPSELHI: u64 = 1 << 36;
-    pub const P_NEGLO: u64 = 1 << 37;
-    pub const P_NEGHI: u64 = 1 << 38;
-    pub const P_CLAMP: u64 = 1 << 39;
-    pub const P_OMOD: u64 = 1 << 40;
-    pub const P_GDS: u64 = 1 << 41;
-    pub const P_GLC: u64 = 1 << 42;
-    pub const P_OFFSET: u64 = 1 << 43;
-    pub const P_DSTSEL: u64 = 1 << 44;
-    pub const P_ABS: u64 = 1 << 45;
-    pub const P_NEG: u64 = 1 << 46;
-    pub const XSRC1: u64 = 1 << 47;
-    pub const XSRC2: u64 = 1 << 48;
-    pub const P_OFFSET01: u64 = 1 << 49;
-    pub const XADDR: u64 = 1 << 50;
-    pub const XDATA0: u64 = 1 << 51;
-    pub const XDATA1: u64 = 1 << 52;
-    pub const XVDST: u64 = 1 << 53;
-    pub const XIMM: u64 = 1 << 54;
-    pub const P_SCC: u64 = 1 << 55;
-    pub const P_OPSEL2: u64 = 1 << 56;
-    pub const P_OPSEL3: u64 = 1 << 57;
-    pub const P_OPSEL4: u64 = 1 << 58;
-    pub const OPSELHI2: u64 = 1 << 59;
-    pub const CGLC: u64 = 1 << 60;
-    pub const P_MFMANEG: u64 = 1 << 61;
+    pub const DPP: u128 = 1 << 0;
+    pub const SDWA: u128 = 1 << 1;
+    pub const ABS0: u128 = 1 << 2;
+    pub const ABS1: u128 = 1 << 3;
+    pub const ABS2: u128 = 1 << 4;
+    pub const OPSEL0: u128 = 1 << 5;
+    pub const OPSEL1: u128 = 1 << 6;
+    pub const OPSEL2: u128 = 1 << 7;
+    pub const OPSEL3: u128 = 1 << 8;
+    pub const CLAMP: u128 = 1 << 9;
+    pub const OMOD: u128 = 1 << 10;
+    pub const NEG0: u128 = 1 << 11;
+    pub const NEG1: u128 = 1 << 12;
+    pub const NEG2: u128 = 1 << 13;
+    pub const NEGHI: u128 = 1 << 14;
+    pub const OPSEL: u128 = 1 << 15;
+    pub const DPPMODS0: u128 = 1 << 16;
+    pub const DPPMODS1: u128 = 1 << 17;
+    pub const SDWANEG0: u128 = 1 << 18;
+    pub const SDWANEG1: u128 = 1 << 19;
+    pub const SDWASEXT0: u128 = 1 << 20;
+    pub const SDWASEXT1: u128 = 1 << 21;
+    pub const SDWASGPR: u128 = 1 << 22;
+    pub const SDWACLAMP: u128 = 1 << 23;
+    pub const SDWAOMOD: u128 = 1 << 24;
+    pub const SDWASDST: u128 = 1 << 25;
+    pub const IMM: u128 = 1 << 26;
+    pub const GLC: u128 = 1 << 27;
+    pub const SOE: u128 = 1 << 28;
+    pub const SDWAUNUSED: u128 = 1 << 29;
+    pub const SADDR: u128 = 1 << 30;
+    pub const ACC: u128 = 1 << 31;
+    pub const LDS: u128 = 1 << 32;
+    pub const SC1: u128 = 1 << 33;
+    pub const GDS: u128 = 1 << 34;
+    pub const P_OPSEL: u128 = 1 << 35;
+    pub const P_OPSELHI: u128 = 1 << 36;
+    pub const P_NEGLO: u128 = 1 << 37;
+    pub const P_NEGHI: u128 = 1 << 38;
+    pub const P_CLAMP: u128 = 1 << 39;
+    pub const P_OMOD: u128 = 1 << 40;
+    pub const P_GDS: u128 = 1 << 41;
+    pub const P_GLC: u128 = 1 << 42;
+    pub const P_OFFSET: u128 = 1 << 43;
+    pub const P_DSTSEL: u128 = 1 << 44;
+    pub const P_ABS: u128 = 1 << 45;
+    pub const P_NEG: u128 = 1 << 46;
+    pub const XSRC1: u128 = 1 << 47;
+    pub const XSRC2: u128 = 1 << 48;
+    pub const P_OFFSET01: u128 = 1 << 49;
+    pub const XADDR: u128 = 1 << 50;
+    pub const XDATA0: u128 = 1 << 51;
+    pub const XDATA1: u128 = 1 << 52;
+    pub const XVDST: u128 = 1 << 53;
+    pub const XIMM: u128 = 1 << 54;
+    pub const P_SCC: u128 = 1 << 55;
+    pub const P_OPSEL2: u128 = 1 << 56;
+    pub const P_OPSEL3: u128 = 1 << 57;
+    pub const P_OPSEL4: u128 = 1 << 58;
+    pub const OPSELHI2: u128 = 1 << 59;
+    pub const CGLC: u128 = 1 << 60;
+    pub const P_MFMANEG: u128 = 1 << 61;
+    pub const XIDXOFF: u128 = 1 << 62;
+    pub const XVADDR: u128 = 1 << 63;
+    pub const XVDATA: u128 = 1 << 64;
 }
 
 /// Which words a modifier group applies to.
@@ -164,7 +167,7 @@ pub enum GroupScope {
 /// Modifier groups: `(flag, encodings, scope, dword, mask)`. A word with bits
 /// of a group set is valid only if its opcode has the group's flag. Mirrored by
 /// `MODIFIER_GROUPS` in `tools/mktable.py`, which learns the flags.
-pub const MODIFIER_GROUPS: &[(u64, &[Encoding], GroupScope, usize, u32)] = &[
+pub const MODIFIER_GROUPS: &[(u128, &[Encoding], GroupScope, usize, u32)] = &[
     (flags::ABS0, &[Encoding::Vop3], GroupScope::Any, 0, 0x100),
     (flags::ABS1, &[Encoding::Vop3], GroupScope::Any, 0, 0x200),
     (flags::ABS2, &[Encoding::Vop3], GroupScope::Any, 0, 0x400),
@@ -215,24 +218,29 @@ pub struct OpcodeRow {
     pub targets: u8,
     pub mnemonic: &'static str,
     pub operands: &'static [Slot],
-    pub flags: u64,
+    pub flags: u128,
     pub class: InstrClass,
 }
 
-/// Fields an opcode's template may leave out: `(encoding, field, flag)`. A
-/// nonzero value there is invalid unless the opcode has the flag (learned from
-/// the oracle). Mirrored by `UNUSED_FIELDS` in `tools/mktable.py`.
-pub const UNUSED_FIELDS: &[(Encoding, Field, u64)] = &[
-    (Encoding::Vop3, Field::Src1, flags::XSRC1),
-    (Encoding::Vop3p, Field::Src1, flags::XSRC1),
-    (Encoding::Vop3, Field::Src2, flags::XSRC2),
-    (Encoding::Vop3p, Field::Src2, flags::XSRC2),
-    (Encoding::Vop3p, Field::Vdst, flags::XVDST),
-    (Encoding::Ds, Field::Addr, flags::XADDR),
-    (Encoding::Ds, Field::Data0, flags::XDATA0),
-    (Encoding::Ds, Field::Data1, flags::XDATA1),
-    (Encoding::Ds, Field::Vdst, flags::XVDST),
-    (Encoding::Sopp, Field::Simm16, flags::XIMM),
+/// Fields an opcode's template may leave out: `(encoding, template field,
+/// field checked, flag)`. A nonzero value in the checked field is invalid when
+/// the template lacks the template field, unless the opcode has the flag
+/// (learned from the oracle). Mirrored by `UNUSED_FIELDS` in `tools/mktable.py`.
+pub const UNUSED_FIELDS: &[(Encoding, Field, Field, u128)] = &[
+    (Encoding::Mubuf, Field::Vaddr, Field::Offen, flags::XIDXOFF),
+    (Encoding::Mubuf, Field::Vaddr, Field::Idxen, flags::XIDXOFF),
+    (Encoding::Mubuf, Field::Vaddr, Field::Vaddr, flags::XVADDR),
+    (Encoding::Mubuf, Field::Vdata, Field::Vdata, flags::XVDATA),
+    (Encoding::Vop3, Field::Src1, Field::Src1, flags::XSRC1),
+    (Encoding::Vop3p, Field::Src1, Field::Src1, flags::XSRC1),
+    (Encoding::Vop3, Field::Src2, Field::Src2, flags::XSRC2),
+    (Encoding::Vop3p, Field::Src2, Field::Src2, flags::XSRC2),
+    (Encoding::Vop3p, Field::Vdst, Field::Vdst, flags::XVDST),
+    (Encoding::Ds, Field::Addr, Field::Addr, flags::XADDR),
+    (Encoding::Ds, Field::Data0, Field::Data0, flags::XDATA0),
+    (Encoding::Ds, Field::Data1, Field::Data1, flags::XDATA1),
+    (Encoding::Ds, Field::Vdst, Field::Vdst, flags::XVDST),
+    (Encoding::Sopp, Field::Simm16, Field::Simm16, flags::XIMM),
 ];
 
 /// The row describing `(encoding, opcode)` on `target`.

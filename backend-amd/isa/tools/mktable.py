@@ -368,6 +368,9 @@ UNUSED_FIELDS = [
     (("DS",), "data1", 1, 16, 8, "xdata1"),
     (("DS",), "vdst", 1, 24, 8, "xvdst"),
     (("SOPP",), "simm16", 0, 0, 16, "ximm"),
+    (("MUBUF",), "vaddr", 0, 12, 2, "xidxoff"),
+    (("MUBUF",), "vaddr", 1, 0, 8, "xvaddr"),
+    (("MUBUF",), "vdata", 1, 8, 8, "xvdata"),
 ]
 
 
