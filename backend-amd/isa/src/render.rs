@@ -2,7 +2,7 @@
 //! templates of the table and the syntax of the reference disassembler.
 
 use crate::decode::{fv, plain, slot_operand, DecodeError, Instruction, Variant};
-use crate::encoding::{Encoding, Field};
+use crate::encoding::{field, Encoding, Field};
 use crate::modifier::Modifier;
 use crate::operand::{InvalidOperand, Operand, OperandSlot, RegFile, RegRange, SrcMods};
 use crate::table::{flags, ConstType, SlotKind};
@@ -738,7 +738,57 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// Image instructions (gfx908): data width from dmask (4 for gather4), halved
+/// for d16, plus one dword for tfe/lwe; address width from the table.
 fn mimg(insn: &mut Instruction) -> Result<(), DecodeError> {
-    let _ = insn;
-    Err(DecodeError::Unsupported { word: insn.words[0] })
+    let dmask = fv(insn, Field::Dmask);
+    let d16 = fv(insn, Field::D16) != 0;
+    // gfx90a+ reuse the TFE bit to select AGPR data.
+    let acc = insn.target.is_gfx90a_plus() && fv(insn, Field::Tfe) != 0;
+    let tfe = !acc && fv(insn, Field::Tfe) != 0;
+    let lwe = fv(insn, Field::Lwe) != 0;
+    let gather = insn.base_mnemonic.starts_with("image_gather4");
+    let mut lanes = if gather { 4 } else { dmask.count_ones().max(1) };
+    if d16 && !gather {
+        lanes = lanes.div_ceil(2);
+    }
+    // Observed with the reference: a d16 gather4 with tfe prints four registers.
+    let status = u32::from((tfe || lwe) && !(gather && d16));
+    let data_w = (lanes + status) as u8;
+    let mut ops = Vec::new();
+    for slot in insn.row.operands {
+        let o = match slot.field {
+            Field::Vdata => {
+                let file = if acc { RegFile::Agpr } else { RegFile::Vgpr };
+                Operand::Reg(RegRange::new(file, fv(insn, Field::Vdata) as u16, data_w))
+            }
+            Field::Vaddr => Operand::Reg(RegRange::new(RegFile::Vgpr, fv(insn, Field::Vaddr) as u16, slot.width)),
+            Field::Srsrc => Operand::from_code((fv(insn, Field::Srsrc) * 4) as u16, slot.width, ConstType::B32, None),
+            Field::Ssamp => Operand::from_code((fv(insn, Field::Ssamp) * 4) as u16, 4, ConstType::B32, None),
+            _ => slot_operand(insn, slot)?,
+        };
+        let written = slot.field == Field::Vdata && !insn.base_mnemonic.starts_with("image_store");
+        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
+    }
+    insn.operands = ops;
+    let m = &mut insn.modifiers;
+    m.push(Modifier::Hex("dmask", dmask));
+    let flag_tfe = tfe;
+    for (f, name) in [
+        (Field::Unorm, "unorm"),
+        (Field::Glc, "glc"),
+        (Field::MimgSlc, "slc"),
+        (Field::R128, "a16"),
+        (Field::Lwe, "lwe"),
+        (Field::Da, "da"),
+        (Field::D16, "d16"),
+    ] {
+        if field(Encoding::Mimg, f, &insn.words) != 0 {
+            m.push(Modifier::Flag(name));
+        }
+        if name == "a16" && flag_tfe {
+            m.push(Modifier::Flag("tfe"));
+        }
+    }
+    Ok(())
 }
