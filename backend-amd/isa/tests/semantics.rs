@@ -152,11 +152,15 @@ fn errors_are_distinct() {
     // v_accvgpr_mov_b32 does not exist on gfx908
     assert!(matches!(decode(Target::Gfx908, &bytes(&[0x7E02_A501])), Err(DecodeError::Invalid { .. })));
     assert!(decode(Target::Gfx90a, &bytes(&[0x7E02_A501])).is_ok());
-    // MIMG exists on gfx908 but is not modelled: unsupported, never a guessed length
+    // EXP exists on gfx908 but is not modelled: unsupported, never a guessed length
     assert!(matches!(
-        decode(Target::Gfx908, &bytes(&[0xF080_0F00, 0x0066_0A14])),
+        decode(Target::Gfx908, &bytes(&[0xC400_080F, 0x1716_1514])),
         Err(DecodeError::Unsupported { .. })
     ));
+    // image_sample on gfx908
+    let i = dec(Target::Gfx908, &[0xF080_0F00, 0x0066_0A14]);
+    assert_eq!(i.to_string(), "image_sample v[10:13], v20, s[24:31], s[12:15] dmask:0xf");
+    assert!(i.counters().vm);
 }
 
 #[test]
