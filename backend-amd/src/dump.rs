@@ -161,7 +161,7 @@ fn kernel_report(co: &CodeObject<'_>, k: &Kernel, with_code: bool) -> KernelRepo
         preload_header_bytes: k.preload_header_bytes,
         descriptor: k.descriptor,
         decoded: k.descriptor.decode(processor).map_err(|e| e.to_string()),
-        amdhsa: render_amdhsa(&k.name, &k.descriptor, processor),
+        amdhsa: render_amdhsa(&k.name, &k.descriptor, processor, co.version),
         metadata,
         disassembly,
     }

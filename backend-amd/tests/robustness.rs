@@ -93,7 +93,7 @@ pub fn exercise(data: &[u8]) {
                     Ok(obj) => {
                         for k in &obj.kernels {
                             let _ = k.descriptor.decode(obj.target.processor);
-                            let _ = xfpx_amd::render_amdhsa(&k.name, &k.descriptor, obj.target.processor);
+                            let _ = xfpx_amd::render_amdhsa(&k.name, &k.descriptor, obj.target.processor, obj.version);
                             let _ = obj.kernel_code(k);
                         }
                     }
@@ -126,7 +126,7 @@ proptest! {
             if let Err(e) = kd.decode(p) {
                 prop_assert!(!e.to_string().contains('\n'));
             }
-            let text = xfpx_amd::render_amdhsa("k", &kd, p);
+            let text = xfpx_amd::render_amdhsa("k", &kd, p, 5);
             prop_assert!(text.ends_with(".end_amdhsa_kernel\n"));
         }
     }

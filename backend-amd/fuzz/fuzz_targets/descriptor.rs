@@ -9,7 +9,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(&kd.to_bytes()[..], &data[..64]);
         for p in PROCESSORS {
             let _ = kd.decode(p.processor);
-            let _ = render_amdhsa("k", &kd, p.processor);
+            for version in [4, 5, 6] {
+                let _ = render_amdhsa("k", &kd, p.processor, version);
+            }
         }
     }
 });

@@ -489,7 +489,8 @@ fn decode(kd: &KernelDescriptor, processor: Processor) -> Result<DecodedDescript
 /// order and with the values llvm-objdump prints when it disassembles a
 /// `.kd` symbol. Register counts are the inverse of the granules (the
 /// original `.amdhsa_next_free_*` and `.amdhsa_reserve_*` cannot be recovered).
-pub fn render_amdhsa(kernel: &str, kd: &KernelDescriptor, processor: Processor) -> String {
+/// `code_object_version` matters: `.amdhsa_uses_dynamic_stack` exists from v5.
+pub fn render_amdhsa(kernel: &str, kd: &KernelDescriptor, processor: Processor, code_object_version: u32) -> String {
     let info = processor.info();
     let r1 = kd.compute_pgm_rsrc1;
     let r2 = kd.compute_pgm_rsrc2;
@@ -559,7 +560,9 @@ pub fn render_amdhsa(kernel: &str, kd: &KernelDescriptor, processor: Processor) 
     for (name, f, _) in user {
         lines.push((name, f.get(props).into()));
     }
-    lines.push(("uses_dynamic_stack", kcp::USES_DYNAMIC_STACK.get(props).into()));
+    if code_object_version >= 5 {
+        lines.push(("uses_dynamic_stack", kcp::USES_DYNAMIC_STACK.get(props).into()));
+    }
     let preload = u32::from(kd.kernarg_preload);
     if info.kernarg_preload && preload != 0 {
         lines.push(("user_sgpr_kernarg_preload_length", kp::KERNARG_PRELOAD_SPEC_LENGTH.get(preload).into()));
