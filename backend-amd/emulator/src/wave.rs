@@ -398,6 +398,37 @@ impl Wave {
                     self.scc = r != 0;
                     return Ok(Step::Continue);
                 }
+                if matches!(m, "s_ff1_i32_b64" | "s_flbit_i32_b64" | "s_bcnt1_i32_b64" | "s_ff0_i32_b64" | "s_bcnt0_i32_b64") {
+                    let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
+                    let r = match m {
+                        "s_ff1_i32_b64" => if s == 0 { u32::MAX } else { s.trailing_zeros() },
+                        "s_ff0_i32_b64" => if s == u64::MAX { u32::MAX } else { s.trailing_ones() },
+                        "s_flbit_i32_b64" => if s == 0 { u32::MAX } else { s.leading_zeros() },
+                        "s_bcnt0_i32_b64" => {
+                            self.scc = s != u64::MAX;
+                            s.count_zeros()
+                        }
+                        _ => {
+                            self.scc = s != 0;
+                            s.count_ones()
+                        }
+                    };
+                    self.ws(obs, sdst, r);
+                    return Ok(Step::Continue);
+                }
+                if matches!(m, "s_bitset0_b64" | "s_bitset1_b64" | "s_bitset0_b32" | "s_bitset1_b32") {
+                    let bit = self.ssrc(obs, c0, lit, Ty::B32)?;
+                    if m.ends_with("_b64") {
+                        let d = self.rs(obs, sdst) as u64 | (self.rs(obs, sdst + 1) as u64) << 32;
+                        let v = if m.starts_with("s_bitset1") { d | 1 << (bit & 63) } else { d & !(1 << (bit & 63)) };
+                        self.ws64(obs, sdst, v);
+                    } else {
+                        let d = self.rs(obs, sdst);
+                        let v = if m.starts_with("s_bitset1") { d | 1 << (bit & 31) } else { d & !(1 << (bit & 31)) };
+                        self.ws(obs, sdst, v);
+                    }
+                    return Ok(Step::Continue);
+                }
                 if ty == Ty::B64 {
                     let s = self.ssrc64(obs, c0, lit, ty)?;
                     let r = match m {
@@ -907,6 +938,24 @@ impl Wave {
         let obs = &mut *env.obs;
         let mut regs = Vec::new();
         let op = &m[3..];
+        if op == "bpermute_b32" || op == "permute_b32" {
+            // Lane crossing through the LDS hardware, without touching LDS:
+            // bpermute pulls data0 from lane addr/4, permute pushes it there.
+            let mut out = [0u32; 64];
+            for lane in lanes(exec) {
+                let target = (self.rv(obs, addr_r, lane).wrapping_add(off16) / 4 % 64) as usize;
+                if op == "bpermute_b32" {
+                    out[lane] = if exec >> target & 1 != 0 { self.rv(obs, d0, target) } else { 0 };
+                } else {
+                    out[target] = self.rv(obs, d0, lane);
+                }
+            }
+            for lane in lanes(exec) {
+                self.wv(obs, vdst, lane, out[lane]);
+            }
+            self.timing.issue(Counter::Lds, self.cur_pc, vec![Reg::Vgpr(vdst)]);
+            return Ok(Step::Continue);
+        }
         for lane in lanes(exec) {
             let base = self.rv(obs, addr_r, lane);
             let cur_pc = self.cur_pc;
@@ -1148,6 +1197,13 @@ impl Wave {
                 IntOp::Bin(g) => g(s(self, obs, 0)?, s(self, obs, 1)?) as u64,
                 IntOp::Tri(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, s(self, obs, 2)?) as u64,
                 IntOp::Un(g) => g(s(self, obs, 0)?) as u64,
+                IntOp::Lane(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, lane) as u64,
+                IntOp::Mov64 => {
+                    let v = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    self.wv(obs, f.dst, lane, v as u32);
+                    self.wv(obs, f.dst + 1, lane, (v >> 32) as u32);
+                    continue;
+                }
                 IntOp::Cndmask => {
                     if mask_in(self, obs)? { s(self, obs, 1)? as u64 } else { s(self, obs, 0)? as u64 }
                 }
@@ -1665,6 +1721,18 @@ impl Wave {
         let mut kinds = 0u8;
         let format;
         match base {
+            "v_pk_mov_b32" => {
+                // Low dword from S0, high dword from S1; op_sel picks each one's half.
+                for lane in lanes(exec) {
+                    let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
+                    let lo = if f.op_sel & 1 != 0 { (a >> 32) as u32 } else { a as u32 };
+                    let hi = if f.op_sel & 2 != 0 { (b >> 32) as u32 } else { b as u32 };
+                    self.wv(obs, f.dst, lane, lo);
+                    self.wv(obs, f.dst + 1, lane, hi);
+                }
+                return Ok(());
+            }
             "v_pk_add_f16" | "v_pk_mul_f16" | "v_pk_fma_f16" => {
                 format = FpFormat::F16x2;
                 let nsrc = if base == "v_pk_fma_f16" { 3 } else { 2 };
@@ -1915,6 +1983,9 @@ enum IntOp {
     /// 64-bit shift: (value, amount) -> result.
     Shift64(fn(u64, u32) -> u64),
     LshlAdd64,
+    /// Two sources and the lane index.
+    Lane(fn(u32, u32, usize) -> u32),
+    Mov64,
 }
 
 impl PartialEq for IntOp {
@@ -2009,6 +2080,16 @@ fn int_op(base: &str) -> Option<IntOp> {
         "v_lshrrev_b64" => Shift64(|v, s| v >> (s & 63)),
         "v_ashrrev_i64" => Shift64(|v, s| ((v as i64) >> (s & 63)) as u64),
         "v_lshl_add_u64" => LshlAdd64,
+        "v_mov_b64" => Mov64,
+        // Bits of S0 below this lane (low / high 32 lanes) plus S1.
+        "v_mbcnt_lo_u32_b32" => Lane(|a, b, lane| {
+            let mask = if lane >= 32 { u32::MAX } else { (1u32 << lane) - 1 };
+            (a & mask).count_ones().wrapping_add(b)
+        }),
+        "v_mbcnt_hi_u32_b32" => Lane(|a, b, lane| {
+            let mask = if lane < 32 { 0 } else if lane == 63 { u32::MAX >> 1 } else { (1u32 << (lane - 32)) - 1 };
+            (a & mask).count_ones().wrapping_add(b)
+        }),
         _ => return None,
     })
 }

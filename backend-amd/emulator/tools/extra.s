@@ -735,3 +735,18 @@ ds_or_b32 v0, v1
 ds_or_rtn_b32 v2, v0, v1
 ds_xor_b32 v0, v1
 ds_xor_rtn_b32 v2, v0, v1
+s_ff1_i32_b64 s0, s[2:3]
+s_ff0_i32_b64 s0, s[2:3]
+s_flbit_i32_b64 s0, s[2:3]
+s_bcnt1_i32_b64 s0, s[2:3]
+s_bcnt0_i32_b64 s0, s[2:3]
+s_bitset0_b32 s0, s1
+s_bitset1_b32 s0, s1
+s_bitset0_b64 s[0:1], s2
+s_bitset1_b64 s[0:1], s2
+v_mbcnt_lo_u32_b32 v0, v1, v2
+v_mbcnt_hi_u32_b32 v0, v1, v2
+v_mov_b64_e32 v[0:1], v[2:3]
+ds_bpermute_b32 v0, v1, v2
+ds_permute_b32 v0, v1, v2
+v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]
