@@ -2,6 +2,22 @@
 //! offload bundles, compressed bundles), the AMDGPU ELF, kernel descriptors
 //! and the metadata note — and rendering them with [`dump`]. The instruction
 //! decoder lives in `xfpx-amd-isa`.
+//!
+//! ```
+//! use xfpx_amd::{extract, CodeObject, DumpFormat, DumpOptions, Processor};
+//!
+//! let bundle = include_bytes!("../fixtures/bundles/multi.bundle");
+//! for entry in extract(bundle)? {
+//!     let co = CodeObject::parse(&entry.bytes)?;
+//!     let axpy = co.kernel("fp32_axpy").expect("kernel");
+//!     let regs = axpy.descriptor.decode(co.target.processor)?.registers;
+//!     println!("{} {}: {} VGPRs, entry 0x{:x}", entry.target_id.unwrap_or_default(), axpy.name, regs.vgprs, axpy.entry);
+//!     assert!(matches!(co.target.processor, Processor::Gfx908 | Processor::Gfx90a));
+//! }
+//! let text = xfpx_amd::dump(bundle, &DumpOptions { kernel: Some("fp32_axpy".into()), format: DumpFormat::Text })?;
+//! assert!(text.contains("v_fmac_f32") || text.contains("v_fma_f32"));
+//! # Ok::<(), xfpx_amd::Error>(())
+//! ```
 
 pub mod bytes;
 pub mod code_object;
