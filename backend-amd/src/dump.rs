@@ -41,6 +41,8 @@ pub struct DisassemblyLine {
     pub text: String,
     /// IR class label of a floating-point instruction.
     pub fp_class: Option<String>,
+    /// Target of a PC-relative branch or call, with its `symbol+offset` label.
+    pub branch_target: Option<(u64, String)>,
     pub decoded: bool,
 }
 
@@ -91,8 +93,18 @@ fn isa_target(p: Processor) -> xfpx_amd_isa::Target {
     }
 }
 
-/// Disassembles `code` (starting at `address`) for `processor`.
-pub fn disassemble(processor: Processor, code: &[u8], address: u64) -> Vec<DisassemblyLine> {
+/// `symbol+0xoffset` for `addr`, with the nearest symbol at or below it, as llvm-objdump labels branch targets.
+fn label(symbols: &[(String, u64)], addr: u64) -> String {
+    match symbols.iter().filter(|(_, a)| *a <= addr).max_by_key(|(_, a)| *a) {
+        Some((name, a)) if *a == addr => name.clone(),
+        Some((name, a)) => format!("{name}+0x{:x}", addr - a),
+        None => format!("0x{addr:x}"),
+    }
+}
+
+/// Disassembles `code` (starting at `address`) for `processor`; `symbols`
+/// (name, address) label branch targets.
+pub fn disassemble(processor: Processor, code: &[u8], address: u64, symbols: &[(String, u64)]) -> Vec<DisassemblyLine> {
     let mut lines = Vec::new();
     let mut offset = 0usize;
     for (addr, res) in xfpx_amd_isa::disassemble(isa_target(processor), code, address) {
@@ -100,11 +112,18 @@ pub fn disassemble(processor: Processor, code: &[u8], address: u64) -> Vec<Disas
         match res {
             Ok(insn) => {
                 let class = insn.class();
+                let branch_target = match insn.control_flow(addr) {
+                    xfpx_amd_isa::ControlFlow::Branch { target }
+                    | xfpx_amd_isa::ControlFlow::CondBranch { target }
+                    | xfpx_amd_isa::ControlFlow::Call { target } => Some((target, label(symbols, target))),
+                    _ => None,
+                };
                 lines.push(DisassemblyLine {
                     address: addr,
                     words: insn.dwords().to_vec(),
                     text: insn.to_string(),
                     fp_class: class.is_fp().then(|| class.to_string()),
+                    branch_target,
                     decoded: true,
                 });
                 offset = start + insn.length;
@@ -121,6 +140,7 @@ pub fn disassemble(processor: Processor, code: &[u8], address: u64) -> Vec<Disas
                     words: word.into_iter().collect(),
                     text: format!("<{e}>"),
                     fp_class: None,
+                    branch_target: None,
                     decoded: false,
                 });
                 offset = end;
@@ -139,13 +159,15 @@ fn kernel_report(co: &CodeObject<'_>, k: &Kernel, with_code: bool) -> KernelRepo
         .and_then(|m| m.kernels.iter().find(|km| km.name == k.name || km.symbol == format!("{}.kd", k.name)))
         .cloned();
     let disassembly = if with_code {
+        let symbols: Vec<(String, u64)> = co.kernels.iter().map(|k| (k.name.clone(), k.entry)).collect();
         match co.kernel_code(k) {
-            Ok(code) => disassemble(processor, code, k.code.start),
+            Ok(code) => disassemble(processor, code, k.code.start, &symbols),
             Err(e) => vec![DisassemblyLine {
                 address: k.code.start,
                 words: Vec::new(),
                 text: format!("<{e}>"),
                 fp_class: None,
+                branch_target: None,
                 decoded: false,
             }],
         }
@@ -407,7 +429,8 @@ fn render_kernel(o: &mut String, k: &KernelReport) {
     let _ = writeln!(o, "    disassembly:");
     for l in &k.disassembly {
         let words: Vec<String> = l.words.iter().map(|w| format!("{w:08X}")).collect();
+        let target = l.branch_target.as_ref().map(|(_, name)| format!(" <{name}>")).unwrap_or_default();
         let class = l.fp_class.as_deref().map(|c| format!("  [{c}]")).unwrap_or_default();
-        let _ = writeln!(o, "\t{:<58} // {:012X}: {}{}", l.text, l.address, words.join(" "), class);
+        let _ = writeln!(o, "\t{:<58} // {:012X}: {}{}{}", l.text, l.address, words.join(" "), target, class);
     }
 }

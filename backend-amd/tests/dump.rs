@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use xfpx_amd::{dump, CodeObject, DumpFormat, DumpOptions, Error};
 
-/// Instruction lines of an llvm-objdump listing: address -> (text, dwords).
-fn objdump_instructions(text: &str) -> BTreeMap<u64, (String, Vec<u32>)> {
+/// Instruction lines of an llvm-objdump listing: address -> (text, dwords, branch label).
+fn objdump_instructions(text: &str) -> BTreeMap<u64, (String, Vec<u32>, Option<String>)> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let Some(body) = line.strip_prefix('\t') else { continue };
@@ -20,7 +20,8 @@ fn objdump_instructions(text: &str) -> BTreeMap<u64, (String, Vec<u32>)> {
             .take_while(|w| !w.starts_with('<'))
             .filter_map(|w| u32::from_str_radix(w, 16).ok())
             .collect();
-        out.insert(addr, (insn.trim_end().to_string(), words));
+        let label = rest.split_once(" <").and_then(|(_, l)| l.strip_suffix('>')).map(str::to_string);
+        out.insert(addr, (insn.trim_end().to_string(), words, label));
     }
     out
 }
@@ -33,6 +34,7 @@ fn dump_every_code_object() {
     let mut rejected = 0usize;
     let mut out_of_step = 0usize;
     let mut wrong_length = 0usize;
+    let mut labels = 0usize;
     for (target, name, path) in common::code_objects() {
         let bytes = common::read(&path);
         let co = CodeObject::parse(&bytes).expect("parse");
@@ -75,7 +77,7 @@ fn dump_every_code_object() {
                     rejected += 1;
                     continue;
                 }
-                let Some((gtext, gwords)) = golden.get(&addr) else {
+                let Some((gtext, gwords, glabel)) = golden.get(&addr) else {
                     out_of_step += 1;
                     continue;
                 };
@@ -89,6 +91,11 @@ fn dump_every_code_object() {
                     continue;
                 }
                 let ours = l["text"].as_str().expect("text");
+                let our_label = l["branch_target"].as_array().and_then(|t| t[1].as_str()).map(str::to_string);
+                assert_eq!(&our_label, glabel, "{target}/{name} at 0x{addr:x}: branch target label");
+                if our_label.is_some() {
+                    labels += 1;
+                }
                 if ours == gtext {
                     same_text += 1;
                 } else if mismatched.len() < 10 {
@@ -104,7 +111,9 @@ fn dump_every_code_object() {
     for m in &mismatched {
         println!("  {m}");
     }
+    println!("{labels} branch targets labelled as llvm-objdump labels them");
     assert!(lines > 4000, "corpus disassembly is too small");
+    assert!(labels > 50);
     assert_eq!((rejected, out_of_step, wrong_length), (0, 0, 0), "dump disagrees with llvm-objdump on instruction boundaries");
     assert_eq!(same_text, lines, "dump text differs from llvm-objdump");
 }
