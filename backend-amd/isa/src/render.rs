@@ -85,8 +85,6 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
     }
 }
 
-fn unsupported(insn: &Instruction) -> DecodeError {
-    DecodeError::Unsupported { word: insn.words[0] }
 }
 
 fn is_dst(field: Field) -> bool {
@@ -570,9 +568,11 @@ fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
         }
     } else if o0 | o1 << 8 != 0 {
         if m == "ds_swizzle_b32" {
-            return Err(unsupported(insn));
+            let text = crate::symbolic::swizzle((o0 | o1 << 8) as u16, insn.target);
+            insn.modifiers.push(Modifier::Text(format!("offset:{text}")));
+        } else {
+            insn.modifiers.push(Modifier::Dec("offset", (o0 | o1 << 8) as i64));
         }
-        insn.modifiers.push(Modifier::Dec("offset", (o0 | o1 << 8) as i64));
     }
     if fv(insn, Field::Gds) != 0 {
         insn.modifiers.push(Modifier::Flag("gds"));

@@ -141,6 +141,47 @@ pub fn buffer_format(dfmt: u32, nfmt: u32) -> Option<String> {
     }
 }
 
+/// The offset of `ds_swizzle_b32` (without the `offset:` prefix): quad
+/// permute (bit 15), FFT (>= 0xE000, gfx950 only; a number elsewhere) or a
+/// bit-mask permute of the lane id (and [4:0], or [9:5], xor [14:10]).
+pub fn swizzle(v: u16, target: Target) -> String {
+    if v >= 0xE000 {
+        return if target == Target::Gfx950 { format!("swizzle(FFT,{})", v & 0x1F) } else { v.to_string() };
+    }
+    if v & 0x8000 != 0 {
+        let q = |i: u16| (v >> (2 * i)) & 3;
+        return format!("swizzle(QUAD_PERM,{},{},{},{})", q(0), q(1), q(2), q(3));
+    }
+    let and = v & 0x1F;
+    let or = (v >> 5) & 0x1F;
+    let xor = (v >> 10) & 0x1F;
+    if and == 0x1F && or == 0 && xor.is_power_of_two() {
+        return format!("swizzle(SWAP,{xor})");
+    }
+    if and == 0x1F && or == 0 && xor != 0 && (xor + 1).is_power_of_two() {
+        return format!("swizzle(REVERSE,{})", xor + 1);
+    }
+    if xor == 0 {
+        for shift in 1..=5u16 {
+            let size = 1u16 << shift;
+            if and == 0x1F & !(size - 1) && or < size {
+                return format!("swizzle(BROADCAST,{size},{or})");
+            }
+        }
+    }
+    let mut mask = String::new();
+    for bit in (0..5).rev() {
+        let (a, o, x) = ((and >> bit) & 1, (or >> bit) & 1, (xor >> bit) & 1);
+        mask.push(match (a, o, x) {
+            (0, o, x) => if o ^ x == 1 { '1' } else { '0' },
+            (_, 1, x) => if x == 1 { '0' } else { '1' },
+            (_, _, 0) => 'p',
+            _ => 'i',
+        });
+    }
+    format!("swizzle(BITMASK_PERM,\"{mask}\")")
+}
+
 /// `gpr_idx(SRC0,...)` mode mask of `s_set_gpr_idx_on` / `s_set_gpr_idx_mode`.
 pub fn gpr_idx(v: u16) -> String {
     if v > 15 {
@@ -161,6 +202,22 @@ mod tests {
         assert_eq!(waitcnt(0xC07F), "lgkmcnt(0)");
         assert_eq!(waitcnt(0x8F71), "vmcnt(33)");
         assert_eq!(waitcnt(0x4F71), "vmcnt(17)");
+    }
+
+    #[test]
+    fn swizzle_patterns() {
+        let t = Target::Gfx90a;
+        assert_eq!(swizzle(0x4, t), "swizzle(BITMASK_PERM,\"00p00\")");
+        assert_eq!(swizzle(0x401F, t), "swizzle(SWAP,16)");
+        assert_eq!(swizzle(0x1C1F, t), "swizzle(REVERSE,8)");
+        assert_eq!(swizzle(0x5C, t), "swizzle(BROADCAST,4,2)");
+        assert_eq!(swizzle(0x80E4, t), "swizzle(QUAD_PERM,0,1,2,3)");
+        assert_eq!(swizzle(0x0015 | 0x0A << 5 | 0x03 << 10, t), "swizzle(BITMASK_PERM,\"p1p0i\")");
+        assert_eq!(swizzle(0x1F, t), "swizzle(BITMASK_PERM,\"ppppp\")");
+        assert_eq!(swizzle(0x3FF, t), "swizzle(BITMASK_PERM,\"11111\")");
+        assert_eq!(swizzle(0x7FFF, t), "swizzle(BITMASK_PERM,\"00000\")");
+        assert_eq!(swizzle(0xE005, t), "57349");
+        assert_eq!(swizzle(0xE005, Target::Gfx950), "swizzle(FFT,5)");
     }
 
     #[test]

@@ -48,7 +48,10 @@ fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally 
                 note("validity", format!("{hex}: oracle <unknown>, ours {i}"));
             }
             (0, Err(_)) => t.oracle_unknown += 1,
-            (_, Err(DecodeError::Unsupported { .. })) => t.unsupported += 1,
+            (_, Err(DecodeError::Unsupported { .. })) => {
+                t.unsupported += 1;
+                note("unsupported", format!("{hex}: oracle {text}"));
+            }
             (_, Err(e)) => {
                 t.validity_mismatch += 1;
                 note("validity", format!("{hex}: oracle {text}, ours {e}"));

@@ -254,6 +254,9 @@ def sweep():
         add(base | 0xF << 8, 20 | 10 << 8 | 6 << 16 | 3 << 21)
         add(base | 0x1 << 8 | 1 << 12 | 1 << 13 | 1 << 25, 20 | 10 << 8 | 6 << 16 | 3 << 21)
         add(base | 0x3 << 8 | 1 << 14 | 1 << 16 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 3 << 21 | 1 << 31)
+    # ds_swizzle_b32 offsets of every pattern kind
+    for off in (0x4, 0x401F, 0x1C1F, 0x5C, 0x80E4, 0x8000, 0x0D55, 0xE005, 0x1F, 0x3FF, 0x7FFF, 0xFFFF, 0x1, 0x400):
+        add(0xD87A0000 | off, 20 | 10 << 24)
     # Symbolic immediates: every hwreg id, every message id
     for i in range(64):
         add(0xB8800000 | 10 << 16 | 31 << 11 | i)
