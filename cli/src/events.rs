@@ -90,3 +90,50 @@ fn read_connection(conn: u64, stream: UnixStream, tx: &Sender<Message>) {
     }
     let _ = tx.send(Message::Closed);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::mpsc;
+
+    fn read_all(bytes: &[u8]) -> Vec<Message> {
+        let (mut a, b) = UnixStream::pair().expect("socket pair");
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::spawn(move || read_connection(7, b, &tx));
+        // A reader that stops early closes its end; later writes may fail.
+        let _ = a.write_all(bytes);
+        drop(a);
+        reader.join().expect("reader");
+        rx.try_iter().collect()
+    }
+
+    #[test]
+    fn events_then_end_of_file() {
+        let mut bytes = Event::Note { text: "hi".into() }.to_line().into_bytes();
+        bytes.extend_from_slice(b"\n  \n{\"event\":\"finished\"}"); // blank lines, no final newline
+        let msgs = read_all(&bytes);
+        assert!(matches!(&msgs[0], Message::Event { conn: 7, event: Event::Note { text } } if text == "hi"), "{msgs:?}");
+        assert!(matches!(&msgs[1], Message::Event { event: Event::Finished, .. }), "{msgs:?}");
+        assert!(matches!(msgs[2], Message::Closed));
+        assert_eq!(msgs.len(), 3);
+    }
+
+    #[test]
+    fn an_overlong_line_ends_the_connection() {
+        let mut bytes = vec![b'x'; MAX_LINE + 10];
+        bytes.push(b'\n');
+        bytes.extend_from_slice(Event::Finished.to_line().as_bytes());
+        let msgs = read_all(&bytes);
+        assert!(matches!(&msgs[0], Message::Malformed { error, .. } if error.contains("longer than")), "{msgs:?}");
+        assert!(matches!(msgs[1], Message::Closed));
+        assert_eq!(msgs.len(), 2, "nothing is read after an overlong line");
+    }
+
+    #[test]
+    fn invalid_utf8_and_bad_json_are_malformed() {
+        let msgs = read_all(b"\xff\xfe{\n{\"event\":\"launch\"}\n");
+        let malformed = msgs.iter().filter(|m| matches!(m, Message::Malformed { .. })).count();
+        assert_eq!(malformed, 2, "{msgs:?}");
+    }
+}
