@@ -85,8 +85,6 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
     }
 }
 
-}
-
 fn is_dst(field: Field) -> bool {
     matches!(field, Field::Sdst | Field::Vdst)
 }
