@@ -33,6 +33,16 @@ pub struct Kernel {
     pub preload_header_bytes: u64,
 }
 
+/// A function symbol in executable code (kernels and the device functions they call).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Function {
+    pub name: String,
+    /// Code addresses, from the symbol size or up to the next function.
+    pub code: Range<u64>,
+    /// Whether a kernel descriptor (`name.kd`) names this function.
+    pub is_kernel: bool,
+}
+
 /// Where `.text` ends and how much room follows it before the next segment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TextLayout {
@@ -53,6 +63,8 @@ pub struct CodeObject<'a> {
     /// Code object version (4, 5 or 6) from the ELF ABI version.
     pub version: u32,
     pub kernels: Vec<Kernel>,
+    /// Every function in executable code, kernels included, by address.
+    pub functions: Vec<Function>,
     pub metadata: Option<Metadata>,
     pub text: Option<TextLayout>,
 }
@@ -101,8 +113,9 @@ impl<'a> CodeObject<'a> {
             }
         };
         let kernels = find_kernels(&elf, &symbols)?;
+        let functions = find_functions(&elf, &symbols, &kernels);
         let text = text_layout(&elf);
-        Ok(CodeObject { elf, target, version, kernels, metadata, text })
+        Ok(CodeObject { elf, target, version, kernels, functions, metadata, text })
     }
 
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
@@ -112,6 +125,11 @@ impl<'a> CodeObject<'a> {
     /// The code bytes of a kernel.
     pub fn kernel_code(&self, kernel: &Kernel) -> Result<&'a [u8]> {
         self.elf.bytes_at_addr(kernel.code.start, kernel.code.end - kernel.code.start)
+    }
+
+    /// The code bytes of a function.
+    pub fn function_code(&self, function: &Function) -> Result<&'a [u8]> {
+        self.elf.bytes_at_addr(function.code.start, function.code.end - function.code.start)
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -165,6 +183,23 @@ fn find_kernels(elf: &ElfFile<'_>, symbols: &[Symbol]) -> Result<Vec<Kernel>> {
     }
     kernels.sort_by_key(|k| k.entry);
     Ok(kernels)
+}
+
+fn find_functions(elf: &ElfFile<'_>, symbols: &[Symbol], kernels: &[Kernel]) -> Vec<Function> {
+    let mut starts: Vec<&Symbol> = symbols.iter().filter(|s| s.kind == elf::STT_FUNC && s.shndx != 0).collect();
+    starts.sort_by_key(|s| s.value);
+    starts.dedup_by_key(|s| s.value);
+    let mut out = Vec::new();
+    for f in &starts {
+        let Some(section) = elf.section_at_addr(f.value).filter(|s| s.is_executable()) else { continue };
+        let section_end = section.addr + section.size;
+        let end = match f.value.checked_add(f.size) {
+            Some(e) if f.size > 0 && e <= section_end => e,
+            _ => starts.iter().map(|g| g.value).find(|&v| v > f.value && v < section_end).unwrap_or(section_end),
+        };
+        out.push(Function { name: f.name.clone(), code: f.value..end, is_kernel: kernels.iter().any(|k| k.entry == f.value) });
+    }
+    out
 }
 
 /// Length of the kernarg preload header at the start of `code` (0 if absent).

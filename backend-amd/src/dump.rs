@@ -62,6 +62,15 @@ pub struct KernelReport {
     pub disassembly: Vec<DisassemblyLine>,
 }
 
+/// A device function (not a kernel) in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct FunctionReport {
+    pub name: String,
+    pub code_start: u64,
+    pub code_end: u64,
+    pub disassembly: Vec<DisassemblyLine>,
+}
+
 /// A code object in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct CodeObjectReport {
@@ -76,6 +85,9 @@ pub struct CodeObjectReport {
     pub segments: Vec<Segment>,
     pub text: Option<TextLayout>,
     pub kernels: Vec<KernelReport>,
+    /// Functions that are not kernels (device functions reached by calls);
+    /// left out when one kernel is selected.
+    pub functions: Vec<FunctionReport>,
 }
 
 /// The whole report.
@@ -151,6 +163,27 @@ pub fn disassemble(processor: Processor, code: &[u8], address: u64, symbols: &[(
     lines
 }
 
+fn symbol_addresses(co: &CodeObject<'_>) -> Vec<(String, u64)> {
+    co.functions.iter().map(|f| (f.name.clone(), f.code.start)).collect()
+}
+
+fn function_reports(co: &CodeObject<'_>) -> Vec<FunctionReport> {
+    let symbols = symbol_addresses(co);
+    co.functions
+        .iter()
+        .filter(|f| !f.is_kernel)
+        .map(|f| FunctionReport {
+            name: f.name.clone(),
+            code_start: f.code.start,
+            code_end: f.code.end,
+            disassembly: match co.function_code(f) {
+                Ok(code) => disassemble(co.target.processor, code, f.code.start, &symbols),
+                Err(_) => Vec::new(),
+            },
+        })
+        .collect()
+}
+
 fn kernel_report(co: &CodeObject<'_>, k: &Kernel, with_code: bool) -> KernelReport {
     let processor = co.target.processor;
     let metadata = co
@@ -159,7 +192,7 @@ fn kernel_report(co: &CodeObject<'_>, k: &Kernel, with_code: bool) -> KernelRepo
         .and_then(|m| m.kernels.iter().find(|km| km.name == k.name || km.symbol == format!("{}.kd", k.name)))
         .cloned();
     let disassembly = if with_code {
-        let symbols: Vec<(String, u64)> = co.kernels.iter().map(|k| (k.name.clone(), k.entry)).collect();
+        let symbols = symbol_addresses(co);
         match co.kernel_code(k) {
             Ok(code) => disassemble(processor, code, k.code.start, &symbols),
             Err(e) => vec![DisassemblyLine {
@@ -217,6 +250,7 @@ pub fn report(bytes: &[u8], opts: &DumpOptions) -> Result<DumpReport> {
             segments: co.elf.segments.clone(),
             text: co.text.clone(),
             kernels,
+            functions: if opts.kernel.is_none() { function_reports(&co) } else { Vec::new() },
         });
     }
     if let Some(name) = &opts.kernel {
@@ -308,8 +342,22 @@ fn render_text(r: &DumpReport) -> String {
         for k in &co.kernels {
             render_kernel(&mut o, k);
         }
+        for f in &co.functions {
+            let _ = writeln!(o, "\n  function {} (not a kernel), code 0x{:x}..0x{:x}", f.name, f.code_start, f.code_end);
+            render_disassembly(&mut o, &f.disassembly);
+        }
     }
     o
+}
+
+fn render_disassembly(o: &mut String, lines: &[DisassemblyLine]) {
+    let _ = writeln!(o, "    disassembly:");
+    for l in lines {
+        let words: Vec<String> = l.words.iter().map(|w| format!("{w:08X}")).collect();
+        let target = l.branch_target.as_ref().map(|(_, name)| format!(" <{name}>")).unwrap_or_default();
+        let class = l.fp_class.as_deref().map(|c| format!("  [{c}]")).unwrap_or_default();
+        let _ = writeln!(o, "\t{:<58} // {:012X}: {}{}{}", l.text, l.address, words.join(" "), target, class);
+    }
 }
 
 fn sgpr_range(first: u32, count: u32) -> String {
@@ -426,11 +474,5 @@ fn render_kernel(o: &mut String, k: &KernelReport) {
     for line in k.amdhsa.lines() {
         let _ = writeln!(o, "      {}", line.trim_start());
     }
-    let _ = writeln!(o, "    disassembly:");
-    for l in &k.disassembly {
-        let words: Vec<String> = l.words.iter().map(|w| format!("{w:08X}")).collect();
-        let target = l.branch_target.as_ref().map(|(_, name)| format!(" <{name}>")).unwrap_or_default();
-        let class = l.fp_class.as_deref().map(|c| format!("  [{c}]")).unwrap_or_default();
-        let _ = writeln!(o, "\t{:<58} // {:012X}: {}{}{}", l.text, l.address, words.join(" "), target, class);
-    }
+    render_disassembly(o, &k.disassembly);
 }

@@ -30,7 +30,7 @@ pub mod metadata;
 pub mod rewrite;
 pub mod target;
 
-pub use code_object::{CodeObject, Kernel, TextLayout};
+pub use code_object::{CodeObject, Function, Kernel, TextLayout};
 pub use container::{extract, BundleId, ContainerKind, ExtractedCodeObject, HipFatBinaryWrapper};
 pub use descriptor::{render_amdhsa, DecodedDescriptor, KernelDescriptor};
 pub use dump::{dump, DumpFormat, DumpOptions};

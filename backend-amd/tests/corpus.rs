@@ -55,6 +55,10 @@ fn kernel_entries_match_llvm_objdump_symbols() {
         let bytes = common::read(&path);
         let co = CodeObject::parse(&bytes).expect("parse");
         let labels = objdump_labels(&common::read_text(&path.with_extension("objdump")));
+        // Every function llvm-objdump lists is a function of ours, at the same address.
+        let ours: BTreeMap<String, u64> = co.functions.iter().map(|f| (f.name.clone(), f.code.start)).collect();
+        assert_eq!(ours, labels, "{target}/{name}: functions");
+        assert_eq!(co.functions.iter().filter(|f| f.is_kernel).count(), co.kernels.len());
         for k in &co.kernels {
             assert_eq!(labels.get(&k.name), Some(&k.entry), "{target}/{name}: entry of {}", k.name);
             assert!(k.code.end > k.code.start && k.code.start == k.entry);

@@ -70,7 +70,8 @@ fn dump_every_code_object() {
         // Agreement with llvm-objdump: every instruction starts where
         // llvm-objdump's does, with the same dwords and the same text.
         let golden = objdump_instructions(&common::read_text(&path.with_extension("objdump")));
-        for k in kernels {
+        let functions = v["code_objects"][0]["functions"].as_array().expect("functions");
+        for k in kernels.iter().chain(functions) {
             for l in k["disassembly"].as_array().expect("disassembly") {
                 let addr = l["address"].as_u64().expect("address");
                 if !l["decoded"].as_bool().expect("decoded") {
