@@ -98,10 +98,19 @@ fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
 
 /// The opcode of `mnemonic` in `enc` on `target`, from the decoder's table.
 pub fn opcode(target: Target, enc: Encoding, mnemonic: &str) -> Result<u16, RewriteError> {
-    table::rows()
-        .iter()
-        .find(|r| r.encoding == enc && r.mnemonic == mnemonic && r.targets & target.mask() != 0)
-        .map(|r| r.opcode)
+    type Index = HashMap<(Encoding, &'static str), Vec<(u8, u16)>>;
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m: Index = HashMap::new();
+        for r in table::rows() {
+            m.entry((r.encoding, r.mnemonic)).or_default().push((r.targets, r.opcode));
+        }
+        m
+    });
+    index
+        .get(&(enc, mnemonic))
+        .and_then(|rows| rows.iter().find(|(t, _)| t & target.mask() != 0))
+        .map(|&(_, op)| op)
         .ok_or_else(|| RewriteError::Encode(format!("{mnemonic} ({enc}) is not an instruction of {target}")))
 }
 
