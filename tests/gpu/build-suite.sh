@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the GPU suite's CUDA programs into OUTDIR (default: .devout/suite
+# Builds the GPU suite's CUDA programs into OUTDIR (default: .devout/gpu-suite/suite
 # at the repository root) with the flags the expected-findings files assume:
 # -lineinfo -arch=sm_90 -O3. Compiles from inside src/ so that the line
 # tables name files relative to it (fpx_basic.cu, not an absolute path).
@@ -7,7 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="${1:-$root/.devout/suite}"
+out="${1:-$root/.devout/gpu-suite/suite}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the build machine (no GPU needed): builds everything the GPU
 # checks need into the git-ignored .devout/ folder at the repository root:
-#   .devout/bin/xfpx               release CLI
-#   .devout/bin/libxfpx_nvbit.so   NVBit tool (found by xfpx beside itself)
-#   .devout/suite/                 the suite's programs
-# Then, on the GPU machine, with .devout and third_party/nvbit present:
+#   .devout/gpu-suite/bin/xfpx               release CLI
+#   .devout/gpu-suite/bin/libxfpx_nvbit.so   NVBit tool (found by xfpx beside itself)
+#   .devout/gpu-suite/suite/                 the suite's programs
+# Then, on the GPU machine, with .devout/gpu-suite (and third_party/nvbit,
+# to build what is missing there) present:
 #   bash tests/gpu/run-gpu-checks.sh
 # Needs cargo, nvcc (on PATH or CUDA_HOME=...) and NVBit in third_party/nvbit
 # (or NVBIT_PATH=...). Missing pieces are reported, and the rest is built.
@@ -12,7 +13,7 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$root"
-out="$root/.devout"
+out="$root/.devout/gpu-suite"
 mkdir -p "$out/bin" "$out/suite"
 if [[ -n "${CUDA_HOME:-}" ]]; then export PATH="$CUDA_HOME/bin:$PATH"; fi
 status=0

@@ -41,8 +41,8 @@ done
 } > "$logs/environment.txt" 2>&1
 
 # --- the tool and the CLI ---------------------------------------------------
-xfpx="$root/.devout/bin/xfpx"
-tool="$root/.devout/bin/libxfpx_nvbit.so"
+xfpx="$root/.devout/gpu-suite/bin/xfpx"
+tool="$root/.devout/gpu-suite/bin/libxfpx_nvbit.so"
 export NVBIT_PATH="${NVBIT_PATH:-$root/third_party/nvbit}"
 if [[ ! -f "$tool" && -f "$root/backend-nvidia/build-tool.sh" && -f "$NVBIT_PATH/libnvbit.a" ]]; then
     echo "run-gpu-checks: building the NVBit tool here"
@@ -51,12 +51,12 @@ if [[ ! -f "$tool" && -f "$root/backend-nvidia/build-tool.sh" && -f "$NVBIT_PATH
     if [[ -n "$lib" ]]; then mkdir -p "$(dirname "$tool")" && cp "$lib" "$tool"; fi
 fi
 ready=1
-[[ -x "$xfpx" ]] || { echo "run-gpu-checks: no xfpx binary at .devout/bin/xfpx (run tests/gpu/prepare.sh)" | tee -a "$logs/environment.txt"; ready=0; }
-[[ -f "$tool" ]] || { echo "run-gpu-checks: no NVBit tool at .devout/bin/libxfpx_nvbit.so" | tee -a "$logs/environment.txt"; ready=0; }
+[[ -x "$xfpx" ]] || { echo "run-gpu-checks: no xfpx binary at .devout/gpu-suite/bin/xfpx (run tests/gpu/prepare.sh)" | tee -a "$logs/environment.txt"; ready=0; }
+[[ -f "$tool" ]] || { echo "run-gpu-checks: no NVBit tool at .devout/gpu-suite/bin/libxfpx_nvbit.so" | tee -a "$logs/environment.txt"; ready=0; }
 if [[ $ready == 1 ]]; then export XFPX_NVBIT_TOOL="$tool"; fi
 
 # --- the suite --------------------------------------------------------------
-suite="$root/.devout/suite"
+suite="$root/.devout/gpu-suite/suite"
 if [[ ! -x "$suite/fpx_basic" ]]; then
     echo "run-gpu-checks: building the suite here"
     suite="$(dirname "$logs")/suite"
