@@ -248,6 +248,10 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
             return Err(DecodeError::Invalid { word: words[0] });
         }
     }
+    // A buffer load into LDS cannot also select AGPR data (gfx90a+) or TFE (gfx908).
+    if enc == Encoding::Mubuf && field(enc, Field::BufLds, words) != 0 && field(enc, Field::BufAcc, words) != 0 {
+        return Err(DecodeError::Invalid { word: words[0] });
+    }
     let bad = match (enc, variant) {
         (Encoding::Vop1, Variant::Dpp) => words[1] & 0x00C0_0000 != 0,
         (Encoding::Vop1, Variant::Sdwa) => words[1] & 0xFF00_0000 != 0,

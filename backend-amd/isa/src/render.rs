@@ -713,11 +713,11 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
             insn.modifiers.push(Modifier::Text(text));
         }
     }
-    if offen {
-        insn.modifiers.push(Modifier::Flag("offen"));
-    }
     if idxen {
         insn.modifiers.push(Modifier::Flag("idxen"));
+    }
+    if offen {
+        insn.modifiers.push(Modifier::Flag("offen"));
     }
     let off = fv(insn, Field::BufOffset);
     if off != 0 {
