@@ -54,6 +54,35 @@ fn replay_of_bad_input_is_one_line() {
     let mut c = xfpx(d.path());
     c.args(["replay", "--target", "gfx942", "--code-object", "missing.co"]).arg(launch("div_special.json"));
     run(c).assert_one_line_error(1, "cannot replay");
+
+    // A launch naming a kernel the code object lacks, and one whose
+    // arguments do not match the kernel's: one line each, in both paths.
+    let co = launch("../gfx942/exceptions.co");
+    let wrong_kernel = format!(
+        r#"{{"code_object": "{}", "kernel": "no_such_kernel", "grid": [1], "block": [64],
+            "buffers": {{"out": {{"elem": "f32", "count": 64, "init": "zero"}}}},
+            "args": [{{"buffer": "out"}}], "outputs": ["out"]}}"#,
+        co.display()
+    );
+    std::fs::write(d.path().join("wrong_kernel.json"), wrong_kernel).expect("write");
+    let wrong_args = format!(
+        r#"{{"code_object": "{}", "kernel": "exc_div0", "grid": [1], "block": [64],
+            "buffers": {{"out": {{"elem": "f32", "count": 64, "init": "zero"}}}},
+            "args": [{{"buffer": "out"}}, {{"f32": 1.5}}, {{"buffer": "out"}}], "outputs": ["out"]}}"#,
+        co.display()
+    );
+    std::fs::write(d.path().join("wrong_args.json"), wrong_args).expect("write");
+    for mode in [None, Some("detect")] {
+        for (file, needle) in [("wrong_kernel.json", "no_such_kernel"), ("wrong_args.json", "argument mismatch")] {
+            let mut c = xfpx(d.path());
+            c.arg("replay");
+            if let Some(m) = mode {
+                c.args(["--mode", m]);
+            }
+            c.arg(file);
+            run(c).assert_one_line_error(1, needle);
+        }
+    }
 }
 
 /// With `--mode`, the kernel is rewritten and the report is what its
