@@ -248,6 +248,9 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
             return Err(DecodeError::Invalid { word: words[0] });
         }
     }
+    if enc == Encoding::Mubuf && row.flags & flags::RLDS != 0 && field(enc, Field::BufLds, words) == 0 {
+        return Err(DecodeError::Invalid { word: words[0] });
+    }
     // A buffer load into LDS cannot also select AGPR data (gfx90a+) or TFE (gfx908).
     if enc == Encoding::Mubuf && field(enc, Field::BufLds, words) != 0 && field(enc, Field::BufAcc, words) != 0 {
         return Err(DecodeError::Invalid { word: words[0] });

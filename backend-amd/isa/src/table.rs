@@ -154,6 +154,7 @@ pub mod flags {
     pub const XIDXOFF: u128 = 1 << 62;
     pub const XVADDR: u128 = 1 << 63;
     pub const XVDATA: u128 = 1 << 64;
+    pub const RLDS: u128 = 1 << 65;
 }
 
 /// Which words a modifier group applies to.

@@ -409,6 +409,8 @@ def learn(enc, cases):
         typed = [el + (f":~{st}" if (st := slot_mod_styles(enc, decodable, i)) else "") for i, el in enumerate(typed)]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
     fl = learn_flags(enc, decodable, vop3b)
+    if enc == "MUBUF" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
+        fl.append("rlds")  # only ever decoded with the LDS bit set
     used = {t.split(":")[0] for t in tmpl}
     for encs, name, dw, lo, width, flag in UNUSED_FIELDS:
         if enc in encs and name not in used and any(len(w) > dw and bits(w[dw], lo, width) for w, _l, _t in decodable):
