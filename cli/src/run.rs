@@ -327,8 +327,11 @@ impl LoopState {
     fn event(&mut self, conn: u64, event: Event) {
         match event {
             Event::Device { vendor, device, target } => {
-                say!("xfpx: device {device}{}", target.as_deref().map(|t| format!(" ({t})")).unwrap_or_default());
                 let run = self.collector.run_mut();
+                // Each process of the program reports its device; say it once.
+                if run.device != device || run.target != target {
+                    say!("xfpx: device {device}{}", target.as_deref().map(|t| format!(" ({t})")).unwrap_or_default());
+                }
                 run.vendor = vendor;
                 run.device = device;
                 run.target = target;

@@ -158,6 +158,7 @@ fn several_connections_and_a_child_process_are_merged() {
         d.path(),
         "child.jsonl",
         &[
+            device(),
             Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true },
             finding("reduce", ExceptionKind::Inf, FpFormat::F16x2, 9, 0x80, "HFMA2 R1, R2, R3, R4", Some(("r.cu", 9)), 0, 4),
             finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 2, 1),
@@ -170,6 +171,7 @@ fn several_connections_and_a_child_process_are_merged() {
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(found_lines(&o).len(), 4, "{}", o.stderr);
+    assert_eq!(o.stderr.matches("xfpx: device ").count(), 1, "the device is named once: {}", o.stderr);
     let r = read_report(&d.path().join("merged.msgpack"));
     assert_eq!(r.records().count(), 4);
     let nan = r.records().find(|(k, rec)| *k == "gemm" && rec.kind == ExceptionKind::Nan).expect("nan record");
