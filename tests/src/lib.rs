@@ -1,6 +1,6 @@
 //! End-to-end tests of the `xfpx` command line (in `tests/`), the scripted
 //! stand-in program they run under `xfpx run` (`src/bin/`), and shared
-//! helpers. GPU programs with known findings live in `gpu/`.
+//! functions. GPU programs with known findings live in `gpu/`.
 
 use std::path::PathBuf;
 use std::process::Command;

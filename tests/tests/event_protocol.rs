@@ -27,7 +27,7 @@ fn device() -> Event {
     Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) }
 }
 
-/// A typical session: a device, two kernels, launches and findings, one
+/// A typical run: a device, two kernels, launches and findings, one
 /// of them seen twice.
 fn typical_events() -> Vec<Event> {
     vec![
