@@ -46,7 +46,7 @@ fn readelf_ok(path: &Path) {
 #[test]
 fn every_fixture_rewrites_and_disassembles_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut totals = [0usize; 6];
+    let mut totals = [0usize; 7];
     let mut checked = 0usize;
     let (mut grown, mut new_segment) = (0usize, 0usize);
     for (target, name, path) in common::code_objects() {
@@ -61,6 +61,14 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
                 assert_eq!((a.entry, &a.code, &a.name), (b.entry, &b.code, &b.name), "{target}/{name}: kernel moved");
             }
             for k in &out.kernels {
+                if k.state == KernelState::Instrumented && k.metadata_counts_kept.is_none() {
+                    // The note reports at least the registers the trampolines use.
+                    let r = k.registers.as_ref().expect("registers");
+                    let meta = again.metadata.as_ref().and_then(|m| m.kernels.iter().find(|m| m.name == k.name)).expect("metadata");
+                    assert!(meta.vgpr_count >= u64::from(r.scratch_vgpr) + 5, "{target}/{name} {}: {}", k.name, meta.vgpr_count);
+                    assert!(meta.sgpr_count >= u64::from(r.scratch_sgpr) + 14, "{target}/{name} {}", k.name);
+                    totals[6] += 1;
+                }
                 if k.state == KernelState::Instrumented {
                     totals[0] += 1;
                     totals[1] += k.probes;
@@ -92,8 +100,8 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
         }
     }
     println!(
-        "rewritten objects {} ({grown} grown in place, {new_segment} with a new segment): kernels instrumented {}, probes {}, waits added {}, sites refused {}, kernels skipped {}; llvm-objdump clean {}",
-        totals[5], totals[0], totals[1], totals[2], totals[3], totals[4], checked
+        "rewritten objects {} ({grown} grown in place, {new_segment} with a new segment): kernels instrumented {}, probes {}, waits added {}, sites refused {}, kernels skipped {}; metadata counts updated for {}; llvm-objdump clean {}",
+        totals[5], totals[0], totals[1], totals[2], totals[3], totals[4], totals[6], checked
     );
     if checked == 0 {
         println!("note: llvm-objdump-19/22 not installed; disassembly of rewritten objects not checked");

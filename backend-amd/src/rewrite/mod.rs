@@ -12,6 +12,7 @@
 pub mod encode;
 pub mod layout;
 pub mod lower;
+pub mod note;
 pub mod regs;
 pub mod table;
 pub mod view;
@@ -138,6 +139,8 @@ pub struct KernelOutcome {
     pub appended: Vec<ListingLine>,
     /// Screen mode: DX10_CLAMP was cleared so TRAPSTS records exceptions.
     pub dx10_clamp_cleared: bool,
+    /// Why the metadata note's register counts were left as they were.
+    pub metadata_counts_kept: Option<String>,
 }
 
 /// The result of [`rewrite`].
@@ -228,6 +231,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
             descriptor_diff: Vec::new(),
             appended: Vec::new(),
             dx10_clamp_cleared: false,
+            metadata_counts_kept: None,
         };
         if !opts.kernels.is_empty() && !opts.kernels.iter().any(|f| k.name.contains(f.as_str())) {
             o.state = KernelState::Excluded;
@@ -282,6 +286,13 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
                     }
                     patches.extend(low.anchors);
                     patches.push(Patch { addr: p.kernel.descriptor_address, bytes: descriptor.to_bytes().to_vec() });
+                    if let Some(change) = &o.registers {
+                        let (v, s) = regs::metadata_counts(change);
+                        match note::count_patches(&co, &p.kernel.name, v, s) {
+                            Ok(ps) => patches.extend(ps),
+                            Err(why) => o.metadata_counts_kept = Some(why),
+                        }
+                    }
                 }
                 Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
             }
@@ -506,6 +517,9 @@ impl RewriteOutcome {
                     "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
                     r.vgprs_before, r.vgprs_after, r.accum_offset_before, r.accum_offset_after, r.sgprs_before, r.sgprs_after, r.scratch_sgpr, r.scratch_vgpr
                 );
+            }
+            if let Some(why) = &k.metadata_counts_kept {
+                let _ = writeln!(s, "  metadata register counts not updated: {why}");
             }
             for (f, a, b) in &k.descriptor_diff {
                 let _ = writeln!(s, "  descriptor {f}: {a:#010x} -> {b:#010x}");

@@ -131,3 +131,12 @@ pub fn grow(
         },
     ))
 }
+
+/// The register counts the metadata note should report after `change`:
+/// (VGPRs, SGPRs including the reserved extras), as the descriptor's request.
+pub fn metadata_counts(change: &RegisterChange) -> (u64, u64) {
+    (
+        u64::from(change.scratch_vgpr + SCRATCH_VGPRS),
+        u64::from(change.scratch_sgpr + SCRATCH_SGPRS) + u64::from(SGPR_EXTRAS),
+    )
+}
