@@ -182,6 +182,15 @@ fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
             }
         }
     }
+    // LLVM 22 (the gfx950 reference) has no tuples wider than a pair that
+    // start at a special register (VCC, EXEC, M0, ...).
+    if insn.target == Target::Gfx950 && insn.operands.len() == insn.row.operands.len() {
+        for (o, slot) in insn.operands.iter().zip(insn.row.operands) {
+            if matches!(o.operand, Operand::Special { .. }) && slot.width > 2 {
+                return Err(DecodeError::Invalid { word: insn.words[0] });
+            }
+        }
+    }
     Ok(())
 }
 

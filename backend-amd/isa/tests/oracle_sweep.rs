@@ -78,7 +78,7 @@ fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally 
 /// SGPR widths of malformed f8f6f4 operands, and a few modifier combinations. The test fails when a target gets worse; lower the numbers when it
 /// gets better. Lengths must always agree.
 const KNOWN_MISMATCHES: [(Target, usize); 4] =
-    [(Target::Gfx908, 5), (Target::Gfx90a, 0), (Target::Gfx942, 0), (Target::Gfx950, 67)];
+    [(Target::Gfx908, 5), (Target::Gfx90a, 0), (Target::Gfx942, 0), (Target::Gfx950, 32)];
 
 #[test]
 fn opcode_sweep_matches_llvm_objdump() {
