@@ -1502,7 +1502,9 @@ impl Wave {
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
                             }
-                            fpu::div_fixup(a as f64, den as f64, num as f64, -150, (fpu::exp32(num), fpu::exp32(den)), 255, &mut fl) as f32
+                            let q = fpu::div_fixup(a as f64, den as f64, num as f64, -150, (fpu::exp32(num), fpu::exp32(den)), 255, &mut fl) as f32;
+                            // Output denormals flush as MODE says.
+                            if q.is_subnormal() && mode.denorm32 & 2 == 0 { 0.0f32.copysign(q) } else { q }
                         }
                         _ => return self.unsupported(m),
                     };
@@ -1591,7 +1593,8 @@ impl Wave {
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
                             }
-                            fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl)
+                            let q = fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl);
+                            if q.is_subnormal() && mode.denorm16_64 & 2 == 0 { 0.0f64.copysign(q) } else { q }
                         }
                         _ => return self.unsupported(m),
                     };
