@@ -378,10 +378,15 @@ impl LoopState {
             ));
         }
         if self.connections == 0 && matches!(load, ToolLoad::Library(_)) {
-            extra.push(
+            extra.push(if exit == (ExitStatus::Code { code: 127 }) {
+                // The dynamic loader's own status when a preloaded library
+                // cannot be loaded (e.g. an unresolved symbol).
+                "the program exited with status 127 and the instrumentation library never reported: it may have failed to load (see the loader's message above)"
+                    .to_string()
+            } else {
                 "the instrumentation library never reported: the program may not have used the GPU, or it reset LD_PRELOAD (try --inject cuda-injection)"
-                    .to_string(),
-            );
+                    .to_string()
+            });
         }
         if self.malformed > 0 {
             extra.push(format!("{} malformed event line{} ignored", self.malformed, if self.malformed == 1 { " was" } else { "s were" }));
@@ -454,6 +459,18 @@ mod tests {
         // Signal 0 delivers nothing, so a reused process id is never hurt.
         assert_eq!(forward(pid, 0), None);
         assert_eq!(forward(std::process::id(), 0), None);
+    }
+
+    #[test]
+    fn notes_about_a_library_that_never_reported() {
+        let lib = ToolLoad::Library(PathBuf::from("libxfpx_nvbit.so"));
+        let notes = |exit| LoopState::new(collector()).finish(exit, &lib).run.notes;
+        let n = notes(ExitStatus::Code { code: 127 });
+        assert!(n.iter().any(|n| n.contains("may have failed to load")), "{n:?}");
+        let n = notes(ExitStatus::Code { code: 0 });
+        assert!(n.iter().any(|n| n.contains("try --inject cuda-injection")), "{n:?}");
+        let quiet = LoopState::new(collector()).finish(ExitStatus::Code { code: 0 }, &ToolLoad::Nothing).run.notes;
+        assert!(!quiet.iter().any(|n| n.contains("never reported")), "{quiet:?}");
     }
 
     #[test]
