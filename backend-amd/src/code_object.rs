@@ -155,7 +155,7 @@ fn find_kernels(elf: &ElfFile<'_>, symbols: &[Symbol]) -> Result<Vec<Kernel>> {
             .section_at_addr(entry)
             .filter(|s| s.is_executable())
             .ok_or_else(|| Error::malformed("kernel", format!("{name}: entry 0x{entry:x} is not in executable code")))?;
-        let section_end = section.addr + section.size;
+        let section_end = section.addr.saturating_add(section.size);
         let func = functions.iter().find(|f| f.value == entry);
         let end = match func {
             Some(f) if f.size > 0 => f
@@ -165,7 +165,10 @@ fn find_kernels(elf: &ElfFile<'_>, symbols: &[Symbol]) -> Result<Vec<Kernel>> {
                 .ok_or_else(|| Error::malformed("symbol", format!("{name}: size runs past its section")))?,
             _ => functions.iter().map(|f| f.value).find(|&v| v > entry && v < section_end).unwrap_or(section_end),
         };
-        let code_file_offset = section.offset + (entry - section.addr);
+        let code_file_offset = section
+            .offset
+            .checked_add(entry - section.addr)
+            .ok_or_else(|| Error::malformed("section header", format!("{}: offset overflows", section.name)))?;
         let preload_header_bytes = if descriptor.kernarg_preload != 0 {
             preload_header_len(elf.bytes_at_addr(entry, end - entry).unwrap_or(&[]))
         } else {
@@ -192,7 +195,7 @@ fn find_functions(elf: &ElfFile<'_>, symbols: &[Symbol], kernels: &[Kernel]) -> 
     let mut out = Vec::new();
     for f in &starts {
         let Some(section) = elf.section_at_addr(f.value).filter(|s| s.is_executable()) else { continue };
-        let section_end = section.addr + section.size;
+        let section_end = section.addr.saturating_add(section.size);
         let end = match f.value.checked_add(f.size) {
             Some(e) if f.size > 0 && e <= section_end => e,
             _ => starts.iter().map(|g| g.value).find(|&v| v > f.value && v < section_end).unwrap_or(section_end),

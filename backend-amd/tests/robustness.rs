@@ -35,6 +35,12 @@ enum Mutation {
     Truncate { at: usize },
     /// Insert bytes (shifts everything after).
     Insert { at: usize, bytes: Vec<u8> },
+    /// Overwrite one 8-byte field of a section header (of an ELF input) with an extreme value.
+    SectionField { section: usize, field: usize, value: u64 },
+}
+
+fn extreme() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(0u64), Just(u64::MAX), Just(u64::MAX - 0xff), Just(0x8000_0000_0000_0000), 0u64..0x10000, any::<u64>()]
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -49,6 +55,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(at, value)| Mutation::Word { at, value }),
         pos.prop_map(|at| Mutation::Truncate { at }),
         (pos, proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
+        (0usize..16, 0usize..8, extreme()).prop_map(|(section, field, value)| Mutation::SectionField { section, field, value }),
     ]
 }
 
@@ -73,9 +80,28 @@ fn apply(mut data: Vec<u8>, muts: &[Mutation]) -> Vec<u8> {
                 let at = at % n;
                 data.splice(at..at, bytes.iter().copied());
             }
+            Mutation::SectionField { section, field, value } => set_section_field(&mut data, *section, *field, *value),
         }
     }
     data
+}
+
+/// Overwrites 8 bytes at `field * 8` of section header `section`, if `data` is an ELF64 with one.
+fn set_section_field(data: &mut [u8], section: usize, field: usize, value: u64) {
+    if data.len() < 64 || !data.starts_with(b"\x7fELF") {
+        return;
+    }
+    let shoff = u64::from_le_bytes(data[40..48].try_into().unwrap_or([0; 8])) as usize;
+    let shnum = u16::from_le_bytes([data[60], data[61]]) as usize;
+    if shnum == 0 {
+        return;
+    }
+    let at = shoff.saturating_add((section % shnum) * 64).saturating_add((field % 8) * 8);
+    if let Some(slot) = data.get_mut(at..at.saturating_add(8)) {
+        if slot.len() == 8 {
+            slot.copy_from_slice(&value.to_le_bytes());
+        }
+    }
 }
 
 /// Runs every reader over `data`; returns normally unless something panics.
@@ -184,7 +210,11 @@ fn fuzz_campaign() {
                 break;
             }
             let n = data.len() as u64;
-            match next() % 4 {
+            match next() % 5 {
+                4 => {
+                    let v = [0, u64::MAX, u64::MAX - 0xff, 0x8000_0000_0000_0000, next()][(next() % 5) as usize];
+                    set_section_field(&mut data, (next() % 16) as usize, (next() % 8) as usize, v);
+                }
                 0 => data[(next() % n) as usize] ^= (next() % 255 + 1) as u8,
                 1 => {
                     let at = if next() % 2 == 0 { next() % 128.min(n) } else { next() % n } as usize;

@@ -157,9 +157,9 @@ impl KernelDescriptor {
         let info = processor.info();
         let granule_of = |n: u32, g: u32| n.max(1).div_ceil(g) - 1;
         let total = if info.unified_vgpr_file {
-            let arch = alloc.vgprs.max(1).div_ceil(4) * 4;
+            let arch = alloc.vgprs.max(1).div_ceil(4).saturating_mul(4);
             self.set_field(DescriptorWord::ComputePgmRsrc3, rsrc3_gfx90a::ACCUM_OFFSET, arch / 4 - 1)?;
-            arch + alloc.agprs
+            arch.saturating_add(alloc.agprs)
         } else {
             // gfx908: VGPRs and AGPRs are separate files allocated alike.
             alloc.vgprs.max(alloc.agprs)
@@ -633,6 +633,7 @@ mod tests {
         let d = kd.decode(Processor::Gfx90a).expect("decode");
         assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.agprs), (56, Some(36), Some(20)));
         assert_eq!(d.registers.sgprs, 104);
+        assert!(kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: u32::MAX, agprs: u32::MAX, sgprs: u32::MAX }).is_err());
         // Too many: 513 unified registers do not fit the 6-bit granule.
         assert!(kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 }).is_err());
         let mut kd = KernelDescriptor::from_array(&[0u8; 64]);
