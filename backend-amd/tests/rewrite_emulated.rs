@@ -115,8 +115,9 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 .expect("kernel");
             let code_base = orig.stats.code_base;
             // The IR reports every infinite result of a division-class
-            // instruction (reciprocals, division steps) as div0; the emulator
-            // tells overflow (inf) from a zero divisor (div0). Normalise it.
+            // instruction (reciprocals, division steps) as div0 and any other
+            // infinite result (v_rsq of 0 included) as inf; the emulator tells
+            // overflow from a zero divisor by the operands. Normalise it.
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
             let is_div = |offset: u64| {
@@ -135,7 +136,11 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 .keys()
                 .map(|&(pc, k, f)| {
                     let off = pc - code_base - entry;
-                    let k = if k == ExceptionKind::Inf && is_div(off) { ExceptionKind::Div0 } else { k };
+                    let k = match k {
+                        ExceptionKind::Inf | ExceptionKind::Div0 if is_div(off) => ExceptionKind::Div0,
+                        ExceptionKind::Div0 => ExceptionKind::Inf,
+                        k => k,
+                    };
                     (off, k, f)
                 })
                 .collect();
