@@ -80,7 +80,8 @@ for prog in $programs; do
     echo "run-gpu-checks: $prog"
     t0=$(date +%s.%N)
     # in a subshell, so that a program's death by signal is not announced here
-    (timeout -k 5 60 "${cmd[@]}" > "$logs/$prog.plain.log" 2>&1) 2>/dev/null
+    # (`; exit $?` keeps the subshell from exec'ing the command itself)
+    (timeout -k 5 60 "${cmd[@]}" > "$logs/$prog.plain.log" 2>&1; exit $?) 2>/dev/null
     plain_rc=$?
     t1=$(date +%s.%N)
     timed_out=()
@@ -88,7 +89,7 @@ for prog in $programs; do
         dump=()
         [[ "${XFPX_GPU_DUMP:-0}" == 1 ]] && dump=(--dump "$logs/$prog.dump")
         (timeout -k 5 "$per_run" "$xfpx" run --vendor auto --report "$logs/$prog.report.json" "${dump[@]}" \
-            -- "${cmd[@]}" > "$logs/$prog.xfpx.log" 2>&1) 2>/dev/null
+            -- "${cmd[@]}" > "$logs/$prog.xfpx.log" 2>&1; exit $?) 2>/dev/null
         xfpx_rc=$?
         [[ $xfpx_rc == 124 || $xfpx_rc == 137 ]] && timed_out=(--timed-out)
     else
