@@ -103,6 +103,7 @@ fn fixtures_are_current() {
             let out = tmp.join(format!("{name}-{target}.co"));
             let st = Command::new(clang)
                 .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c", "-ffp-contract=off", "--no-gpu-bundle-output"])
+                .args(if name.starts_with("ftz") { &["-fgpu-flush-denormals-to-zero"][..] } else { &[] })
                 .arg(format!("--offload-arch={target}"))
                 .arg(&hip)
                 .arg("-o")
