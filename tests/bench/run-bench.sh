@@ -12,8 +12,8 @@
 #   tests/bench/run-bench.sh --dry-run        # show the plan, run nothing
 #   GPUFPX_DETECTOR=/path/to/detector.so tests/bench/run-bench.sh --budget 600
 #
-# Environment: XFPX (the xfpx binary; default .devout/, target/release/,
-# PATH), XFPX_MODES (comma-separated; default read from `xfpx run --help`),
+# Environment: XFPX (the xfpx binary; default .devout/gpu-suite/bin/ as
+# tests/gpu/prepare.sh builds it, .devout/bin/, target/release/, PATH), XFPX_MODES (comma-separated; default read from `xfpx run --help`),
 # GPUFPX_DETECTOR, GPUFPX_INJECT (preload|injection), NVBIT_VERSION (recorded
 # in env.txt), BENCH_SCALE (work multiplier of every program), PYTHON.
 # Options: see `tests/bench/run-bench.sh --help`.

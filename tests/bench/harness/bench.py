@@ -43,7 +43,7 @@ def find_xfpx(explicit):
     if explicit:
         return explicit
     root = repo_root()
-    for cand in (os.path.join(root, ".devout", "xfpx"), os.path.join(root, ".devout", "bin", "xfpx"),
+    for cand in (os.path.join(root, ".devout", "gpu-suite", "bin", "xfpx"), os.path.join(root, ".devout", "bin", "xfpx"),
                  os.path.join(root, "target", "release", "xfpx")):
         if os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
