@@ -42,6 +42,16 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
         Modifier::Named("dst_sel", _) | Modifier::Named("dst_unused", _) => has(flags::P_DSTSEL),
         _ => true,
     });
+    let variant_mods = match insn.variant {
+        Variant::Dpp => has(flags::P_DPPMODS),
+        Variant::Sdwa => has(flags::P_SDWAMODS),
+        _ => true,
+    };
+    if !variant_mods {
+        for o in &mut insn.operands {
+            o.mods = SrcMods::default();
+        }
+    }
     let aligned = insn.operands.len() == insn.row.operands.len() && insn.encoding.is_valu();
     for (i, o) in insn.operands.iter_mut().enumerate() {
         if aligned {

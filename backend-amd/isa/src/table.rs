@@ -155,6 +155,8 @@ pub mod flags {
     pub const XVADDR: u128 = 1 << 63;
     pub const XVDATA: u128 = 1 << 64;
     pub const RLDS: u128 = 1 << 65;
+    pub const P_DPPMODS: u128 = 1 << 66;
+    pub const P_SDWAMODS: u128 = 1 << 67;
 }
 
 /// Which words a modifier group applies to.

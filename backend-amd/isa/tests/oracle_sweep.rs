@@ -73,12 +73,13 @@ fn sweep(target: Target, examples: &mut BTreeMap<String, Vec<String>>) -> Tally 
     t
 }
 
-/// Known disagreements per target (validity + text) that remain: buffer
-/// loads to LDS combined with other bits, constants in gfx950 matrix sources,
-/// SGPR widths of malformed f8f6f4 operands, and a few modifier combinations. The test fails when a target gets worse; lower the numbers when it
-/// gets better. Lengths must always agree.
+/// Known disagreements per target (validity + text) that remain: gfx908
+/// v_interp_*_e64 words with SGPR sources (graphics only), and on gfx950 the
+/// widths LLVM 22 prints for SGPR tuples of 6 or 8 registers in malformed
+/// operands plus one DPP modifier. The test fails when a target gets worse;
+/// lower the numbers when it gets better. Lengths must always agree.
 const KNOWN_MISMATCHES: [(Target, usize); 4] =
-    [(Target::Gfx908, 5), (Target::Gfx90a, 0), (Target::Gfx942, 0), (Target::Gfx950, 32)];
+    [(Target::Gfx908, 5), (Target::Gfx90a, 0), (Target::Gfx942, 0), (Target::Gfx950, 27)];
 
 #[test]
 fn opcode_sweep_matches_llvm_objdump() {

@@ -409,6 +409,10 @@ def learn(enc, cases):
         typed = [el + (f":~{st}" if (st := slot_mod_styles(enc, decodable, i)) else "") for i, el in enumerate(typed)]
     vop3b = enc == "VOP3" and any(t.startswith("sdst:") for t in tmpl)
     fl = learn_flags(enc, decodable, vop3b)
+    for variant, flag in (("_dpp", "p_dppmods"), ("_sdwa", "p_sdwamods")):
+        texts = [t for _w, _l, t in decodable if t.split()[0].endswith(variant)]
+        if any(re.search(r"[ ,](-|\||sext\()", t) for t in texts):
+            fl.append(flag)
     if enc == "MUBUF" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
         fl.append("rlds")  # only ever decoded with the LDS bit set
     used = {t.split(":")[0] for t in tmpl}
