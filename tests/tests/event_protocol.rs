@@ -306,8 +306,7 @@ fn findings_stream_live_and_sigterm_is_forwarded() {
     }
     assert!(child.try_wait().expect("poll").is_none(), "xfpx must still be running");
 
-    // SAFETY: sending a signal to the child we started.
-    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    common::send_signal(pid as i32, libc::SIGTERM);
     child.stdout = Some(stdout.into_inner());
     child.stderr = Some(stderr.into_inner());
     let o = finish(child);
@@ -400,8 +399,7 @@ fn a_signal_to_the_whole_group_is_quiet() {
     let mut line = String::new();
     stdout.read_line(&mut line).expect("read stdout");
     assert_eq!(line, "waiting\n");
-    // SAFETY: signalling the process group of the child we started.
-    assert_eq!(unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGTERM) }, 0);
+    common::send_signal(-(pid as i32), libc::SIGTERM);
     child.stdout = Some(stdout.into_inner());
     let o = finish(child);
     assert_eq!(o.code, Some(128 + libc::SIGTERM), "{}", o.stderr);

@@ -98,3 +98,12 @@ pub fn finish(mut child: Child) -> Outcome {
         stderr: err_t.join().expect("stderr reader"),
     }
 }
+
+/// Send `sig` to process `pid` (negative: to the process group `-pid`).
+/// The only `unsafe` of these tests.
+pub fn send_signal(pid: i32, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions; the tests signal only
+    // processes they started.
+    let rc = unsafe { libc::kill(pid, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig}): {}", std::io::Error::last_os_error());
+}
