@@ -80,6 +80,22 @@ fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> R
 
 type Key = (u64, ExceptionKind, FpFormat);
 
+fn run_info(target: &str) -> xfpx_common::report::RunInfo {
+    xfpx_common::report::RunInfo {
+        vendor: "amd-emulated".into(),
+        device: "xfpx CDNA emulator".into(),
+        target: Some(target.into()),
+        command: Vec::new(),
+        mode: "detect".into(),
+        started_unix: 0,
+        finished_unix: None,
+        exit: xfpx_common::report::ExitStatus::Unknown,
+        sample_every: 1,
+        truncated: false,
+        notes: Vec::new(),
+    }
+}
+
 /// The emulator stops at an instruction its opcode table does not list
 /// (e.g. `v_cmp_class_f16`, `global_atomic_or`, which the appended code uses):
 /// such runs prove nothing either way and are listed, not failed.
@@ -189,6 +205,13 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 println!("{name}: table {:?}", &rw.table[..out.table.bytes() as usize]);
                 println!("{name}: slots {:?}", out.table.slots);
                 println!("{name}: expected {expected:?}");
+            }
+            // The same records reach an xfpx-report/1 report.
+            let mut collector = xfpx_common::report::Collector::new(run_info(target), None);
+            got.record_into(&mut collector, 0);
+            let report = xfpx_common::report::Report::from_json(&collector.report().to_json()).expect("report round-trips");
+            if report.records().count() != found.len() {
+                failures.push(format!("{name}: report has {} records, table {}", report.records().count(), found.len()));
             }
             total_records += found.len();
             // Screen mode.

@@ -131,6 +131,25 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
     Ok(out)
 }
 
+impl TableContents {
+    /// Adds this run's findings to a report: every exception record of the
+    /// table (launch `launch`), and for screened kernels a note per kernel
+    /// naming the TRAPSTS exceptions its waves ended with.
+    pub fn record_into(&self, collector: &mut xfpx_common::report::Collector, launch: u64) {
+        for (kernel, r) in &self.records {
+            collector.record(kernel, r.kind, r.format, r.site.clone(), launch, r.occurrences);
+        }
+        for f in &self.screened {
+            collector.run_mut().notes.push(format!(
+                "screen: kernel {} ended with TRAPSTS {:#x} ({})",
+                f.kernel,
+                f.trapsts,
+                f.exceptions.join(", ")
+            ));
+        }
+    }
+}
+
 /// Interprets TRAPSTS exception bits.
 pub fn screen_finding(kernel: &str, trapsts: u32) -> ScreenFinding {
     let exceptions = TRAPSTS_NAMES.iter().enumerate().filter(|(b, _)| trapsts & (1 << b) != 0).map(|(_, n)| *n).collect();
@@ -170,5 +189,23 @@ mod tests {
         assert_eq!(got.records[0].1.occurrences, 3);
         assert_eq!(got.screened[0].kinds, vec![ExceptionKind::Nan, ExceptionKind::Sub]);
         assert!(decode(&t, &sites, &bytes[..8], 0).is_err());
+        let run = xfpx_common::report::RunInfo {
+            vendor: "amd-emulated".into(),
+            device: "test".into(),
+            target: None,
+            command: Vec::new(),
+            mode: "detect".into(),
+            started_unix: 0,
+            finished_unix: None,
+            exit: xfpx_common::report::ExitStatus::Unknown,
+            sample_every: 1,
+            truncated: false,
+            notes: Vec::new(),
+        };
+        let mut c = xfpx_common::report::Collector::new(run, None);
+        got.record_into(&mut c, 0);
+        let report = c.report();
+        assert_eq!(report.records().count(), 1);
+        assert_eq!(report.run.notes.len(), 1);
     }
 }
