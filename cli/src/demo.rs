@@ -5,9 +5,9 @@
 //! --mode detect` does); the findings the instrumentation recorded are
 //! shown as a user would see them.
 //!
-//! The kernels are the emulator's `exceptions` fixture (its HIP source and
-//! regeneration script live with the emulator's fixtures); the launch
-//! descriptions are in `cli/demo/`.
+//! The kernels are a copy of the emulator's `exceptions` fixture (its HIP
+//! source and build live with the emulator's fixtures; `cli/demo/regen.sh`
+//! refreshes the copy); the launch descriptions are in `cli/demo/`.
 
 use crate::args::{DemoArgs, OutputFormat, RewriteMode};
 use crate::console::{say, show_raw};
@@ -15,8 +15,9 @@ use crate::{report_io, summary};
 use anyhow::{Context, Result};
 use xfpx_common::report::Report;
 
-/// The code object the demo runs.
-const CODE_OBJECT: &[u8] = include_bytes!("../../backend-amd/emulator/fixtures/gfx942/exceptions.co");
+/// The code object the demo runs: a copy of the emulator's `exceptions`
+/// fixture for gfx942, refreshed by `cli/demo/regen.sh`.
+const CODE_OBJECT: &[u8] = include_bytes!("../demo/exceptions.gfx942.co");
 /// The launches, in the order they run: (file name, launch description).
 const LAUNCHES: [(&str, &str); 3] = [
     ("nan.json", include_str!("../demo/nan.json")),
@@ -84,6 +85,16 @@ pub fn demo(a: &DemoArgs) -> Result<i32> {
 mod tests {
     use super::*;
     use xfpx_common::fp::ExceptionKind;
+
+    #[test]
+    fn the_demo_code_object_is_current() {
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../backend-amd/emulator/fixtures/gfx942/exceptions.co");
+        match std::fs::read(&source) {
+            Ok(bytes) => assert!(bytes == CODE_OBJECT, "cli/demo/exceptions.gfx942.co is stale: run cli/demo/regen.sh"),
+            Err(_) => eprintln!("note: {} is absent; the demo's copy is not checked", source.display()),
+        }
+    }
 
     #[test]
     fn the_demo_finds_a_nan_an_overflow_and_a_division_by_zero() {
