@@ -286,6 +286,7 @@ fn far_trampolines_through_islands_match_the_original() {
                     kernels: vec![launch.kernel.clone()],
                     table_address: addr,
                     min_distance: Some(4 << 20),
+                    ..Default::default()
                 };
                 let out = rewrite::rewrite(&original, &opts).expect("rewrites");
                 let b = out.bytes.clone();
@@ -383,4 +384,83 @@ fn counting_every_instruction_matches_the_emulators_count() {
     }
     assert!(compared >= 40, "{compared}");
     assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+/// A tool whose probes read what a load has just written: each
+/// `global_load_dword` (f32) and `global_load_dwordx2` (f64) result is checked right after the load. The wait pass
+/// must make the probe wait for that load (and only for it); without the
+/// waits the emulator reports the probe reading an in-flight register.
+#[derive(Debug)]
+struct LoadedValueChecker;
+
+impl xfpx_common::tool::Tool for LoadedValueChecker {
+    fn name(&self) -> &'static str {
+        "loaded-values"
+    }
+
+    fn plan(&self, view: &xfpx_common::view::KernelView, sites: &mut xfpx_common::site::SiteTable) -> xfpx_common::plan::Plan {
+        use xfpx_common::probe::{Action, Probe, ValueRef, When};
+        let mut plan = xfpx_common::plan::Plan::new(view.name.clone());
+        for (i, ins) in view.instrs.iter().enumerate() {
+            let format = if ins.text.starts_with("global_load_dword ") {
+                FpFormat::F32
+            } else if ins.text.starts_with("global_load_dwordx2 ") {
+                FpFormat::F64
+            } else {
+                continue;
+            };
+            {
+                let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+                plan.probes.push(Probe {
+                    instr: i as u32,
+                    site,
+                    when: When::After,
+                    action: Action::CheckFp {
+                        values: vec![ValueRef::Def(0)],
+                        format,
+                        kinds: xfpx_common::fp::ExceptionKinds::VALUE,
+                    },
+                });
+            }
+        }
+        plan
+    }
+}
+
+#[test]
+fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
+    let mut waits = 0usize;
+    let mut hazards_without = 0usize;
+    for target in ["gfx90a", "gfx942"] {
+        for kernel in ["exc_nan", "exc_none", "saxpy", "daxpy", "f32_arith"] {
+            let launch = Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
+            let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
+            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            for insert_waits in [true, false] {
+                let outcome = std::cell::RefCell::new(None);
+                let rw = run(&launch, &original, &|addr| {
+                    let opts = RewriteOptions { kernels: vec![launch.kernel.clone()], table_address: addr, insert_waits, ..Default::default() };
+                    let out = rewrite::rewrite_with(&original, &opts, &LoadedValueChecker).expect("rewrites");
+                    let b = out.bytes.clone();
+                    *outcome.borrow_mut() = Some(out);
+                    b
+                })
+                .expect("runs");
+                let out = outcome.borrow_mut().take().expect("outcome");
+                let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
+                assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
+                if insert_waits {
+                    assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
+                    assert!(k.waits_added > 0, "{target}/{kernel}");
+                    // Never a blanket wait: each names vmcnt only.
+                    assert!(k.appended.iter().filter(|l| l.text.starts_with("s_waitcnt")).all(|l| !l.text.contains("lgkmcnt")), "{:?}", k.appended);
+                    waits += k.waits_added;
+                } else {
+                    hazards_without += rw.stats.hazards().len();
+                }
+            }
+        }
+    }
+    println!("loaded-value probes: {waits} waits added; without them the emulator reports {hazards_without} hazards");
+    assert!(hazards_without > 0);
 }

@@ -132,6 +132,7 @@ pub struct AmdLowering<'a> {
     pub appended: &'a mut Appended,
     /// Never-executed padding inside `.text` for long-jump islands.
     pub islands: &'a mut IslandPool,
+    pub insert_waits: bool,
 }
 
 /// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
@@ -525,6 +526,9 @@ impl AmdLowering<'_> {
     }
 
     fn wait(&mut self, index: usize, after: bool, regs: &[(IsaFile, u16)], count: &mut usize) -> Result<(), RewriteError> {
+        if !self.insert_waits {
+            return Ok(());
+        }
         if let Some((vm, lg)) = self.waits.wait_for(index, after, regs) {
             let w = self.e().sopp("s_waitcnt", waitcnt_imm(vm, lg))?;
             self.emit(w);

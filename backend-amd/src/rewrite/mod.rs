@@ -94,11 +94,14 @@ pub struct RewriteOptions {
     /// Place appended code at least this far above the last segment (forces a
     /// new segment; tests use it to exercise far returns).
     pub min_distance: Option<u64>,
+    /// Insert the memory waits probes need (on by default; off only to show,
+    /// in tests, the hazards that follow without them).
+    pub insert_waits: bool,
 }
 
 impl Default for RewriteOptions {
     fn default() -> Self {
-        RewriteOptions { mode: Mode::Detect, kernels: Vec::new(), table_address: 0, min_distance: None }
+        RewriteOptions { mode: Mode::Detect, kernels: Vec::new(), table_address: 0, min_distance: None, insert_waits: true }
     }
 }
 
@@ -119,6 +122,17 @@ pub struct ListingLine {
     pub text: String,
 }
 
+/// An instruction of the original code that was overwritten (an anchor, or
+/// padding that became a long-jump island).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AnchorLine {
+    pub address: u64,
+    /// The original instruction (or `padding`).
+    pub original: String,
+    /// The first instruction written over it.
+    pub replaced_by: String,
+}
+
 /// The rewrite of one kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KernelOutcome {
@@ -135,6 +149,8 @@ pub struct KernelOutcome {
     pub registers: Option<RegisterChange>,
     /// Descriptor words that changed: (field, before, after).
     pub descriptor_diff: Vec<(String, u64, u64)>,
+    /// Original instructions overwritten by branches to the trampolines.
+    pub anchors: Vec<AnchorLine>,
     /// Appended code of this kernel's trampolines.
     pub appended: Vec<ListingLine>,
     /// Screen mode: DX10_CLAMP was cleared so TRAPSTS records exceptions.
@@ -204,8 +220,26 @@ struct Prepared<'k> {
     waits: WaitAnalysis,
 }
 
-/// Rewrites the code object `bytes`.
+/// Rewrites the code object `bytes`: detect mode lowers the exception
+/// detector's plans, count mode the [`InstructionCounter`]'s, screen mode
+/// instruments every `s_endpgm`.
 pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, RewriteError> {
+    let detector = Detector::default();
+    let tool: Option<&dyn Tool> = match opts.mode {
+        Mode::Detect => Some(&detector),
+        Mode::Count => Some(&InstructionCounter),
+        Mode::Screen => None,
+    };
+    rewrite_planned(bytes, opts, tool)
+}
+
+/// Rewrites `bytes` lowering the plans of any `tool` (the mode recorded in
+/// the outcome is `opts.mode`; with [`Mode::Screen`] the tool is not used).
+pub fn rewrite_with(bytes: &[u8], opts: &RewriteOptions, tool: &dyn Tool) -> Result<RewriteOutcome, RewriteError> {
+    rewrite_planned(bytes, opts, (opts.mode != Mode::Screen).then_some(tool))
+}
+
+fn rewrite_planned(bytes: &[u8], opts: &RewriteOptions, tool: Option<&dyn Tool>) -> Result<RewriteOutcome, RewriteError> {
     let co = CodeObject::parse(bytes)?;
     let target = isa_target(&co)?;
     let code = all_code(&co, target);
@@ -229,6 +263,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
             refused_sites: Vec::new(),
             registers: None,
             descriptor_diff: Vec::new(),
+            anchors: Vec::new(),
             appended: Vec::new(),
             dx10_clamp_cleared: false,
             metadata_counts_kept: None,
@@ -238,7 +273,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
             outcomes.push(o);
             continue;
         }
-        match prepare(&co, k, target, opts.mode, &mut sites) {
+        match prepare(&co, k, target, tool, &mut sites) {
             Ok(p) => {
                 o.instructions = p.instrs.len();
                 prepared.push((outcomes.len(), p));
@@ -284,6 +319,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
                         o.registers = None;
                         continue;
                     }
+                    o.anchors = low.anchors.iter().map(|a| anchor_line(target, &p.instrs, a)).collect();
                     patches.extend(low.anchors);
                     patches.push(Patch { addr: p.kernel.descriptor_address, bytes: descriptor.to_bytes().to_vec() });
                     if let Some(change) = &o.registers {
@@ -324,25 +360,26 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
     }
 }
 
-fn prepare<'k>(co: &CodeObject<'_>, k: &'k Kernel, target: Target, mode: Mode, sites: &mut SiteTable) -> Result<Prepared<'k>, RewriteError> {
+fn prepare<'k>(
+    co: &CodeObject<'_>,
+    k: &'k Kernel,
+    target: Target,
+    tool: Option<&dyn Tool>,
+    sites: &mut SiteTable,
+) -> Result<Prepared<'k>, RewriteError> {
     let code = co.kernel_code(k)?;
     let skip = k.preload_header_bytes as usize;
     let body = code.get(skip..).unwrap_or(&[]);
     let instrs = decode_all(target, body, k.code.start + skip as u64)
         .map_err(|(a, e)| RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))?;
     let view = view::kernel_view(&k.name, k.entry, &instrs);
-    let plan = match mode {
-        Mode::Detect => {
-            let plan = Detector::default().plan(&view, sites);
+    let plan = match tool {
+        Some(tool) => {
+            let plan = tool.plan(&view, sites);
             plan::verify(&plan, &view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
             plan
         }
-        Mode::Screen => Plan::new(k.name.clone()),
-        Mode::Count => {
-            let plan = instruction_count_plan(&view, sites);
-            plan::verify(&plan, &view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
-            plan
-        }
+        None => Plan::new(k.name.clone()),
     };
     let waits = WaitAnalysis::run(&instrs);
     Ok(Prepared { kernel: k, instrs, view, plan, waits })
@@ -351,16 +388,26 @@ fn prepare<'k>(co: &CodeObject<'_>, k: &'k Kernel, target: Target, mode: Mode, s
 /// Name of the counter of [`Mode::Count`].
 pub const WAVE_INSTRUCTIONS: &str = "wave_instructions";
 
-/// A plan counting wave executions of every instruction of `view`.
-fn instruction_count_plan(view: &xfpx_common::view::KernelView, sites: &mut SiteTable) -> Plan {
-    use xfpx_common::probe::{Action, CounterDef, CounterId, CounterKind, Probe, When};
-    let mut plan = Plan::new(view.name.clone());
-    plan.counters.push(CounterDef { name: WAVE_INSTRUCTIONS.into(), kind: CounterKind::WarpExecutions });
-    for (i, ins) in view.instrs.iter().enumerate() {
-        let site = sites.intern(&view.name, ins.offset, &ins.text, None);
-        plan.probes.push(Probe { instr: i as u32, site, when: When::Before, action: Action::Count { counter: CounterId(0) } });
+/// A tool counting wave executions of every instruction (one counter,
+/// [`WAVE_INSTRUCTIONS`], probed before each instruction).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstructionCounter;
+
+impl Tool for InstructionCounter {
+    fn name(&self) -> &'static str {
+        "instruction-counter"
     }
-    plan
+
+    fn plan(&self, view: &xfpx_common::view::KernelView, sites: &mut SiteTable) -> Plan {
+        use xfpx_common::probe::{Action, CounterDef, CounterId, CounterKind, Probe, When};
+        let mut plan = Plan::new(view.name.clone());
+        plan.counters.push(CounterDef { name: WAVE_INSTRUCTIONS.into(), kind: CounterKind::WarpExecutions });
+        for (i, ins) in view.instrs.iter().enumerate() {
+            let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+            plan.probes.push(Probe { instr: i as u32, site, when: When::Before, action: Action::Count { counter: CounterId(0) } });
+        }
+        plan
+    }
 }
 
 type Lowered = (KernelLowering, KernelDescriptor, RegisterChange, bool, usize);
@@ -398,6 +445,7 @@ fn lower_kernel(
         table_address: opts.table_address,
         appended,
         islands,
+        insert_waits: opts.insert_waits,
     };
     let mut cleared = false;
     let result = match opts.mode {
@@ -447,6 +495,22 @@ fn lower_kernel(
             Err(e)
         }
     }
+}
+
+fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> AnchorLine {
+    let original = instrs
+        .iter()
+        .find(|d| d.addr == patch.addr)
+        .map(|d| d.insn.to_string())
+        .unwrap_or_else(|| "padding".to_string());
+    let replaced_by = match xfpx_amd_isa::decode(target, &patch.bytes) {
+        Ok(i) => match i.control_flow(patch.addr) {
+            xfpx_amd_isa::ControlFlow::Branch { target } => format!("{i}  // {target:#x}"),
+            _ => format!("{i} ... (island)"),
+        },
+        Err(e) => format!("<{e}>"),
+    };
+    AnchorLine { address: patch.addr, original, replaced_by }
 }
 
 fn listing(target: Target, appended: &Appended, from_word: usize) -> Vec<ListingLine> {
@@ -524,8 +588,14 @@ impl RewriteOutcome {
             for (f, a, b) in &k.descriptor_diff {
                 let _ = writeln!(s, "  descriptor {f}: {a:#010x} -> {b:#010x}");
             }
+            for a in &k.anchors {
+                let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+            }
             for r in &k.refused_sites {
                 let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
+            }
+            if !k.appended.is_empty() {
+                let _ = writeln!(s, "  appended:");
             }
             for l in &k.appended {
                 let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
