@@ -279,6 +279,7 @@ pub const OPCODES: &[(Encoding, u16, &str, u8)] = &[
     (Encoding::Sopp, 0x00C, "s_waitcnt", 0b1111),
     (Encoding::Sopp, 0x00E, "s_sleep", 0b1111),
     (Encoding::Sopp, 0x00F, "s_setprio", 0b1111),
+    (Encoding::Sopp, 0x012, "s_trap", 0b0110),
     (Encoding::Vop1, 0x001, "v_mov_b32", 0b1111),
     (Encoding::Vop1, 0x002, "v_readfirstlane_b32", 0b1111),
     (Encoding::Vop1, 0x003, "v_cvt_i32_f64", 0b1111),

@@ -28,6 +28,20 @@ fn sources() -> Vec<String> {
     v
 }
 
+/// Flags a source asks for on `target` (`// xfpx-device-flags T1,T2: FLAGS`).
+fn source_flags(hip: &Path, target: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(hip).expect("source");
+    let mut flags = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("// xfpx-device-flags ") else { continue };
+        let Some((targets, f)) = rest.split_once(": ") else { continue };
+        if targets.split(',').any(|t| t == target) {
+            flags.extend(f.split_whitespace().map(str::to_string));
+        }
+    }
+    flags
+}
+
 #[test]
 fn decoder_agrees_with_objdump_listings() {
     let mut checked = 0;
@@ -104,6 +118,7 @@ fn fixtures_are_current() {
             let st = Command::new(clang)
                 .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c", "-ffp-contract=off", "--no-gpu-bundle-output"])
                 .args(if name.starts_with("ftz") { &["-fgpu-flush-denormals-to-zero"][..] } else { &[] })
+                .args(source_flags(&hip, target))
                 .arg(format!("--offload-arch={target}"))
                 .arg(&hip)
                 .arg("-o")
