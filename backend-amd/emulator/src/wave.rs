@@ -1508,7 +1508,12 @@ impl Wave {
                         }
                         _ => return self.unsupported(m),
                     };
-                    let r = if f.clamp && !r.is_nan() { r.clamp(0.0, 1.0) } else { r };
+                    // Clamp to [0, 1]; with DX10_CLAMP a NaN clamps to 0.
+                    let r = match (f.clamp, r.is_nan()) {
+                        (true, false) => r.clamp(0.0, 1.0),
+                        (true, true) if self.mode & (1 << 8) != 0 => 0.0,
+                        _ => r,
+                    };
                     kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
                     r.to_bits() as u64
                 }
@@ -1598,7 +1603,11 @@ impl Wave {
                         }
                         _ => return self.unsupported(m),
                     };
-                    let r = if f.clamp && !r.is_nan() { r.clamp(0.0, 1.0) } else { r };
+                    let r = match (f.clamp, r.is_nan()) {
+                        (true, false) => r.clamp(0.0, 1.0),
+                        (true, true) if self.mode & (1 << 8) != 0 => 0.0,
+                        _ => r,
+                    };
                     kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
                     r.to_bits()
                 }
