@@ -24,6 +24,9 @@ use xfpx_common::report::{Collector, ExitStatus, Recorded, Report, RunInfo};
 /// How long to wait, after the program exits, for connections still open
 /// (held by a process it left behind) to deliver anything more.
 const LINGER: Duration = Duration::from_secs(2);
+/// The longest wait after the program exits, however busy such leftover
+/// processes keep their connections.
+const LINGER_MAX: Duration = Duration::from_secs(10);
 /// How often the loop looks for signals and new connections.
 const POLL: Duration = Duration::from_millis(20);
 /// Malformed event lines reported one by one; later ones are only counted.
@@ -271,6 +274,7 @@ impl LoopState {
     ) -> ExitStatus {
         let mut exit: Option<ExitStatus> = None;
         let mut last_activity = Instant::now();
+        let mut exited_at = Instant::now();
         loop {
             let accepted = socket.accept_pending(tx);
             self.open += accepted;
@@ -292,6 +296,7 @@ impl LoopState {
                         },
                         None => ExitStatus::Unknown,
                     });
+                    exited_at = Instant::now();
                     // Connections made before the exit are all queued now.
                     let accepted = socket.accept_pending(tx);
                     self.open += accepted;
@@ -317,7 +322,7 @@ impl LoopState {
                 Err(mpsc::RecvTimeoutError::Disconnected) => {}
             }
             if let Some(e) = &exit {
-                if self.open == 0 || last_activity.elapsed() > LINGER {
+                if self.open == 0 || last_activity.elapsed() > LINGER || exited_at.elapsed() > LINGER_MAX {
                     return e.clone();
                 }
             }

@@ -406,3 +406,21 @@ fn a_signal_to_the_whole_group_is_quiet() {
     assert!(!o.stderr.contains("warning"), "{}", o.stderr);
     assert_eq!(read_report(&d.path().join("xfpx-report.json")).run.exit, ExitStatus::Signal { signal: libc::SIGTERM });
 }
+
+/// A process the program leaves behind may keep its connection open: an
+/// idle one is waited for briefly, a busy one for a bounded time, and its
+/// events up to then are kept.
+#[test]
+fn processes_left_behind_do_not_hold_the_run() {
+    let d = scratch();
+    xfpx_tests::xfpx_binary(); // built before the clock starts
+    for (every_ms, at_most) in [(0u64, 8u64), (100, 20)] {
+        let start = Instant::now();
+        let o = xfpx_run(d.path(), &[], &["--leave-behind", &format!("30,{every_ms}"), "--finish"]);
+        let took = start.elapsed();
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(took < Duration::from_secs(at_most), "every {every_ms} ms: took {took:?}");
+        let r = read_report(&d.path().join("xfpx-report.json"));
+        assert!(r.run.notes.iter().any(|n| n == "left behind"), "{:?}", r.run.notes);
+    }
+}

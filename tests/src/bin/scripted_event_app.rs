@@ -8,6 +8,7 @@
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
+//!                    [--leave-behind SECS,EVERY_MS]
 //! ```
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
@@ -15,7 +16,9 @@
 //! `--wait-for-signal` prints `waiting` on stdout and sleeps (up to 20
 //! seconds) so a test can signal `xfpx`. `--raise` accepts SEGV, ABRT, KILL.
 //! `--save-config` copies the configuration it was given into FILE;
-//! `--say TEXT` prints TEXT on stdout first.
+//! `--say TEXT` prints TEXT on stdout first. `--leave-behind SECS,EVERY_MS`
+//! starts a copy that outlives this process, holding its own connection for
+//! SECS seconds and sending a note every EVERY_MS (0: once).
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -35,6 +38,8 @@ struct Script {
     raise: Option<i32>,
     save_config: Option<String>,
     say: Option<String>,
+    leave_behind: Option<(u64, u64)>,
+    hold_open: Option<(u64, u64)>,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -60,6 +65,16 @@ fn parse(args: &[String]) -> Result<Script, String> {
             }
             "--save-config" => s.save_config = Some(value()?),
             "--say" => s.say = Some(value()?),
+            "--leave-behind" | "--hold-open" => {
+                let v = value()?;
+                let (secs, every) = v.split_once(',').ok_or(format!("{a} takes SECS,EVERY_MS"))?;
+                let pair = (secs.parse().map_err(|e| format!("{a}: {e}"))?, every.parse().map_err(|e| format!("{a}: {e}"))?);
+                if a == "--leave-behind" {
+                    s.leave_behind = Some(pair);
+                } else {
+                    s.hold_open = Some(pair);
+                }
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -101,6 +116,45 @@ fn script(args: &[String]) -> Result<u8, String> {
             if s.pause_ms > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(s.pause_ms));
             }
+        }
+    }
+    if let Some((secs, every)) = s.hold_open {
+        // A process left behind: keep the connection and send a note every
+        // EVERY_MS (0: once) for SECS seconds.
+        let start = std::time::Instant::now();
+        let mut sent = false;
+        while start.elapsed() < std::time::Duration::from_secs(secs) {
+            if !sent || every > 0 {
+                let note = Event::Note { text: "left behind".into() }.to_line();
+                if conns[0].write_all(note.as_bytes()).is_err() {
+                    break;
+                }
+                if !sent {
+                    // Tell the parent it may exit now.
+                    println!("connected");
+                    let _ = std::io::stdout().flush();
+                }
+                sent = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(if every > 0 { every } else { 100 }));
+        }
+        return Ok(0);
+    }
+    if let Some((secs, every)) = s.leave_behind {
+        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut holder = std::process::Command::new(me)
+            .args(["--hold-open", &format!("{secs},{every}")])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        // Wait until it has connected and sent its first note.
+        let out = holder.stdout.take().ok_or("no pipe to the process left behind")?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).map_err(|e| e.to_string())?;
+        if line.trim() != "connected" {
+            return Err(format!("the process left behind said {line:?}"));
         }
     }
     if let Some(child_events) = &s.child_events {
