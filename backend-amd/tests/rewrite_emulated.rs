@@ -1,5 +1,5 @@
 //! Proof on the emulator: every fixture launch of the emulator suite runs
-//! original and rewritten (detect mode) on gfx90a and gfx942. The rewritten
+//! original and rewritten (detect mode) on gfx908, gfx90a, gfx942 and gfx950. The rewritten
 //! kernel's output buffers equal the original's bit for bit, the emulator
 //! reports no hazard, and the table's exception records are exactly the
 //! (site, kind, format) set the emulator observed in the original run.
@@ -18,8 +18,8 @@ use xfpx_common::{ExceptionKind, FpFormat};
 const TABLE_BYTES: usize = 1 << 16;
 
 /// Targets the emulator runs the fixtures for (gfx90a and gfx942 are the
-/// issue's; gfx908 shares their instructions).
-const TARGETS: [&str; 3] = ["gfx908", "gfx90a", "gfx942"];
+/// issue's; gfx908 and gfx950 share the fixtures' instructions).
+const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
 
 fn emulator_fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures")
