@@ -61,7 +61,8 @@ fn rewrite(a: &DumpArgs, bytes: &[u8], mode: RewriteMode) -> Result<i32> {
         kernels: a.kernel.iter().cloned().collect(),
         ..Default::default()
     };
-    let outcome = xfpx_amd::rewrite::rewrite(bytes, &opts).with_context(|| format!("cannot rewrite {}", a.file.display()))?;
+    let outcome =
+        xfpx_amd::rewrite::rewrite(bytes, &opts).with_context(|| format!("cannot rewrite {}", a.file.display()))?;
     if let Some(new) = &a.out {
         std::fs::write(new, &outcome.bytes).with_context(|| format!("cannot write {}", new.display()))?;
     }

@@ -16,9 +16,15 @@ pub const MAX_LINE: usize = 1 << 20;
 /// What the readers tell the run loop.
 #[derive(Debug)]
 pub enum Message {
-    Event { conn: u64, event: Event },
+    Event {
+        conn: u64,
+        event: Event,
+    },
     /// A line that is not a valid event.
-    Malformed { conn: u64, error: String },
+    Malformed {
+        conn: u64,
+        error: String,
+    },
     /// The connection ended (end of file or read error).
     Closed,
     /// The program under test exited (`None`: its status could not be read).
@@ -113,7 +119,10 @@ mod tests {
         let mut bytes = Event::Note { text: "hi".into() }.to_line().into_bytes();
         bytes.extend_from_slice(b"\n  \n{\"event\":\"finished\"}"); // blank lines, no final newline
         let msgs = read_all(&bytes);
-        assert!(matches!(&msgs[0], Message::Event { conn: 7, event: Event::Note { text } } if text == "hi"), "{msgs:?}");
+        assert!(
+            matches!(&msgs[0], Message::Event { conn: 7, event: Event::Note { text } } if text == "hi"),
+            "{msgs:?}"
+        );
         assert!(matches!(&msgs[1], Message::Event { event: Event::Finished, .. }), "{msgs:?}");
         assert!(matches!(msgs[2], Message::Closed));
         assert_eq!(msgs.len(), 3);

@@ -12,9 +12,9 @@ mod events;
 mod exit;
 #[cfg(test)]
 mod proptests;
-mod report_cmd;
 mod replay;
 mod replay_rewritten;
+mod report_cmd;
 mod report_io;
 mod run;
 mod signals;
@@ -23,8 +23,8 @@ mod tool_library;
 mod vendor;
 
 use args::{Cli, Command};
-use console::say;
 use clap::Parser;
+use console::say;
 
 fn main() {
     let cli = match Cli::try_parse() {

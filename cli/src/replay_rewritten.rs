@@ -35,7 +35,8 @@ fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Pat
         return Ok(p.to_path_buf());
     }
     let rel = if launch.code_object.contains("{target}") {
-        let t = target.ok_or_else(|| anyhow!("the launch's code object {} needs a target (--target)", launch.code_object))?;
+        let t = target
+            .ok_or_else(|| anyhow!("the launch's code object {} needs a target (--target)", launch.code_object))?;
         launch.code_object.replace("{target}", t)
     } else {
         launch.code_object.clone()
@@ -54,7 +55,8 @@ pub fn replay_rewritten(
     let path = code_object_path(&launch, target, code_object)?;
     let bytes = std::fs::read(&path).with_context(|| format!("cannot read code object {}", path.display()))?;
     let elf = xfpx_amd_emu::codeobject::unbundle(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let mut opts = RewriteOptions { mode: rewrite_mode(mode), kernels: vec![launch.kernel.clone()], ..Default::default() };
+    let mut opts =
+        RewriteOptions { mode: rewrite_mode(mode), kernels: vec![launch.kernel.clone()], ..Default::default() };
 
     // The table goes after the launch's buffers, which the emulator maps
     // in order from a fresh address space: the same allocations here give
@@ -76,16 +78,23 @@ pub fn replay_rewritten(
     if run.buffers.iter().any(|b| b.name == TABLE_BUFFER) {
         bail!("the launch already has a buffer named {TABLE_BUFFER}");
     }
-    run.buffers.push(BufferSpec { name: TABLE_BUFFER.into(), elem: Elem::U8, count: table_bytes, bytes: vec![0; table_bytes] });
+    run.buffers.push(BufferSpec {
+        name: TABLE_BUFFER.into(),
+        elem: Elem::U8,
+        count: table_bytes,
+        bytes: vec![0; table_bytes],
+    });
     run.outputs.push(TABLE_BUFFER.into());
     let object = xfpx_amd_emu::codeobject::CodeObject::parse(&rewritten.bytes)
         .map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
     let started = now();
-    let (mut outputs, stats) = xfpx_amd_emu::run_launch(&run, &object, max_instructions)
-        .map_err(|e| anyhow!("rewritten kernel: {e}"))?;
-    let table_out = outputs.iter().position(|o| o.name == TABLE_BUFFER).ok_or_else(|| anyhow!("the table was not read back"))?;
+    let (mut outputs, stats) =
+        xfpx_amd_emu::run_launch(&run, &object, max_instructions).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
+    let table_out =
+        outputs.iter().position(|o| o.name == TABLE_BUFFER).ok_or_else(|| anyhow!("the table was not read back"))?;
     let table = outputs.remove(table_out);
-    let contents = table::decode(&rewritten.table, &rewritten.sites, &table.bytes, 0).map_err(|e| anyhow!("table: {e}"))?;
+    let contents =
+        table::decode(&rewritten.table, &rewritten.sites, &table.bytes, 0).map_err(|e| anyhow!("table: {e}"))?;
 
     let mode_name = match mode {
         RewriteMode::Detect => "detect",
@@ -97,7 +106,11 @@ pub fn replay_rewritten(
     )];
     let hazards = stats.hazards();
     if !hazards.is_empty() {
-        notes.push(format!("{} memory hazards in the rewritten code (first at pc {:#x})", hazards.len(), hazards[0].pc));
+        notes.push(format!(
+            "{} memory hazards in the rewritten code (first at pc {:#x})",
+            hazards.len(),
+            hazards[0].pc
+        ));
     }
     let run_info = RunInfo {
         vendor: "amd-emulated".into(),

@@ -3,10 +3,10 @@
 //! write the report however the program ends.
 
 use crate::args::{self, Inject, OutputFormat, RunArgs};
+use crate::console::{say, say_raw, show_raw};
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
-use crate::console::{say, say_raw, show_raw};
 use crate::{report_io, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
@@ -154,7 +154,9 @@ pub fn run(a: RunArgs) -> Result<i32> {
             return Err(ExitError::new(EXIT_NOT_FOUND, format!("program not found: {program}")).into())
         }
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            return Err(ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot execute {program}: permission denied")).into())
+            return Err(
+                ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot execute {program}: permission denied")).into()
+            )
         }
         Err(e) => return Err(ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot start {program}: {e}")).into()),
     };
@@ -394,7 +396,11 @@ impl LoopState {
             });
         }
         if self.malformed > 0 {
-            extra.push(format!("{} malformed event line{} ignored", self.malformed, if self.malformed == 1 { " was" } else { "s were" }));
+            extra.push(format!(
+                "{} malformed event line{} ignored",
+                self.malformed,
+                if self.malformed == 1 { " was" } else { "s were" }
+            ));
         }
         for sig in signals::received() {
             extra.push(format!("xfpx received {} while the program ran", signals::name(sig)));

@@ -130,7 +130,8 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         // Large runs (libraries launch hundreds of kernels) list only the
         // kernels worth reading; the rest are counted in one line.
         let all = report.kernels.len() <= ALL_KERNELS_UP_TO;
-        let worth = |k: &&KernelReport| all || !k.records.is_empty() || matches!(k.status, KernelStatus::Skipped { .. });
+        let worth =
+            |k: &&KernelReport| all || !k.records.is_empty() || matches!(k.status, KernelStatus::Skipped { .. });
         let rows: Vec<Vec<String>> = report.kernels.iter().filter(worth).map(kernel_row).collect();
         if !rows.is_empty() {
             table(&mut out, &headers, &rows, 2);
@@ -274,7 +275,10 @@ mod tests {
         assert!(s.contains("  - a note"));
         assert!(!s.contains("findings:\n"));
         let full = summary(&sample(), true);
-        assert!(full.contains("div0 (f64) at app.cu:42: FADD R1, R2, R3 [+0x200], first in launch 0, 1 occurrence\n"), "{full}");
+        assert!(
+            full.contains("div0 (f64) at app.cu:42: FADD R1, R2, R3 [+0x200], first in launch 0, 1 occurrence\n"),
+            "{full}"
+        );
     }
 
     #[test]
@@ -296,7 +300,10 @@ mod tests {
         assert!(s.lines().any(|l| l.trim_start().starts_with("gemm ")), "{s}");
         assert!(s.contains("skipped: too many registers"), "{s}");
         assert!(!s.contains("clean_0"), "{s}");
-        assert!(s.contains("  ... and 31 more kernels without findings (30 instrumented, 1 excluded; 60 launches)"), "{s}");
+        assert!(
+            s.contains("  ... and 31 more kernels without findings (30 instrumented, 1 excluded; 60 launches)"),
+            "{s}"
+        );
         let small = summary(&sample(), false);
         assert!(small.lines().any(|l| l.trim_start().starts_with("copy ")), "small runs list every kernel: {small}");
     }

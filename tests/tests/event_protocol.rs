@@ -36,7 +36,17 @@ fn typical_events() -> Vec<Event> {
         Event::Kernel { name: "copy".into(), status: KernelStatus::Excluded, probes: 0 },
         Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true },
         finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 0, 2),
-        finding("gemm", ExceptionKind::Div0, FpFormat::F64, 7, 0x2a0, "MUFU.RCP64H R9, R7", Some(("gemm.cu", 51)), 0, 1),
+        finding(
+            "gemm",
+            ExceptionKind::Div0,
+            FpFormat::F64,
+            7,
+            0x2a0,
+            "MUFU.RCP64H R9, R7",
+            Some(("gemm.cu", 51)),
+            0,
+            1,
+        ),
         Event::Launch { kernel: "copy".into(), index: 0, instrumented: false },
         Event::Launch { kernel: "gemm".into(), index: 1, instrumented: true },
         finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 1, 5),
@@ -86,7 +96,11 @@ fn findings_are_printed_once_and_recorded() {
         o.stderr
     );
     assert!(o.stderr.contains("xfpx: device Scripted GPU (sm_90)"), "{}", o.stderr);
-    assert!(o.stderr.contains("xfpx: 3 findings in 1 of 2 kernels (nvidia, Scripted GPU, sm_90, mode detect)"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("xfpx: 3 findings in 1 of 2 kernels (nvidia, Scripted GPU, sm_90, mode detect)"),
+        "{}",
+        o.stderr
+    );
     assert!(o.stdout.is_empty(), "stdout: {}", o.stdout);
 
     let r = read_report(&d.path().join("xfpx-report.json"));
@@ -132,7 +146,11 @@ fn a_crashing_program_still_gets_its_report() {
     let r = read_report(&d.path().join("crash.json"));
     assert_eq!(r.run.exit, ExitStatus::Signal { signal: libc::SIGSEGV });
     assert_eq!(r.records().count(), 3);
-    assert!(r.run.notes.iter().any(|n| n.contains("1 of 1 instrumented process ended without finishing")), "{:?}", r.run.notes);
+    assert!(
+        r.run.notes.iter().any(|n| n.contains("1 of 1 instrumented process ended without finishing")),
+        "{:?}",
+        r.run.notes
+    );
 }
 
 #[test]
@@ -160,8 +178,28 @@ fn several_connections_and_a_child_process_are_merged() {
         &[
             device(),
             Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true },
-            finding("reduce", ExceptionKind::Inf, FpFormat::F16x2, 9, 0x80, "HFMA2 R1, R2, R3, R4", Some(("r.cu", 9)), 0, 4),
-            finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 2, 1),
+            finding(
+                "reduce",
+                ExceptionKind::Inf,
+                FpFormat::F16x2,
+                9,
+                0x80,
+                "HFMA2 R1, R2, R3, R4",
+                Some(("r.cu", 9)),
+                0,
+                4,
+            ),
+            finding(
+                "gemm",
+                ExceptionKind::Nan,
+                FpFormat::F32,
+                3,
+                0x130,
+                "FADD R4, R2, R3",
+                Some(("gemm.cu", 42)),
+                2,
+                1,
+            ),
         ],
     );
     let o = xfpx_run(
@@ -177,7 +215,11 @@ fn several_connections_and_a_child_process_are_merged() {
     let nan = r.records().find(|(k, rec)| *k == "gemm" && rec.kind == ExceptionKind::Nan).expect("nan record");
     assert_eq!(nan.1.occurrences, 8);
     assert!(r.records().any(|(k, rec)| k == "reduce" && rec.format == FpFormat::F16x2));
-    assert!(!r.run.notes.iter().any(|n| n.contains("without finishing")), "4 connections all finished: {:?}", r.run.notes);
+    assert!(
+        !r.run.notes.iter().any(|n| n.contains("without finishing")),
+        "4 connections all finished: {:?}",
+        r.run.notes
+    );
 }
 
 #[test]
@@ -233,7 +275,10 @@ fn saved_reports_are_summarised() {
         assert_eq!(shown.code, Some(0), "{}", shown.stderr);
         let s = &shown.stdout;
         assert!(s.starts_with("xfpx: 3 findings in 1 of 2 kernels"), "{s}");
-        assert!(s.contains("nan (f32) at gemm.cu:42: FADD R4, R2, R3 [+0x130], first in launch 0, 7 occurrences"), "{s}");
+        assert!(
+            s.contains("nan (f32) at gemm.cu:42: FADD R4, R2, R3 [+0x130], first in launch 0, 7 occurrences"),
+            "{s}"
+        );
         let f32_row = s.lines().find(|l| l.trim_start().starts_with("f32 ")).expect("f32 row");
         assert_eq!(f32_row.split_whitespace().collect::<Vec<_>>(), ["f32", "1", "0", "1", "0", "2"], "{s}");
         let mut c = common::xfpx(d.path());
@@ -249,8 +294,22 @@ fn flags_reach_the_backend_configuration() {
     let o = xfpx_run(
         d.path(),
         &[
-            "--kernels", "^gemm", "--kernels", "reduce", "--exclude", "_small$", "--sample", "4", "--instr-range",
-            "16:512", "--max-records", "99", "--dump", "dumps", "--report", "out.json",
+            "--kernels",
+            "^gemm",
+            "--kernels",
+            "reduce",
+            "--exclude",
+            "_small$",
+            "--sample",
+            "4",
+            "--instr-range",
+            "16:512",
+            "--max-records",
+            "99",
+            "--dump",
+            "dumps",
+            "--report",
+            "out.json",
         ],
         &["--save-config", "config.json", "--finish"],
     );

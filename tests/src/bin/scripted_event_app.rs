@@ -68,7 +68,8 @@ fn parse(args: &[String]) -> Result<Script, String> {
             "--leave-behind" | "--hold-open" => {
                 let v = value()?;
                 let (secs, every) = v.split_once(',').ok_or(format!("{a} takes SECS,EVERY_MS"))?;
-                let pair = (secs.parse().map_err(|e| format!("{a}: {e}"))?, every.parse().map_err(|e| format!("{a}: {e}"))?);
+                let pair =
+                    (secs.parse().map_err(|e| format!("{a}: {e}"))?, every.parse().map_err(|e| format!("{a}: {e}"))?);
                 if a == "--leave-behind" {
                     s.leave_behind = Some(pair);
                 } else {
