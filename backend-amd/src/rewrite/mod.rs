@@ -247,7 +247,10 @@ fn rewrite_planned(bytes: &[u8], opts: &RewriteOptions, tool: Option<&dyn Tool>)
     let functions: Vec<DecodedInstr> =
         code.iter().filter(|d| !co.kernels.iter().any(|k| k.code.contains(&d.addr))).cloned().collect();
     let callee_regs = regs::used_registers(&functions);
-    let island_pool = lower::IslandPool::from_code(&code);
+    let mut island_pool = lower::IslandPool::from_code(&code);
+    // Padding inside a kernel's own range stays out of the pool (its
+    // instructions may be anchors themselves).
+    island_pool.free.retain(|r| !co.kernels.iter().any(|k| r.start < k.code.end && k.code.start < r.end));
     let mut sites = SiteTable::new();
     let mut outcomes = Vec::new();
     let mut prepared = Vec::new();
@@ -339,7 +342,15 @@ fn rewrite_planned(bytes: &[u8], opts: &RewriteOptions, tool: Option<&dyn Tool>)
             region = layout::new_segment_region(&co, opts.min_distance.unwrap_or(0))?;
             continue;
         }
-        let out = layout::apply(bytes, &co, &region, &code, &patches)?;
+        let out = match layout::apply(bytes, &co, &region, &code, &patches) {
+            Ok(out) => out,
+            // A layout that cannot grow in place after all: a new segment.
+            Err(RewriteError::Layout(_)) if region.strategy == Strategy::GrowText => {
+                region = layout::new_segment_region(&co, opts.min_distance.unwrap_or(0))?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         // The result must read back as a code object with the same kernels.
         let check = CodeObject::parse(&out).map_err(|e| RewriteError::Layout(format!("rewritten object does not parse: {e}")))?;
         if check.kernels.len() != co.kernels.len() {
