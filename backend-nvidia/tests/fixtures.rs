@@ -187,3 +187,36 @@ fn fixtures_are_current_when_cuda_is_present() {
     let out = std::process::Command::new("bash").arg(&script).arg("--check").output().expect("run capture.sh");
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
+
+/// SASS forms of sm_90 library code (warpgroup MMA, TMA, barriers, uniform
+/// datapath) that the captured fixtures lack: all parse, and the classes
+/// that matter come out right.
+#[test]
+fn hopper_library_forms_parse() {
+    use xfpx_nvidia::sass::parse_instruction;
+    let cases: &[(&str, &str)] = &[
+        ("HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24, gsb0 ;", "other"),
+        ("WARPGROUP.ARRIVE ;", "other"),
+        ("UTMALDG.2D [UR8], [UR4], desc[UR10] ;", "other"),
+        ("SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR5+0x18], RZ ;", "other"),
+        ("@P0 BRA.U !UP0, `(.L_x_3) ;", "other"),
+        ("LDGSTS.E.BYPASS.LTC128B.128 [R3+0x800], desc[UR16][R4.64] ;", "other"),
+        ("R2UR UR4, R2 ;", "other"),
+        ("ELECT P0, URZ, PT ;", "other"),
+        ("DEPBAR.LE SB0, 0x1 ;", "other"),
+        ("HMMA.16816.F32.BF16 R4, R8, R12, R4 ;", "f32.matrix"),
+        ("HMMA.1688.F32.TF32 R4, R8, R12, R4 ;", "f32.matrix"),
+        ("FSETP.NEU.FTZ.AND P0, PT, |R1|, +INF , PT ;", "f32.cmp"),
+        ("F2I.FTZ.U32.TRUNC.NTZ R0, R1 ;", "other"),
+        ("@!P1 FADD R1, -RZ, |R2| ;", "f32.add"),
+        ("MUFU.EX2.F16 R0, R0 ;", "f16.transcendental"),
+        ("F2FP.BF16.F32.PACK_AB R0, R1, R2 ;", "bf16x2.conversion"),
+        ("FMUL.FTZ R0, R1, c[0x0][0x180] ;", "f32.mul"),
+        ("DSETP.MAX.AND P0, P1, R2, R4, PT ;", "f64.cmp"),
+    ];
+    for (text, class) in cases {
+        let ins = parse_instruction(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let k = build_kernel(&SassFunction { name: "k".into(), instrs: vec![ins] });
+        assert_eq!(k.view.instrs[0].class.label(), *class, "{text}");
+    }
+}
