@@ -1,9 +1,10 @@
 // gfx942 fp32.co fp32_axpy (Screen), table at 0x7f0000000000
+    s_nop 4
     s_getreg_b32 s20, hwreg(HW_REG_TRAPSTS, 0, 9)
     s_cmp_eq_u32 s20, 0
-    s_cbranch_scc1 110  // 0x23c4
+    s_cbranch_scc1 110  // 0x23c8
     s_and_b32 s12, s20, 1
-    s_cbranch_scc0 10  // 0x223c
+    s_cbranch_scc0 10  // 0x2240
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 0
@@ -13,7 +14,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 2
-    s_cbranch_scc0 10  // 0x226c
+    s_cbranch_scc0 10  // 0x2270
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 4
@@ -23,7 +24,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 4
-    s_cbranch_scc0 10  // 0x229c
+    s_cbranch_scc0 10  // 0x22a0
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 8
@@ -33,7 +34,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 8
-    s_cbranch_scc0 10  // 0x22cc
+    s_cbranch_scc0 10  // 0x22d0
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 12
@@ -43,7 +44,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 16
-    s_cbranch_scc0 10  // 0x22fc
+    s_cbranch_scc0 10  // 0x2300
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 16
@@ -53,7 +54,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 32
-    s_cbranch_scc0 10  // 0x232c
+    s_cbranch_scc0 10  // 0x2330
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 20
@@ -63,7 +64,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 64
-    s_cbranch_scc0 10  // 0x235c
+    s_cbranch_scc0 10  // 0x2360
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 24
@@ -73,7 +74,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 0x80
-    s_cbranch_scc0 10  // 0x2390
+    s_cbranch_scc0 10  // 0x2394
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 28
@@ -83,7 +84,7 @@
     global_atomic_add v8, v9, s[16:17]
     s_mov_b64 exec, s[10:11]
     s_and_b32 s12, s20, 0x100
-    s_cbranch_scc0 10  // 0x23c4
+    s_cbranch_scc0 10  // 0x23c8
     s_mov_b64 s[10:11], exec
     s_mov_b64 exec, 1
     v_mov_b32_e32 v8, 32

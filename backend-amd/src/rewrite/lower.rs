@@ -618,6 +618,10 @@ impl AmdLowering<'_> {
         let s = self.scratch;
         let bits = s.tmp();
         let one_bit = Src::Sgpr(s.mask());
+        // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
+        // (the ISA's setreg-getreg hazard), and time for the exception bits
+        // of the last VALU operations to land (assumed; see the snippets' README).
+        self.emit(e.sopp("s_nop", 4)?);
         self.emit(e.sopk("s_getreg_b32", bits, hwreg_trapsts_excp())?);
         self.emit(e.sopc("s_cmp_eq_u32", bits, Src::Int(0))?);
         let skip_all = self.appended.words.len();
