@@ -13,9 +13,12 @@
 #   GPUFPX_DETECTOR=/path/to/detector.so tests/bench/run-bench.sh --budget 600
 #
 # Environment: XFPX (the xfpx binary; default .devout/gpu-suite/bin/ as
-# tests/gpu/prepare.sh builds it, .devout/bin/, target/release/, PATH), XFPX_MODES (comma-separated; default read from `xfpx run --help`),
+# tests/gpu/prepare.sh builds it, then .devout/bin/, target/release/, PATH),
+# XFPX_MODES (comma-separated; default read from `xfpx run --help`),
 # GPUFPX_DETECTOR, GPUFPX_INJECT (preload|injection), NVBIT_VERSION (recorded
 # in env.txt), BENCH_SCALE (work multiplier of every program), PYTHON.
+# Runs go cheapest configuration first (base, nvbit-empty, xfpx modes,
+# gpufpx), so with --budget the detectors are what a short slot loses.
 # Options: see `tests/bench/run-bench.sh --help`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

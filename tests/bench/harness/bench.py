@@ -388,9 +388,12 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "env.txt"), "w") as f:
         f.write(environment_text(xfpx, args.python, args.gpufpx))
-    # Configuration-major order: every baseline first, so a spent time
-    # budget costs the most expensive configurations, not whole programs.
-    for c in configs:
+    # Configuration-major order, cheapest first (every baseline, then the
+    # empty tool, then the detectors), so a spent time budget costs the most
+    # expensive configurations, not whole programs or the cheap reference
+    # points. The table keeps the order of `configs`.
+    cost = {"base": 0, "nvbit-empty": 1, "xfpx": 2, "gpufpx": 3}
+    for c in sorted(configs, key=lambda c: cost[c.kind]):
         for p in programs:
             h.run_cell(p, program_argv(p, args.bench_dir, args.python), c, env)
     for p in programs:

@@ -325,7 +325,7 @@ def ratio_value(cell, base_s, metric="wall_s"):
     return None, False
 
 
-def selfcheck_text(cells, base_config="base"):
+def selfcheck_text(cells, base_config="base", order=None):
     """`ok` when every completed run printed SELFCHECK PASS, exited 0 and
     produced the uninstrumented run's checksum; else the first problem."""
     base = cells.get(base_config)
@@ -333,7 +333,8 @@ def selfcheck_text(cells, base_config="base"):
     if base and base.runs:
         base_sum = next((r["checksum"] for r in base.runs if r.get("checksum")), None)
     problems = []
-    for name, cell in cells.items():
+    names = [c for c in (order or []) if c in cells] + [c for c in cells if c not in (order or [])]
+    for name, cell in ((n, cells[n]) for n in names):
         for r in cell.runs:
             if r["status"] != "ok":
                 continue
@@ -374,7 +375,7 @@ def render_table(programs, configs, cells, findings_text, markdown=False, metric
             if v is not None:
                 per_config[c].append(v)
                 bounded[c] = bounded[c] or lower
-        row.append(selfcheck_text(pc))
+        row.append(selfcheck_text(pc, order=configs))
         row.append(findings_text.get(p, "-"))
         rows.append(row)
     geo = ["geomean", ""]

@@ -8,6 +8,7 @@ Run: python3 -m unittest discover -s tests/bench/harness -p 'test_*.py'
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -295,6 +296,12 @@ sys.exit(rc)
 """
 
 
+def progress(stdout):
+    """(program, configuration, repetition) of each progress line, in order."""
+    pat = re.compile(r"^\[\s*[0-9.]+s\] (\S+)\s+(\S+)\s+run (\d+)")
+    return [m.groups() for m in map(pat.match, stdout.splitlines()) if m]
+
+
 def table_rows(stdout):
     """The closing (wall-clock) table's rows by program name, cells stripped."""
     lines = stdout.splitlines()
@@ -354,6 +361,11 @@ class HarnessRunTest(unittest.TestCase):
                          ["env.txt", "logs.tar.gz", "results.csv", "results.json", "table.md", "table.txt"])
         data = self.results()
         self.assertEqual(data["configs"], ["base", "xfpx-detect", "xfpx-screen", "nvbit-empty", "gpufpx"])
+        order = []
+        for _, cfg, _ in progress(p.stdout):
+            if cfg not in order:
+                order.append(cfg)
+        self.assertEqual(order, ["base", "nvbit-empty", "xfpx-detect", "xfpx-screen", "gpufpx"])
         rows = table_rows(p.stdout)
         # Two repeats for every cheap cell; xfpx runs at least 0.3 s slower than base.
         for c in data["cells"]:
@@ -388,16 +400,20 @@ class HarnessRunTest(unittest.TestCase):
         self.assertEqual(spmv["base"]["status"], "timeout")
         self.assertLess(spmv["base"]["runs"][0]["wall_s"], 15)
         self.assertIn("no baseline", p.stdout)
-        # A 4 s budget: gemm's base run (2.5 s) completes; its xfpx run is
-        # cut by the budget and counted as skipped, not as a timeout.
-        p = self.harness("--modes", "detect", "--budget", "4", "--repeats", "1",
-                         env={"FAKE_SLEEP_gemm": "2.5"})
+        # An 8 s budget: gemm's base run (4 s) completes; its next run (the
+        # empty tool, 4 s again) is cut by the budget and counted as skipped,
+        # not as a timeout.
+        p = self.harness("--modes", "detect", "--budget", "8", "--repeats", "1",
+                         env={"FAKE_SLEEP_gemm": "4"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         statuses = {(c["program"], c["config"]): c["status"] for c in self.results()["cells"]}
         self.assertEqual(statuses[("gemm", "base")], "ok")
-        self.assertEqual(statuses[("gemm", "xfpx-detect")], "skipped")
+        self.assertEqual(statuses[("gemm", "nvbit-empty")], "skipped")
         self.assertEqual(statuses[("spmv", "xfpx-detect")], "skipped")
         self.assertIn("skip", table_rows(p.stdout)["gemm"][2])
+        # Runs go cheapest configuration first: nvbit-empty before the modes.
+        order = [cfg for _, cfg, _ in progress(p.stdout)]
+        self.assertEqual(order[:2], ["base", "base"])
 
     def test_dry_run_and_bad_input(self):
         p = self.harness("--dry-run", "--gpufpx", self.detector)
