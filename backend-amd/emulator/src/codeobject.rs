@@ -311,7 +311,7 @@ mod tests {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         let base = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/gfx942/elem_f32.co")).expect("fixture");
         assert!(CodeObject::parse(&base).is_ok());
-        for _ in 0..3000 {
+        for _ in 0..1000 {
             let mut b = base.clone();
             for _ in 0..8 {
                 s ^= s << 13;

@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn random_bytes_never_panic() {
         let mut s = 0x1234_5678_9abc_def0u64;
-        for _ in 0..200_000 {
+        for _ in 0..100_000 {
             s ^= s << 13;
             s ^= s >> 7;
             s ^= s << 17;

@@ -53,7 +53,7 @@ pub struct Env<'a> {
     pub global: &'a mut GlobalMemory,
     pub lds: &'a mut Lds,
     pub obs: &'a mut Observations,
-    /// Whether the target packs the three workitem ids (unused here; dispatch).
+    /// The processor name (gfx90a, gfx942, ...): selects target-specific forms.
     pub target: &'a str,
 }
 
@@ -2104,4 +2104,58 @@ fn int_op(base: &str) -> Option<IntOp> {
         }),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{decode, Target};
+
+    fn run(wave: &mut Wave, words: &[u32]) -> R<Step> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let inst = decode(Target::Gfx942, &bytes).map_err(|e| ExecError::Decode { pc: 0, what: e.to_string() })?;
+        let mut global = GlobalMemory::new();
+        let mut lds = Lds::new(0);
+        let mut obs = Observations::default();
+        wave.step(&inst, &mut Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: "gfx942" })
+    }
+
+    fn wave(mode: u32) -> Wave {
+        let mut w = Wave::new(0, mode);
+        w.sgpr[EXEC as usize] = u32::MAX;
+        w.sgpr[EXEC as usize + 1] = u32::MAX;
+        w
+    }
+
+    // v_rcp_f32_e32 v0, v1 / s_getreg_b32 s0, hwreg(HW_REG_TRAPSTS, 0, 9) /
+    // s_setreg_imm32_b32 hwreg(HW_REG_TRAPSTS, 0, 9), 0 (encodings from llvm-mc).
+    const V_RCP_V0_V1: u32 = 0x7E00_4501;
+    const S_GETREG_TRAPSTS: u32 = 0xB880_4003;
+    const S_SETREG_IMM_TRAPSTS: [u32; 2] = [0xBA00_4003, 0];
+
+    #[test]
+    fn trapsts_is_sticky_readable_clearable_and_gated_by_dx10_clamp() {
+        // IEEE mode, denormals kept, DX10_CLAMP clear: 1/0 records DIV0.
+        let mut w = wave(0xF0 | 1 << 9);
+        w.vgpr[1][7] = 0; // lane 7 divides by zero, the others by 0 too (zeroed file)
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts & flag::DIV0, flag::DIV0);
+        // Sticky: a clean operation keeps the bit.
+        for l in 0..64 {
+            w.vgpr[1][l] = 2.0f32.to_bits();
+        }
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts & flag::DIV0, flag::DIV0);
+        run(&mut w, &[S_GETREG_TRAPSTS]).expect("runs");
+        assert_eq!(w.sgpr[0] & flag::DIV0, flag::DIV0);
+        run(&mut w, &S_SETREG_IMM_TRAPSTS).expect("runs");
+        assert_eq!(w.trapsts, 0);
+        run(&mut w, &[S_GETREG_TRAPSTS]).expect("runs");
+        assert_eq!(w.sgpr[0], 0);
+        // DX10_CLAMP set: the same division records nothing.
+        let mut w = wave(0xF0 | 1 << 9 | 1 << 8);
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts, 0);
+        assert_eq!(w.vgpr[0][0], f32::INFINITY.to_bits());
+    }
 }
