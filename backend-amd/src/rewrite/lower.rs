@@ -744,3 +744,104 @@ impl Lowering for AmdLowering<'_> {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::view::kernel_view;
+    use crate::rewrite::InstructionCounter;
+    use xfpx_common::tool::Tool;
+
+    fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        xfpx_amd_isa::disassemble(target, &bytes, base)
+            .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
+            .collect()
+    }
+
+    /// Value of the 64-bit add of a literal pair following `at` (s_add_u32, s_addc_u32).
+    fn added(code: &[DecodedInstr], at: usize) -> u64 {
+        let lit = |d: &DecodedInstr| if d.insn.length == 8 { u64::from(d.insn.words[1]) } else { 0 };
+        let adds: Vec<&DecodedInstr> = code[at..].iter().filter(|d| d.insn.base_mnemonic.starts_with("s_add")).take(2).collect();
+        lit(adds[0]) | lit(adds[1]) << 32
+    }
+
+    #[test]
+    fn pc_relative_instructions_are_relocated() {
+        let target = Target::Gfx90a;
+        // 0x1000 s_getpc_b64 s[4:5]; 0x1004 s_cbranch_scc0 (to 0x1010);
+        // 0x1008 s_call_b64 s[30:31] (to 0x1010); 0x100c s_branch (to 0x1000); 0x1010 s_endpgm
+        let instrs = decode_all(target, &[0xBE84_1C00, 0xBF84_0002, 0xBA9E_0001, 0xBF82_FFFC, 0xBF81_0000], 0x1000);
+        assert_eq!(instrs[2].insn.base_mnemonic, "s_call_b64");
+        let view = kernel_view("k", 0x1000, &instrs);
+        let mut sites = SiteTable::new();
+        let plan = InstructionCounter.plan(&view, &mut sites);
+        let waits = WaitAnalysis::run(&instrs);
+        let mut table = TableLayout::default();
+        let mut appended = Appended { base: 0x2000, words: Vec::new() };
+        let mut islands = IslandPool::default();
+        let mut low = AmdLowering {
+            enc: Encoder { target },
+            entry: 0x1000,
+            instrs: &instrs,
+            waits: &waits,
+            scratch: Scratch { sgpr: 40, vgpr: 8 },
+            table: &mut table,
+            table_address: 0x10_0000,
+            appended: &mut appended,
+            islands: &mut islands,
+            insert_waits: true,
+        };
+        let out = low.lower(&view, &plan, &sites).expect("lowers");
+        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        assert_eq!(out.anchors.len(), 5);
+        let code = decode_all(target, &appended.words, 0x2000);
+        // Each anchor branches to its trampoline.
+        let starts: Vec<u64> = out
+            .anchors
+            .iter()
+            .map(|a| match xfpx_amd_isa::decode(target, &a.bytes).expect("anchor").control_flow(a.addr) {
+                ControlFlow::Branch { target } => target,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let at = |addr: u64| code.iter().position(|d| d.addr == addr).expect("trampoline start");
+        let branches_from = |from: usize, to: usize| -> Vec<u64> {
+            code[from..to]
+                .iter()
+                .filter_map(|d| match d.insn.control_flow(d.addr) {
+                    ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => Some(target),
+                    _ => None,
+                })
+                .collect()
+        };
+        // s_getpc_b64: re-executed, then corrected to the original address + 4.
+        let t0 = at(starts[0]);
+        let g = code[t0..].iter().position(|d| d.insn.base_mnemonic == "s_getpc_b64").expect("getpc") + t0;
+        assert_eq!((code[g].addr + 4).wrapping_add(added(&code, g)), 0x1004);
+        assert!(branches_from(t0, at(starts[1])).contains(&0x1004), "returns after the original");
+        // s_cbranch_scc0: taken to the original target, else back after the original.
+        let b = branches_from(at(starts[1]), at(starts[2]));
+        assert!(b.contains(&0x1010) && b.contains(&0x1008), "{b:x?}");
+        // s_call_b64: the return address is the original's + 4, the jump its target.
+        let t2 = at(starts[2]);
+        let g = code[t2..].iter().position(|d| d.insn.base_mnemonic == "s_getpc_b64").expect("getpc") + t2;
+        assert_eq!(code[g].insn.to_string(), "s_getpc_b64 s[30:31]");
+        assert_eq!((code[g].addr + 4).wrapping_add(added(&code, g)), 0x100c);
+        assert!(branches_from(t2, at(starts[3])).contains(&0x1010));
+        // s_branch: to the original target, from the new address.
+        assert!(branches_from(at(starts[3]), at(starts[4])).contains(&0x1000));
+        // s_endpgm ends the last trampoline.
+        assert_eq!(code.last().map(|d| d.insn.base_mnemonic), Some("s_endpgm"));
+    }
+
+    #[test]
+    fn islands_take_padding_within_reach_only() {
+        let mut pool = IslandPool { free: vec![0x1000..0x1040, 0x40000..0x40100] };
+        assert_eq!(pool.take(0x1100), Some(0x1000));
+        assert_eq!(pool.take(0x1100), Some(0x1000 + ISLAND_BYTES));
+        // 0x1038 leaves 8 bytes: the next island near 0x1100 is out of room.
+        assert_eq!(pool.take(0x1100), None);
+        assert_eq!(pool.take(0x40200), Some(0x40000));
+    }
+}
