@@ -546,9 +546,15 @@ impl AmdLowering<'_> {
             for _ in 0..4 {
                 self.emit(e.sopp("s_nop", 7)?);
             }
-        } else if insn.encoding.is_valu() {
-            // Transcendental results (gfx940+) need one wait state; give two.
-            self.emit(e.sopp("s_nop", 1)?);
+        } else if self.enc.target.is_gfx940_plus()
+            && matches!(
+                insn.class(),
+                InstrClass::Arith { op: FpOp::Div | FpOp::Sqrt | FpOp::Rsqrt | FpOp::Transcendental, .. }
+            )
+        {
+            // gfx940+: a transcendental result needs one wait state before a
+            // VALU reads it (the division steps are covered too, harmlessly).
+            self.emit(e.sopp("s_nop", 0)?);
         }
         Ok(())
     }
