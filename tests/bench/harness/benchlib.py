@@ -383,7 +383,9 @@ def render_table(programs, configs, cells, findings_text, markdown=False, metric
         if c == "base":
             continue
         g = geomean(per_config[c])
-        geo.append("-" if g is None else ("%s%.2f" % (">=" if bounded[c] else "", g)))
+        n = len(per_config[c])
+        geo.append("-" if g is None else ("%s%.2f%s" % (">=" if bounded[c] else "", g,
+                                                        "" if n == len(programs) else " (%d/%d)" % (n, len(programs)))))
     geo += ["", ""]
     rows.append(geo)
     if markdown:

@@ -202,6 +202,14 @@ class TableTest(unittest.TestCase):
         row = [v.strip() for v in text.splitlines()[2].split("|")]
         self.assertEqual(row[:3], ["a", "100.000", "5.00"])
         self.assertIn("base gpu ms", text.splitlines()[0])
+        # A program without a value in a column: the geomean says over how many.
+        cells["b"] = {"base": cell("b", "base", runs(1.0, 10.0)),
+                      "xfpx-detect": cell("b", "xfpx-detect", [run(status="timeout", wall=9.0)])}
+        text = benchlib.render_table(["a", "b"], ["base", "xfpx-detect"], cells, {}, metric="gpu_ms")
+        self.assertEqual([v.strip() for v in text.splitlines()[-1].split("|")][2], "5.00 (1/2)")
+        text = benchlib.render_table(["a", "b"], ["base", "xfpx-detect"], cells, {})
+        # Wall clock: the timeout counts as a lower bound, sqrt(2 * 9).
+        self.assertEqual([v.strip() for v in text.splitlines()[-1].split("|")][2], ">=4.24")
 
     def test_selfcheck_verdicts(self):
         base = cell("p", "base", [run()])
