@@ -4,7 +4,7 @@
 
 use crate::encoding::{self, field, Encoding, Field};
 use crate::modifier::Modifier;
-use crate::operand::{LiteralForm, Operand, OperandSlot, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
+use crate::operand::{LiteralForm, Operand, OperandSlot, SpecialReg, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
 use crate::table::{self, flags, ConstType, GroupScope, ImmStyle, OpcodeRow, Slot, SlotKind};
 use crate::target::Target;
 use crate::symbolic;
@@ -133,7 +133,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     if let Some(insn) = scaled_mfma(target, row, bytes)? {
         return Ok(insn);
     }
-    let length = instruction_length(target, enc, row, w0);
+    let w1 = word_at(bytes, 1).unwrap_or(0);
+    let length = instruction_length(target, enc, row, &[w0, w1])?;
     if bytes.len() < length {
         return Err(DecodeError::Truncated { needed: length, available: bytes.len() });
     }
@@ -170,6 +171,23 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
 /// Register ranges must lie inside their file (VGPR/AGPR 0..256, SGPR 0..102,
 /// TTMP 0..16).
 fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
+    // Reserved operand codes name nothing: the reference rejects them.
+    if insn.operands.iter().any(|o| matches!(o.operand, Operand::Reserved(_))) {
+        return Err(DecodeError::Invalid { word: insn.words[0] });
+    }
+    for o in &insn.operands {
+        match o.operand {
+            // `null` exists from gfx940 on.
+            Operand::Special { reg: SpecialReg::Null, .. } if !insn.target.is_gfx940_plus() => {
+                return Err(DecodeError::Invalid { word: insn.words[0] })
+            }
+            // A 64-bit operand can only name a register pair at its low half.
+            Operand::Special { reg, count: 2, half } if (half == 1 || !reg.is_pair()) && reg != SpecialReg::Null => {
+                return Err(DecodeError::Invalid { word: insn.words[0] })
+            }
+            _ => {}
+        }
+    }
     for o in &insn.operands {
         if let Operand::Reg(r) = o.operand {
             let limit = match r.file {
@@ -292,7 +310,8 @@ fn variant_of(enc: Encoding, w0: u32) -> Variant {
 }
 
 /// Length in bytes of an instruction whose first dword is `w0` and row `row`.
-fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -> usize {
+fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, words: &[u32]) -> Result<usize, DecodeError> {
+    let w0 = words[0];
     let mut len = enc.base_length();
     if enc.takes_literal() {
         let sources: &[Field] = match enc {
@@ -313,8 +332,26 @@ fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, w0: u32) -
     if enc == Encoding::Sopk && row.operands.iter().any(|s| s.kind == SlotKind::Constant) {
         len += 4;
     }
-    let _ = target;
-    len
+    // 64-bit encodings: a literal source (VOP3/VOP3P sources, buffer soffset)
+    // exists on gfx950 only; older targets reject the code.
+    let long_literal = match enc {
+        Encoding::Vop3 | Encoding::Vop3p => row.operands.iter().any(|s| {
+            matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2)
+                && matches!(s.kind, SlotKind::Code(_) | SlotKind::Agpr)
+                && field(enc, s.field, words) as u16 == LITERAL_CODE
+        }),
+        Encoding::Mubuf | Encoding::Mtbuf => {
+            row.operands.iter().any(|s| s.field == Field::Soffset) && field(enc, Field::Soffset, words) as u16 == LITERAL_CODE
+        }
+        _ => false,
+    };
+    if long_literal {
+        if target != Target::Gfx950 {
+            return Err(DecodeError::Invalid { word: w0 });
+        }
+        len += 4;
+    }
+    Ok(len)
 }
 
 /// Walk a code range, yielding each instruction's address and decode result.
@@ -360,7 +397,8 @@ pub(crate) fn fv(insn: &Instruction, f: Field) -> u32 {
 /// Render one template slot as an operand.
 pub(crate) fn slot_operand(insn: &Instruction, slot: &Slot) -> Result<Operand, DecodeError> {
     let value = fv(insn, slot.field);
-    let literal = if insn.length > insn.encoding.base_length() { Some(insn.words[1]) } else { None };
+    let base = insn.encoding.base_length();
+    let literal = if insn.length > base { Some(insn.words[base / 4]) } else { None };
     Ok(match slot.kind {
         SlotKind::Code(ty) => match Operand::from_code(value as u16, slot.width, ty, literal) {
             Operand::Literal { value, ty, .. } => {

@@ -68,6 +68,8 @@ pub enum SpecialReg {
     PrivateLimit,
     PopsExitingWaveId,
     LdsDirect,
+    /// `null` (gfx940 and later): reads as zero, writes are discarded.
+    Null,
 }
 
 /// Operand codes of special registers: `(first code, register, name of the
@@ -87,7 +89,15 @@ const SPECIAL_CODES: &[(u16, SpecialReg, &str, &str, &str)] = &[
     (252, SpecialReg::Execz, "src_execz", "src_execz", "src_execz"),
     (253, SpecialReg::Scc, "src_scc", "src_scc", "src_scc"),
     (254, SpecialReg::LdsDirect, "src_lds_direct", "src_lds_direct", "src_lds_direct"),
+    (125, SpecialReg::Null, "null", "null", "null"),
 ];
+
+impl SpecialReg {
+    /// Whether a 64-bit operand may name this register (as a pair).
+    pub fn is_pair(self) -> bool {
+        matches!(self, SpecialReg::FlatScratch | SpecialReg::XnackMask | SpecialReg::Vcc | SpecialReg::Exec)
+    }
+}
 
 /// Float inline constants, codes 240..=248: `(f32 text, f64 text, f16 bits)`.
 const FLOAT_CONSTANTS: [(&str, &str, u16); 9] = [
@@ -189,7 +199,7 @@ impl Operand {
                 for &(first, reg, ..) in SPECIAL_CODES {
                     let pair = matches!(first, 102 | 104 | 106 | 126);
                     if code == first || (pair && code == first + 1) {
-                        return Operand::Special { reg, count: if code == first { count.min(2) } else { 1 }, half: (code - first) as u8 };
+                        return Operand::Special { reg, count: count.min(2), half: (code - first) as u8 };
                     }
                 }
                 Operand::Reserved(code)
@@ -226,7 +236,7 @@ impl fmt::Display for Operand {
                 let (pair, lo, hi) = row.map(|r| (r.2, r.3, r.4)).unwrap_or(("?", "?", "?"));
                 let s = if *half == 1 {
                     hi
-                } else if *count >= 2 {
+                } else if *count >= 2 && reg.is_pair() {
                     pair
                 } else {
                     lo

@@ -144,7 +144,7 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
                     let v = ((off << 11) as i32) >> 11;
                     Operand::Symbolic(if v < 0 { format!("-0x{:x}", -(v as i64)) } else { format!("0x{v:x}") })
                 } else {
-                    Operand::from_code((off & 0xFF) as u16, 1, ConstType::B32, None)
+                    Operand::from_code((off & 0x7F) as u16, 1, ConstType::B32, None)
                 }
             }
             (SlotKind::Code(ty), Field::Sbase) => {

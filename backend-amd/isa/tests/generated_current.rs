@@ -80,19 +80,24 @@ fn golden_sweep_is_current_with_llvm() {
         return;
     }
     let dir = temp_dir("golden");
-    let status = Command::new("python3")
-        .arg(crate_dir().join("tools/probe.py"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--targets")
-        .arg(targets.join(","))
-        .status()
-        .expect("run probe.py");
-    assert!(status.success(), "tools/probe.py failed");
+    for extra in [&[][..], &["--random", "20000", "--seed", "1", "--prefix", "random-"][..]] {
+        let status = Command::new("python3")
+            .arg(crate_dir().join("tools/probe.py"))
+            .arg("--out")
+            .arg(&dir)
+            .arg("--targets")
+            .arg(targets.join(","))
+            .args(extra)
+            .status()
+            .expect("run probe.py");
+        assert!(status.success(), "tools/probe.py failed");
+    }
     for t in &targets {
-        let fresh = read(&dir.join(format!("{t}.txt")));
-        let committed = read(&crate_dir().join(format!("tests/golden/{t}.txt")));
-        assert!(fresh == committed, "tests/golden/{t}.txt differs from the oracle: rerun tools/probe.py");
+        for prefix in ["", "random-"] {
+            let fresh = read(&dir.join(format!("{prefix}{t}.txt")));
+            let committed = read(&crate_dir().join(format!("tests/golden/{prefix}{t}.txt")));
+            assert!(fresh == committed, "tests/golden/{prefix}{t}.txt differs from the oracle: rerun tools/probe.py");
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

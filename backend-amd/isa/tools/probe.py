@@ -271,6 +271,27 @@ def sweep():
     return cases
 
 
+def random_cases(count, seed):
+    """Random words biased towards the encodings (each case gets 4 dwords so any
+    length fits), for differential fuzzing against the oracle."""
+    import random
+    rng = random.Random(seed)
+    prefixes = [  # (bits of prefix, prefix value)
+        (9, 0x17F), (9, 0x17E), (9, 0x17D), (4, 0xB), (2, 2), (7, 0x3F), (7, 0x3E), (1, 0),
+        (9, 0x1A7), (6, 0x34), (6, 0x30), (6, 0x36), (6, 0x37), (6, 0x38), (6, 0x3A), (6, 0x3C),
+    ]
+    cases = []
+    for _ in range(count):
+        nbits, value = rng.choice(prefixes)
+        w0 = (value << (32 - nbits)) | rng.getrandbits(32 - nbits)
+        rest = [rng.getrandbits(32) for _ in range(3)]
+        if rng.random() < 0.5:
+            # small register numbers and common operand codes are more realistic
+            rest[0] &= rng.choice([0xFFFFFFFF, 0x1FFFF, 0x03FF03FF, 0xE7FFFFFF])
+        cases.append(tuple([w0] + rest))
+    return cases
+
+
 def parse_objdump(text):
     """Map slot address -> (length, text) for each instruction at a slot start."""
     out = {}
@@ -345,15 +366,19 @@ def main():
     ap.add_argument("--out", default=os.path.join(here, "..", "tests", "golden"))
     ap.add_argument("--llvm-suffix", default=None, help="one LLVM for all targets (default: per target)")
     ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--random", type=int, default=0, help="random words instead of the sweep")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--prefix", default="", help="prefix of the output file names")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    cases = sweep()
+    cases = random_cases(args.random, args.seed) if args.random else sweep()
     with tempfile.TemporaryDirectory() as tmp:
         for target in args.targets.split(","):
             lines = probe_target(target, cases, args.llvm_suffix, tmp)
-            with open(os.path.join(args.out, f"{target}.txt"), "w") as f:
+            with open(os.path.join(args.out, f"{args.prefix}{target}.txt"), "w") as f:
+                how = f"--random {args.random} --seed {args.seed} --prefix {args.prefix}" if args.random else ""
                 f.write(f"# oracle: llvm-objdump{args.llvm_suffix or LLVM_SUFFIX[target]} --mcpu={target}; "
-                        "regenerate with tools/probe.py\n")
+                        f"regenerate with tools/probe.py {how}".rstrip() + "\n")
                 f.writelines(lines)
 
 
