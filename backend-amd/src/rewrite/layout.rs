@@ -167,7 +167,7 @@ pub fn apply(original: &[u8], co: &CodeObject<'_>, region: &Region, code: &[u8],
     let appended = appended_bytes(region, code);
     match region.strategy {
         Strategy::GrowText => grow_text(b, co, region, &appended),
-        Strategy::NewSegment => new_segment(b, co, region, &appended),
+        Strategy::NewSegment => new_segment(b, region, &appended),
     }
 }
 
@@ -258,9 +258,8 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
     Ok(out)
 }
 
-fn new_segment(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
+fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
     let h = header(&b)?;
-    let _ = co;
     // The code, page-aligned in the file as it is in memory.
     let code_off = align_up(b.len() as u64, PAGE);
     b.resize(to_usize(code_off)?, 0);

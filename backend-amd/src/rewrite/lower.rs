@@ -8,7 +8,7 @@
 //! never written. All scratch registers lie above the kernel's allocation.
 
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
-use xfpx_amd_isa::{ControlFlow, Instruction, Target};
+use xfpx_amd_isa::{ControlFlow, Instruction};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, CounterKind, Probe, ValueRef, When};
@@ -281,8 +281,6 @@ impl AmdLowering<'_> {
                 // Taken: over the fall-through jump to a jump to the target.
                 let at = self.appended.words.len();
                 self.emit(insn.dwords().to_vec());
-                let fall = self.appended.here();
-                let _ = fall;
                 // Fall-through path continues in the trampoline: branch over the taken path.
                 let over = self.appended.words.len();
                 self.emit(e.sopp("s_branch", 0)?);
@@ -429,19 +427,18 @@ impl AmdLowering<'_> {
     }
 
     /// The code of one probe.
-    fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe, sites: &SiteTable) -> Result<(), RewriteError> {
+    fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe) -> Result<(), RewriteError> {
         let e = self.e();
         let s = self.scratch;
         let ins = &view.instrs[p.instr as usize];
-        let _ = sites;
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
-                let (cmp, cmp_format) = match format {
-                    FpFormat::F64 => ("v_cmp_class_f64_e64", FpFormat::F64),
-                    FpFormat::F16 | FpFormat::F16x2 => ("v_cmp_class_f16_e64", FpFormat::F16),
-                    _ => ("v_cmp_class_f32_e64", FpFormat::F32),
+                // bf16 values are shifted into the high half and tested as f32.
+                let cmp = match format {
+                    FpFormat::F64 => "v_cmp_class_f64_e64",
+                    FpFormat::F16 | FpFormat::F16x2 => "v_cmp_class_f16_e64",
+                    _ => "v_cmp_class_f32_e64",
                 };
-                let _ = cmp_format;
                 let mut vals = Vec::new();
                 for v in values {
                     let op = match v {
@@ -566,7 +563,6 @@ impl AmdLowering<'_> {
         plan: &Plan,
         index: usize,
         probes: &[&Probe],
-        sites: &SiteTable,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
         let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
@@ -581,7 +577,7 @@ impl AmdLowering<'_> {
             self.wait(index, false, &Self::probe_reads(view, &before), &mut waits)?;
             self.save_scc()?;
             for p in &before {
-                self.probe(view, plan, p, sites)?;
+                self.probe(view, plan, p)?;
             }
             self.restore_scc()?;
         }
@@ -594,7 +590,7 @@ impl AmdLowering<'_> {
             self.wait(index, true, &Self::probe_reads(view, &after), &mut waits)?;
             self.save_scc()?;
             for p in &after {
-                self.probe(view, plan, p, sites)?;
+                self.probe(view, plan, p)?;
             }
             self.restore_scc()?;
         }
@@ -723,7 +719,7 @@ impl Lowering for AmdLowering<'_> {
     type Output = KernelLowering;
     type Error = RewriteError;
 
-    fn lower(&mut self, view: &KernelView, plan: &Plan, sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
+    fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
         for (instr, probes) in plan.by_instr() {
             let refs: Vec<&Probe> = probes.iter().collect();
@@ -731,7 +727,7 @@ impl Lowering for AmdLowering<'_> {
             let slots = self.table.slots.len();
             let pool = self.islands.clone();
             let (anchors, islands) = (out.anchors.len(), out.islands);
-            if let Err(err) = self.trampoline(view, plan, instr as usize, &refs, sites, &mut out) {
+            if let Err(err) = self.trampoline(view, plan, instr as usize, &refs, &mut out) {
                 match err {
                     RewriteError::Refused(reason) => {
                         self.appended.words.truncate(mark);
@@ -746,7 +742,6 @@ impl Lowering for AmdLowering<'_> {
                 }
             }
         }
-        let _ = Target::Gfx90a;
         Ok(out)
     }
 }
@@ -756,6 +751,7 @@ mod tests {
     use super::*;
     use crate::rewrite::view::kernel_view;
     use crate::rewrite::InstructionCounter;
+    use xfpx_amd_isa::Target;
     use xfpx_common::tool::Tool;
 
     fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
