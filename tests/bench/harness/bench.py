@@ -417,8 +417,11 @@ def main(argv=None):
                 print("%s %s: %s (%s)" % (p, c.name, cell.status, cell.reason))
     for n in notes:
         print("note: " + n)
-    with open(os.path.join(args.out, "table.txt")) as f:
-        print("\n" + f.read())
+    names = [c.name for c in configs]
+    print("\nSlowdown of the programs' timed sections (BENCH gpu_ms):\n")
+    print(benchlib.render_table(programs, names, h.cells, h.findings, metric="gpu_ms"))
+    print("Wall-clock slowdown per configuration (process), median of repeats:\n")
+    print(benchlib.render_table(programs, names, h.cells, h.findings))
     return 0
 
 

@@ -311,9 +311,9 @@ def progress(stdout):
 
 
 def table_rows(stdout):
-    """The closing (wall-clock) table's rows by program name, cells stripped."""
+    """The closing table's (wall clock, printed last) rows by program name."""
     lines = stdout.splitlines()
-    start = min(i for i, l in enumerate(lines) if l.startswith("program "))
+    start = max(i for i, l in enumerate(lines) if l.startswith("program "))
     rows = {}
     for r in lines[start:]:
         if not r.strip():
