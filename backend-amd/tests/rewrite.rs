@@ -60,6 +60,31 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
             for (a, b) in co.kernels.iter().zip(&again.kernels) {
                 assert_eq!((a.entry, &a.code, &a.name), (b.entry, &b.code, &b.name), "{target}/{name}: kernel moved");
             }
+            // Every original allocated byte is where it was, unchanged, except
+            // anchors (and islands), descriptors and the metadata note.
+            let mut allowed: Vec<std::ops::Range<u64>> = Vec::new();
+            for k in &out.kernels {
+                allowed.extend(k.anchors.iter().map(|a| a.address..a.address + 28));
+            }
+            allowed.extend(co.kernels.iter().map(|k| k.descriptor_address..k.descriptor_address + 64));
+            for s in co.elf.sections.iter().filter(|s| s.sh_type == 7) {
+                allowed.push(s.addr..s.addr + s.size);
+            }
+            for s in co.elf.sections.iter().filter(|s| s.flags & 2 != 0 && s.sh_type != 8 && s.size > 0) {
+                let old = co.elf.section_data(s).expect("data");
+                let new = again.elf.bytes_at_addr(s.addr, s.size).expect("same addresses");
+                for (i, (x, y)) in old.iter().zip(new).enumerate() {
+                    let addr = s.addr + i as u64;
+                    assert!(x == y || allowed.iter().any(|r| r.contains(&addr)), "{target}/{name}: byte at {addr:#x} changed");
+                }
+            }
+            // Nothing is displaced from a kernarg preload header.
+            for k in &co.kernels {
+                let header = k.entry..k.entry + k.preload_header_bytes;
+                for o in &out.kernels {
+                    assert!(o.anchors.iter().all(|a| !header.contains(&a.address)), "{target}/{name}: anchor in the preload header");
+                }
+            }
             for k in &out.kernels {
                 if k.state == KernelState::Instrumented && k.metadata_counts_kept.is_none() {
                     // The note reports at least the registers the trampolines use.
