@@ -117,8 +117,17 @@ def parse_xfpx_report(text):
     if not isinstance(rep, dict) or rep.get("schema") != "xfpx-report/1":
         raise ReportError("report schema is %r, expected 'xfpx-report/1'"
                           % (rep.get("schema") if isinstance(rep, dict) else None))
+    try:
+        return _report_contents(rep)
+    except (AttributeError, TypeError, ValueError) as e:
+        raise ReportError("report has an unexpected shape: %s" % e)
+
+
+def _report_contents(rep):
     findings = []
     kernels = rep.get("kernels") or []
+    if not isinstance(kernels, list):
+        raise TypeError("kernels is not a list")
     for k in kernels:
         for r in k.get("records") or []:
             site = r.get("site") or {}

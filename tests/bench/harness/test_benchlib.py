@@ -106,6 +106,63 @@ class XfpxReportTest(unittest.TestCase):
         self.assertEqual(text, "yes (5)")
 
 
+class RobustnessTest(unittest.TestCase):
+    """Tool output is not trusted: damaged reports and garbage lines give a
+    ReportError or nothing, never another exception (seeded, reproducible)."""
+
+    def test_damaged_reports(self):
+        import random
+        rng = random.Random(6)
+        good = json.loads(sample("xfpx-report.json"))
+        junk = [None, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1}, True]
+
+        def mutate(node):
+            if isinstance(node, dict) and node:
+                k = rng.choice(sorted(node))
+                if rng.random() < 0.3:
+                    del node[k]
+                elif rng.random() < 0.5:
+                    node[k] = rng.choice(junk)
+                else:
+                    mutate(node[k])
+            elif isinstance(node, list) and node:
+                i = rng.randrange(len(node))
+                if rng.random() < 0.5:
+                    node[i] = rng.choice(junk)
+                else:
+                    mutate(node[i])
+
+        for _ in range(2000):
+            rep = json.loads(json.dumps(good))
+            for _ in range(rng.randint(1, 4)):
+                mutate(rep)
+            try:
+                benchlib.parse_xfpx_report(json.dumps(rep))
+            except benchlib.ReportError:
+                pass
+        text = sample("xfpx-report.json")
+        for _ in range(500):
+            i = rng.randrange(len(text))
+            try:
+                benchlib.parse_xfpx_report(text[:i] + text[i + 1:])
+            except benchlib.ReportError:
+                pass
+
+    def test_garbage_lines(self):
+        import random
+        rng = random.Random(7)
+        pieces = ["#GPU-FPX LOC-EXCEP INFO: ", "in kernel [", "], ", "NaN", "very small quantity (SUB)", " found @ ",
+                  "[FP32]", "[FP99]", "Warning: ", "SELFCHECK ", "PASS", "CHECKSUM ", "0123456789abcdef", "BENCH ",
+                  "gpu_ms=", "1e400", "\r", "\x00", "]", "[", "(", "\u00e9"]
+        for _ in range(2000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+            found, unparsed = benchlib.parse_gpufpx(text)
+            for f in found:
+                self.assertIn(f.kind, benchlib.KINDS)
+                benchlib.kernel_key(f.kernel, use_tool=False)
+            benchlib.parse_program_output(text)
+
+
 class KernelNameTest(unittest.TestCase):
     def test_forms_of_one_kernel_agree(self):
         for use_tool in (False, True):
