@@ -309,15 +309,20 @@ pub struct OperandSlot {
 }
 
 impl OperandSlot {
-    /// Operand category as the table's invalid-operand notes name it.
+    /// Operand category as the table's invalid-operand notes name it: `v`
+    /// VGPR, `a` AGPR, `w`/`b` VGPR/AGPR tuple at an odd register, `s` SGPR or
+    /// TTMP, `k` special register, `c` constant.
     pub fn category(&self) -> char {
         match &self.operand {
+            // Misaligned tuples (odd first register) have their own notes on gfx90a+.
+            Operand::Reg(r) if r.count >= 2 && r.first % 2 == 1 && r.file == RegFile::Vgpr => 'w',
+            Operand::Reg(r) if r.count >= 2 && r.first % 2 == 1 && r.file == RegFile::Agpr => 'b',
             Operand::Reg(r) => match r.file {
                 RegFile::Vgpr => 'v',
                 RegFile::Agpr => 'a',
                 RegFile::Sgpr | RegFile::Ttmp => 's',
             },
-            Operand::Special { .. } => 's',
+            Operand::Special { .. } => 'k',
             _ => 'c',
         }
     }

@@ -594,11 +594,11 @@ fn cache_flags(insn: &mut Instruction, glc: bool, slc: bool, sc1: bool) {
         if glc {
             insn.modifiers.push(Modifier::Flag("sc0"));
         }
-        if sc1 {
-            insn.modifiers.push(Modifier::Flag("sc1"));
-        }
         if slc {
             insn.modifiers.push(Modifier::Flag("nt"));
+        }
+        if sc1 {
+            insn.modifiers.push(Modifier::Flag("sc1"));
         }
     } else {
         if glc {
@@ -735,7 +735,10 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
     }
     let glc = fv(insn, Field::Glc) != 0;
     let slc = fv(insn, Field::Slc) != 0;
-    let sc1 = insn.encoding == Encoding::Mubuf && insn.words[0] & (1 << 15) != 0 && insn.row.flags & flags::P_SCC != 0;
+    // The second cache-policy bit: dword 0 bit 15 (MUBUF) or dword 1 bit 21 (MTBUF).
+    let sc1_bit = if insn.encoding == Encoding::Mubuf { insn.words[0] & (1 << 15) } else { insn.words[1] & (1 << 21) };
+    let sc1 = sc1_bit != 0
+        && (insn.row.flags & flags::P_SCC != 0 || (insn.encoding == Encoding::Mtbuf && insn.target.is_gfx90a_plus()));
     cache_flags(insn, glc, slc, sc1);
     if insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
         insn.modifiers.push(Modifier::Flag("lds"));

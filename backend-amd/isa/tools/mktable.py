@@ -327,12 +327,17 @@ def template_for(enc, case, valid):
 
 def operand_category(tok):
     tok = re.sub(r"^(neg\(|sext\()|[-|]", "", tok)
+    m = re.match(r"^([va])\[(\d+):\d+\]", tok)
+    if m and int(m.group(2)) % 2 == 1:
+        return "w" if m.group(1) == "v" else "b"
     if re.match(r"^v(\d|\[)", tok):
         return "v"
     if re.match(r"^a(\d|\[)", tok):
         return "a"
-    if re.match(r"^(s(\d|\[)|ttmp|vcc|exec|m0|flat_scratch|xnack|src_)", tok):
+    if re.match(r"^(s(\d|\[)|ttmp)", tok):
         return "s"
+    if re.match(r"^(vcc|exec|m0|flat_scratch|xnack|src_|null)", tok):
+        return "k"
     return "c"
 
 

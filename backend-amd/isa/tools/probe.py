@@ -258,6 +258,20 @@ def sweep():
     # ds_swizzle_b32 offsets of every pattern kind
     for off in (0x4, 0x401F, 0x1C1F, 0x5C, 0x80E4, 0x8000, 0x0D55, 0xE005, 0x1F, 0x3FF, 0x7FFF, 0xFFFF, 0x1, 0x400):
         add(0xD87A0000 | off, 20 | 10 << 24)
+    # Odd (misaligned) register tuples and special registers as bases, for the
+    # reference's invalid-operand notes
+    for op in range(256):
+        add(0x7E000000 | 11 << 17 | op << 9 | V + 21)
+        add(0x7C000000 | op << 17 | 31 << 9 | V + 21)
+        add(0xC0000000 | op << 18 | 1 << 17 | 10 << 6 | 51, 0x40)
+    for op in range(0x3E):
+        add(op << 25 | 11 << 17 | 31 << 9 | V + 21, lit)
+    for op in range(1024):
+        add(0xD0000000 | op << 16 | 81, V + 21 | (V + 41) << 9 | (V + 61) << 18)
+        add(0xD0000000 | op << 16 | 81, V + 21 | (V + 41) << 9)
+    for op in range(128):
+        add(0xD3800000 | op << 16 | 81 | 1 << 14, V + 21 | (V + 41) << 9 | (V + 61) << 18 | 3 << 27)
+        add(0xD3800000 | op << 16 | 80 | 1 << 14, V + 21 | (V + 41) << 9 | 126 << 18 | 3 << 27)
     # Symbolic immediates: every hwreg id, every message id
     for i in range(64):
         add(0xB8800000 | 10 << 16 | 31 << 11 | i)
