@@ -129,3 +129,27 @@ proptest! {
         }
     }
 }
+
+/// A PT_GNU_STACK entry listed before the loadable segments: the new
+/// PT_LOAD still comes after every other, so the loaded image's last
+/// segment has the highest address.
+#[test]
+fn new_segment_stays_last_when_the_free_slot_comes_first() {
+    let mut bytes = fixture("gfx90a", "noslack");
+    let (phoff, phnum) = {
+        let co = CodeObject::parse(&bytes).expect("parses");
+        (co.elf.header.e_phoff as usize, co.elf.segments.len())
+    };
+    let stack = (0..phnum).find(|&i| bytes[phoff + 56 * i..phoff + 56 * i + 4] == 0x6474_e551u32.to_le_bytes()).expect("GNU_STACK");
+    // Move GNU_STACK to index 1, before the PT_LOADs.
+    let mut entries: Vec<Vec<u8>> = bytes[phoff..phoff + 56 * phnum].chunks(56).map(<[u8]>::to_vec).collect();
+    let e = entries.remove(stack);
+    entries.insert(1, e);
+    bytes[phoff..phoff + 56 * phnum].copy_from_slice(&entries.concat());
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+    let co = CodeObject::parse(&out.bytes).expect("parses");
+    let loads: Vec<_> = co.elf.segments.iter().filter(|s| s.p_type == 1).collect();
+    assert!(loads.windows(2).all(|w| w[0].vaddr < w[1].vaddr), "PT_LOADs out of order");
+    assert_eq!(loads.last().map(|s| s.vaddr), out.appended_at);
+}

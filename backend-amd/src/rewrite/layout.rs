@@ -265,9 +265,27 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
     b.resize(to_usize(code_off)?, 0);
     b.extend_from_slice(appended);
     let size = appended.len() as u64;
-    let slot = (0..h.phnum)
-        .find(|&i| rd(&b, h.phoff + i * h.phentsize, 4).ok() == Some(u64::from(PT_GNU_STACK)))
+    let kind = |b: &[u8], i: usize| rd(b, h.phoff + i * h.phentsize, 4).ok();
+    let mut slot = (0..h.phnum)
+        .find(|&i| kind(&b, i) == Some(u64::from(PT_GNU_STACK)))
         .ok_or_else(|| RewriteError::Layout("no PT_GNU_STACK slot".into()))?;
+    // Loadable segments stay sorted by address: move the freed slot after
+    // the last PT_LOAD (the entries between shift down by one).
+    if let Some(last_load) = (0..h.phnum).rev().find(|&i| kind(&b, i) == Some(u64::from(PT_LOAD))) {
+        if last_load > slot {
+            let table = h.phoff..h.phoff + h.phnum * h.phentsize;
+            let mut entries: Vec<Vec<u8>> = b
+                .get(table.clone())
+                .ok_or_else(|| RewriteError::Layout("program headers out of the file".into()))?
+                .chunks(h.phentsize)
+                .map(<[u8]>::to_vec)
+                .collect();
+            let freed = entries.remove(slot);
+            entries.insert(last_load, freed);
+            b[table].copy_from_slice(&entries.concat());
+            slot = last_load;
+        }
+    }
     let at = h.phoff + slot * h.phentsize;
     for (o, n, v) in [
         (0, 4, u64::from(PT_LOAD)),
