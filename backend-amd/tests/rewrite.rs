@@ -25,11 +25,8 @@ fn objdump_for(target: &str) -> Option<String> {
 
 /// Runs llvm-objdump -d; returns the lines it could not decode.
 fn objdump_unknown(objdump: &str, target: &str, path: &Path) -> Vec<String> {
-    let out = Command::new(objdump)
-        .args(["-d", &format!("--mcpu={target}")])
-        .arg(path)
-        .output()
-        .expect("runs llvm-objdump");
+    let out =
+        Command::new(objdump).args(["-d", &format!("--mcpu={target}")]).arg(path).output().expect("runs llvm-objdump");
     assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("<unknown>")).map(String::from).collect()
@@ -37,7 +34,8 @@ fn objdump_unknown(objdump: &str, target: &str, path: &Path) -> Vec<String> {
 
 fn readelf_ok(path: &Path) {
     let Some(readelf) = tool("llvm-readelf-19") else { return };
-    let out = Command::new(readelf).args(["--wide", "-h", "-S", "-l", "-s", "--notes"]).arg(path).output().expect("runs");
+    let out =
+        Command::new(readelf).args(["--wide", "-h", "-S", "-l", "-s", "--notes"]).arg(path).output().expect("runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("warning") && !err.contains("error"), "{}: {err}", path.display());
@@ -53,7 +51,8 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
         let original = common::read(&path);
         let co = CodeObject::parse(&original).expect("fixture parses");
         for (mode, far) in [(Mode::Detect, None), (Mode::Screen, None), (Mode::Detect, Some(4u64 << 20))] {
-            let opts = RewriteOptions { mode, table_address: 0x7f00_0000_0000, min_distance: far, ..Default::default() };
+            let opts =
+                RewriteOptions { mode, table_address: 0x7f00_0000_0000, min_distance: far, ..Default::default() };
             let out = rewrite::rewrite(&original, &opts).unwrap_or_else(|e| panic!("{target}/{name} {mode:?}: {e}"));
             let again = CodeObject::parse(&out.bytes).expect("rewritten object parses");
             assert_eq!(again.kernels.len(), co.kernels.len());
@@ -75,22 +74,37 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
                 let new = again.elf.bytes_at_addr(s.addr, s.size).expect("same addresses");
                 for (i, (x, y)) in old.iter().zip(new).enumerate() {
                     let addr = s.addr + i as u64;
-                    assert!(x == y || allowed.iter().any(|r| r.contains(&addr)), "{target}/{name}: byte at {addr:#x} changed");
+                    assert!(
+                        x == y || allowed.iter().any(|r| r.contains(&addr)),
+                        "{target}/{name}: byte at {addr:#x} changed"
+                    );
                 }
             }
             // Nothing is displaced from a kernarg preload header.
             for k in &co.kernels {
                 let header = k.entry..k.entry + k.preload_header_bytes;
                 for o in &out.kernels {
-                    assert!(o.anchors.iter().all(|a| !header.contains(&a.address)), "{target}/{name}: anchor in the preload header");
+                    assert!(
+                        o.anchors.iter().all(|a| !header.contains(&a.address)),
+                        "{target}/{name}: anchor in the preload header"
+                    );
                 }
             }
             for k in &out.kernels {
                 if k.state == KernelState::Instrumented && k.metadata_counts_kept.is_none() {
                     // The note reports at least the registers the trampolines use.
                     let r = k.registers.as_ref().expect("registers");
-                    let meta = again.metadata.as_ref().and_then(|m| m.kernels.iter().find(|m| m.name == k.name)).expect("metadata");
-                    assert!(meta.vgpr_count >= u64::from(r.scratch_vgpr) + 5, "{target}/{name} {}: {}", k.name, meta.vgpr_count);
+                    let meta = again
+                        .metadata
+                        .as_ref()
+                        .and_then(|m| m.kernels.iter().find(|m| m.name == k.name))
+                        .expect("metadata");
+                    assert!(
+                        meta.vgpr_count >= u64::from(r.scratch_vgpr) + 5,
+                        "{target}/{name} {}: {}",
+                        k.name,
+                        meta.vgpr_count
+                    );
                     assert!(meta.sgpr_count >= u64::from(r.scratch_sgpr) + 14, "{target}/{name} {}", k.name);
                     totals[6] += 1;
                 }

@@ -29,12 +29,15 @@ fn instructions(launch: &Launch, make: &dyn Fn(u64) -> Vec<u8>) -> Option<u64> {
         }
     };
     let kernel = object.kernel(&launch.kernel)?.clone();
-    let addrs: Vec<(String, u64)> = launch.buffers.iter().map(|b| (b.name.clone(), mem.allocate(b.bytes.clone()))).collect();
+    let addrs: Vec<(String, u64)> =
+        launch.buffers.iter().map(|b| (b.name.clone(), mem.allocate(b.bytes.clone()))).collect();
     let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
     let mut kernarg = vec![0u8; explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0)];
     for (meta, arg) in explicit.iter().zip(&launch.args) {
         let v = match arg {
-            ArgSpec::Buffer(n) => addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec(),
+            ArgSpec::Buffer(n) => {
+                addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec()
+            }
             ArgSpec::Scalar(_, b) => b.clone(),
         };
         kernarg[meta.offset as usize..meta.offset as usize + v.len()].copy_from_slice(&v);
@@ -65,13 +68,20 @@ fn rewrite_benchmark() {
     for target in ["gfx90a", "gfx942"] {
         for p in &paths {
             let launch = Launch::load(p).expect("launch");
-            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else { continue };
+            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else {
+                continue;
+            };
             let Some(base) = instructions(&launch, &|_| original.clone()) else { continue };
             let mut row = vec![base.to_string()];
             let counts = std::cell::Cell::new((0usize, 0usize));
             for mode in [Mode::Detect, Mode::Screen] {
                 let n = instructions(&launch, &|table| {
-                    let opts = RewriteOptions { mode, kernels: vec![launch.kernel.clone()], table_address: table, ..Default::default() };
+                    let opts = RewriteOptions {
+                        mode,
+                        kernels: vec![launch.kernel.clone()],
+                        table_address: table,
+                        ..Default::default()
+                    };
                     let out = rewrite::rewrite(&original, &opts).expect("rewrites");
                     if let Some(k) = out.kernels.iter().find(|k| k.name == launch.kernel) {
                         if mode == Mode::Detect {
@@ -95,10 +105,15 @@ fn rewrite_benchmark() {
     for _ in 0..5 {
         for (_, _, path) in common::code_objects() {
             let bytes = common::read(&path);
-            let out = rewrite::rewrite(&bytes, &RewriteOptions { mode: Mode::Detect, ..Default::default() }).expect("rewrites");
+            let out = rewrite::rewrite(&bytes, &RewriteOptions { mode: Mode::Detect, ..Default::default() })
+                .expect("rewrites");
             instrs += out.kernels.iter().map(|k| k.instructions).sum::<usize>();
         }
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("\nrewrite time: {:.2} ms per 10k instructions ({instrs} instructions in {:.3} s)", secs * 1e3 * 1e4 / instrs.max(1) as f64, secs);
+    println!(
+        "\nrewrite time: {:.2} ms per 10k instructions ({instrs} instructions in {:.3} s)",
+        secs * 1e3 * 1e4 / instrs.max(1) as f64,
+        secs
+    );
 }

@@ -60,7 +60,9 @@ fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> R
     let mut kernarg = vec![0u8; end];
     for (meta, arg) in explicit.iter().zip(&launch.args) {
         let v = match arg {
-            ArgSpec::Buffer(name) => addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec(),
+            ArgSpec::Buffer(name) => {
+                addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec()
+            }
             ArgSpec::Scalar(_, b) => b.clone(),
         };
         let o = meta.offset as usize;
@@ -145,9 +147,17 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .elf
                     .bytes_at_addr(entry + offset, 4)
                     .ok()
-                    .and_then(|_| parsed.elf.bytes_at_addr(entry + offset, 8).or_else(|_| parsed.elf.bytes_at_addr(entry + offset, 4)).ok())
+                    .and_then(|_| {
+                        parsed
+                            .elf
+                            .bytes_at_addr(entry + offset, 8)
+                            .or_else(|_| parsed.elf.bytes_at_addr(entry + offset, 4))
+                            .ok()
+                    })
                     .and_then(|b| xfpx_amd_isa::decode(isa, b).ok())
-                    .is_some_and(|i| matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. }))
+                    .is_some_and(|i| {
+                        matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
+                    })
             };
             let expected: BTreeSet<Key> = orig
                 .stats
@@ -167,7 +177,12 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             // Detect mode.
             let outcome = std::cell::RefCell::new(None);
             let rw = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions { mode: Mode::Detect, kernels: vec![launch.kernel.clone()], table_address: addr, ..Default::default() };
+                let opts = RewriteOptions {
+                    mode: Mode::Detect,
+                    kernels: vec![launch.kernel.clone()],
+                    table_address: addr,
+                    ..Default::default()
+                };
                 let out = rewrite::rewrite(&original, &opts).expect("rewrites");
                 let bytes = out.bytes.clone();
                 *outcome.borrow_mut() = Some(out);
@@ -191,7 +206,8 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             }
             let hazards = rw.stats.hazards();
             if !hazards.is_empty() {
-                failures.push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
+                failures
+                    .push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
             let found: BTreeSet<Key> = got.records.iter().map(|(_, r)| (r.site.offset, r.kind, r.format)).collect();
@@ -213,15 +229,25 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             // The same records reach an xfpx-report/1 report.
             let mut collector = xfpx_common::report::Collector::new(run_info(target), None);
             got.record_into(&mut collector, 0);
-            let report = xfpx_common::report::Report::from_json(&collector.report().to_json()).expect("report round-trips");
+            let report =
+                xfpx_common::report::Report::from_json(&collector.report().to_json()).expect("report round-trips");
             if report.records().count() != found.len() {
-                failures.push(format!("{name}: report has {} records, table {}", report.records().count(), found.len()));
+                failures.push(format!(
+                    "{name}: report has {} records, table {}",
+                    report.records().count(),
+                    found.len()
+                ));
             }
             total_records += found.len();
             // Screen mode.
             let souts = std::cell::RefCell::new(None);
             let sr = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions { mode: Mode::Screen, kernels: vec![launch.kernel.clone()], table_address: addr, ..Default::default() };
+                let opts = RewriteOptions {
+                    mode: Mode::Screen,
+                    kernels: vec![launch.kernel.clone()],
+                    table_address: addr,
+                    ..Default::default()
+                };
                 let out = rewrite::rewrite(&original, &opts).expect("rewrites");
                 let bytes = out.bytes.clone();
                 *souts.borrow_mut() = Some(out);
@@ -239,7 +265,8 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
                     let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
                     if bits != sr.stats.trapsts & 0x1ff {
-                        failures.push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
+                        failures
+                            .push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
                     }
                     dyn_screen += sr.stats.instructions;
                 }
@@ -309,11 +336,17 @@ fn far_trampolines_through_islands_match_the_original() {
                 assert!(r.reason.contains("island"), "{}", r.reason);
             }
             // Every record found is one the emulator observed at that site.
-            let entry = xfpx_amd::CodeObject::parse(&original).expect("co").kernel(&launch.kernel).map(|k| k.entry).expect("k");
-            let seen: BTreeSet<u64> = orig.stats.observations.results.keys().map(|(pc, _, _)| pc - orig.stats.code_base - entry).collect();
+            let entry =
+                xfpx_amd::CodeObject::parse(&original).expect("co").kernel(&launch.kernel).map(|k| k.entry).expect("k");
+            let seen: BTreeSet<u64> =
+                orig.stats.observations.results.keys().map(|(pc, _, _)| pc - orig.stats.code_base - entry).collect();
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             for (_, r) in &got.records {
-                assert!(seen.contains(&r.site.offset), "{target}/{kernel}: record at {:#x} not observed", r.site.offset);
+                assert!(
+                    seen.contains(&r.site.offset),
+                    "{target}/{kernel}: record at {:#x} not observed",
+                    r.site.offset
+                );
             }
             compared += 1;
         }
@@ -336,12 +369,19 @@ fn counting_every_instruction_matches_the_emulators_count() {
     for target in TARGETS {
         for path in launches() {
             let launch = Launch::load(&path).expect("launch");
-            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else { continue };
+            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else {
+                continue;
+            };
             let name = format!("{target}/{}", launch.kernel);
             let Ok(orig) = run(&launch, &original, &|_| original.clone()) else { continue };
             let outcome = std::cell::RefCell::new(None);
             let rw = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions { mode: Mode::Count, kernels: vec![launch.kernel.clone()], table_address: addr, ..Default::default() };
+                let opts = RewriteOptions {
+                    mode: Mode::Count,
+                    kernels: vec![launch.kernel.clone()],
+                    table_address: addr,
+                    ..Default::default()
+                };
                 let out = rewrite::rewrite(&original, &opts).expect("rewrites");
                 let b = out.bytes.clone();
                 *outcome.borrow_mut() = Some(out);
@@ -372,7 +412,8 @@ fn counting_every_instruction_matches_the_emulators_count() {
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             let count: u64 = got.counters.iter().map(|c| u64::from(c.value)).sum();
             let calls = k.appended.iter().any(|l| l.text.starts_with("s_setpc_b64")) && launch.kernel.contains("call");
-            let ok = if calls { count > 0 && count < orig.stats.instructions } else { count == orig.stats.instructions };
+            let ok =
+                if calls { count > 0 && count < orig.stats.instructions } else { count == orig.stats.instructions };
             if !ok {
                 failures.push(format!("{name}: counted {count}, the emulator executed {}", orig.stats.instructions));
             }
@@ -402,7 +443,11 @@ impl xfpx_common::tool::Tool for LoadedValueChecker {
         "loaded-values"
     }
 
-    fn plan(&self, view: &xfpx_common::view::KernelView, sites: &mut xfpx_common::site::SiteTable) -> xfpx_common::plan::Plan {
+    fn plan(
+        &self,
+        view: &xfpx_common::view::KernelView,
+        sites: &mut xfpx_common::site::SiteTable,
+    ) -> xfpx_common::plan::Plan {
         use xfpx_common::probe::{Action, Probe, ValueRef, When};
         let mut plan = xfpx_common::plan::Plan::new(view.name.clone());
         for (i, ins) in view.instrs.iter().enumerate() {
@@ -437,13 +482,19 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
     let mut hazards_without = 0usize;
     for target in ["gfx90a", "gfx942"] {
         for kernel in ["exc_nan", "exc_none", "saxpy", "daxpy", "f32_arith"] {
-            let launch = Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
+            let launch =
+                Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
             let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
             for insert_waits in [true, false] {
                 let outcome = std::cell::RefCell::new(None);
                 let rw = run(&launch, &original, &|addr| {
-                    let opts = RewriteOptions { kernels: vec![launch.kernel.clone()], table_address: addr, insert_waits, ..Default::default() };
+                    let opts = RewriteOptions {
+                        kernels: vec![launch.kernel.clone()],
+                        table_address: addr,
+                        insert_waits,
+                        ..Default::default()
+                    };
                     let out = rewrite::rewrite_with(&original, &opts, &LoadedValueChecker).expect("rewrites");
                     let b = out.bytes.clone();
                     *outcome.borrow_mut() = Some(out);
@@ -457,7 +508,14 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
                     assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
                     assert!(k.waits_added > 0, "{target}/{kernel}");
                     // Never a blanket wait: each names vmcnt only.
-                    assert!(k.appended.iter().filter(|l| l.text.starts_with("s_waitcnt")).all(|l| !l.text.contains("lgkmcnt")), "{:?}", k.appended);
+                    assert!(
+                        k.appended
+                            .iter()
+                            .filter(|l| l.text.starts_with("s_waitcnt"))
+                            .all(|l| !l.text.contains("lgkmcnt")),
+                        "{:?}",
+                        k.appended
+                    );
                     waits += k.waits_added;
                 } else {
                     hazards_without += rw.stats.hazards().len();

@@ -89,7 +89,11 @@ fn growth_that_breaks_the_workgroup_occupancy_is_refused() {
     kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 31).expect("set");
     bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
     let co = CodeObject::parse(&bytes).expect("parses");
-    let wg = co.metadata.as_ref().and_then(|m| m.kernels.iter().find(|k| k.name == "fp32_axpy")).map(|k| k.max_flat_workgroup_size);
+    let wg = co
+        .metadata
+        .as_ref()
+        .and_then(|m| m.kernels.iter().find(|k| k.name == "fp32_axpy"))
+        .map(|k| k.max_flat_workgroup_size);
     assert_eq!(wg, Some(1024));
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
     match state(&out, "fp32_axpy") {
@@ -140,7 +144,9 @@ fn new_segment_stays_last_when_the_free_slot_comes_first() {
         let co = CodeObject::parse(&bytes).expect("parses");
         (co.elf.header.e_phoff as usize, co.elf.segments.len())
     };
-    let stack = (0..phnum).find(|&i| bytes[phoff + 56 * i..phoff + 56 * i + 4] == 0x6474_e551u32.to_le_bytes()).expect("GNU_STACK");
+    let stack = (0..phnum)
+        .find(|&i| bytes[phoff + 56 * i..phoff + 56 * i + 4] == 0x6474_e551u32.to_le_bytes())
+        .expect("GNU_STACK");
     // Move GNU_STACK to index 1, before the PT_LOADs.
     let mut entries: Vec<Vec<u8>> = bytes[phoff..phoff + 56 * phnum].chunks(56).map(<[u8]>::to_vec).collect();
     let e = entries.remove(stack);

@@ -28,7 +28,8 @@ fn snippets() -> PathBuf {
 fn appended(target: &str, fixture: &str, kernel: &str, mode: Mode) -> (String, Vec<u8>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(target).join(format!("{fixture}.co"));
     let bytes = std::fs::read(&path).expect("fixture");
-    let opts = RewriteOptions { mode, kernels: vec![kernel.to_string()], table_address: TABLE_ADDRESS, ..Default::default() };
+    let opts =
+        RewriteOptions { mode, kernels: vec![kernel.to_string()], table_address: TABLE_ADDRESS, ..Default::default() };
     let out = rewrite::rewrite(&bytes, &opts).expect("rewrites");
     let k = out.kernels.iter().find(|k| k.name == kernel).expect("kernel");
     assert!(!k.appended.is_empty(), "{target}/{kernel}: nothing appended: {:?}", k.state);
@@ -66,7 +67,8 @@ fn appended_code_matches_committed_snippets_and_the_assembler() {
         let base = format!("{target}-{name}");
         let s_path = snippets().join(format!("{base}.s"));
         let bin_path = snippets().join(format!("{base}.bin"));
-        let committed = std::fs::read_to_string(&s_path).unwrap_or_else(|e| panic!("{}: {e} (XFPX_BLESS=1 writes it)", s_path.display()));
+        let committed = std::fs::read_to_string(&s_path)
+            .unwrap_or_else(|e| panic!("{}: {e} (XFPX_BLESS=1 writes it)", s_path.display()));
         assert_eq!(committed, text, "{base}.s is stale (XFPX_BLESS=1 rewrites it)");
         let bin = std::fs::read(&bin_path).expect("committed .bin");
         assert_eq!(bin, code, "{base}.bin differs from the rewriter's bytes");

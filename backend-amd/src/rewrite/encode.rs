@@ -121,7 +121,8 @@ fn put(words: &mut [u32], enc: Encoding, f: Field, value: u32) -> Result<(), Rew
     if value & !mask != 0 {
         return Err(RewriteError::Encode(format!("{value:#x} does not fit field {f:?} of {enc}")));
     }
-    let w = words.get_mut(dw as usize).ok_or_else(|| RewriteError::Encode(format!("{enc} field {f:?} out of range")))?;
+    let w =
+        words.get_mut(dw as usize).ok_or_else(|| RewriteError::Encode(format!("{enc} field {f:?} out of range")))?;
     *w |= value << lo;
     Ok(())
 }
@@ -198,7 +199,8 @@ impl Encoder {
     /// VOP1 `vdst = op(src0)` (`v_mov_b32_e32`).
     pub fn vop1(&self, mnemonic: &str, vdst: u16, src0: Src) -> Result<Vec<u32>, RewriteError> {
         let (c, l) = src0.code()?;
-        let mut w = self.base(Encoding::Vop1, mnemonic, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
+        let mut w =
+            self.base(Encoding::Vop1, mnemonic, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
         w.extend(l);
         Ok(w)
     }
@@ -273,13 +275,37 @@ mod tests {
         for target in Target::ALL {
             let e = Encoder { target };
             assert_eq!(text(target, &e.sopp("s_branch", 0xfffe).expect("enc")), "s_branch 65534");
-            assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")), "s_mov_b64 s[20:21], exec");
-            assert_eq!(text(target, &e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")), "s_mov_b64 exec, 1");
-            assert_eq!(text(target, &e.sop2("s_cselect_b64", Src::Sgpr(4), Src::Int(-1), Src::Int(0)).expect("e")), "s_cselect_b64 s[4:5], -1, 0");
-            assert_eq!(text(target, &e.sopc("s_cmp_lg_u32", Src::Sgpr(3), Src::Int(0)).expect("e")), "s_cmp_lg_u32 s3, 0");
-            assert_eq!(text(target, &e.vop1("v_mov_b32_e32", 7, Src::Literal(0x204)).expect("e")), "v_mov_b32_e32 v7, 0x204");
-            assert_eq!(text(target, &e.vop3_cmp("v_cmp_class_f32_e64", 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")), "v_cmp_class_f32_e64 s[30:31], v2, v7");
-            assert_eq!(text(target, &e.global_atomic("global_atomic_add", 5, 6, 40).expect("e")), "global_atomic_add v5, v6, s[40:41]");
+            assert_eq!(
+                text(
+                    target,
+                    &e.sop1("s_mov_b64", Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")
+                ),
+                "s_mov_b64 s[20:21], exec"
+            );
+            assert_eq!(
+                text(target, &e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")),
+                "s_mov_b64 exec, 1"
+            );
+            assert_eq!(
+                text(target, &e.sop2("s_cselect_b64", Src::Sgpr(4), Src::Int(-1), Src::Int(0)).expect("e")),
+                "s_cselect_b64 s[4:5], -1, 0"
+            );
+            assert_eq!(
+                text(target, &e.sopc("s_cmp_lg_u32", Src::Sgpr(3), Src::Int(0)).expect("e")),
+                "s_cmp_lg_u32 s3, 0"
+            );
+            assert_eq!(
+                text(target, &e.vop1("v_mov_b32_e32", 7, Src::Literal(0x204)).expect("e")),
+                "v_mov_b32_e32 v7, 0x204"
+            );
+            assert_eq!(
+                text(target, &e.vop3_cmp("v_cmp_class_f32_e64", 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")),
+                "v_cmp_class_f32_e64 s[30:31], v2, v7"
+            );
+            assert_eq!(
+                text(target, &e.global_atomic("global_atomic_add", 5, 6, 40).expect("e")),
+                "global_atomic_add v5, v6, s[40:41]"
+            );
             assert_eq!(text(target, &e.accvgpr_read(9, 3).expect("e")), "v_accvgpr_read_b32 v9, a3");
         }
     }

@@ -155,7 +155,13 @@ pub fn footprint(region: &Region, code_len: u64) -> u64 {
 
 /// Builds the rewritten file: `patches` written over the original bytes,
 /// `code` placed at `region.start`.
-pub fn apply(original: &[u8], co: &CodeObject<'_>, region: &Region, code: &[u8], patches: &[Patch]) -> Result<Vec<u8>, RewriteError> {
+pub fn apply(
+    original: &[u8],
+    co: &CodeObject<'_>,
+    region: &Region,
+    code: &[u8],
+    patches: &[Patch],
+) -> Result<Vec<u8>, RewriteError> {
     let mut b = original.to_vec();
     for p in patches {
         let off = to_usize(file_offset(co, p.addr, p.bytes.len() as u64)?)?;

@@ -175,7 +175,8 @@ impl IslandPool {
 
     /// Takes room for one island within `s_branch` reach of `anchor`.
     fn take(&mut self, anchor: u64) -> Option<u64> {
-        let slot = self.free.iter_mut().find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
+        let slot =
+            self.free.iter_mut().find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
         let at = slot.start;
         slot.start += ISLAND_BYTES;
         Some(at)
@@ -354,7 +355,11 @@ impl AmdLowering<'_> {
         self.emit(e.vop1("v_mov_b32_e32", s.v_addr(), Src::Literal(slot * 4))?);
         self.emit(e.vop1("v_mov_b32_e32", s.v_data(), data)?);
         self.emit(e.sop1("s_mov_b32", Some(Src::Sgpr(s.table())), Some(Src::Literal(self.table_address as u32)))?);
-        self.emit(e.sop1("s_mov_b32", Some(Src::Sgpr(s.table() + 1)), Some(Src::Literal((self.table_address >> 32) as u32)))?);
+        self.emit(e.sop1(
+            "s_mov_b32",
+            Some(Src::Sgpr(s.table() + 1)),
+            Some(Src::Literal((self.table_address >> 32) as u32)),
+        )?);
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
         self.emit(e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
@@ -522,7 +527,13 @@ impl AmdLowering<'_> {
         out
     }
 
-    fn wait(&mut self, index: usize, after: bool, regs: &[(IsaFile, u16)], count: &mut usize) -> Result<(), RewriteError> {
+    fn wait(
+        &mut self,
+        index: usize,
+        after: bool,
+        regs: &[(IsaFile, u16)],
+        count: &mut usize,
+    ) -> Result<(), RewriteError> {
         if !self.insert_waits {
             return Ok(());
         }
@@ -638,7 +649,10 @@ impl AmdLowering<'_> {
         }
         self.patch_skip(skip_all)?;
         self.emit(d.insn.dwords().to_vec());
-        out.anchors.push(Patch { addr: d.addr, bytes: e.sopp("s_branch", rel)?.iter().flat_map(|w| w.to_le_bytes()).collect() });
+        out.anchors.push(Patch {
+            addr: d.addr,
+            bytes: e.sopp("s_branch", rel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        });
         out.trampolines += 1;
         out.probes += 1;
         Ok(())
@@ -764,7 +778,8 @@ mod tests {
     /// Value of the 64-bit add of a literal pair following `at` (s_add_u32, s_addc_u32).
     fn added(code: &[DecodedInstr], at: usize) -> u64 {
         let lit = |d: &DecodedInstr| if d.insn.length == 8 { u64::from(d.insn.words[1]) } else { 0 };
-        let adds: Vec<&DecodedInstr> = code[at..].iter().filter(|d| d.insn.base_mnemonic.starts_with("s_add")).take(2).collect();
+        let adds: Vec<&DecodedInstr> =
+            code[at..].iter().filter(|d| d.insn.base_mnemonic.starts_with("s_add")).take(2).collect();
         lit(adds[0]) | lit(adds[1]) << 32
     }
 

@@ -101,7 +101,13 @@ pub struct RewriteOptions {
 
 impl Default for RewriteOptions {
     fn default() -> Self {
-        RewriteOptions { mode: Mode::Detect, kernels: Vec::new(), table_address: 0, min_distance: None, insert_waits: true }
+        RewriteOptions {
+            mode: Mode::Detect,
+            kernels: Vec::new(),
+            table_address: 0,
+            min_distance: None,
+            insert_waits: true,
+        }
     }
 }
 
@@ -239,7 +245,11 @@ pub fn rewrite_with(bytes: &[u8], opts: &RewriteOptions, tool: &dyn Tool) -> Res
     rewrite_planned(bytes, opts, (opts.mode != Mode::Screen).then_some(tool))
 }
 
-fn rewrite_planned(bytes: &[u8], opts: &RewriteOptions, tool: Option<&dyn Tool>) -> Result<RewriteOutcome, RewriteError> {
+fn rewrite_planned(
+    bytes: &[u8],
+    opts: &RewriteOptions,
+    tool: Option<&dyn Tool>,
+) -> Result<RewriteOutcome, RewriteError> {
     let co = CodeObject::parse(bytes)?;
     let target = isa_target(&co)?;
     let code = all_code(&co, target);
@@ -352,7 +362,8 @@ fn rewrite_planned(bytes: &[u8], opts: &RewriteOptions, tool: Option<&dyn Tool>)
             Err(e) => return Err(e),
         };
         // The result must read back as a code object with the same kernels.
-        let check = CodeObject::parse(&out).map_err(|e| RewriteError::Layout(format!("rewritten object does not parse: {e}")))?;
+        let check = CodeObject::parse(&out)
+            .map_err(|e| RewriteError::Layout(format!("rewritten object does not parse: {e}")))?;
         if check.kernels.len() != co.kernels.len() {
             return Err(RewriteError::Layout("rewritten object lost kernels".into()));
         }
@@ -415,7 +426,12 @@ impl Tool for InstructionCounter {
         plan.counters.push(CounterDef { name: WAVE_INSTRUCTIONS.into(), kind: CounterKind::WarpExecutions });
         for (i, ins) in view.instrs.iter().enumerate() {
             let site = sites.intern(&view.name, ins.offset, &ins.text, None);
-            plan.probes.push(Probe { instr: i as u32, site, when: When::Before, action: Action::Count { counter: CounterId(0) } });
+            plan.probes.push(Probe {
+                instr: i as u32,
+                site,
+                when: When::Before,
+                action: Action::Count { counter: CounterId(0) },
+            });
         }
         plan
     }
@@ -483,9 +499,10 @@ fn lower_kernel(
                     // DX10_CLAMP keeps TRAPSTS from recording FP exceptions
                     // before gfx12; it also turns clamped NaNs into 0, so it
                     // is cleared only when no instruction uses `clamp`.
-                    let clamps = p.instrs.iter().any(|d| {
-                        d.insn.modifiers.iter().any(|m| matches!(m, xfpx_amd_isa::Modifier::Flag("clamp")))
-                    });
+                    let clamps = p
+                        .instrs
+                        .iter()
+                        .any(|d| d.insn.modifiers.iter().any(|m| matches!(m, xfpx_amd_isa::Modifier::Flag("clamp"))));
                     if !clamps && descriptor.field(DescriptorWord::ComputePgmRsrc1, rsrc1::ENABLE_DX10_CLAMP) != 0 {
                         descriptor
                             .set_field(DescriptorWord::ComputePgmRsrc1, rsrc1::ENABLE_DX10_CLAMP, 0)
@@ -560,7 +577,13 @@ impl RewriteOutcome {
         let _ = writeln!(s, "target {}  mode {:?}", self.target, self.mode);
         match (self.strategy, self.appended_at) {
             (Some(st), Some(at)) => {
-                let _ = writeln!(s, "appended {} bytes at {at:#x} ({st:?}); table at {:#x}, {} slots", self.appended_bytes, self.table_address, self.table.slots.len());
+                let _ = writeln!(
+                    s,
+                    "appended {} bytes at {at:#x} ({st:?}); table at {:#x}, {} slots",
+                    self.appended_bytes,
+                    self.table_address,
+                    self.table.slots.len()
+                );
             }
             _ => {
                 let _ = writeln!(s, "nothing appended");
@@ -590,7 +613,14 @@ impl RewriteOutcome {
                 let _ = writeln!(
                     s,
                     "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
-                    r.vgprs_before, r.vgprs_after, r.accum_offset_before, r.accum_offset_after, r.sgprs_before, r.sgprs_after, r.scratch_sgpr, r.scratch_vgpr
+                    r.vgprs_before,
+                    r.vgprs_after,
+                    r.accum_offset_before,
+                    r.accum_offset_after,
+                    r.sgprs_before,
+                    r.sgprs_after,
+                    r.scratch_sgpr,
+                    r.scratch_vgpr
                 );
             }
             if let Some(why) = &k.metadata_counts_kept {

@@ -90,7 +90,9 @@ fn metadata_desc<'a>(co: &CodeObject<'a>) -> Option<(u64, &'a [u8])> {
         let data = co.elf.section_data(s).ok()?;
         let mut at = 0usize;
         while at + 12 <= data.len() {
-            let word = |o: usize| -> Option<usize> { data.get(o..o + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize) };
+            let word = |o: usize| -> Option<usize> {
+                data.get(o..o + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+            };
             let (namesz, descsz, ntype) = (word(at)?, word(at + 4)?, word(at + 8)?);
             let name = data.get(at + 12..at + 12 + namesz)?;
             let desc_at = (at + 12 + namesz).div_ceil(4) * 4;
@@ -122,11 +124,15 @@ pub fn count_patches(co: &CodeObject<'_>, kernel: &str, vgprs: u64, sgprs: u64) 
             let mut patches = Vec::new();
             for (key, want) in [(".vgpr_count", vgprs), (".sgpr_count", sgprs)] {
                 let Some(&(_, v)) = map.iter().find(|(k, _)| k == key) else { continue };
-                let old = rmpv::decode::read_value(&mut &b[v..]).ok().and_then(|x| x.as_u64()).ok_or("count is not an integer")?;
+                let old = rmpv::decode::read_value(&mut &b[v..])
+                    .ok()
+                    .and_then(|x| x.as_u64())
+                    .ok_or("count is not an integer")?;
                 if want <= old {
                     continue;
                 }
-                let bytes = same_width(b, v, want).ok_or_else(|| format!("{key} {want} does not fit the encoding of {old}"))?;
+                let bytes =
+                    same_width(b, v, want).ok_or_else(|| format!("{key} {want} does not fit the encoding of {old}"))?;
                 patches.push(Patch { addr: addr + v as u64, bytes });
             }
             return Ok(patches);

@@ -58,7 +58,8 @@ impl TableLayout {
 /// TRAPSTS exception bits (EXCP, same order as the MODE enables): invalid,
 /// input denormal, divide by zero, overflow, underflow, inexact, integer divide by zero.
 pub const TRAPSTS_EXCP_BITS: u32 = 9;
-const TRAPSTS_NAMES: [&str; 7] = ["invalid", "input_denormal", "div_zero", "overflow", "underflow", "inexact", "int_div_zero"];
+const TRAPSTS_NAMES: [&str; 7] =
+    ["invalid", "input_denormal", "div_zero", "overflow", "underflow", "inexact", "int_div_zero"];
 
 /// What a screened kernel's TRAPSTS bits say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -110,7 +111,12 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                     ExceptionRecord {
                         kind: *kind,
                         format: *format,
-                        site: SiteRef { id: *site, offset: info.offset, instr: info.instr.clone(), location: info.location.clone() },
+                        site: SiteRef {
+                            id: *site,
+                            offset: info.offset,
+                            instr: info.instr.clone(),
+                            location: info.location.clone(),
+                        },
                         first_launch: launch,
                         occurrences: u64::from(v),
                     },
@@ -152,9 +158,12 @@ impl TableContents {
 
 /// Interprets TRAPSTS exception bits.
 pub fn screen_finding(kernel: &str, trapsts: u32) -> ScreenFinding {
-    let exceptions = TRAPSTS_NAMES.iter().enumerate().filter(|(b, _)| trapsts & (1 << b) != 0).map(|(_, n)| *n).collect();
+    let exceptions =
+        TRAPSTS_NAMES.iter().enumerate().filter(|(b, _)| trapsts & (1 << b) != 0).map(|(_, n)| *n).collect();
     let mut kinds = Vec::new();
-    for (bit, kind) in [(0, ExceptionKind::Nan), (2, ExceptionKind::Div0), (3, ExceptionKind::Inf), (4, ExceptionKind::Sub)] {
+    for (bit, kind) in
+        [(0, ExceptionKind::Nan), (2, ExceptionKind::Div0), (3, ExceptionKind::Inf), (4, ExceptionKind::Sub)]
+    {
         if trapsts & (1 << bit) != 0 {
             kinds.push(kind);
         }

@@ -95,10 +95,19 @@ mod tests {
 
     #[test]
     fn conversions_to_integers_and_packed_formats_are_recognised() {
-        for m in ["v_cvt_i32_f32_e32", "v_cvt_u32_f32_e64", "v_cvt_flr_i32_f32_e32", "v_cvt_norm_u16_f16_e32", "v_cvt_pk_f16_f32", "v_cvt_i32_f64_e32"] {
+        for m in [
+            "v_cvt_i32_f32_e32",
+            "v_cvt_u32_f32_e64",
+            "v_cvt_flr_i32_f32_e32",
+            "v_cvt_norm_u16_f16_e32",
+            "v_cvt_pk_f16_f32",
+            "v_cvt_i32_f64_e32",
+        ] {
             assert!(other(m), "{m}");
         }
-        for m in ["v_cvt_f32_i32_e32", "v_cvt_f16_f32_e32", "v_cvt_f64_f32_e64", "v_cvt_f32_ubyte0_e32", "v_add_f32_e32"] {
+        for m in
+            ["v_cvt_f32_i32_e32", "v_cvt_f16_f32_e32", "v_cvt_f64_f32_e64", "v_cvt_f32_ubyte0_e32", "v_add_f32_e32"]
+        {
             assert!(!other(m), "{m}");
         }
     }

@@ -232,7 +232,14 @@ mod tests {
         // global_load_dword v1, v[2:3], off ; global_load_dword v4, v[2:3], off
         // s_load_dword s5, s[0:1], 0x0 ; s_waitcnt vmcnt(1) ; s_endpgm
         let code = instrs(&[
-            0xDC50_8000, 0x017F_0002, 0xDC50_8000, 0x047F_0002, 0xC002_0140, 0x0000_0000, 0xBF8C_0F71, 0xBF81_0000,
+            0xDC50_8000,
+            0x017F_0002,
+            0xDC50_8000,
+            0x047F_0002,
+            0xC002_0140,
+            0x0000_0000,
+            0xBF8C_0F71,
+            0xBF81_0000,
         ]);
         assert_eq!(code.len(), 5);
         let w = WaitAnalysis::run(&code);
