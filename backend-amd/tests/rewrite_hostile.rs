@@ -159,3 +159,18 @@ fn new_segment_stays_last_when_the_free_slot_comes_first() {
     assert!(loads.windows(2).all(|w| w[0].vaddr < w[1].vaddr), "PT_LOADs out of order");
     assert_eq!(loads.last().map(|s| s.vaddr), out.appended_at);
 }
+
+/// The JSON rendering is self-contained: every slot's site is listed.
+#[test]
+fn json_lists_the_sites_the_table_names() {
+    let out = rewrite::rewrite(&fixture("gfx942", "fp32"), &opts(Mode::Detect)).expect("rewrites");
+    let v: serde_json::Value = serde_json::from_str(&out.to_json()).expect("json");
+    let sites = v["sites"].as_array().expect("sites").len();
+    let slots = v["table"]["slots"].as_array().expect("slots");
+    assert!(!slots.is_empty());
+    for s in slots {
+        let id = s["site"].as_u64().expect("site id") as usize;
+        assert!(id < sites);
+    }
+    assert!(out.to_text().contains("appended:"));
+}

@@ -180,6 +180,9 @@ pub struct RewriteOutcome {
     pub appended_bytes: u64,
     pub table_address: u64,
     pub table: TableLayout,
+    /// The sites the table's slots name, by id (for readers of the JSON).
+    #[serde(rename = "sites")]
+    pub site_list: Vec<xfpx_common::site::SiteInfo>,
     pub kernels: Vec<KernelOutcome>,
 }
 
@@ -367,7 +370,9 @@ fn rewrite_planned(
         if check.kernels.len() != co.kernels.len() {
             return Err(RewriteError::Layout("rewritten object lost kernels".into()));
         }
+        let site_list = sites.iter().map(|(_, info)| info.clone()).collect();
         return Ok(RewriteOutcome {
+            site_list,
             bytes: out,
             sites,
             target: target.name().to_string(),
