@@ -168,8 +168,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     Ok(insn)
 }
 
-/// Register ranges must lie inside their file (VGPR/AGPR 0..256, SGPR 0..102,
-/// TTMP 0..16).
+/// Register ranges must lie inside their file (VGPR/AGPR 0..256, SGPR tuples
+/// up to s103, TTMP 0..16).
 fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
     // Reserved operand codes name nothing: the reference rejects them.
     if insn.operands.iter().any(|o| matches!(o.operand, Operand::Reserved(_))) {
@@ -177,12 +177,8 @@ fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
     }
     for o in &insn.operands {
         match o.operand {
-            // `null` exists from gfx940 on.
-            Operand::Special { reg: SpecialReg::Null, .. } if !insn.target.is_gfx940_plus() => {
-                return Err(DecodeError::Invalid { word: insn.words[0] })
-            }
-            // A 64-bit operand can only name a register pair at its low half.
-            Operand::Special { reg, count: 2, half } if (half == 1 || !reg.is_pair()) && reg != SpecialReg::Null => {
+            // A 64-bit operand cannot start at the high half of a pair or at M0.
+            Operand::Special { reg, count: 2, half } if half == 1 || reg == SpecialReg::M0 => {
                 return Err(DecodeError::Invalid { word: insn.words[0] })
             }
             _ => {}
@@ -192,7 +188,8 @@ fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
         if let Operand::Reg(r) = o.operand {
             let limit = match r.file {
                 RegFile::Vgpr | RegFile::Agpr => 256,
-                RegFile::Sgpr => 102,
+                // SGPR tuples reach s[100:103] in the reference's register classes.
+                RegFile::Sgpr => 104,
                 RegFile::Ttmp => 16,
             };
             if r.first as u32 + r.count as u32 > limit {
@@ -274,6 +271,9 @@ fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words:
         if e == enc && !has(tf) && row.flags & flag == 0 && field(enc, f, words) != 0 {
             return Err(DecodeError::Invalid { word: words[0] });
         }
+    }
+    if enc == Encoding::Ds && row.flags & flags::RGDS != 0 && field(enc, Field::Gds, words) == 0 {
+        return Err(DecodeError::Invalid { word: words[0] });
     }
     if enc == Encoding::Mubuf && row.flags & flags::RLDS != 0 && field(enc, Field::BufLds, words) == 0 {
         return Err(DecodeError::Invalid { word: words[0] });

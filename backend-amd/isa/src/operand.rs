@@ -68,7 +68,7 @@ pub enum SpecialReg {
     PrivateLimit,
     PopsExitingWaveId,
     LdsDirect,
-    /// `null` (gfx940 and later): reads as zero, writes are discarded.
+    /// `null` (operand code 125): reads as zero, writes are discarded.
     Null,
 }
 

@@ -157,6 +157,7 @@ pub mod flags {
     pub const RLDS: u128 = 1 << 65;
     pub const P_DPPMODS: u128 = 1 << 66;
     pub const P_SDWAMODS: u128 = 1 << 67;
+    pub const RGDS: u128 = 1 << 68;
 }
 
 /// Which words a modifier group applies to.

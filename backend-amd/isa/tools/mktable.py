@@ -300,6 +300,7 @@ COMMENT_RE = re.compile(r"/\*(.*?)\*/")
 def template_for(enc, case, valid):
     words, _length, text = case
     mnem, ops, _mods = split_operands(text)
+    ops = [o for o in ops if not re.match(r"^(offset[01]?:|gds$)", o)]
     flds = fields(enc, words)
     tmpl = []
     if enc in ("SOPP", "SOPK") and "hwreg(" in text:
@@ -428,6 +429,8 @@ def learn(enc, cases):
             fl.append(flag)
     if enc == "MUBUF" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
         fl.append("rlds")  # only ever decoded with the LDS bit set
+    if enc == "DS" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
+        fl.append("rgds")  # only ever decoded with the GDS bit set
     used = {t.split(":")[0] for t in tmpl}
     for encs, name, dw, lo, width, flag in UNUSED_FIELDS:
         if enc in encs and name not in used and any(len(w) > dw and bits(w[dw], lo, width) for w, _l, _t in decodable):

@@ -216,6 +216,7 @@ def sweep():
         add(base | 1 << 25 | 0x8, ops)
         for keep in ((0, 8), (0, 24), (0, 8, 16), (0, 8, 24), (0, 8, 16, 24), (24,), (0,), (8,), ()):
             add(base | 0x4, sum(((ops >> k) & 0xFF) << k for k in keep))
+            add(base | 1 << 16 | 0x4, sum(((ops >> k) & 0xFF) << k for k in keep))
     # FLAT/SCRATCH/GLOBAL: [31:26]=110111 op[24:18] slc17 glc16 seg[15:14] lds13 offset[12:0]
     for op in range(128):
         for seg in range(4):
