@@ -39,6 +39,7 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
         Modifier::Flag("gds") => has(flags::P_GDS),
         Modifier::Flag("glc") | Modifier::Flag("sc0") => has(flags::P_GLC) || insn.encoding != Encoding::Smem,
         Modifier::Dec("offset", _) | Modifier::Hex("offset", _) => has(flags::P_OFFSET),
+        Modifier::Text(t) if t.starts_with("offset:") && insn.encoding == Encoding::Smem => has(flags::P_OFFSET),
         Modifier::Named("dst_sel", _) | Modifier::Named("dst_unused", _) => has(flags::P_DSTSEL),
         _ => true,
     });
@@ -166,7 +167,13 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
     }
     insn.operands = ops;
     if let Some(o) = trailing_offset {
-        insn.modifiers.push(Modifier::Hex("offset", o));
+        // A signed 21-bit byte offset.
+        let v = ((o << 11) as i32) >> 11;
+        insn.modifiers.push(Modifier::Text(if v < 0 {
+            format!("offset:-0x{:x}", -(v as i64))
+        } else {
+            format!("offset:0x{v:x}")
+        }));
     }
     if fv(insn, Field::SmemGlc) != 0 {
         insn.modifiers.push(Modifier::Flag("glc"));
