@@ -174,3 +174,23 @@ fn json_lists_the_sites_the_table_names() {
     }
     assert!(out.to_text().contains("appended:"));
 }
+
+/// Screen mode clears DX10_CLAMP (so TRAPSTS records FP exceptions) in the
+/// descriptors of kernels that use no `clamp` modifier, and only there.
+#[test]
+fn screening_clears_dx10_clamp_in_the_descriptor() {
+    let original = fixture("gfx90a", "fp32");
+    let out = rewrite::rewrite(&original, &opts(Mode::Screen)).expect("rewrites");
+    let before = CodeObject::parse(&original).expect("parses");
+    let after = CodeObject::parse(&out.bytes).expect("parses");
+    for k in &out.kernels {
+        let a = before.kernel(&k.name).expect("kernel").descriptor;
+        let b = after.kernel(&k.name).expect("kernel").descriptor;
+        let dx10 = |d: &xfpx_amd::KernelDescriptor| d.field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::ENABLE_DX10_CLAMP);
+        assert_eq!(dx10(&a), 1, "HIP kernels start with DX10_CLAMP");
+        assert!(k.dx10_clamp_cleared, "{}", k.name);
+        assert_eq!(dx10(&b), 0, "{}", k.name);
+    }
+    let detect = rewrite::rewrite(&original, &opts(Mode::Detect)).expect("rewrites");
+    assert!(detect.kernels.iter().all(|k| !k.dx10_clamp_cleared));
+}
