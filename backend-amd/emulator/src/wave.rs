@@ -896,6 +896,12 @@ impl Wave {
     /// buffer the emulator provides): lane-private offset = soffset + VGPR
     /// (offen) + offset. Any other descriptor stops as unsupported.
     fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
+        if matches!(inst.mnemonic, "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_wbl2" | "buffer_invl2" | "buffer_inv") {
+            // Cache write-back/invalidate: emulated memory is coherent. They
+            // still count in vmcnt.
+            self.timing.issue(Counter::Vm, self.cur_pc, Vec::new());
+            return Ok(Step::Continue);
+        }
         let (w0, w1) = (inst.words[0], inst.words[1]);
         let obs = &mut *env.obs;
         let offset = (w0 & 0xFFF) as i64;
@@ -1429,6 +1435,41 @@ impl Wave {
                             let mx = base == "v_max3_f32";
                             let t = fpu::minmax32(a, src(self, obs, 1)?, mx, mode, &mut fl);
                             fpu::minmax32(t, src(self, obs, 2)?, mx, mode, &mut fl)
+                        }
+                        "v_med3_f32" => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let (a, b, c) = (fpu::in32(a, mode, &mut fl), fpu::in32(b, mode, &mut fl), fpu::in32(c, mode, &mut fl));
+                            if a.is_nan() || b.is_nan() || c.is_nan() {
+                                let t = fpu::minmax32(a, b, false, mode, &mut fl);
+                                fpu::minmax32(t, c, false, mode, &mut fl)
+                            } else {
+                                let mx = a.max(b).max(c);
+                                if mx == a { b.max(c) } else if mx == b { a.max(c) } else { a.max(b) }
+                            }
+                        }
+                        // Revolutions: sin(2*pi*x), valid for |x| <= 256.
+                        "v_sin_f32" | "v_cos_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl) as f64;
+                            if x.is_infinite() {
+                                fl |= flag::INVALID;
+                            }
+                            let t = 2.0 * std::f64::consts::PI * x;
+                            let r = if base == "v_sin_f32" { t.sin() } else { t.cos() };
+                            fpu::round32(r, false, x.is_nan(), false, mode, &mut fl)
+                        }
+                        "v_frexp_mant_f32" => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x.is_nan() || x.is_infinite() {
+                                f32::NAN
+                            } else if x == 0.0 {
+                                x
+                            } else {
+                                let e = (x.abs() as f64).log2().floor() as i32 + 1;
+                                let m = x as f64 * (2f64).powi(-e);
+                                // Guard against log2 rounding at exact powers of two.
+                                let m = if m.abs() >= 1.0 { m / 2.0 } else if m.abs() < 0.5 { m * 2.0 } else { m };
+                                m as f32
+                            }
                         }
                         "v_trunc_f32" => fpu::in32(a, mode, &mut fl).trunc(),
                         "v_floor_f32" => fpu::in32(a, mode, &mut fl).floor(),
@@ -2024,6 +2065,22 @@ fn int_op(base: &str) -> Option<IntOp> {
         // Leading bits equal to the sign bit; -1 for 0 and -1.
         "v_ffbh_i32" => Un(|a| if a == 0 || a == u32::MAX { u32::MAX } else if a >> 31 == 1 { a.leading_ones() } else { a.leading_zeros() }),
         "v_cvt_u32_f32" => Un(|a| f32::from_bits(a) as u32),
+        // Exponent e with x = m * 2^e, 0.5 <= |m| < 1; 0 for 0, inf, NaN.
+        "v_frexp_exp_i32_f32" => Un(|a| {
+            let x = f32::from_bits(a);
+            if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                let mut e = (x.abs() as f64).log2().floor() as i32 + 1;
+                let m = (x.abs() as f64) * (2f64).powi(-e);
+                if m >= 1.0 {
+                    e += 1;
+                } else if m < 0.5 {
+                    e -= 1;
+                }
+                e as u32
+            }
+        }),
         "v_cvt_i32_f32" => Un(|a| f32::from_bits(a) as i32 as u32),
         "v_add_u32" => Bin(|a, b| a.wrapping_add(b)),
         "v_sub_u32" => Bin(|a, b| a.wrapping_sub(b)),
@@ -2078,6 +2135,11 @@ fn int_op(base: &str) -> Option<IntOp> {
         "v_min3_i32" => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
         "v_max3_i32" => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
         "v_min3_u32" => Tri(|a, b, c| a.min(b).min(c)),
+        "v_med3_i32" => Tri(|a, b, c| {
+            let (a, b, c) = (a as i32, b as i32, c as i32);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        "v_med3_u32" => Tri(|a, b, c| a.max(b).min(a.min(b).max(c))),
         "v_max3_u32" => Tri(|a, b, c| a.max(b).max(c)),
         "v_cndmask_b32" => Cndmask,
         "v_add_co_u32" => AddCo,

@@ -750,3 +750,14 @@ v_mov_b64_e32 v[0:1], v[2:3]
 ds_bpermute_b32 v0, v1, v2
 ds_permute_b32 v0, v1, v2
 v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]
+v_med3_f32 v0, v1, v2, v3
+v_med3_i32 v0, v1, v2, v3
+v_med3_u32 v0, v1, v2, v3
+v_sin_f32_e32 v0, v1
+v_cos_f32_e32 v0, v1
+v_frexp_mant_f32_e32 v0, v1
+v_frexp_exp_i32_f32_e32 v0, v1
+buffer_wbinvl1_vol
+buffer_wbinvl1
+buffer_wbl2
+buffer_inv
