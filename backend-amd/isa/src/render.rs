@@ -81,11 +81,22 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
             }
         }
     }
-    if insn.variant != Variant::Plain || insn.operands.len() != insn.row.operands.len() {
+    let mut slots: &[crate::table::Slot] = insn.row.operands;
+    // A FLAT atomic without return has no destination although its template
+    // (learned from a returning form) starts with one.
+    let flat = matches!(insn.encoding, Encoding::Flat | Encoding::Global | Encoding::Scratch);
+    if flat
+        && insn.operands.len() + 1 == slots.len()
+        && slots.first().is_some_and(|s| s.field == Field::Vdst)
+        && insn.operands.first().is_some_and(|o| !o.written)
+    {
+        slots = &slots[1..];
+    }
+    if insn.variant != Variant::Plain || insn.operands.len() != slots.len() {
         return;
     }
     let matrix = is_matrix(insn.base_mnemonic) && insn.words[0] & (1 << 15) != 0;
-    for (i, (op, slot)) in insn.operands.iter_mut().zip(insn.row.operands).enumerate() {
+    for (i, (op, slot)) in insn.operands.iter_mut().zip(slots).enumerate() {
         let mut cat = op.category();
         if matrix && i == 3 {
             cat = cat.to_ascii_uppercase();

@@ -342,10 +342,11 @@ def operand_category(tok):
     return "c"
 
 
-def learn_invalid_notes(enc, decodable, ntemplate):
+def learn_invalid_notes(enc, decodable, tmpl):
     """Per operand position: category -> note the oracle prints after such an operand.
     For matrix instructions the accumulator (last) operand's category is upper
     case when acc_cd (dword 0 bit 15) selects AGPRs."""
+    ntemplate = len(tmpl)
     notes = [dict() for _ in range(ntemplate)]
     for _w, _l, text in decodable:
         acc_cd = enc == "VOP3P" and re.match(r"v_(s)?mfma", text) and _w[0] & 0x8000
@@ -353,7 +354,11 @@ def learn_invalid_notes(enc, decodable, ntemplate):
             continue
         marked = COMMENT_RE.sub(lambda m: "\x01" + m.group(1).replace(" ", "\x02").replace(",", "\x03") + "\x01", text)
         _m, ops, _ = split_operands(marked)
-        for pos, tok in enumerate(ops[:ntemplate]):
+        # FLAT atomics without return print no destination; the template has one.
+        shift = 1 if enc in ("FLAT", "GLOBAL", "SCRATCH") and tmpl and tmpl[0].startswith("vdst:") \
+            and len([o for o in ops if not re.match(r"^(offset[01]?:|gds$)", o)]) == ntemplate - 1 else 0
+        for pos, tok in enumerate(ops[:ntemplate - shift]):
+            pos += shift
             if "\x01" not in tok:
                 continue
             operand, note = tok.split("\x01")[0], tok.split("\x01")[1]
@@ -417,7 +422,7 @@ def learn(enc, cases):
             parts.append(operand_type(enc, cases, pos, parts[0], int(parts[2])))
         typed.append(":".join(parts))
     decodable = [c for c in cases if c[1] > 0]
-    notes = learn_invalid_notes(enc, decodable, len(typed))
+    notes = learn_invalid_notes(enc, decodable, typed)
     typed = [el + "".join(f":!{cat}={cls}" for cat, cls in sorted(notes[i].items())) for i, el in enumerate(typed)]
     if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
         typed = [el + (f":~{st}" if (st := slot_mod_styles(enc, decodable, i)) else "") for i, el in enumerate(typed)]
