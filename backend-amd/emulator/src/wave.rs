@@ -17,6 +17,21 @@ pub const NUM_VGPRS: usize = 512;
 /// Dword 3 of the private segment buffer descriptor the dispatcher hands to
 /// kernels: MUBUF accesses through it reach the wave's private memory.
 pub const PRIVATE_BUFFER_MARK: u32 = 0x5C5C_F00D;
+/// FLAT apertures: generic addresses in [base, base + 4 GiB) reach the
+/// workgroup's LDS or the lane's private memory (src_shared_base,
+/// src_private_base read these).
+pub const SHARED_APERTURE: u64 = 0x1000_0000_0000_0000;
+pub const PRIVATE_APERTURE: u64 = 0x2000_0000_0000_0000;
+
+fn aperture(code: u16) -> Option<u64> {
+    Some(match code {
+        235 => SHARED_APERTURE,
+        236 => SHARED_APERTURE + 0xFFFF_FFFF,
+        237 => PRIVATE_APERTURE,
+        238 => PRIVATE_APERTURE + 0xFFFF_FFFF,
+        _ => return None,
+    })
+}
 
 /// Why a wave stopped with an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,6 +250,7 @@ impl Wave {
                 Ty::F64 | Ty::B64 => (f64_inline(code).unwrap_or(0) >> 32) as u32,
                 Ty::B32 => f32_inline(code).unwrap_or(0),
             },
+            235..=238 => (aperture(code).unwrap_or(0) >> 32) as u32,
             251 => (self.vcc() == 0) as u32,
             252 => (self.exec() == 0) as u32,
             253 => self.scc as u32,
@@ -249,6 +265,7 @@ impl Wave {
         Ok(match code {
             0..=127 => self.rs(obs, code) as u64 | (self.rs(obs, code + 1) as u64) << 32,
             128..=208 => self.ssrc(obs, code, lit, Ty::B32)? as i32 as i64 as u64,
+            235..=238 => aperture(code).unwrap_or(0),
             240..=248 => match ty {
                 Ty::F64 | Ty::B64 => f64_inline(code).unwrap_or(0),
                 _ => f32_inline(code).unwrap_or(0) as u64,
@@ -697,6 +714,39 @@ impl Wave {
         Ok(Step::Continue)
     }
 
+    /// Reads `out.len()` bytes at a FLAT/GLOBAL address of `lane`: global
+    /// memory, or (FLAT only) the LDS or private aperture.
+    fn flat_read(&self, global: &GlobalMemory, lds: &Lds, flat: bool, lane: usize, addr: u64, out: &mut [u8]) -> bool {
+        if flat && (SHARED_APERTURE..SHARED_APERTURE + (1 << 32)).contains(&addr) {
+            return lds.read((addr - SHARED_APERTURE) as u32, out);
+        }
+        if flat && (PRIVATE_APERTURE..PRIVATE_APERTURE + (1 << 32)).contains(&addr) {
+            let off = (addr - PRIVATE_APERTURE) as usize;
+            if off + out.len() > self.private_size {
+                return false;
+            }
+            let at = lane * self.private_size + off;
+            out.copy_from_slice(&self.private[at..at + out.len()]);
+            return true;
+        }
+        global.read(addr, out)
+    }
+    fn flat_write(&mut self, global: &mut GlobalMemory, lds: &mut Lds, flat: bool, lane: usize, addr: u64, data: &[u8]) -> bool {
+        if flat && (SHARED_APERTURE..SHARED_APERTURE + (1 << 32)).contains(&addr) {
+            return lds.write((addr - SHARED_APERTURE) as u32, data);
+        }
+        if flat && (PRIVATE_APERTURE..PRIVATE_APERTURE + (1 << 32)).contains(&addr) {
+            let off = (addr - PRIVATE_APERTURE) as usize;
+            if off + data.len() > self.private_size {
+                return false;
+            }
+            let at = lane * self.private_size + off;
+            self.private[at..at + data.len()].copy_from_slice(data);
+            return true;
+        }
+        global.write(addr, data)
+    }
+
     fn flat(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
         let (w0, w1) = (inst.words[0], inst.words[1]);
         let m = inst.mnemonic;
@@ -743,7 +793,7 @@ impl Wave {
             match kind {
                 b'l' => {
                     let mut buf = [0u8; 16];
-                    if !env.global.read(addr, &mut buf[..size]) {
+                    if !self.flat_read(env.global, env.lds, !global, lane, addr, &mut buf[..size]) {
                         return Err(fault("load"));
                     }
                     let word = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
@@ -772,7 +822,7 @@ impl Wave {
                     for i in 0..dwords {
                         buf[4 * i..4 * i + 4].copy_from_slice(&self.rv(obs, vdata + i as u16, lane).to_le_bytes());
                     }
-                    if !env.global.write(addr, &buf[..size]) {
+                    if !self.flat_write(env.global, env.lds, !global, lane, addr, &buf[..size]) {
                         return Err(fault("store"));
                     }
                 }
@@ -780,7 +830,7 @@ impl Wave {
                     let name = &op[7..];
                     let name = name.strip_suffix("_x2").unwrap_or(name);
                     let mut buf = [0u8; 8];
-                    if !env.global.read(addr, &mut buf[..size]) {
+                    if !self.flat_read(env.global, env.lds, !global, lane, addr, &mut buf[..size]) {
                         return Err(fault("atomic"));
                     }
                     let old = u64::from_le_bytes(buf);
@@ -795,7 +845,7 @@ impl Wave {
                         Some(v) => v,
                         None => return self.unsupported(m),
                     };
-                    env.global.write(addr, &new.to_le_bytes()[..size]);
+                    self.flat_write(env.global, env.lds, !global, lane, addr, &new.to_le_bytes()[..size]);
                     if glc {
                         self.wv(obs, vdst, lane, old as u32);
                         if dwords == 2 {

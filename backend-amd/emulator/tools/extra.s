@@ -761,3 +761,6 @@ buffer_wbinvl1_vol
 buffer_wbinvl1
 buffer_wbl2
 buffer_inv
+s_mov_b64 s[0:1], src_shared_base
+s_mov_b64 s[0:1], src_private_base
+s_mov_b32 s0, src_shared_base
