@@ -411,7 +411,7 @@ fn counting_every_instruction_matches_the_emulators_count() {
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             let count: u64 = got.counters.iter().map(|c| u64::from(c.value)).sum();
-            let calls = k.appended.iter().any(|l| l.text.starts_with("s_setpc_b64")) && launch.kernel.contains("call");
+            let calls = k.anchors.iter().any(|a| a.original.starts_with("s_swappc_b64") || a.original.starts_with("s_call_b64"));
             let ok =
                 if calls { count > 0 && count < orig.stats.instructions } else { count == orig.stats.instructions };
             if !ok {
