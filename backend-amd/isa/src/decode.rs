@@ -389,7 +389,7 @@ impl Iterator for Disassembly<'_> {
     }
 }
 
-/// Field value helper for renderers.
+/// Value of a field of the instruction (for the renderers).
 pub(crate) fn fv(insn: &Instruction, f: Field) -> u32 {
     field(insn.encoding, f, &insn.words)
 }
