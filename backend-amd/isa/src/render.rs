@@ -60,7 +60,10 @@ pub(crate) fn drop_unprinted(insn: &mut Instruction) {
             let neg = o.mods.neg;
             o.mods.abs &= sm.abs;
             o.mods.neg = neg && sm.neg;
-            o.mods.sext |= neg && sm.sext && !sm.neg;
+            // In DPP the neg bit of an integer source prints as sext(x) only
+            // where the reference does so (LLVM 19; LLVM 22 drops it).
+            let sext_printed = insn.variant != Variant::Dpp || has(flags::P_DPPSEXT);
+            o.mods.sext |= neg && sm.sext && !sm.neg && sext_printed;
         } else {
             o.mods.abs &= has(flags::P_ABS);
             o.mods.neg &= has(flags::P_NEG);
@@ -104,8 +107,26 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
         if let Some(&(_, class)) = slot.invalid.iter().find(|(c, _)| *c == cat) {
             op.invalid = Some(if cat.eq_ignore_ascii_case(&'c') { InvalidOperand::Immediate } else { InvalidOperand::Register(class) });
         }
+        // A rejected f8f6f4 source names the class of its format's width.
+        if let (Some(InvalidOperand::Register(class)), Some(format)) = (&mut op.invalid, f8f6f4_source_format(insn.base_mnemonic, insn.words, i)) {
+            *class = f8f6f4_source(format).1;
+        }
+        if let (Operand::Reg(r), Some(InvalidOperand::Register(class))) = (&mut op.operand, op.invalid) {
+            if let Some(&(_, _, count)) = MALFORMED_SGPR_COUNT
+                .iter()
+                .find(|(t, c, _)| *t == insn.target && *c == class && matches!(r.file, RegFile::Sgpr | RegFile::Ttmp))
+            {
+                r.count = count;
+            }
+        }
     }
 }
+
+/// SGPR tuples given for a VGPR-only operand that the reference prints with a
+/// register count other than the class's size: `(target, class, count)`.
+/// LLVM 22 prints a 6-register SGPR tuple in a `VReg_192_Align2` operand as 5
+/// registers (`s[20:24]`); in an `AV_192_Align2` operand it prints 6.
+const MALFORMED_SGPR_COUNT: &[(Target, &str, u8)] = &[(Target::Gfx950, "VReg_192_Align2", 5)];
 
 fn is_dst(field: Field) -> bool {
     matches!(field, Field::Sdst | Field::Vdst)
@@ -456,13 +477,39 @@ fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
     Ok(())
 }
 
-/// Register count of an f8f6f4 matrix source for its format selector
-/// (cbsz for A, blgp for B): fp8/bf8 8, fp6/bf6 6, fp4 4.
+/// f8f6f4 matrix sources by format selector (cbsz for A, blgp for B):
+/// `(format, register count, register class)`. fp8/bf8 take 8 registers,
+/// fp6/bf6 6, fp4 4; the class is the one the reference names when it rejects
+/// the source (an SGPR tuple, misaligned registers). Other selectors are
+/// treated as fp8.
+const F8F6F4_SOURCES: [(u32, u8, &str); 5] = [
+    (0, 8, "AV_256_Align2"),
+    (1, 8, "AV_256_Align2"),
+    (2, 6, "AV_192_Align2"),
+    (3, 6, "AV_192_Align2"),
+    (4, 4, "AV_128_Align2"),
+];
+
+fn f8f6f4_source(format: u32) -> (u8, &'static str) {
+    let &(_, count, class) = F8F6F4_SOURCES.iter().find(|s| s.0 == format).unwrap_or(&F8F6F4_SOURCES[0]);
+    (count, class)
+}
+
+/// Register count of an f8f6f4 matrix source for its format selector.
 fn f8f6f4_width(format: u32) -> u8 {
-    match format {
-        2 | 3 => 6,
-        4 => 4,
-        _ => 8,
+    f8f6f4_source(format).0
+}
+
+/// The format selector of operand `index` of a plain f8f6f4 MFMA (cbsz for
+/// source A at index 1, blgp for source B at index 2), if it is one.
+fn f8f6f4_source_format(mnemonic: &str, words: [u32; 4], index: usize) -> Option<u32> {
+    if !mnemonic.contains("f8f6f4") {
+        return None;
+    }
+    match index {
+        1 => Some((words[0] >> 8) & 7),
+        2 => Some(words[1] >> 29),
+        _ => None,
     }
 }
 
@@ -539,6 +586,15 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
                     slot.width
                 };
                 Operand::Reg(RegRange::new(file, (v - 256) as u16, width))
+            }
+            Field::Src0 | Field::Src1 if insn.base_mnemonic.contains("f8f6f4") => {
+                // An SGPR tuple (rejected, but decoded) spans the format's width too.
+                let format = if slot.field == Field::Src0 { cbsz } else { blgp };
+                let mut o = slot_operand(insn, slot)?;
+                if let Operand::Reg(r) = &mut o {
+                    r.count = f8f6f4_width(format);
+                }
+                o
             }
             _ => slot_operand(insn, slot)?,
         };

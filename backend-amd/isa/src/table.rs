@@ -158,6 +158,8 @@ pub mod flags {
     pub const P_DPPMODS: u128 = 1 << 66;
     pub const P_SDWAMODS: u128 = 1 << 67;
     pub const RGDS: u128 = 1 << 68;
+    pub const P_DPPSEXT: u128 = 1 << 69;
+    pub const D16: u128 = 1 << 70;
 }
 
 /// Which words a modifier group applies to.
@@ -211,6 +213,7 @@ pub const MODIFIER_GROUPS: &[(u128, &[Encoding], GroupScope, usize, u32)] = &[
     (flags::IMM, &[Encoding::Smem], GroupScope::Any, 0, 0x2_0000),
     (flags::GLC, &[Encoding::Smem], GroupScope::Any, 0, 0x1_0000),
     (flags::SOE, &[Encoding::Smem], GroupScope::Any, 0, 0x4000),
+    (flags::D16, &[Encoding::Mimg], GroupScope::Any, 1, 0x8000_0000),
 ];
 
 /// One row of the instruction table.

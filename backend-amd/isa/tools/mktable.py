@@ -397,6 +397,11 @@ def learn(enc, cases):
     """cases: list of (words, length, text) for one (enc, op) on one target."""
     valid = [c for c in cases if c[1] > 0 and "/*" not in c[2]]
     if not valid:
+        # Decoded only with operands the oracle marks invalid (gfx908
+        # v_interp_p1/p2_f32_e64 with an SGPR source): the row keeps the
+        # opcode known, and its unmodelled operands make it unsupported.
+        valid = [(w, n, COMMENT_RE.sub("", t)) for w, n, t in cases if n > 0]
+    if not valid:
         return None
     # representative: the plain (not DPP/SDWA) case whose operands map best onto fields
     plain = [c for c in valid if not re.search(r"_(dpp|sdwa)\b", c[2].split()[0])] or valid
@@ -432,6 +437,10 @@ def learn(enc, cases):
         texts = [t for _w, _l, t in decodable if t.split()[0].endswith(variant)]
         if any(re.search(r"[ ,](-|\||sext\()", t) for t in texts):
             fl.append(flag)
+    # LLVM 19 prints the DPP neg bit of an integer source as sext(x); LLVM 22
+    # accepts the bit and prints nothing.
+    if any("sext(" in t for _w, _l, t in decodable if t.split()[0].endswith("_dpp")):
+        fl.append("p_dppsext")
     if enc == "MUBUF" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
         fl.append("rlds")  # only ever decoded with the LDS bit set
     if enc == "DS" and decodable and all(w[0] & 0x10000 for w, _l, _t in decodable):
@@ -550,6 +559,7 @@ MODIFIER_GROUPS = [
     ("imm", ("SMEM",), None, 0, 0x20000),
     ("glc", ("SMEM",), None, 0, 0x10000),
     ("soe", ("SMEM",), None, 0, 0x4000),
+    ("d16", ("MIMG",), None, 1, 0x80000000),
 ]
 
 
