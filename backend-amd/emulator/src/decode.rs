@@ -1,11 +1,14 @@
-//! Instruction decoding for the emulator: splits a gfx9/CDNA instruction word
-//! into its encoding, opcode and length, and names it through the generated
-//! [`crate::opcode_table`]. Operand fields are read by the executor from the
-//! raw words; this module only knows where an instruction starts and ends.
+//! Instruction identity for the emulator: which instruction starts at a byte
+//! offset, how long it is and what it is called, as the project's gfx9/CDNA
+//! decoder (`xfpx-amd-isa`) reads it. This module only maps that decoder's
+//! result onto the executor's view (encoding family, VOP3 promotion, literal);
+//! operand fields are read by the executor from the raw words.
 
-use crate::opcode_table::OPCODES;
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use xfpx_amd_isa::encoding::{field_position, Field};
+use xfpx_amd_isa::Encoding as IsaEncoding;
+use xfpx_amd_isa::Variant;
 
 /// The instruction encodings of gfx9/CDNA that the emulator executes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -20,7 +23,7 @@ pub enum Encoding {
     Vop2,
     Vopc,
     /// VOP3-only opcodes (VOP3A/VOP3B); VOP1/VOP2/VOPC opcodes promoted to the
-    /// 64-bit encoding are decoded as their own encoding with `vop3` set.
+    /// 64-bit encoding are reported as their own encoding with `vop3` set.
     Vop3,
     Vop3p,
     Ds,
@@ -35,7 +38,10 @@ pub enum Encoding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Instruction {
     pub encoding: Encoding,
+    /// The opcode within `encoding` (for a promoted VOP1/VOP2/VOPC
+    /// instruction, the opcode of its 32-bit form).
     pub opcode: u16,
+    /// The mnemonic without the `_e32`/`_e64` suffix.
     pub mnemonic: &'static str,
     /// A VOP1/VOP2/VOPC opcode in the 64-bit VOP3 encoding.
     pub vop3: bool,
@@ -47,13 +53,16 @@ pub struct Instruction {
     pub literal: Option<u32>,
 }
 
-/// Why bytes do not decode.
+/// Why bytes do not decode to an instruction the emulator executes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
+    /// The instruction runs past the end of the available bytes.
     Truncated,
-    UnknownEncoding(u32),
-    UnknownOpcode { encoding: Encoding, opcode: u16, word: u32 },
-    /// DPP and SDWA operand forms are not executed.
+    /// The ISA decoder rejects the bytes (not an instruction on the target,
+    /// or one it does not model).
+    Isa(xfpx_amd_isa::DecodeError),
+    /// A valid instruction in a form or encoding the emulator does not execute
+    /// (DPP, SDWA, MTBUF, MIMG, ...).
     UnsupportedForm(&'static str),
 }
 
@@ -61,16 +70,15 @@ impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DecodeError::Truncated => write!(f, "instruction runs past the end of the code"),
-            DecodeError::UnknownEncoding(w) => write!(f, "unknown encoding {w:#010x}"),
-            DecodeError::UnknownOpcode { encoding, opcode, word } => {
-                write!(f, "unknown {encoding:?} opcode {opcode:#x} ({word:#010x})")
-            }
+            DecodeError::Isa(e) => write!(f, "{e}"),
             DecodeError::UnsupportedForm(s) => write!(f, "unsupported operand form {s}"),
         }
     }
 }
 
-/// The CDNA generations whose opcode maps the emulator knows.
+impl std::error::Error for DecodeError {}
+
+/// The CDNA generations the emulator runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     Gfx908,
@@ -91,141 +99,196 @@ impl Target {
             _ => return None,
         })
     }
-    fn bit(self) -> u8 {
+
+    /// The ISA decoder's target.
+    pub fn isa(self) -> xfpx_amd_isa::Target {
         match self {
-            Target::Gfx908 => 1,
-            Target::Gfx90a => 2,
-            Target::Gfx942 => 4,
-            Target::Gfx950 => 8,
+            Target::Gfx908 => xfpx_amd_isa::Target::Gfx908,
+            Target::Gfx90a => xfpx_amd_isa::Target::Gfx90a,
+            Target::Gfx942 => xfpx_amd_isa::Target::Gfx942,
+            Target::Gfx950 => xfpx_amd_isa::Target::Gfx950,
         }
     }
 }
 
-fn table() -> &'static HashMap<(Encoding, u16, u8), &'static str> {
-    static TABLE: OnceLock<HashMap<(Encoding, u16, u8), &'static str>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut t = HashMap::new();
-        for &(e, o, m, targets) in OPCODES {
-            for bit in [1u8, 2, 4, 8] {
-                if targets & bit != 0 {
-                    t.insert((e, o, bit), m);
+/// The executor's encoding of an ISA decoder encoding, or the name of one it
+/// does not execute.
+fn executed_encoding(e: IsaEncoding) -> Result<Encoding, &'static str> {
+    Ok(match e {
+        IsaEncoding::Sop1 => Encoding::Sop1,
+        IsaEncoding::Sop2 => Encoding::Sop2,
+        IsaEncoding::Sopk => Encoding::Sopk,
+        IsaEncoding::Sopc => Encoding::Sopc,
+        IsaEncoding::Sopp => Encoding::Sopp,
+        IsaEncoding::Smem => Encoding::Smem,
+        IsaEncoding::Vop1 => Encoding::Vop1,
+        IsaEncoding::Vop2 => Encoding::Vop2,
+        IsaEncoding::Vopc => Encoding::Vopc,
+        IsaEncoding::Vop3 => Encoding::Vop3,
+        IsaEncoding::Vop3p => Encoding::Vop3p,
+        IsaEncoding::Ds => Encoding::Ds,
+        IsaEncoding::Mubuf => Encoding::Mubuf,
+        IsaEncoding::Flat => Encoding::Flat,
+        IsaEncoding::Global => Encoding::Global,
+        IsaEncoding::Scratch => Encoding::Scratch,
+        IsaEncoding::Mtbuf => return Err("MTBUF"),
+        IsaEncoding::Mimg => return Err("MIMG"),
+        IsaEncoding::Exp => return Err("EXP"),
+        IsaEncoding::Vintrp => return Err("VINTRP"),
+    })
+}
+
+/// (mnemonic stem, target mask) to (encoding family, opcode) of a 32-bit
+/// VOP1/VOP2/VOPC form.
+type E32Forms = HashMap<(&'static str, u8), (Encoding, u16)>;
+
+/// The 32-bit form of each promoted (`_e64`) VOP1/VOP2/VOPC mnemonic, per
+/// target mask, read from the ISA decoder's instruction table.
+fn e32_forms() -> &'static E32Forms {
+    static FORMS: OnceLock<E32Forms> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        let mut forms = HashMap::new();
+        for row in xfpx_amd_isa::table::rows() {
+            let family = match row.encoding {
+                IsaEncoding::Vop1 => Encoding::Vop1,
+                IsaEncoding::Vop2 => Encoding::Vop2,
+                IsaEncoding::Vopc => Encoding::Vopc,
+                _ => continue,
+            };
+            let Some(stem) = row.mnemonic.strip_suffix("_e32") else { continue };
+            for bit in xfpx_amd_isa::Target::ALL.map(xfpx_amd_isa::Target::mask) {
+                if row.targets & bit != 0 {
+                    forms.insert((stem, bit), (family, row.opcode));
                 }
             }
         }
-        t
+        forms
     })
 }
 
-/// The mnemonic of an (encoding, opcode) on `target`, if the table knows it.
-pub fn mnemonic(target: Target, encoding: Encoding, opcode: u16) -> Option<&'static str> {
-    table().get(&(encoding, opcode, target.bit())).copied()
+fn strip_form_suffix(m: &'static str) -> &'static str {
+    m.strip_suffix("_e32").or_else(|| m.strip_suffix("_e64")).unwrap_or(m)
 }
 
-/// Encoding, opcode, whether promoted to VOP3, and base length of dword 0.
-fn classify(w: u32) -> Result<(Encoding, u16, bool, u8), DecodeError> {
-    Ok(match w {
-        _ if w >> 23 == 0x17F => (Encoding::Sopp, ((w >> 16) & 0x7F) as u16, false, 4),
-        _ if w >> 23 == 0x17E => (Encoding::Sopc, ((w >> 16) & 0x7F) as u16, false, 4),
-        _ if w >> 23 == 0x17D => (Encoding::Sop1, ((w >> 8) & 0xFF) as u16, false, 4),
-        _ if w >> 28 == 0xB => (Encoding::Sopk, ((w >> 23) & 0x1F) as u16, false, 4),
-        _ if w >> 30 == 0b10 => (Encoding::Sop2, ((w >> 23) & 0x7F) as u16, false, 4),
-        _ if w >> 25 == 0x3F => (Encoding::Vop1, ((w >> 9) & 0xFF) as u16, false, 4),
-        _ if w >> 25 == 0x3E => (Encoding::Vopc, ((w >> 17) & 0xFF) as u16, false, 4),
-        _ if w >> 31 == 0 => (Encoding::Vop2, ((w >> 25) & 0x3F) as u16, false, 4),
-        _ if w >> 23 == 0x1A7 => (Encoding::Vop3p, ((w >> 16) & 0x7F) as u16, false, 8),
-        _ => match w >> 26 {
-            0x34 => {
-                let op = ((w >> 16) & 0x3FF) as u16;
-                match op {
-                    0..=0xFF => (Encoding::Vopc, op, true, 8),
-                    0x100..=0x13F => (Encoding::Vop2, op - 0x100, true, 8),
-                    0x140..=0x1BF => (Encoding::Vop1, op - 0x140, true, 8),
-                    _ => (Encoding::Vop3, op, false, 8),
-                }
-            }
-            0x30 => (Encoding::Smem, ((w >> 18) & 0xFF) as u16, false, 8),
-            0x36 => (Encoding::Ds, ((w >> 17) & 0xFF) as u16, false, 8),
-            0x38 => (Encoding::Mubuf, ((w >> 18) & 0x7F) as u16, false, 8),
-            0x37 => {
-                let enc = match (w >> 14) & 3 {
-                    0 => Encoding::Flat,
-                    1 => Encoding::Scratch,
-                    2 => Encoding::Global,
-                    _ => return Err(DecodeError::UnknownEncoding(w)),
-                };
-                (enc, ((w >> 18) & 0x7F) as u16, false, 8)
-            }
-            _ => return Err(DecodeError::UnknownEncoding(w)),
-        },
-    })
+/// The ISA decoder's reading of `bytes`. One known difference from LLVM is
+/// bridged here: the decoder's table has not learned the GLC bit (`sc0` on
+/// gfx940+) for the FLAT segment (GLOBAL and SCRATCH have it), so it rejects
+/// `flat_* ... glc` words, among them the returning atomics
+/// `flat_atomic_* vdst, ... glc`, which LLVM accepts on every target. Such a
+/// word is identified as the same instruction without the GLC bit; the
+/// executor reads GLC and VDST from the raw words, which are kept.
+fn isa_decode(target: Target, bytes: &[u8]) -> Result<xfpx_amd_isa::Instruction, xfpx_amd_isa::DecodeError> {
+    let isa = target.isa();
+    let err = match xfpx_amd_isa::decode(isa, bytes) {
+        Ok(i) => return Ok(i),
+        Err(e) => e,
+    };
+    let xfpx_amd_isa::DecodeError::Invalid { word } = err else { return Err(err) };
+    if xfpx_amd_isa::encoding::identify(word) != Some(IsaEncoding::Flat) {
+        return Err(err);
+    }
+    let Some((0, lo, 1)) = field_position(IsaEncoding::Flat, Field::Glc) else { return Err(err) };
+    if word & (1 << lo) == 0 {
+        return Err(err);
+    }
+    let mut cleared = bytes.to_vec();
+    cleared[..4].copy_from_slice(&(word & !(1 << lo)).to_le_bytes());
+    match xfpx_amd_isa::decode(isa, &cleared) {
+        Ok(mut i) if i.encoding == IsaEncoding::Flat => {
+            i.words[0] = word;
+            Ok(i)
+        }
+        _ => Err(err),
+    }
 }
 
 /// Decodes the instruction at the start of `bytes` for `target`.
 pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> {
-    let word = |i: usize| -> Result<u32, DecodeError> {
-        let b = bytes.get(4 * i..4 * i + 4).ok_or(DecodeError::Truncated)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let w0 = word(0)?;
-    let (encoding, opcode, vop3, base) = classify(w0)?;
-    let mnemonic = mnemonic(target, encoding, opcode)
-        .ok_or(DecodeError::UnknownOpcode { encoding, opcode, word: w0 })?;
-    let mut words = [w0, 0, 0];
-    if base == 8 {
-        words[1] = word(1)?;
+    let insn = isa_decode(target, bytes).map_err(|e| match e {
+        xfpx_amd_isa::DecodeError::Truncated { .. } => DecodeError::Truncated,
+        e => DecodeError::Isa(e),
+    })?;
+    match insn.variant {
+        Variant::Plain => {}
+        Variant::Dpp => return Err(DecodeError::UnsupportedForm("DPP")),
+        Variant::Sdwa => return Err(DecodeError::UnsupportedForm("SDWA")),
+        Variant::ScaledMfma => return Err(DecodeError::UnsupportedForm("scaled MFMA")),
     }
-    // Scalar and 32-bit vector encodings take a literal dword when a source
-    // field names operand 255.
-    let lit_in = |f: u32| f == 255;
-    let has_literal = match encoding {
-        Encoding::Sop2 => lit_in(w0 & 0xFF) || lit_in((w0 >> 8) & 0xFF),
-        Encoding::Sopc => lit_in(w0 & 0xFF) || lit_in((w0 >> 8) & 0xFF),
-        Encoding::Sop1 => lit_in(w0 & 0xFF),
-        Encoding::Sopk => mnemonic == "s_setreg_imm32_b32",
-        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !vop3 => {
-            match w0 & 0x1FF {
-                0xF9 => return Err(DecodeError::UnsupportedForm("SDWA")),
-                0xFA => return Err(DecodeError::UnsupportedForm("DPP")),
-                _ => {}
-            }
-            lit_in(w0 & 0x1FF)
-                || matches!(mnemonic, "v_madmk_f32" | "v_madak_f32" | "v_fmamk_f32" | "v_fmaak_f32")
+    let mut encoding = executed_encoding(insn.encoding).map_err(DecodeError::UnsupportedForm)?;
+    let mut opcode = insn.opcode;
+    let mut vop3 = false;
+    let mnemonic = strip_form_suffix(insn.base_mnemonic);
+    if encoding == Encoding::Vop3 && insn.base_mnemonic.ends_with("_e64") {
+        if let Some(&(family, op32)) = e32_forms().get(&(mnemonic, insn.target.mask())) {
+            (encoding, opcode, vop3) = (family, op32, true);
         }
-        _ => false,
-    };
-    let mut len = base;
-    let mut literal = None;
-    if has_literal {
-        let idx = (base / 4) as usize;
-        let l = word(idx)?;
-        words[idx] = l;
-        literal = Some(l);
-        len += 4;
     }
-    Ok(Instruction { encoding, opcode, mnemonic, vop3, len, words, literal })
+    let base = insn.encoding.base_length();
+    if insn.length > 12 || insn.length < base {
+        return Err(DecodeError::UnsupportedForm("instruction longer than 12 bytes"));
+    }
+    let mut words = [0u32; 3];
+    words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
+    let literal = (insn.length > base).then(|| words[base / 4]);
+    Ok(Instruction { encoding, opcode, mnemonic, vop3, len: insn.length as u8, words, literal })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn bytes(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
     #[test]
     fn decodes_known_words() {
         // s_waitcnt lgkmcnt(0)
-        let i = decode(Target::Gfx942, &0xBF8CC07Fu32.to_le_bytes()).expect("decodes");
-        assert_eq!((i.mnemonic, i.len), ("s_waitcnt", 4));
+        let i = decode(Target::Gfx942, &bytes(&[0xBF8CC07F])).expect("decodes");
+        assert_eq!((i.encoding, i.mnemonic, i.len, i.literal), (Encoding::Sopp, "s_waitcnt", 4, None));
         // s_and_b32 s3, s3, 0xffff (literal)
-        let mut b = 0x8603FF03u32.to_le_bytes().to_vec();
-        b.extend_from_slice(&0xFFFFu32.to_le_bytes());
-        let i = decode(Target::Gfx942, &b).expect("decodes");
+        let i = decode(Target::Gfx942, &bytes(&[0x8603FF03, 0xFFFF])).expect("decodes");
         assert_eq!((i.mnemonic, i.len, i.literal), ("s_and_b32", 8, Some(0xFFFF)));
         // v_lshl_add_u64 (VOP3)
-        let mut b = 0xD2080002u32.to_le_bytes().to_vec();
-        b.extend_from_slice(&0x04090500u32.to_le_bytes());
-        assert_eq!(decode(Target::Gfx942, &b).expect("decodes").mnemonic, "v_lshl_add_u64");
+        let i = decode(Target::Gfx942, &bytes(&[0xD2080002, 0x04090500])).expect("decodes");
+        assert_eq!((i.encoding, i.vop3, i.mnemonic), (Encoding::Vop3, false, "v_lshl_add_u64"));
+        // v_mov_b32_e32 v1, v2 and its VOP3 form v_mov_b32_e64 v1, v2.
+        let i = decode(Target::Gfx90a, &bytes(&[0x7E020302])).expect("decodes");
+        assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic, i.len), (Encoding::Vop1, 1, false, "v_mov_b32", 4));
+        let i = decode(Target::Gfx90a, &bytes(&[0xD1410001, 0x00000102])).expect("decodes");
+        assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic, i.len), (Encoding::Vop1, 1, true, "v_mov_b32", 8));
+        // v_cmp_class_f32_e64 s[0:1], v1, v2: a promoted VOPC.
+        let i = decode(Target::Gfx90a, &bytes(&[0xD0100000, 0x00020501])).expect("decodes");
+        assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic), (Encoding::Vopc, 0x10, true, "v_cmp_class_f32"));
         // A literal missing from the end is an error, not a panic.
-        assert_eq!(decode(Target::Gfx942, &0x8603FF03u32.to_le_bytes()), Err(DecodeError::Truncated));
+        assert_eq!(decode(Target::Gfx942, &bytes(&[0x8603FF03])), Err(DecodeError::Truncated));
         assert_eq!(decode(Target::Gfx942, &[1, 2]), Err(DecodeError::Truncated));
+        // Not an instruction at all.
+        assert!(matches!(decode(Target::Gfx942, &bytes(&[0xFFFF_FFFF, 0])), Err(DecodeError::Isa(_))));
+    }
+
+    #[test]
+    fn unexecuted_forms_are_reported() {
+        // v_mov_b32_dpp v0, v1 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf
+        let e = decode(Target::Gfx90a, &bytes(&[0x7E0002FA, 0xFF00E401])).expect_err("DPP is not executed");
+        assert_eq!(e, DecodeError::UnsupportedForm("DPP"));
+    }
+
+    #[test]
+    fn returning_flat_atomics_decode() {
+        // flat_atomic_add v0, v[2:3], v4 glc (llvm-mc-19, gfx90a; `sc0` on
+        // gfx942, same word): the GLC bit (bit 16) selects the returning form.
+        let words = [0xDD09_0000u32, 0x0000_0402];
+        for t in [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+            let i = decode(t, &bytes(&words)).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+            assert_eq!((i.encoding, i.mnemonic, i.len, i.words[0]), (Encoding::Flat, "flat_atomic_add", 8, words[0]), "{t:?}");
+        }
+        // flat_load_dword v0, v[2:3] glc decodes as itself; a FLAT word that
+        // is invalid without GLC stays invalid with it.
+        let i = decode(Target::Gfx90a, &bytes(&[0xDC51_0000, 0x0000_0002])).expect("decodes");
+        assert_eq!((i.mnemonic, i.words[0]), ("flat_load_dword", 0xDC51_0000));
+        // FLAT opcode 0 (unassigned) with GLC set.
+        assert!(matches!(decode(Target::Gfx90a, &bytes(&[0xDC01_0000, 0])), Err(DecodeError::Isa(_))));
     }
 
     #[test]
@@ -235,9 +298,13 @@ mod tests {
             s ^= s << 13;
             s ^= s >> 7;
             s ^= s << 17;
-            let n = (s % 13) as usize;
-            let bytes: Vec<u8> = (0..n).map(|k| (s >> (k * 5)) as u8).collect();
-            let _ = decode(Target::Gfx90a, &bytes);
+            let n = (s % 17) as usize;
+            let bytes: Vec<u8> = (0..n).map(|k| (s >> (k * 3)) as u8).collect();
+            for t in [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+                if let Ok(i) = decode(t, &bytes) {
+                    assert!(matches!(i.len, 4 | 8 | 12) && i.len as usize <= bytes.len());
+                }
+            }
         }
     }
 }

@@ -290,8 +290,8 @@ fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, isa: Target,
     if let Some(i) = cache.get(&pc) {
         return Ok(*i);
     }
-    let mut buf = [0u8; 12];
-    let mut n = 12;
+    let mut buf = [0u8; 16];
+    let mut n = 16;
     while n > 0 && !mem.read(pc, &mut buf[..n]) {
         n -= 4;
     }

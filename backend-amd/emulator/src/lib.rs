@@ -10,7 +10,6 @@ pub mod dispatch;
 pub mod fpu;
 pub mod launch;
 pub mod memory;
-pub mod opcode_table;
 pub mod replay;
 pub mod timing;
 pub mod wave;
