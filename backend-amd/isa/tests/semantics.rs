@@ -181,3 +181,22 @@ fn waitcnt_fields() {
     let i = dec(Target::Gfx90a, &[0xBF8C_0F70]);
     assert_eq!(i.to_string(), "s_waitcnt vmcnt(0)");
 }
+
+/// Conversions to an integer write no floating-point value: class `Other`.
+/// Conversions to a floating-point format stay `Arith { op: Conversion }`.
+#[test]
+fn float_to_integer_conversions_are_not_fp_producing() {
+    for (word, text) in [
+        (0x7E00_1102, "v_cvt_i32_f32_e32 v0, v2"),
+        (0x7E00_0F02, "v_cvt_u32_f32_e32 v0, v2"),
+        (0x7E00_7702, "v_cvt_u16_f16_e32 v0, v2"),
+    ] {
+        let i = dec(Target::Gfx90a, &[word]);
+        assert_eq!(i.to_string(), text);
+        assert_eq!(i.class(), InstrClass::Other, "{text}");
+        assert!(!i.class().produces_fp_value());
+    }
+    let i = dec(Target::Gfx90a, &[0x7E00_0B02]);
+    assert_eq!(i.to_string(), "v_cvt_f32_i32_e32 v0, v2");
+    assert_eq!(i.class(), InstrClass::Arith { format: FpFormat::F32, op: FpOp::Conversion });
+}

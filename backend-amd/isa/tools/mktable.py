@@ -240,6 +240,10 @@ CLASS_RULES = [
     (r"^v_rsq\w*_f(16|32|64)", "f\\1.rsqrt"),
     (r"^v_(exp|log|sin|cos)\w*_f(16|32|64)", "f\\2.transcendental"),
     (r"^v_(min|max|min3|max3|med3|minimum|maximum|minimum3|maximum3)_f(16|32|64)", "f\\2.minmax"),
+    # Floating-point to integer conversions produce no floating-point value:
+    # their destination is an integer, so they are "other" (their sources are
+    # floating-point, but the IR classes an instruction by what it writes).
+    (r"^v_cvt_(flr_|rpi_|norm_|pknorm_|pk_|pkaccum_)?[iu](8|16|32)_f(16|32|64)", "other"),
     (r"^v_cvt_(f16|f32|f64)_", "\\1.conversion"),
     (r"^v_cvt_\w*_(f16|f32|f64)", "\\1.conversion"),
     (r"^v_(ldexp|frexp_mant|fract|trunc|ceil|floor|rndne)_f(16|32|64)", "f\\2.conversion"),
