@@ -73,11 +73,6 @@ fn sweep(prefix: &str, target: Target, examples: &mut BTreeMap<String, Vec<Strin
     t
 }
 
-/// Known disagreements per target (validity + text) that remain: gfx908
-/// v_interp_*_e64 words with SGPR sources (graphics only), and on gfx950 the
-/// widths LLVM 22 prints for SGPR tuples of 6 or 8 registers in malformed
-/// operands plus one DPP modifier. The test fails when a target gets worse;
-/// lower the numbers when it gets better. Lengths must always agree.
 /// Known disagreements on the random words (`tests/golden/random-*.txt`,
 /// `tools/probe.py --random 20000 --seed 1 --prefix random-`): combinations of
 /// fields no compiler emits (misaligned register tuples on gfx90a+, reserved
@@ -85,6 +80,8 @@ fn sweep(prefix: &str, target: Target, examples: &mut BTreeMap<String, Vec<Strin
 const KNOWN_RANDOM_MISMATCHES: [(Target, usize); 4] =
     [(Target::Gfx908, 454), (Target::Gfx90a, 140), (Target::Gfx942, 125), (Target::Gfx950, 459)];
 
+/// Known disagreements per target (validity + text) on the opcode sweep: none
+/// remain, so any disagreement fails the test. Lengths must always agree.
 const KNOWN_MISMATCHES: [(Target, usize); 4] =
     [(Target::Gfx908, 0), (Target::Gfx90a, 0), (Target::Gfx942, 0), (Target::Gfx950, 0)];
 
