@@ -23,6 +23,11 @@ const SHT_PROGBITS: u32 = 1;
 const SHF_ALLOC: u64 = 2;
 const SHF_EXECINSTR: u64 = 4;
 const PAGE: u64 = 0x1000;
+/// The largest segment alignment accepted from a code object (AMDGPU
+/// objects use one page); a larger one is damage, not layout.
+const MAX_SEGMENT_ALIGN: u64 = 0x10_0000;
+const ELF64_PHDR_SIZE: usize = 56;
+const ELF64_SHDR_SIZE: usize = 64;
 /// Alignment of the appended code (kernels are 256-byte aligned).
 pub const CODE_ALIGN: u64 = 256;
 /// Name of the section holding appended code in a new segment.
@@ -55,6 +60,11 @@ pub struct Region {
 pub struct Patch {
     pub addr: u64,
     pub bytes: Vec<u8>,
+}
+
+/// `a + b`, or a layout error where a damaged header would overflow.
+fn sum(a: u64, b: u64) -> Result<u64, RewriteError> {
+    a.checked_add(b).ok_or_else(|| RewriteError::Layout(format!("offset {a:#x} + {b:#x} overflows")))
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -187,8 +197,10 @@ struct Header {
     shstrndx: usize,
 }
 
+/// The ELF header fields the layout code uses, validated so that every
+/// program and section header lies inside the file (hostile input).
 fn header(b: &[u8]) -> Result<Header, RewriteError> {
-    Ok(Header {
+    let h = Header {
         phoff: to_usize(rd(b, 32, 8)?)?,
         shoff: rd(b, 40, 8)?,
         phentsize: rd(b, 54, 2)? as usize,
@@ -196,7 +208,18 @@ fn header(b: &[u8]) -> Result<Header, RewriteError> {
         shentsize: rd(b, 58, 2)? as usize,
         shnum: rd(b, 60, 2)? as usize,
         shstrndx: rd(b, 62, 2)? as usize,
-    })
+    };
+    if h.phentsize != ELF64_PHDR_SIZE || h.shentsize != ELF64_SHDR_SIZE {
+        return Err(RewriteError::Layout("ELF header sizes are not those of ELF64".into()));
+    }
+    let inside = |off: usize, n: usize, size: usize| off.checked_add(n * size).is_some_and(|end| end <= b.len());
+    if !inside(h.phoff, h.phnum, h.phentsize) {
+        return Err(RewriteError::Layout("program headers out of the file".into()));
+    }
+    if !inside(to_usize(h.shoff)?, h.shnum, h.shentsize) || h.shstrndx >= h.shnum {
+        return Err(RewriteError::Layout("section headers out of the file".into()));
+    }
+    Ok(h)
 }
 
 fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
@@ -207,7 +230,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         return Err(RewriteError::Layout(format!("{new_end:#x} runs into the next segment")));
     }
     let grow = new_end - t.text.end;
-    let file_end = text.offset + text.size;
+    let file_end = sum(text.offset, text.size)?;
     let h = header(&b)?;
     // Later file contents move by whole pages (and by the largest alignment of
     // any later segment) so that offsets stay congruent to addresses.
@@ -215,7 +238,11 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
     for i in 0..h.phnum {
         let at = h.phoff + i * h.phentsize;
         if rd(&b, at + 8, 8)? >= file_end {
-            align = align.max(rd(&b, at + 48, 8)?.max(1));
+            let p_align = rd(&b, at + 48, 8)?.max(1);
+            if !p_align.is_power_of_two() || p_align > MAX_SEGMENT_ALIGN {
+                return Err(RewriteError::Layout(format!("segment {i} has an implausible alignment {p_align:#x}")));
+            }
+            align = align.max(p_align);
         }
     }
     let shift = align_up(grow, align);
@@ -226,15 +253,15 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         let off = rd(&b, at + 8, 8)?;
         let filesz = rd(&b, at + 32, 8)?;
         if i == seg {
-            if off + filesz != file_end {
+            if off.checked_add(filesz) != Some(file_end) {
                 return Err(RewriteError::Layout("the code segment does not end with .text".into()));
             }
-            wr(&mut b, at + 32, 8, filesz + grow)?;
+            wr(&mut b, at + 32, 8, sum(filesz, grow)?)?;
             let memsz = rd(&b, at + 40, 8)?;
-            wr(&mut b, at + 40, 8, memsz + grow)?;
+            wr(&mut b, at + 40, 8, sum(memsz, grow)?)?;
         } else if off >= file_end && !(off == 0 && filesz == 0) {
-            wr(&mut b, at + 8, 8, off + shift)?;
-        } else if off < file_end && off + filesz > file_end {
+            wr(&mut b, at + 8, 8, sum(off, shift)?)?;
+        } else if off < file_end && off.saturating_add(filesz) > file_end {
             return Err(RewriteError::Layout(format!("segment {i} spans the end of .text in the file")));
         }
     }
@@ -243,15 +270,18 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         let at = to_usize(h.shoff)? + i * h.shentsize;
         let off = rd(&b, at + 24, 8)?;
         if i == text.index {
-            wr(&mut b, at + 32, 8, text.size + grow)?;
+            wr(&mut b, at + 32, 8, sum(text.size, grow)?)?;
         } else if off >= file_end && i != 0 {
-            wr(&mut b, at + 24, 8, off + shift)?;
+            wr(&mut b, at + 24, 8, sum(off, shift)?)?;
         }
     }
     if h.shoff >= file_end {
-        wr(&mut b, 40, 8, h.shoff + shift)?;
+        wr(&mut b, 40, 8, sum(h.shoff, shift)?)?;
     }
     let cut = to_usize(file_end)?;
+    if cut > b.len() {
+        return Err(RewriteError::Layout(".text ends beyond the end of the file".into()));
+    }
     let mut out = Vec::with_capacity(b.len() + shift as usize);
     out.extend_from_slice(&b[..cut]);
     let gap = region.start - t.text.end;
@@ -310,7 +340,7 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
     let strhdr = shoff + h.shstrndx * h.shentsize;
     let (str_off, str_size) = (to_usize(rd(&b, strhdr + 24, 8)?)?, to_usize(rd(&b, strhdr + 32, 8)?)?);
     let mut names = b
-        .get(str_off..str_off + str_size)
+        .get(str_off..str_off.saturating_add(str_size))
         .ok_or_else(|| RewriteError::Layout("section name table out of the file".into()))?
         .to_vec();
     let name_at = names.len() as u64;
