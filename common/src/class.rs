@@ -175,6 +175,7 @@ impl fmt::Display for InstrClass {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

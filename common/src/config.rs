@@ -127,7 +127,7 @@ impl RunConfig {
 
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
     pub fn samples_launch(&self, index: u64) -> bool {
-        index % u64::from(self.sample_every.max(1)) == 0
+        index.is_multiple_of(u64::from(self.sample_every.max(1)))
     }
 }
 
@@ -159,6 +159,7 @@ impl KernelFilter {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

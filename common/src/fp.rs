@@ -168,6 +168,7 @@ pub fn exceptions_of(format: FpFormat, bits: u64, is_division: bool) -> Exceptio
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

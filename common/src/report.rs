@@ -267,7 +267,7 @@ impl Collector {
     pub fn report(&self) -> Report {
         let mut kernels: Vec<KernelReport> = self.kernels.values().cloned().collect();
         for k in &mut kernels {
-            k.records.sort_by(|a, b| (a.site.offset, a.kind, a.format).cmp(&(b.site.offset, b.kind, b.format)));
+            k.records.sort_by_key(|r| (r.site.offset, r.kind, r.format));
         }
         Report {
             schema: SCHEMA.to_string(),
@@ -279,6 +279,7 @@ impl Collector {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -115,6 +115,7 @@ fn sites_intern(sites: &mut SiteTable, view: &KernelView, i: usize) -> crate::si
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::class::{FpFormat, FpOp};
