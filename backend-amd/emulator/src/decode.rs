@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use xfpx_amd_isa::encoding::{field_position, Field};
 use xfpx_amd_isa::Encoding as IsaEncoding;
 use xfpx_amd_isa::Variant;
 
@@ -170,41 +169,9 @@ fn strip_form_suffix(m: &'static str) -> &'static str {
     m.strip_suffix("_e32").or_else(|| m.strip_suffix("_e64")).unwrap_or(m)
 }
 
-/// The ISA decoder's reading of `bytes`. One known difference from LLVM is
-/// bridged here: the decoder's table has not learned the GLC bit (`sc0` on
-/// gfx940+) for the FLAT segment (GLOBAL and SCRATCH have it), so it rejects
-/// `flat_* ... glc` words, among them the returning atomics
-/// `flat_atomic_* vdst, ... glc`, which LLVM accepts on every target. Such a
-/// word is identified as the same instruction without the GLC bit; the
-/// executor reads GLC and VDST from the raw words, which are kept.
-fn isa_decode(target: Target, bytes: &[u8]) -> Result<xfpx_amd_isa::Instruction, xfpx_amd_isa::DecodeError> {
-    let isa = target.isa();
-    let err = match xfpx_amd_isa::decode(isa, bytes) {
-        Ok(i) => return Ok(i),
-        Err(e) => e,
-    };
-    let xfpx_amd_isa::DecodeError::Invalid { word } = err else { return Err(err) };
-    if xfpx_amd_isa::encoding::identify(word) != Some(IsaEncoding::Flat) {
-        return Err(err);
-    }
-    let Some((0, lo, 1)) = field_position(IsaEncoding::Flat, Field::Glc) else { return Err(err) };
-    if word & (1 << lo) == 0 {
-        return Err(err);
-    }
-    let mut cleared = bytes.to_vec();
-    cleared[..4].copy_from_slice(&(word & !(1 << lo)).to_le_bytes());
-    match xfpx_amd_isa::decode(isa, &cleared) {
-        Ok(mut i) if i.encoding == IsaEncoding::Flat => {
-            i.words[0] = word;
-            Ok(i)
-        }
-        _ => Err(err),
-    }
-}
-
 /// Decodes the instruction at the start of `bytes` for `target`.
 pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> {
-    let insn = isa_decode(target, bytes).map_err(|e| match e {
+    let insn = xfpx_amd_isa::decode(target.isa(), bytes).map_err(|e| match e {
         xfpx_amd_isa::DecodeError::Truncated { .. } => DecodeError::Truncated,
         e => DecodeError::Isa(e),
     })?;
@@ -277,7 +244,8 @@ mod tests {
     #[test]
     fn returning_flat_atomics_decode() {
         // flat_atomic_add v0, v[2:3], v4 glc (llvm-mc-19, gfx90a; `sc0` on
-        // gfx942, same word): the GLC bit (bit 16) selects the returning form.
+        // gfx942, same word): the GLC bit (bit 16) selects the returning form,
+        // which the ISA decoder now reads itself.
         let words = [0xDD09_0000u32, 0x0000_0402];
         for t in [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
             let i = decode(t, &bytes(&words)).unwrap_or_else(|e| panic!("{t:?}: {e}"));

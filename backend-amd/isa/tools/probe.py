@@ -223,6 +223,13 @@ def sweep():
             base = 0xDC000000 | op << 18 | seg << 14
             add(base, 20 | 30 << 8 | 0x7F << 16 | 10 << 24)
             add(base | 0x10 | 1 << 16, 20 | 30 << 8 | 40 << 16 | 10 << 24)
+            # The cache bits with saddr 0, the only saddr value the FLAT
+            # segment accepts (llvm-mc encodes `flat_* ... glc` so): GLC (sc0)
+            # alone, which also selects the returning atomics, then with SLC
+            # (nt), then with bit 25 too (sc1 on gfx940+).
+            add(base | 0x10 | 1 << 16, 20 | 30 << 8 | 10 << 24)
+            add(base | 0x10 | 1 << 16 | 1 << 17, 20 | 30 << 8 | 10 << 24)
+            add(base | 0x10 | 1 << 16 | 1 << 17 | 1 << 25, 20 | 30 << 8 | 10 << 24)
             add(base | 0x1FF0 | 1 << 17, 20 | 30 << 8 | 0x7F << 16 | 10 << 24 | 1 << 23)
             add(base | 0x8 | 1 << 13 | 1 << 25, 20 | 30 << 8 | 0x7F << 16 | 10 << 24)
             add(base | 0x18, 20 | 30 << 8 | 10 << 24)
