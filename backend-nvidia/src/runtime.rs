@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{KernelFilter, RunConfig};
 use xfpx_common::event::Event;
@@ -82,9 +81,6 @@ pub struct ToolCore {
     finished: bool,
 }
 
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
 
 fn command_line() -> Vec<String> {
     std::fs::read("/proc/self/cmdline")
@@ -120,7 +116,7 @@ impl ToolCore {
             target: None,
             command: command_line(),
             mode: config.mode.name().into(),
-            started_unix: now(),
+            started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
             exit: ExitStatus::Unknown,
             sample_every: config.sample_every,
@@ -460,7 +456,7 @@ impl ToolCore {
             return Ok(());
         }
         self.finished = true;
-        self.collector.run_mut().finished_unix = Some(now());
+        self.collector.run_mut().finished_unix = Some(xfpx_common::report::unix_now());
         match &self.sink {
             Sink::Socket(_) => {
                 self.emit(Event::Finished);

@@ -14,7 +14,7 @@ use xfpx_amd_emu::launch::{BufferSpec, Elem, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::OutputBuffer;
 use xfpx_common::fp::ExceptionKind;
-use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Report, RunInfo};
+use xfpx_common::report::{Collector, KernelStatus, Report};
 
 /// Name of the extra buffer that holds the instrumentation's table.
 const TABLE_BUFFER: &str = "xfpx.table";
@@ -87,7 +87,7 @@ pub fn replay_rewritten(
     run.outputs.push(TABLE_BUFFER.into());
     let object = xfpx_amd_emu::codeobject::CodeObject::parse(&rewritten.bytes)
         .map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
-    let started = now();
+    let started = xfpx_common::report::unix_now();
     let (mut outputs, stats) =
         xfpx_amd_emu::run_launch(&run, &object, max_instructions).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
     let table_out =
@@ -112,19 +112,8 @@ pub fn replay_rewritten(
             hazards[0].pc
         ));
     }
-    let run_info = RunInfo {
-        vendor: "amd-emulated".into(),
-        device: format!("xfpx CDNA emulator ({})", rewritten.target),
-        target: Some(rewritten.target.clone()),
-        command: vec!["replay".into(), "--mode".into(), mode_name.into(), launch_path.display().to_string()],
-        mode: mode_name.into(),
-        started_unix: started,
-        finished_unix: Some(now()),
-        exit: ExitStatus::Code { code: 0 },
-        sample_every: 1,
-        truncated: false,
-        notes,
-    };
+    let command = vec!["replay".into(), "--mode".into(), mode_name.into(), launch_path.display().to_string()];
+    let run_info = xfpx_amd_emu::replay::emulated_run_info(&rewritten.target, command, mode_name, started, notes);
     let mut c = Collector::new(run_info, None);
     for k in &rewritten.kernels {
         let status = match &k.state {
@@ -161,6 +150,3 @@ pub fn replay_rewritten(
     Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds })
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}

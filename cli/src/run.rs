@@ -103,9 +103,6 @@ impl Drop for Scratch {
     }
 }
 
-fn now_unix() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
 
 /// Run `xfpx run`; returns the exit code.
 pub fn run(a: RunArgs) -> Result<i32> {
@@ -161,7 +158,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
         Err(e) => return Err(ExitError::new(EXIT_NOT_EXECUTABLE, format!("cannot start {program}: {e}")).into()),
     };
     let pid = child.id();
-    let started_unix = now_unix();
+    let started_unix = xfpx_common::report::unix_now();
 
     let (tx, rx) = mpsc::channel::<Message>();
     let waiter_tx = tx.clone();
@@ -407,7 +404,7 @@ impl LoopState {
         }
         let run = self.collector.run_mut();
         run.exit = exit;
-        run.finished_unix = Some(now_unix());
+        run.finished_unix = Some(xfpx_common::report::unix_now());
         run.notes.extend(extra);
         self.collector.report()
     }

@@ -11,6 +11,12 @@ use std::collections::BTreeMap;
 /// Schema name and version written into every report.
 pub const SCHEMA: &str = "xfpx-report/1";
 
+/// Seconds since the Unix epoch (0 if the clock is before it), as reports
+/// record times.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
 /// How the program under test ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "how", rename_all = "snake_case")]

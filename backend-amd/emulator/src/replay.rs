@@ -147,7 +147,7 @@ pub fn run_launch(launch: &Launch, object: &CodeObject, max_instructions: u64) -
 pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome, Error> {
     let launch = Launch::load(launch_path).map_err(|e| Error(e.0))?;
     let object = load_code_object(&launch, opts)?;
-    let started = now();
+    let started = xfpx_common::report::unix_now();
     let (outputs, stats) = run_launch(&launch, &object, opts.max_instructions)?;
     if let Some(dir) = &opts.out_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error(format!("cannot create {}: {e}", dir.display())))?;
@@ -160,8 +160,23 @@ pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome,
     Ok(ReplayOutcome { report, outputs, stats, target: object.target.clone() })
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+
+/// The run information of a report made on the emulator (vendor
+/// `amd-emulated`), finished now with status 0.
+pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started: u64, notes: Vec<String>) -> RunInfo {
+    RunInfo {
+        vendor: "amd-emulated".into(),
+        device: format!("xfpx CDNA emulator ({target})"),
+        target: Some(target.to_string()),
+        command,
+        mode: mode.into(),
+        started_unix: started,
+        finished_unix: Some(xfpx_common::report::unix_now()),
+        exit: ExitStatus::Code { code: 0 },
+        sample_every: 1,
+        truncated: false,
+        notes,
+    }
 }
 
 /// The report of an emulated run: one record per (instruction, kind, format)
@@ -175,19 +190,8 @@ pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, laun
     for h in &stats.hazards() {
         notes.push(format!("hazard: {h}"));
     }
-    let run = RunInfo {
-        vendor: "amd-emulated".into(),
-        device: format!("xfpx CDNA emulator ({})", object.target),
-        target: Some(object.target.clone()),
-        command: vec!["replay".into(), launch_path.display().to_string()],
-        mode: "replay".into(),
-        started_unix: started,
-        finished_unix: Some(now()),
-        exit: ExitStatus::Code { code: 0 },
-        sample_every: 1,
-        truncated: false,
-        notes,
-    };
+    let command = vec!["replay".into(), launch_path.display().to_string()];
+    let run = emulated_run_info(&object.target, command, "replay", started, notes);
     let mut c = Collector::new(run, None);
     let launch_idx = c.launch(&launch.kernel, true);
     let entry = object.kernel(&launch.kernel).map(|k| k.entry_vaddr).unwrap_or(0);
