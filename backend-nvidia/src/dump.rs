@@ -7,10 +7,12 @@ use crate::sass::{build_kernel, parse_listing, SassKernel};
 use serde::Serialize;
 use std::fmt::Write as _;
 use xfpx_common::lower::Lowering;
-use xfpx_common::plan::{verify, Plan};
+use crate::modes::plan_kernel;
+use xfpx_common::config::Mode;
+use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
 use xfpx_common::site::SiteTable;
-use xfpx_common::tool::{Detector, Tool};
+use xfpx_common::tool::Detector;
 
 /// Output format of a dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,11 +23,19 @@ pub enum DumpFormat {
 }
 
 /// What to dump.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DumpOptions {
     /// Only the kernel with this exact name (all when `None`).
     pub kernel: Option<String>,
     pub format: DumpFormat,
+    /// The run mode whose plan is shown.
+    pub mode: Mode,
+}
+
+impl Default for DumpOptions {
+    fn default() -> Self {
+        DumpOptions { kernel: None, format: DumpFormat::Text, mode: Mode::Detect }
+    }
 }
 
 /// Why a dump failed.
@@ -124,13 +134,22 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     let mut parts = Vec::new();
     for f in selected {
         let kernel = build_kernel(f);
-        let plan = detector.plan(&kernel.view, &mut sites);
         let fail = |message: String| Error::Kernel { kernel: f.name.clone(), message };
-        verify(&plan, &kernel.view, &sites).map_err(|e| fail(e.to_string()))?;
+        let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;
+        let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, 0)
             .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
             .map_err(|e| fail(e.to_string()))?;
-        parts.push(render_kernel(&kernel, &plan, &calls, opts.format));
+        let mut part = render_kernel(&kernel, &plan, &calls, opts.format);
+        if opts.format == DumpFormat::Text {
+            if let Some(t) = planned.thinned {
+                let _ = writeln!(part, "fast mode: {} of {} checks dropped (their values reach a later check)", t.dropped, t.checks);
+            }
+            if let Some(e) = &planned.fallback {
+                let _ = writeln!(part, "fast mode: every result checked ({e})");
+            }
+        }
+        parts.push(part);
     }
     Ok(match opts.format {
         DumpFormat::Text => parts.join("\n"),
@@ -150,7 +169,7 @@ mod tests {
         assert!(t.contains("kernel k: 2 instructions, 1 probes, 1 calls"), "{t}");
         assert!(t.contains("after:  xfpx_check_value(guard, R1, 0x0, 0x0, 0x704, 0x0, launch)"), "{t}");
         assert!(t.contains("kernel j"));
-        let j = dump_listing(LISTING, &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json }).expect("dumps");
+        let j = dump_listing(LISTING, &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, mode: Mode::Detect }).expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
         assert_eq!(v.as_array().map(Vec::len), Some(1));
         assert_eq!(v[0]["instructions"][0]["after"][0]["function"], "xfpx_check_value");
@@ -159,7 +178,7 @@ mod tests {
     #[test]
     fn errors_are_one_line() {
         for (text, kernel) in [("", None), (LISTING, Some("nope")), ("/*0000*/ FADD R1 ;", None), ("\tFunction : k\n /*0000*/ FADD R1,, R2 ;", None)] {
-            let e = dump_listing(text, &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text }).expect_err("fails");
+            let e = dump_listing(text, &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, mode: Mode::Detect }).expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");
         }
     }

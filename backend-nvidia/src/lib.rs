@@ -2,7 +2,7 @@
 //! of plans to NVBit call insertions ([`lower`]) against the shared device
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
-//! ([`dump`]) and where the built tool is found ([`tool_library`]).
+//! ([`dump`]), the plan of each run mode ([`modes`]) and where the built tool is found ([`tool_library`]).
 //!
 //! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
 //! a static library linked with a C++ shim by `build-tool.sh`.
@@ -11,6 +11,7 @@
 pub mod abi;
 pub mod dump;
 pub mod lower;
+pub mod modes;
 pub mod record;
 pub mod runtime;
 pub mod sass;

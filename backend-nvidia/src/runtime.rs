@@ -12,14 +12,15 @@ use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
-use xfpx_common::config::{KernelFilter, RunConfig};
+use xfpx_common::config::{KernelFilter, Mode, RunConfig};
+use crate::modes::plan_kernel;
+use xfpx_common::observe::ThinStats;
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
-use xfpx_common::plan::verify;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
-use xfpx_common::tool::{Detector, Tool};
+use xfpx_common::tool::Detector;
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +79,8 @@ pub struct ToolCore {
     scan_libraries: bool,
     /// Read line tables at all (`XFPX_NVIDIA_LINES=0` turns this off).
     lines_enabled: bool,
+    /// Fast mode: what thinning did over all kernels so far.
+    thinned: ThinStats,
     finished: bool,
 }
 
@@ -141,6 +144,7 @@ impl ToolCore {
             target: None,
             lines_enabled: std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"),
             scan_libraries: std::env::var("XFPX_NVIDIA_LINES").is_ok_and(|v| v == "libs"),
+            thinned: ThinStats::default(),
             finished: false,
         };
         for text in notes {
@@ -355,8 +359,17 @@ impl ToolCore {
             parsed.push(ins);
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
-        let plan = self.detector.plan(&kernel.view, &mut self.sites);
-        verify(&plan, &kernel.view, &self.sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
+        let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
+        if let Some(stats) = planned.thinned {
+            self.thinned.checks += stats.checks;
+            self.thinned.dropped += stats.dropped;
+            self.thinned.dropped_subnormal += stats.dropped_subnormal;
+        }
+        if let Some(e) = &planned.fallback {
+            let text = format!("{name}: every result checked (fast mode needs its control flow: {e})");
+            self.note(&text);
+        }
+        let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, state_addr)
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
@@ -456,6 +469,15 @@ impl ToolCore {
             return Ok(());
         }
         self.finished = true;
+        if self.config.mode == Mode::Fast && self.thinned.checks > 0 {
+            let t = self.thinned;
+            let text = format!(
+                "fast mode: {} of {} checks dropped because their values reach a later check \
+                 ({} of them would also have reported subnormals); use --mode detect to check every result",
+                t.dropped, t.checks, t.dropped_subnormal
+            );
+            self.note(&text);
+        }
         self.collector.run_mut().finished_unix = Some(xfpx_common::report::unix_now());
         match &self.sink {
             Sink::Socket(_) => {

@@ -163,7 +163,7 @@ fn every_kernel_plans_verifies_and_lowers() {
 #[test]
 fn golden_dump() {
     let text = read("ops.sm_90.nvdisasm.sass");
-    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text }).expect("dumps");
+    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text, ..DumpOptions::default() }).expect("dumps");
     let golden = fixture("ops.sm_90.dump.txt");
     if std::env::var_os("XFPX_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&golden, &dump).expect("bless");

@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// GPU vendor.
     #[arg(long, value_enum, default_value = "auto")]
     pub vendor: VendorChoice,
+    /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction.
+    #[arg(long, value_enum, default_value = "fast")]
+    pub mode: RunMode,
     /// Instrument only kernels whose name matches this regular expression (repeatable).
     #[arg(long = "kernels", value_name = "RE")]
     pub kernels: Vec<String>,
@@ -108,12 +111,33 @@ pub struct DumpArgs {
     pub kernel: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// NVIDIA: show the plan of this run mode.
+    #[arg(long, value_enum, default_value = "fast")]
+    pub mode: RunMode,
     /// AMD only: rewrite the code object for this mode and show the rewritten kernels.
     #[arg(long, value_enum, value_name = "MODE")]
     pub rewrite: Option<RewriteMode>,
     /// With --rewrite: write the rewritten code object here.
     #[arg(long, value_name = "NEW", requires = "rewrite")]
     pub out: Option<PathBuf>,
+}
+
+/// What `xfpx run` checks (see `docs/cli.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunMode {
+    /// Check only results not certain to reach a later check.
+    Fast,
+    /// Check every floating-point result.
+    Detect,
+}
+
+impl RunMode {
+    pub fn config_mode(self) -> xfpx_common::config::Mode {
+        match self {
+            RunMode::Fast => xfpx_common::config::Mode::Fast,
+            RunMode::Detect => xfpx_common::config::Mode::Detect,
+        }
+    }
 }
 
 /// What rewritten AMD code does.

@@ -26,6 +26,7 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
                     OutputFormat::Text => xfpx_nvidia::dump::DumpFormat::Text,
                     OutputFormat::Json => xfpx_nvidia::dump::DumpFormat::Json,
                 },
+                mode: a.mode.config_mode(),
             };
             let text =
                 xfpx_nvidia::dump::dump_listing(listing, &opts).with_context(|| format!("{}", a.file.display()))?;

@@ -60,6 +60,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         None => None,
     };
     let config = RunConfig {
+        mode: a.mode.config_mode(),
         kernels: a.kernels,
         exclude: a.exclude,
         sample_every: a.sample,

@@ -13,17 +13,30 @@ pub const CONFIG_ENV: &str = "XFPX_CONFIG";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// Check only results that are not certain to reach a later check
+    /// (see [`crate::observe`]): NaN, infinity and division by zero are
+    /// found in every kernel where they occur; subnormals only where they
+    /// are checked; findings may be located downstream of their origin.
+    #[default]
+    Fast,
     /// Check the result of every floating-point instruction (precise: every
     /// finding is located at its instruction).
-    #[default]
     Detect,
 }
 
 impl Mode {
+    /// Every mode, in the order `--help` lists them.
+    pub const ALL: [Mode; 2] = [Mode::Fast, Mode::Detect];
+
     pub fn name(self) -> &'static str {
         match self {
+            Mode::Fast => "fast",
             Mode::Detect => "detect",
         }
+    }
+
+    pub fn from_name(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s)
     }
 }
 
@@ -55,7 +68,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            mode: Mode::Detect,
+            mode: Mode::Fast,
             kinds: ExceptionKinds::ALL,
             kernels: Vec::new(),
             exclude: Vec::new(),

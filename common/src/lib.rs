@@ -10,6 +10,8 @@
 //!   instruction, and the invariants a backend may assume when lowering;
 //! - [`tool`]: the tools that produce plans (today: the exception detector);
 //! - [`lower`]: the one trait each backend implements to lower a plan;
+//! - [`observe`]: the control-flow graph and the analysis of which results
+//!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
 //! - [`config`]: the run configuration handed from the CLI to a backend.
@@ -19,6 +21,7 @@ pub mod config;
 pub mod event;
 pub mod fp;
 pub mod lower;
+pub mod observe;
 pub mod plan;
 pub mod probe;
 pub mod report;

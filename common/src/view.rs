@@ -102,6 +102,26 @@ impl Control {
     }
 }
 
+/// How an instruction moves floating-point values from its register
+/// sources to its destination, as far as NaN and infinity are concerned.
+/// The backend says so from its ISA tables; tools use it to know when an
+/// exceptional value is certain to reach a later instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(tag = "flow", content = "source", rename_all = "snake_case")]
+pub enum ValueFlow {
+    /// Nothing is promised (integer work, comparisons, min/max, clamping,
+    /// transcendentals, lane selections).
+    #[default]
+    Opaque,
+    /// A NaN or infinity in any register source makes the first written
+    /// value NaN or infinite (add, multiply, fused multiply-add, matrix
+    /// multiply-accumulate, format conversions; never with saturation).
+    Propagates,
+    /// The first written register is a copy of the register source with
+    /// this index among the uses.
+    Copies(u8),
+}
+
 /// One instruction, as tools see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstrView {
@@ -117,6 +137,9 @@ pub struct InstrView {
     /// Executes only where a guard predicate holds.
     pub guarded: bool,
     pub control: Control,
+    /// How NaN and infinity travel from sources to the result.
+    #[serde(default)]
+    pub flow: ValueFlow,
     pub location: Option<SourceLoc>,
 }
 
@@ -131,6 +154,7 @@ impl InstrView {
             uses: Vec::new(),
             guarded: false,
             control: Control::None,
+            flow: ValueFlow::Opaque,
             location: None,
         }
     }

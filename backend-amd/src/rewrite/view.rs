@@ -83,6 +83,7 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
             uses: d.insn.regs_read().into_iter().filter_map(operand).collect(),
             guarded: false,
             control: control(&d.insn, d.addr),
+            flow: xfpx_common::view::ValueFlow::Opaque,
             location: None,
         })
         .collect();

@@ -184,6 +184,61 @@ pub static OPCODES: &[OpcodeInfo] = &[
     words(row("HMMA", Some("F16"), Matrix, Fixed(F16x2)), 2),
 ];
 
+/// Opcodes whose result is NaN or infinite whenever one of their register
+/// sources is (IEEE 754 arithmetic, conversions between float formats,
+/// matrix multiply-accumulate), unless a modifier of [`CLAMPING`] is set.
+pub static PROPAGATING: &[&str] =
+    &["FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "DADD", "DMUL", "DFMA", "F2F", "FRND", "HMMA"];
+
+/// Modifiers that clamp the result (saturation turns NaN into 0).
+pub static CLAMPING: &[&str] = &["SAT"];
+
+/// Register copies: opcode, the modifier it needs, and which source (by
+/// index among the sources) the written register receives.
+pub static COPIES: &[(&str, Option<&str>, u8)] = &[("MOV", None, 0), ("IMAD", Some("MOV"), 2)];
+
+/// Modifiers that widen the register an instruction outside the table
+/// writes, in 32-bit words (`LDG.E.64`, `IMAD.WIDE`, `F2I.S64`). Where a
+/// modifier overstates the width (`SHF.L.U64.HI` writes one register) the
+/// error is on the safe side for analyses that ask what is overwritten.
+pub static WIDTH_MODIFIERS: &[(&str, u8)] =
+    &[("128", 4), ("64", 2), ("WIDE", 2), ("U64", 2), ("S64", 2), ("F64", 2), ("32", 1)];
+
+/// Opcodes outside the table that write several registers whatever their
+/// modifiers say (texture and surface loads, matrix loads, warpgroup
+/// matrix multiply): words written from the named register, at most.
+pub static WIDE_WRITERS: &[(&str, u8)] = &[
+    ("CS2R", 2),
+    ("TEX", 4),
+    ("TLD", 4),
+    ("TLD4", 4),
+    ("TXD", 4),
+    ("TXQ", 4),
+    ("TMML", 4),
+    ("SULD", 4),
+    ("LDSM", 4),
+    ("MOVM", 4),
+    ("IMMA", 8),
+    ("DMMA", 8),
+    ("BMMA", 8),
+    ("HGMMA", 255),
+    ("IGMMA", 255),
+    ("QGMMA", 255),
+    ("BGMMA", 255),
+];
+
+/// Words written from the first written register of an instruction
+/// outside the table.
+pub fn written_words(opcode: &str, modifiers: &[&str]) -> u8 {
+    let by_modifier = WIDTH_MODIFIERS.iter().find(|(m, _)| modifiers.contains(m)).map(|(_, w)| *w);
+    let by_opcode = WIDE_WRITERS.iter().find(|(op, _)| *op == opcode).map(|(_, w)| *w);
+    match (by_opcode, by_modifier) {
+        (Some(1..=2), Some(w)) => w,
+        (Some(o), m) => o.max(m.unwrap_or(1)),
+        (None, m) => m.unwrap_or(1),
+    }
+}
+
 /// The type modifiers that name formats, as they appear in SASS.
 pub fn type_modifier(m: &str) -> Option<FpFormat> {
     match m {

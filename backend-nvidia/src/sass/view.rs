@@ -5,7 +5,8 @@
 use super::opcodes::{self, DefRole, OpcodeInfo};
 use super::parse::{RegKind, Register, SassFunction, SassInstr, SassOperand};
 use xfpx_common::class::{FpFormat, InstrClass};
-use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
+use xfpx_common::observe::{Cfg, CfgError, Target};
+use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, ValueFlow};
 
 /// Control-flow effect of opcodes that have one (one place for this fact).
 pub static CONTROL: &[(&str, Control)] = &[
@@ -41,6 +42,50 @@ fn control_of(ins: &SassInstr) -> Control {
         Control::CondBranch
     } else {
         c
+    }
+}
+
+/// How NaN and infinity travel through one instruction, from the tables
+/// of [`opcodes`].
+fn value_flow(ins: &SassInstr, class: InstrClass) -> ValueFlow {
+    let mods = ins.modifier_refs();
+    if class != InstrClass::Other
+        && opcodes::PROPAGATING.contains(&ins.opcode.as_str())
+        && !mods.iter().any(|m| opcodes::CLAMPING.contains(m))
+    {
+        return ValueFlow::Propagates;
+    }
+    opcodes::COPIES
+        .iter()
+        .find(|(op, m, _)| *op == ins.opcode && m.is_none_or(|m| mods.contains(&m)))
+        .map_or(ValueFlow::Opaque, |(_, _, source)| ValueFlow::Copies(*source))
+}
+
+impl SassKernel {
+    /// Where control instruction `i` goes: a target printed as an offset
+    /// in the function (`BRA 0x1a0`, `CALL.REL.NOINC 0x400`) is resolved;
+    /// exits and returns leave; labels, register targets (`BRX`, `JMX`)
+    /// and absolute jumps are unknown.
+    pub fn branch_target(&self, i: usize) -> Target {
+        let ins = &self.instrs[i];
+        match ins.opcode.as_str() {
+            "EXIT" | "RET" => return Target::Leave,
+            "BRA" | "CALL" if !ins.modifiers.iter().any(|m| m == "ABS") => {}
+            _ => return Target::Unknown,
+        }
+        let offset = ins.operands.iter().rev().find_map(|o| match o {
+            SassOperand::ImmBits { bits, .. } => Some(*bits),
+            _ => None,
+        });
+        match offset.and_then(|o| self.instrs.binary_search_by_key(&o, |x| x.offset).ok()) {
+            Some(t) => Target::Instr(t),
+            None => Target::Unknown,
+        }
+    }
+
+    /// The kernel's control-flow graph.
+    pub fn cfg(&self) -> Result<Cfg, CfgError> {
+        Cfg::build(&self.view, |i| self.branch_target(i))
     }
 }
 
@@ -188,11 +233,30 @@ fn fp_instr_view(ins: &SassInstr, row: &OpcodeInfo) -> (InstrClass, Vec<Operand>
     (class, defs, uses, high_word)
 }
 
+/// Registers written by an instruction outside the opcode table: the
+/// leading operands up to the first general or uniform register (so
+/// `SHFL.DOWN PT, R5, ...` writes R5), that register widened by
+/// [`opcodes::written_words`]. Stores and control instructions write none.
 fn other_instr_view(ins: &SassInstr) -> (Vec<Operand>, Vec<Operand>) {
-    let has_def = !NO_DEF.contains(&ins.opcode.as_str())
+    let writes = !NO_DEF.contains(&ins.opcode.as_str())
         && matches!(ins.operands.first(), Some(SassOperand::Reg(r)) if !r.negated);
-    let ndefs = usize::from(has_def);
-    let defs = ins.operands[..ndefs].iter().map(|o| use_operand(o, None, 1)).collect();
+    let ndefs = if writes {
+        ins.operands
+            .iter()
+            .position(|o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::R | RegKind::Ur) && !r.is_zero()))
+            .filter(|&p| ins.operands[..p].iter().all(|o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up))))
+            .map_or(1, |p| p + 1)
+    } else {
+        0
+    };
+    let words = opcodes::written_words(&ins.opcode, &ins.modifier_refs());
+    let defs = ins.operands[..ndefs]
+        .iter()
+        .map(|o| match o {
+            SassOperand::Reg(r) if matches!(r.kind, RegKind::R | RegKind::Ur) => reg_operand(r, words),
+            other => use_operand(other, None, 1),
+        })
+        .collect();
     let uses = ins.operands[ndefs..].iter().map(|o| use_operand(o, None, 1)).collect();
     (defs, uses)
 }
@@ -225,6 +289,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
             uses,
             guarded: ins.is_guarded(),
             control: control_of(ins),
+            flow: value_flow(ins, class),
             location: ins.location.clone(),
         });
         high.push(high_word);
@@ -301,6 +366,33 @@ mod tests {
         assert!(v.defs.is_empty());
         let (v, _) = one("@!PT FADD R1, R2, R3");
         assert_eq!(v.class, InstrClass::Other);
+    }
+
+    #[test]
+    fn registers_written_outside_the_table() {
+        let (v, _) = one("SHFL.DOWN PT, R5, R4, 0x1, 0x1f");
+        assert_eq!(v.defs, vec![Operand::Known { bits: 1 }, r(5, 1)]);
+        assert_eq!(v.uses[0], r(4, 1));
+        let (v, _) = one("IMAD.WIDE.U32 R6, R5, 0x100, R2");
+        assert_eq!(v.defs, vec![r(6, 2)]);
+        let (v, _) = one("LDG.E.128.CONSTANT R8, desc[UR6][R2.64]");
+        assert_eq!(v.defs, vec![r(8, 4)]);
+        let (v, _) = one("CS2R R4, SRZ");
+        assert_eq!(v.defs, vec![r(4, 2)]);
+        let (v, _) = one("CS2R.32 R4, SR_CLOCKLO");
+        assert_eq!(v.defs, vec![r(4, 1)]);
+        let (v, _) = one("STS [R3], R0");
+        assert!(v.defs.is_empty());
+        let (v, _) = one("MOV R2, R7");
+        assert_eq!(v.flow, ValueFlow::Copies(0));
+        let (v, _) = one("IMAD.MOV.U32 R2, RZ, RZ, R7");
+        assert_eq!(v.flow, ValueFlow::Copies(2));
+        let (v, _) = one("FADD.SAT R1, R2, R3");
+        assert_eq!(v.flow, ValueFlow::Opaque);
+        let (v, _) = one("DFMA R2, R4, R6, R2");
+        assert_eq!(v.flow, ValueFlow::Propagates);
+        let (v, _) = one("FMNMX R1, R2, R3, !PT");
+        assert_eq!(v.flow, ValueFlow::Opaque);
     }
 
     #[test]

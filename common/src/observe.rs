@@ -1,0 +1,469 @@
+//! Observed values: which floating-point results are certain to reach a
+//! later check, so that the fast detector can drop their own checks.
+//!
+//! NaN and infinity propagate: a NaN or infinite source of an add, a
+//! multiply or a fused multiply-add makes its result NaN or infinite
+//! ([`ValueFlow::Propagates`]). If an instruction's result is read by such
+//! an instruction, unconditionally and before the register is written
+//! again, and that instruction's result is itself checked or observed, a
+//! NaN or infinity produced there cannot go unnoticed. A backward
+//! must-analysis over the kernel's control-flow graph computes, at every
+//! point, the registers whose current value is observed on every path;
+//! a check on a result that is observed right after its instruction is
+//! dropped. Loop accumulators (a GEMM's, an ODE integrator's) are then
+//! checked once, where they leave the loop, instead of once per iteration.
+//!
+//! What the thinned plan gives up, by construction:
+//! - a subnormal result that is observed downstream is not reported
+//!   (subnormals do not propagate);
+//! - an infinity may be reported as the NaN it turns into downstream
+//!   (`inf * 0`, `inf - inf`), at the downstream instruction;
+//! - findings are located where the value is checked, which can be after
+//!   the instruction that first produced it.
+//!
+//! Divisions (whose checks also report division by zero) keep their
+//! checks. A kernel whose control flow the backend cannot resolve
+//! (indirect branches) is not thinned.
+
+use crate::fp::{ExceptionKind, ExceptionKinds};
+use crate::plan::Plan;
+use crate::probe::{Action, ValueRef, When};
+use crate::view::{Control, KernelView, Operand, RegFile, RegRange, ValueFlow};
+use std::collections::HashSet;
+
+/// Where a control transfer goes, as the backend decoded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The instruction with this index in the view.
+    Instr(usize),
+    /// Out of the function (exit, return).
+    Leave,
+    /// Not known (indirect branches, unresolved labels).
+    Unknown,
+}
+
+/// Why a kernel's control flow could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CfgError {
+    #[error("instruction {instr} transfers control to an unknown target")]
+    UnknownTarget { instr: usize },
+    #[error("instruction {instr} branches to instruction {target}, outside the kernel")]
+    OutOfRange { instr: usize, target: usize },
+}
+
+/// One basic block: instructions `start..end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub start: usize,
+    pub end: usize,
+    /// Blocks control may reach next.
+    pub succs: Vec<usize>,
+    /// Control may leave the function here, or enter a subroutine whose
+    /// effect on registers is not modelled: nothing is observed after.
+    pub opaque_exit: bool,
+}
+
+/// The control-flow graph of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cfg {
+    pub blocks: Vec<Block>,
+}
+
+impl Cfg {
+    /// Build the graph; `target(i)` is asked for every instruction whose
+    /// control is a branch, conditional branch or call.
+    pub fn build(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
+        let n = view.instrs.len();
+        let mut targets = vec![None; n];
+        let mut leaders = vec![false; n];
+        if n > 0 {
+            leaders[0] = true;
+        }
+        for (i, ins) in view.instrs.iter().enumerate() {
+            if matches!(ins.control, Control::Branch | Control::CondBranch | Control::Call) {
+                let t = target(i);
+                match t {
+                    // a call's target only adds a block start: nothing is
+                    // observed across a call, whatever it runs
+                    Target::Unknown if ins.control == Control::Call => {}
+                    Target::Unknown => return Err(CfgError::UnknownTarget { instr: i }),
+                    Target::Instr(t) if t >= n => return Err(CfgError::OutOfRange { instr: i, target: t }),
+                    Target::Instr(t) => leaders[t] = true,
+                    Target::Leave => {}
+                }
+                targets[i] = Some(t);
+            }
+            if ins.control.ends_block() && i + 1 < n {
+                leaders[i + 1] = true;
+            }
+        }
+        let starts: Vec<usize> = (0..n).filter(|&i| leaders[i]).collect();
+        let mut block_of = vec![0usize; n];
+        for (b, &s) in starts.iter().enumerate() {
+            let e = starts.get(b + 1).copied().unwrap_or(n);
+            block_of[s..e].fill(b);
+        }
+        let mut blocks = Vec::with_capacity(starts.len());
+        for (b, &start) in starts.iter().enumerate() {
+            let end = starts.get(b + 1).copied().unwrap_or(n);
+            let last = end - 1;
+            let control = view.instrs[last].control;
+            let mut succs = Vec::new();
+            let mut opaque_exit = false;
+            let fall = |succs: &mut Vec<usize>, opaque: &mut bool| {
+                if end < n {
+                    succs.push(block_of[end]);
+                } else {
+                    *opaque = true;
+                }
+            };
+            match control {
+                Control::Branch => match targets[last] {
+                    Some(Target::Instr(t)) => succs.push(block_of[t]),
+                    _ => opaque_exit = true,
+                },
+                Control::CondBranch => {
+                    match targets[last] {
+                        Some(Target::Instr(t)) => succs.push(block_of[t]),
+                        _ => opaque_exit = true,
+                    }
+                    fall(&mut succs, &mut opaque_exit);
+                }
+                Control::Call => {
+                    opaque_exit = true;
+                    if let Some(Target::Instr(t)) = targets[last] {
+                        succs.push(block_of[t]);
+                    }
+                    fall(&mut succs, &mut opaque_exit);
+                }
+                Control::Return | Control::Exit => opaque_exit = true,
+                Control::None | Control::Barrier => fall(&mut succs, &mut opaque_exit),
+            }
+            succs.sort_unstable();
+            succs.dedup();
+            blocks.push(Block { start, end, succs, opaque_exit });
+        }
+        Ok(Cfg { blocks })
+    }
+}
+
+/// A set of register ranges whose current values are observed; `None` is
+/// the universal set (the optimistic start of the fixpoint).
+type Observed = Option<HashSet<RegRange>>;
+
+fn meet(a: &Observed, b: &Observed) -> Observed {
+    match (a, b) {
+        (None, x) | (x, None) => x.clone(),
+        (Some(a), Some(b)) => Some(a.intersection(b).copied().collect()),
+    }
+}
+
+fn value_reg(op: &Operand) -> Option<RegRange> {
+    op.reg().filter(|r| matches!(r.file, RegFile::PerLane | RegFile::Uniform))
+}
+
+/// What the analysis needs to know about the plan: which instructions'
+/// results are checked for NaN (so a NaN reaching them is reported).
+fn result_checked(plan: &Plan, view: &KernelView) -> Vec<bool> {
+    let mut checked = vec![false; view.instrs.len()];
+    for p in &plan.probes {
+        if let Action::CheckFp { values, kinds, .. } = &p.action {
+            let on_result = p.when == When::After && values.iter().any(|v| matches!(v, ValueRef::Def(0)));
+            if on_result && kinds.contains(ExceptionKind::Nan) {
+                if let Some(c) = checked.get_mut(p.instr as usize) {
+                    *c = true;
+                }
+            }
+        }
+    }
+    checked
+}
+
+/// One instruction, backwards: from the set observed after it to the set
+/// observed before it.
+fn transfer(view: &KernelView, checked: &[bool], i: usize, after: &mut HashSet<RegRange>) {
+    let ins = &view.instrs[i];
+    let first_def = ins.defs.first().and_then(value_reg);
+    let copied = match ins.flow {
+        ValueFlow::Copies(n) if !ins.guarded => match (first_def, ins.uses.get(n as usize).and_then(value_reg)) {
+            (Some(d), Some(s)) if after.contains(&d) => Some(s),
+            _ => None,
+        },
+        _ => None,
+    };
+    for d in ins.defs.iter().filter_map(Operand::reg) {
+        after.retain(|r| !r.overlaps(&d));
+    }
+    // the result is always observed: it is checked, or observed downstream
+    if ins.flow == ValueFlow::Propagates && !ins.guarded && checked[i] && first_def.is_some() {
+        after.extend(ins.uses.iter().filter_map(value_reg));
+    }
+    after.extend(copied);
+}
+
+/// The sets observed right after each instruction.
+pub fn observed_after(view: &KernelView, cfg: &Cfg, plan: &Plan) -> Vec<HashSet<RegRange>> {
+    let checked = result_checked(plan, view);
+    let nb = cfg.blocks.len();
+    let mut block_in: Vec<Observed> = vec![None; nb];
+    let block_out = |block_in: &Vec<Observed>, b: &Block| -> HashSet<RegRange> {
+        if b.opaque_exit || b.succs.is_empty() {
+            return HashSet::new();
+        }
+        let mut acc: Observed = None;
+        for &s in &b.succs {
+            acc = meet(&acc, &block_in[s]);
+        }
+        // every successor still universal: nothing is known yet
+        acc.unwrap_or_default()
+    };
+    // the greatest fixpoint: start from "everything observed" and shrink
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (bi, b) in cfg.blocks.iter().enumerate().rev() {
+            let mut set = if b.succs.iter().all(|&s| block_in[s].is_none()) && !b.opaque_exit && !b.succs.is_empty() {
+                // successors not computed yet: keep optimistic
+                continue;
+            } else {
+                block_out(&block_in, b)
+            };
+            for i in (b.start..b.end).rev() {
+                transfer(view, &checked, i, &mut set);
+            }
+            let new = Some(set);
+            if block_in[bi] != new {
+                block_in[bi] = new;
+                changed = true;
+            }
+        }
+    }
+    let mut out = vec![HashSet::new(); view.instrs.len()];
+    for b in &cfg.blocks {
+        let mut set = block_out(&block_in, b);
+        for i in (b.start..b.end).rev() {
+            out[i] = set.clone();
+            transfer(view, &checked, i, &mut set);
+        }
+    }
+    out
+}
+
+/// What thinning did to one plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinStats {
+    /// Checks in the precise plan.
+    pub checks: usize,
+    /// Checks dropped because their values are observed downstream.
+    pub dropped: usize,
+    /// Of those, checks that also looked for subnormals.
+    pub dropped_subnormal: usize,
+}
+
+/// Drop the checks of `plan` whose values are observed later. Counters
+/// and checks that report division by zero are kept.
+pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
+    let after = observed_after(view, cfg, plan);
+    let mut stats = ThinStats::default();
+    let mut out = Plan { kernel: plan.kernel.clone(), probes: Vec::new(), counters: plan.counters.clone() };
+    for p in &plan.probes {
+        let Action::CheckFp { values, kinds, .. } = &p.action else {
+            out.probes.push(p.clone());
+            continue;
+        };
+        stats.checks += 1;
+        let ins = &view.instrs[p.instr as usize];
+        let droppable_kinds = ExceptionKinds::VALUE;
+        let observed = |v: &ValueRef| {
+            let op = match v {
+                ValueRef::Def(n) => ins.defs.get(*n as usize),
+                ValueRef::Use(n) => ins.uses.get(*n as usize),
+            };
+            match op.and_then(value_reg) {
+                Some(r) => after[p.instr as usize].contains(&r),
+                None => false,
+            }
+        };
+        let drop = kinds.0 & !droppable_kinds.0 == 0 && values.iter().all(observed);
+        if drop {
+            stats.dropped += 1;
+            if kinds.contains(ExceptionKind::Sub) {
+                stats.dropped_subnormal += 1;
+            }
+        } else {
+            out.probes.push(p.clone());
+        }
+    }
+    (out, stats)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::class::{FpFormat, FpOp, InstrClass};
+    use crate::plan::verify;
+    use crate::site::SiteTable;
+    use crate::tool::{Detector, Tool};
+    use crate::view::InstrView;
+
+    fn r(n: u16) -> Operand {
+        Operand::Reg(RegRange::new(RegFile::PerLane, n, 1))
+    }
+
+    fn fp(offset: u64, op: FpOp, def: u16, uses: &[u16]) -> InstrView {
+        let mut v = InstrView::new(offset, format!("F{op:?} R{def}"), InstrClass::Arith { format: FpFormat::F32, op });
+        v.defs = vec![r(def)];
+        v.uses = uses.iter().map(|&u| r(u)).collect();
+        if matches!(op, FpOp::Add | FpOp::Mul | FpOp::Fma) {
+            v.flow = ValueFlow::Propagates;
+        }
+        v
+    }
+
+    fn other(offset: u64, text: &str, defs: &[u16], uses: &[u16], control: Control) -> InstrView {
+        let mut v = InstrView::new(offset, text, InstrClass::Other);
+        v.defs = defs.iter().map(|&u| r(u)).collect();
+        v.uses = uses.iter().map(|&u| r(u)).collect();
+        v.control = control;
+        v
+    }
+
+    /// Kept checks, by instruction index.
+    fn kept(view: &KernelView, target: impl Fn(usize) -> Target) -> (Vec<u32>, ThinStats) {
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(view, &mut sites);
+        let cfg = Cfg::build(view, target).unwrap();
+        let (thin, stats) = thin(&plan, view, &cfg);
+        verify(&thin, view, &sites).unwrap();
+        (thin.probes.iter().map(|p| p.instr).collect(), stats)
+    }
+
+    /// acc = fma(a, b, acc) in a loop; after the loop acc * alpha is stored.
+    fn loop_kernel(store_acc_directly: bool) -> KernelView {
+        let mut instrs = vec![
+            other(0x00, "LDG R2", &[2], &[], Control::None),
+            fp(0x10, FpOp::Fma, 4, &[2, 2, 4]),
+            fp(0x20, FpOp::Fma, 4, &[2, 3, 4]),
+            other(0x30, "@P0 BRA 0x10", &[], &[], Control::CondBranch),
+        ];
+        if store_acc_directly {
+            instrs.push(other(0x40, "STG R4", &[], &[4], Control::None));
+        } else {
+            instrs.push(fp(0x40, FpOp::Mul, 5, &[4, 6]));
+            instrs.push(other(0x50, "STG R5", &[], &[5], Control::None));
+        }
+        instrs.push(other(0x60, "EXIT", &[], &[], Control::Exit));
+        KernelView { name: "k".into(), instrs }
+    }
+
+    #[test]
+    fn loop_accumulators_are_checked_where_they_leave() {
+        let view = loop_kernel(false);
+        let (kept, stats) = kept(&view, |i| if i == 3 { Target::Instr(1) } else { Target::Leave });
+        // both FMAs feed the multiply after the loop on every path: only
+        // the stored product is checked
+        assert_eq!(kept, vec![4]);
+        assert_eq!(stats, ThinStats { checks: 3, dropped: 2, dropped_subnormal: 2 });
+    }
+
+    #[test]
+    fn a_value_that_leaves_unobserved_on_one_path_keeps_its_check() {
+        let view = loop_kernel(true);
+        let (kept, _) = kept(&view, |i| if i == 3 { Target::Instr(1) } else { Target::Leave });
+        // the first FMA feeds the second; the second is stored on the exit path
+        assert_eq!(kept, vec![2]);
+    }
+
+    #[test]
+    fn guarded_redefinitions_opaque_uses_divisions_and_copies() {
+        let mut rcp = fp(0x10, FpOp::Div, 3, &[1]);
+        rcp.flow = ValueFlow::Opaque;
+        let mut guarded = fp(0x30, FpOp::Add, 6, &[5, 5]);
+        guarded.guarded = true;
+        let mut mov = other(0x40, "MOV R7, R6", &[7], &[6], Control::None);
+        mov.flow = ValueFlow::Copies(0);
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Add, 1, &[0, 0]), // read only by the reciprocal: kept
+                rcp,                             // a division: always kept
+                fp(0x20, FpOp::Mul, 5, &[3, 3]), // read by a guarded add only: kept
+                guarded,                         // copied to R7, then read by an add: dropped
+                mov,
+                fp(0x50, FpOp::Add, 8, &[7, 7]), // stored: kept
+                other(0x60, "STG R8", &[], &[8], Control::None),
+                other(0x70, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (kept, stats) = kept(&view, |_| Target::Leave);
+        assert_eq!(kept, vec![0, 1, 2, 5]);
+        assert_eq!(stats.dropped, 1);
+    }
+
+    #[test]
+    fn calls_and_exits_observe_nothing() {
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Add, 1, &[0, 0]),
+                other(0x10, "CALL 0x40", &[], &[], Control::Call),
+                fp(0x20, FpOp::Add, 2, &[1, 1]),
+                other(0x30, "EXIT", &[], &[], Control::Exit),
+                other(0x40, "RET", &[], &[], Control::Return),
+            ],
+        };
+        let (kept, _) = kept(&view, |i| if i == 1 { Target::Instr(4) } else { Target::Leave });
+        assert_eq!(kept, vec![0, 2]);
+    }
+
+    #[test]
+    fn unknown_targets_refuse_the_graph() {
+        let view = loop_kernel(false);
+        assert_eq!(Cfg::build(&view, |_| Target::Unknown), Err(CfgError::UnknownTarget { instr: 3 }));
+        assert!(matches!(Cfg::build(&view, |_| Target::Instr(99)), Err(CfgError::OutOfRange { .. })));
+    }
+
+    #[test]
+    fn compare_sources_observed_later_lose_their_check() {
+        let view = |second: u16| {
+            let mut setp = InstrView::new(0x10, "FSETP P0, R1, R2", InstrClass::Compare { format: FpFormat::F32 });
+            setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
+            setp.uses = vec![r(1), r(2)];
+            KernelView {
+                name: "k".into(),
+                instrs: vec![
+                    other(0x00, "LDG R1", &[1, 2], &[], Control::None),
+                    setp,
+                    fp(0x20, FpOp::Add, 3, &[1, second]),
+                    other(0x30, "STG R3", &[], &[3], Control::None),
+                    other(0x40, "EXIT", &[], &[], Control::Exit),
+                ],
+            }
+        };
+        // both sources feed the add: the comparison's check goes
+        assert_eq!(kept(&view(2), |_| Target::Leave).0, vec![2]);
+        // R2 is never read again: the comparison's check stays
+        assert_eq!(kept(&view(1), |_| Target::Leave).0, vec![1, 2]);
+    }
+
+    #[test]
+    fn compare_sources_not_observed_keep_their_check() {
+        let mut setp = InstrView::new(0x10, "FSETP P0, R1, R2", InstrClass::Compare { format: FpFormat::F32 });
+        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
+        setp.uses = vec![r(1), r(2)];
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                other(0x00, "LDG R1", &[1, 2], &[], Control::None),
+                setp,
+                fp(0x20, FpOp::Add, 3, &[1, 1]),
+                other(0x30, "STG R3", &[], &[3], Control::None),
+                other(0x40, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        // R2 is never read again: the comparison's check stays
+        let (kept, _) = kept(&view, |_| Target::Leave);
+        assert_eq!(kept, vec![1, 2]);
+    }
+}
