@@ -143,7 +143,11 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
         let mut part = render_kernel(&kernel, &plan, &calls, opts.format);
         if opts.format == DumpFormat::Text {
             if let Some(t) = planned.thinned {
-                let _ = writeln!(part, "fast mode: {} of {} checks dropped (their values reach a later check)", t.dropped, t.checks);
+                let _ = writeln!(
+                    part,
+                    "fast mode: {} of {} checks dropped (their values reach a later check), {} added where loops exit",
+                    t.dropped, t.checks, t.loop_exit_checks
+                );
             }
             if let Some(e) = &planned.fallback {
                 let _ = writeln!(part, "fast mode: every result checked ({e})");

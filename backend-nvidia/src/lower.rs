@@ -164,12 +164,17 @@ impl Lowering for NvbitLowering<'_> {
                         meta |= META_DIVISION;
                     }
                     for v in values {
+                        let live;
                         let (op, high_word) = match v {
                             ValueRef::Def(n) => (
                                 ins.defs.get(*n as usize),
                                 self.kernel.high_word.get(p.instr as usize).copied().unwrap_or(false),
                             ),
                             ValueRef::Use(n) => (ins.uses.get(*n as usize), false),
+                            ValueRef::Reg(r) => {
+                                live = Operand::Reg(*r);
+                                (Some(&live), false)
+                            }
                         };
                         let bad = || LowerError::BadValue { probe: i, instr: p.instr, value: *v };
                         let op = op.ok_or_else(bad)?;

@@ -364,6 +364,7 @@ impl ToolCore {
             self.thinned.checks += stats.checks;
             self.thinned.dropped += stats.dropped;
             self.thinned.dropped_subnormal += stats.dropped_subnormal;
+            self.thinned.loop_exit_checks += stats.loop_exit_checks;
         }
         if let Some(e) = &planned.fallback {
             let text = format!("{name}: every result checked (fast mode needs its control flow: {e})");

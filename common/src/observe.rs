@@ -56,11 +56,15 @@ pub enum CfgError {
 pub struct Block {
     pub start: usize,
     pub end: usize,
-    /// Blocks control may reach next.
+    /// Blocks control may reach next (after a call: the block it returns
+    /// to).
     pub succs: Vec<usize>,
     /// Control may leave the function here, or enter a subroutine whose
-    /// effect on registers is not modelled: nothing is observed after.
+    /// effect on registers is not known: nothing is observed after.
     pub opaque_exit: bool,
+    /// The block ends with a call of a subroutine inside the function:
+    /// its first block, and the registers the subroutine may write.
+    pub call: Option<(usize, Vec<RegRange>)>,
 }
 
 /// The control-flow graph of one kernel.
@@ -130,10 +134,8 @@ impl Cfg {
                     fall(&mut succs, &mut opaque_exit);
                 }
                 Control::Call => {
+                    // resolved below, once every block exists
                     opaque_exit = true;
-                    if let Some(Target::Instr(t)) = targets[last] {
-                        succs.push(block_of[t]);
-                    }
                     fall(&mut succs, &mut opaque_exit);
                 }
                 Control::Return | Control::Exit => opaque_exit = true,
@@ -141,10 +143,53 @@ impl Cfg {
             }
             succs.sort_unstable();
             succs.dedup();
-            blocks.push(Block { start, end, succs, opaque_exit });
+            blocks.push(Block { start, end, succs, opaque_exit, call: None });
+        }
+        // calls of subroutines in the function: the caller's values survive
+        // the call except in the registers the subroutine writes
+        for b in 0..blocks.len() {
+            let last = blocks[b].end - 1;
+            if view.instrs[last].control != Control::Call {
+                continue;
+            }
+            if let Some(Target::Instr(t)) = targets[last] {
+                let callee = block_of[t];
+                if let Some(written) = subroutine_writes(view, &blocks, callee) {
+                    let returns = blocks[b].end < n;
+                    blocks[b].opaque_exit = !returns;
+                    blocks[b].call = Some((callee, written));
+                }
+            }
         }
         Ok(Cfg { blocks })
     }
+}
+
+/// Registers written by the subroutine whose first block is `entry`: by
+/// every instruction reachable from it before its returns. `None` when it
+/// calls further subroutines or leaves in other ways than returning.
+fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize) -> Option<Vec<RegRange>> {
+    let mut seen = vec![false; blocks.len()];
+    let mut stack = vec![entry];
+    let mut written = Vec::new();
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut seen[b], true) {
+            continue;
+        }
+        let block = &blocks[b];
+        for ins in &view.instrs[block.start..block.end] {
+            if ins.control == Control::Call {
+                return None;
+            }
+            written.extend(ins.defs.iter().filter_map(Operand::reg));
+        }
+        let last = view.instrs[block.end - 1].control;
+        if block.opaque_exit && !matches!(last, Control::Return | Control::Exit | Control::CondBranch) {
+            return None;
+        }
+        stack.extend(block.succs.iter().copied());
+    }
+    Some(written)
 }
 
 /// A set of register ranges whose current values are observed; `None` is
@@ -163,27 +208,58 @@ fn value_reg(op: &Operand) -> Option<RegRange> {
 }
 
 /// What the analysis needs to know about the plan: which instructions'
-/// results are checked for NaN (so a NaN reaching them is reported).
-fn result_checked(plan: &Plan, view: &KernelView) -> Vec<bool> {
-    let mut checked = vec![false; view.instrs.len()];
-    for p in &plan.probes {
-        if let Action::CheckFp { values, kinds, .. } = &p.action {
-            let on_result = p.when == When::After && values.iter().any(|v| matches!(v, ValueRef::Def(0)));
-            if on_result && kinds.contains(ExceptionKind::Nan) {
-                if let Some(c) = checked.get_mut(p.instr as usize) {
-                    *c = true;
-                }
+/// results are checked for NaN (so a NaN reaching them is reported), and
+/// which registers checks placed before an instruction read.
+struct Checks {
+    result_checked: Vec<bool>,
+    before: Vec<Vec<RegRange>>,
+}
+
+/// The register range a check's value names, if it is one.
+fn value_range(view: &KernelView, instr: u32, v: &ValueRef) -> Option<RegRange> {
+    let ins = &view.instrs[instr as usize];
+    match v {
+        ValueRef::Def(n) => ins.defs.get(*n as usize).and_then(value_reg),
+        ValueRef::Use(n) => ins.uses.get(*n as usize).and_then(value_reg),
+        ValueRef::Reg(r) => Some(*r).filter(|r| matches!(r.file, RegFile::PerLane | RegFile::Uniform)),
+    }
+}
+
+impl Checks {
+    fn of(plan: &Plan, view: &KernelView) -> Checks {
+        let n = view.instrs.len();
+        let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n] };
+        // a check observes a value when it looks for every kind a NaN or an
+        // infinity can turn into downstream
+        let mut wanted = ExceptionKinds::NONE;
+        for p in &plan.probes {
+            if let Action::CheckFp { kinds, .. } = &p.action {
+                wanted = ExceptionKinds(wanted.0 | (kinds.0 & 0b11));
             }
         }
+        for p in &plan.probes {
+            let Action::CheckFp { values, kinds, .. } = &p.action else { continue };
+            let i = p.instr as usize;
+            if i >= n || !kinds.contains(ExceptionKind::Nan) {
+                continue;
+            }
+            match p.when {
+                When::After if values.iter().any(|v| matches!(v, ValueRef::Def(0))) => c.result_checked[i] = true,
+                When::Before if kinds.0 & wanted.0 == wanted.0 => {
+                    c.before[i].extend(values.iter().filter_map(|v| value_range(view, p.instr, v)));
+                }
+                _ => {}
+            }
+        }
+        c
     }
-    checked
 }
 
 /// One instruction, backwards: from the set observed after it to the set
 /// observed before it.
-fn transfer(view: &KernelView, checked: &[bool], i: usize, after: &mut HashSet<RegRange>) {
+fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<RegRange>) {
     let ins = &view.instrs[i];
-    let first_def = ins.defs.first().and_then(value_reg);
+    let first_def = ins.defs.iter().find_map(value_reg);
     let copied = match ins.flow {
         ValueFlow::Copies(n) if !ins.guarded => match (first_def, ins.uses.get(n as usize).and_then(value_reg)) {
             (Some(d), Some(s)) if after.contains(&d) => Some(s),
@@ -195,41 +271,39 @@ fn transfer(view: &KernelView, checked: &[bool], i: usize, after: &mut HashSet<R
         after.retain(|r| !r.overlaps(&d));
     }
     // the result is always observed: it is checked, or observed downstream
-    if ins.flow == ValueFlow::Propagates && !ins.guarded && checked[i] && first_def.is_some() {
+    if ins.flow == ValueFlow::Propagates && !ins.guarded && checks.result_checked[i] && first_def.is_some() {
         after.extend(ins.uses.iter().filter_map(value_reg));
     }
     after.extend(copied);
+    after.extend(checks.before[i].iter().copied());
 }
 
 /// The sets observed right after each instruction.
-pub fn observed_after(view: &KernelView, cfg: &Cfg, plan: &Plan) -> Vec<HashSet<RegRange>> {
-    let checked = result_checked(plan, view);
+fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks) -> Vec<HashSet<RegRange>> {
     let nb = cfg.blocks.len();
     let mut block_in: Vec<Observed> = vec![None; nb];
-    let block_out = |block_in: &Vec<Observed>, b: &Block| -> HashSet<RegRange> {
+    let block_out = |block_in: &Vec<Observed>, b: &Block| -> Observed {
         if b.opaque_exit || b.succs.is_empty() {
-            return HashSet::new();
+            return Some(HashSet::new());
         }
         let mut acc: Observed = None;
         for &s in &b.succs {
             acc = meet(&acc, &block_in[s]);
         }
-        // every successor still universal: nothing is known yet
-        acc.unwrap_or_default()
+        if let (Some(set), Some((_, written))) = (&mut acc, &b.call) {
+            set.retain(|r| !written.iter().any(|w| w.overlaps(r)));
+        }
+        acc
     };
-    // the greatest fixpoint: start from "everything observed" and shrink
+    // the greatest fixpoint: start from "everything observed" and shrink;
+    // a block all of whose successors are still universal waits
     let mut changed = true;
     while changed {
         changed = false;
         for (bi, b) in cfg.blocks.iter().enumerate().rev() {
-            let mut set = if b.succs.iter().all(|&s| block_in[s].is_none()) && !b.opaque_exit && !b.succs.is_empty() {
-                // successors not computed yet: keep optimistic
-                continue;
-            } else {
-                block_out(&block_in, b)
-            };
+            let Some(mut set) = block_out(&block_in, b) else { continue };
             for i in (b.start..b.end).rev() {
-                transfer(view, &checked, i, &mut set);
+                transfer(view, checks, i, &mut set);
             }
             let new = Some(set);
             if block_in[bi] != new {
@@ -240,13 +314,79 @@ pub fn observed_after(view: &KernelView, cfg: &Cfg, plan: &Plan) -> Vec<HashSet<
     }
     let mut out = vec![HashSet::new(); view.instrs.len()];
     for b in &cfg.blocks {
-        let mut set = block_out(&block_in, b);
+        let mut set = block_out(&block_in, b).unwrap_or_default();
         for i in (b.start..b.end).rev() {
             out[i] = set.clone();
-            transfer(view, &checked, i, &mut set);
+            transfer(view, checks, i, &mut set);
         }
     }
     out
+}
+
+/// One 32-bit register of a range.
+type Word = (RegFile, u16);
+
+fn words(r: RegRange) -> impl Iterator<Item = Word> {
+    (0..u16::from(r.count)).map(move |k| (r.file, r.first + k))
+}
+
+/// Registers live at each block's entry. Only register operands count as
+/// reads (addresses inside memory operands do not), so the sets are
+/// smaller than the truth: a register said live is read before written.
+fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
+    let nb = cfg.blocks.len();
+    let mut live: Vec<HashSet<Word>> = vec![HashSet::new(); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (bi, b) in cfg.blocks.iter().enumerate().rev() {
+            let mut set: HashSet<Word> = HashSet::new();
+            if !b.opaque_exit {
+                for &s in &b.succs {
+                    set.extend(live[s].iter().copied());
+                }
+                // what a called subroutine writes is not the caller's value
+                if let Some((_, written)) = &b.call {
+                    for w in written.iter().flat_map(|r| words(*r)) {
+                        set.remove(&w);
+                    }
+                }
+            }
+            for ins in view.instrs[b.start..b.end].iter().rev() {
+                if !ins.guarded {
+                    for d in ins.defs.iter().filter_map(Operand::reg) {
+                        for w in words(d) {
+                            set.remove(&w);
+                        }
+                    }
+                }
+                for u in ins.uses.iter().filter_map(value_reg) {
+                    set.extend(words(u));
+                }
+            }
+            if set != live[bi] {
+                live[bi] = set;
+                changed = true;
+            }
+        }
+    }
+    live
+}
+
+/// Loops, as ranges of blocks in layout order: a branch back to an earlier
+/// block (or itself) closes the range from that block to the branching one.
+fn loops(cfg: &Cfg) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = Vec::new();
+    for (b, block) in cfg.blocks.iter().enumerate() {
+        for &s in &block.succs {
+            if s <= b {
+                v.push((s, b));
+            }
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// What thinning did to one plan.
@@ -258,39 +398,110 @@ pub struct ThinStats {
     pub dropped: usize,
     /// Of those, checks that also looked for subnormals.
     pub dropped_subnormal: usize,
+    /// Checks added where a loop exits, for values the loop produced.
+    pub loop_exit_checks: usize,
 }
 
-/// Drop the checks of `plan` whose values are observed later. Counters
-/// and checks that report division by zero are kept.
+/// Rounds of moving checks out of loops (one per loop nesting level).
+const MAX_ROUNDS: usize = 8;
+
+/// Whether `p` is dropped: a check, not of a division, all of whose
+/// values are observed after its instruction (and, for a check placed
+/// before it, not overwritten by it).
+fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRange>]) -> bool {
+    let Action::CheckFp { values, kinds, .. } = &p.action else { return false };
+    if kinds.0 & !ExceptionKinds::VALUE.0 != 0 {
+        return false;
+    }
+    let ins = &view.instrs[p.instr as usize];
+    values.iter().all(|v| match value_range(view, p.instr, v) {
+        Some(r) => {
+            let overwritten = p.when == When::Before && ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r));
+            let observed = &after[p.instr as usize];
+            // a comparison reading one word of an observed pair (the high
+            // word of an f64, compared as an f32) sees the pair's NaN
+            let within = p.when == When::Before
+                && matches!(v, ValueRef::Use(_))
+                && observed.iter().any(|o| o.file == r.file && o.first <= r.first && r.first + u16::from(r.count) <= o.first + u16::from(o.count));
+            (observed.contains(&r) || within) && !overwritten
+        }
+        None => false,
+    })
+}
+
+/// Drop the checks of `plan` whose values are observed later; a check
+/// left inside a loop on a value that leaves the loop live is replaced by
+/// a check where the loop exits (named by the same site). Counters and
+/// checks that report division by zero are kept.
 pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
-    let after = observed_after(view, cfg, plan);
+    let mut block_of = vec![0usize; view.instrs.len()];
+    for (bi, b) in cfg.blocks.iter().enumerate() {
+        block_of[b.start..b.end].fill(bi);
+    }
+    let live = live_in(view, cfg);
+    let loop_ranges = loops(cfg);
+    let innermost = |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
+    let mut work = plan.clone();
+    let mut added: HashSet<(u32, RegRange)> = HashSet::new();
+    for _ in 0..MAX_ROUNDS {
+        let after = observed_after(view, cfg, &Checks::of(&work, view));
+        let mut new = Vec::new();
+        for p in &work.probes {
+            let Action::CheckFp { values, format, kinds } = &p.action else { continue };
+            if values.len() != 1 || droppable(p, view, &after) || kinds.0 & !ExceptionKinds::VALUE.0 != 0 {
+                continue;
+            }
+            let r = match (&values[0], p.when) {
+                (ValueRef::Def(0), When::After) | (ValueRef::Reg(_), When::Before) => value_range(view, p.instr, &values[0]),
+                _ => None,
+            };
+            let (Some(r), Some((h, l))) = (r, innermost(block_of[p.instr as usize])) else { continue };
+            for x in h..=l {
+                for &e in &cfg.blocks[x].succs {
+                    if (h..=l).contains(&e) || !words(r).all(|w| live[e].contains(&w)) {
+                        continue;
+                    }
+                    let at = cfg.blocks[e].start as u32;
+                    if added.insert((at, r)) {
+                        new.push(crate::probe::Probe {
+                            instr: at,
+                            site: p.site,
+                            when: When::Before,
+                            action: Action::CheckFp { values: vec![ValueRef::Reg(r)], format: *format, kinds: *kinds },
+                        });
+                    }
+                }
+            }
+        }
+        if new.is_empty() {
+            break;
+        }
+        work.probes.extend(new);
+        work.normalize();
+    }
+    let after = observed_after(view, cfg, &Checks::of(&work, view));
     let mut stats = ThinStats::default();
     let mut out = Plan { kernel: plan.kernel.clone(), probes: Vec::new(), counters: plan.counters.clone() };
-    for p in &plan.probes {
+    for p in &work.probes {
         let Action::CheckFp { values, kinds, .. } = &p.action else {
             out.probes.push(p.clone());
             continue;
         };
-        stats.checks += 1;
-        let ins = &view.instrs[p.instr as usize];
-        let droppable_kinds = ExceptionKinds::VALUE;
-        let observed = |v: &ValueRef| {
-            let op = match v {
-                ValueRef::Def(n) => ins.defs.get(*n as usize),
-                ValueRef::Use(n) => ins.uses.get(*n as usize),
-            };
-            match op.and_then(value_reg) {
-                Some(r) => after[p.instr as usize].contains(&r),
-                None => false,
-            }
-        };
-        let drop = kinds.0 & !droppable_kinds.0 == 0 && values.iter().all(observed);
-        if drop {
-            stats.dropped += 1;
-            if kinds.contains(ExceptionKind::Sub) {
-                stats.dropped_subnormal += 1;
+        let at_exit = values.iter().all(|v| matches!(v, ValueRef::Reg(_)));
+        if !at_exit {
+            stats.checks += 1;
+        }
+        if droppable(p, view, &after) {
+            if !at_exit {
+                stats.dropped += 1;
+                if kinds.contains(ExceptionKind::Sub) {
+                    stats.dropped_subnormal += 1;
+                }
             }
         } else {
+            if at_exit {
+                stats.loop_exit_checks += 1;
+            }
             out.probes.push(p.clone());
         }
     }
@@ -364,14 +575,35 @@ mod tests {
         // both FMAs feed the multiply after the loop on every path: only
         // the stored product is checked
         assert_eq!(kept, vec![4]);
-        assert_eq!(stats, ThinStats { checks: 3, dropped: 2, dropped_subnormal: 2 });
+        assert_eq!(stats, ThinStats { checks: 3, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 0 });
     }
 
     #[test]
-    fn a_value_that_leaves_unobserved_on_one_path_keeps_its_check() {
+    fn a_loop_result_stored_after_the_loop_is_checked_where_the_loop_exits() {
         let view = loop_kernel(true);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&view, &mut sites);
+        let cfg = Cfg::build(&view, |i| if i == 3 { Target::Instr(1) } else { Target::Leave }).unwrap();
+        let (thin, stats) = thin(&plan, &view, &cfg);
+        verify(&thin, &view, &sites).unwrap();
+        // the first FMA feeds the second; the second's result leaves the
+        // loop for the store: one check of R4 before the store, named by
+        // the second FMA's site, replaces both checks in the loop
+        assert_eq!(thin.probes.len(), 1);
+        let p = &thin.probes[0];
+        assert_eq!((p.instr, p.when), (4, When::Before));
+        assert_eq!(sites.get(p.site).map(|s| s.offset), Some(0x20));
+        assert!(matches!(&p.action, Action::CheckFp { values, .. } if values == &vec![ValueRef::Reg(RegRange::new(RegFile::PerLane, 4, 1))]));
+        assert_eq!(stats, ThinStats { checks: 2, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 1 });
+    }
+
+    #[test]
+    fn a_value_dead_after_the_loop_keeps_its_check_inside() {
+        // the loop's result is overwritten right after the loop: nothing to
+        // check at the exit, so the check stays in the loop
+        let mut view = loop_kernel(true);
+        view.instrs[4] = other(0x40, "MOV R4, R9", &[4], &[9], Control::None);
         let (kept, _) = kept(&view, |i| if i == 3 { Target::Instr(1) } else { Target::Leave });
-        // the first FMA feeds the second; the second is stored on the exit path
         assert_eq!(kept, vec![2]);
     }
 
@@ -402,19 +634,24 @@ mod tests {
     }
 
     #[test]
-    fn calls_and_exits_observe_nothing() {
-        let view = KernelView {
-            name: "k".into(),
-            instrs: vec![
+    fn values_survive_calls_of_subroutines_that_leave_them_alone() {
+        let view = |callee_writes_r1: bool| {
+            let mut instrs = vec![
                 fp(0x00, FpOp::Add, 1, &[0, 0]),
                 other(0x10, "CALL 0x40", &[], &[], Control::Call),
                 fp(0x20, FpOp::Add, 2, &[1, 1]),
                 other(0x30, "EXIT", &[], &[], Control::Exit),
-                other(0x40, "RET", &[], &[], Control::Return),
-            ],
+            ];
+            let written = if callee_writes_r1 { 1 } else { 5 };
+            instrs.push(other(0x40, "MOV", &[written], &[9], Control::None));
+            instrs.push(other(0x50, "RET", &[], &[], Control::Return));
+            KernelView { name: "k".into(), instrs }
         };
-        let (kept, _) = kept(&view, |i| if i == 1 { Target::Instr(4) } else { Target::Leave });
-        assert_eq!(kept, vec![0, 2]);
+        let target = |i: usize| if i == 1 { Target::Instr(4) } else { Target::Leave };
+        assert_eq!(kept(&view(false), target).0, vec![2]);
+        assert_eq!(kept(&view(true), target).0, vec![0, 2]);
+        // a call whose target is unknown observes nothing
+        assert_eq!(kept(&view(false), |i| if i == 1 { Target::Unknown } else { Target::Leave }).0, vec![0, 2]);
     }
 
     #[test]

@@ -60,7 +60,8 @@ pub enum PlanError {
 /// 1. the plan names the view's kernel;
 /// 2. every probe's instruction exists, and probes are sorted by
 ///    (instruction, `before` then `after`);
-/// 3. every probe's site is the (kernel, offset) of its instruction;
+/// 3. every probe's site is the (kernel, offset) of its instruction, or,
+///    for a check of live registers only, a site of the same kernel;
 /// 4. no `after` probe sits on an instruction that always leaves (branch,
 ///    return, exit);
 /// 5. every checked value is a register range wide enough for the format
@@ -84,8 +85,10 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
             }
         }
         last = Some((p.instr, p.when));
+        // a check of live registers names the instruction that produced them
+        let live_only = matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| matches!(v, ValueRef::Reg(_))));
         match sites.get(p.site) {
-            Some(s) if s.kernel == view.name && s.offset == ins.offset => {}
+            Some(s) if s.kernel == view.name && (s.offset == ins.offset || live_only) => {}
             _ => return Err(PlanError::SiteMismatch { probe: i, instr: p.instr, offset: ins.offset }),
         }
         if p.when == When::After && ins.control.leaves() {
@@ -97,15 +100,20 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     return Err(PlanError::EmptyCheck { probe: i });
                 }
                 for v in values {
+                    let live;
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
+                        ValueRef::Reg(r) => {
+                            live = Operand::Reg(*r);
+                            Some(&live)
+                        }
                     }
                     .ok_or(PlanError::NoSuchValue { probe: i, instr: p.instr, value: *v })?;
                     let words = format.register_words();
                     match op {
                         Operand::Reg(r) if r.count >= words => {
-                            if p.when == When::After && matches!(v, ValueRef::Use(_)) {
+                            if p.when == When::After && matches!(v, ValueRef::Use(_) | ValueRef::Reg(_)) {
                                 let clobbered =
                                     ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r));
                                 if clobbered {

@@ -34,6 +34,9 @@ pub enum ValueRef {
     Def(u8),
     /// The n-th operand the instruction reads.
     Use(u8),
+    /// A register that holds a value live at this point, not an operand
+    /// of the instruction (a loop's result checked where the loop exits).
+    Reg(crate::view::RegRange),
 }
 
 /// Index of a counter in its plan's counter list.

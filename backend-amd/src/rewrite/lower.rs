@@ -449,6 +449,7 @@ impl AmdLowering<'_> {
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
+                        ValueRef::Reg(_) => None,
                     }
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
                     vals.extend(self.values(op, *format)?);
@@ -511,6 +512,7 @@ impl AmdLowering<'_> {
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
+                        ValueRef::Reg(_) => None,
                     };
                     if let Some(Operand::Reg(r)) = op {
                         let f = match r.file {
