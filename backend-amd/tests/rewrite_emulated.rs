@@ -84,7 +84,14 @@ fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> R
     Ok(Run { outputs, stats, table })
 }
 
-type Key = (u64, ExceptionKind, FpFormat);
+/// (function or kernel, offset in it, kind, format).
+type Key = (String, u64, ExceptionKind, FpFormat);
+
+/// The function (kernel or device function) holding code address `addr`,
+/// and `addr`'s offset in it.
+fn locate(co: &xfpx_amd::CodeObject<'_>, addr: u64) -> Option<(String, u64)> {
+    co.functions.iter().find(|f| f.code.contains(&addr)).map(|f| (f.name.clone(), addr - f.code.start))
+}
 
 fn run_info(target: &str) -> xfpx_common::report::RunInfo {
     xfpx_common::report::RunInfo {
@@ -115,6 +122,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
     let mut failures = Vec::new();
     let mut not_proven = Vec::new();
     let mut total_records = 0usize;
+    let mut callee_records = 0usize;
     let (mut dyn_orig, mut dyn_detect, mut dyn_screen) = (0u64, 0u64, 0u64);
     for target in TARGETS {
         for path in launches() {
@@ -130,11 +138,6 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     continue;
                 }
             };
-            let entry = xfpx_amd::CodeObject::parse(&original)
-                .expect("parses")
-                .kernel(&launch.kernel)
-                .map(|k| k.entry)
-                .expect("kernel");
             let code_base = orig.stats.code_base;
             // The IR reports every infinite result of a division-class
             // instruction (reciprocals, division steps) as div0 and any other
@@ -142,36 +145,31 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             // overflow from a zero divisor by the operands. Normalise it.
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
-            let is_div = |offset: u64| {
+            let is_div = |addr: u64| {
                 parsed
                     .elf
-                    .bytes_at_addr(entry + offset, 4)
+                    .bytes_at_addr(addr, 4)
                     .ok()
-                    .and_then(|_| {
-                        parsed
-                            .elf
-                            .bytes_at_addr(entry + offset, 8)
-                            .or_else(|_| parsed.elf.bytes_at_addr(entry + offset, 4))
-                            .ok()
-                    })
+                    .and_then(|_| parsed.elf.bytes_at_addr(addr, 8).or_else(|_| parsed.elf.bytes_at_addr(addr, 4)).ok())
                     .and_then(|b| xfpx_amd_isa::decode(isa, b).ok())
                     .is_some_and(|i| {
                         matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
                     })
             };
-            let expected: BTreeSet<Key> = orig
+            let observed: BTreeSet<Key> = orig
                 .stats
                 .observations
                 .results
                 .keys()
                 .map(|&(pc, k, f)| {
-                    let off = pc - code_base - entry;
+                    let addr = pc - code_base;
+                    let (function, off) = locate(&parsed, addr).expect("observed in a function");
                     let k = match k {
-                        ExceptionKind::Inf | ExceptionKind::Div0 if is_div(off) => ExceptionKind::Div0,
+                        ExceptionKind::Inf | ExceptionKind::Div0 if is_div(addr) => ExceptionKind::Div0,
                         ExceptionKind::Div0 => ExceptionKind::Inf,
                         k => k,
                     };
-                    (off, k, f)
+                    (function, off, k, f)
                 })
                 .collect();
             // Detect mode.
@@ -190,6 +188,20 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             });
             let out = outcome.borrow_mut().take().expect("rewritten");
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
+            // Device functions this kernel reaches that stay uninstrumented
+            // must say why: here, only because another kernel, excluded by
+            // the filter, reaches them too.
+            let mut expected = observed.clone();
+            for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
+                match &f.state {
+                    KernelState::Instrumented => {}
+                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
+                        expected.retain(|key| key.0 != f.name);
+                    }
+                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                }
+            }
+            callee_records += expected.iter().filter(|key| key.0 != launch.kernel).count();
             let rw = match rw {
                 Ok(r) => r,
                 Err(e) if emulator_lacks(&e) => {
@@ -210,7 +222,8 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
-            let found: BTreeSet<Key> = got.records.iter().map(|(_, r)| (r.site.offset, r.kind, r.format)).collect();
+            let found: BTreeSet<Key> =
+                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             if k.state == KernelState::Instrumented && found != expected {
                 failures.push(format!(
                     "{name}: records differ: missing {:?}, extra {:?}",
@@ -279,7 +292,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
         }
     }
     println!(
-        "emulated launches compared: {compared} (not proven {}); exception records {total_records}; dynamic instructions original {dyn_orig}, detect {dyn_detect} ({:.2}x), screen {dyn_screen} ({:.2}x)",
+        "emulated launches compared: {compared} (not proven {}); exception records {total_records} ({callee_records} in device functions); dynamic instructions original {dyn_orig}, detect {dyn_detect} ({:.2}x), screen {dyn_screen} ({:.2}x)",
         not_proven.len(),
         dyn_detect as f64 / dyn_orig.max(1) as f64,
         dyn_screen as f64 / dyn_orig.max(1) as f64
@@ -291,6 +304,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
         println!("FAIL {f}");
     }
     assert!(compared >= 40, "only {compared} launches ran");
+    assert!(callee_records > 0, "no exception raised inside a device function was recorded");
     assert!(failures.is_empty(), "{} failures", failures.len());
 }
 
@@ -359,8 +373,9 @@ fn far_trampolines_through_islands_match_the_original() {
 /// instruction is displaced and re-executed (branches re-encoded, calls and
 /// `s_getpc_b64` relocated). On every fixture launch: outputs bit-identical,
 /// no hazard, and the counter equals the emulator's dynamic wave-instruction
-/// count of the original kernel (kernels calling device functions: the
-/// callees' instructions are not counted, so the counter is smaller).
+/// count of the original kernel, the instructions of the device functions
+/// it calls included (they are instrumented too, and count into counters of
+/// their own).
 #[test]
 fn counting_every_instruction_matches_the_emulators_count() {
     let mut compared = 0usize;
@@ -411,9 +426,26 @@ fn counting_every_instruction_matches_the_emulators_count() {
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             let count: u64 = got.counters.iter().map(|c| u64::from(c.value)).sum();
-            let calls = k.anchors.iter().any(|a| a.original.starts_with("s_swappc_b64") || a.original.starts_with("s_call_b64"));
-            let ok =
-                if calls { count > 0 && count < orig.stats.instructions } else { count == orig.stats.instructions };
+            // A function shared with a kernel the filter excludes stays
+            // uninstrumented (and its instructions uncounted).
+            let mut shared_uncounted = false;
+            for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
+                match &f.state {
+                    KernelState::Instrumented => {}
+                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
+                        shared_uncounted = true;
+                    }
+                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                }
+                if !f.refused_sites.is_empty() {
+                    failures.push(format!("{name}: function {} refused {:?}", f.name, f.refused_sites));
+                }
+            }
+            let ok = if shared_uncounted {
+                count > 0 && count < orig.stats.instructions
+            } else {
+                count == orig.stats.instructions
+            };
             if !ok {
                 failures.push(format!("{name}: counted {count}, the emulator executed {}", orig.stats.instructions));
             }

@@ -4,11 +4,15 @@
 //! descriptor grows to hold the scratch registers ([`regs`]), memory waits
 //! are inserted where a probe reads a register a load may still write
 //! ([`waitcnt`]), and the ELF is rebuilt around the new code ([`layout`]).
+//! Device functions that kernels call ([`calls`]) are instrumented like
+//! kernels; their trampolines use scratch registers above everything every
+//! kernel reaching them uses, and those kernels' descriptors grow to match.
 //! Two modes: `Detect` (per-instruction checks, one table slot per
 //! (site, kind, format)) and `Screen` (the wave's sticky TRAPSTS exception
 //! bits at `s_endpgm`, one slot per kernel). See `asm-snippets/amd/README.md`
 //! for the code shapes and the hardware behaviour screening relies on.
 
+pub mod calls;
 pub mod encode;
 pub mod layout;
 pub mod lower;
@@ -28,10 +32,13 @@ use xfpx_common::plan::{self, Plan};
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::{Detector, Tool};
 
+use std::collections::BTreeMap;
+
 use crate::code_object::{CodeObject, Kernel};
 use crate::descriptor::{raw::rsrc1, DescriptorWord, KernelDescriptor};
 use layout::{Patch, Strategy};
-use lower::{AmdLowering, Appended, KernelLowering, RefusedSite};
+use calls::CallGraph;
+use lower::{AmdLowering, Appended, KernelLowering, RefusedSite, Scratch};
 use regs::RegisterChange;
 use table::TableLayout;
 use view::DecodedInstr;
@@ -165,6 +172,30 @@ pub struct KernelOutcome {
     pub metadata_counts_kept: Option<String>,
 }
 
+/// The rewrite of one device function (code outside the kernels, reached by
+/// calls). Its sites are named by the function and the offset from its start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionOutcome {
+    pub name: String,
+    pub address: u64,
+    /// The kernels that can reach it (all of them where some call on their
+    /// paths has a target the rewriter cannot tell).
+    pub reached_by: Vec<String>,
+    #[serde(flatten)]
+    pub state: KernelState,
+    pub instructions: usize,
+    pub probes: usize,
+    pub trampolines: usize,
+    pub waits_added: usize,
+    pub islands: usize,
+    pub refused_sites: Vec<RefusedSite>,
+    /// First scratch SGPR and VGPR of its trampolines: above every register
+    /// of every kernel reaching it (whose descriptors grow to hold them).
+    pub scratch: Option<(u16, u16)>,
+    pub anchors: Vec<AnchorLine>,
+    pub appended: Vec<ListingLine>,
+}
+
 /// The result of [`rewrite`].
 #[derive(Debug, Clone, Serialize)]
 pub struct RewriteOutcome {
@@ -184,6 +215,8 @@ pub struct RewriteOutcome {
     #[serde(rename = "sites")]
     pub site_list: Vec<xfpx_common::site::SiteInfo>,
     pub kernels: Vec<KernelOutcome>,
+    /// Device functions the kernels call.
+    pub functions: Vec<FunctionOutcome>,
 }
 
 fn isa_target(co: &CodeObject<'_>) -> Result<Target, RewriteError> {
@@ -223,10 +256,14 @@ fn descriptor_diff(a: &KernelDescriptor, b: &KernelDescriptor) -> Vec<(String, u
 /// Work for one kernel, carried between the two placement attempts.
 struct Prepared<'k> {
     kernel: &'k Kernel,
+    /// Index in the code object's kernels.
+    index: usize,
     instrs: Vec<DecodedInstr>,
     view: xfpx_common::view::KernelView,
     plan: Plan,
     waits: WaitAnalysis,
+    /// Registers its code names (with what it may call): (next SGPR, next VGPR).
+    used: (u16, u16),
 }
 
 /// Rewrites the code object `bytes`: detect mode lowers the exception
@@ -255,19 +292,24 @@ fn rewrite_planned(
 ) -> Result<RewriteOutcome, RewriteError> {
     let co = CodeObject::parse(bytes)?;
     let target = isa_target(&co)?;
+    let processor = co.target.processor;
     let code = all_code(&co, target);
     // Code outside every kernel (device functions): what a calling kernel may also run.
     let functions: Vec<DecodedInstr> =
         code.iter().filter(|d| !co.kernels.iter().any(|k| k.code.contains(&d.addr))).cloned().collect();
     let callee_regs = regs::used_registers(&functions);
-    let mut island_pool = lower::IslandPool::from_code(&code);
-    // Padding inside a kernel's own range stays out of the pool (its
-    // instructions may be anchors themselves).
-    island_pool.free.retain(|r| !co.kernels.iter().any(|k| r.start < k.code.end && k.code.start < r.end));
+    let kernel_code: Vec<Result<Vec<DecodedInstr>, RewriteError>> =
+        co.kernels.iter().map(|k| decode_kernel(&co, k, target)).collect();
+    let graph = CallGraph::build(
+        &co,
+        target,
+        &kernel_code.iter().map(|c| c.as_ref().ok().map(Vec::as_slice)).collect::<Vec<_>>(),
+        &calls::written_sgprs(&functions),
+    );
     let mut sites = SiteTable::new();
     let mut outcomes = Vec::new();
     let mut prepared = Vec::new();
-    for k in &co.kernels {
+    for (ki, (k, instrs)) in co.kernels.iter().zip(kernel_code).enumerate() {
         let mut o = KernelOutcome {
             name: k.name.clone(),
             state: KernelState::Instrumented,
@@ -289,7 +331,7 @@ fn rewrite_planned(
             outcomes.push(o);
             continue;
         }
-        match prepare(&co, k, target, tool, &mut sites) {
+        match instrs.and_then(|instrs| prepare(k, ki, instrs, tool, &mut sites, callee_regs)) {
             Ok(p) => {
                 o.instructions = p.instrs.len();
                 prepared.push((outcomes.len(), p));
@@ -298,22 +340,74 @@ fn rewrite_planned(
         }
         outcomes.push(o);
     }
+    let (function_outcomes, candidates) =
+        prepare_functions(&co, &graph, &outcomes, &prepared, tool, &mut sites)?;
+    let mut island_pool = lower::IslandPool::from_code(&code);
+    // Padding inside a kernel's own range, or a function's that may be
+    // instrumented, stays out of the pool (its instructions may be anchors themselves).
+    island_pool.free.retain(|r| {
+        !co.kernels.iter().any(|k| r.start < k.code.end && k.code.start < r.end)
+            && !candidates.iter().any(|c| {
+                let f = &graph.functions[c.index].code;
+                r.start < f.end && f.start < r.end
+            })
+    });
     // Place the code after .text when it fits, else in a new segment.
     let mut region = match (opts.min_distance, layout::grow_region(&co)) {
         (None, Some(r)) => r,
         (d, _) => layout::new_segment_region(&co, d.unwrap_or(0))?,
     };
-    loop {
+    // Functions left out because a kernel reaching them could not be instrumented.
+    let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
+    'placement: loop {
         let mut outs = outcomes.clone();
+        let mut fouts = function_outcomes.clone();
         let mut table = TableLayout::default();
         let mut appended = Appended { base: region.start, words: Vec::new() };
         let mut patches = Vec::new();
         let mut islands = island_pool.clone();
+        // Device functions first: which of them end up instrumented decides
+        // which kernels' descriptors must hold their scratch registers.
+        let mut live: BTreeMap<usize, Scratch> = BTreeMap::new();
+        for c in &candidates {
+            let o = &mut fouts[c.index];
+            if let Some(why) = blocked.get(&c.index) {
+                o.state = KernelState::Skipped { reason: why.clone() };
+                continue;
+            }
+            let mark = appended.words.len();
+            match lower_function(c, target, opts, &mut table, &mut appended, &mut islands, &sites) {
+                Ok(low) => {
+                    o.probes = low.probes;
+                    o.trampolines = low.trampolines;
+                    o.waits_added = low.waits_added;
+                    o.islands = low.islands;
+                    o.refused_sites = low.refused;
+                    o.scratch = Some((c.scratch.sgpr, c.scratch.vgpr));
+                    o.appended = listing(target, &appended, mark);
+                    if low.trampolines == 0 {
+                        o.state = KernelState::Skipped { reason: nothing_instrumented(&o.refused_sites) };
+                        o.scratch = None;
+                        continue;
+                    }
+                    o.anchors = low.anchors.iter().map(|a| anchor_line(target, &c.instrs, a)).collect();
+                    patches.extend(low.anchors);
+                    live.insert(c.index, c.scratch);
+                }
+                Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+            }
+        }
         for (i, p) in &prepared {
             let o = &mut outs[*i];
-            let own = regs::used_registers(&p.instrs);
-            let calls = p.view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
-            let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
+            // Scratch above the kernel's own registers and those of the
+            // instrumented functions it reaches (their scratch is above it).
+            let reached: Vec<usize> = graph.reach[p.index].iter().copied().filter(|f| live.contains_key(f)).collect();
+            let used = if reached.is_empty() {
+                p.used
+            } else {
+                let own = regs::scratch_base(processor, &p.kernel.descriptor, p.used)?;
+                reached.iter().map(|f| live[f]).fold((own.sgpr, own.vgpr), |(s, v), c| (s.max(c.sgpr), v.max(c.vgpr)))
+            };
             match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &mut islands, &sites) {
                 Ok((low, descriptor, change, cleared, listing_from)) => {
                     o.probes = low.probes;
@@ -325,12 +419,10 @@ fn rewrite_planned(
                     o.registers = Some(change);
                     o.dx10_clamp_cleared = cleared;
                     o.appended = listing(target, &appended, listing_from);
-                    if low.trampolines == 0 {
-                        let reason = match o.refused_sites.first() {
-                            Some(r) => format!("no site could be instrumented (first: +{:#x}: {})", r.offset, r.reason),
-                            None => "nothing to instrument".into(),
-                        };
-                        o.state = KernelState::Skipped { reason };
+                    // A kernel reaching instrumented functions keeps its grown
+                    // descriptor even with no trampoline of its own.
+                    if low.trampolines == 0 && reached.is_empty() {
+                        o.state = KernelState::Skipped { reason: nothing_instrumented(&o.refused_sites) };
                         o.descriptor_diff.clear();
                         o.registers = None;
                         continue;
@@ -346,7 +438,20 @@ fn rewrite_planned(
                         }
                     }
                 }
-                Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+                Err(e) => {
+                    if !reached.is_empty() {
+                        // Its descriptor cannot hold the functions' scratch:
+                        // leave those functions alone and start again.
+                        for f in reached {
+                            blocked.insert(
+                                f,
+                                format!("kernel {} reaching it could not be instrumented: {e}", p.kernel.name),
+                            );
+                        }
+                        continue 'placement;
+                    }
+                    o.state = KernelState::Skipped { reason: e.to_string() };
+                }
             }
         }
         let code = appended.bytes();
@@ -383,33 +488,218 @@ fn rewrite_planned(
             table_address: opts.table_address,
             table,
             kernels: outs,
+            functions: fouts,
         });
     }
 }
 
-fn prepare<'k>(
-    co: &CodeObject<'_>,
-    k: &'k Kernel,
-    target: Target,
-    tool: Option<&dyn Tool>,
-    sites: &mut SiteTable,
-) -> Result<Prepared<'k>, RewriteError> {
+/// Why a unit with no trampoline is left as it was.
+fn nothing_instrumented(refused: &[RefusedSite]) -> String {
+    match refused.first() {
+        Some(r) => format!("no site could be instrumented (first: +{:#x}: {})", r.offset, r.reason),
+        None => "nothing to instrument".into(),
+    }
+}
+
+/// Decodes a kernel's code (after a kernarg preload header); the first undecodable word is an error.
+fn decode_kernel(co: &CodeObject<'_>, k: &Kernel, target: Target) -> Result<Vec<DecodedInstr>, RewriteError> {
     let code = co.kernel_code(k)?;
     let skip = k.preload_header_bytes as usize;
     let body = code.get(skip..).unwrap_or(&[]);
-    let instrs = decode_all(target, body, k.code.start + skip as u64)
-        .map_err(|(a, e)| RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))?;
+    decode_all(target, body, k.code.start + skip as u64)
+        .map_err(|(a, e)| RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))
+}
+
+fn prepare<'k>(
+    k: &'k Kernel,
+    index: usize,
+    instrs: Vec<DecodedInstr>,
+    tool: Option<&dyn Tool>,
+    sites: &mut SiteTable,
+    callee_regs: (u16, u16),
+) -> Result<Prepared<'k>, RewriteError> {
     let view = view::kernel_view(&k.name, k.entry, &instrs);
-    let plan = match tool {
-        Some(tool) => {
-            let plan = tool.plan(&view, sites);
-            plan::verify(&plan, &view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
-            plan
-        }
-        None => Plan::new(k.name.clone()),
-    };
+    let plan = plan_for(&view, &k.name, tool, sites)?;
     let waits = WaitAnalysis::run(&instrs);
-    Ok(Prepared { kernel: k, instrs, view, plan, waits })
+    let own = regs::used_registers(&instrs);
+    let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
+    let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
+    Ok(Prepared { kernel: k, index, instrs, view, plan, waits, used })
+}
+
+/// The tool's verified plan for `view` (an empty one without a tool).
+fn plan_for(
+    view: &xfpx_common::view::KernelView,
+    name: &str,
+    tool: Option<&dyn Tool>,
+    sites: &mut SiteTable,
+) -> Result<Plan, RewriteError> {
+    match tool {
+        Some(tool) => {
+            let plan = tool.plan(view, sites);
+            plan::verify(&plan, view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
+            Ok(plan)
+        }
+        None => Ok(Plan::new(name.to_string())),
+    }
+}
+
+/// Work for one device function that will be instrumented unless a kernel
+/// reaching it fails later.
+struct PreparedFunction {
+    /// Index in the call graph's functions.
+    index: usize,
+    instrs: Vec<DecodedInstr>,
+    view: xfpx_common::view::KernelView,
+    plan: Plan,
+    waits: WaitAnalysis,
+    /// Shared by every kernel reaching it: above all their registers.
+    scratch: Scratch,
+}
+
+/// The outcome of every device function, and those to instrument: a
+/// function is instrumented when every kernel reaching it is being
+/// instrumented and can grow to hold the function's scratch registers.
+fn prepare_functions(
+    co: &CodeObject<'_>,
+    graph: &CallGraph,
+    outcomes: &[KernelOutcome],
+    prepared: &[(usize, Prepared<'_>)],
+    tool: Option<&dyn Tool>,
+    sites: &mut SiteTable,
+) -> Result<(Vec<FunctionOutcome>, Vec<PreparedFunction>), RewriteError> {
+    let processor = co.target.processor;
+    let by_kernel: BTreeMap<usize, &Prepared<'_>> = prepared.iter().map(|(_, p)| (p.index, p)).collect();
+    // The scratch base each kernel needs so far (its own, raised by the functions accepted).
+    let mut needed: BTreeMap<usize, Scratch> = BTreeMap::new();
+    for (&k, p) in &by_kernel {
+        if let Ok(s) = regs::scratch_base(processor, &p.kernel.descriptor, p.used) {
+            needed.insert(k, s);
+        }
+    }
+    let mut out = Vec::new();
+    let mut candidates = Vec::new();
+    for (fi, f) in graph.functions.iter().enumerate() {
+        let callers = graph.callers_of(fi);
+        let mut o = FunctionOutcome {
+            name: f.name.clone(),
+            address: f.code.start,
+            reached_by: callers.iter().map(|&k| co.kernels[k].name.clone()).collect(),
+            state: KernelState::Instrumented,
+            instructions: f.instrs.as_ref().map(Vec::len).unwrap_or(0),
+            probes: 0,
+            trampolines: 0,
+            waits_added: 0,
+            islands: 0,
+            refused_sites: Vec::new(),
+            scratch: None,
+            anchors: Vec::new(),
+            appended: Vec::new(),
+        };
+        let skip = |reason: String| KernelState::Skipped { reason };
+        let blocker = callers.iter().find(|&&k| !by_kernel.contains_key(&k) || !needed.contains_key(&k));
+        let ready = match (tool, &f.instrs, blocker) {
+            (None, _, _) => Err(skip("screen mode reads at the calling kernels' s_endpgm the bits its exceptions set".into())),
+            (_, _, _) if callers.is_empty() => Err(skip("no kernel calls it".into())),
+            (_, _, Some(&k)) => {
+                let why = match outcomes.iter().find(|o| o.name == co.kernels[k].name).map(|o| &o.state) {
+                    Some(KernelState::Excluded) => "is excluded".to_string(),
+                    Some(KernelState::Skipped { reason }) => format!("is not instrumented ({reason})"),
+                    _ => "has an unreadable descriptor".to_string(),
+                };
+                Err(skip(format!("reached by kernel {}, which {why}", co.kernels[k].name)))
+            }
+            (Some(_), Err(e), None) => Err(skip(format!("cannot decode the instruction {e}"))),
+            (Some(tool), Ok(instrs), None) => {
+                let view = view::kernel_view(&f.name, f.code.start, instrs);
+                match plan_for(&view, &f.name, Some(tool), sites) {
+                    Ok(plan) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
+                    Ok(plan) => Ok((view, plan)),
+                    Err(e) => Err(skip(e.to_string())),
+                }
+            }
+        };
+        let (view, plan) = match ready {
+            Ok(x) => x,
+            Err(state) => {
+                o.state = state;
+                out.push(o);
+                continue;
+            }
+        };
+        // Scratch above every register of every kernel reaching it.
+        let scratch = callers.iter().map(|k| needed[k]).fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch {
+            sgpr: a.sgpr.max(b.sgpr),
+            vgpr: a.vgpr.max(b.vgpr),
+        });
+        let mut refusal = None;
+        for &k in &callers {
+            let kernel = &co.kernels[k];
+            let n = needed[&k];
+            let want = (n.sgpr.max(scratch.sgpr), n.vgpr.max(scratch.vgpr));
+            if let Err(e) = regs::grow(processor, &kernel.descriptor, want, max_workgroup(co, &kernel.name)) {
+                refusal = Some(format!("kernel {} cannot hold its scratch registers: {e}", kernel.name));
+                break;
+            }
+        }
+        if let Some(reason) = refusal {
+            o.state = KernelState::Skipped { reason };
+            out.push(o);
+            continue;
+        }
+        for &k in &callers {
+            let n = needed.get_mut(&k).expect("checked above");
+            *n = Scratch { sgpr: n.sgpr.max(scratch.sgpr), vgpr: n.vgpr.max(scratch.vgpr) };
+        }
+        let instrs = f.instrs.clone().unwrap_or_default();
+        let waits = WaitAnalysis::run(&instrs);
+        candidates.push(PreparedFunction { index: fi, instrs, view, plan, waits, scratch });
+        out.push(o);
+    }
+    Ok((out, candidates))
+}
+
+/// The metadata's `max_flat_workgroup_size` of a kernel (None: unknown).
+fn max_workgroup(co: &CodeObject<'_>, kernel: &str) -> Option<u64> {
+    co.metadata
+        .as_ref()
+        .and_then(|m| m.kernels.iter().find(|km| km.name == kernel))
+        .map(|km| km.max_flat_workgroup_size)
+        .filter(|&w| w > 0)
+}
+
+/// Lowers a device function's plan with its shared scratch registers.
+fn lower_function(
+    f: &PreparedFunction,
+    target: Target,
+    opts: &RewriteOptions,
+    table: &mut TableLayout,
+    appended: &mut Appended,
+    islands: &mut lower::IslandPool,
+    sites: &SiteTable,
+) -> Result<KernelLowering, RewriteError> {
+    let mark = appended.words.len();
+    let slots = table.slots.len();
+    let pool = islands.clone();
+    let mut lowering = AmdLowering {
+        enc: encode::Encoder { target },
+        entry: f.instrs.first().map(|d| d.addr).unwrap_or(0),
+        instrs: &f.instrs,
+        waits: &f.waits,
+        scratch: f.scratch,
+        table,
+        table_address: opts.table_address,
+        appended,
+        islands,
+        insert_waits: opts.insert_waits,
+    };
+    let result = lowering.lower(&f.view, &f.plan, sites);
+    if result.is_err() {
+        lowering.appended.words.truncate(mark);
+        lowering.table.slots.truncate(slots);
+        *lowering.islands = pool;
+    }
+    result
 }
 
 /// Name of the counter of [`Mode::Count`].
@@ -457,12 +747,7 @@ fn lower_kernel(
     sites: &SiteTable,
 ) -> Result<Lowered, RewriteError> {
     let processor = co.target.processor;
-    let max_wg = co
-        .metadata
-        .as_ref()
-        .and_then(|m| m.kernels.iter().find(|km| km.name == p.kernel.name))
-        .map(|km| km.max_flat_workgroup_size)
-        .filter(|&w| w > 0);
+    let max_wg = max_workgroup(co, &p.kernel.name);
     let (scratch, mut descriptor, change) = regs::grow(processor, &p.kernel.descriptor, used, max_wg)?;
     let mark = appended.words.len();
     let slots = table.slots.len();
@@ -644,6 +929,43 @@ impl RewriteOutcome {
                 let _ = writeln!(s, "  appended:");
             }
             for l in &k.appended {
+                let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
+            }
+        }
+        for f in &self.functions {
+            let state = match &f.state {
+                KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Excluded => "excluded".to_string(),
+                KernelState::Skipped { reason } => format!("skipped: {reason}"),
+            };
+            let _ = writeln!(s, "\nfunction {} at {:#x} (reached by {}): {state}", f.name, f.address, {
+                if f.reached_by.is_empty() {
+                    "no kernel".to_string()
+                } else {
+                    f.reached_by.join(", ")
+                }
+            });
+            if f.state != KernelState::Instrumented {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added",
+                f.instructions, f.probes, f.trampolines, f.islands, f.waits_added
+            );
+            if let Some((sg, vg)) = f.scratch {
+                let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");
+            }
+            for a in &f.anchors {
+                let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+            }
+            for r in &f.refused_sites {
+                let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
+            }
+            if !f.appended.is_empty() {
+                let _ = writeln!(s, "  appended:");
+            }
+            for l in &f.appended {
                 let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
             }
         }

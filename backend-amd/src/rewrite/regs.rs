@@ -61,6 +61,31 @@ pub struct RegisterChange {
     pub scratch_vgpr: u16,
 }
 
+/// Architected VGPRs allocated, and AGPRs after them (gfx90a+).
+fn architected(regs: &crate::descriptor::RegisterAllocation) -> (u32, u32) {
+    match regs.accum_offset {
+        Some(acc) => (acc.min(regs.vgprs), regs.vgprs.saturating_sub(acc)),
+        None => (regs.vgprs, 0),
+    }
+}
+
+/// The first scratch registers [`grow`] chooses for a kernel whose code
+/// (with what it may call) names registers below `used`: SGPRs above those
+/// and the user/system SGPRs, on a multiple of 4; VGPRs above those and the
+/// descriptor's architected allocation (which also covers registers reached
+/// indirectly, through M0-relative moves or by callees). `grow` given this
+/// base as `used` chooses this base again: a base shared by several kernels
+/// (the scratch of the functions they call) is the component-wise maximum
+/// of theirs.
+pub fn scratch_base(processor: Processor, kd: &KernelDescriptor, used: (u16, u16)) -> Result<Scratch, RewriteError> {
+    let dec = kd.decode(processor).map_err(|e| RewriteError::Kernel(e.to_string()))?;
+    let (arch, _) = architected(&dec.registers);
+    let user_system = dec.user_sgpr_count + dec.system_sgprs.len() as u32;
+    let sgpr = (u32::from(used.0).max(user_system)).div_ceil(4) * 4;
+    let vgpr = u32::from(used.1).max(arch);
+    Ok(Scratch { sgpr: sgpr.min(u32::from(u16::MAX)) as u16, vgpr: vgpr.min(u32::from(u16::MAX)) as u16 })
+}
+
 /// Chooses scratch registers for a kernel and returns its grown descriptor.
 /// `used` is what the code object's code names; `max_workgroup` the
 /// metadata's `max_flat_workgroup_size` (None: unknown, taken as 1024).
@@ -72,17 +97,9 @@ pub fn grow(
 ) -> Result<(Scratch, KernelDescriptor, RegisterChange), RewriteError> {
     let dec = kd.decode(processor).map_err(|e| RewriteError::Kernel(e.to_string()))?;
     let regs = dec.registers;
-    // Architected VGPRs allocated, and AGPRs after them (gfx90a+).
-    let (arch, agprs) = match regs.accum_offset {
-        Some(acc) => (acc.min(regs.vgprs), regs.vgprs.saturating_sub(acc)),
-        None => (regs.vgprs, 0),
-    };
-    let user_system = dec.user_sgpr_count + dec.system_sgprs.len() as u32;
-    let sgpr_base = (u32::from(used.0).max(user_system)).div_ceil(4) * 4;
-    // Scratch VGPRs sit above the highest VGPR the code names and above the
-    // descriptor's architected allocation (which also covers registers
-    // reached indirectly, through M0-relative moves or by callees).
-    let vgpr_base = u32::from(used.1).max(arch);
+    let (arch, agprs) = architected(&regs);
+    let base = scratch_base(processor, kd, used)?;
+    let (sgpr_base, vgpr_base) = (u32::from(base.sgpr), u32::from(base.vgpr));
     let new_arch = vgpr_base + u32::from(SCRATCH_VGPRS);
     if new_arch > u32::from(MAX_ARCH_VGPRS) {
         return Err(RewriteError::Kernel(format!(

@@ -1,0 +1,471 @@
+//! The device functions kernels call, and which kernels reach which. A
+//! device function is code outside every kernel: a function symbol, or the
+//! target of a direct call that no symbol names. Call edges come from
+//! `s_call_b64` (PC-relative) and from `s_swappc_b64`/`s_setpc_b64` whose
+//! address pair a `s_getpc_b64` + 64-bit add sequence computes (how LLVM
+//! calls and tail-calls functions of the same object); the pair's value is
+//! tracked through one straight-line run of code. A call whose target stays
+//! unknown makes every kernel that can execute it reach every function.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+use xfpx_amd_isa::operand::{Operand, RegFile};
+use xfpx_amd_isa::{ControlFlow, Target};
+
+use super::view::DecodedInstr;
+use crate::code_object::CodeObject;
+
+/// At most this many functions are made from call targets no symbol names
+/// (a hostile object could otherwise chain targets without end).
+const MAX_UNNAMED_FUNCTIONS: usize = 256;
+
+/// A device function of the code object.
+#[derive(Debug, Clone)]
+pub struct DeviceFunction {
+    /// The symbol's name, or `function@<address>` for an unnamed call target.
+    pub name: String,
+    pub code: Range<u64>,
+    /// The decoded code, or why it could not be decoded.
+    pub instrs: Result<Vec<DecodedInstr>, String>,
+}
+
+/// One call instruction and its target, when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallSite {
+    pub addr: u64,
+    pub target: Option<u64>,
+}
+
+/// The device functions and, per kernel of the code object (in its order),
+/// the functions the kernel can reach.
+#[derive(Debug, Clone, Default)]
+pub struct CallGraph {
+    pub functions: Vec<DeviceFunction>,
+    /// Indices into `functions`, one set per kernel.
+    pub reach: Vec<BTreeSet<usize>>,
+    /// Per kernel: a call on its paths whose target is unknown (so it
+    /// reaches every function), by address.
+    pub unresolved: Vec<Option<u64>>,
+}
+
+/// How an address-arithmetic instruction combines its sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AddressOp {
+    /// `d = a + b`, carry out to SCC.
+    Add,
+    /// `d = a + b + SCC`, carry out to SCC.
+    AddCarry,
+    /// `d = a - b`, borrow out to SCC.
+    Sub,
+    /// `d = a - b - SCC`, borrow out to SCC.
+    SubBorrow,
+    /// `d = a` (32 bits; SCC unchanged).
+    Move,
+    /// `d[0:1] = a[0:1]` (SCC unchanged).
+    Move64,
+}
+
+/// The scalar instructions through which a computed call address is followed.
+const ADDRESS_ARITHMETIC: &[(&str, AddressOp)] = &[
+    ("s_add_u32", AddressOp::Add),
+    ("s_addc_u32", AddressOp::AddCarry),
+    ("s_sub_u32", AddressOp::Sub),
+    ("s_subb_u32", AddressOp::SubBorrow),
+    ("s_mov_b32", AddressOp::Move),
+    ("s_mov_b64", AddressOp::Move64),
+];
+
+/// Mnemonics that leave SCC as it is between an add and its carry-in.
+const KEEPS_SCC: &[&str] = &["s_mov_b32", "s_mov_b64", "s_waitcnt", "s_nop", "s_getpc_b64"];
+
+/// Known 32-bit SGPR values and the last carry, over straight-line code.
+#[derive(Debug, Default)]
+struct Constants {
+    sgprs: BTreeMap<u16, u32>,
+    carry: Option<bool>,
+}
+
+impl Constants {
+    fn clear(&mut self) {
+        self.sgprs.clear();
+        self.carry = None;
+    }
+
+    /// After a call: what a device function may write is unknown, and SCC too.
+    fn forget(&mut self, clobbered: &BTreeSet<u16>) {
+        self.sgprs.retain(|r, _| !clobbered.contains(r));
+        self.carry = None;
+    }
+
+    fn value(&self, op: &Operand) -> Option<u32> {
+        match op {
+            Operand::Reg(r) if r.file == RegFile::Sgpr && r.count == 1 => self.sgprs.get(&r.first).copied(),
+            Operand::InlineInt(i) => Some(i32::from(*i) as u32),
+            Operand::Literal { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
+    fn pair(&self, op: &Operand) -> Option<u64> {
+        match op {
+            Operand::Reg(r) if r.file == RegFile::Sgpr && r.count == 2 => {
+                let lo = self.sgprs.get(&r.first)?;
+                let hi = self.sgprs.get(&(r.first + 1))?;
+                Some(u64::from(*lo) | u64::from(*hi) << 32)
+            }
+            Operand::InlineInt(i) => Some(i64::from(*i) as u64),
+            _ => None,
+        }
+    }
+
+    /// Steps over `d`: learns what address arithmetic computes, forgets
+    /// what anything else writes.
+    fn step(&mut self, d: &DecodedInstr) {
+        let insn = &d.insn;
+        let dst = insn
+            .operands
+            .iter()
+            .find(|s| s.written)
+            .and_then(|s| s.operand.reg())
+            .filter(|r| r.file == RegFile::Sgpr);
+        let srcs: Vec<&Operand> = insn.operands.iter().filter(|s| !s.written).map(|s| &s.operand).collect();
+        let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.base_mnemonic).map(|(_, o)| *o);
+        let carry_in = self.carry;
+        let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs.as_slice()) {
+            (Some(AddressOp::Move), Some(_), [a]) => self.value(a).map(|v| (vec![v], carry_in)),
+            (Some(AddressOp::Move64), Some(_), [a]) => self.pair(a).map(|v| (vec![v as u32, (v >> 32) as u32], carry_in)),
+            (Some(o @ (AddressOp::Add | AddressOp::AddCarry | AddressOp::Sub | AddressOp::SubBorrow)), Some(_), [a, b]) => {
+                let (a, b) = (self.value(a), self.value(b));
+                let c = match o {
+                    AddressOp::AddCarry | AddressOp::SubBorrow => carry_in,
+                    _ => Some(false),
+                };
+                match (a, b, c) {
+                    (Some(a), Some(b), Some(c)) => {
+                        let (a, b, c) = (u64::from(a), u64::from(b), u64::from(c));
+                        let (v, out) = match o {
+                            AddressOp::Add | AddressOp::AddCarry => {
+                                let s = a + b + c;
+                                (s as u32, s >> 32 != 0)
+                            }
+                            _ => {
+                                let s = a.wrapping_sub(b).wrapping_sub(c);
+                                (s as u32, a < b + c)
+                            }
+                        };
+                        Some((vec![v], Some(out)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        for r in insn.regs_written() {
+            if r.file == RegFile::Sgpr {
+                for i in 0..u16::from(r.count) {
+                    self.sgprs.remove(&(r.first + i));
+                }
+            }
+        }
+        if !KEEPS_SCC.contains(&insn.base_mnemonic) && insn.base_mnemonic.starts_with("s_") {
+            self.carry = None;
+        }
+        if let (Some((values, carry)), Some(d)) = (learned, dst) {
+            for (i, v) in values.into_iter().enumerate() {
+                self.sgprs.insert(d.first + i as u16, v);
+            }
+            self.carry = carry;
+        }
+    }
+}
+
+/// The SGPRs some code writes (for device functions: what a call may clobber).
+pub fn written_sgprs(code: &[DecodedInstr]) -> BTreeSet<u16> {
+    let mut out = BTreeSet::new();
+    for d in code {
+        for r in d.insn.regs_written().into_iter().filter(|r| r.file == RegFile::Sgpr) {
+            out.extend(r.first..r.first + u16::from(r.count));
+        }
+    }
+    out
+}
+
+/// What a call to an address may write: the SGPRs, or None when unknown.
+pub type Clobbers<'a> = &'a dyn Fn(u64) -> Option<&'a BTreeSet<u16>>;
+
+/// The calls in `instrs` (one straight-line pass; what is known is dropped
+/// at every branch target, and after a call what `clobbers` says the callee
+/// may write, everything when it does not know).
+pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSite> {
+    let labels: BTreeSet<u64> = instrs
+        .iter()
+        .filter_map(|d| match d.insn.control_flow(d.addr) {
+            ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => Some(target),
+            _ => None,
+        })
+        .collect();
+    let mut known = Constants::default();
+    let mut out = Vec::new();
+    for d in instrs {
+        if labels.contains(&d.addr) {
+            known.clear();
+        }
+        let src = || d.insn.operands.iter().find(|s| !s.written).map(|s| &s.operand);
+        match d.insn.control_flow(d.addr) {
+            ControlFlow::Call { target } => {
+                out.push(CallSite { addr: d.addr, target: Some(target) });
+                known.step(d);
+                match clobbers(target) {
+                    Some(c) => known.forget(c),
+                    None => known.clear(),
+                }
+            }
+            ControlFlow::GetPc { value } => {
+                known.step(d);
+                if let Some(r) = d.insn.regs_written().into_iter().find(|r| r.file == RegFile::Sgpr) {
+                    known.sgprs.insert(r.first, value as u32);
+                    known.sgprs.insert(r.first + 1, (value >> 32) as u32);
+                }
+            }
+            ControlFlow::Indirect if d.insn.base_mnemonic == "s_swappc_b64" => {
+                let target = src().and_then(|s| known.pair(s));
+                out.push(CallSite { addr: d.addr, target });
+                known.step(d);
+                // An unknown callee may write anything.
+                match target.and_then(clobbers) {
+                    Some(c) => known.forget(c),
+                    None => known.clear(),
+                }
+            }
+            ControlFlow::Indirect if d.insn.base_mnemonic == "s_setpc_b64" => {
+                // A known address is a tail call; an unknown one a return.
+                if let Some(t) = src().and_then(|s| known.pair(s)) {
+                    out.push(CallSite { addr: d.addr, target: Some(t) });
+                }
+                known.clear();
+            }
+            _ => known.step(d),
+        }
+    }
+    out
+}
+
+fn decode(target: Target, co: &CodeObject<'_>, code: &Range<u64>) -> Result<Vec<DecodedInstr>, String> {
+    let bytes = co.elf.bytes_at_addr(code.start, code.end - code.start).map_err(|e| e.to_string())?;
+    xfpx_amd_isa::disassemble(target, bytes, code.start)
+        .map(|(a, r)| r.map(|insn| DecodedInstr { addr: a, insn }).map_err(|e| format!("at {a:#x}: {e}")))
+        .collect()
+}
+
+impl CallGraph {
+    /// The call graph of `co`; `kernel_code` gives each kernel's decoded
+    /// code (None: it could not be decoded, so whether it calls is unknown).
+    /// `clobbered` is what any device function may write ([`written_sgprs`]
+    /// of all code outside the kernels): it stands for every callee while
+    /// functions are found; then what each function may write (its own
+    /// writes and its callees', a least fixed point) sharpens the targets.
+    pub fn build(
+        co: &CodeObject<'_>,
+        target: Target,
+        kernel_code: &[Option<&[DecodedInstr]>],
+        clobbered: &BTreeSet<u16>,
+    ) -> CallGraph {
+        let mut functions: Vec<DeviceFunction> = co
+            .functions
+            .iter()
+            .filter(|f| !f.is_kernel && !co.kernels.iter().any(|k| k.code.contains(&f.code.start)))
+            .map(|f| DeviceFunction { name: f.name.clone(), code: f.code.clone(), instrs: decode(target, co, &f.code) })
+            .collect();
+        let text_end = |addr: u64| co.elf.section_at_addr(addr).map(|s| s.addr.saturating_add(s.size));
+        let in_kernel = |addr: u64| co.kernels.iter().any(|k| k.code.contains(&addr));
+        // Calls of each unit: kernels first, then functions (which may grow).
+        let coarse = |_: u64| Some(clobbered);
+        let kernel_calls: Vec<Option<Vec<CallSite>>> =
+            kernel_code.iter().map(|c| c.map(|c| call_sites(c, &coarse))).collect();
+        let mut function_calls: Vec<Option<Vec<CallSite>>> = Vec::new();
+        let mut unnamed = 0usize;
+        let mut i = 0;
+        loop {
+            // Direct targets no function covers become unnamed functions.
+            let mut pending: Vec<u64> = kernel_calls
+                .iter()
+                .flatten()
+                .chain(function_calls.iter().flatten())
+                .flatten()
+                .filter_map(|c| c.target)
+                .filter(|&t| !in_kernel(t) && !functions.iter().any(|f| f.code.contains(&t)))
+                .collect();
+            pending.sort_unstable();
+            pending.dedup();
+            for t in pending {
+                if unnamed >= MAX_UNNAMED_FUNCTIONS || functions.iter().any(|f| f.code.contains(&t)) {
+                    continue;
+                }
+                let Some(end) = text_end(t).filter(|_| co.elf.section_at_addr(t).is_some_and(|s| s.is_executable()))
+                else {
+                    continue;
+                };
+                let next = co
+                    .functions
+                    .iter()
+                    .map(|f| f.code.start)
+                    .chain(functions.iter().map(|f| f.code.start))
+                    .filter(|&s| s > t)
+                    .min()
+                    .unwrap_or(end)
+                    .min(end);
+                let code = t..next;
+                functions.push(DeviceFunction {
+                    name: format!("function@{t:#x}"),
+                    instrs: decode(target, co, &code),
+                    code,
+                });
+                unnamed += 1;
+            }
+            if i == functions.len() {
+                break;
+            }
+            while i < functions.len() {
+                function_calls.push(functions[i].instrs.as_ref().ok().map(|c| call_sites(c, &coarse)));
+                i += 1;
+            }
+        }
+        let callee = |t: u64| functions.iter().position(|f| f.code.contains(&t));
+        // What each function may write (None: anything), from its own writes
+        // up through its callees until nothing changes.
+        let own: Vec<Option<BTreeSet<u16>>> =
+            functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| written_sgprs(c))).collect();
+        let mut clobber = own.clone();
+        let mut function_calls = function_calls;
+        let mut converged = false;
+        for _ in 0..=functions.len() + 1 {
+            let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
+            let calls: Vec<Option<Vec<CallSite>>> =
+                functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &lookup))).collect();
+            let next: Vec<Option<BTreeSet<u16>>> = own
+                .iter()
+                .zip(&calls)
+                .map(|(own, calls)| {
+                    let mut set = own.clone()?;
+                    for c in calls.as_ref()? {
+                        set.extend(clobber[c.target.and_then(callee)?].as_ref()?);
+                    }
+                    Some(set)
+                })
+                .collect();
+            function_calls = calls;
+            if next == clobber {
+                converged = true;
+                break;
+            }
+            clobber = next;
+        }
+        if !converged {
+            // Not settled within the bound: every callee may write anything.
+            clobber = vec![None; functions.len()];
+            function_calls = functions
+                .iter()
+                .map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &|_| None)))
+                .collect();
+        }
+        let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
+        let kernel_calls: Vec<Option<Vec<CallSite>>> =
+            kernel_code.iter().map(|c| c.map(|c| call_sites(c, &lookup))).collect();
+        // Edges: a unit's callees, or None when some call's target is unknown.
+        let edges = |calls: &Option<Vec<CallSite>>| -> Result<BTreeSet<usize>, Option<u64>> {
+            let Some(calls) = calls else { return Err(None) };
+            let mut out = BTreeSet::new();
+            for c in calls {
+                match c.target.and_then(callee) {
+                    Some(f) => {
+                        out.insert(f);
+                    }
+                    None => return Err(Some(c.addr)),
+                }
+            }
+            Ok(out)
+        };
+        let function_edges: Vec<Result<BTreeSet<usize>, Option<u64>>> = function_calls.iter().map(edges).collect();
+        let kernel_edges: Vec<Result<BTreeSet<usize>, Option<u64>>> = kernel_calls.iter().map(edges).collect();
+        let mut graph = CallGraph { functions, reach: Vec::new(), unresolved: Vec::new() };
+        for (k, kernel) in kernel_edges.into_iter().enumerate() {
+            let mut seen = BTreeSet::new();
+            let mut unknown = None;
+            let mut work = match kernel {
+                Ok(e) => e.into_iter().collect::<Vec<_>>(),
+                Err(at) => {
+                    unknown = Some(at.unwrap_or(co.kernels[k].entry));
+                    Vec::new()
+                }
+            };
+            while let Some(f) = work.pop() {
+                if !seen.insert(f) {
+                    continue;
+                }
+                match &function_edges[f] {
+                    Ok(e) => work.extend(e.iter().copied()),
+                    Err(at) => {
+                        unknown.get_or_insert(at.unwrap_or(graph.functions[f].code.start));
+                    }
+                }
+            }
+            if unknown.is_some() {
+                seen = (0..graph.functions.len()).collect();
+            }
+            graph.reach.push(seen);
+            graph.unresolved.push(unknown);
+        }
+        graph
+    }
+
+    /// The kernels (indices) that can reach function `f`.
+    pub fn callers_of(&self, f: usize) -> Vec<usize> {
+        self.reach.iter().enumerate().filter(|(_, r)| r.contains(&f)).map(|(k, _)| k).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_words(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        xfpx_amd_isa::disassemble(target, &bytes, base)
+            .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
+            .collect()
+    }
+
+    #[test]
+    fn getpc_and_add_pairs_resolve_swappc_targets() {
+        // 0x1000 s_getpc_b64 s[4:5]; s_add_u32 s4, s4, 0xffffffb4;
+        // s_addc_u32 s5, s5, -1; s_swappc_b64 s[30:31], s[4:5]
+        let code = decode_words(
+            Target::Gfx90a,
+            &[0xBE84_1C00, 0x8004_FF04, 0xFFFF_FFB4, 0x8205_FF05, 0xFFFF_FFFF, 0xBE9E_1E04],
+            0x1000,
+        );
+        assert_eq!(call_sites(&code, &|_| None), vec![CallSite { addr: 0x1014, target: Some(0x1004 - 0x4c) }]);
+    }
+
+    #[test]
+    fn a_written_pair_or_a_branch_target_between_makes_the_target_unknown() {
+        // s_getpc_b64 s[4:5]; s_add_u32 s4, s4, 8; s_mov_b32 s5, s9 (unknown); s_swappc_b64 s[30:31], s[4:5]
+        let code = decode_words(Target::Gfx90a, &[0xBE84_1C00, 0x8004_8804, 0xBE85_0009, 0xBE9E_1E04], 0x1000);
+        assert_eq!(call_sites(&code, &|_| None), vec![CallSite { addr: 0x100c, target: None }]);
+        // s_getpc_b64 s[4:5]; s_branch +0 (its target is the next instruction); s_swappc_b64
+        let code = decode_words(Target::Gfx90a, &[0xBE84_1C00, 0xBF82_0000, 0xBE9E_1E04], 0x1000);
+        assert_eq!(call_sites(&code, &|_| None), vec![CallSite { addr: 0x1008, target: None }]);
+        // A return (s_setpc_b64 s[30:31] with s[30:31] unknown) is no call.
+        let code = decode_words(Target::Gfx90a, &[0xBE80_1D1E], 0x1000);
+        assert!(call_sites(&code, &|_| None).is_empty());
+    }
+
+    #[test]
+    fn carry_propagates_into_the_high_half() {
+        // s_getpc_b64 s[4:5] at 0xfffffff8 (next: 0xfffffffc); s_add_u32 s4, s4, 8; s_addc_u32 s5, s5, 0; s_swappc
+        let code =
+            decode_words(Target::Gfx90a, &[0xBE84_1C00, 0x8004_8804, 0x8205_8005, 0xBE9E_1E04], 0x0_FFFF_FFF8);
+        assert_eq!(call_sites(&code, &|_| None)[0].target, Some(0x1_0000_0004));
+    }
+}
