@@ -45,6 +45,8 @@ fn readelf_ok(path: &Path) {
 fn every_fixture_rewrites_and_disassembles_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut totals = [0usize; 7];
+    // Device functions instrumented, and their probes.
+    let (mut functions, mut function_probes) = (0usize, 0usize);
     let mut checked = 0usize;
     let (mut grown, mut new_segment) = (0usize, 0usize);
     for (target, name, path) in common::code_objects() {
@@ -64,6 +66,20 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
             let mut allowed: Vec<std::ops::Range<u64>> = Vec::new();
             for k in &out.kernels {
                 allowed.extend(k.anchors.iter().map(|a| a.address..a.address + 28));
+            }
+            for f in &out.functions {
+                allowed.extend(f.anchors.iter().map(|a| a.address..a.address + 28));
+                if f.state == KernelState::Instrumented {
+                    functions += 1;
+                    function_probes += f.probes;
+                    assert!(f.appended.iter().all(|l| !l.text.starts_with('<')), "{target}/{name}: {:?}", f.appended);
+                    // Each kernel reaching it holds its scratch registers.
+                    let (sg, vg) = f.scratch.expect("scratch");
+                    for k in out.kernels.iter().filter(|k| f.reached_by.contains(&k.name)) {
+                        let r = k.registers.as_ref().expect("a kernel reaching an instrumented function grew");
+                        assert!(r.scratch_sgpr >= sg && r.scratch_vgpr >= vg, "{target}/{name} {}: {r:?}", k.name);
+                    }
+                }
             }
             allowed.extend(co.kernels.iter().map(|k| k.descriptor_address..k.descriptor_address + 64));
             for s in co.elf.sections.iter().filter(|s| s.sh_type == 7) {
@@ -142,8 +158,10 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
         "rewritten objects {} ({grown} grown in place, {new_segment} with a new segment): kernels instrumented {}, probes {}, waits added {}, sites refused {}, kernels skipped {}; metadata counts updated for {}; llvm-objdump clean {}",
         totals[5], totals[0], totals[1], totals[2], totals[3], totals[4], totals[6], checked
     );
+    println!("device functions instrumented {functions}, probes in them {function_probes}");
     if checked == 0 {
         println!("note: llvm-objdump-19/22 not installed; disassembly of rewritten objects not checked");
     }
     assert!(totals[0] > 0 && totals[1] > 0);
+    assert!(functions > 0 && function_probes > 0);
 }
