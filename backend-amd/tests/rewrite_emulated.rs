@@ -558,3 +558,140 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
     println!("loaded-value probes: {waits} waits added; without them the emulator reports {hazards_without} hazards");
     assert!(hazards_without > 0);
 }
+
+/// Rewrites `original` (detect mode, the given kernel filter) for a run of `launch`.
+fn detect_run(
+    launch: &Launch,
+    original: &[u8],
+    kernels: Vec<String>,
+) -> (Result<Run, String>, rewrite::RewriteOutcome) {
+    let outcome = std::cell::RefCell::new(None);
+    let rw = run(launch, original, &|addr| {
+        let opts = RewriteOptions { mode: Mode::Detect, kernels: kernels.clone(), table_address: addr, ..Default::default() };
+        let out = rewrite::rewrite(original, &opts).expect("rewrites");
+        let b = out.bytes.clone();
+        *outcome.borrow_mut() = Some(out);
+        b
+    });
+    (rw, outcome.into_inner().expect("outcome"))
+}
+
+/// The call graph of the calls fixture: each kernel reaches exactly the
+/// functions its source calls (through `s_swappc_b64` targets computed by
+/// `s_getpc_b64` + add, the second call of `call_f64` after the first
+/// returned), and a function two kernels call is reached by both.
+#[test]
+fn calls_fixture_reaches_exactly_the_called_functions() {
+    for target in TARGETS {
+        let path = emulator_fixtures().join(target).join("calls.co");
+        let original = std::fs::read(&path).expect("calls.co");
+        let out = rewrite::rewrite(&original, &RewriteOptions::default()).expect("rewrites");
+        let reached: Vec<(&str, Vec<&str>)> =
+            out.functions.iter().map(|f| (f.name.as_str(), f.reached_by.iter().map(String::as_str).collect())).collect();
+        let mut reached = reached;
+        reached.sort();
+        assert_eq!(
+            reached,
+            vec![
+                ("_Z10square_sumff", vec!["call_shared_a", "call_shared_b"]),
+                ("_Z14scaled_productff", vec!["call_nested"]),
+                ("_Z5blendff", vec!["call_nested"]),
+                ("_Z6spreaddd", vec!["call_f64"]),
+            ],
+            "{target}"
+        );
+        for f in &out.functions {
+            assert_eq!(f.state, KernelState::Instrumented, "{target} {}", f.name);
+            assert!(f.trampolines > 0, "{target} {}", f.name);
+        }
+    }
+}
+
+/// A function shared by two kernels is instrumented when both are (its
+/// scratch above both kernels' registers, both descriptors grown): each
+/// kernel's run records exactly the exceptions the emulator saw, the
+/// shared function's under its own name; with a filter that leaves one of
+/// the two out, the function stays as it was and the rewrite says why.
+#[test]
+fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
+    let mut records_in_shared = 0usize;
+    for target in TARGETS {
+        for kernel in ["call_shared_a", "call_shared_b"] {
+            let launch =
+                Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
+            let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
+            let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
+            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            let observed: BTreeSet<Key> = orig
+                .stats
+                .observations
+                .results
+                .keys()
+                .map(|&(pc, k, f)| {
+                    let (function, off) = locate(&parsed, pc - orig.stats.code_base).expect("located");
+                    (function, off, k, f)
+                })
+                .collect();
+            let (rw, out) = detect_run(&launch, &original, Vec::new());
+            let rw = rw.expect("rewritten runs");
+            assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
+            assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
+            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
+            assert_eq!(shared.state, KernelState::Instrumented, "{target}");
+            let (sg, vg) = shared.scratch.expect("scratch");
+            for name in ["call_shared_a", "call_shared_b"] {
+                let k = out.kernels.iter().find(|k| k.name == name).expect("kernel");
+                let r = k.registers.as_ref().expect("grown");
+                assert!(r.scratch_sgpr >= sg && r.scratch_vgpr >= vg, "{target}/{name}: {r:?}");
+                assert!(r.vgprs_after >= u32::from(vg) + 5, "{target}/{name}: {r:?}");
+            }
+            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
+            let found: BTreeSet<Key> =
+                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
+            assert_eq!(found, observed, "{target}/{kernel}");
+            records_in_shared += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
+            // Only one of the two selected: the function is left alone.
+            let (rw, out) = detect_run(&launch, &original, vec![kernel.to_string()]);
+            assert_eq!(rw.expect("runs").outputs, orig.outputs);
+            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
+            match &shared.state {
+                KernelState::Skipped { reason } => assert!(reason.contains("which is excluded"), "{reason}"),
+                other => panic!("{target}/{kernel}: {other:?}"),
+            }
+            assert!(shared.anchors.is_empty());
+        }
+    }
+    println!("shared function: {records_in_shared} records");
+    assert!(records_in_shared >= 8, "{records_in_shared}");
+}
+
+/// A kernel whose descriptor cannot grow (all 256 VGPRs of a gfx908 lane
+/// already allocated) keeps the functions it reaches uninstrumented, and
+/// the rewrite says which kernel and why; the object still runs as before.
+#[test]
+fn a_function_whose_caller_cannot_grow_is_left_alone() {
+    let launch = Launch::load(&emulator_fixtures().join("launches").join("call_nested.json")).expect("launch");
+    let mut original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", "gfx908"))).expect("co");
+    {
+        let co = xfpx_amd::CodeObject::parse(&original).expect("parses");
+        let kd = co.kernel("call_nested").expect("kernel").descriptor_address;
+        let section = co.elf.section_at_addr(kd).expect("section");
+        // compute_pgm_rsrc1 (descriptor byte 48): GRANULATED_WORKITEM_VGPR_COUNT [5:0] at its maximum.
+        let at = (section.offset + (kd - section.addr)) as usize + 48;
+        original[at] |= 0x3f;
+    }
+    let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+    let (rw, out) = detect_run(&launch, &original, vec!["call_nested".into()]);
+    assert_eq!(rw.expect("runs").outputs, orig.outputs);
+    for name in ["_Z5blendff", "_Z14scaled_productff"] {
+        let f = out.functions.iter().find(|f| f.name == name).expect("function");
+        match &f.state {
+            KernelState::Skipped { reason } => {
+                assert!(reason.contains("kernel call_nested cannot hold its scratch registers"), "{reason}");
+                assert!(reason.contains("VGPRs"), "{reason}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        assert!(f.anchors.is_empty());
+    }
+}
