@@ -384,9 +384,7 @@ fn counting_every_instruction_matches_the_emulators_count() {
     for target in TARGETS {
         for path in launches() {
             let launch = Launch::load(&path).expect("launch");
-            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else {
-                continue;
-            };
+            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else { continue };
             let name = format!("{target}/{}", launch.kernel);
             let Ok(orig) = run(&launch, &original, &|_| original.clone()) else { continue };
             let outcome = std::cell::RefCell::new(None);
@@ -487,9 +485,7 @@ impl xfpx_common::tool::Tool for LoadedValueChecker {
                 FpFormat::F32
             } else if ins.text.starts_with("global_load_dwordx2 ") {
                 FpFormat::F64
-            } else {
-                continue;
-            };
+            } else { continue };
             {
                 let site = sites.intern(&view.name, ins.offset, &ins.text, None);
                 plan.probes.push(Probe {
@@ -567,7 +563,8 @@ fn detect_run(
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     let outcome = std::cell::RefCell::new(None);
     let rw = run(launch, original, &|addr| {
-        let opts = RewriteOptions { mode: Mode::Detect, kernels: kernels.clone(), table_address: addr, ..Default::default() };
+        let opts =
+            RewriteOptions { mode: Mode::Detect, kernels: kernels.clone(), table_address: addr, ..Default::default() };
         let out = rewrite::rewrite(original, &opts).expect("rewrites");
         let b = out.bytes.clone();
         *outcome.borrow_mut() = Some(out);
@@ -586,8 +583,11 @@ fn calls_fixture_reaches_exactly_the_called_functions() {
         let path = emulator_fixtures().join(target).join("calls.co");
         let original = std::fs::read(&path).expect("calls.co");
         let out = rewrite::rewrite(&original, &RewriteOptions::default()).expect("rewrites");
-        let reached: Vec<(&str, Vec<&str>)> =
-            out.functions.iter().map(|f| (f.name.as_str(), f.reached_by.iter().map(String::as_str).collect())).collect();
+        let reached: Vec<(&str, Vec<&str>)> = out
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.reached_by.iter().map(String::as_str).collect()))
+            .collect();
         let mut reached = reached;
         reached.sort();
         assert_eq!(
@@ -655,7 +655,9 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
             assert_eq!(rw.expect("runs").outputs, orig.outputs);
             let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
             match &shared.state {
-                KernelState::Skipped { reason } => assert!(reason.contains("which is excluded"), "{reason}"),
+                KernelState::Skipped { reason } => {
+                    assert!(reason.contains("which is excluded"), "{reason}")
+                }
                 other => panic!("{target}/{kernel}: {other:?}"),
             }
             assert!(shared.anchors.is_empty());

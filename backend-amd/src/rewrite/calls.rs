@@ -123,19 +123,21 @@ impl Constants {
     /// what anything else writes.
     fn step(&mut self, d: &DecodedInstr) {
         let insn = &d.insn;
-        let dst = insn
-            .operands
-            .iter()
-            .find(|s| s.written)
-            .and_then(|s| s.operand.reg())
-            .filter(|r| r.file == RegFile::Sgpr);
+        let dst =
+            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(|r| r.file == RegFile::Sgpr);
         let srcs: Vec<&Operand> = insn.operands.iter().filter(|s| !s.written).map(|s| &s.operand).collect();
         let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.base_mnemonic).map(|(_, o)| *o);
         let carry_in = self.carry;
         let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs.as_slice()) {
             (Some(AddressOp::Move), Some(_), [a]) => self.value(a).map(|v| (vec![v], carry_in)),
-            (Some(AddressOp::Move64), Some(_), [a]) => self.pair(a).map(|v| (vec![v as u32, (v >> 32) as u32], carry_in)),
-            (Some(o @ (AddressOp::Add | AddressOp::AddCarry | AddressOp::Sub | AddressOp::SubBorrow)), Some(_), [a, b]) => {
+            (Some(AddressOp::Move64), Some(_), [a]) => {
+                self.pair(a).map(|v| (vec![v as u32, (v >> 32) as u32], carry_in))
+            }
+            (
+                Some(o @ (AddressOp::Add | AddressOp::AddCarry | AddressOp::Sub | AddressOp::SubBorrow)),
+                Some(_),
+                [a, b],
+            ) => {
                 let (a, b) = (self.value(a), self.value(b));
                 let c = match o {
                     AddressOp::AddCarry | AddressOp::SubBorrow => carry_in,
@@ -302,10 +304,8 @@ impl CallGraph {
                 if unnamed >= MAX_UNNAMED_FUNCTIONS || functions.iter().any(|f| f.code.contains(&t)) {
                     continue;
                 }
-                let Some(end) = text_end(t).filter(|_| co.elf.section_at_addr(t).is_some_and(|s| s.is_executable()))
-                else {
-                    continue;
-                };
+                let executable = co.elf.section_at_addr(t).is_some_and(|s| s.is_executable());
+                let Some(end) = text_end(t).filter(|_| executable) else { continue };
                 let next = co
                     .functions
                     .iter()
@@ -337,7 +337,6 @@ impl CallGraph {
         let own: Vec<Option<BTreeSet<u16>>> =
             functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| written_sgprs(c))).collect();
         let mut clobber = own.clone();
-        let mut function_calls = function_calls;
         let mut converged = false;
         for _ in 0..=functions.len() + 1 {
             let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
@@ -364,10 +363,8 @@ impl CallGraph {
         if !converged {
             // Not settled within the bound: every callee may write anything.
             clobber = vec![None; functions.len()];
-            function_calls = functions
-                .iter()
-                .map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &|_| None)))
-                .collect();
+            function_calls =
+                functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &|_| None))).collect();
         }
         let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
         let kernel_calls: Vec<Option<Vec<CallSite>>> =
@@ -464,8 +461,7 @@ mod tests {
     #[test]
     fn carry_propagates_into_the_high_half() {
         // s_getpc_b64 s[4:5] at 0xfffffff8 (next: 0xfffffffc); s_add_u32 s4, s4, 8; s_addc_u32 s5, s5, 0; s_swappc
-        let code =
-            decode_words(Target::Gfx90a, &[0xBE84_1C00, 0x8004_8804, 0x8205_8005, 0xBE9E_1E04], 0x0_FFFF_FFF8);
+        let code = decode_words(Target::Gfx90a, &[0xBE84_1C00, 0x8004_8804, 0x8205_8005, 0xBE9E_1E04], 0x0_FFFF_FFF8);
         assert_eq!(call_sites(&code, &|_| None)[0].target, Some(0x1_0000_0004));
     }
 }

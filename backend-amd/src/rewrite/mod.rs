@@ -36,8 +36,8 @@ use std::collections::BTreeMap;
 
 use crate::code_object::{CodeObject, Kernel};
 use crate::descriptor::{raw::rsrc1, DescriptorWord, KernelDescriptor};
-use layout::{Patch, Strategy};
 use calls::CallGraph;
+use layout::{Patch, Strategy};
 use lower::{AmdLowering, Appended, KernelLowering, RefusedSite, Scratch};
 use regs::RegisterChange;
 use table::TableLayout;
@@ -340,8 +340,7 @@ fn rewrite_planned(
         }
         outcomes.push(o);
     }
-    let (function_outcomes, candidates) =
-        prepare_functions(&co, &graph, &outcomes, &prepared, tool, &mut sites)?;
+    let (function_outcomes, candidates) = prepare_functions(&co, &graph, &outcomes, &prepared, tool, &mut sites)?;
     let mut island_pool = lower::IslandPool::from_code(&code);
     // Padding inside a kernel's own range, or a function's that may be
     // instrumented, stays out of the pool (its instructions may be anchors themselves).
@@ -599,7 +598,9 @@ fn prepare_functions(
         let skip = |reason: String| KernelState::Skipped { reason };
         let blocker = callers.iter().find(|&&k| !by_kernel.contains_key(&k) || !needed.contains_key(&k));
         let ready = match (tool, &f.instrs, blocker) {
-            (None, _, _) => Err(skip("screen mode reads at the calling kernels' s_endpgm the bits its exceptions set".into())),
+            (None, _, _) => {
+                Err(skip("screen mode reads at the calling kernels' s_endpgm the bits its exceptions set".into()))
+            }
             (_, _, _) if callers.is_empty() => Err(skip("no kernel calls it".into())),
             (_, _, Some(&k)) => {
                 let why = match outcomes.iter().find(|o| o.name == co.kernels[k].name).map(|o| &o.state) {
@@ -628,10 +629,10 @@ fn prepare_functions(
             }
         };
         // Scratch above every register of every kernel reaching it.
-        let scratch = callers.iter().map(|k| needed[k]).fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch {
-            sgpr: a.sgpr.max(b.sgpr),
-            vgpr: a.vgpr.max(b.vgpr),
-        });
+        let scratch = callers
+            .iter()
+            .map(|k| needed[k])
+            .fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch { sgpr: a.sgpr.max(b.sgpr), vgpr: a.vgpr.max(b.vgpr) });
         let mut refusal = None;
         for &k in &callers {
             let kernel = &co.kernels[k];
