@@ -392,7 +392,7 @@ impl CallGraph {
             let mut work = match kernel {
                 Ok(e) => e.into_iter().collect::<Vec<_>>(),
                 Err(at) => {
-                    unknown = Some(at.unwrap_or(co.kernels[k].entry));
+                    unknown = Some(at.unwrap_or_else(|| co.kernels.get(k).map_or(0, |k| k.entry)));
                     Vec::new()
                 }
             };

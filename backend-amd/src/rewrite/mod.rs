@@ -401,10 +401,12 @@ fn rewrite_planned(
             // Scratch above the kernel's own registers and those of the
             // instrumented functions it reaches (their scratch is above it).
             let reached: Vec<usize> = graph.reach[p.index].iter().copied().filter(|f| live.contains_key(f)).collect();
+            // (A kernel reaching a function has a readable descriptor: its base was known.)
+            let own = regs::scratch_base(processor, &p.kernel.descriptor, p.used)
+                .unwrap_or(Scratch { sgpr: p.used.0, vgpr: p.used.1 });
             let used = if reached.is_empty() {
                 p.used
             } else {
-                let own = regs::scratch_base(processor, &p.kernel.descriptor, p.used)?;
                 reached.iter().map(|f| live[f]).fold((own.sgpr, own.vgpr), |(s, v), c| (s.max(c.sgpr), v.max(c.vgpr)))
             };
             match lower_kernel(&co, p, target, used, opts, &mut table, &mut appended, &mut islands, &sites) {
