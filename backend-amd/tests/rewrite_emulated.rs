@@ -318,8 +318,11 @@ fn far_trampolines_through_islands_match_the_original() {
     let mut islands = 0usize;
     let mut refused = 0usize;
     let mut compared = 0usize;
+    let (mut function_islands, mut function_records) = (0usize, 0usize);
     for target in ["gfx90a", "gfx942"] {
-        for kernel in ["exc_nan", "exc_div0", "exc_overflow", "f32_div", "daxpy", "f64_divsqrt"] {
+        for kernel in
+            ["exc_nan", "exc_div0", "exc_overflow", "f32_div", "daxpy", "f64_divsqrt", "call_nested", "call_f64"]
+        {
             let path = emulator_fixtures().join("launches").join(format!("{kernel}.json"));
             let launch = Launch::load(&path).expect("launch");
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
@@ -346,27 +349,40 @@ fn far_trampolines_through_islands_match_the_original() {
             assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}");
             islands += k.islands;
             refused += k.refused_sites.len();
-            for r in &k.refused_sites {
+            let functions = out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel));
+            for r in k.refused_sites.iter().chain(functions.clone().flat_map(|f| &f.refused_sites)) {
                 assert!(r.reason.contains("island"), "{}", r.reason);
             }
-            // Every record found is one the emulator observed at that site.
-            let entry =
-                xfpx_amd::CodeObject::parse(&original).expect("co").kernel(&launch.kernel).map(|k| k.entry).expect("k");
-            let seen: BTreeSet<u64> =
-                orig.stats.observations.results.keys().map(|(pc, _, _)| pc - orig.stats.code_base - entry).collect();
+            for f in functions {
+                assert_eq!(f.state, KernelState::Instrumented, "{target}/{kernel} {}", f.name);
+                function_islands += f.islands;
+            }
+            // Every record found is one the emulator observed at that site
+            // (of the kernel or of a function it calls).
+            let parsed = xfpx_amd::CodeObject::parse(&original).expect("co");
+            let seen: BTreeSet<(String, u64)> = orig
+                .stats
+                .observations
+                .results
+                .keys()
+                .filter_map(|(pc, _, _)| locate(&parsed, pc - orig.stats.code_base))
+                .collect();
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
-            for (_, r) in &got.records {
+            for (f, r) in &got.records {
                 assert!(
-                    seen.contains(&r.site.offset),
-                    "{target}/{kernel}: record at {:#x} not observed",
+                    seen.contains(&(f.clone(), r.site.offset)),
+                    "{target}/{kernel}: record at {f}+{:#x} not observed",
                     r.site.offset
                 );
+                function_records += usize::from(f != &launch.kernel);
             }
             compared += 1;
         }
     }
-    println!("far placement: {compared} launches, {islands} islands, {refused} sites refused for want of island space");
-    assert!(islands > 0);
+    println!(
+        "far placement: {compared} launches, {islands} islands ({function_islands} for device functions), {refused} sites refused for want of island space; {function_records} records in device functions"
+    );
+    assert!(islands > 0 && function_islands > 0 && function_records > 0);
 }
 
 /// Count mode puts a probe before every instruction, so every kind of
