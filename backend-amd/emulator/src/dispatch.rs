@@ -194,6 +194,11 @@ pub fn run_kernel(
                 let mut waves = Vec::new();
                 for w in 0..nwaves {
                     let mut wave = Wave::new(entry, mode);
+                    // gfx90a+: AGPRs start at ACCUM_OFFSET (rsrc3 [5:0] = offset/4 - 1)
+                    // of the unified file; gfx908 keeps them apart.
+                    if isa != Target::Gfx908 {
+                        wave.acc_base = ((kd.compute_pgm_rsrc3 & 0x3F) as usize + 1) * 4;
+                    }
                     wave.private_size = private_size;
                     wave.private = vec![0; 64 * private_size];
                     // User SGPRs in descriptor order.

@@ -19,6 +19,8 @@
 //!   "outputs": ["out"]
 //! }
 //! ```
+//! An optional `"targets": ["gfx90a", ...]` names the only targets whose code
+//! object has the kernel.
 //! `init` is `"zero"`, `{"constant": v}`, `{"range": {"start": a, "step": b}}`,
 //! `{"random": {"seed": s, "min": a, "max": b}}` or `{"file": "path"}` (raw
 //! little-endian bytes). `specials` values: `nan`, `inf`, `-inf`, `zero`,
@@ -117,6 +119,9 @@ pub struct Launch {
     pub buffers: Vec<BufferSpec>,
     pub args: Vec<ArgSpec>,
     pub outputs: Vec<String>,
+    /// The targets whose code object has the kernel (`"targets"`; absent:
+    /// every target).
+    pub targets: Option<Vec<String>>,
     /// Directory the relative paths are resolved against.
     pub dir: PathBuf,
 }
@@ -222,7 +227,7 @@ impl Launch {
         let v: Value = serde_json::from_str(text).map_err(|e| LaunchError(format!("malformed launch file: {e}")))?;
         let Value::Object(o) = &v else { return bad("malformed launch file: expected a JSON object") };
         for key in o.keys() {
-            if !matches!(key.as_str(), "code_object" | "kernel" | "grid" | "block" | "dynamic_lds" | "buffers" | "args" | "outputs") {
+            if !matches!(key.as_str(), "code_object" | "kernel" | "grid" | "block" | "dynamic_lds" | "buffers" | "args" | "outputs" | "targets") {
                 return bad(format!("launch: unknown key \"{key}\""));
             }
         }
@@ -271,7 +276,20 @@ impl Launch {
                 outputs.push(name.to_string());
             }
         }
-        Ok(Launch { code_object, kernel, grid, block, dynamic_lds, buffers, args, outputs, dir: dir.to_path_buf() })
+        let targets = match o.get("targets") {
+            None => None,
+            Some(Value::Array(tl)) if tl.iter().all(Value::is_string) => {
+                Some(tl.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            }
+            Some(_) => return bad("launch: \"targets\" must be an array of processor names"),
+        };
+        Ok(Launch { code_object, kernel, grid, block, dynamic_lds, buffers, args, outputs, targets, dir: dir.to_path_buf() })
+    }
+
+    /// Whether the launch is meant for `target` (its `"targets"` list, if
+    /// any, names it).
+    pub fn runs_on(&self, target: &str) -> bool {
+        self.targets.as_ref().is_none_or(|t| t.iter().any(|x| x == target))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod decode;
 pub mod dispatch;
 pub mod fpu;
 pub mod launch;
+pub mod matrix;
 pub mod memory;
 pub mod replay;
 pub mod timing;

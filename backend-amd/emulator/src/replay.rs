@@ -69,6 +69,9 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
         None => {
             let rel = if launch.code_object.contains("{target}") {
                 let t = opts.target.as_deref().ok_or_else(|| Error(format!("the launch's code object {} needs a target (--target)", launch.code_object)))?;
+                if !launch.runs_on(t) {
+                    return Err(Error(format!("the launch is for {} only, not {t}", launch.targets.as_deref().unwrap_or_default().join(", "))));
+                }
                 launch.code_object.replace("{target}", t)
             } else {
                 launch.code_object.clone()

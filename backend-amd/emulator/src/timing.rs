@@ -3,13 +3,16 @@
 //! retires in issue order; LDS/GDS (lgkmcnt) in order among themselves;
 //! scalar memory loads may complete out of order, so only `lgkmcnt(0)` is
 //! taken to retire them; FLAT counts in both counters. Reading or
-//! overwriting an in-flight register is a [`Hazard`].
+//! overwriting an in-flight register is a [`Hazard`], and so is reading the
+//! result of a matrix instruction too soon (tracked by the wave).
 
 /// A register of the wave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reg {
     Sgpr(u16),
     Vgpr(u16),
+    /// An accumulation register (AGPR), by its index in the AGPR file.
+    Agpr(u16),
 }
 
 impl std::fmt::Display for Reg {
@@ -17,6 +20,7 @@ impl std::fmt::Display for Reg {
         match self {
             Reg::Sgpr(n) => write!(f, "s{n}"),
             Reg::Vgpr(n) => write!(f, "v{n}"),
+            Reg::Agpr(n) => write!(f, "a{n}"),
         }
     }
 }
@@ -28,6 +32,10 @@ pub enum HazardKind {
     ReadInFlight,
     /// Written while a load to it was still in flight (the load may land later).
     WriteInFlight,
+    /// A result of the matrix instruction at `issued_pc` read before the
+    /// wait states that instruction needs (`s_nop` or independent
+    /// instructions) have passed.
+    MatrixResultNotReady,
 }
 
 /// A memory-ordering bug found while running: at `pc`, `reg` was used while
@@ -45,6 +53,13 @@ impl std::fmt::Display for Hazard {
         let what = match self.kind {
             HazardKind::ReadInFlight => "reads",
             HazardKind::WriteInFlight => "overwrites",
+            HazardKind::MatrixResultNotReady => {
+                return write!(
+                    f,
+                    "pc {:#x} reads {} too soon after the matrix instruction at pc {:#x} (missing wait states)",
+                    self.pc, self.reg, self.issued_pc
+                )
+            }
         };
         write!(f, "pc {:#x} {what} {} while the load at pc {:#x} is in flight (missing s_waitcnt)", self.pc, self.reg, self.issued_pc)
     }
@@ -111,6 +126,7 @@ impl Timing {
         let hit = match r {
             Reg::Sgpr(n) => n < 128 && self.sgpr_mask & (1 << n) != 0,
             Reg::Vgpr(n) => n < 512 && self.vgpr_mask[n as usize / 64] & (1 << (n % 64)) != 0,
+            Reg::Agpr(_) => false,
         };
         if !hit {
             return None;

@@ -3,7 +3,10 @@
 //! emulator does not implement stops with [`ExecError::Unsupported`].
 
 use crate::decode::{Encoding, Instruction};
+use crate::decode::Target;
 use crate::fpu::{self, flag, BinOp, Flags, FpMode};
+use crate::matrix::{self, Generation};
+use xfpx_amd_isa::{Operand as IsaOperand, RegFile};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::{Counter, Hazard, HazardKind, Reg, Timing};
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,6 +101,25 @@ pub struct Wave {
     pub private_size: usize,
     /// Per-lane FP flags of the current instruction (ORed into TRAPSTS).
     cur_pc: u64,
+    /// Where AGPR a0 lies in `vgpr`: gfx908 has a separate file of 256 AGPRs
+    /// (kept at 256..512 here); gfx90a and later one unified file of 512
+    /// registers where AGPRs start at the descriptor's ACCUM_OFFSET.
+    pub acc_base: usize,
+    /// Wait states so far: one per instruction, plus `n` for `s_nop n`.
+    pub wait_states: u64,
+    /// Results of matrix instructions still being produced.
+    matrix_pending: Vec<PendingMatrix>,
+}
+
+/// Registers a matrix instruction writes, and when they may be read.
+#[derive(Debug, Clone, Copy)]
+struct PendingMatrix {
+    /// First register and count, as indices into `Wave::vgpr`.
+    first: usize,
+    count: usize,
+    /// The wait-state count from which the result may be read.
+    ready_at: u64,
+    pc: u64,
 }
 
 /// VALU operand fields, unified over VOP1/VOP2/VOPC/VOP3/VOP3P.
@@ -190,6 +212,9 @@ impl Wave {
             private: Vec::new(),
             private_size: 0,
             cur_pc: pc,
+            acc_base: 256,
+            wait_states: 0,
+            matrix_pending: Vec::new(),
         }
     }
 
@@ -230,6 +255,9 @@ impl Wave {
     }
     fn rv(&self, obs: &mut Observations, n: u16, lane: usize) -> u32 {
         self.hazard(obs, Reg::Vgpr(n), HazardKind::ReadInFlight);
+        if !self.matrix_pending.is_empty() {
+            self.matrix_hazard(obs, n as usize % NUM_VGPRS, Reg::Vgpr(n));
+        }
         self.vgpr[n as usize % NUM_VGPRS][lane]
     }
     fn wv(&mut self, obs: &mut Observations, n: u16, lane: usize, v: u32) {
@@ -311,6 +339,14 @@ impl Wave {
     pub fn step(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
         self.cur_pc = self.pc;
         self.instructions += 1;
+        self.wait_states += 1;
+        if inst.mnemonic == "s_nop" {
+            self.wait_states += (inst.words[0] & 0xF) as u64;
+        }
+        if !self.matrix_pending.is_empty() {
+            let now = self.wait_states;
+            self.matrix_pending.retain(|p| p.ready_at > now);
+        }
         let next = self.pc + inst.len as u64;
         self.pc = next;
         match inst.encoding {
@@ -320,6 +356,11 @@ impl Wave {
             Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc | Encoding::Vop3 | Encoding::Vop3p => {
                 self.valu(inst, env)?;
                 Ok(Step::Continue)
+            }
+            Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf
+                if env.target != "gfx908" && Self::agpr_data(inst) =>
+            {
+                self.unsupported(format!("{} with AGPR data", inst.mnemonic))
             }
             Encoding::Ds => self.ds(inst, env),
             Encoding::Flat | Encoding::Global => self.flat(inst, env),
@@ -1188,6 +1229,9 @@ impl Wave {
         if let Some(rest) = base.strip_prefix("v_cmpx_") {
             return self.vcmp(inst, &f, rest, true, env.obs);
         }
+        if base.starts_with("v_mfma") || base.starts_with("v_smfmac") || base.starts_with("v_accvgpr_") {
+            return self.matrix(inst, env);
+        }
         if base.starts_with("v_fma_mix") {
             return self.fma_mix(inst, &f, base, env.obs);
         }
@@ -1904,6 +1948,184 @@ impl Wave {
     }
 }
 
+// ------------------------------------------------------- matrix and AGPRs
+impl Wave {
+    /// gfx90a+: whether a memory instruction's data registers are AGPRs (its
+    /// acc bit, as the ISA decoder's field table places it); not modelled.
+    fn agpr_data(inst: &Instruction) -> bool {
+        use xfpx_amd_isa::{encoding::field, Encoding as E, Field};
+        let (e, f) = match inst.encoding {
+            Encoding::Ds => (E::Ds, Field::DsAcc),
+            Encoding::Mubuf => (E::Mubuf, Field::BufAcc),
+            _ => (E::Flat, Field::FlatAcc),
+        };
+        field(e, f, &inst.words) != 0
+    }
+
+    /// A matrix instruction's result read too soon is a hazard.
+    fn matrix_hazard(&self, obs: &mut Observations, index: usize, reg: Reg) {
+        let now = self.wait_states;
+        if let Some(p) = self.matrix_pending.iter().find(|p| p.ready_at > now && (p.first..p.first + p.count).contains(&index)) {
+            obs.hazards.insert(Hazard { pc: self.cur_pc, reg, kind: HazardKind::MatrixResultNotReady, issued_pc: p.pc });
+        }
+    }
+
+    /// Index in `vgpr` of register `index` of `file` (VGPR or AGPR).
+    fn vector_slot(&self, file: RegFile, index: u16) -> R<usize> {
+        let slot = match file {
+            RegFile::Vgpr => index as usize,
+            RegFile::Agpr => self.acc_base + index as usize,
+            _ => return self.unsupported(format!("{file:?} operand of a matrix instruction")),
+        };
+        if slot >= NUM_VGPRS {
+            return self.unsupported(format!("a{index} beyond the register file (AGPRs start at {})", self.acc_base));
+        }
+        Ok(slot)
+    }
+
+    /// Dword `r` of operand `op` in `lane`; `wide` reads 64-bit constants
+    /// (an f64 operand's low dword at even `r`, high at odd).
+    fn matrix_operand(&self, obs: &mut Observations, op: &IsaOperand, r: usize, lane: usize, wide: bool) -> R<u32> {
+        Ok(match op {
+            IsaOperand::Reg(range) if matches!(range.file, RegFile::Vgpr | RegFile::Agpr) => {
+                let index = range.first + r as u16;
+                if range.file == RegFile::Vgpr {
+                    return Ok(self.rv(obs, index, lane));
+                }
+                let slot = self.vector_slot(range.file, index)?;
+                self.matrix_hazard(obs, slot, Reg::Agpr(index));
+                self.vgpr[slot][lane]
+            }
+            IsaOperand::Reg(range) if range.file == RegFile::Sgpr => self.rs(obs, range.first + r as u16),
+            IsaOperand::InlineInt(v) => {
+                let v = *v as i64 as u64;
+                if wide && r % 2 == 1 { (v >> 32) as u32 } else { v as u32 }
+            }
+            IsaOperand::InlineFloat { code, .. } if wide => {
+                let v = f64_inline(*code as u16).unwrap_or(0);
+                if r % 2 == 1 { (v >> 32) as u32 } else { v as u32 }
+            }
+            IsaOperand::InlineFloat { code, .. } => f32_inline(*code as u16).unwrap_or(0),
+            other => return self.unsupported(format!("matrix operand {other}")),
+        })
+    }
+
+    fn write_vector(&mut self, obs: &mut Observations, file: RegFile, index: u16, lane: usize, v: u32) -> R<()> {
+        if file == RegFile::Vgpr {
+            self.wv(obs, index, lane, v);
+            return Ok(());
+        }
+        let slot = self.vector_slot(file, index)?;
+        self.vgpr[slot][lane] = v;
+        Ok(())
+    }
+
+    /// `v_accvgpr_*` and `v_mfma_*`: operands (with their VGPR/AGPR files)
+    /// come from the ISA decoder.
+    fn matrix(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
+        let obs = &mut *env.obs;
+        let Some(target) = Target::from_name(env.target) else {
+            return self.unsupported(format!("{} on target {}", inst.mnemonic, env.target));
+        };
+        let bytes: Vec<u8> = inst.words[..inst.len as usize / 4].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let full = match xfpx_amd_isa::decode(target.isa(), &bytes) {
+            Ok(i) => i,
+            Err(e) => return Err(ExecError::Decode { pc: self.cur_pc, what: e.to_string() }),
+        };
+        let ops: Vec<IsaOperand> = full.operands.iter().map(|o| o.operand.clone()).collect();
+        let exec = self.exec();
+        let m = inst.mnemonic;
+        if m.starts_with("v_accvgpr_") {
+            let (Some(IsaOperand::Reg(dst)), Some(src)) = (ops.first(), ops.get(1)) else {
+                return self.unsupported(format!("{m} operands"));
+            };
+            for lane in lanes(exec) {
+                let v = self.matrix_operand(obs, src, 0, lane, false)?;
+                self.write_vector(obs, dst.file, dst.first, lane, v)?;
+            }
+            return Ok(());
+        }
+        let Some(shape) = matrix::shape(m) else {
+            return self.unsupported(format!("{m} (unsupported matrix instruction)"));
+        };
+        let generation = match target {
+            Target::Gfx908 => Generation::Gfx908,
+            Target::Gfx90a => Generation::Gfx90a,
+            Target::Gfx942 | Target::Gfx950 => Generation::Gfx940,
+        };
+        if shape.passes(generation) == 0 {
+            return self.unsupported(format!("{m} on {}", env.target));
+        }
+        let mods: Vec<String> =
+            full.modifiers.iter().filter(|x| !matches!(x, xfpx_amd_isa::Modifier::Comment(_))).map(|x| x.to_string()).collect();
+        if !mods.is_empty() {
+            return self.unsupported(format!("{m} with {}", mods.join(" ")));
+        }
+        if exec != u64::MAX {
+            return self.unsupported(format!("{m} with EXEC {exec:#x} (only a full EXEC mask is modelled)"));
+        }
+        let (Some(IsaOperand::Reg(dst)), Some(a_op), Some(b_op), Some(c_op)) = (ops.first(), ops.get(1), ops.get(2), ops.get(3)) else {
+            return self.unsupported(format!("{m} operands"));
+        };
+        let dst_first = self.vector_slot(dst.file, dst.first)?;
+        let wide_c = shape.output == matrix::MatrixElem::F64;
+        // Accumulating into the previous matrix result in place (same
+        // registers) is forwarded without wait states.
+        if let IsaOperand::Reg(c) = c_op {
+            let c_first = self.vector_slot(c.file, c.first)?;
+            self.matrix_pending.retain(|p| !(p.first == c_first && p.count == c.count as usize));
+        }
+        let gather = |w: &Self, obs: &mut Observations, op: &IsaOperand, regs: usize, wide: bool| -> R<Vec<[u32; 64]>> {
+            let mut v = vec![[0u32; 64]; regs];
+            for (r, reg) in v.iter_mut().enumerate() {
+                for (lane, x) in reg.iter_mut().enumerate() {
+                    *x = w.matrix_operand(obs, op, r, lane, wide)?;
+                }
+            }
+            Ok(v)
+        };
+        let a = gather(self, obs, a_op, shape.input_regs(), shape.input == matrix::MatrixElem::F64)?;
+        let b = gather(self, obs, b_op, shape.input_regs(), shape.input == matrix::MatrixElem::F64)?;
+        let c = gather(self, obs, c_op, shape.output_regs(), wide_c)?;
+        let (d, flags) = matrix::multiply(shape, &a, &b, &c, self.fp_mode()?);
+        let mut kinds = 0u8;
+        for (r, reg) in d.iter().enumerate() {
+            for (lane, &v) in reg.iter().enumerate() {
+                self.write_vector(obs, dst.file, dst.first + r as u16, lane, v)?;
+                match shape.output {
+                    matrix::MatrixElem::F32 => {
+                        let x = f32::from_bits(v);
+                        kinds |= classify(x.is_nan(), x.is_infinite(), x.is_subnormal(), false);
+                    }
+                    matrix::MatrixElem::F64 if r % 2 == 0 => {
+                        let x = f64::from_bits(v as u64 | (reg_hi(&d, r, lane) as u64) << 32);
+                        kinds |= classify(x.is_nan(), x.is_infinite(), x.is_subnormal(), false);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.raise(flags);
+        if let (xfpx_common::InstrClass::Matrix { format }, true) = (full.class(), kinds != 0) {
+            self.observe(obs, format, kinds);
+        }
+        let count = shape.output_regs();
+        self.matrix_pending.retain(|p| p.first + p.count <= dst_first || dst_first + count <= p.first);
+        self.matrix_pending.push(PendingMatrix {
+            first: dst_first,
+            count,
+            ready_at: self.wait_states + shape.result_wait_states(generation) + 1,
+            pc: self.cur_pc,
+        });
+        Ok(())
+    }
+}
+
+/// The high dword of the f64 element whose low dword is register `r`.
+fn reg_hi(d: &[[u32; 64]], r: usize, lane: usize) -> u32 {
+    d[r + 1][lane]
+}
+
 fn classify(nan: bool, inf: bool, sub: bool, div0: bool) -> u8 {
     let mut k = 0;
     if nan {
@@ -2270,4 +2492,42 @@ mod tests {
         assert_eq!(w.trapsts, 0);
         assert_eq!(w.vgpr[0][0], f32::INFINITY.to_bits());
     }
+
+    #[test]
+    fn matrix_instructions_outside_the_table_or_with_broadcasts_are_refused() {
+        let mut w = wave(0xF0);
+        // v_mfma_f32_16x16x32_fp8_fp8 v[2:5], v[2:3], v[4:5], 0
+        let e = run(&mut w, &[0xD3F3_0002, 0x0202_0902]).expect_err("fp8 is not modelled");
+        assert!(e.to_string().contains("unsupported matrix instruction"), "{e}");
+        // v_mfma_f32_16x16x16_f16 with cbsz:1 (bit 8 of the first word).
+        let e = run(&mut w, &[0xD3CD_0102, 0x0202_0902]).expect_err("cbsz is not modelled");
+        assert!(e.to_string().contains("cbsz"), "{e}");
+        // The plain form runs, and a partial EXEC mask is refused.
+        run(&mut w, &[0xD3CD_0002, 0x0202_0902]).expect("runs");
+        w.sgpr[EXEC as usize] = 1;
+        let e = run(&mut w, &[0xD3CD_0002, 0x0202_0902]).expect_err("partial EXEC");
+        assert!(e.to_string().contains("EXEC"), "{e}");
+    }
+
+    #[test]
+    fn agprs_live_at_the_accumulation_offset_of_the_unified_file() {
+        let mut w = wave(0xF0);
+        w.acc_base = 8;
+        for l in 0..64 {
+            w.vgpr[1][l] = l as u32;
+        }
+        // v_accvgpr_write_b32 a2, v1 (gfx942: VOP3P opcode 0x59)
+        let bytes: Vec<u8> = [0xD3D9_4002u32, 0x1800_0101].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i = xfpx_amd_isa::decode(xfpx_amd_isa::Target::Gfx942, &bytes).expect("decodes");
+        assert_eq!(i.to_string(), "v_accvgpr_write_b32 a2, v1");
+        run(&mut w, &[0xD3D9_4002, 0x1800_0101]).expect("runs");
+        assert_eq!(w.vgpr[10][5], 5, "a2 is register 8 + 2 of the unified file");
+        // v_accvgpr_read_b32 v3, a2 back.
+        let bytes: Vec<u8> = [0xD3D8_4003u32, 0x1800_0102].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i = xfpx_amd_isa::decode(xfpx_amd_isa::Target::Gfx942, &bytes).expect("decodes");
+        assert_eq!(i.to_string(), "v_accvgpr_read_b32 v3, a2");
+        run(&mut w, &[0xD3D8_4003, 0x1800_0102]).expect("runs");
+        assert_eq!(w.vgpr[3][63], 63);
+    }
+
 }

@@ -1,4 +1,4 @@
-//! Every fixture launch on gfx908, gfx90a and gfx942: the emulator's output buffers
+//! Every fixture launch on gfx908, gfx90a, gfx942 and gfx950 (where its kernel exists): the emulator's output buffers
 //! equal the host build's (bit-exact, or within the stated ULP tolerance of
 //! results of approximate instructions), with no hazard reported.
 
@@ -89,14 +89,19 @@ fn all_fixtures_match_the_host_reference() {
     let mut failures = Vec::new();
     let mut passed = 0;
     let targets = ["gfx908", "gfx90a", "gfx942", "gfx950"];
+    let mut runs = 0;
     for target in targets {
         for l in &list {
+            if !Launch::load(l).expect("launch").runs_on(target) {
+                continue;
+            }
+            runs += 1;
             match check(l, target) {
                 Ok(_) => passed += 1,
                 Err(e) => failures.push(format!("{target} {}: {e}", l.file_stem().expect("name").to_string_lossy())),
             }
         }
     }
-    println!("{passed} of {} fixture runs ({} launches on {}) match the host reference", targets.len() * list.len(), list.len(), targets.join(", "));
+    println!("{passed} of {runs} fixture runs ({} launches on {}, each where its kernel exists) match the host reference", list.len(), targets.join(", "));
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -1,0 +1,105 @@
+//! Matrix instructions on the fixture kernels: the planted NaN and infinity
+//! inputs show up as NaN and Inf results of the MFMA itself (and nowhere
+//! else), the compiled kernels run without hazards, and a result read with
+//! too few wait states after its MFMA is reported.
+
+use std::path::{Path, PathBuf};
+use xfpx_amd_emu::codeobject::CodeObject;
+use xfpx_amd_emu::decode::{decode, Target};
+use xfpx_amd_emu::launch::Launch;
+use xfpx_amd_emu::replay::{load_code_object, run_launch};
+use xfpx_amd_emu::{HazardKind, Reg, ReplayOptions};
+use xfpx_common::fp::ExceptionKind;
+
+const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
+
+fn launch(name: &str) -> Launch {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches").join(format!("{name}.json"));
+    Launch::load(&path).expect("launch")
+}
+
+fn object(launch: &Launch, target: &str) -> CodeObject {
+    let opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
+    load_code_object(launch, &opts).expect("code object")
+}
+
+/// (offset, mnemonic, first word) of the instructions of `kernel`, up to s_endpgm.
+fn instructions(object: &CodeObject, kernel: &str) -> Vec<(u64, &'static str, u32)> {
+    let t = Target::from_name(&object.target).expect("target");
+    let mut pc = object.kernel(kernel).expect("kernel").entry_vaddr;
+    let mut out = Vec::new();
+    loop {
+        let i = decode(t, &object.image[pc as usize..]).expect("decodes");
+        out.push((pc, i.mnemonic, i.words[0]));
+        if i.mnemonic == "s_endpgm" {
+            return out;
+        }
+        pc += i.len as u64;
+    }
+}
+
+fn mfma_launches() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("launches")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with("mfma_") && n.ends_with(".json") && !n.ends_with(".expect.json")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn planted_nan_and_inf_inputs_are_observed_at_the_mfma() {
+    let mut checked = 0;
+    for path in mfma_launches() {
+        let launch = Launch::load(&path).expect("launch");
+        for target in TARGETS.iter().filter(|t| launch.runs_on(t)) {
+            let object = object(&launch, target);
+            let (_, stats) = run_launch(&launch, &object, 0).unwrap_or_else(|e| panic!("{target}/{}: {e}", launch.kernel));
+            assert!(stats.hazards().is_empty(), "{target}/{}: {:?}", launch.kernel, stats.hazards());
+            let code = instructions(&object, &launch.kernel);
+            let at = |pc: u64| code.iter().find(|i| i.0 == pc - stats.code_base).map(|i| i.1).unwrap_or("?");
+            let kinds: Vec<(ExceptionKind, &str)> = stats.observations.results.keys().map(|&(pc, k, _)| (k, at(pc))).collect();
+            if launch.kernel.contains("i8") {
+                assert!(kinds.is_empty(), "{target}/{}: {kinds:?}", launch.kernel);
+            } else {
+                // Every exceptional result comes from an MFMA; NaN and Inf both occur.
+                assert!(kinds.iter().all(|k| k.1.starts_with("v_mfma")), "{target}/{}: {kinds:?}", launch.kernel);
+                for want in [ExceptionKind::Nan, ExceptionKind::Inf] {
+                    assert!(kinds.iter().any(|k| k.0 == want), "{target}/{}: no {want:?} in {kinds:?}", launch.kernel);
+                }
+            }
+            checked += 1;
+        }
+    }
+    println!("{checked} MFMA launch runs checked");
+    assert!(checked >= 16, "only {checked} MFMA launch runs");
+}
+
+#[test]
+fn reading_an_mfma_result_too_soon_is_a_hazard() {
+    let l = launch("mfma_f32_16x16x16_f16");
+    for target in TARGETS {
+        let mut object = object(&l, target);
+        let code = instructions(&object, &l.kernel);
+        let last_mfma = code.iter().rposition(|i| i.1.starts_with("v_mfma")).expect("an MFMA");
+        let nop = code[last_mfma..].iter().find(|i| i.1 == "s_nop").expect("s_nop after the MFMA").0 as usize;
+        // s_nop 7 (or 6) becomes s_nop 0: 6 or more wait states short.
+        object.image[nop..nop + 4].copy_from_slice(&0xBF80_0000u32.to_le_bytes());
+        let (_, stats) = run_launch(&l, &object, 0).expect("runs");
+        let hazards = stats.hazards();
+        assert!(!hazards.is_empty(), "{target}: shortened wait not reported");
+        let h = hazards[0];
+        assert_eq!(h.kind, HazardKind::MatrixResultNotReady);
+        assert_eq!(h.issued_pc, code[last_mfma].0, "{target}: {h}");
+        // gfx908 reads the accumulators with v_accvgpr_read; later targets
+        // accumulate in VGPRs and store them.
+        let agpr = matches!(h.reg, Reg::Agpr(_));
+        assert_eq!(agpr, target == "gfx908", "{target}: {h}");
+        println!("{target}: {h}");
+    }
+}
