@@ -156,9 +156,9 @@ impl MatrixShape {
     }
     /// Wait states (independent instructions or `s_nop` cycles) a VALU or
     /// memory instruction needs between this instruction and its read of the
-    /// result: the rules of LLVM's AMDGPU hazard recognizer (gfx908: passes
-    /// + 2 before `v_accvgpr_read`; gfx90a: passes + 3, f64 16x16: 18;
-    /// gfx940+: passes + 2 for f32 inputs, passes + 3 for XDL, f64 16x16: 18).
+    /// result: the rules of LLVM's AMDGPU hazard recognizer. gfx908: passes
+    /// plus 2 before `v_accvgpr_read`; gfx90a: passes plus 3, f64 16x16: 18;
+    /// gfx940+: passes plus 2 for f32 inputs, plus 3 for XDL, f64 16x16: 18.
     pub fn result_wait_states(&self, generation: Generation) -> u64 {
         let p = self.passes(generation) as u64;
         match (generation, self.pipe) {
@@ -314,10 +314,8 @@ mod tests {
     fn a_nan_input_reaches_one_row_only() {
         let s = shape("v_mfma_f64_16x16x4f64").expect("row");
         let mut a = vec![[0u32; 64]; 2];
-        for l in 0..64 {
-            a[0][l] = 1.0f64.to_bits() as u32;
-            a[1][l] = (1.0f64.to_bits() >> 32) as u32;
-        }
+        a[0] = [1.0f64.to_bits() as u32; 64];
+        a[1] = [(1.0f64.to_bits() >> 32) as u32; 64];
         let (l, _) = s.input_slot(0, 3, 2);
         a[0][l] = f64::NAN.to_bits() as u32;
         a[1][l] = (f64::NAN.to_bits() >> 32) as u32;
