@@ -103,6 +103,13 @@ impl ToolCore {
             ..Detector::default()
         };
         let mut notes = Vec::new();
+        if config.sample_doubling {
+            notes.push(
+                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
+                 (--sample 1 instruments every launch)"
+                    .to_string(),
+            );
+        }
         let sink = match &config.events_socket {
             Some(p) => match UnixStream::connect(p) {
                 Ok(s) => Sink::Socket(s),

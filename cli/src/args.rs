@@ -69,9 +69,9 @@ pub struct RunArgs {
     /// Never instrument kernels whose name matches this regular expression (repeatable).
     #[arg(long = "exclude", value_name = "RE")]
     pub exclude: Vec<String>,
-    /// Instrument every K-th launch of each kernel.
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    pub sample: u32,
+    /// Instrument every K-th launch of each kernel, or `auto`: launches 1-4 of each kernel, then launches 8, 16, 32, ... (the default in fast mode; detect mode instruments every launch).
+    #[arg(long, value_name = "K|auto")]
+    pub sample: Option<String>,
     /// Instrument only instructions whose index in the kernel is in [A, B).
     #[arg(long = "instr-range", value_name = "A:B")]
     pub instr_range: Option<String>,

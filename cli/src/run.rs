@@ -2,7 +2,7 @@
 //! library and the run configuration, collect the events it streams, and
 //! write the report however the program ends.
 
-use crate::args::{self, Inject, OutputFormat, RunArgs};
+use crate::args::{self, Inject, OutputFormat, RunArgs, RunMode};
 use crate::console::{say, say_raw, show_raw};
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
@@ -43,9 +43,16 @@ struct RunPlan {
 }
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
-    if a.sample == 0 {
-        bail!("invalid --sample 0: instrument every K-th launch needs K >= 1");
-    }
+    let (sample_every, sample_doubling) = match a.sample.as_deref() {
+        None if a.mode == RunMode::Fast => (1, true),
+        None => (1, false),
+        Some("auto") => (1, true),
+        Some(k) => match k.parse::<u32>() {
+            Ok(0) => bail!("invalid --sample 0: instrument every K-th launch needs K >= 1"),
+            Ok(k) => (k, false),
+            Err(_) => bail!("invalid --sample {k}: expected a number K >= 1 or `auto`"),
+        },
+    };
     let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
     args::check_patterns("--kernels", &a.kernels)?;
     args::check_patterns("--exclude", &a.exclude)?;
@@ -63,7 +70,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         mode: a.mode.config_mode(),
         kernels: a.kernels,
         exclude: a.exclude,
-        sample_every: a.sample,
+        sample_every,
+        sample_doubling,
         instr_range,
         max_records: a.max_records,
         report_path,
@@ -526,6 +534,14 @@ mod tests {
             .expect("valid");
         assert_eq!(ok.config.kernels, vec!["^gemm"]);
         assert_eq!(ok.config.sample_every, 4);
+        assert!(!ok.config.sample_doubling);
+        let default = parse(&[]).expect("parses");
+        assert!(default.config.sample_doubling, "fast mode samples launches unless told otherwise");
+        let every = parse(&["--sample", "1"]).expect("parses");
+        assert!(!every.config.sample_doubling);
+        let detect = parse(&["--mode", "detect"]).expect("parses");
+        assert_eq!((detect.config.mode, detect.config.sample_doubling), (xfpx_common::config::Mode::Detect, false));
+        assert!(parse(&["--sample", "often"]).is_err());
         assert_eq!(ok.config.instr_range, Some((2, 9)));
         assert_eq!(ok.config.max_records, Some(3));
         assert!(ok.config.report_path.is_absolute());

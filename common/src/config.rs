@@ -53,6 +53,11 @@ pub struct RunConfig {
     pub exclude: Vec<String>,
     /// Instrument every k-th launch of each kernel (1: every launch).
     pub sample_every: u32,
+    /// Instead: instrument launches 0 to 3 of each kernel, then launches
+    /// 7, 15, 31, ... (gaps that double), so that a kernel launched n
+    /// times costs about log2(n) instrumented launches.
+    #[serde(default)]
+    pub sample_doubling: bool,
     /// Only instructions whose index in the kernel is in [start, end).
     pub instr_range: Option<(u32, u32)>,
     /// Stop recording new findings after this many.
@@ -73,6 +78,7 @@ impl Default for RunConfig {
             kernels: Vec::new(),
             exclude: Vec::new(),
             sample_every: 1,
+            sample_doubling: false,
             instr_range: None,
             max_records: None,
             report_path: PathBuf::from("xfpx-report.json"),
@@ -140,6 +146,9 @@ impl RunConfig {
 
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
     pub fn samples_launch(&self, index: u64) -> bool {
+        if self.sample_doubling {
+            return index < 4 || (index + 1).is_power_of_two();
+        }
         index.is_multiple_of(u64::from(self.sample_every.max(1)))
     }
 }
@@ -197,5 +206,8 @@ mod tests {
         let c = RunConfig { sample_every: 4, ..RunConfig::default() };
         let sampled: Vec<u64> = (0..9).filter(|i| c.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 4, 8]);
+        let c = RunConfig { sample_doubling: true, ..RunConfig::default() };
+        let sampled: Vec<u64> = (0..100).filter(|i| c.samples_launch(*i)).collect();
+        assert_eq!(sampled, vec![0, 1, 2, 3, 7, 15, 31, 63]);
     }
 }

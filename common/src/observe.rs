@@ -402,6 +402,9 @@ pub struct ThinStats {
     pub loop_exit_checks: usize,
 }
 
+/// The kinds a value carries forward through propagating arithmetic.
+const PROPAGATING_KINDS: ExceptionKinds = ExceptionKinds(0b0011);
+
 /// Rounds of moving checks out of loops (one per loop nesting level).
 const MAX_ROUNDS: usize = 8;
 
@@ -461,13 +464,16 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                     if (h..=l).contains(&e) || !words(r).all(|w| live[e].contains(&w)) {
                         continue;
                     }
+                    // the register may hold a value from another path
+                    // (a loaded input): look only for what propagates
+                    let exit_kinds = ExceptionKinds(kinds.0 & PROPAGATING_KINDS.0);
                     let at = cfg.blocks[e].start as u32;
-                    if added.insert((at, r)) {
+                    if !exit_kinds.is_empty() && added.insert((at, r)) {
                         new.push(crate::probe::Probe {
                             instr: at,
                             site: p.site,
                             when: When::Before,
-                            action: Action::CheckFp { values: vec![ValueRef::Reg(r)], format: *format, kinds: *kinds },
+                            action: Action::CheckFp { values: vec![ValueRef::Reg(r)], format: *format, kinds: exit_kinds },
                         });
                     }
                 }

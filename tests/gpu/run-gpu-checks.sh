@@ -64,6 +64,10 @@ if [[ ! -x "$suite/fpx_basic" ]]; then
 fi
 
 programs="${XFPX_GPU_PROGRAMS:-fpx_basic fpx_half fpx_clean ms_threads fpx_crash many_sites torch_matmul_nan}"
+# detect: findings compared with their lines; other modes (fast): the
+# exception classes of each kernel
+modes="${XFPX_GPU_MODES:-detect fast}"
+for mode in $modes; do
 for prog in $programs; do
     expected="$here/src/$prog.expected.json"
     if (( SECONDS - start_all > budget )); then
@@ -87,21 +91,24 @@ for prog in $programs; do
     timed_out=()
     if [[ $ready == 1 ]]; then
         dump=()
-        [[ "${XFPX_GPU_DUMP:-0}" == 1 ]] && dump=(--dump "$logs/$prog.dump")
-        (timeout -k 5 "$per_run" "$xfpx" run --vendor auto --report "$logs/$prog.report.json" "${dump[@]}" \
-            -- "${cmd[@]}" > "$logs/$prog.xfpx.log" 2>&1; exit $?) 2>/dev/null
+        [[ "${XFPX_GPU_DUMP:-0}" == 1 ]] && dump=(--dump "$logs/$prog.$mode.dump")
+        (timeout -k 5 "$per_run" "$xfpx" run --vendor auto --mode "$mode" --report "$logs/$prog.$mode.report.json" "${dump[@]}" \
+            -- "${cmd[@]}" > "$logs/$prog.$mode.xfpx.log" 2>&1; exit $?) 2>/dev/null
         xfpx_rc=$?
         [[ $xfpx_rc == 124 || $xfpx_rc == 137 ]] && timed_out=(--timed-out)
     else
         xfpx_rc=-1
-        echo "xfpx not run: tool or CLI missing" > "$logs/$prog.xfpx.log"
+        echo "xfpx not run: tool or CLI missing" > "$logs/$prog.$mode.xfpx.log"
     fi
     t2=$(date +%s.%N)
-    python3 "$here/compare.py" one --expected "$expected" --report "$logs/$prog.report.json" \
-        --plain-log "$logs/$prog.plain.log" --xfpx-log "$logs/$prog.xfpx.log" \
+    classes=()
+    [[ "$mode" != detect ]] && classes=(--classes --mode-label "$mode")
+    python3 "$here/compare.py" one --expected "$expected" --report "$logs/$prog.$mode.report.json" \
+        --plain-log "$logs/$prog.plain.log" --xfpx-log "$logs/$prog.$mode.xfpx.log" "${classes[@]}" \
         --plain-rc "$plain_rc" --xfpx-rc "$xfpx_rc" \
         --plain-s "$(awk "BEGIN{print $t1 - $t0}")" --xfpx-s "$(awk "BEGIN{print $t2 - $t1}")" \
         "${timed_out[@]}" >> "$results"
+done
 done
 
 python3 "$here/compare.py" table "$results" > "$out/table.txt"
