@@ -61,8 +61,9 @@ pub enum Pipe {
 pub enum Generation {
     Gfx908,
     Gfx90a,
-    /// gfx940, gfx941, gfx942 and gfx950.
+    /// gfx940, gfx941 and gfx942.
     Gfx940,
+    Gfx950,
 }
 
 /// One matrix instruction (all its target-specific spellings).
@@ -78,7 +79,8 @@ pub struct MatrixShape {
     pub input: MatrixElem,
     /// Element type of C and D.
     pub output: MatrixElem,
-    /// Passes (4 cycles each) on gfx908/gfx90a and on gfx940+; 0 where the
+    /// Passes (4 cycles each) on gfx908/gfx90a and on gfx940+ (gfx950
+    /// included); 0 where the
     /// generation has no such instruction.
     pub passes: [u8; 2],
     pub pipe: Pipe,
@@ -152,21 +154,23 @@ impl MatrixShape {
     }
     /// Passes on `generation` (0: not available there).
     pub fn passes(&self, generation: Generation) -> u8 {
-        self.passes[(generation == Generation::Gfx940) as usize]
+        self.passes[matches!(generation, Generation::Gfx940 | Generation::Gfx950) as usize]
     }
     /// Wait states (independent instructions or `s_nop` cycles) a VALU or
     /// memory instruction needs between this instruction and its read of the
     /// result: the rules of LLVM's AMDGPU hazard recognizer. gfx908: passes
     /// plus 2 before `v_accvgpr_read`; gfx90a: passes plus 3, f64 16x16: 18;
-    /// gfx940+: passes plus 2 for f32 inputs, plus 3 for XDL, f64 16x16: 18.
+    /// gfx940+: passes plus 2 for f32 inputs, plus 3 for XDL (gfx950: plus
+    /// 4), f64 16x16: 18.
     pub fn result_wait_states(&self, generation: Generation) -> u64 {
         let p = self.passes(generation) as u64;
         match (generation, self.pipe) {
             (Generation::Gfx908, _) => p + 2,
             (_, Pipe::Double) => 18,
             (Generation::Gfx90a, _) => p + 3,
-            (Generation::Gfx940, Pipe::Single) => p + 2,
+            (_, Pipe::Single) => p + 2,
             (Generation::Gfx940, _) => p + 3,
+            (Generation::Gfx950, _) => p + 4,
         }
     }
 }

@@ -2051,7 +2051,8 @@ impl Wave {
         let generation = match target {
             Target::Gfx908 => Generation::Gfx908,
             Target::Gfx90a => Generation::Gfx90a,
-            Target::Gfx942 | Target::Gfx950 => Generation::Gfx940,
+            Target::Gfx942 => Generation::Gfx940,
+            Target::Gfx950 => Generation::Gfx950,
         };
         if shape.passes(generation) == 0 {
             return self.unsupported(format!("{m} on {}", env.target));

@@ -103,3 +103,37 @@ fn reading_an_mfma_result_too_soon_is_a_hazard() {
         println!("{target}: {h}");
     }
 }
+
+/// The wait-state rules are exactly as strict as LLVM's: every compiled
+/// kernel meets them (no hazard above), and one wait state fewer after the
+/// last MFMA (its following `s_nop n` as `s_nop n-1`) is reported.
+#[test]
+fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
+    let mut checked = 0;
+    for path in mfma_launches() {
+        let l = Launch::load(&path).expect("launch");
+        for target in TARGETS.iter().filter(|t| l.runs_on(t)) {
+            let mut object = object(&l, target);
+            let code = instructions(&object, &l.kernel);
+            let last_mfma = code.iter().rposition(|i| i.1.starts_with("v_mfma")).expect("an MFMA");
+            let &(at, _, word) = code[last_mfma..].iter().find(|i| i.1 == "s_nop").expect("s_nop after the MFMA");
+            let at = at as usize;
+            // s_nop n -> s_nop n-1, or an s_nop 0 dropped for another s_nop 0
+            // of the run shortened (the last one with n > 0).
+            let run: Vec<_> = code[last_mfma..].iter().skip_while(|i| i.0 as usize != at).take_while(|i| i.1 == "s_nop").collect();
+            let (pos, w) = run.iter().rev().find(|i| i.2 & 0xF > 0).map(|i| (i.0 as usize, i.2)).unwrap_or((at, word));
+            assert!(w & 0xF > 0, "{target}/{}: no s_nop to shorten", l.kernel);
+            object.image[pos..pos + 4].copy_from_slice(&(w - 1).to_le_bytes());
+            let (_, stats) = run_launch(&l, &object, 0).expect("runs");
+            let hazards = stats.hazards();
+            assert!(
+                hazards.iter().any(|h| h.kind == HazardKind::MatrixResultNotReady && h.issued_pc == code[last_mfma].0),
+                "{target}/{}: one wait state fewer is not reported",
+                l.kernel
+            );
+            checked += 1;
+        }
+    }
+    println!("{checked} MFMA kernels: one wait state fewer is a hazard");
+    assert!(checked >= 16);
+}
