@@ -8,8 +8,11 @@
 //! `i + M·(b·K/kpl + k/kpl)`, at position `k mod kpl` (kpl = elements per
 //! lane); B[b][k][j] likewise with `j` for `i`. The result D[b][i][j] (and C)
 //! lies in lane `j + N·((i/4) mod (64/N))`, at element
-//! `b·(M·N/64) + 4·(i / (4·64/N)) + i mod 4`; an f64 element takes two
-//! registers.
+//! `b·(M·N/64) + 4·(i / (4·64/N)) + i mod 4` (rows in groups of four); the
+//! f64 instruction instead spreads rows one by one, D[i][j] in lane
+//! `j + N·(i mod (64/N))` at element `i / (64/N)`, each element two
+//! registers. Checked entry by entry against AMD's matrix instruction
+//! calculator (CDNA1-3) for every instruction of the table.
 //!
 //! Arithmetic (the hardware's internal order and rounding are not public;
 //! this is the emulator's choice, documented in its README): D[i][j] starts
@@ -56,6 +59,15 @@ pub enum Pipe {
     Double,
 }
 
+/// How the rows of C and D spread over lane groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowSpread {
+    /// Four consecutive rows per lane group, then the next group.
+    Fours,
+    /// One row per lane group, round robin (f64 results).
+    Single,
+}
+
 /// The CDNA generation, for per-generation facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generation {
@@ -84,6 +96,7 @@ pub struct MatrixShape {
     /// generation has no such instruction.
     pub passes: [u8; 2],
     pub pipe: Pipe,
+    pub rows: RowSpread,
 }
 
 use MatrixElem::*;
@@ -96,27 +109,27 @@ use MatrixElem::*;
 pub const SHAPES: &[MatrixShape] = &[
     MatrixShape {
         names: &["v_mfma_f32_32x32x1f32", "v_mfma_f32_32x32x1_2b_f32"],
-        m: 32, n: 32, k: 1, blocks: 2, input: F32, output: F32, passes: [16, 16], pipe: Pipe::Single,
+        m: 32, n: 32, k: 1, blocks: 2, input: F32, output: F32, passes: [16, 16], pipe: Pipe::Single, rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16_f16"],
-        m: 16, n: 16, k: 16, blocks: 1, input: F16, output: F32, passes: [8, 4], pipe: Pipe::Xdl,
+        m: 16, n: 16, k: 16, blocks: 1, input: F16, output: F32, passes: [8, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16_bf16"],
-        m: 16, n: 16, k: 16, blocks: 1, input: Bf16, output: F32, passes: [8, 4], pipe: Pipe::Xdl,
+        m: 16, n: 16, k: 16, blocks: 1, input: Bf16, output: F32, passes: [8, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_i32_16x16x16i8"],
-        m: 16, n: 16, k: 16, blocks: 1, input: I8, output: I32, passes: [8, 0], pipe: Pipe::Xdl,
+        m: 16, n: 16, k: 16, blocks: 1, input: I8, output: I32, passes: [8, 0], pipe: Pipe::Xdl, rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_i32_16x16x32_i8"],
-        m: 16, n: 16, k: 32, blocks: 1, input: I8, output: I32, passes: [0, 4], pipe: Pipe::Xdl,
+        m: 16, n: 16, k: 32, blocks: 1, input: I8, output: I32, passes: [0, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f64_16x16x4f64", "v_mfma_f64_16x16x4_f64"],
-        m: 16, n: 16, k: 4, blocks: 1, input: F64, output: F64, passes: [8, 8], pipe: Pipe::Double,
+        m: 16, n: 16, k: 4, blocks: 1, input: F64, output: F64, passes: [8, 8], pipe: Pipe::Double, rows: RowSpread::Single,
     },
 ];
 
@@ -150,7 +163,11 @@ impl MatrixShape {
     /// (lane, element) of C[b][i][j] and D[b][i][j].
     pub fn output_slot(&self, b: usize, i: usize, j: usize) -> (usize, usize) {
         let groups = 64 / self.n;
-        (j + self.n * ((i / 4) % groups), b * (self.m * self.n / 64) + 4 * (i / (4 * groups)) + i % 4)
+        let block = b * (self.m * self.n / 64);
+        match self.rows {
+            RowSpread::Fours => (j + self.n * ((i / 4) % groups), block + 4 * (i / (4 * groups)) + i % 4),
+            RowSpread::Single => (j + self.n * (i % groups), block + i / groups),
+        }
     }
     /// Passes on `generation` (0: not available there).
     pub fn passes(&self, generation: Generation) -> u8 {
@@ -298,6 +315,11 @@ mod tests {
         // A[2][7]: lane 2 + 16, half 3; D[6][1]: lane 1 + 16, register 2.
         assert_eq!(s.input_slot(0, 2, 7), (18, 3));
         assert_eq!(s.output_slot(0, 6, 1), (17, 2));
+        let s = shape("v_mfma_f64_16x16x4f64").expect("row");
+        // D[1][0]: lane 16, v[0:1]; D[5][1]: lane 17, v[2:3]; D[14][15]: lane 47, v[6:7].
+        assert_eq!(s.output_slot(0, 1, 0), (16, 0));
+        assert_eq!(s.output_slot(0, 5, 1), (17, 1));
+        assert_eq!(s.output_slot(0, 14, 15), (47, 3));
     }
 
     #[test]
