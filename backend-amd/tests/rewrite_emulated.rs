@@ -339,12 +339,13 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
     // The MFMA proof: kernels with MFMA on gfx90a and gfx942 (and
     // the other targets) ran identical, hazard-free, with exact records, and
     // their planted NaN/Inf inputs were recorded at the MFMA.
-    // gfx908 lacks the f64 and bf16_1k MFMA launches.
+    // gfx908 lacks the f64 and bf16_1k MFMA launches; one launch keeps its
+    // accumulators in AGPRs on every target (the unified file on gfx90a+).
     for t in TARGETS {
-        let want = if t == "gfx908" { 3 } else { 5 };
+        let want = if t == "gfx908" { 4 } else { 6 };
         assert!(matrix_launches.get(t).copied().unwrap_or(0) >= want, "{t}: too few MFMA launches: {matrix_launches:?}");
     }
-    assert!(matrix_records >= 32, "only {matrix_records} records at MFMA sites");
+    assert!(matrix_records >= 48, "only {matrix_records} records at MFMA sites");
     assert!(callee_records > 0, "no exception raised inside a device function was recorded");
     assert!(failures.is_empty(), "{} failures", failures.len());
 }

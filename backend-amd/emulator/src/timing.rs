@@ -10,6 +10,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reg {
     Sgpr(u16),
+    /// Register n of the vector file (gfx90a+: the unified file, where
+    /// AGPR k of a load is register ACCUM_OFFSET + k).
     Vgpr(u16),
     /// An accumulation register (AGPR), by its index in the AGPR file.
     Agpr(u16),

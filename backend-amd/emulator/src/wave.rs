@@ -357,8 +357,7 @@ impl Wave {
                 self.valu(inst, env)?;
                 Ok(Step::Continue)
             }
-            Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf
-                if env.target != "gfx908" && Self::agpr_data(inst) =>
+            Encoding::Ds | Encoding::Mubuf if env.target != "gfx908" && Self::agpr_data(inst) =>
             {
                 self.unsupported(format!("{} with AGPR data", inst.mnemonic))
             }
@@ -795,9 +794,12 @@ impl Wave {
         let offset: i64 = if global { ((w0 & 0x1FFF) << 19) as i32 as i64 >> 19 } else { (w0 & 0xFFF) as i64 };
         let glc = (w0 >> 16) & 1 != 0;
         let vaddr = (w1 & 0xFF) as u16;
-        let vdata = ((w1 >> 8) & 0xFF) as u16;
+        // gfx90a+: with the acc bit the data registers are AGPRs, here as
+        // their index in the unified file.
+        let data_base = if env.target != "gfx908" && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
+        let vdata = ((w1 >> 8) & 0xFF) as u16 + data_base;
         let saddr = ((w1 >> 16) & 0x7F) as u16;
-        let vdst = ((w1 >> 24) & 0xFF) as u16;
+        let vdst = ((w1 >> 24) & 0xFF) as u16 + data_base;
         let use_saddr = global && saddr != 0x7F;
         let exec = self.exec();
         let op = &m[m.find('_').map(|i| i + 1).unwrap_or(0)..];
@@ -965,9 +967,10 @@ impl Wave {
         let obs = &mut *env.obs;
         let offset = ((w0 & 0x1FFF) << 19) as i32 as i64 >> 19;
         let vaddr = (w1 & 0xFF) as u16;
-        let vdata = ((w1 >> 8) & 0xFF) as u16;
+        let data_base = if env.target != "gfx908" && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
+        let vdata = ((w1 >> 8) & 0xFF) as u16 + data_base;
         let saddr = ((w1 >> 16) & 0x7F) as u16;
-        let vdst = ((w1 >> 24) & 0xFF) as u16;
+        let vdst = ((w1 >> 24) & 0xFF) as u16 + data_base;
         let gfx940 = matches!(env.target, "gfx940" | "gfx941" | "gfx942" | "gfx950");
         let use_v = if gfx940 { (w0 >> 13) & 1 != 0 } else { saddr == 0x7F };
         let sbase = if saddr != 0x7F { self.rs(obs, saddr) as i64 } else { 0 };
@@ -1951,7 +1954,8 @@ impl Wave {
 // ------------------------------------------------------- matrix and AGPRs
 impl Wave {
     /// gfx90a+: whether a memory instruction's data registers are AGPRs (its
-    /// acc bit, as the ISA decoder's field table places it); not modelled.
+    /// acc bit, as the ISA decoder's field table places it). FLAT, GLOBAL and
+    /// SCRATCH execute it; DS and MUBUF stop as unsupported.
     fn agpr_data(inst: &Instruction) -> bool {
         use xfpx_amd_isa::{encoding::field, Encoding as E, Field};
         let (e, f) = match inst.encoding {
@@ -1993,6 +1997,7 @@ impl Wave {
                     return Ok(self.rv(obs, index, lane));
                 }
                 let slot = self.vector_slot(range.file, index)?;
+                self.hazard(obs, Reg::Vgpr(slot as u16), HazardKind::ReadInFlight);
                 self.matrix_hazard(obs, slot, Reg::Agpr(index));
                 self.vgpr[slot][lane]
             }
@@ -2016,6 +2021,9 @@ impl Wave {
             return Ok(());
         }
         let slot = self.vector_slot(file, index)?;
+        if lane == 0 || !self.timing.is_idle() {
+            self.hazard(obs, Reg::Vgpr(slot as u16), HazardKind::WriteInFlight);
+        }
         self.vgpr[slot][lane] = v;
         Ok(())
     }
