@@ -137,3 +137,42 @@ fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
     println!("{checked} MFMA kernels: one wait state fewer is a hazard");
     assert!(checked >= 16);
 }
+
+/// Random damage to the MFMA words (operand fields, register files, the
+/// cbsz/abid/blgp bits, the opcode) ends in a one-line error or a completed
+/// run, never a panic.
+#[test]
+fn damaged_mfma_words_never_panic() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut ok, mut errors) = (0, 0);
+    for name in ["mfma_f32_32x32x1", "mfma_agpr_f16", "mfma_f64_16x16x4", "mfma_bf16_1k"] {
+        let l = launch(name);
+        for target in TARGETS.iter().filter(|t| l.runs_on(t)) {
+            let original = object(&l, target);
+            let mfmas: Vec<usize> =
+                instructions(&original, &l.kernel).iter().filter(|i| i.1.starts_with("v_mfma")).map(|i| i.0 as usize).collect();
+            for _ in 0..40 {
+                let mut object = original.clone();
+                let at = mfmas[next() as usize % mfmas.len()] + 4 * (next() % 2) as usize;
+                let w = u32::from_le_bytes(object.image[at..at + 4].try_into().expect("word"));
+                let flip = (next() as u32) & if next() % 2 == 0 { 0x01FF_FFFF } else { 0xE000_FFFF };
+                object.image[at..at + 4].copy_from_slice(&(w ^ flip).to_le_bytes());
+                match run_launch(&l, &object, 100_000) {
+                    Ok(_) => ok += 1,
+                    Err(e) => {
+                        assert!(!e.to_string().contains('\n'), "{e}");
+                        errors += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!("{ok} damaged MFMA runs completed, {errors} stopped with a one-line error");
+    assert!(errors > 0 && ok > 0);
+}
