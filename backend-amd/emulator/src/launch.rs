@@ -414,6 +414,7 @@ mod tests {
             (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "extra": 1}"#, "unknown key"),
             (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [],
                  "buffers": {"b": {"elem": "f32", "count": 2, "specials": [{"index": 2, "value": "nan"}]}}}"#, "out of range"),
+            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "targets": "gfx90a"}"#, "\"targets\" must be"),
         ] {
             let e = parse(text).expect_err(text);
             assert!(e.0.contains(want), "{e} lacks {want}");

@@ -38,6 +38,10 @@ fn malformed_missing_kernel_and_mismatched_arguments() {
             "args": [{{"buffer": "o"}}, {{"buffer": "o"}}], "outputs": ["o"]}}"#
     );
     one_line_error(&write_launch(&dir, "count.json", &count), "argument mismatch");
+    // A launch whose kernel exists only on other targets.
+    let opts = ReplayOptions { target: Some("gfx908".into()), ..Default::default() };
+    let e = replay(&fixtures().join("launches/mfma_f64_16x16x4.json"), &opts).expect_err("no f64 MFMA on gfx908").to_string();
+    assert!(!e.contains('\n') && e.contains("only, not gfx908"), "{e}");
     let kind = format!(
         r#"{{"code_object": "{co}", "kernel": "saxpy", "grid": [1], "block": [64],
             "buffers": {{"o": {{"elem": "f32", "count": 64}}}},
