@@ -2537,6 +2537,9 @@ mod tests {
         assert_eq!(i.to_string(), "v_accvgpr_read_b32 v3, a2");
         run(&mut w, &[0xD3D8_4003, 0x1800_0102]).expect("runs");
         assert_eq!(w.vgpr[3][63], 63);
+        // v_accvgpr_mov_b32 a1, a2 (VOP1; llvm-mc-19 encoding 0x7E02A502).
+        run(&mut w, &[0x7E02_A502]).expect("runs");
+        assert_eq!(w.vgpr[9][17], 17);
     }
 
 }
