@@ -267,6 +267,14 @@ fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<Re
         },
         _ => None,
     };
+    // a guarded in-place update (`@P0 FMUL R1, R1, 16777216`) leaves a NaN
+    // or an infinity in its register whether it runs or not
+    let in_place = match first_def {
+        Some(d) if ins.guarded && ins.flow == ValueFlow::Propagates && after.contains(&d) => {
+            ins.uses.iter().filter_map(value_reg).any(|u| u == d).then_some(d)
+        }
+        _ => None,
+    };
     for d in ins.defs.iter().filter_map(Operand::reg) {
         after.retain(|r| !r.overlaps(&d));
     }
@@ -274,6 +282,7 @@ fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<Re
     if ins.flow == ValueFlow::Propagates && !ins.guarded && checks.result_checked[i] && first_def.is_some() {
         after.extend(ins.uses.iter().filter_map(value_reg));
     }
+    after.extend(in_place);
     after.extend(copied);
     after.extend(checks.before[i].iter().copied());
 }
@@ -637,6 +646,28 @@ mod tests {
         let (kept, stats) = kept(&view, |_| Target::Leave);
         assert_eq!(kept, vec![0, 1, 2, 5]);
         assert_eq!(stats.dropped, 1);
+    }
+
+    #[test]
+    fn guarded_in_place_updates_keep_the_value_observed() {
+        // r = a + a; @P0 r = r * 2^24; s = r + r; store s
+        let mut scale = fp(0x10, FpOp::Mul, 1, &[1, 2]);
+        scale.guarded = true;
+        let mut elsewhere = fp(0x10, FpOp::Mul, 3, &[1, 2]);
+        elsewhere.guarded = true;
+        let view = |second: InstrView| KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Add, 1, &[0, 0]),
+                second,
+                fp(0x20, FpOp::Add, 4, &[1, 1]),
+                other(0x30, "STG R4", &[], &[4], Control::None),
+                other(0x40, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        assert_eq!(kept(&view(scale), |_| Target::Leave).0, vec![2]);
+        // a guarded write to another register observes nothing
+        assert_eq!(kept(&view(elsewhere), |_| Target::Leave).0, vec![1, 2]);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -41,6 +42,8 @@ std::atomic<bool> g_poll_stop{false};
 bool g_poller_started = false;
 std::mutex g_drain_mutex;
 std::unordered_set<CUfunction> g_seen;
+/* Whether each launched kernel last ran its instrumented code. */
+std::unordered_map<CUfunction, bool> g_instrumented;
 
 void note(const std::string &s) { xfpx_note(s.c_str()); }
 
@@ -198,7 +201,13 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     uint64_t serial = 0;
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
-    nvbit_enable_instrumented(ctx, f, instrument != 0);
+    /* switching between the original and the instrumented code is not
+     * free: switch only when the choice changes (sampled launches) */
+    auto last = g_instrumented.find(f);
+    if (last == g_instrumented.end() || last->second != (instrument != 0)) {
+        nvbit_enable_instrumented(ctx, f, instrument != 0);
+        g_instrumented[f] = instrument != 0;
+    }
     nvbit_set_at_launch(ctx, f, serial, stream, launch_handle);
 }
 
