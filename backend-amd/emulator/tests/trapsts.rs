@@ -22,6 +22,8 @@ fn trapsts_matches_host_ieee_flags() {
         ("exc_subnormal", Some(ExceptionKind::Sub)),
         ("exc_div0", Some(ExceptionKind::Div0)),
         ("exc_none", None),
+        // Fused multiply-adds of an MFMA raise flags like other VALU operations.
+        ("mfma_trapsts", Some(ExceptionKind::Nan)),
     ];
     for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         for (name, kind) in cases {
