@@ -70,17 +70,19 @@ static __device__ void xfpx_send_record(XfpxDeviceState *state, uint32_t site, u
     __threadfence_system();
 }
 
-extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t lo, uint32_t hi, uint32_t site,
-                                                         uint32_t meta, uint64_t state, uint64_t launch) {
-    uint32_t active = __activemask();
-    uint32_t format = meta & XFPX_META_FORMAT_MASK;
+/* The kinds one lane sees in one checked value. */
+static __device__ __forceinline__ uint32_t xfpx_slot_kinds(uint32_t lo, uint32_t hi, uint32_t meta) {
     uint32_t wanted = (meta >> XFPX_META_KINDS_SHIFT) & 0xffu;
-    uint32_t found = 0u;
-    if (guard) {
-        found = xfpx_value_kinds(lo, hi, format, (meta & XFPX_META_DIVISION) != 0u,
-                                 (meta & XFPX_META_HIGH_WORD) != 0u) & wanted;
-    }
-    /* warp reductions (redux) are not allowed in tool code: vote instead */
+    if (wanted == 0u) return 0u;
+    return xfpx_value_kinds(lo, hi, meta & XFPX_META_FORMAT_MASK, (meta & XFPX_META_DIVISION) != 0u,
+                            (meta & XFPX_META_HIGH_WORD) != 0u) & wanted;
+}
+
+/* The warp saw `found` (per lane) at `site`: one lane adds the warp's
+ * occurrence to the site's counters and sends bits no warp had set before.
+ * Every active lane must call this (it votes). */
+static __device__ void xfpx_record_found(uint32_t active, uint32_t found, uint32_t site, uint32_t format,
+                                         uint64_t state, uint64_t launch) {
     if (__ballot_sync(active, found != 0u) == 0u) return;
     uint32_t warp_found = 0u;
     for (uint32_t k = 0; k < 4u; k++) {
@@ -104,4 +106,29 @@ extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t
     if (fresh != 0u) {
         xfpx_send_record(s, site, (uint32_t)launch, fresh | (format << 8));
     }
+}
+
+extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t lo, uint32_t hi, uint32_t site,
+                                                         uint32_t meta, uint64_t state, uint64_t launch) {
+    uint32_t active = __activemask();
+    /* warp reductions (redux) are not allowed in tool code: vote instead */
+    uint32_t found = guard ? xfpx_slot_kinds(lo, hi, meta) : 0u;
+    xfpx_record_found(active, found, site, meta & XFPX_META_FORMAT_MASK, state, launch);
+}
+
+extern "C" __device__ __noinline__ void xfpx_check_values4(
+    uint32_t lo0, uint32_t hi0, uint32_t site0, uint32_t meta0, uint32_t lo1, uint32_t hi1, uint32_t site1,
+    uint32_t meta1, uint32_t lo2, uint32_t hi2, uint32_t site2, uint32_t meta2, uint32_t lo3, uint32_t hi3,
+    uint32_t site3, uint32_t meta3, uint64_t state, uint64_t launch) {
+    uint32_t active = __activemask();
+    uint32_t f0 = xfpx_slot_kinds(lo0, hi0, meta0);
+    uint32_t f1 = xfpx_slot_kinds(lo1, hi1, meta1);
+    uint32_t f2 = xfpx_slot_kinds(lo2, hi2, meta2);
+    uint32_t f3 = xfpx_slot_kinds(lo3, hi3, meta3);
+    /* the clean path: one vote */
+    if (__ballot_sync(active, (f0 | f1 | f2 | f3) != 0u) == 0u) return;
+    xfpx_record_found(active, f0, site0, meta0 & XFPX_META_FORMAT_MASK, state, launch);
+    xfpx_record_found(active, f1, site1, meta1 & XFPX_META_FORMAT_MASK, state, launch);
+    xfpx_record_found(active, f2, site2, meta2 & XFPX_META_FORMAT_MASK, state, launch);
+    xfpx_record_found(active, f3, site3, meta3 & XFPX_META_FORMAT_MASK, state, launch);
 }

@@ -138,6 +138,7 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
         let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;
         let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, 0)
+            .map(|l| l.grouping(opts.mode == Mode::Fast))
             .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
             .map_err(|e| fail(e.to_string()))?;
         let mut part = render_kernel(&kernel, &plan, &calls, opts.format);

@@ -12,7 +12,7 @@ use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;
-use xfpx_common::view::{KernelView, Operand, RegFile};
+use xfpx_common::view::{Control, KernelView, Operand, RegFile, RegRange};
 
 /// One argument of an inserted call, as NVBit passes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -90,11 +90,20 @@ pub struct NvbitLowering<'k> {
     /// Device address of the device state (`XfpxDeviceState`).
     state_addr: u64,
     functions: Vec<DeviceFunction>,
+    /// Put checks of unguarded instructions that are still intact at a
+    /// common later point of their block into one call (fast mode).
+    grouped: bool,
 }
 
 impl<'k> NvbitLowering<'k> {
     pub fn new(kernel: &'k SassKernel, state_addr: u64) -> Result<Self, LowerError> {
-        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()? })
+        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()?, grouped: false })
+    }
+
+    /// Group checks, up to [`GROUP_SLOTS`] per call (see [`group_checks`]).
+    pub fn grouping(mut self, on: bool) -> Self {
+        self.grouped = on;
+        self
     }
 
     fn check_abi(&self, call: &CallInsertion) -> Result<(), LowerError> {
@@ -210,8 +219,98 @@ impl Lowering for NvbitLowering<'_> {
                 _ => return Err(LowerError::Unsupported { probe: i, what: "this action".into() }),
             }
         }
+        if self.grouped {
+            calls = group_checks(self.kernel, calls, self.state_addr);
+            for c in &calls {
+                self.check_abi(c)?;
+            }
+        }
         Ok(calls)
     }
+}
+
+/// Values one grouped call checks.
+pub const GROUP_SLOTS: usize = 4;
+
+/// A single check waiting for its group: where its value is ready
+/// (2i: before instruction i, 2i+1: after it), the registers it reads,
+/// and its (lo, hi, site, meta) arguments.
+struct PendingCheck {
+    regs: Vec<RegRange>,
+    args: [CallArg; 4],
+}
+
+fn arg_reg(a: CallArg) -> Option<RegRange> {
+    match a {
+        CallArg::Reg { num } => Some(RegRange::new(RegFile::PerLane, num, 1)),
+        CallArg::UReg { num } => Some(RegRange::new(RegFile::Uniform, num, 1)),
+        _ => None,
+    }
+}
+
+/// Merge the value checks of unguarded instructions: a check can wait
+/// until later in its basic block as long as nothing writes its registers,
+/// so checks are collected and emitted `GROUP_SLOTS` at a time, before the
+/// first instruction that would overwrite one of them, before the block's
+/// control or barrier instruction, or after its last instruction. Checks
+/// of guarded instructions (whose lanes differ) stay single calls; a
+/// kernel whose control flow is unknown keeps every call as it is.
+pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: u64) -> Vec<CallInsertion> {
+    let view = &kernel.view;
+    let Ok(cfg) = kernel.cfg() else { return calls };
+    let n = view.instrs.len();
+    let mut ready: Vec<Vec<PendingCheck>> = (0..2 * n).map(|_| Vec::new()).collect();
+    let mut out = Vec::new();
+    for c in calls {
+        let groupable = c.function == abi::CHECK_VALUE
+            && c.args.len() == 7
+            && !view.instrs.get(c.instr as usize).is_none_or(|i| i.guarded)
+            && matches!(c.args[1..5], [_, _, CallArg::Const32 { .. }, CallArg::Const32 { .. }]);
+        if !groupable {
+            out.push(c);
+            continue;
+        }
+        let pos = 2 * c.instr as usize + usize::from(c.when == When::After);
+        let regs = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
+        ready[pos].push(PendingCheck { regs, args: [c.args[1], c.args[2], c.args[3], c.args[4]] });
+    }
+    let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, instr: usize, when: When| {
+        for chunk in pending.chunks(GROUP_SLOTS) {
+            let args = if chunk.len() == 1 {
+                let a = &chunk[0].args;
+                vec![CallArg::GuardPred, a[0], a[1], a[2], a[3], CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]
+            } else {
+                let zero = CallArg::Const32 { value: 0 };
+                let mut v: Vec<CallArg> = Vec::with_capacity(4 * GROUP_SLOTS + 2);
+                for slot in 0..GROUP_SLOTS {
+                    v.extend(chunk.get(slot).map_or([zero; 4], |p| p.args));
+                }
+                v.push(CallArg::Const64 { value: state_addr });
+                v.push(CallArg::LaunchVal64);
+                v
+            };
+            let function = if chunk.len() == 1 { abi::CHECK_VALUE } else { abi::CHECK_VALUES4 };
+            out.push(CallInsertion { instr: instr as u32, when, function: function.to_string(), args });
+        }
+        pending.clear();
+    };
+    for b in &cfg.blocks {
+        let mut pending: Vec<PendingCheck> = Vec::new();
+        for j in b.start..b.end {
+            pending.append(&mut ready[2 * j]);
+            let ins = &view.instrs[j];
+            let writes = ins.defs.iter().filter_map(Operand::reg).any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
+            if writes || ins.control != Control::None {
+                emit(&mut out, &mut pending, j, When::Before);
+            }
+            pending.append(&mut ready[2 * j + 1]);
+            if pending.len() >= GROUP_SLOTS || j + 1 == b.end {
+                emit(&mut out, &mut pending, j, When::After);
+            }
+        }
+    }
+    out.sort_by_key(|c| (c.instr, c.when));
+    out
 }
 
 #[cfg(test)]
@@ -271,6 +370,61 @@ mod tests {
         // sites are per instruction
         assert_eq!(calls[3].args[3], calls[4].args[3]);
         assert_ne!(calls[0].args[3], calls[1].args[3]);
+    }
+
+    #[test]
+    fn grouped_checks_wait_until_a_register_is_overwritten_or_the_block_ends() {
+        let listing = "\tFunction : k\n\
+            /*0000*/  FADD R1, R2, R3 ;\n\
+            /*0010*/  FMUL R4, R2, R3 ;\n\
+            /*0020*/  @P0 FADD R5, R2, R3 ;\n\
+            /*0030*/  DADD R6, R2, R8 ;\n\
+            /*0040*/  MOV R1, R9 ;\n\
+            /*0050*/  FADD R10, R2, R3 ;\n\
+            /*0060*/  @P1 BRA 0x80 ;\n\
+            /*0070*/  FADD R11, R2, R3 ;\n\
+            /*0080*/  EXIT ;\n";
+        let f = parse_listing(listing).expect("parses");
+        let k = build_kernel(&f[0]);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        let single = NvbitLowering::new(&k, 7).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        let calls = NvbitLowering::new(&k, 7).expect("abi").grouping(true).lower(&k.view, &plan, &sites).expect("lowers");
+        let summary: Vec<(u32, When, &str, Vec<CallArg>)> = calls
+            .iter()
+            .map(|c| {
+                let regs = c.args.iter().copied().filter(|a| matches!(a, CallArg::Reg { .. })).collect();
+                (c.instr, c.when, c.function.as_str(), regs)
+            })
+            .collect();
+        let r = |num| CallArg::Reg { num };
+        assert_eq!(
+            summary,
+            vec![
+                // the guarded add keeps its own call
+                (2, When::After, "xfpx_check_value", vec![r(5)]),
+                // R1 is overwritten by the move: R1, R4 and the f64 pair go first
+                (4, When::Before, "xfpx_check_values4", vec![r(1), r(4), r(6), r(7)]),
+                // the branch ends the block
+                (6, When::Before, "xfpx_check_value", vec![r(10)]),
+                (7, When::After, "xfpx_check_value", vec![r(11)]),
+            ]
+        );
+        assert_eq!(single.len(), 6);
+        // every check's (value, site, meta) is still made, once
+        let slots = |cs: &[CallInsertion]| {
+            let mut v: Vec<(CallArg, CallArg, CallArg)> = cs
+                .iter()
+                .flat_map(|c| {
+                    let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..16] };
+                    body.chunks(4).map(|s| (s[0], s[2], s[3])).collect::<Vec<_>>()
+                })
+                .filter(|(_, _, meta)| *meta != CallArg::Const32 { value: 0 })
+                .collect();
+            v.sort_by_key(|t| format!("{t:?}"));
+            v
+        };
+        assert_eq!(slots(&calls), slots(&single));
     }
 
     #[test]

@@ -379,6 +379,7 @@ impl ToolCore {
         }
         let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, state_addr)
+            .map(|l| l.grouping(self.config.mode == Mode::Fast))
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
