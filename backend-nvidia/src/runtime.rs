@@ -648,7 +648,7 @@ mod tests {
     #[test]
     fn report_without_socket() {
         let report = temp("report.json");
-        let config = RunConfig { report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
+        let config = RunConfig { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
         let mut core = ToolCore::new(config).expect("core");
         core.device("NVIDIA H100", Some("sm_90"));
         core.load_listing_lines("\tFunction : _Z1kPf\n\t//## File \"k.cu\", line 9\n        /*0010*/  MUFU.RCP R4, R1 ;\n").expect("lines");
