@@ -125,8 +125,8 @@ pub fn device_functions() -> Result<Vec<DeviceFunction>, AbiError> {
 /// Name of the value-check function.
 pub const CHECK_VALUE: &str = "xfpx_check_value";
 
-/// Name of the function that checks up to four values in one call.
-pub const CHECK_VALUES4: &str = "xfpx_check_values4";
+/// Name of the function that checks two values in one call.
+pub const CHECK_VALUES2: &str = "xfpx_check_values2";
 
 #[cfg(test)]
 mod tests {

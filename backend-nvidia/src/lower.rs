@@ -230,7 +230,7 @@ impl Lowering for NvbitLowering<'_> {
 }
 
 /// Values one grouped call checks.
-pub const GROUP_SLOTS: usize = 4;
+pub const GROUP_SLOTS: usize = 2;
 
 /// A single check waiting for its group: where its value is ready
 /// (2i: before instruction i, 2i+1: after it), the registers it reads,
@@ -248,7 +248,7 @@ fn arg_reg(a: CallArg) -> Option<RegRange> {
     }
 }
 
-/// Merge the value checks of unguarded instructions: a check can wait
+/// Pair the value checks of unguarded instructions: a check can wait
 /// until later in its basic block as long as nothing writes its registers,
 /// so checks are collected and emitted `GROUP_SLOTS` at a time, before the
 /// first instruction that would overwrite one of them, before the block's
@@ -289,7 +289,7 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
                 v.push(CallArg::LaunchVal64);
                 v
             };
-            let function = if chunk.len() == 1 { abi::CHECK_VALUE } else { abi::CHECK_VALUES4 };
+            let function = if chunk.len() == 1 { abi::CHECK_VALUE } else { abi::CHECK_VALUES2 };
             out.push(CallInsertion { instr: instr as u32, when, function: function.to_string(), args });
         }
         pending.clear();
@@ -373,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn grouped_checks_wait_until_a_register_is_overwritten_or_the_block_ends() {
+    fn grouped_checks_fill_pairs_within_a_block() {
         let listing = "\tFunction : k\n\
             /*0000*/  FADD R1, R2, R3 ;\n\
             /*0010*/  FMUL R4, R2, R3 ;\n\
@@ -401,12 +401,13 @@ mod tests {
         assert_eq!(
             summary,
             vec![
+                // two slots fill: R1 and R4 go right after the multiply
+                (1, When::After, "xfpx_check_values2", vec![r(1), r(4)]),
                 // the guarded add keeps its own call
                 (2, When::After, "xfpx_check_value", vec![r(5)]),
-                // R1 is overwritten by the move: R1, R4 and the f64 pair go first
-                (4, When::Before, "xfpx_check_values4", vec![r(1), r(4), r(6), r(7)]),
-                // the branch ends the block
-                (6, When::Before, "xfpx_check_value", vec![r(10)]),
+                // the move overwrites nothing pending; the f64 pair waits for R10
+                (5, When::After, "xfpx_check_values2", vec![r(6), r(7), r(10)]),
+                // the branch ended the block: R11 is in the next one
                 (7, When::After, "xfpx_check_value", vec![r(11)]),
             ]
         );
@@ -416,7 +417,7 @@ mod tests {
             let mut v: Vec<(CallArg, CallArg, CallArg)> = cs
                 .iter()
                 .flat_map(|c| {
-                    let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..16] };
+                    let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..4 * GROUP_SLOTS] };
                     body.chunks(4).map(|s| (s[0], s[2], s[3])).collect::<Vec<_>>()
                 })
                 .filter(|(_, _, meta)| *meta != CallArg::Const32 { value: 0 })

@@ -20,7 +20,7 @@ pub const ARG_UREG: u32 = 4;
 pub const ARG_CBANK: u32 = 5;
 pub const ARG_LAUNCH64: u32 = 6;
 /// Most arguments one call may carry.
-pub const MAX_ARGS: usize = 8;
+pub const MAX_ARGS: usize = 12;
 
 /// One argument: `kind` and its operands (`a`: 32-bit value, register or
 /// bank; `b`: 64-bit value or bank offset).
@@ -377,6 +377,11 @@ mod tests {
             assert!(header.contains(&format!("#define {name} {v}\n")), "{name} differs in xfpx_nvbit.h");
         }
         assert_eq!(std::mem::size_of::<XfpxCall>(), 16 + 16 * MAX_ARGS);
+        // every declared device function's call fits (a longer one would
+        // leave its whole kernel uninstrumented)
+        for f in xfpx_nvidia::abi::device_functions().expect("abi.def parses") {
+            assert!(f.params.len() <= MAX_ARGS, "{} takes {} arguments, more than {MAX_ARGS}", f.name, f.params.len());
+        }
     }
 
     #[test]

@@ -13,7 +13,11 @@ fn instrument_launch_record_finish() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let report = dir.join("report.json");
     let config = dir.join("config.json");
-    let cfg = xfpx_common::config::RunConfig { report_path: report.clone(), ..Default::default() };
+    let cfg = xfpx_common::config::RunConfig {
+        mode: xfpx_common::config::Mode::Detect,
+        report_path: report.clone(),
+        ..Default::default()
+    };
     std::fs::write(&config, cfg.to_json()).expect("write config");
     std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
     std::env::set_var("XFPX_NVIDIA_LINES", "0");
