@@ -238,6 +238,8 @@ pub const GROUP_SLOTS: usize = 2;
 struct PendingCheck {
     regs: Vec<RegRange>,
     args: [CallArg; 4],
+    /// The single call it replaces.
+    single: CallInsertion,
 }
 
 fn arg_reg(a: CallArg) -> Option<RegRange> {
@@ -253,8 +255,9 @@ fn arg_reg(a: CallArg) -> Option<RegRange> {
 /// so checks are collected and emitted `GROUP_SLOTS` at a time, before the
 /// first instruction that would overwrite one of them, before the block's
 /// control or barrier instruction, or after its last instruction. Checks
-/// of guarded instructions (whose lanes differ) stay single calls; a
-/// kernel whose control flow is unknown keeps every call as it is.
+/// of guarded instructions (whose lanes differ) stay single calls, and so
+/// do checks whose common point is a guarded instruction; a kernel whose
+/// control flow is unknown keeps every call as it is.
 pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: u64) -> Vec<CallInsertion> {
     let view = &kernel.view;
     let Ok(cfg) = kernel.cfg() else { return calls };
@@ -272,9 +275,16 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
         }
         let pos = 2 * c.instr as usize + usize::from(c.when == When::After);
         let regs = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
-        ready[pos].push(PendingCheck { regs, args: [c.args[1], c.args[2], c.args[3], c.args[4]] });
+        let args = [c.args[1], c.args[2], c.args[3], c.args[4]];
+        ready[pos].push(PendingCheck { regs, args, single: c });
     }
     let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, instr: usize, when: When| {
+        // calls placed at a guarded instruction run only where its guard
+        // holds (seen on the H100): there, each check keeps its own call
+        if view.instrs[instr].guarded {
+            out.extend(pending.drain(..).map(|p| p.single));
+            return;
+        }
         for chunk in pending.chunks(GROUP_SLOTS) {
             let args = if chunk.len() == 1 {
                 let a = &chunk[0].args;
@@ -381,6 +391,7 @@ mod tests {
             /*0030*/  DADD R6, R2, R8 ;\n\
             /*0040*/  MOV R1, R9 ;\n\
             /*0050*/  FADD R10, R2, R3 ;\n\
+            /*0058*/  FADD R12, R2, R3 ;\n\
             /*0060*/  @P1 BRA 0x80 ;\n\
             /*0070*/  FADD R11, R2, R3 ;\n\
             /*0080*/  EXIT ;\n";
@@ -407,11 +418,14 @@ mod tests {
                 (2, When::After, "xfpx_check_value", vec![r(5)]),
                 // the move overwrites nothing pending; the f64 pair waits for R10
                 (5, When::After, "xfpx_check_values2", vec![r(6), r(7), r(10)]),
+                // R12 would wait for the guarded branch, which runs its
+                // calls only where the guard holds: it keeps its own call
+                (6, When::After, "xfpx_check_value", vec![r(12)]),
                 // the branch ended the block: R11 is in the next one
-                (7, When::After, "xfpx_check_value", vec![r(11)]),
+                (8, When::After, "xfpx_check_value", vec![r(11)]),
             ]
         );
-        assert_eq!(single.len(), 6);
+        assert_eq!(single.len(), 7);
         // every check's (value, site, meta) is still made, once
         let slots = |cs: &[CallInsertion]| {
             let mut v: Vec<(CallArg, CallArg, CallArg)> = cs

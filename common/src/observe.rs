@@ -470,7 +470,10 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
             let (Some(r), Some((h, l))) = (r, innermost(block_of[p.instr as usize])) else { continue };
             for x in h..=l {
                 for &e in &cfg.blocks[x].succs {
-                    if (h..=l).contains(&e) || !words(r).all(|w| live[e].contains(&w)) {
+                    // a check before a guarded instruction may run only
+                    // where the guard holds: no exit check there
+                    let start_guarded = view.instrs[cfg.blocks[e].start].guarded;
+                    if (h..=l).contains(&e) || start_guarded || !words(r).all(|w| live[e].contains(&w)) {
                         continue;
                     }
                     // the register may hold a value from another path
