@@ -97,7 +97,7 @@ fn findings_are_printed_once_and_recorded() {
     );
     assert!(o.stderr.contains("xfpx: device Scripted GPU (sm_90)"), "{}", o.stderr);
     assert!(
-        o.stderr.contains("xfpx: 3 findings in 1 of 2 kernels (nvidia, Scripted GPU, sm_90, mode detect)"),
+        o.stderr.contains("xfpx: 3 findings in 1 of 2 kernels (nvidia, Scripted GPU, sm_90, mode fast)"),
         "{}",
         o.stderr
     );

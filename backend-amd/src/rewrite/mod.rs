@@ -858,6 +858,23 @@ fn listing(target: Target, appended: &Appended, from_word: usize) -> Vec<Listing
         .collect()
 }
 
+/// The code a rewrite changed in one kernel or function: anchors, refused
+/// sites and the appended listing.
+fn render_code_changes(s: &mut String, anchors: &[AnchorLine], refused: &[RefusedSite], appended: &[ListingLine]) {
+    for a in anchors {
+        let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+    }
+    for r in refused {
+        let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
+    }
+    if !appended.is_empty() {
+        let _ = writeln!(s, "  appended:");
+    }
+    for l in appended {
+        let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
+    }
+}
+
 impl RewriteOutcome {
     /// JSON rendering (the rewritten bytes are not included).
     pub fn to_json(&self) -> String {
@@ -922,18 +939,7 @@ impl RewriteOutcome {
             for (f, a, b) in &k.descriptor_diff {
                 let _ = writeln!(s, "  descriptor {f}: {a:#010x} -> {b:#010x}");
             }
-            for a in &k.anchors {
-                let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
-            }
-            for r in &k.refused_sites {
-                let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
-            }
-            if !k.appended.is_empty() {
-                let _ = writeln!(s, "  appended:");
-            }
-            for l in &k.appended {
-                let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
-            }
+            render_code_changes(&mut s, &k.anchors, &k.refused_sites, &k.appended);
         }
         for f in &self.functions {
             let state = match &f.state {
@@ -959,18 +965,7 @@ impl RewriteOutcome {
             if let Some((sg, vg)) = f.scratch {
                 let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");
             }
-            for a in &f.anchors {
-                let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
-            }
-            for r in &f.refused_sites {
-                let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
-            }
-            if !f.appended.is_empty() {
-                let _ = writeln!(s, "  appended:");
-            }
-            for l in &f.appended {
-                let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
-            }
+            render_code_changes(&mut s, &f.anchors, &f.refused_sites, &f.appended);
         }
         s
     }
