@@ -14,6 +14,10 @@
 #   XFPX_GPU_TIMEOUT=120                    seconds per instrumented run
 #   XFPX_GPU_BUDGET=480                     stop starting programs after this
 #   XFPX_GPU_DUMP=1                         also write `xfpx run --dump` output
+#   XFPX_GPU_MODES="detect fast"            modes run (default both): detect is
+#                                           compared finding by finding with
+#                                           lines, other modes by exception
+#                                           classes per kernel
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
