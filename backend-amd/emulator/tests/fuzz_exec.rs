@@ -2,6 +2,8 @@
 //! to completion or stop with a one-line error (unsupported, decode, memory
 //! fault, instruction limit) — never a panic.
 
+mod common;
+
 use std::path::Path;
 use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::replay::{load_code_object, run_launch};
@@ -10,13 +12,7 @@ use xfpx_amd_emu::ReplayOptions;
 #[test]
 fn mutated_kernels_never_panic() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = common::xorshift(0x2545_F491_4F6C_DD1Du64);
     let (mut ok, mut errors) = (0, 0);
     for name in ["saxpy", "reduce_sum_f32", "collatz", "f32_div", "histogram_lds", "private_array"] {
         let mut launch = Launch::load(&fixtures.join(format!("{name}.json"))).expect("launch");

@@ -3,6 +3,8 @@
 //! else), the compiled kernels run without hazards, and a result read with
 //! too few wait states after its MFMA is reported.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use xfpx_amd_emu::codeobject::CodeObject;
 use xfpx_amd_emu::decode::{decode, Target};
@@ -143,13 +145,7 @@ fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
 /// run, never a panic.
 #[test]
 fn damaged_mfma_words_never_panic() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = common::xorshift(0x9E37_79B9_7F4A_7C15u64);
     let (mut ok, mut errors) = (0, 0);
     for name in ["mfma_f32_32x32x1", "mfma_agpr_f16", "mfma_f64_16x16x4", "mfma_bf16_1k"] {
         let l = launch(name);
