@@ -223,12 +223,21 @@ pub unsafe extern "C" fn xfpx_instrument(
         }
     });
     let Some(calls) = calls else { return -1 };
-    let names = function_names();
+    let functions = function_names();
     let mut out = Vec::with_capacity(calls.len());
+    // the lowering checks calls against abi.def; a call the record cannot
+    // carry leaves the kernel alone, and the report says so
+    let refuse = |why: String| {
+        let text = format!("{}: left uninstrumented: {why}", names.mangled);
+        with_core((), |c| c.note(&text));
+        -1
+    };
     for c in calls {
-        let Some(function) = names.iter().position(|n| n.to_str() == Ok(c.function.as_str())) else { return -1 };
+        let Some(function) = functions.iter().position(|n| n.to_str() == Ok(c.function.as_str())) else {
+            return refuse(format!("no device function `{}` in the tool", c.function));
+        };
         if c.args.len() > MAX_ARGS {
-            return -1;
+            return refuse(format!("a call to `{}` has {} arguments, more than {MAX_ARGS}", c.function, c.args.len()));
         }
         let mut call = XfpxCall {
             instr: c.instr,
