@@ -28,7 +28,7 @@ fn mutated_kernels_never_panic() {
                     let r = next();
                     let w = u32::from_le_bytes(object.image[at..at + 4].try_into().expect("word"));
                     // Flip operand bits, keep the encoding (most of the time).
-                    let m = if r % 3 == 0 { (r >> 8) as u32 } else { w ^ ((r >> 16) as u32 & 0x01FF_FFFF) };
+                    let m = if r.is_multiple_of(3) { (r >> 8) as u32 } else { w ^ ((r >> 16) as u32 & 0x01FF_FFFF) };
                     object.image[at..at + 4].copy_from_slice(&m.to_le_bytes());
                 }
                 match run_launch(&launch, &object, 200_000) {

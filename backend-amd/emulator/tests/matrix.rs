@@ -157,7 +157,7 @@ fn damaged_mfma_words_never_panic() {
                 let mut object = original.clone();
                 let at = mfmas[next() as usize % mfmas.len()] + 4 * (next() % 2) as usize;
                 let w = u32::from_le_bytes(object.image[at..at + 4].try_into().expect("word"));
-                let flip = (next() as u32) & if next() % 2 == 0 { 0x01FF_FFFF } else { 0xE000_FFFF };
+                let flip = (next() as u32) & if next().is_multiple_of(2) { 0x01FF_FFFF } else { 0xE000_FFFF };
                 object.image[at..at + 4].copy_from_slice(&(w ^ flip).to_le_bytes());
                 match run_launch(&l, &object, 100_000) {
                     Ok(_) => ok += 1,
