@@ -368,10 +368,7 @@ impl ToolCore {
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
-            self.thinned.checks += stats.checks;
-            self.thinned.dropped += stats.dropped;
-            self.thinned.dropped_subnormal += stats.dropped_subnormal;
-            self.thinned.loop_exit_checks += stats.loop_exit_checks;
+            self.thinned += stats;
         }
         if let Some(e) = &planned.fallback {
             let text = format!("{name}: every result checked (fast mode needs its control flow: {e})");

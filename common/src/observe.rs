@@ -63,14 +63,16 @@ pub struct Block {
     /// effect on registers is not known: nothing is observed after.
     pub opaque_exit: bool,
     /// The block ends with a call of a subroutine inside the function:
-    /// its first block, and the registers the subroutine may write.
-    pub call: Option<(usize, Vec<RegRange>)>,
+    /// the registers the subroutine may write.
+    pub call_writes: Option<Vec<RegRange>>,
 }
 
 /// The control-flow graph of one kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cfg {
     pub blocks: Vec<Block>,
+    /// The block of each instruction.
+    pub block_of: Vec<usize>,
 }
 
 impl Cfg {
@@ -79,29 +81,23 @@ impl Cfg {
     pub fn build(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
         let n = view.instrs.len();
         let mut targets = vec![None; n];
-        let mut leaders = vec![false; n];
-        if n > 0 {
-            leaders[0] = true;
-        }
+        let mut target_instrs = Vec::new();
         for (i, ins) in view.instrs.iter().enumerate() {
             if matches!(ins.control, Control::Branch | Control::CondBranch | Control::Call) {
                 let t = target(i);
                 match t {
-                    // a call's target only adds a block start: nothing is
-                    // observed across a call, whatever it runs
+                    // a call of an unknown target is another function:
+                    // nothing is observed across it (see below)
                     Target::Unknown if ins.control == Control::Call => {}
                     Target::Unknown => return Err(CfgError::UnknownTarget { instr: i }),
                     Target::Instr(t) if t >= n => return Err(CfgError::OutOfRange { instr: i, target: t }),
-                    Target::Instr(t) => leaders[t] = true,
+                    Target::Instr(t) => target_instrs.push(t),
                     Target::Leave => {}
                 }
                 targets[i] = Some(t);
             }
-            if ins.control.ends_block() && i + 1 < n {
-                leaders[i + 1] = true;
-            }
         }
-        let starts: Vec<usize> = (0..n).filter(|&i| leaders[i]).collect();
+        let starts = view.block_starts(&target_instrs);
         let mut block_of = vec![0usize; n];
         for (b, &s) in starts.iter().enumerate() {
             let e = starts.get(b + 1).copied().unwrap_or(n);
@@ -143,7 +139,7 @@ impl Cfg {
             }
             succs.sort_unstable();
             succs.dedup();
-            blocks.push(Block { start, end, succs, opaque_exit, call: None });
+            blocks.push(Block { start, end, succs, opaque_exit, call_writes: None });
         }
         // calls of subroutines in the function: the caller's values survive
         // the call except in the registers the subroutine writes
@@ -153,15 +149,14 @@ impl Cfg {
                 continue;
             }
             if let Some(Target::Instr(t)) = targets[last] {
-                let callee = block_of[t];
-                if let Some(written) = subroutine_writes(view, &blocks, callee) {
+                if let Some(written) = subroutine_writes(view, &blocks, block_of[t]) {
                     let returns = blocks[b].end < n;
                     blocks[b].opaque_exit = !returns;
-                    blocks[b].call = Some((callee, written));
+                    blocks[b].call_writes = Some(written);
                 }
             }
         }
-        Ok(Cfg { blocks })
+        Ok(Cfg { blocks, block_of })
     }
 }
 
@@ -221,7 +216,7 @@ fn value_range(view: &KernelView, instr: u32, v: &ValueRef) -> Option<RegRange> 
     match v {
         ValueRef::Def(n) => ins.defs.get(*n as usize).and_then(value_reg),
         ValueRef::Use(n) => ins.uses.get(*n as usize).and_then(value_reg),
-        ValueRef::Reg(r) => Some(*r).filter(|r| matches!(r.file, RegFile::PerLane | RegFile::Uniform)),
+        ValueRef::Reg(r) => value_reg(&Operand::Reg(*r)),
     }
 }
 
@@ -234,7 +229,7 @@ impl Checks {
         let mut wanted = ExceptionKinds::NONE;
         for p in &plan.probes {
             if let Action::CheckFp { kinds, .. } = &p.action {
-                wanted = ExceptionKinds(wanted.0 | (kinds.0 & 0b11));
+                wanted = ExceptionKinds(wanted.0 | (kinds.0 & PROPAGATING_KINDS.0));
             }
         }
         for p in &plan.probes {
@@ -299,7 +294,7 @@ fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks) -> Vec<HashSet<
         for &s in &b.succs {
             acc = meet(&acc, &block_in[s]);
         }
-        if let (Some(set), Some((_, written))) = (&mut acc, &b.call) {
+        if let (Some(set), Some(written)) = (&mut acc, &b.call_writes) {
             set.retain(|r| !written.iter().any(|w| w.overlaps(r)));
         }
         acc
@@ -355,7 +350,7 @@ fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
                     set.extend(live[s].iter().copied());
                 }
                 // what a called subroutine writes is not the caller's value
-                if let Some((_, written)) = &b.call {
+                if let Some(written) = &b.call_writes {
                     for w in written.iter().flat_map(|r| words(*r)) {
                         set.remove(&w);
                     }
@@ -411,8 +406,23 @@ pub struct ThinStats {
     pub loop_exit_checks: usize,
 }
 
+impl std::ops::AddAssign for ThinStats {
+    fn add_assign(&mut self, o: ThinStats) {
+        self.checks += o.checks;
+        self.dropped += o.dropped;
+        self.dropped_subnormal += o.dropped_subnormal;
+        self.loop_exit_checks += o.loop_exit_checks;
+    }
+}
+
 /// The kinds a value carries forward through propagating arithmetic.
 const PROPAGATING_KINDS: ExceptionKinds = ExceptionKinds(0b0011);
+
+/// Whether a check looks only at values (not for division by zero, which
+/// only its own instruction can tell).
+fn checks_values_only(kinds: ExceptionKinds) -> bool {
+    kinds.0 & !ExceptionKinds::VALUE.0 == 0
+}
 
 /// Rounds of moving checks out of loops (one per loop nesting level).
 const MAX_ROUNDS: usize = 8;
@@ -422,7 +432,7 @@ const MAX_ROUNDS: usize = 8;
 /// before it, not overwritten by it).
 fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRange>]) -> bool {
     let Action::CheckFp { values, kinds, .. } = &p.action else { return false };
-    if kinds.0 & !ExceptionKinds::VALUE.0 != 0 {
+    if !checks_values_only(*kinds) {
         return false;
     }
     let ins = &view.instrs[p.instr as usize];
@@ -432,9 +442,7 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
             let observed = &after[p.instr as usize];
             // a comparison reading one word of an observed pair (the high
             // word of an f64, compared as an f32) sees the pair's NaN
-            let within = p.when == When::Before
-                && matches!(v, ValueRef::Use(_))
-                && observed.iter().any(|o| o.file == r.file && o.first <= r.first && r.first + u16::from(r.count) <= o.first + u16::from(o.count));
+            let within = p.when == When::Before && matches!(v, ValueRef::Use(_)) && observed.iter().any(|o| o.contains(&r));
             (observed.contains(&r) || within) && !overwritten
         }
         None => false,
@@ -446,10 +454,6 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
 /// a check where the loop exits (named by the same site). Counters and
 /// checks that report division by zero are kept.
 pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
-    let mut block_of = vec![0usize; view.instrs.len()];
-    for (bi, b) in cfg.blocks.iter().enumerate() {
-        block_of[b.start..b.end].fill(bi);
-    }
     let live = live_in(view, cfg);
     let loop_ranges = loops(cfg);
     let innermost = |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
@@ -460,14 +464,14 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
         let mut new = Vec::new();
         for p in &work.probes {
             let Action::CheckFp { values, format, kinds } = &p.action else { continue };
-            if values.len() != 1 || droppable(p, view, &after) || kinds.0 & !ExceptionKinds::VALUE.0 != 0 {
+            if values.len() != 1 || !checks_values_only(*kinds) || droppable(p, view, &after) {
                 continue;
             }
             let r = match (&values[0], p.when) {
                 (ValueRef::Def(0), When::After) | (ValueRef::Reg(_), When::Before) => value_range(view, p.instr, &values[0]),
                 _ => None,
             };
-            let (Some(r), Some((h, l))) = (r, innermost(block_of[p.instr as usize])) else { continue };
+            let (Some(r), Some((h, l))) = (r, innermost(cfg.block_of[p.instr as usize])) else { continue };
             for x in h..=l {
                 for &e in &cfg.blocks[x].succs {
                     // a check before a guarded instruction may run only

@@ -36,6 +36,13 @@ impl RegRange {
         RegRange { file, first, count }
     }
 
+    /// Every register of `other` is one of this range's.
+    pub fn contains(&self, other: &RegRange) -> bool {
+        self.file == other.file
+            && self.first <= other.first
+            && other.first as u32 + other.count as u32 <= self.first as u32 + self.count as u32
+    }
+
     pub fn overlaps(&self, other: &RegRange) -> bool {
         self.file == other.file
             && (self.first as u32) < other.first as u32 + other.count as u32
