@@ -232,14 +232,18 @@ impl Lowering for NvbitLowering<'_> {
 /// Values one grouped call checks.
 pub const GROUP_SLOTS: usize = 2;
 
-/// A single check waiting for its group: where its value is ready
-/// (2i: before instruction i, 2i+1: after it), the registers it reads,
-/// and its (lo, hi, site, meta) arguments.
+/// A single check waiting for its group: the registers it reads, and the
+/// single call (guard, lo, hi, site, meta, state, launch) it replaces.
 struct PendingCheck {
     regs: Vec<RegRange>,
-    args: [CallArg; 4],
-    /// The single call it replaces.
     single: CallInsertion,
+}
+
+impl PendingCheck {
+    /// Its (lo, hi, site, meta) arguments.
+    fn slot(&self) -> &[CallArg] {
+        &self.single.args[1..5]
+    }
 }
 
 fn arg_reg(a: CallArg) -> Option<RegRange> {
@@ -262,6 +266,7 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
     let view = &kernel.view;
     let Ok(cfg) = kernel.cfg() else { return calls };
     let n = view.instrs.len();
+    // by position: 2i before instruction i, 2i+1 after it
     let mut ready: Vec<Vec<PendingCheck>> = (0..2 * n).map(|_| Vec::new()).collect();
     let mut out = Vec::new();
     for c in calls {
@@ -275,8 +280,7 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
         }
         let pos = 2 * c.instr as usize + usize::from(c.when == When::After);
         let regs = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
-        let args = [c.args[1], c.args[2], c.args[3], c.args[4]];
-        ready[pos].push(PendingCheck { regs, args, single: c });
+        ready[pos].push(PendingCheck { regs, single: c });
     }
     let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, instr: usize, when: When| {
         // calls placed at a guarded instruction run only where its guard
@@ -286,21 +290,15 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
             return;
         }
         for chunk in pending.chunks(GROUP_SLOTS) {
-            let args = if chunk.len() == 1 {
-                let a = &chunk[0].args;
-                vec![CallArg::GuardPred, a[0], a[1], a[2], a[3], CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]
-            } else {
-                let zero = CallArg::Const32 { value: 0 };
-                let mut v: Vec<CallArg> = Vec::with_capacity(4 * GROUP_SLOTS + 2);
-                for slot in 0..GROUP_SLOTS {
-                    v.extend(chunk.get(slot).map_or([zero; 4], |p| p.args));
+            let call = match chunk {
+                [one] => CallInsertion { instr: instr as u32, when, ..one.single.clone() },
+                _ => {
+                    let mut args: Vec<CallArg> = chunk.iter().flat_map(|p| p.slot().iter().copied()).collect();
+                    args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
+                    CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES2.to_string(), args }
                 }
-                v.push(CallArg::Const64 { value: state_addr });
-                v.push(CallArg::LaunchVal64);
-                v
             };
-            let function = if chunk.len() == 1 { abi::CHECK_VALUE } else { abi::CHECK_VALUES2 };
-            out.push(CallInsertion { instr: instr as u32, when, function: function.to_string(), args });
+            out.push(call);
         }
         pending.clear();
     };
