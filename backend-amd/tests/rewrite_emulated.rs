@@ -93,6 +93,13 @@ fn locate(co: &xfpx_amd::CodeObject<'_>, addr: u64) -> Option<(String, u64)> {
     co.functions.iter().find(|f| f.code.contains(&addr)).map(|f| (f.name.clone(), addr - f.code.start))
 }
 
+/// The instruction at `addr` of a code object (8 bytes read where there
+/// are 8, else 4).
+fn instr_at(co: &xfpx_amd::CodeObject<'_>, isa: xfpx_amd_isa::Target, addr: u64) -> Option<xfpx_amd_isa::Instruction> {
+    let bytes = co.elf.bytes_at_addr(addr, 8).or_else(|_| co.elf.bytes_at_addr(addr, 4)).ok()?;
+    xfpx_amd_isa::decode(isa, bytes).ok()
+}
+
 fn run_info(target: &str) -> xfpx_common::report::RunInfo {
     xfpx_common::report::RunInfo {
         vendor: "amd-emulated".into(),
@@ -153,15 +160,9 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
             let is_div = |addr: u64| {
-                parsed
-                    .elf
-                    .bytes_at_addr(addr, 4)
-                    .ok()
-                    .and_then(|_| parsed.elf.bytes_at_addr(addr, 8).or_else(|_| parsed.elf.bytes_at_addr(addr, 4)).ok())
-                    .and_then(|b| xfpx_amd_isa::decode(isa, b).ok())
-                    .is_some_and(|i| {
-                        matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
-                    })
+                instr_at(&parsed, isa, addr).is_some_and(|i| {
+                    matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
+                })
             };
             let observed: BTreeSet<Key> = orig
                 .stats
@@ -180,20 +181,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 })
                 .collect();
             // Detect mode.
-            let outcome = std::cell::RefCell::new(None);
-            let rw = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions {
-                    mode: Mode::Detect,
-                    kernels: vec![launch.kernel.clone()],
-                    table_address: addr,
-                    ..Default::default()
-                };
-                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
-                let bytes = out.bytes.clone();
-                *outcome.borrow_mut() = Some(out);
-                bytes
-            });
-            let out = outcome.borrow_mut().take().expect("rewritten");
+            let (rw, out) = detect_run(&launch, &original, vec![launch.kernel.clone()]);
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
             // Device functions this kernel reaches that stay uninstrumented
             // must say why: here, only because another kernel, excluded by
@@ -259,14 +247,8 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 ));
             }
             total_records += found.len();
-            let mfma_at = |addr: u64| {
-                parsed
-                    .elf
-                    .bytes_at_addr(addr, 8)
-                    .ok()
-                    .and_then(|b| xfpx_amd_isa::decode(isa, b).ok())
-                    .is_some_and(|i| i.base_mnemonic.starts_with("v_mfma"))
-            };
+            let mfma_at =
+                |addr: u64| instr_at(&parsed, isa, addr).is_some_and(|i| i.base_mnemonic.starts_with("v_mfma"));
             let kernel_code = parsed.functions.iter().find(|f| f.name == launch.kernel).map(|f| f.code.clone());
             let has_mfma = kernel_code.is_some_and(|c| {
                 parsed.elf.bytes_at_addr(c.start, c.end - c.start).ok().is_some_and(|b| {
@@ -284,20 +266,11 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .count();
             }
             // Screen mode.
-            let souts = std::cell::RefCell::new(None);
-            let sr = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions {
-                    mode: Mode::Screen,
-                    kernels: vec![launch.kernel.clone()],
-                    table_address: addr,
-                    ..Default::default()
-                };
-                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
-                let bytes = out.bytes.clone();
-                *souts.borrow_mut() = Some(out);
-                bytes
-            });
-            let sout = souts.borrow_mut().take().expect("rewritten");
+            let (sr, sout) = rewritten_run(
+                &launch,
+                &original,
+                RewriteOptions { mode: Mode::Screen, kernels: vec![launch.kernel.clone()], ..Default::default() },
+            );
             match sr {
                 Ok(sr) => {
                     if sr.outputs != orig.outputs {
@@ -343,7 +316,10 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
     // accumulators in AGPRs on every target (the unified file on gfx90a+).
     for t in TARGETS {
         let want = if t == "gfx908" { 4 } else { 6 };
-        assert!(matrix_launches.get(t).copied().unwrap_or(0) >= want, "{t}: too few MFMA launches: {matrix_launches:?}");
+        assert!(
+            matrix_launches.get(t).copied().unwrap_or(0) >= want,
+            "{t}: too few MFMA launches: {matrix_launches:?}"
+        );
     }
     assert!(matrix_records >= 48, "only {matrix_records} records at MFMA sites");
     assert!(callee_records > 0, "no exception raised inside a device function was recorded");
@@ -372,22 +348,14 @@ fn far_trampolines_through_islands_match_the_original() {
             }
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
             let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
-            let outcome = std::cell::RefCell::new(None);
-            let rw = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions {
-                    mode: Mode::Detect,
-                    kernels: vec![launch.kernel.clone()],
-                    table_address: addr,
-                    min_distance: Some(4 << 20),
-                    ..Default::default()
-                };
-                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
-                let b = out.bytes.clone();
-                *outcome.borrow_mut() = Some(out);
-                b
-            })
-            .expect("rewritten runs");
-            let out = outcome.borrow_mut().take().expect("outcome");
+            let opts = RewriteOptions {
+                mode: Mode::Detect,
+                kernels: vec![launch.kernel.clone()],
+                min_distance: Some(4 << 20),
+                ..Default::default()
+            };
+            let (rw, out) = rewritten_run(&launch, &original, opts);
+            let rw = rw.expect("rewritten runs");
             assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
@@ -448,23 +416,16 @@ fn counting_every_instruction_matches_the_emulators_count() {
             if !launch.runs_on(target) {
                 continue;
             }
-            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else { continue };
+            let Ok(original) = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))) else {
+                continue;
+            };
             let name = format!("{target}/{}", launch.kernel);
             let Ok(orig) = run(&launch, &original, &|_| original.clone()) else { continue };
-            let outcome = std::cell::RefCell::new(None);
-            let rw = run(&launch, &original, &|addr| {
-                let opts = RewriteOptions {
-                    mode: Mode::Count,
-                    kernels: vec![launch.kernel.clone()],
-                    table_address: addr,
-                    ..Default::default()
-                };
-                let out = rewrite::rewrite(&original, &opts).expect("rewrites");
-                let b = out.bytes.clone();
-                *outcome.borrow_mut() = Some(out);
-                b
-            });
-            let out = outcome.borrow_mut().take().expect("outcome");
+            let (rw, out) = rewritten_run(
+                &launch,
+                &original,
+                RewriteOptions { mode: Mode::Count, kernels: vec![launch.kernel.clone()], ..Default::default() },
+            );
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             let rw = match rw {
                 Ok(r) => r,
@@ -549,7 +510,9 @@ impl xfpx_common::tool::Tool for LoadedValueChecker {
                 FpFormat::F32
             } else if ins.text.starts_with("global_load_dwordx2 ") {
                 FpFormat::F64
-            } else { continue };
+            } else {
+                continue;
+            };
             {
                 let site = sites.intern(&view.name, ins.offset, &ins.text, None);
                 plan.probes.push(Probe {
@@ -579,21 +542,11 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
             let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
             for insert_waits in [true, false] {
-                let outcome = std::cell::RefCell::new(None);
-                let rw = run(&launch, &original, &|addr| {
-                    let opts = RewriteOptions {
-                        kernels: vec![launch.kernel.clone()],
-                        table_address: addr,
-                        insert_waits,
-                        ..Default::default()
-                    };
-                    let out = rewrite::rewrite_with(&original, &opts, &LoadedValueChecker).expect("rewrites");
-                    let b = out.bytes.clone();
-                    *outcome.borrow_mut() = Some(out);
-                    b
-                })
-                .expect("runs");
-                let out = outcome.borrow_mut().take().expect("outcome");
+                let opts = RewriteOptions { kernels: vec![launch.kernel.clone()], insert_waits, ..Default::default() };
+                let (rw, out) = rewritten_run_with(&launch, &original, opts, &|b, o| {
+                    rewrite::rewrite_with(b, o, &LoadedValueChecker).expect("rewrites")
+                });
+                let rw = rw.expect("runs");
                 let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
                 assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
                 if insert_waits {
@@ -619,22 +572,40 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
     assert!(hazards_without > 0);
 }
 
-/// Rewrites `original` (detect mode, the given kernel filter) for a run of `launch`.
-fn detect_run(
+/// Runs `launch` on `original` rewritten by `rewrite_fn` with `opts`, whose
+/// table address is filled in; also returns what the rewrite did.
+fn rewritten_run_with(
     launch: &Launch,
     original: &[u8],
-    kernels: Vec<String>,
+    opts: RewriteOptions,
+    rewrite_fn: &dyn Fn(&[u8], &RewriteOptions) -> rewrite::RewriteOutcome,
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     let outcome = std::cell::RefCell::new(None);
     let rw = run(launch, original, &|addr| {
-        let opts =
-            RewriteOptions { mode: Mode::Detect, kernels: kernels.clone(), table_address: addr, ..Default::default() };
-        let out = rewrite::rewrite(original, &opts).expect("rewrites");
+        let out = rewrite_fn(original, &RewriteOptions { table_address: addr, ..opts.clone() });
         let b = out.bytes.clone();
         *outcome.borrow_mut() = Some(out);
         b
     });
     (rw, outcome.into_inner().expect("outcome"))
+}
+
+/// [`rewritten_run_with`] the rewriter's own tools.
+fn rewritten_run(
+    launch: &Launch,
+    original: &[u8],
+    opts: RewriteOptions,
+) -> (Result<Run, String>, rewrite::RewriteOutcome) {
+    rewritten_run_with(launch, original, opts, &|b, o| rewrite::rewrite(b, o).expect("rewrites"))
+}
+
+/// Detect mode with the given kernel filter.
+fn detect_run(
+    launch: &Launch,
+    original: &[u8],
+    kernels: Vec<String>,
+) -> (Result<Run, String>, rewrite::RewriteOutcome) {
+    rewritten_run(launch, original, RewriteOptions { mode: Mode::Detect, kernels, ..Default::default() })
 }
 
 /// The call graph of the calls fixture: each kernel reaches exactly the
