@@ -39,7 +39,10 @@ impl CallArg {
     pub fn fits(self, kind: ArgKind) -> bool {
         match kind {
             ArgKind::GuardPred => self == CallArg::GuardPred,
-            ArgKind::Value32 => matches!(self, CallArg::Reg { .. } | CallArg::UReg { .. } | CallArg::Cbank { .. } | CallArg::Const32 { .. }),
+            ArgKind::Value32 => matches!(
+                self,
+                CallArg::Reg { .. } | CallArg::UReg { .. } | CallArg::Cbank { .. } | CallArg::Const32 { .. }
+            ),
             ArgKind::Const32 => matches!(self, CallArg::Const32 { .. }),
             ArgKind::Const64 => matches!(self, CallArg::Const64 { .. }),
             ArgKind::Launch64 => self == CallArg::LaunchVal64,
@@ -307,7 +310,11 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
         for j in b.start..b.end {
             pending.append(&mut ready[2 * j]);
             let ins = &view.instrs[j];
-            let writes = ins.defs.iter().filter_map(Operand::reg).any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
+            let writes = ins
+                .defs
+                .iter()
+                .filter_map(Operand::reg)
+                .any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
             if writes || ins.control != Control::None {
                 emit(&mut out, &mut pending, j, When::Before);
             }
@@ -398,7 +405,8 @@ mod tests {
         let mut sites = SiteTable::new();
         let plan = Detector::default().plan(&k.view, &mut sites);
         let single = NvbitLowering::new(&k, 7).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
-        let calls = NvbitLowering::new(&k, 7).expect("abi").grouping(true).lower(&k.view, &plan, &sites).expect("lowers");
+        let calls =
+            NvbitLowering::new(&k, 7).expect("abi").grouping(true).lower(&k.view, &plan, &sites).expect("lowers");
         let summary: Vec<(u32, When, &str, Vec<CallArg>)> = calls
             .iter()
             .map(|c| {
@@ -442,15 +450,20 @@ mod tests {
 
     #[test]
     fn predicate_sources_are_not_checked() {
-        let f = parse_listing("\tFunction : k\n /*0000*/ FSEL R1, R2, R3, P0 ;\n /*0010*/ FSETP.GT.AND P1, PT, R1, R2, P0 ;\n")
-            .expect("parses");
+        let f = parse_listing(
+            "\tFunction : k\n /*0000*/ FSEL R1, R2, R3, P0 ;\n /*0010*/ FSETP.GT.AND P1, PT, R1, R2, P0 ;\n",
+        )
+        .expect("parses");
         let k = build_kernel(&f[0]);
         let mut sites = SiteTable::new();
         let plan = Detector::default().plan(&k.view, &mut sites);
         verify(&plan, &k.view, &sites).expect("verifies");
         let calls = NvbitLowering::new(&k, 0).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
         let checked: Vec<(u32, CallArg)> = calls.iter().map(|c| (c.instr, c.args[1])).collect();
-        assert_eq!(checked, vec![(0, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 2 })]);
+        assert_eq!(
+            checked,
+            vec![(0, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 1 }), (1, CallArg::Reg { num: 2 })]
+        );
     }
 
     #[test]
@@ -473,7 +486,10 @@ mod tests {
         verify(&plan, &k.view, &sites).expect("verifies");
         let calls = NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
         assert_eq!(calls[0].args[1], CallArg::Const32 { value: 1 });
-        plan.counters.push(xfpx_common::probe::CounterDef { name: "n".into(), kind: xfpx_common::probe::CounterKind::WarpExecutions });
+        plan.counters.push(xfpx_common::probe::CounterDef {
+            name: "n".into(),
+            kind: xfpx_common::probe::CounterKind::WarpExecutions,
+        });
         plan.probes[0].action = Action::Count { counter: xfpx_common::probe::CounterId(0) };
         assert!(matches!(
             NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites),

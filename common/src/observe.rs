@@ -438,11 +438,13 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
     let ins = &view.instrs[p.instr as usize];
     values.iter().all(|v| match value_range(view, p.instr, v) {
         Some(r) => {
-            let overwritten = p.when == When::Before && ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r));
+            let overwritten =
+                p.when == When::Before && ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r));
             let observed = &after[p.instr as usize];
             // a comparison reading one word of an observed pair (the high
             // word of an f64, compared as an f32) sees the pair's NaN
-            let within = p.when == When::Before && matches!(v, ValueRef::Use(_)) && observed.iter().any(|o| o.contains(&r));
+            let within =
+                p.when == When::Before && matches!(v, ValueRef::Use(_)) && observed.iter().any(|o| o.contains(&r));
             (observed.contains(&r) || within) && !overwritten
         }
         None => false,
@@ -456,7 +458,8 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
 pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
     let live = live_in(view, cfg);
     let loop_ranges = loops(cfg);
-    let innermost = |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
+    let innermost =
+        |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
     let mut work = plan.clone();
     let mut added: HashSet<(u32, RegRange)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
@@ -468,7 +471,9 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                 continue;
             }
             let r = match (&values[0], p.when) {
-                (ValueRef::Def(0), When::After) | (ValueRef::Reg(_), When::Before) => value_range(view, p.instr, &values[0]),
+                (ValueRef::Def(0), When::After) | (ValueRef::Reg(_), When::Before) => {
+                    value_range(view, p.instr, &values[0])
+                }
                 _ => None,
             };
             let (Some(r), Some((h, l))) = (r, innermost(cfg.block_of[p.instr as usize])) else { continue };
@@ -489,7 +494,11 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                             instr: at,
                             site: p.site,
                             when: When::Before,
-                            action: Action::CheckFp { values: vec![ValueRef::Reg(r)], format: *format, kinds: exit_kinds },
+                            action: Action::CheckFp {
+                                values: vec![ValueRef::Reg(r)],
+                                format: *format,
+                                kinds: exit_kinds,
+                            },
                         });
                     }
                 }
@@ -615,7 +624,9 @@ mod tests {
         let p = &thin.probes[0];
         assert_eq!((p.instr, p.when), (4, When::Before));
         assert_eq!(sites.get(p.site).map(|s| s.offset), Some(0x20));
-        assert!(matches!(&p.action, Action::CheckFp { values, .. } if values == &vec![ValueRef::Reg(RegRange::new(RegFile::PerLane, 4, 1))]));
+        assert!(
+            matches!(&p.action, Action::CheckFp { values, .. } if values == &vec![ValueRef::Reg(RegRange::new(RegFile::PerLane, 4, 1))])
+        );
         assert_eq!(stats, ThinStats { checks: 2, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 1 });
     }
 
