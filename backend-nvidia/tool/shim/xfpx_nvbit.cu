@@ -201,8 +201,7 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     uint64_t serial = 0;
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
-    /* switching between the original and the instrumented code is not
-     * free: switch only when the choice changes (sampled launches) */
+    /* with sampled launches, tell NVBit only when the choice changes */
     auto last = g_instrumented.find(f);
     if (last == g_instrumented.end() || last->second != (instrument != 0)) {
         nvbit_enable_instrumented(ctx, f, instrument != 0);
