@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -46,6 +47,23 @@ std::unordered_set<CUfunction> g_seen;
 std::unordered_map<CUfunction, bool> g_instrumented;
 
 void note(const std::string &s) { xfpx_note(s.c_str()); }
+
+/* Host time the tool spends preparing instrumented code, by phase; the
+ * report carries it as one note so a user sees what instrumenting cost. */
+struct PrepTime {
+    double disassembly = 0, planning = 0, insertion = 0, lines = 0, codegen = 0;
+    unsigned functions = 0, generated = 0;
+} g_prep;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/* A launch whose instrumented code NVBit generates now (its first
+ * instrumented launch): timed from our callback to the launch's exit. */
+thread_local bool g_codegen_pending = false;
+thread_local std::chrono::steady_clock::time_point g_codegen_start;
+std::unordered_set<CUfunction> g_generated;
 
 bool cuda_ok(cudaError_t e, const char *what) {
     if (e == cudaSuccess) return true;
@@ -120,7 +138,10 @@ void add_args(Instr *instr, const XfpxCall &c) {
 }
 
 void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled, const std::string &demangled) {
+    auto t0 = std::chrono::steady_clock::now();
     const std::vector<Instr *> &instrs = nvbit_get_instrs(ctx, f);
+    g_prep.disassembly += seconds_since(t0);
+    g_prep.functions++;
     std::vector<const char *> sass;
     std::vector<uint32_t> offsets;
     sass.reserve(instrs.size());
@@ -130,12 +151,15 @@ void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled
         offsets.push_back(i->getOffset());
     }
     XfpxCall *calls = nullptr;
+    t0 = std::chrono::steady_clock::now();
     int64_t n = xfpx_instrument(mangled.c_str(), demangled.c_str(), (uint32_t)instrs.size(), sass.data(),
                                 offsets.data(), (uint64_t)(uintptr_t)g_state_dev, &calls);
+    g_prep.planning += seconds_since(t0);
     if (n <= 0) {
         if (calls) xfpx_free_calls(calls, 0);
         return;
     }
+    t0 = std::chrono::steady_clock::now();
     for (int64_t k = 0; k < n; k++) {
         const XfpxCall &c = calls[k];
         if (c.instr >= instrs.size()) continue;
@@ -145,11 +169,17 @@ void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled
         nvbit_insert_call(instr, fn, c.after ? IPOINT_AFTER : IPOINT_BEFORE);
         add_args(instr, c);
     }
+    g_prep.insertion += seconds_since(t0);
     xfpx_free_calls(calls, (uint64_t)n);
 }
 
 void read_lines(CUcontext ctx, CUfunction f) {
     if (!xfpx_lines_enabled()) return;
+    auto t0 = std::chrono::steady_clock::now();
+    struct Charge {
+        std::chrono::steady_clock::time_point t0;
+        ~Charge() { g_prep.lines += seconds_since(t0); }
+    } charge{t0};
     char path[] = "/tmp/xfpx-cubin-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) return;
@@ -201,6 +231,10 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     uint64_t serial = 0;
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
+    if (instrument && g_generated.insert(f).second) {
+        g_codegen_pending = true;
+        g_codegen_start = std::chrono::steady_clock::now();
+    }
     /* with sampled launches, tell NVBit only when the choice changes */
     auto last = g_instrumented.find(f);
     if (last == g_instrumented.end() || last->second != (instrument != 0)) {
@@ -300,6 +334,11 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
                          CUresult *pStatus) {
     (void)name;
     (void)pStatus;
+    if (is_exit && g_codegen_pending) {
+        g_codegen_pending = false;
+        g_prep.codegen += seconds_since(g_codegen_start);
+        g_prep.generated++;
+    }
     if (!g_ready || g_in_tool || is_exit) return;
     CUfunction f = nullptr;
     CUstream stream = nullptr;
@@ -358,6 +397,17 @@ void nvbit_at_ctx_term(CUcontext ctx) {
 
 void nvbit_at_term() {
     if (!g_active) return;
+    if (g_prep.functions > 0) {
+        char text[400];
+        snprintf(text, sizeof(text),
+                 "preparing instrumented code took %.3f s of host time: NVBit's disassembly of %u functions %.3f s, "
+                 "planning %.3f s, call insertion %.3f s, line tables %.3f s, the first instrumented launch of %u "
+                 "kernels (NVBit's code generation) %.3f s",
+                 g_prep.disassembly + g_prep.planning + g_prep.insertion + g_prep.lines + g_prep.codegen,
+                 g_prep.functions, g_prep.disassembly, g_prep.planning, g_prep.insertion, g_prep.lines,
+                 g_prep.generated, g_prep.codegen);
+        note(text);
+    }
     stop_poller();
     drain_ring();
     xfpx_finish();
