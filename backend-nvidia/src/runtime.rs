@@ -66,6 +66,11 @@ pub struct ToolCore {
     sent: HashMap<(SiteId, ExceptionKind, FpFormat), u64>,
     /// Line tables by mangled function name.
     lines: HashMap<String, BTreeMap<u64, SourceLoc>>,
+    /// Functions instrumented without a line table, by display name (the
+    /// sites' kernel): their mangled names. The executable's cubins are
+    /// searched only when one of them has a finding (a search runs the
+    /// CUDA tools and costs a few hundred milliseconds).
+    lines_pending: HashMap<String, String>,
     cubins_read: HashSet<u64>,
     /// Files whose cubins were read for line tables (the executable and
     /// shared objects).
@@ -145,6 +150,7 @@ impl ToolCore {
             launches: Vec::new(),
             sent: HashMap::new(),
             lines: HashMap::new(),
+            lines_pending: HashMap::new(),
             cubins_read: HashSet::new(),
             scanned_files: HashSet::new(),
             tools: CubinTools::from_env(),
@@ -241,7 +247,10 @@ impl ToolCore {
         if !self.scanned_files.insert(file.to_path_buf()) {
             return Ok(0);
         }
-        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}-{}", std::process::id(), self.scanned_files.len()));
+        // unique per call, also between cores of one process (tests)
+        static SCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let scan = SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}-{scan}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let result = self.tools.extract(file, target, &dir).map(|cubins| {
             let mut loaded = 0;
@@ -355,7 +364,7 @@ impl ToolCore {
         state_addr: u64,
     ) -> Result<(Vec<CallInsertion>, u64), String> {
         if self.lines_enabled && !self.lines.contains_key(mangled) {
-            self.find_lines(mangled);
+            self.lines_pending.insert(name.to_string(), mangled.to_string());
         }
         let lines = self.lines.get(mangled);
         let mut parsed = Vec::with_capacity(instrs.len());
@@ -415,7 +424,22 @@ impl ToolCore {
         Some((s.kernel.clone(), SiteRef { id, offset: s.offset, instr: s.instr.clone(), location: s.location.clone() }))
     }
 
+    /// Read the line table of a site's function, if it was put off.
+    fn resolve_lines(&mut self, site: SiteId) {
+        let Some(info) = self.sites.get(site) else { return };
+        if info.location.is_some() {
+            return;
+        }
+        let Some(mangled) = self.lines_pending.remove(&info.kernel) else { return };
+        let kernel = info.kernel.clone();
+        self.find_lines(&mangled);
+        if let Some(table) = self.lines.get(&mangled) {
+            self.sites.locate(&kernel, |offset| table.get(&offset).cloned());
+        }
+    }
+
     fn add_finding(&mut self, site: SiteId, kind: ExceptionKind, format: FpFormat, launch: u64, occurrences: u64) -> Recorded {
+        self.resolve_lines(site);
         let Some((kernel, site_ref)) = self.site_ref(site) else { return Recorded::Dropped };
         let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
         if r != Recorded::Dropped {
@@ -745,6 +769,43 @@ mod tests {
         core.set_lines_enabled(true);
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
+        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("k.cu:41".into()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn line_tables_are_searched_only_for_findings() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("lazy-tools");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let script = |name: &str, body: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            p
+        };
+        // every call of the fake cuobjdump leaves a mark
+        let marks = dir.join("marks");
+        let cuobjdump = script("cuobjdump", &format!("echo run >> {}; echo x > app.1.$2.cubin", marks.display()));
+        let nvdisasm = script(
+            "nvdisasm",
+            "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
+        );
+        let mut core = ToolCore::new(RunConfig { report_path: temp("lazy.json"), ..RunConfig::default() }).expect("core");
+        core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
+        core.device("test", Some("sm_90"));
+        core.set_lines_enabled(true);
+        core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        core.launch(NAMES);
+        assert!(!marks.exists(), "no search while instrumenting");
+        let site = core.sites.lookup("k(float*)", 0x10).expect("site");
+        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()), None);
+        for seq in 1..=2 {
+            let rec = DeviceRecord { site, launch: 0, kinds: ExceptionKinds(1 << (seq - 1)), format: FpFormat::F32, seq };
+            core.on_records(&rec.encode());
+        }
+        let runs = std::fs::read_to_string(&marks).expect("searched").lines().count();
+        assert_eq!(runs, 1, "one search for the kernel's findings");
         assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("k.cu:41".into()));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -82,6 +82,14 @@ impl SiteTable {
         self.sites.is_empty()
     }
 
+    /// Give the sites of `kernel` that have no source position the one
+    /// `at(offset)` knows (line tables read after the sites were made).
+    pub fn locate(&mut self, kernel: &str, at: impl Fn(u64) -> Option<SourceLoc>) {
+        for s in self.sites.iter_mut().filter(|s| s.kernel == kernel && s.location.is_none()) {
+            s.location = at(s.offset);
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (SiteId, &SiteInfo)> {
         self.sites.iter().enumerate().map(|(i, s)| (SiteId(i as u32), s))
     }
@@ -103,5 +111,18 @@ mod tests {
         assert_eq!(t.get(a).map(|s| s.instr.as_str()), Some("FADD R1, R2, R3"));
         assert_eq!(t.lookup("k", 0x20), Some(b));
         assert_eq!(t.lookup("other", 0x20), None);
+    }
+
+    #[test]
+    fn late_line_tables_fill_only_missing_positions() {
+        let mut t = SiteTable::new();
+        let known = SourceLoc { file: "a.cu".into(), line: 3 };
+        let a = t.intern("k", 0x10, "FADD R1, R2, R3", Some(known.clone()));
+        let b = t.intern("k", 0x20, "FMUL R1, R2, R3", None);
+        let c = t.intern("other", 0x20, "FMUL R1, R2, R3", None);
+        t.locate("k", |off| Some(SourceLoc { file: "b.cu".into(), line: off as u32 }));
+        assert_eq!(t.get(a).and_then(|s| s.location.clone()), Some(known));
+        assert_eq!(t.get(b).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("b.cu:32".into()));
+        assert_eq!(t.get(c).and_then(|s| s.location.clone()), None);
     }
 }
