@@ -21,7 +21,12 @@ pub struct ModePlan {
 }
 
 /// Plan `kernel` for `mode`; the plan is verified.
-pub fn plan_kernel(detector: &Detector, kernel: &SassKernel, sites: &mut SiteTable, mode: Mode) -> Result<ModePlan, String> {
+pub fn plan_kernel(
+    detector: &Detector,
+    kernel: &SassKernel,
+    sites: &mut SiteTable,
+    mode: Mode,
+) -> Result<ModePlan, String> {
     let plan = detector.plan(&kernel.view, sites);
     verify(&plan, &kernel.view, sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
     if mode == Mode::Detect {

@@ -5,6 +5,7 @@
 
 use crate::dump::{render_kernel, DumpFormat};
 use crate::lower::{CallInsertion, NvbitLowering};
+use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
 use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -13,11 +14,10 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{KernelFilter, Mode, RunConfig};
-use crate::modes::plan_kernel;
-use xfpx_common::observe::ThinStats;
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
+use xfpx_common::observe::ThinStats;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::Detector;
@@ -89,10 +89,11 @@ pub struct ToolCore {
     finished: bool,
 }
 
-
 fn command_line() -> Vec<String> {
     std::fs::read("/proc/self/cmdline")
-        .map(|b| b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .map(|b| {
+            b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
         .unwrap_or_default()
 }
 
@@ -102,11 +103,8 @@ impl ToolCore {
     pub fn new(config: RunConfig) -> Result<ToolCore, String> {
         config.validate().map_err(|e| e.to_string())?;
         let filter = config.filter().map_err(|e| e.to_string())?;
-        let detector = Detector {
-            kinds: config.kinds,
-            instr_range: config.instr_range.map(|(a, b)| a..b),
-            ..Detector::default()
-        };
+        let detector =
+            Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
         let mut notes = Vec::new();
         if config.sample_doubling {
             notes.push(
@@ -119,7 +117,10 @@ impl ToolCore {
             Some(p) => match UnixStream::connect(p) {
                 Ok(s) => Sink::Socket(s),
                 Err(e) => {
-                    notes.push(format!("could not connect to the event socket {}: {e}; writing the report at exit", p.display()));
+                    notes.push(format!(
+                        "could not connect to the event socket {}: {e}; writing the report at exit",
+                        p.display()
+                    ));
                     Sink::Report
                 }
             },
@@ -438,7 +439,14 @@ impl ToolCore {
         }
     }
 
-    fn add_finding(&mut self, site: SiteId, kind: ExceptionKind, format: FpFormat, launch: u64, occurrences: u64) -> Recorded {
+    fn add_finding(
+        &mut self,
+        site: SiteId,
+        kind: ExceptionKind,
+        format: FpFormat,
+        launch: u64,
+        occurrences: u64,
+    ) -> Recorded {
         self.resolve_lines(site);
         let Some((kernel, site_ref)) = self.site_ref(site) else { return Recorded::Dropped };
         let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
@@ -536,7 +544,8 @@ impl CubinTools {
     /// From `XFPX_CUOBJDUMP`, `XFPX_NVDISASM` and
     /// `XFPX_NVIDIA_LINES_MAX_MB`, else the tools on PATH and 64 MiB.
     pub fn from_env() -> CubinTools {
-        let path = |var: &str, default: &str| std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
+        let path =
+            |var: &str, default: &str| std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
         let mb = std::env::var("XFPX_NVIDIA_LINES_MAX_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(64);
         CubinTools {
             cuobjdump: path("XFPX_CUOBJDUMP", "cuobjdump"),
@@ -643,8 +652,13 @@ fn mapped_files(max_bytes: u64) -> Vec<PathBuf> {
 }
 
 fn sanitize(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
-    if s.is_empty() { "kernel".into() } else { s }
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
+    if s.is_empty() {
+        "kernel".into()
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
@@ -669,10 +683,14 @@ mod tests {
     #[test]
     fn report_without_socket() {
         let report = temp("report.json");
-        let config = RunConfig { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
+        let config =
+            RunConfig { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
         let mut core = ToolCore::new(config).expect("core");
         core.device("NVIDIA H100", Some("sm_90"));
-        core.load_listing_lines("\tFunction : _Z1kPf\n\t//## File \"k.cu\", line 9\n        /*0010*/  MUFU.RCP R4, R1 ;\n").expect("lines");
+        core.load_listing_lines(
+            "\tFunction : _Z1kPf\n\t//## File \"k.cu\", line 9\n        /*0010*/  MUFU.RCP R4, R1 ;\n",
+        )
+        .expect("lines");
         let calls = core.instrument_function(NAMES, &instrs(), 0x1000).expect("instrumented");
         assert_eq!(calls.len(), 2);
         assert_eq!(core.site_count(), 2);
@@ -700,13 +718,17 @@ mod tests {
         e[8 + 24..8 + 32].copy_from_slice(&7u64.to_le_bytes());
         core.on_table_chunk(0, &chunk).expect("chunk");
         core.finish().expect("written");
-        let r = xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
         let k = &r.kernels[0];
         assert_eq!(k.name, "k(float*)");
         assert_eq!((k.launches, k.instrumented_launches, k.probes), (3, 2, 2));
         assert_eq!(k.records.len(), 1);
         let rec = &k.records[0];
-        assert_eq!((rec.kind, rec.format, rec.occurrences, rec.first_launch), (ExceptionKind::Div0, FpFormat::F32, 7, 2));
+        assert_eq!(
+            (rec.kind, rec.format, rec.occurrences, rec.first_launch),
+            (ExceptionKind::Div0, FpFormat::F32, 7, 2)
+        );
         assert_eq!(rec.site.location.as_ref().map(|l| l.to_string()), Some("k.cu:9".into()));
         assert_eq!(r.run.target.as_deref(), Some("sm_90"));
         let _ = std::fs::remove_file(report);
@@ -717,7 +739,8 @@ mod tests {
         let sock = temp("events.sock");
         let _ = std::fs::remove_file(&sock);
         let listener = UnixListener::bind(&sock).expect("bind");
-        let config = RunConfig { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunConfig::default() };
+        let config =
+            RunConfig { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunConfig::default() };
         let mut core = ToolCore::new(config).expect("core");
         let (conn, _) = listener.accept().expect("accept");
         core.set_lines_enabled(false);
@@ -725,7 +748,8 @@ mod tests {
         assert!(!core.wants_kernel(KernelNames { mangled: "_Z5otherv", demangled: "other()" }));
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         core.launch(NAMES);
-        let rec = DeviceRecord { site: SiteId(0), launch: 0, kinds: ExceptionKinds(0b0011), format: FpFormat::F32, seq: 1 };
+        let rec =
+            DeviceRecord { site: SiteId(0), launch: 0, kinds: ExceptionKinds(0b0011), format: FpFormat::F32, seq: 1 };
         core.on_records(&rec.encode());
         core.finish().expect("finished");
         drop(core);
@@ -750,12 +774,14 @@ mod tests {
             p
         };
         // a fake cuobjdump: device code only in files named *with-cubin*
-        let cuobjdump = script("cuobjdump", "case \"$3\" in *with-cubin*) echo x > app.1.$2.cubin;; *) exit 255;; esac");
+        let cuobjdump =
+            script("cuobjdump", "case \"$3\" in *with-cubin*) echo x > app.1.$2.cubin;; *) exit 255;; esac");
         let nvdisasm = script(
             "nvdisasm",
             "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
         );
-        let mut core = ToolCore::new(RunConfig { report_path: temp("lines.json"), ..RunConfig::default() }).expect("core");
+        let mut core =
+            ToolCore::new(RunConfig { report_path: temp("lines.json"), ..RunConfig::default() }).expect("core");
         core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
         core.device("test", Some("sm_90"));
         let without = dir.join("plain.so");
@@ -769,7 +795,10 @@ mod tests {
         core.set_lines_enabled(true);
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
-        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("k.cu:41".into()));
+        assert_eq!(
+            core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()),
+            Some("k.cu:41".into())
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -791,7 +820,8 @@ mod tests {
             "nvdisasm",
             "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
         );
-        let mut core = ToolCore::new(RunConfig { report_path: temp("lazy.json"), ..RunConfig::default() }).expect("core");
+        let mut core =
+            ToolCore::new(RunConfig { report_path: temp("lazy.json"), ..RunConfig::default() }).expect("core");
         core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
         core.device("test", Some("sm_90"));
         core.set_lines_enabled(true);
@@ -801,12 +831,16 @@ mod tests {
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
         assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()), None);
         for seq in 1..=2 {
-            let rec = DeviceRecord { site, launch: 0, kinds: ExceptionKinds(1 << (seq - 1)), format: FpFormat::F32, seq };
+            let rec =
+                DeviceRecord { site, launch: 0, kinds: ExceptionKinds(1 << (seq - 1)), format: FpFormat::F32, seq };
             core.on_records(&rec.encode());
         }
         let runs = std::fs::read_to_string(&marks).expect("searched").lines().count();
         assert_eq!(runs, 1, "one search for the kernel's findings");
-        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("k.cu:41".into()));
+        assert_eq!(
+            core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()),
+            Some("k.cu:41".into())
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -845,7 +879,8 @@ mod tests {
 
     #[test]
     fn unparsable_sass_skips_the_kernel() {
-        let mut core = ToolCore::new(RunConfig { report_path: temp("unused.json"), ..RunConfig::default() }).expect("core");
+        let mut core =
+            ToolCore::new(RunConfig { report_path: temp("unused.json"), ..RunConfig::default() }).expect("core");
         core.set_lines_enabled(false);
         let e = core.instrument_function(NAMES, &[(0, "FADD R1,, R2".into())], 0).expect_err("skipped");
         assert!(e.contains("0x0"), "{e}");

@@ -50,13 +50,7 @@ impl SiteTable {
     }
 
     /// The id of (kernel, offset), creating the site on first sight.
-    pub fn intern(
-        &mut self,
-        kernel: &str,
-        offset: u64,
-        instr: &str,
-        location: Option<SourceLoc>,
-    ) -> SiteId {
+    pub fn intern(&mut self, kernel: &str, offset: u64, instr: &str, location: Option<SourceLoc>) -> SiteId {
         if let Some(id) = self.index.get(&(kernel.to_string(), offset)) {
             return *id;
         }

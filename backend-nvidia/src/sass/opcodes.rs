@@ -252,9 +252,7 @@ pub fn type_modifier(m: &str) -> Option<FpFormat> {
 
 /// The row for an opcode with its modifiers, if it is floating point.
 pub fn lookup(opcode: &str, modifiers: &[&str]) -> Option<&'static OpcodeInfo> {
-    OPCODES
-        .iter()
-        .find(|r| r.opcode == opcode && r.modifier.is_none_or(|m| modifiers.contains(&m)))
+    OPCODES.iter().find(|r| r.opcode == opcode && r.modifier.is_none_or(|m| modifiers.contains(&m)))
 }
 
 /// `dest_typed`: the instruction's first type modifier names its result
@@ -335,7 +333,10 @@ mod tests {
         let h = lookup("HADD2", &["BF16_V2"]).expect("row");
         assert_eq!(h.format(&["BF16_V2"]), Bf16x2);
         assert_eq!(lookup("HADD2", &[]).map(|r| r.format(&[])), Some(F16x2));
-        assert_eq!(lookup("HADD2", &["F32"]).map(|r| (r.format(&["F32"]), r.source_format(&["F32"]))), Some((F32, F16x2)));
+        assert_eq!(
+            lookup("HADD2", &["F32"]).map(|r| (r.format(&["F32"]), r.source_format(&["F32"]))),
+            Some((F32, F16x2))
+        );
         assert!(lookup("MUFU", &["UNKNOWN"]).is_none());
         assert!(lookup("IADD3", &[]).is_none());
     }

@@ -23,7 +23,9 @@ pub static CONTROL: &[(&str, Control)] = &[
 ];
 
 /// Opcodes whose first operand is read, not written (stores and friends).
-static NO_DEF: &[&str] = &["ST", "STG", "STS", "STL", "RED", "REDUX", "BSSY", "BSYNC", "BAR", "BRA", "CALL", "RET", "EXIT", "NOP", "WARPSYNC"];
+static NO_DEF: &[&str] = &[
+    "ST", "STG", "STS", "STL", "RED", "REDUX", "BSSY", "BSYNC", "BAR", "BRA", "CALL", "RET", "EXIT", "NOP", "WARPSYNC",
+];
 
 /// A kernel as the NVIDIA backend sees it: the vendor-neutral view, plus
 /// the SASS facts lowering needs.
@@ -188,7 +190,9 @@ fn join_half_immediates(ops: &[SassOperand], format: FpFormat) -> Vec<Operand> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < ops.len() {
-        if let (SassOperand::ImmValue { value: a, .. }, Some(SassOperand::ImmValue { value: b, .. })) = (&ops[i], ops.get(i + 1)) {
+        if let (SassOperand::ImmValue { value: a, .. }, Some(SassOperand::ImmValue { value: b, .. })) =
+            (&ops[i], ops.get(i + 1))
+        {
             let lane = |v: f64| match format {
                 FpFormat::Bf16x2 => u64::from(bf16_bits(v)),
                 _ => u64::from(f16_bits(v)),
@@ -243,8 +247,14 @@ fn other_instr_view(ins: &SassInstr) -> (Vec<Operand>, Vec<Operand>) {
     let ndefs = if writes {
         ins.operands
             .iter()
-            .position(|o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::R | RegKind::Ur) && !r.is_zero()))
-            .filter(|&p| ins.operands[..p].iter().all(|o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up))))
+            .position(
+                |o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::R | RegKind::Ur) && !r.is_zero()),
+            )
+            .filter(|&p| {
+                ins.operands[..p]
+                    .iter()
+                    .all(|o| matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up)))
+            })
             .map_or(1, |p| p + 1)
     } else {
         0
