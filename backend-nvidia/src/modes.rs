@@ -1,11 +1,14 @@
 //! The detector's plan for one kernel in a run mode: every result checked
 //! (`detect`), or only results not certain to reach a later check (`fast`,
-//! thinned by [`xfpx_common::observe`] over the kernel's control flow).
+//! thinned by [`xfpx_common::observe`] over the kernel's control flow,
+//! without the results [`crate::sass::idioms`] shows cannot be exceptional).
 
+use crate::sass::idioms::unexceptional_results;
 use crate::sass::SassKernel;
 use xfpx_common::config::Mode;
 use xfpx_common::observe::{self, CfgError, ThinStats};
 use xfpx_common::plan::{verify, Plan};
+use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::{Detector, Tool};
 
@@ -34,7 +37,20 @@ pub fn plan_kernel(
     }
     match kernel.cfg() {
         Ok(cfg) => {
-            let (thin, stats) = observe::thin(&plan, &kernel.view, &cfg);
+            // results that cannot be exceptional need no check at all
+            let clean = unexceptional_results(kernel, &cfg.block_of);
+            let mut plan = plan;
+            let before = plan.probes.len();
+            plan.probes.retain(|p| {
+                !(p.when == When::After
+                    && clean.get(p.instr as usize).copied().unwrap_or(false)
+                    && matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| *v == ValueRef::Def(0))))
+            });
+            let unexceptional = before - plan.probes.len();
+            let (thin, mut stats) = observe::thin(&plan, &kernel.view, &cfg);
+            stats.checks += unexceptional;
+            stats.dropped += unexceptional;
+            stats.unexceptional += unexceptional;
             verify(&thin, &kernel.view, sites).map_err(|e| format!("internal: thinned plan rejected: {e}"))?;
             Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None })
         }

@@ -427,11 +427,15 @@ impl ToolCore {
 
     /// Read the line table of a site's function, if it was put off.
     fn resolve_lines(&mut self, site: SiteId) {
-        let Some(info) = self.sites.get(site) else { return };
+        let Some(info) = self.sites.get(site) else {
+            return;
+        };
         if info.location.is_some() {
             return;
         }
-        let Some(mangled) = self.lines_pending.remove(&info.kernel) else { return };
+        let Some(mangled) = self.lines_pending.remove(&info.kernel) else {
+            return;
+        };
         let kernel = info.kernel.clone();
         self.find_lines(&mangled);
         if let Some(table) = self.lines.get(&mangled) {
@@ -448,7 +452,9 @@ impl ToolCore {
         occurrences: u64,
     ) -> Recorded {
         self.resolve_lines(site);
-        let Some((kernel, site_ref)) = self.site_ref(site) else { return Recorded::Dropped };
+        let Some((kernel, site_ref)) = self.site_ref(site) else {
+            return Recorded::Dropped;
+        };
         let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
         if r != Recorded::Dropped {
             *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
@@ -510,9 +516,15 @@ impl ToolCore {
         if self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;
             let text = format!(
-                "fast mode: {} of {} checks dropped because their values reach a later check \
-                 ({} of them would also have reported subnormals); use --mode detect to check every result",
-                t.dropped, t.checks, t.dropped_subnormal
+                "fast mode: {} of {} checks dropped: {} because their values reach a later check, {} because \
+                 an earlier check looked at the same value, {} because their results cannot be exceptional \
+                 ({} of the dropped checks would also have reported subnormals); use --mode detect to check every result",
+                t.dropped,
+                t.checks,
+                t.dropped - t.repeated - t.unexceptional,
+                t.repeated,
+                t.unexceptional,
+                t.dropped_subnormal
             );
             self.note(&text);
         }
@@ -635,11 +647,15 @@ pub fn has_fatbin_section(path: &Path) -> bool {
 /// Regular files mapped into this process (shared objects), no larger
 /// than `max_bytes`, in mapping order.
 fn mapped_files(max_bytes: u64) -> Vec<PathBuf> {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return Vec::new() };
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Vec::new();
+    };
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for line in maps.lines() {
-        let Some(path) = line.split_whitespace().nth(5) else { continue };
+        let Some(path) = line.split_whitespace().nth(5) else {
+            continue;
+        };
         if !path.starts_with('/') || !seen.insert(path.to_string()) || path.ends_with(crate::TOOL_FILE_NAME) {
             continue;
         }

@@ -221,7 +221,8 @@ fn value_range(view: &KernelView, instr: u32, v: &ValueRef) -> Option<RegRange> 
 }
 
 impl Checks {
-    fn of(plan: &Plan, view: &KernelView) -> Checks {
+    /// The checks of `plan` except those in `skip` (by probe key).
+    fn without(plan: &Plan, view: &KernelView, skip: &HashSet<ProbeKey>) -> Checks {
         let n = view.instrs.len();
         let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n] };
         // a check observes a value when it looks for every kind a NaN or an
@@ -233,9 +234,11 @@ impl Checks {
             }
         }
         for p in &plan.probes {
-            let Action::CheckFp { values, kinds, .. } = &p.action else { continue };
+            let Action::CheckFp { values, kinds, .. } = &p.action else {
+                continue;
+            };
             let i = p.instr as usize;
-            if i >= n || !kinds.contains(ExceptionKind::Nan) {
+            if i >= n || !kinds.contains(ExceptionKind::Nan) || skip.contains(&key(p)) {
                 continue;
             }
             match p.when {
@@ -305,7 +308,9 @@ fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks) -> Vec<HashSet<
     while changed {
         changed = false;
         for (bi, b) in cfg.blocks.iter().enumerate().rev() {
-            let Some(mut set) = block_out(&block_in, b) else { continue };
+            let Some(mut set) = block_out(&block_in, b) else {
+                continue;
+            };
             for i in (b.start..b.end).rev() {
                 transfer(view, checks, i, &mut set);
             }
@@ -393,6 +398,209 @@ fn loops(cfg: &Cfg) -> Vec<(usize, usize)> {
     v
 }
 
+/// A probe's identity across the rounds of thinning.
+type ProbeKey = (u32, When, crate::site::SiteId);
+
+fn key(p: &crate::probe::Probe) -> ProbeKey {
+    (p.instr, p.when, p.site)
+}
+
+/// Registers whose current value a check has already looked at, with the
+/// kinds it looked for; `None` is the universal set (the optimistic start
+/// of the fixpoint).
+type Checked = Option<std::collections::HashMap<RegRange, u8>>;
+
+fn meet_checked(a: &Checked, b: &Checked) -> Checked {
+    match (a, b) {
+        (None, x) | (x, None) => x.clone(),
+        (Some(a), Some(b)) => {
+            Some(a.iter().filter_map(|(r, k)| b.get(r).map(|k2| (*r, k & k2)).filter(|(_, k)| *k != 0)).collect())
+        }
+    }
+}
+
+/// The checks that provide: unguarded (a check at a guarded instruction
+/// looks only where the guard holds), of values only, not in `skip`.
+fn provider_values<'a>(
+    plan: &'a Plan,
+    view: &'a KernelView,
+    skip: &'a HashSet<ProbeKey>,
+) -> impl Iterator<Item = (u32, When, RegRange, u8)> + 'a {
+    plan.probes.iter().flat_map(move |p| {
+        let mut out = Vec::new();
+        if let Action::CheckFp { values, kinds, .. } = &p.action {
+            let i = p.instr as usize;
+            if i < view.instrs.len() && !view.instrs[i].guarded && checks_values_only(*kinds) && !skip.contains(&key(p))
+            {
+                for v in values {
+                    if let Some(r) = value_range(view, p.instr, v) {
+                        out.push((p.instr, p.when, r, kinds.0));
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+/// Forward must-analysis: the registers whose current value was checked
+/// on every path, right before each instruction (`.0`) and right after it
+/// once its checks placed after have run (`.1`, before those checks).
+///
+/// A NaN source of propagating arithmetic whose result is checked there,
+/// or observed after it (`observed`, from [`observed_after`]), has been
+/// seen too: its register counts as checked for NaN.
+fn checked_at(
+    view: &KernelView,
+    cfg: &Cfg,
+    plan: &Plan,
+    skip: &HashSet<ProbeKey>,
+    observed: Option<&[HashSet<RegRange>]>,
+) -> Vec<(std::collections::HashMap<RegRange, u8>, std::collections::HashMap<RegRange, u8>)> {
+    use std::collections::HashMap;
+    let n = view.instrs.len();
+    let mut before: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
+    let mut after: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
+    for (i, when, r, k) in provider_values(plan, view, skip) {
+        match when {
+            When::Before => before[i as usize].push((r, k)),
+            When::After => after[i as usize].push((r, k)),
+        }
+    }
+    // one instruction forwards; records the two sets when asked
+    let step = |i: usize,
+                set: &mut HashMap<RegRange, u8>,
+                rec: Option<&mut Vec<(HashMap<RegRange, u8>, HashMap<RegRange, u8>)>>| {
+        let ins = &view.instrs[i];
+        let at_entry = set.clone();
+        for (r, k) in &before[i] {
+            *set.entry(*r).or_insert(0) |= k;
+        }
+        // a copy carries what was checked of its source (one word of a
+        // checked pair: what a NaN or an infinity of the pair shows)
+        let copied = match ins.flow {
+            ValueFlow::Copies(c) if !ins.guarded => ins.uses.get(c as usize).and_then(value_reg).and_then(|src| {
+                set.get(&src).copied().or_else(|| {
+                    set.iter().filter(|(r, _)| r.contains(&src)).map(|(_, k)| k & PROPAGATING_KINDS.0).max()
+                })
+            }),
+            _ => None,
+        };
+        for d in ins.defs.iter().filter_map(Operand::reg) {
+            set.retain(|r, _| !r.overlaps(&d));
+        }
+        let def = ins.defs.iter().find_map(value_reg);
+        if let (Some(k), Some(d)) = (copied.filter(|k| *k != 0), def) {
+            set.insert(d, k);
+        }
+        if let Some(rec) = rec {
+            rec.push((at_entry, set.clone()));
+        }
+        for (r, k) in &after[i] {
+            *set.entry(*r).or_insert(0) |= k;
+        }
+        if let Some(d) = def.filter(|_| ins.flow == ValueFlow::Propagates && !ins.guarded) {
+            let seen = set.get(&d).is_some_and(|k| k & NAN_BIT != 0) || observed.is_some_and(|o| o[i].contains(&d));
+            if seen {
+                for u in ins.uses.iter().filter_map(value_reg).filter(|u| !u.overlaps(&d)) {
+                    *set.entry(u).or_insert(0) |= NAN_BIT;
+                }
+            }
+        }
+    };
+    let nb = cfg.blocks.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
+    for (b, block) in cfg.blocks.iter().enumerate() {
+        for &s in &block.succs {
+            preds[s].push(b);
+        }
+    }
+    let mut block_out: Vec<Checked> = vec![None; nb];
+    let block_in = |block_out: &Vec<Checked>, b: usize| -> HashMap<RegRange, u8> {
+        // an entry (the kernel's, a subroutine's) starts with nothing
+        if preds[b].is_empty() {
+            return HashMap::new();
+        }
+        let mut acc: Checked = None;
+        for &p in &preds[b] {
+            let mut out = block_out[p].clone();
+            if let (Some(set), Some(written)) = (&mut out, &cfg.blocks[p].call_writes) {
+                set.retain(|r, _| !written.iter().any(|w| w.overlaps(r)));
+            }
+            acc = meet_checked(&acc, &out);
+        }
+        acc.unwrap_or_default()
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (bi, b) in cfg.blocks.iter().enumerate() {
+            if !preds[bi].is_empty() && preds[bi].iter().all(|&p| block_out[p].is_none()) {
+                continue;
+            }
+            let mut set = block_in(&block_out, bi);
+            for i in b.start..b.end {
+                step(i, &mut set, None);
+            }
+            let new = Some(set);
+            if block_out[bi] != new {
+                block_out[bi] = new;
+                changed = true;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    for (bi, b) in cfg.blocks.iter().enumerate() {
+        // blocks no entry reaches: nothing is known there
+        let unreached = !preds[bi].is_empty() && preds[bi].iter().all(|&p| block_out[p].is_none());
+        let mut set = if unreached { HashMap::new() } else { block_in(&block_out, bi) };
+        for i in b.start..b.end {
+            step(i, &mut set, Some(&mut out));
+        }
+    }
+    out
+}
+
+/// Checks whose values a check that is not itself one of them has
+/// already looked at, for every kind they look for, on every path: the
+/// same value (`FSETP` reading a result checked where it was made), a
+/// copy of it, or one word of a checked pair (the high word of an f64
+/// read by a single-precision comparison: a NaN or an infinity there is
+/// the pair's).
+fn repeated_checks(
+    plan: &Plan,
+    view: &KernelView,
+    cfg: &Cfg,
+    skip: &HashSet<ProbeKey>,
+    observed: Option<&[HashSet<RegRange>]>,
+) -> HashSet<ProbeKey> {
+    let at = checked_at(view, cfg, plan, skip, observed);
+    let mut out = HashSet::new();
+    for p in &plan.probes {
+        let Action::CheckFp { values, kinds, .. } = &p.action else {
+            continue;
+        };
+        if !checks_values_only(*kinds) || values.is_empty() || p.instr as usize >= at.len() {
+            continue;
+        }
+        let (entry, exit) = &at[p.instr as usize];
+        let set = if p.when == When::Before { entry } else { exit };
+        let covered = values.iter().all(|v| match value_range(view, p.instr, v) {
+            Some(r) => {
+                let exact = set.get(&r).is_some_and(|k| kinds.0 & !k == 0);
+                let within =
+                    kinds.0 & !PROPAGATING_KINDS.0 == 0 && set.iter().any(|(w, k)| w.contains(&r) && kinds.0 & !k == 0);
+                exact || within
+            }
+            None => false,
+        });
+        if covered {
+            out.insert(key(p));
+        }
+    }
+    out
+}
+
 /// What thinning did to one plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThinStats {
@@ -404,6 +612,12 @@ pub struct ThinStats {
     pub dropped_subnormal: usize,
     /// Checks added where a loop exits, for values the loop produced.
     pub loop_exit_checks: usize,
+    /// Checks dropped because a check before them, on every path, looked
+    /// at the same value.
+    pub repeated: usize,
+    /// Checks dropped because the backend knows their results cannot be
+    /// exceptional (compiler idioms).
+    pub unexceptional: usize,
 }
 
 impl std::ops::AddAssign for ThinStats {
@@ -412,8 +626,13 @@ impl std::ops::AddAssign for ThinStats {
         self.dropped += o.dropped;
         self.dropped_subnormal += o.dropped_subnormal;
         self.loop_exit_checks += o.loop_exit_checks;
+        self.repeated += o.repeated;
+        self.unexceptional += o.unexceptional;
     }
 }
+
+/// The bit of NaN in [`ExceptionKinds`].
+const NAN_BIT: u8 = 0b0001;
 
 /// The kinds a value carries forward through propagating arithmetic.
 const PROPAGATING_KINDS: ExceptionKinds = ExceptionKinds(0b0011);
@@ -431,7 +650,9 @@ const MAX_ROUNDS: usize = 8;
 /// values are observed after its instruction (and, for a check placed
 /// before it, not overwritten by it).
 fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRange>]) -> bool {
-    let Action::CheckFp { values, kinds, .. } = &p.action else { return false };
+    let Action::CheckFp { values, kinds, .. } = &p.action else {
+        return false;
+    };
     if !checks_values_only(*kinds) {
         return false;
     }
@@ -461,12 +682,17 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
     let innermost =
         |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
     let mut work = plan.clone();
+    // checks that repeat an earlier one observe nothing for the analysis
+    // below; they are dropped at the end if what they repeat is kept
+    let repeats = repeated_checks(plan, view, cfg, &HashSet::new(), None);
     let mut added: HashSet<(u32, RegRange)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
-        let after = observed_after(view, cfg, &Checks::of(&work, view));
+        let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats));
         let mut new = Vec::new();
         for p in &work.probes {
-            let Action::CheckFp { values, format, kinds } = &p.action else { continue };
+            let Action::CheckFp { values, format, kinds } = &p.action else {
+                continue;
+            };
             if values.len() != 1 || !checks_values_only(*kinds) || droppable(p, view, &after) {
                 continue;
             }
@@ -476,7 +702,9 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                 }
                 _ => None,
             };
-            let (Some(r), Some((h, l))) = (r, innermost(cfg.block_of[p.instr as usize])) else { continue };
+            let (Some(r), Some((h, l))) = (r, innermost(cfg.block_of[p.instr as usize])) else {
+                continue;
+            };
             for x in h..=l {
                 for &e in &cfg.blocks[x].succs {
                     // a check before a guarded instruction may run only
@@ -510,7 +738,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
         work.probes.extend(new);
         work.normalize();
     }
-    let after = observed_after(view, cfg, &Checks::of(&work, view));
+    let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats));
     let mut stats = ThinStats::default();
     let mut out = Plan { kernel: plan.kernel.clone(), probes: Vec::new(), counters: plan.counters.clone() };
     for p in &work.probes {
@@ -536,6 +764,23 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
             out.probes.push(p.clone());
         }
     }
+    // what the kept checks (none of them a repeat) have looked at
+    let still = repeated_checks(&out, view, cfg, &repeats, Some(&after));
+    let mut kept = Vec::with_capacity(out.probes.len());
+    for p in out.probes {
+        if repeats.contains(&key(&p)) && still.contains(&key(&p)) {
+            stats.dropped += 1;
+            stats.repeated += 1;
+            if let Action::CheckFp { kinds, .. } = &p.action {
+                if kinds.contains(ExceptionKind::Sub) {
+                    stats.dropped_subnormal += 1;
+                }
+            }
+        } else {
+            kept.push(p);
+        }
+    }
+    out.probes = kept;
     (out, stats)
 }
 
@@ -599,6 +844,162 @@ mod tests {
         KernelView { name: "k".into(), instrs }
     }
 
+    /// `FSETP P0, R{a}, R{b}`: a comparison, whose operands the detector
+    /// checks for NaN before it.
+    fn cmp(offset: u64, a: u16, b: u16) -> InstrView {
+        let mut v =
+            InstrView::new(offset, format!("FSETP P0, R{a}, R{b}"), InstrClass::Compare { format: FpFormat::F32 });
+        v.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
+        v.uses = vec![r(a), r(b)];
+        v
+    }
+
+    /// A value whose check stays (its only reader hides a NaN), then
+    /// compared: `R3 = R1 + R2` (checked), `R4 = MUFU.RCP R3`-like opaque
+    /// use, then `FSETP R3, R9` and a store.
+    fn compare_after_check(between: Option<InstrView>, other_operand: u16) -> KernelView {
+        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
+        rcp.flow = ValueFlow::Opaque;
+        let mut instrs = vec![fp(0x00, FpOp::Add, 3, &[1, 2]), rcp];
+        instrs.extend(between);
+        instrs.push(cmp(0x30, 3, other_operand));
+        instrs.push(other(0x40, "STG R4", &[], &[4], Control::None));
+        instrs.push(other(0x50, "EXIT", &[], &[], Control::Exit));
+        KernelView { name: "k".into(), instrs }
+    }
+
+    #[test]
+    fn a_comparison_of_a_checked_value_needs_no_check_of_its_own() {
+        let view = compare_after_check(None, 9);
+        let (kept, stats) = kept(&view, |_| Target::Leave);
+        // R3 checked where it is made (its reader hides a NaN); the
+        // comparison's check of R3 repeats it, its check of R9 (loaded)
+        // stays; the division's check stays
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&view, &mut sites);
+        let before: Vec<u32> = plan.probes.iter().map(|p| p.instr).collect();
+        assert_eq!(before, vec![0, 1, 2]);
+        assert_eq!(kept, vec![0, 1, 2], "the comparison keeps a check for R9");
+        let cfg = Cfg::build(&view, |_| Target::Leave).unwrap();
+        let (thin_plan, _) = thin(&plan, &view, &cfg);
+        let cmp_values: Vec<&Vec<ValueRef>> = thin_plan
+            .probes
+            .iter()
+            .filter(|p| p.instr == 2)
+            .filter_map(|p| match &p.action {
+                Action::CheckFp { values, .. } => Some(values),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cmp_values.iter().map(|v| v.len()).sum::<usize>(), 2, "one check of both operands, kept whole");
+        assert_eq!(stats.repeated, 0);
+    }
+
+    #[test]
+    fn repeated_checks_of_one_value_are_dropped() {
+        // FSETP R3, R3 after R3 was checked where it was made
+        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
+        rcp.flow = ValueFlow::Opaque;
+        let mut mov = other(0x20, "MOV R5, R3", &[5], &[3], Control::None);
+        mov.flow = ValueFlow::Copies(0);
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Add, 3, &[1, 2]),
+                rcp,
+                mov,
+                cmp(0x30, 3, 5),
+                other(0x40, "STG R4", &[], &[4], Control::None),
+                other(0x50, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (kept, stats) = kept(&view, |_| Target::Leave);
+        assert_eq!(kept, vec![0, 1], "the comparison reads R3 and its copy");
+        assert_eq!(stats.repeated, 1);
+    }
+
+    #[test]
+    fn a_source_of_a_checked_result_counts_as_checked() {
+        // R5 = R3 * R3 is checked (read by an opaque instruction only);
+        // FSETP R3, R3 afterwards needs no check
+        let mut rcp = fp(0x10, FpOp::Div, 6, &[5]);
+        rcp.flow = ValueFlow::Opaque;
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Mul, 5, &[3, 3]),
+                rcp,
+                cmp(0x20, 3, 3),
+                other(0x30, "STG R6", &[], &[6], Control::None),
+                other(0x40, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (kept, stats) = kept(&view, |_| Target::Leave);
+        assert_eq!(kept, vec![0, 1]);
+        assert_eq!(stats.repeated, 1);
+    }
+
+    #[test]
+    fn a_check_on_one_path_only_or_before_a_redefinition_is_not_repeated() {
+        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
+        rcp.flow = ValueFlow::Opaque;
+        // R3 written again (by a load) between the check and the comparison
+        // (without the load, the comparison's check would be a repeat)
+        let (k, stats) = kept(&compare_after_check(None, 3), |_| Target::Leave);
+        assert_eq!((k, stats.repeated), (vec![0, 1], 1));
+        let view = compare_after_check(Some(other(0x20, "LDG R3", &[3], &[], Control::None)), 3);
+        let (k, stats) = kept(&view, |_| Target::Leave);
+        assert!(k.contains(&3), "{k:?}");
+        assert_eq!(stats.repeated, 0);
+        // the check on one side of a branch only: 0 branches over 1
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                other(0x00, "@P1 BRA 0x20", &[], &[], Control::CondBranch),
+                fp(0x10, FpOp::Add, 3, &[3, 3]),
+                cmp(0x20, 3, 3),
+                other(0x30, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (k, stats) = kept(&view, |i| if i == 0 { Target::Instr(2) } else { Target::Leave });
+        assert!(k.contains(&2), "{k:?}");
+        assert_eq!(stats.repeated, 0);
+        // a check at a guarded instruction looks only where the guard holds
+        let mut guarded = fp(0x00, FpOp::Add, 3, &[1, 2]);
+        guarded.guarded = true;
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                guarded,
+                rcp,
+                cmp(0x20, 3, 3),
+                other(0x30, "STG R4", &[], &[4], Control::None),
+                other(0x40, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (k, stats) = kept(&view, |_| Target::Leave);
+        assert!(k.contains(&2), "{k:?}");
+        assert_eq!(stats.repeated, 0);
+    }
+
+    #[test]
+    fn two_repeats_of_each_other_keep_one() {
+        // two comparisons of a loaded R3, nothing else: the second repeats
+        // the first, which stays
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                other(0x00, "LDG R3", &[3], &[], Control::None),
+                cmp(0x10, 3, 3),
+                cmp(0x20, 3, 3),
+                other(0x30, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let (kept, stats) = kept(&view, |_| Target::Leave);
+        assert_eq!(kept, vec![1]);
+        assert_eq!(stats.repeated, 1);
+    }
+
     #[test]
     fn loop_accumulators_are_checked_where_they_leave() {
         let view = loop_kernel(false);
@@ -606,7 +1007,7 @@ mod tests {
         // both FMAs feed the multiply after the loop on every path: only
         // the stored product is checked
         assert_eq!(kept, vec![4]);
-        assert_eq!(stats, ThinStats { checks: 3, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 0 });
+        assert_eq!(stats, ThinStats { checks: 3, dropped: 2, dropped_subnormal: 2, ..ThinStats::default() });
     }
 
     #[test]
@@ -627,7 +1028,10 @@ mod tests {
         assert!(
             matches!(&p.action, Action::CheckFp { values, .. } if values == &vec![ValueRef::Reg(RegRange::new(RegFile::PerLane, 4, 1))])
         );
-        assert_eq!(stats, ThinStats { checks: 2, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 1 });
+        assert_eq!(
+            stats,
+            ThinStats { checks: 2, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 1, ..ThinStats::default() }
+        );
     }
 
     #[test]
@@ -702,7 +1106,13 @@ mod tests {
             instrs.push(other(0x50, "RET", &[], &[], Control::Return));
             KernelView { name: "k".into(), instrs }
         };
-        let target = |i: usize| if i == 1 { Target::Instr(4) } else { Target::Leave };
+        let target = |i: usize| {
+            if i == 1 {
+                Target::Instr(4)
+            } else {
+                Target::Leave
+            }
+        };
         assert_eq!(kept(&view(false), target).0, vec![2]);
         assert_eq!(kept(&view(true), target).0, vec![0, 2]);
         // a call whose target is unknown observes nothing

@@ -1,6 +1,7 @@
-//! SASS: the opcode table, the text parser, and the kernel view built
-//! from parsed instructions.
+//! SASS: the opcode table, the text parser, the kernel view built from
+//! parsed instructions, and compiler idioms the fast detector relies on.
 
+pub mod idioms;
 pub mod opcodes;
 pub mod parse;
 pub mod view;

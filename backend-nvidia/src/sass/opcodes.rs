@@ -70,6 +70,15 @@ pub struct OpcodeInfo {
     /// the instruction is the compiler's idiom for loading a 32-bit
     /// constant, not arithmetic.
     pub zero_product_is_move: bool,
+    /// With one multiplicand `RZ` the instruction is the compiler's idiom
+    /// for testing registers in a single-precision comparison, usually the
+    /// high words of f64 values in a division (`FFMA R0, RZ, 2.6, R235`:
+    /// the quotient's magnitude; `FFMA R0, RZ, R9, R235`: also whether the
+    /// divisor's high word is infinite, which makes it NaN). Not
+    /// arithmetic of the program: not checked (a NaN or infinity there is
+    /// the f64's, checked where that is made); for the analyses, a copy of
+    /// the addend.
+    pub zero_multiplicand_is_test: bool,
 }
 
 use DefRole::*;
@@ -90,11 +99,17 @@ const fn row(opcode: &'static str, modifier: Option<&'static str>, kind: OpKind,
         source_format: None,
         in_fixtures: true,
         zero_product_is_move: false,
+        zero_multiplicand_is_test: false,
     }
 }
 
 const fn constant_idiom(mut r: OpcodeInfo) -> OpcodeInfo {
     r.zero_product_is_move = true;
+    r
+}
+
+const fn zero_multiplicand_test(mut r: OpcodeInfo) -> OpcodeInfo {
+    r.zero_multiplicand_is_test = true;
     r
 }
 
@@ -127,8 +142,8 @@ pub static OPCODES: &[OpcodeInfo] = &[
     not_captured(row("FADD32I", None, Arith(Add), Fixed(F32))),
     row("FMUL", None, Arith(Mul), Fixed(F32)),
     not_captured(row("FMUL32I", None, Arith(Mul), Fixed(F32))),
-    row("FFMA", None, Arith(Fma), Fixed(F32)),
-    not_captured(row("FFMA32I", None, Arith(Fma), Fixed(F32))),
+    zero_multiplicand_test(row("FFMA", None, Arith(Fma), Fixed(F32))),
+    zero_multiplicand_test(not_captured(row("FFMA32I", None, Arith(Fma), Fixed(F32)))),
     row("MUFU", Some("RCP"), Arith(Div), FirstType(F32)),
     row("MUFU", Some("RSQ"), Arith(Rsqrt), FirstType(F32)),
     not_captured(row("MUFU", Some("SQRT"), Arith(Sqrt), FirstType(F32))),
@@ -189,6 +204,23 @@ pub static OPCODES: &[OpcodeInfo] = &[
 /// matrix multiply-accumulate), unless a modifier of [`CLAMPING`] is set.
 pub static PROPAGATING: &[&str] =
     &["FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "DADD", "DMUL", "DFMA", "F2F", "FRND", "HMMA"];
+
+/// Comparison modifiers of `FSETP`/`DSETP` that bound a magnitude: with
+/// `|x|` compared to a constant, a guard reading the predicate negated
+/// (`true`: `@!P0`) or as is (`false`: `@P0`) runs its instruction only
+/// where `|x|` is at most the constant and `x` is a number (`GEU` is true
+/// for NaN, so `@!P0` excludes it).
+pub static MAGNITUDE_AT_MOST: &[(&str, bool)] = &[("GEU", true), ("GTU", true), ("LT", false), ("LE", false)];
+
+/// Multiplications that scale exactly by a power-of-two constant, and the
+/// mantissa bits of their format: a scale of at least 2^mantissa makes
+/// every nonzero result normal.
+pub static SCALINGS: &[(&str, FpFormat, u32)] = &[("FMUL", F32, 23), ("DMUL", F64, 52)];
+
+/// Reciprocals the compiler starts divisions with: opcode, modifier, and
+/// the format of the value they read (`MUFU.RCP64H` reads the high word
+/// of an f64 and takes its low word as 0).
+pub static RECIPROCALS: &[(&str, &str, FpFormat)] = &[("MUFU", "RCP", F32), ("MUFU", "RCP64H", F64)];
 
 /// Modifiers that clamp the result (saturation turns NaN into 0).
 pub static CLAMPING: &[&str] = &["SAT"];

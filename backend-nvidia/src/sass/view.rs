@@ -277,6 +277,15 @@ fn zero_product(ins: &SassInstr) -> bool {
     zero(ins.operands.get(1)) && zero(ins.operands.get(2))
 }
 
+/// One multiplicand (of the first two sources) reads zero: the result is
+/// the addend, or NaN where the other multiplicand is infinite (a NaN or
+/// infinite addend still shows, so for the analyses it is the addend's
+/// copy).
+fn zero_multiplicand(ins: &SassInstr) -> bool {
+    let zero = |o: Option<&SassOperand>| matches!(o, Some(SassOperand::Reg(r)) if r.kind == RegKind::R && r.is_zero());
+    zero(ins.operands.get(1)) || zero(ins.operands.get(2))
+}
+
 /// Build the view of one function.
 pub fn build_kernel(func: &SassFunction) -> SassKernel {
     let mut instrs = Vec::with_capacity(func.instrs.len());
@@ -284,6 +293,9 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
     for ins in &func.instrs {
         let row = if ins.never_executes() { None } else { opcodes::lookup(&ins.opcode, &ins.modifier_refs()) };
         let row = row.filter(|r| !(r.zero_product_is_move && zero_product(ins)));
+        // a test, not arithmetic; the addend's register is the third source
+        let moved = row.is_some_and(|r| r.zero_multiplicand_is_test && zero_multiplicand(ins));
+        let row = row.filter(|_| !moved);
         let (class, defs, uses, high_word) = match row {
             Some(row) => fp_instr_view(ins, row),
             None => {
@@ -299,7 +311,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
             uses,
             guarded: ins.is_guarded(),
             control: control_of(ins),
-            flow: value_flow(ins, class),
+            flow: if moved && !ins.is_guarded() { ValueFlow::Copies(2) } else { value_flow(ins, class) },
             location: ins.location.clone(),
         });
         high.push(high_word);
@@ -359,6 +371,22 @@ mod tests {
         assert_eq!(v.uses, vec![r(2, 1), Operand::Known { bits: 0x3c00_3c00 }, r(5, 1)]);
         let (v, _) = one("HFMA2.MMA R7, -RZ, RZ, 1.875, 0");
         assert_eq!(v.class, InstrClass::Other, "constant-load idiom");
+        // f64 division's magnitude test of the quotient's high word
+        let (v, _) = one("FFMA R0, RZ, 2.6096560955047607422, R235");
+        assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Copies(2)), "a test that copies");
+        assert_eq!(v.uses[2], r(235, 1));
+        let (v, _) = one("FFMA R0, -RZ, RZ, R3");
+        assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Copies(2)));
+        let (v, _) = one("@P0 FFMA R0, RZ, 2, R3");
+        assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Opaque), "a guarded move may not run");
+        // a register multiplicand may be infinite (0 * inf is NaN): a test
+        // of the divisor's high word too, no copy
+        let (v, _) = one("FFMA R0, RZ, R9, R235");
+        assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Copies(2)));
+        let (v, _) = one("FFMA R0, R1, +INF, R3");
+        assert_eq!(v.class, InstrClass::Arith { format: FpFormat::F32, op: FpOp::Fma });
+        let (v, _) = one("DFMA R2, RZ, 2, R4");
+        assert_eq!(v.class, InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma }, "pairs stay arithmetic");
         let (v, _) = one("HMUL2.BF16_V2 R3, R0, R9");
         assert_eq!(v.class, InstrClass::Arith { format: FpFormat::Bf16x2, op: FpOp::Mul });
     }

@@ -1,0 +1,202 @@
+//! Compiler idioms whose floating-point results cannot be exceptional, so
+//! that the fast detector need not check them.
+//!
+//! The reciprocal of a constant that is finite, nonzero and whose
+//! reciprocal is normal (`MUFU.RCP64H R7, 11.50899505615234375`, a
+//! division by a constant) is neither NaN, infinite nor subnormal.
+//!
+//! The subnormal-range scaling that CUDA's IEEE `rsqrtf`, `sqrt`,
+//! division and logarithms emit before a `MUFU`:
+//!
+//! ```text
+//! FSETP.GEU.AND P1, PT, |R16|, 1.175494350822287508e-38, PT
+//! @!P1 FMUL R16, R16, 16777216
+//! ```
+//!
+//! The multiplication runs only where `|R16|` is below the bound and a
+//! number, and scales exactly by a power of two large enough that no
+//! nonzero result is subnormal and small enough that none overflows: its
+//! result is never NaN, infinite or subnormal. The comparisons and
+//! scalings that qualify are tables in [`super::opcodes`].
+
+use super::opcodes::{MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
+use super::parse::{RegKind, Register, SassOperand};
+use super::SassKernel;
+use xfpx_common::class::FpFormat;
+use xfpx_common::view::{Operand, RegFile, RegRange};
+
+/// Per instruction: its result cannot be NaN, infinite or subnormal.
+/// `block_of` gives each instruction's basic block (the guard's
+/// comparison is looked for in the same block).
+pub fn unexceptional_results(kernel: &SassKernel, block_of: &[usize]) -> Vec<bool> {
+    (0..kernel.instrs.len())
+        .map(|i| constant_reciprocal(kernel, i) || bounded_scaling(kernel, block_of, i).unwrap_or(false))
+        .collect()
+}
+
+/// The reciprocal of a constant with a normal, finite reciprocal.
+fn constant_reciprocal(kernel: &SassKernel, i: usize) -> bool {
+    let ins = &kernel.instrs[i];
+    let Some(&(_, _, format)) =
+        RECIPROCALS.iter().find(|(op, m, _)| *op == ins.opcode && ins.modifiers.iter().any(|x| x == m))
+    else {
+        return false;
+    };
+    if ins.modifiers.len() != 1 {
+        return false;
+    }
+    let Some(v) = imm(ins.operands.get(1)) else {
+        return false;
+    };
+    let (min, max) = match format {
+        FpFormat::F64 => (f64::MIN_POSITIVE, f64::MAX),
+        _ => (f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX)),
+    };
+    v.is_finite() && v != 0.0 && (1.0 / v).abs() >= min && (1.0 / v).abs() <= max
+}
+
+fn imm(o: Option<&SassOperand>) -> Option<f64> {
+    match o {
+        Some(SassOperand::ImmValue { value, .. }) => Some(*value),
+        _ => None,
+    }
+}
+
+fn reg(o: Option<&SassOperand>) -> Option<&Register> {
+    match o {
+        Some(SassOperand::Reg(r)) => Some(r),
+        _ => None,
+    }
+}
+
+/// `Some(true)` when instruction `i` is a guarded in-place scaling whose
+/// guard bounds the scaled magnitude (see the module comment).
+fn bounded_scaling(kernel: &SassKernel, block_of: &[usize], i: usize) -> Option<bool> {
+    let ins = &kernel.instrs[i];
+    let &(_, format, mantissa) = SCALINGS.iter().find(|(op, _, _)| *op == ins.opcode)?;
+    if !ins.modifiers.is_empty() {
+        return None; // .FTZ, .SAT and rounding modes: keep it simple
+    }
+    let guard = ins.guard.as_ref()?;
+    let (dst, src, scale) = (reg(ins.operands.first())?, reg(ins.operands.get(1))?, imm(ins.operands.get(2))?);
+    if dst.kind != RegKind::R || src.kind != RegKind::R || dst.num != src.num || dst.is_zero() {
+        return None;
+    }
+    // an exact power-of-two scale of at least 2^mantissa
+    if !(scale.is_finite() && scale >= 1.0) || scale.log2().fract() != 0.0 || scale.log2() < f64::from(mantissa) {
+        return None;
+    }
+    let words = if format == FpFormat::F64 { 2 } else { 1 };
+    let value = RegRange::new(RegFile::PerLane, dst.num, words);
+    let pred = RegRange::new(RegFile::Predicate, guard.pred.num, 1);
+    // the latest write of the predicate, in the same block, with the value
+    // untouched in between
+    let view = &kernel.view.instrs;
+    let mut j = i;
+    let cmp = loop {
+        if j == 0 || block_of[j - 1] != block_of[i] {
+            return None;
+        }
+        j -= 1;
+        let writes = |r: &RegRange| view[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r));
+        if writes(&pred) {
+            break j;
+        }
+        if writes(&value) {
+            return None;
+        }
+    };
+    let c = &kernel.instrs[cmp];
+    if c.guard.is_some() || !c.modifiers.iter().any(|m| m == "AND") {
+        return None;
+    }
+    let &(_, negated) = MAGNITUDE_AT_MOST.iter().find(|(m, _)| c.modifiers.iter().any(|x| x == m))?;
+    if negated != guard.pred.negated {
+        return None;
+    }
+    // P = (|x| cmp bound) AND PT
+    let (p, x, bound, combine) =
+        (reg(c.operands.first())?, reg(c.operands.get(2))?, imm(c.operands.get(3))?, reg(c.operands.get(4))?);
+    if p.num != guard.pred.num || p.kind != RegKind::P || !combine.is_zero() || combine.negated || !x.absolute {
+        return None;
+    }
+    // the magnitude bound, in the scaled format: the f64 itself, or its
+    // high word compared as an f32 (an f64 NaN or infinity makes that
+    // word a NaN, which the guard excludes)
+    let bound = match (c.opcode.as_str(), format) {
+        ("FSETP", FpFormat::F32) if x.num == dst.num => bound,
+        ("FSETP", FpFormat::F64) if x.num == dst.num + 1 => f64::from_bits(u64::from((bound as f32).to_bits()) << 32),
+        ("DSETP", FpFormat::F64) if x.num == dst.num => bound,
+        _ => return None,
+    };
+    let max = if format == FpFormat::F64 { f64::MAX } else { f64::from(f32::MAX) };
+    Some(bound.is_finite() && bound.abs() * scale <= max)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sass::{build_kernel, parse_instruction, SassFunction};
+
+    fn flags(lines: &[&str]) -> Vec<bool> {
+        let instrs = lines.iter().map(|t| parse_instruction(t).unwrap()).collect();
+        let k = build_kernel(&SassFunction { name: "k".into(), instrs });
+        unexceptional_results(&k, &vec![0; lines.len()])
+    }
+
+    const CMP: &str = "FSETP.GEU.AND P1, PT, |R16|, 1.175494350822287508e-38, PT";
+
+    #[test]
+    fn rsqrt_range_scaling_is_unexceptional() {
+        assert_eq!(flags(&[CMP, "FFMA R10, R7, R7, R8", "@!P1 FMUL R16, R16, 16777216"]), vec![false, false, true]);
+        // f64: the high word compared as an f32, or the pair itself
+        let hi = "FSETP.GEU.AND P1, PT, |R229|, 6.5827683646048100446e-37, PT";
+        assert_eq!(flags(&[hi, "@!P1 DMUL R228, R228, 18014398509481984"]), vec![false, true]);
+        assert_eq!(flags(&[hi, "@!P1 DMUL R228, R228, 16777216"]), vec![false, false], "2^24 leaves f64 subnormals");
+        assert_eq!(flags(&[hi, "@!P1 DMUL R230, R230, 18014398509481984"]), vec![false, false], "another pair");
+        assert_eq!(
+            flags(&["DSETP.LT.AND P0, PT, |R4|, 1e-300, PT", "@P0 DMUL R4, R4, 4503599627370496"]),
+            vec![false, true]
+        );
+    }
+
+    #[test]
+    fn anything_else_keeps_its_check() {
+        let cases: &[&[&str]] = &[
+            &[CMP, "@P1 FMUL R16, R16, 16777216"], // the guard's other side
+            &["FSETP.GT.AND P1, PT, |R16|, 1e-38, PT", "@!P1 FMUL R16, R16, 16777216"], // NaN runs it
+            &[CMP, "@!P1 FMUL R16, R16, 3"],       // not a power of two
+            &[CMP, "@!P1 FMUL R16, R16, 4096"],    // subnormals stay
+            &[CMP, "@!P1 FMUL R16, R17, 16777216"], // not in place
+            &[CMP, "FADD R16, R16, 1", "@!P1 FMUL R16, R16, 16777216"], // written in between
+            &["FSETP.GEU.AND P1, PT, |R16|, 1e30, PT", "@!P1 FMUL R16, R16, 1.2676506002282294015e+30"], // overflow
+            &["FSETP.GEU.AND P1, PT, R16, 1e-38, PT", "@!P1 FMUL R16, R16, 16777216"], // no magnitude
+            &["FSETP.GEU.OR P1, PT, |R16|, 1e-38, P2", "@!P1 FMUL R16, R16, 16777216"], // another predicate joins
+            &["FMUL R16, R16, 16777216"],          // no guard
+        ];
+        for lines in cases {
+            assert!(!flags(lines).iter().any(|f| *f), "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn reciprocals_of_constants() {
+        assert_eq!(
+            flags(&["MUFU.RCP64H R7, 11.50899505615234375", "MUFU.RCP R1, 3", "MUFU.RCP R1, R2"]),
+            vec![true, true, false]
+        );
+        assert_eq!(
+            flags(&["MUFU.RCP R1, 0", "MUFU.RCP R1, 1e38", "MUFU.RCP R1, +INF", "MUFU.RSQ R1, 4"]),
+            vec![false; 4]
+        );
+        assert_eq!(flags(&["MUFU.RCP64H R7, 1e300"]), vec![true], "1e-300 is a normal f64");
+    }
+
+    #[test]
+    fn the_comparison_must_be_in_the_same_block() {
+        let instrs = [CMP, "@!P1 FMUL R16, R16, 16777216"].iter().map(|t| parse_instruction(t).unwrap()).collect();
+        let k = build_kernel(&SassFunction { name: "k".into(), instrs });
+        assert_eq!(unexceptional_results(&k, &[0, 1]), vec![false, false]);
+    }
+}
