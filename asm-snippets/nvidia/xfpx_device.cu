@@ -70,10 +70,32 @@ static __device__ void xfpx_send_record(XfpxDeviceState *state, uint32_t site, u
     __threadfence_system();
 }
 
+/* What MUFU.RCP (f32) or MUFU.RCP64H (the high word of an f64, its low
+ * word taken as 0) makes of a divisor: infinite from zero (and from the
+ * subnormals it flushes to zero), NaN from NaN. */
+static __device__ __forceinline__ uint32_t xfpx_reciprocal_kinds(uint32_t lo, uint32_t hi, uint32_t format) {
+    uint32_t exp, mant, emax;
+    if (format == XFPX_FMT_F64) {
+        exp = (hi >> 20) & 0x7ffu;
+        mant = hi & 0xfffffu;
+        emax = 0x7ffu;
+    } else if (format == XFPX_FMT_F32) {
+        exp = (lo >> 23) & 0xffu;
+        mant = lo & 0x7fffffu;
+        emax = 0xffu;
+    } else {
+        return 0u;
+    }
+    if (exp == 0u) return XFPX_KIND_DIV0;
+    if (exp == emax && mant != 0u) return XFPX_KIND_NAN;
+    return 0u;
+}
+
 /* The kinds one lane sees in one checked value. */
 static __device__ __forceinline__ uint32_t xfpx_slot_kinds(uint32_t lo, uint32_t hi, uint32_t meta) {
     uint32_t wanted = (meta >> XFPX_META_KINDS_SHIFT) & 0xffu;
     if (wanted == 0u) return 0u;
+    if (meta & XFPX_META_RECIPROCAL) return xfpx_reciprocal_kinds(lo, hi, meta & XFPX_META_FORMAT_MASK) & wanted;
     return xfpx_value_kinds(lo, hi, meta & XFPX_META_FORMAT_MASK, (meta & XFPX_META_DIVISION) != 0u,
                             (meta & XFPX_META_HIGH_WORD) != 0u) & wanted;
 }

@@ -24,6 +24,11 @@
 #define XFPX_META_KINDS_SHIFT 8
 #define XFPX_META_DIVISION (1u << 16)
 #define XFPX_META_HIGH_WORD (1u << 17)
+/* the value is a reciprocal's source (the divisor): the kinds reported are
+ * those of the reciprocal the instruction makes of it (fast mode checks a
+ * divisor where it meets the quotient's check instead of right after its
+ * MUFU.RCP) */
+#define XFPX_META_RECIPROCAL (1u << 18)
 
 /* exception kind bits (xfpx_common::fp::ExceptionKind::bit) */
 #define XFPX_KIND_NAN 1u

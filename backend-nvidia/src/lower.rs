@@ -3,7 +3,8 @@
 //! in the kinds of NVBit's `nvbit_add_call_arg_*`.
 
 use crate::abi::{self, ArgKind, DeviceFunction};
-use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT};
+use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT, META_RECIPROCAL};
+use crate::sass::opcodes::RECIPROCALS;
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
 use xfpx_common::class::FpFormat;
@@ -175,9 +176,39 @@ impl Lowering for NvbitLowering<'_> {
                     if kinds.contains(ExceptionKind::Div0) {
                         meta |= META_DIVISION;
                     }
+                    // fast mode: a reciprocal's result is checked through
+                    // its source, which stays intact longer (the divisor
+                    // lives until the quotient is made), so the check can
+                    // share a call with the quotient's
+                    let reciprocal: Option<u16> =
+                        if self.grouped && p.when == When::After && *values == [ValueRef::Def(0)] {
+                            let sass = &self.kernel.instrs[p.instr as usize];
+                            let is_rcp = RECIPROCALS
+                                .iter()
+                                .any(|(op, m, f)| sass.opcode == *op && sass.modifiers == [*m] && f == format);
+                            match (ins.uses.first(), ins.defs.first()) {
+                                (Some(Operand::Reg(u)), Some(Operand::Reg(d)))
+                                    if is_rcp && !ins.guarded && u.file == RegFile::PerLane && !u.overlaps(d) =>
+                                {
+                                    Some(u.first)
+                                }
+                                _ => None,
+                            }
+                        } else {
+                            None
+                        };
+                    if reciprocal.is_some() {
+                        meta |= META_RECIPROCAL;
+                    }
                     for v in values {
                         let live;
                         let (op, high_word) = match v {
+                            // the word the reciprocal reads: an f32, or the
+                            // high word of an f64 (the 64H rule)
+                            ValueRef::Def(0) if reciprocal.is_some() => {
+                                live = Operand::Reg(RegRange::new(RegFile::PerLane, reciprocal.unwrap_or(0), 1));
+                                (Some(&live), false)
+                            }
                             ValueRef::Def(n) => (
                                 ins.defs.get(*n as usize),
                                 self.kernel.high_word.get(p.instr as usize).copied().unwrap_or(false),
@@ -194,7 +225,12 @@ impl Lowering for NvbitLowering<'_> {
                         if matches!(op, Operand::Reg(r) if r.file == RegFile::Predicate) {
                             continue;
                         }
-                        let pairs = value_args(op, *format, high_word).ok_or_else(bad)?;
+                        let pairs = match op {
+                            Operand::Reg(r) if reciprocal.is_some() && *format == FpFormat::F64 => {
+                                vec![(CallArg::Const32 { value: 0 }, CallArg::Reg { num: r.first })]
+                            }
+                            _ => value_args(op, *format, high_word).ok_or_else(bad)?,
+                        };
                         let meta = if high_word { meta | META_HIGH_WORD } else { meta };
                         for (lo, hi) in pairs {
                             let call = CallInsertion {
@@ -446,6 +482,50 @@ mod tests {
             v
         };
         assert_eq!(slots(&calls), slots(&single));
+    }
+
+    #[test]
+    fn fast_mode_checks_a_reciprocal_through_its_divisor() {
+        let f = parse_listing(
+            "\tFunction : k\n /*0000*/ MUFU.RCP R10, R5 ;\n /*0010*/ FFMA R11, -R5, R10, 1 ;\n \
+             /*0020*/ FFMA R10, R0, R11, RZ ;\n /*0030*/ MUFU.RCP64H R7, R13 ;\n /*0040*/ MUFU.RCP R6, R6 ;\n \
+             /*0050*/ EXIT ;\n",
+        )
+        .expect("parses");
+        let k = build_kernel(&f[0]);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        let rcp_meta = |calls: &[CallInsertion], site: u32| -> Option<(CallArg, CallArg, u32)> {
+            calls.iter().find_map(|c| {
+                let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..4 * GROUP_SLOTS] };
+                body.chunks(4).find(|s| s[2] == CallArg::Const32 { value: site }).and_then(|s| match s[3] {
+                    CallArg::Const32 { value } => Some((s[0], s[1], value)),
+                    _ => None,
+                })
+            })
+        };
+        let site = |off| sites.lookup("k", off).expect("site").0;
+        let detect = NvbitLowering::new(&k, 7).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        let fast =
+            NvbitLowering::new(&k, 7).expect("abi").grouping(true).lower(&k.view, &plan, &sites).expect("lowers");
+        let zero = CallArg::Const32 { value: 0 };
+        // detect mode: the reciprocal itself
+        let (lo, _, meta) = rcp_meta(&detect, site(0x00)).expect("checked");
+        assert_eq!((lo, meta & META_RECIPROCAL), (CallArg::Reg { num: 10 }, 0));
+        // fast mode: the divisor, flagged, sharing the quotient's call
+        let (lo, hi, meta) = rcp_meta(&fast, site(0x00)).expect("checked");
+        assert_eq!((lo, hi), (CallArg::Reg { num: 5 }, zero));
+        assert_ne!(meta & META_RECIPROCAL, 0);
+        assert!(fast.iter().any(|c| c.function == abi::CHECK_VALUES2
+            && c.args.contains(&CallArg::Const32 { value: site(0x00) })
+            && c.args.contains(&CallArg::Reg { num: 5 })));
+        // f64: the high word the reciprocal reads
+        let (lo, hi, meta) = rcp_meta(&fast, site(0x30)).expect("checked");
+        assert_eq!((lo, hi), (zero, CallArg::Reg { num: 13 }));
+        assert_ne!(meta & META_RECIPROCAL, 0);
+        // a reciprocal that overwrites its source keeps the usual check
+        let (lo, _, meta) = rcp_meta(&fast, site(0x40)).expect("checked");
+        assert_eq!((lo, meta & META_RECIPROCAL), (CallArg::Reg { num: 6 }, 0));
     }
 
     #[test]

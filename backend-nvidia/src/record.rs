@@ -21,6 +21,9 @@ pub const SITE_ENTRY_SIZE: usize = 40;
 pub const META_KINDS_SHIFT: u32 = 8;
 pub const META_DIVISION: u32 = 1 << 16;
 pub const META_HIGH_WORD: u32 = 1 << 17;
+/// The value is the source of a reciprocal; the device reports the kinds
+/// of the reciprocal made of it.
+pub const META_RECIPROCAL: u32 = 1 << 18;
 
 /// A record that cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -156,6 +159,7 @@ mod tests {
         assert_eq!(header_define("XFPX_META_KINDS_SHIFT"), u64::from(META_KINDS_SHIFT));
         assert_eq!(header_define("XFPX_META_DIVISION"), u64::from(META_DIVISION));
         assert_eq!(header_define("XFPX_META_HIGH_WORD"), u64::from(META_HIGH_WORD));
+        assert_eq!(header_define("XFPX_META_RECIPROCAL"), u64::from(META_RECIPROCAL));
         for k in ExceptionKind::ALL {
             let name = format!("XFPX_KIND_{}", k.name().to_uppercase());
             assert_eq!(header_define(&name), u64::from(k.bit()), "{name}");
