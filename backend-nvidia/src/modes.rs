@@ -3,7 +3,7 @@
 //! thinned by [`xfpx_common::observe`] over the kernel's control flow,
 //! without the results [`crate::sass::idioms`] shows cannot be exceptional).
 
-use crate::sass::idioms::unexceptional_results;
+use crate::sass::idioms::{reads_register_test, unexceptional_results};
 use crate::sass::SassKernel;
 use xfpx_common::config::Mode;
 use xfpx_common::observe::{self, CfgError, ThinStats};
@@ -11,6 +11,7 @@ use xfpx_common::plan::{verify, Plan};
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::{Detector, Tool};
+use xfpx_common::view::Operand;
 
 /// A kernel's plan, and what thinning did to it.
 #[derive(Debug, Clone)]
@@ -30,16 +31,21 @@ pub fn plan_kernel(
     sites: &mut SiteTable,
     mode: Mode,
 ) -> Result<ModePlan, String> {
-    let plan = detector.plan(&kernel.view, sites);
+    let mut plan = detector.plan(&kernel.view, sites);
+    let cfg = kernel.cfg();
+    // comparisons of the compiler's register tests read no value of the
+    // program (both modes)
+    if let Ok(cfg) = &cfg {
+        drop_register_test_reads(&mut plan, kernel, &cfg.block_of);
+    }
     verify(&plan, &kernel.view, sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
     if mode == Mode::Detect {
         return Ok(ModePlan { plan, thinned: None, fallback: None });
     }
-    match kernel.cfg() {
+    match cfg {
         Ok(cfg) => {
             // results that cannot be exceptional need no check at all
             let clean = unexceptional_results(kernel, &cfg.block_of);
-            let mut plan = plan;
             let before = plan.probes.len();
             plan.probes.retain(|p| {
                 !(p.when == When::After
@@ -55,5 +61,54 @@ pub fn plan_kernel(
             Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None })
         }
         Err(e) => Ok(ModePlan { plan, thinned: None, fallback: Some(e) }),
+    }
+}
+
+/// Remove, from checks placed before an instruction, the values it reads
+/// from a register test ([`reads_register_test`]); a check left with no
+/// value goes.
+fn drop_register_test_reads(plan: &mut Plan, kernel: &SassKernel, block_of: &[usize]) {
+    for p in &mut plan.probes {
+        let Action::CheckFp { values, .. } = &mut p.action else { continue };
+        if p.when != When::Before {
+            continue;
+        }
+        let ins = &kernel.view.instrs[p.instr as usize];
+        values.retain(|v| {
+            let reg = match v {
+                ValueRef::Use(n) => ins.uses.get(*n as usize).and_then(Operand::reg),
+                _ => None,
+            };
+            !reg.is_some_and(|r| reads_register_test(kernel, block_of, p.instr as usize, r))
+        });
+    }
+    plan.probes.retain(|p| !matches!(&p.action, Action::CheckFp { values, .. } if values.is_empty()));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sass::{build_kernel, parse_listing};
+
+    const DIVISION_TEST: &str = "\tFunction : k\n /*0000*/ DFMA R234, R6, R4, R234 ;\n \
+        /*0010*/ FFMA R0, RZ, R9, R235 ;\n /*0020*/ FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT ;\n \
+        /*0030*/ FSETP.GT.AND P1, PT, |R3|, 1.5, PT ;\n /*0040*/ @P0 BRA 0x60 ;\n /*0050*/ STG.E.64 desc[UR4][R2.64], R234 ;\n \
+        /*0060*/ EXIT ;\n";
+
+    #[test]
+    fn comparisons_of_register_tests_are_not_checked_in_either_mode() {
+        let k = build_kernel(&parse_listing(DIVISION_TEST).unwrap()[0]);
+        for mode in [Mode::Detect, Mode::Fast] {
+            let mut sites = SiteTable::new();
+            let planned = plan_kernel(&Detector::default(), &k, &mut sites, mode).unwrap();
+            let at = |i: u32| planned.plan.probes.iter().filter(|p| p.instr == i).count();
+            // the quotient is checked (detect), the test's comparison is
+            // not, the comparison of a value of the program is
+            assert_eq!((at(1), at(2), at(3)), (0, 0, 1), "{mode:?}");
+            if mode == Mode::Detect {
+                assert_eq!(at(0), 1);
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@
 
 use super::opcodes::{MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
 use super::parse::{RegKind, Register, SassOperand};
+use super::view::is_register_test;
 use super::SassKernel;
 use xfpx_common::class::FpFormat;
 use xfpx_common::view::{Operand, RegFile, RegRange};
@@ -32,6 +33,23 @@ pub fn unexceptional_results(kernel: &SassKernel, block_of: &[usize]) -> Vec<boo
     (0..kernel.instrs.len())
         .map(|i| constant_reciprocal(kernel, i) || bounded_scaling(kernel, block_of, i).unwrap_or(false))
         .collect()
+}
+
+/// Whether the value of `reg` read by instruction `i` was written, in the
+/// same block, by the compiler's register test (`FFMA R0, RZ, R9, R235`
+/// before `FSETP.GT.AND P0, PT, |R0|, ...` in an f64 division): the
+/// high word of an f64 seen as an f32, not a value of the program. A NaN
+/// there is the f64's infinity or NaN, checked where the f64 is made.
+pub fn reads_register_test(kernel: &SassKernel, block_of: &[usize], i: usize, reg: RegRange) -> bool {
+    let view = &kernel.view.instrs;
+    let mut j = i;
+    while j > 0 && block_of.get(j - 1) == block_of.get(i) {
+        j -= 1;
+        if view[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&reg)) {
+            return is_register_test(&kernel.instrs[j]) && !view[j].guarded;
+        }
+    }
+    false
 }
 
 /// The reciprocal of a constant with a normal, finite reciprocal.
@@ -191,6 +209,22 @@ mod tests {
             vec![false; 4]
         );
         assert_eq!(flags(&["MUFU.RCP64H R7, 1e300"]), vec![true], "1e-300 is a normal f64");
+    }
+
+    #[test]
+    fn comparisons_of_register_tests() {
+        let lines = [
+            "FFMA R0, RZ, R9, R235",
+            "FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT",
+            "FADD R0, R1, R2",
+            "FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT",
+        ];
+        let instrs = lines.iter().map(|t| parse_instruction(t).unwrap()).collect();
+        let k = build_kernel(&SassFunction { name: "k".into(), instrs });
+        let r0 = RegRange::new(RegFile::PerLane, 0, 1);
+        assert!(reads_register_test(&k, &[0; 4], 1, r0));
+        assert!(!reads_register_test(&k, &[0; 4], 3, r0), "written again by arithmetic");
+        assert!(!reads_register_test(&k, &[0, 1, 1, 1], 1, r0), "another block");
     }
 
     #[test]

@@ -286,6 +286,14 @@ fn zero_multiplicand(ins: &SassInstr) -> bool {
     zero(ins.operands.get(1)) || zero(ins.operands.get(2))
 }
 
+/// The compiler's register test `FFMA R0, RZ, x, R235` (see
+/// [`OpcodeInfo::zero_multiplicand_is_test`]).
+pub fn is_register_test(ins: &SassInstr) -> bool {
+    !ins.never_executes()
+        && opcodes::lookup(&ins.opcode, &ins.modifier_refs()).is_some_and(|r| r.zero_multiplicand_is_test)
+        && zero_multiplicand(ins)
+}
+
 /// Build the view of one function.
 pub fn build_kernel(func: &SassFunction) -> SassKernel {
     let mut instrs = Vec::with_capacity(func.instrs.len());
@@ -294,7 +302,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
         let row = if ins.never_executes() { None } else { opcodes::lookup(&ins.opcode, &ins.modifier_refs()) };
         let row = row.filter(|r| !(r.zero_product_is_move && zero_product(ins)));
         // a test, not arithmetic; the addend's register is the third source
-        let moved = row.is_some_and(|r| r.zero_multiplicand_is_test && zero_multiplicand(ins));
+        let moved = is_register_test(ins);
         let row = row.filter(|_| !moved);
         let (class, defs, uses, high_word) = match row {
             Some(row) => fp_instr_view(ins, row),
