@@ -149,3 +149,19 @@ extern "C" __device__ __noinline__ void xfpx_check_values2(uint32_t lo0, uint32_
     xfpx_record_found(active, f0, site0, meta0 & XFPX_META_FORMAT_MASK, state, launch);
     xfpx_record_found(active, f1, site1, meta1 & XFPX_META_FORMAT_MASK, state, launch);
 }
+
+extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t lo0, uint32_t hi0, uint64_t site_meta0,
+                                                           uint32_t lo1, uint32_t hi1, uint64_t site_meta1,
+                                                           uint32_t lo2, uint32_t hi2, uint64_t site_meta2,
+                                                           uint64_t state, uint64_t launch) {
+    uint32_t active = __activemask();
+    uint32_t m0 = (uint32_t)(site_meta0 >> 32), m1 = (uint32_t)(site_meta1 >> 32), m2 = (uint32_t)(site_meta2 >> 32);
+    uint32_t f0 = xfpx_slot_kinds(lo0, hi0, m0);
+    uint32_t f1 = xfpx_slot_kinds(lo1, hi1, m1);
+    uint32_t f2 = xfpx_slot_kinds(lo2, hi2, m2);
+    /* the clean path: one vote */
+    if (__ballot_sync(active, (f0 | f1 | f2) != 0u) == 0u) return;
+    xfpx_record_found(active, f0, (uint32_t)site_meta0, m0 & XFPX_META_FORMAT_MASK, state, launch);
+    xfpx_record_found(active, f1, (uint32_t)site_meta1, m1 & XFPX_META_FORMAT_MASK, state, launch);
+    xfpx_record_found(active, f2, (uint32_t)site_meta2, m2 & XFPX_META_FORMAT_MASK, state, launch);
+}

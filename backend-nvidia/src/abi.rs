@@ -127,6 +127,8 @@ pub const CHECK_VALUE: &str = "xfpx_check_value";
 
 /// Name of the function that checks two values in one call.
 pub const CHECK_VALUES2: &str = "xfpx_check_values2";
+/// The grouped check of three values (site and meta packed per slot).
+pub const CHECK_VALUES3: &str = "xfpx_check_values3";
 
 #[cfg(test)]
 mod tests {

@@ -268,8 +268,8 @@ impl Lowering for NvbitLowering<'_> {
     }
 }
 
-/// Values one grouped call checks.
-pub const GROUP_SLOTS: usize = 2;
+/// Values one grouped call checks, at most.
+pub const GROUP_SLOTS: usize = 3;
 
 /// A single check waiting for its group: the registers it reads, and the
 /// single call (guard, lo, hi, site, meta, state, launch) it replaces.
@@ -331,10 +331,25 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
         for chunk in pending.chunks(GROUP_SLOTS) {
             let call = match chunk {
                 [one] => CallInsertion { instr: instr as u32, when, ..one.single.clone() },
-                _ => {
+                [_, _] => {
                     let mut args: Vec<CallArg> = chunk.iter().flat_map(|p| p.slot().iter().copied()).collect();
                     args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
                     CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES2.to_string(), args }
+                }
+                _ => {
+                    // three slots: site and meta packed into one constant each
+                    let mut args: Vec<CallArg> = chunk
+                        .iter()
+                        .flat_map(|p| match p.slot() {
+                            [lo, hi, CallArg::Const32 { value: site }, CallArg::Const32 { value: meta }] => {
+                                [*lo, *hi, CallArg::Const64 { value: u64::from(*site) | u64::from(*meta) << 32 }]
+                            }
+                            // groupable checks have constant site and meta
+                            other => [other[0], other[1], CallArg::Const64 { value: 0 }],
+                        })
+                        .collect();
+                    args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
+                    CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES3.to_string(), args }
                 }
             };
             out.push(call);
@@ -343,20 +358,29 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
     };
     for b in &cfg.blocks {
         let mut pending: Vec<PendingCheck> = Vec::new();
+        // where the latest pending check became ready: every pending value
+        // is intact there, and the instruction is unguarded
+        let mut last = (b.start, When::Before);
         for j in b.start..b.end {
-            pending.append(&mut ready[2 * j]);
+            if !ready[2 * j].is_empty() {
+                pending.append(&mut ready[2 * j]);
+                last = (j, When::Before);
+            }
             let ins = &view.instrs[j];
             let writes = ins
                 .defs
                 .iter()
                 .filter_map(Operand::reg)
                 .any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
-            if writes || ins.control != Control::None {
-                emit(&mut out, &mut pending, j, When::Before);
+            if !pending.is_empty() && (writes || ins.control != Control::None) {
+                emit(&mut out, &mut pending, last.0, last.1);
             }
-            pending.append(&mut ready[2 * j + 1]);
-            if pending.len() >= GROUP_SLOTS || j + 1 == b.end {
-                emit(&mut out, &mut pending, j, When::After);
+            if !ready[2 * j + 1].is_empty() {
+                pending.append(&mut ready[2 * j + 1]);
+                last = (j, When::After);
+            }
+            if !pending.is_empty() && (pending.len() >= GROUP_SLOTS || j + 1 == b.end) {
+                emit(&mut out, &mut pending, last.0, last.1);
             }
         }
     }
@@ -454,34 +478,48 @@ mod tests {
         assert_eq!(
             summary,
             vec![
-                // two slots fill: R1 and R4 go right after the multiply
-                (1, When::After, "xfpx_check_values2", vec![r(1), r(4)]),
                 // the guarded add keeps its own call
                 (2, When::After, "xfpx_check_value", vec![r(5)]),
-                // the move overwrites nothing pending; the f64 pair waits for R10
-                (5, When::After, "xfpx_check_values2", vec![r(6), r(7), r(10)]),
-                // R12 would wait for the guarded branch, which runs its
-                // calls only where the guard holds: it keeps its own call
-                (6, When::After, "xfpx_check_value", vec![r(12)]),
-                // the branch ended the block: R11 is in the next one
+                // three slots fill: R1, R4 and the f64 pair right after the
+                // DADD, before the move overwrites R1
+                (3, When::After, "xfpx_check_values3", vec![r(1), r(4), r(6), r(7)]),
+                // the guarded branch ends the block: R10 and R12 go where
+                // R12 became ready, not at the branch (whose calls would run
+                // only where its guard holds)
+                (6, When::After, "xfpx_check_values2", vec![r(10), r(12)]),
+                // R11 is in the next block
                 (8, When::After, "xfpx_check_value", vec![r(11)]),
             ]
         );
         assert_eq!(single.len(), 7);
         // every check's (value, site, meta) is still made, once
         let slots = |cs: &[CallInsertion]| {
-            let mut v: Vec<(CallArg, CallArg, CallArg)> = cs
-                .iter()
-                .flat_map(|c| {
-                    let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..4 * GROUP_SLOTS] };
-                    body.chunks(4).map(|s| (s[0], s[2], s[3])).collect::<Vec<_>>()
-                })
-                .filter(|(_, _, meta)| *meta != CallArg::Const32 { value: 0 })
-                .collect();
+            let mut v: Vec<(CallArg, u32, u32)> =
+                cs.iter().flat_map(call_slots).map(|(lo, _, site, meta)| (lo, site, meta)).collect();
             v.sort_by_key(|t| format!("{t:?}"));
             v
         };
         assert_eq!(slots(&calls), slots(&single));
+    }
+
+    /// The (lo, hi, site, meta) of every value a check call carries.
+    fn call_slots(c: &CallInsertion) -> Vec<(CallArg, CallArg, u32, u32)> {
+        let c32 = |a: CallArg| match a {
+            CallArg::Const32 { value } => value,
+            _ => u32::MAX,
+        };
+        match c.function.as_str() {
+            abi::CHECK_VALUE => vec![(c.args[1], c.args[2], c32(c.args[3]), c32(c.args[4]))],
+            abi::CHECK_VALUES2 => c.args[..8].chunks(4).map(|s| (s[0], s[1], c32(s[2]), c32(s[3]))).collect(),
+            abi::CHECK_VALUES3 => c.args[..9]
+                .chunks(3)
+                .map(|s| match s[2] {
+                    CallArg::Const64 { value } => (s[0], s[1], value as u32, (value >> 32) as u32),
+                    _ => (s[0], s[1], u32::MAX, u32::MAX),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     #[test]
@@ -496,13 +534,7 @@ mod tests {
         let mut sites = SiteTable::new();
         let plan = Detector::default().plan(&k.view, &mut sites);
         let rcp_meta = |calls: &[CallInsertion], site: u32| -> Option<(CallArg, CallArg, u32)> {
-            calls.iter().find_map(|c| {
-                let body = if c.function == abi::CHECK_VALUE { &c.args[1..5] } else { &c.args[..4 * GROUP_SLOTS] };
-                body.chunks(4).find(|s| s[2] == CallArg::Const32 { value: site }).and_then(|s| match s[3] {
-                    CallArg::Const32 { value } => Some((s[0], s[1], value)),
-                    _ => None,
-                })
-            })
+            calls.iter().flat_map(call_slots).find(|s| s.2 == site).map(|(lo, hi, _, meta)| (lo, hi, meta))
         };
         let site = |off| sites.lookup("k", off).expect("site").0;
         let detect = NvbitLowering::new(&k, 7).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
@@ -516,9 +548,9 @@ mod tests {
         let (lo, hi, meta) = rcp_meta(&fast, site(0x00)).expect("checked");
         assert_eq!((lo, hi), (CallArg::Reg { num: 5 }, zero));
         assert_ne!(meta & META_RECIPROCAL, 0);
-        assert!(fast.iter().any(|c| c.function == abi::CHECK_VALUES2
-            && c.args.contains(&CallArg::Const32 { value: site(0x00) })
-            && c.args.contains(&CallArg::Reg { num: 5 })));
+        assert!(fast.iter().any(|c| c.function != abi::CHECK_VALUE
+            && call_slots(c).iter().any(|s| s.2 == site(0x00))
+            && call_slots(c).iter().any(|s| s.2 == site(0x20))));
         // f64: the high word the reciprocal reads
         let (lo, hi, meta) = rcp_meta(&fast, site(0x30)).expect("checked");
         assert_eq!((lo, hi), (zero, CallArg::Reg { num: 13 }));
