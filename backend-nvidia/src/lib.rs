@@ -2,13 +2,15 @@
 //! of plans to NVBit call insertions ([`lower`]) against the shared device
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
-//! ([`dump`]), the plan of each run mode ([`modes`]) and where the built tool is found ([`tool_library`]).
+//! ([`dump`]), the plan of each run mode ([`modes`]), where the built tool is found ([`tool_library`])
+//! and the cache of NVBit's disassembler calls ([`disasm_cache`]).
 //!
 //! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
 //! a static library linked with a C++ shim by `build-tool.sh`.
 #![forbid(unsafe_code)]
 
 pub mod abi;
+pub mod disasm_cache;
 pub mod dump;
 pub mod lower;
 pub mod modes;

@@ -280,6 +280,10 @@ __attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
 
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
+    /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
+     * let it run the tool's caching wrapper instead */
+    const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
+    if (wrapper != nullptr) nvbit_set_nvdisasm(wrapper);
 }
 
 void nvbit_tool_init(CUcontext ctx) {

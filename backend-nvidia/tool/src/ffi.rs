@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use xfpx_common::probe::When;
 use xfpx_nvidia::abi;
+use xfpx_nvidia::disasm_cache::DisasmCache;
 use xfpx_nvidia::runtime::{KernelNames, ToolCore};
 use xfpx_nvidia::CallArg;
 
@@ -147,6 +148,31 @@ pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: 
     // SAFETY: forwarded from the caller's contract.
     let names = unsafe { KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) } };
     with_core((), |c| c.exclude_kernel(names));
+}
+
+static NVDISASM_WRAPPER: OnceLock<Option<CString>> = OnceLock::new();
+
+/// The disassembler NVBit should run: the caching wrapper of
+/// [`xfpx_nvidia::disasm_cache`], or null (NVBit's own choice) when the
+/// cache is off or cannot be set up (a note says why).
+#[no_mangle]
+pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
+    let made = catch_unwind(|| {
+        NVDISASM_WRAPPER.get_or_init(|| {
+            let cache = DisasmCache::from_env(|k| std::env::var(k).ok())?;
+            match cache.write_wrapper() {
+                Ok(p) => CString::new(p.into_os_string().into_encoded_bytes()).ok(),
+                Err(e) => {
+                    with_core((), |c| c.note(&format!("NVBit's disassembler calls are not cached: {e}")));
+                    None
+                }
+            }
+        })
+    });
+    match made {
+        Ok(Some(w)) => w.as_ptr(),
+        _ => std::ptr::null(),
+    }
 }
 
 /// 1 when source lines are wanted (unless `XFPX_NVIDIA_LINES=0`).
@@ -369,7 +395,7 @@ mod tests {
         for f in [
             "xfpx_init", "xfpx_device", "xfpx_note", "xfpx_wants_kernel", "xfpx_exclude_kernel", "xfpx_lines_enabled",
             "xfpx_load_cubin_lines", "xfpx_instrument", "xfpx_free_calls", "xfpx_function_name", "xfpx_site_count",
-            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish",
+            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish", "xfpx_nvdisasm_wrapper",
         ] {
             assert!(header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")), "{f} missing from xfpx_nvbit.h");
         }

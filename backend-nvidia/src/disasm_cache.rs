@@ -1,0 +1,183 @@
+//! A cache of NVBit's disassembler calls across runs.
+//!
+//! NVBit disassembles every function it instruments by running `nvdisasm`
+//! on the function's code, one process per function; on the H100 each run
+//! takes 0.35-0.5 s, almost all of it `nvdisasm` starting up, whatever the
+//! size of the function. A program's kernels are the same from one run to
+//! the next, so the tool gives NVBit a small wrapper script instead: it
+//! keys each call by the bytes disassembled, the options and the
+//! disassembler it stands for, answers from the cache when it can, and
+//! otherwise runs the real `nvdisasm` and keeps its output. The first run
+//! of a program pays in full; later runs skip the disassembler.
+//!
+//! `XFPX_NVDISASM_CACHE` names the cache folder (default
+//! `$XDG_CACHE_HOME/xfpx/nvdisasm`, else `~/.cache/xfpx/nvdisasm`); `0`
+//! turns the cache off. The disassembler is `NVDISASM` when set (as NVBit
+//! itself reads it), else `nvdisasm` on `PATH`.
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the cache folder (`0`: no cache).
+pub const CACHE_ENV: &str = "XFPX_NVDISASM_CACHE";
+
+/// Where the cache lives and which disassembler it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisasmCache {
+    pub dir: PathBuf,
+    pub real: PathBuf,
+}
+
+impl DisasmCache {
+    /// The cache the environment asks for; `None` when it is turned off,
+    /// no folder can be named, or no disassembler is found.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Option<DisasmCache> {
+        let dir = match var(CACHE_ENV) {
+            Some(v) if v == "0" => return None,
+            Some(v) if !v.is_empty() => PathBuf::from(v),
+            _ => match (var("XDG_CACHE_HOME").filter(|v| !v.is_empty()), var("HOME").filter(|v| !v.is_empty())) {
+                (Some(x), _) => Path::new(&x).join("xfpx/nvdisasm"),
+                (None, Some(h)) => Path::new(&h).join(".cache/xfpx/nvdisasm"),
+                (None, None) => return None,
+            },
+        };
+        let real = match var("NVDISASM").filter(|v| !v.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => find_on_path("nvdisasm", &var("PATH")?)?,
+        };
+        Some(DisasmCache { dir, real })
+    }
+
+    /// Write the wrapper script into the cache folder (created if
+    /// needed) and return its path. Paths that cannot be quoted for the
+    /// shell are refused.
+    pub fn write_wrapper(&self) -> Result<PathBuf, String> {
+        let quote = |p: &Path| -> Result<String, String> {
+            let s = p.to_str().ok_or_else(|| format!("{} is not UTF-8", p.display()))?;
+            if s.contains('\'') || s.contains('\n') {
+                return Err(format!("{s} cannot be quoted for the shell"));
+            }
+            Ok(format!("'{s}'"))
+        };
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        // the disassembler's identity: its path, size and modification time
+        let meta = std::fs::metadata(&self.real).map_err(|e| format!("{}: {e}", self.real.display()))?;
+        let mtime =
+            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+        let tag = format!("{}:{}:{}", self.real.display(), meta.len(), mtime);
+        let script = format!(
+            "#!/bin/sh\n\
+             # xfpx: NVBit's disassembler calls, answered from a cache keyed by the bytes disassembled\n\
+             real={real}\n\
+             dir={dir}\n\
+             tag={tag}\n\
+             n=$#; i=0; opts=''; file=''\n\
+             for a in \"$@\"; do i=$((i+1)); if [ \"$i\" -lt \"$n\" ]; then opts=\"$opts $a\"; else file=$a; fi; done\n\
+             key=''\n\
+             if [ -f \"$file\" ]; then key=$( (printf '%s|%s|' \"$tag\" \"$opts\"; cat -- \"$file\") | sha256sum 2>/dev/null | cut -c1-64); fi\n\
+             if [ \"${{#key}}\" -eq 64 ]; then\n\
+             \x20 if [ -s \"$dir/$key\" ]; then exec cat -- \"$dir/$key\"; fi\n\
+             \x20 tmp=\"$dir/.$key.$$\"\n\
+             \x20 if \"$real\" \"$@\" > \"$tmp\" 2>/dev/null && [ -s \"$tmp\" ] && mv -f -- \"$tmp\" \"$dir/$key\"; then exec cat -- \"$dir/$key\"; fi\n\
+             \x20 rm -f -- \"$tmp\"\n\
+             fi\n\
+             exec \"$real\" \"$@\"\n",
+            real = quote(&self.real)?,
+            dir = quote(&self.dir)?,
+            tag = quote(Path::new(&tag))?,
+        );
+        // one script per disassembler, written atomically
+        let name = format!("nvdisasm-{:016x}.sh", fnv1a(script.as_bytes()));
+        let path = self.dir.join(&name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(script.as_str()) {
+            let tmp = self.dir.join(format!(".{name}.{}", std::process::id()));
+            std::fs::write(&tmp, &script).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+                .and_then(|_| std::fs::rename(&tmp, &path))
+                .map_err(|e| format!("cannot install {}: {e}", path.display()))?;
+        }
+        Ok(path)
+    }
+}
+
+fn find_on_path(name: &str, path: &str) -> Option<PathBuf> {
+    std::env::split_paths(path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// FNV-1a, for a stable file name.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("xfpx-disasm-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        d
+    }
+
+    #[test]
+    fn the_environment_names_the_cache() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        let c = DisasmCache::from_env(env(&[("HOME", "/h"), ("NVDISASM", "/cuda/bin/nvdisasm")])).expect("cache");
+        assert_eq!(c, DisasmCache { dir: "/h/.cache/xfpx/nvdisasm".into(), real: "/cuda/bin/nvdisasm".into() });
+        let c =
+            DisasmCache::from_env(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h"), ("NVDISASM", "/n")])).expect("cache");
+        assert_eq!(c.dir, PathBuf::from("/x/xfpx/nvdisasm"));
+        let c = DisasmCache::from_env(env(&[(CACHE_ENV, "/c"), ("NVDISASM", "/n")])).expect("cache");
+        assert_eq!(c.dir, PathBuf::from("/c"));
+        assert_eq!(DisasmCache::from_env(env(&[(CACHE_ENV, "0"), ("NVDISASM", "/n")])), None);
+        // no disassembler anywhere
+        assert_eq!(DisasmCache::from_env(env(&[("HOME", "/h"), ("PATH", "/nonexistent")])), None);
+    }
+
+    #[test]
+    fn the_wrapper_answers_repeated_calls_from_the_cache() {
+        let dir = temp("wrap");
+        let marks = dir.join("marks");
+        // a fake disassembler: leaves a mark, prints what it was given
+        let real = dir.join("nvdisasm");
+        std::fs::write(&real, format!("#!/bin/sh\necho run >> '{}'\necho \"$1 $2\"; cat \"$3\"\n", marks.display()))
+            .expect("write");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
+        let wrapper = cache.write_wrapper().expect("wrapper");
+        assert_eq!(cache.write_wrapper().expect("again"), wrapper, "one script per disassembler");
+        let code = dir.join("raw.bin");
+        let call = |arch: &str| {
+            let out = Command::new(&wrapper).args(["-b", arch, code.to_str().expect("utf-8")]).output().expect("runs");
+            assert!(out.status.success());
+            String::from_utf8(out.stdout).expect("text")
+        };
+        let runs = || std::fs::read_to_string(&marks).map_or(0, |t| t.lines().count());
+        std::fs::write(&code, b"FADD R1").expect("write");
+        assert_eq!(call("SM90"), "-b SM90\nFADD R1");
+        assert_eq!(call("SM90"), "-b SM90\nFADD R1");
+        assert_eq!(runs(), 1, "the second call came from the cache");
+        assert_eq!(call("SM80"), "-b SM80\nFADD R1");
+        assert_eq!(runs(), 2, "other options, another entry");
+        std::fs::write(&code, b"FMUL R2").expect("write");
+        assert_eq!(call("SM90"), "-b SM90\nFMUL R2");
+        assert_eq!(runs(), 3, "other bytes, another entry");
+        // a failing disassembler fails through the wrapper too
+        std::fs::write(&real, "#!/bin/sh\necho broken >&2\nexit 3\n").expect("write");
+        let broken = DisasmCache { dir: dir.join("cache2"), real }.write_wrapper().expect("wrapper");
+        let out = Command::new(&broken).args(["-b", "SM90", code.to_str().expect("utf-8")]).output().expect("runs");
+        assert_eq!(out.status.code(), Some(3));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unquotable_paths_are_refused() {
+        let c = DisasmCache { dir: temp("quote").join("it's"), real: "/bin/sh".into() };
+        assert!(c.write_wrapper().is_err());
+    }
+}
