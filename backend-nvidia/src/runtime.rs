@@ -778,28 +778,43 @@ mod tests {
         let _ = std::fs::remove_file(sock);
     }
 
-    #[test]
-    fn line_tables_from_embedded_cubins() {
+    /// The source position a site has so far.
+    fn location(core: &ToolCore, site: SiteId) -> Option<String> {
+        core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string())
+    }
+
+    /// A core whose cubin tools are fake scripts in `dir`: `cuobjdump`
+    /// runs `cuobjdump_body`, `nvdisasm` prints a line table giving
+    /// `_Z1kPf`'s instruction 0x10 the line k.cu:41.
+    fn core_with_fake_tools(dir: &std::path::Path, cuobjdump_body: &str, report: &str) -> ToolCore {
         use std::os::unix::fs::PermissionsExt;
-        let dir = temp("fake-tools");
-        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::create_dir_all(dir).expect("mkdir");
         let script = |name: &str, body: &str| {
             let p = dir.join(name);
             std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write");
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
             p
         };
-        // a fake cuobjdump: device code only in files named *with-cubin*
-        let cuobjdump =
-            script("cuobjdump", "case \"$3\" in *with-cubin*) echo x > app.1.$2.cubin;; *) exit 255;; esac");
+        let cuobjdump = script("cuobjdump", cuobjdump_body);
         let nvdisasm = script(
             "nvdisasm",
             "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
         );
-        let mut core =
-            ToolCore::new(RunConfig { report_path: temp("lines.json"), ..RunConfig::default() }).expect("core");
+        let mut core = ToolCore::new(RunConfig { report_path: temp(report), ..RunConfig::default() }).expect("core");
         core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
         core.device("test", Some("sm_90"));
+        core
+    }
+
+    #[test]
+    fn line_tables_from_embedded_cubins() {
+        let dir = temp("fake-tools");
+        // a fake cuobjdump: device code only in files named *with-cubin*
+        let mut core = core_with_fake_tools(
+            &dir,
+            "case \"$3\" in *with-cubin*) echo x > app.1.$2.cubin;; *) exit 255;; esac",
+            "lines.json",
+        );
         let without = dir.join("plain.so");
         let with = dir.join("lib-with-cubin.so");
         std::fs::write(&without, b"").expect("write");
@@ -811,41 +826,26 @@ mod tests {
         core.set_lines_enabled(true);
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
-        assert_eq!(
-            core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()),
-            Some("k.cu:41".into())
-        );
+        assert_eq!(location(&core, site).as_deref(), Some("k.cu:41"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn line_tables_are_searched_only_for_findings() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = temp("lazy-tools");
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let script = |name: &str, body: &str| {
-            let p = dir.join(name);
-            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write");
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-            p
-        };
         // every call of the fake cuobjdump leaves a mark
         let marks = dir.join("marks");
-        let cuobjdump = script("cuobjdump", &format!("echo run >> {}; echo x > app.1.$2.cubin", marks.display()));
-        let nvdisasm = script(
-            "nvdisasm",
-            "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
+        let mut core = core_with_fake_tools(
+            &dir,
+            &format!("echo run >> {}; echo x > app.1.$2.cubin", marks.display()),
+            "lazy.json",
         );
-        let mut core =
-            ToolCore::new(RunConfig { report_path: temp("lazy.json"), ..RunConfig::default() }).expect("core");
-        core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
-        core.device("test", Some("sm_90"));
         core.set_lines_enabled(true);
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         core.launch(NAMES);
         assert!(!marks.exists(), "no search while instrumenting");
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
-        assert_eq!(core.sites.get(site).and_then(|s| s.location.clone()), None);
+        assert_eq!(location(&core, site), None);
         for seq in 1..=2 {
             let rec =
                 DeviceRecord { site, launch: 0, kinds: ExceptionKinds(1 << (seq - 1)), format: FpFormat::F32, seq };
@@ -853,10 +853,7 @@ mod tests {
         }
         let runs = std::fs::read_to_string(&marks).expect("searched").lines().count();
         assert_eq!(runs, 1, "one search for the kernel's findings");
-        assert_eq!(
-            core.sites.get(site).and_then(|s| s.location.clone()).map(|l| l.to_string()),
-            Some("k.cu:41".into())
-        );
+        assert_eq!(location(&core, site).as_deref(), Some("k.cu:41"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

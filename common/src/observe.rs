@@ -854,18 +854,30 @@ mod tests {
         v
     }
 
+    /// An instruction that reads `src` and hides its NaN (a reciprocal
+    /// seen as opaque), writing `def`.
+    fn opaque_use(offset: u64, def: u16, src: u16) -> InstrView {
+        let mut v = fp(offset, FpOp::Div, def, &[src]);
+        v.flow = ValueFlow::Opaque;
+        v
+    }
+
+    /// `instrs`, then a store of `stored` and an exit.
+    fn stored(mut instrs: Vec<InstrView>, stored: u16) -> KernelView {
+        let at = instrs.last().map_or(0, |i| i.offset + 0x10);
+        instrs.push(other(at, "STG", &[], &[stored], Control::None));
+        instrs.push(other(at + 0x10, "EXIT", &[], &[], Control::Exit));
+        KernelView { name: "k".into(), instrs }
+    }
+
     /// A value whose check stays (its only reader hides a NaN), then
     /// compared: `R3 = R1 + R2` (checked), `R4 = MUFU.RCP R3`-like opaque
     /// use, then `FSETP R3, R9` and a store.
     fn compare_after_check(between: Option<InstrView>, other_operand: u16) -> KernelView {
-        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
-        rcp.flow = ValueFlow::Opaque;
-        let mut instrs = vec![fp(0x00, FpOp::Add, 3, &[1, 2]), rcp];
+        let mut instrs = vec![fp(0x00, FpOp::Add, 3, &[1, 2]), opaque_use(0x10, 4, 3)];
         instrs.extend(between);
         instrs.push(cmp(0x30, 3, other_operand));
-        instrs.push(other(0x40, "STG R4", &[], &[4], Control::None));
-        instrs.push(other(0x50, "EXIT", &[], &[], Control::Exit));
-        KernelView { name: "k".into(), instrs }
+        stored(instrs, 4)
     }
 
     #[test]
@@ -897,22 +909,10 @@ mod tests {
 
     #[test]
     fn repeated_checks_of_one_value_are_dropped() {
-        // FSETP R3, R3 after R3 was checked where it was made
-        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
-        rcp.flow = ValueFlow::Opaque;
+        // FSETP R3, R5 after R3 was checked where it was made and copied to R5
         let mut mov = other(0x20, "MOV R5, R3", &[5], &[3], Control::None);
         mov.flow = ValueFlow::Copies(0);
-        let view = KernelView {
-            name: "k".into(),
-            instrs: vec![
-                fp(0x00, FpOp::Add, 3, &[1, 2]),
-                rcp,
-                mov,
-                cmp(0x30, 3, 5),
-                other(0x40, "STG R4", &[], &[4], Control::None),
-                other(0x50, "EXIT", &[], &[], Control::Exit),
-            ],
-        };
+        let view = stored(vec![fp(0x00, FpOp::Add, 3, &[1, 2]), opaque_use(0x10, 4, 3), mov, cmp(0x30, 3, 5)], 4);
         let (kept, stats) = kept(&view, |_| Target::Leave);
         assert_eq!(kept, vec![0, 1], "the comparison reads R3 and its copy");
         assert_eq!(stats.repeated, 1);
@@ -922,18 +922,7 @@ mod tests {
     fn a_source_of_a_checked_result_counts_as_checked() {
         // R5 = R3 * R3 is checked (read by an opaque instruction only);
         // FSETP R3, R3 afterwards needs no check
-        let mut rcp = fp(0x10, FpOp::Div, 6, &[5]);
-        rcp.flow = ValueFlow::Opaque;
-        let view = KernelView {
-            name: "k".into(),
-            instrs: vec![
-                fp(0x00, FpOp::Mul, 5, &[3, 3]),
-                rcp,
-                cmp(0x20, 3, 3),
-                other(0x30, "STG R6", &[], &[6], Control::None),
-                other(0x40, "EXIT", &[], &[], Control::Exit),
-            ],
-        };
+        let view = stored(vec![fp(0x00, FpOp::Mul, 5, &[3, 3]), opaque_use(0x10, 6, 5), cmp(0x20, 3, 3)], 6);
         let (kept, stats) = kept(&view, |_| Target::Leave);
         assert_eq!(kept, vec![0, 1]);
         assert_eq!(stats.repeated, 1);
@@ -941,8 +930,6 @@ mod tests {
 
     #[test]
     fn a_check_on_one_path_only_or_before_a_redefinition_is_not_repeated() {
-        let mut rcp = fp(0x10, FpOp::Div, 4, &[3]);
-        rcp.flow = ValueFlow::Opaque;
         // R3 written again (by a load) between the check and the comparison
         // (without the load, the comparison's check would be a repeat)
         let (k, stats) = kept(&compare_after_check(None, 3), |_| Target::Leave);
@@ -967,16 +954,7 @@ mod tests {
         // a check at a guarded instruction looks only where the guard holds
         let mut guarded = fp(0x00, FpOp::Add, 3, &[1, 2]);
         guarded.guarded = true;
-        let view = KernelView {
-            name: "k".into(),
-            instrs: vec![
-                guarded,
-                rcp,
-                cmp(0x20, 3, 3),
-                other(0x30, "STG R4", &[], &[4], Control::None),
-                other(0x40, "EXIT", &[], &[], Control::Exit),
-            ],
-        };
+        let view = stored(vec![guarded, opaque_use(0x10, 4, 3), cmp(0x20, 3, 3)], 4);
         let (k, stats) = kept(&view, |_| Target::Leave);
         assert!(k.contains(&2), "{k:?}");
         assert_eq!(stats.repeated, 0);
