@@ -207,6 +207,10 @@ void first_sight(CUcontext ctx, CUfunction f) {
     std::vector<CUfunction> funcs = nvbit_get_related_functions(ctx, f);
     funcs.push_back(f);
     for (CUfunction g : funcs) {
+        /* the related functions can include other kernels of the module
+         * (seen with CUTLASS): each is decided at its own first launch,
+         * so an excluded or never-launched kernel costs no disassembly */
+        if (g != f && nvbit_is_func_kernel(ctx, g)) continue;
         if (g != f && !g_seen.insert(g).second) continue;
         std::string gm = nvbit_get_func_name(ctx, g, true);
         std::string gd = nvbit_get_func_name(ctx, g, false);
