@@ -209,6 +209,16 @@ impl ToolCore {
         self.filter.admits(&[names.mangled, names.demangled])
     }
 
+    /// A function whose calls could not be inserted after all (the tool's
+    /// call record cannot carry them): its status says why, and a note.
+    pub fn leave_uninstrumented(&mut self, names: KernelNames, reason: &str) {
+        let name = Self::display_name(names);
+        let status = KernelStatus::Skipped { reason: reason.to_string() };
+        self.collector.kernel_status(&name, status.clone(), 0);
+        self.emit(Event::Kernel { name, status, probes: 0 });
+        self.note(&format!("{}: left uninstrumented: {reason}", names.mangled));
+    }
+
     /// Note a kernel the filters exclude.
     pub fn exclude_kernel(&mut self, names: KernelNames) {
         let name = Self::display_name(names);
@@ -747,6 +757,21 @@ mod tests {
         );
         assert_eq!(rec.site.location.as_ref().map(|l| l.to_string()), Some("k.cu:9".into()));
         assert_eq!(r.run.target.as_deref(), Some("sm_90"));
+        let _ = std::fs::remove_file(report);
+    }
+
+    #[test]
+    fn a_refused_function_is_reported_as_skipped() {
+        let report = temp("refused.json");
+        let mut core = ToolCore::new(RunConfig { report_path: report.clone(), ..RunConfig::default() }).expect("core");
+        core.set_lines_enabled(false);
+        core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        core.leave_uninstrumented(NAMES, "a call has 13 arguments");
+        core.finish().expect("written");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        assert_eq!(r.kernels[0].status, KernelStatus::Skipped { reason: "a call has 13 arguments".into() });
+        assert!(r.run.notes.iter().any(|n| n.contains("left uninstrumented")));
         let _ = std::fs::remove_file(report);
     }
 

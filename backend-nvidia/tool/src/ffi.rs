@@ -254,8 +254,7 @@ pub unsafe extern "C" fn xfpx_instrument(
     // the lowering checks calls against abi.def; a call the record cannot
     // carry leaves the kernel alone, and the report says so
     let refuse = |why: String| {
-        let text = format!("{}: left uninstrumented: {why}", names.mangled);
-        with_core((), |c| c.note(&text));
+        with_core((), |c| c.leave_uninstrumented(names, &why));
         -1
     };
     for c in calls {
