@@ -406,9 +406,12 @@ fn key(p: &crate::probe::Probe) -> ProbeKey {
 }
 
 /// Registers whose current value a check has already looked at, with the
-/// kinds it looked for; `None` is the universal set (the optimistic start
-/// of the fixpoint).
-type Checked = Option<std::collections::HashMap<RegRange, u8>>;
+/// kinds it looked for.
+type CheckedSet = std::collections::HashMap<RegRange, u8>;
+
+/// A [`CheckedSet`], or `None`: the universal set (the optimistic start of
+/// the fixpoint).
+type Checked = Option<CheckedSet>;
 
 fn meet_checked(a: &Checked, b: &Checked) -> Checked {
     match (a, b) {
@@ -456,8 +459,7 @@ fn checked_at(
     plan: &Plan,
     skip: &HashSet<ProbeKey>,
     observed: Option<&[HashSet<RegRange>]>,
-) -> Vec<(std::collections::HashMap<RegRange, u8>, std::collections::HashMap<RegRange, u8>)> {
-    use std::collections::HashMap;
+) -> Vec<(CheckedSet, CheckedSet)> {
     let n = view.instrs.len();
     let mut before: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
     let mut after: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
@@ -468,9 +470,7 @@ fn checked_at(
         }
     }
     // one instruction forwards; records the two sets when asked
-    let step = |i: usize,
-                set: &mut HashMap<RegRange, u8>,
-                rec: Option<&mut Vec<(HashMap<RegRange, u8>, HashMap<RegRange, u8>)>>| {
+    let step = |i: usize, set: &mut CheckedSet, rec: Option<&mut Vec<(CheckedSet, CheckedSet)>>| {
         let ins = &view.instrs[i];
         let at_entry = set.clone();
         for (r, k) in &before[i] {
@@ -516,10 +516,10 @@ fn checked_at(
         }
     }
     let mut block_out: Vec<Checked> = vec![None; nb];
-    let block_in = |block_out: &Vec<Checked>, b: usize| -> HashMap<RegRange, u8> {
+    let block_in = |block_out: &Vec<Checked>, b: usize| -> CheckedSet {
         // an entry (the kernel's, a subroutine's) starts with nothing
         if preds[b].is_empty() {
-            return HashMap::new();
+            return CheckedSet::new();
         }
         let mut acc: Checked = None;
         for &p in &preds[b] {
@@ -553,7 +553,7 @@ fn checked_at(
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
         let unreached = !preds[bi].is_empty() && preds[bi].iter().all(|&p| block_out[p].is_none());
-        let mut set = if unreached { HashMap::new() } else { block_in(&block_out, bi) };
+        let mut set = if unreached { CheckedSet::new() } else { block_in(&block_out, bi) };
         for i in b.start..b.end {
             step(i, &mut set, Some(&mut out));
         }
