@@ -56,6 +56,14 @@ extern "C" __global__ void fpx_f64_div(const double* a, const double* b, double*
     out[i] = a[i] / b[i];  // xfpx-expect: div0 f64, nan f64 (RCP64H, DFMA; the FFMA+FSETP test of high words is no value)
 }  // xfpx-expect: div0 f64, nan f64 (slow path: MUFU.RCP64H of 0, DFMA refinement)
 
+// A max whose bound sits in a uniform register (`FMNMX R, R, URn`): the max
+// returns the other operand, so a NaN bound leaves no NaN in the result.
+extern "C" __global__ void fpx_f32_max_uniform(const float4* x, float lo, float4* out) {
+    float4 v = x[threadIdx.x];
+    v.x = fmaxf(v.x, lo), v.y = fmaxf(v.y, lo), v.z = fmaxf(v.z, lo), v.w = fmaxf(v.w, lo);  // xfpx-expect: nan f32 (FMNMX with the NaN bound in a uniform register)
+    out[threadIdx.x] = v;
+}
+
 template <typename T>
 using Kernel = void (*)(const T*, const T*, T*);
 
@@ -84,6 +92,24 @@ static T launch(Kernel<T> k, T a, T b, Checksum& sum) {
     return hout[0];
 }
 
+// Runs fpx_f32_max_uniform on 256 vectors of ones with bound `lo`; returns
+// the first result.
+static float max_uniform(float lo, Checksum& sum) {
+    float4 hx[256], hout[256];
+    for (float4& v : hx) v = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    float4 *dx, *dout;
+    CHECK_CUDA(cudaMalloc(&dx, sizeof hx));
+    CHECK_CUDA(cudaMalloc(&dout, sizeof hout));
+    CHECK_CUDA(cudaMemcpy(dx, hx, sizeof hx, cudaMemcpyHostToDevice));
+    fpx_f32_max_uniform<<<1, 256>>>(dx, lo, dout);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaFree(dx));
+    CHECK_CUDA(cudaFree(dout));
+    sum.add(hout, sizeof hout);
+    return hout[0].x;
+}
+
 int main() {
     Checksum sum;
     SelfCheck check;
@@ -104,6 +130,7 @@ int main() {
                  "f64 1e-160*1e-160 is subnormal");
     check.expect(std::isinf(launch<double>(fpx_f64_rcp, zd, oned, sum)), "f64 1/0 is Inf");
     check.expect(std::isinf(launch<double>(fpx_f64_div, oned, zd, sum)), "f64 1/0 (division) is Inf");
+    check.expect(max_uniform(runtime_f32("nan"), sum) == 1.0f, "f32 max(1, NaN) is 1");
 
     std::printf("checksum %016llx\n", static_cast<unsigned long long>(sum.h));
     if (check.failures) return 1;
