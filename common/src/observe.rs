@@ -500,10 +500,11 @@ fn checked_at(
             *set.entry(*r).or_insert(0) |= k;
         }
         if let Some(d) = def.filter(|_| ins.flow == ValueFlow::Propagates && !ins.guarded) {
-            let seen = set.get(&d).is_some_and(|k| k & NAN_BIT != 0) || observed.is_some_and(|o| o[i].contains(&d));
+            let nan = ExceptionKind::Nan.bit();
+            let seen = set.get(&d).is_some_and(|k| k & nan != 0) || observed.is_some_and(|o| o[i].contains(&d));
             if seen {
                 for u in ins.uses.iter().filter_map(value_reg).filter(|u| !u.overlaps(&d)) {
-                    *set.entry(u).or_insert(0) |= NAN_BIT;
+                    *set.entry(u).or_insert(0) |= nan;
                 }
             }
         }
@@ -516,6 +517,9 @@ fn checked_at(
         }
     }
     let mut block_out: Vec<Checked> = vec![None; nb];
+    // a block with predecessors none of which has been reached yet
+    let unreached =
+        |block_out: &Vec<Checked>, b: usize| !preds[b].is_empty() && preds[b].iter().all(|&p| block_out[p].is_none());
     let block_in = |block_out: &Vec<Checked>, b: usize| -> CheckedSet {
         // an entry (the kernel's, a subroutine's) starts with nothing
         if preds[b].is_empty() {
@@ -535,7 +539,7 @@ fn checked_at(
     while changed {
         changed = false;
         for (bi, b) in cfg.blocks.iter().enumerate() {
-            if !preds[bi].is_empty() && preds[bi].iter().all(|&p| block_out[p].is_none()) {
+            if unreached(&block_out, bi) {
                 continue;
             }
             let mut set = block_in(&block_out, bi);
@@ -552,8 +556,7 @@ fn checked_at(
     let mut out = Vec::with_capacity(n);
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
-        let unreached = !preds[bi].is_empty() && preds[bi].iter().all(|&p| block_out[p].is_none());
-        let mut set = if unreached { CheckedSet::new() } else { block_in(&block_out, bi) };
+        let mut set = if unreached(&block_out, bi) { CheckedSet::new() } else { block_in(&block_out, bi) };
         for i in b.start..b.end {
             step(i, &mut set, Some(&mut out));
         }
@@ -620,6 +623,16 @@ pub struct ThinStats {
     pub unexceptional: usize,
 }
 
+impl ThinStats {
+    /// One check dropped, which looked for `kinds`.
+    fn drop_check(&mut self, kinds: ExceptionKinds) {
+        self.dropped += 1;
+        if kinds.contains(ExceptionKind::Sub) {
+            self.dropped_subnormal += 1;
+        }
+    }
+}
+
 impl std::ops::AddAssign for ThinStats {
     fn add_assign(&mut self, o: ThinStats) {
         self.checks += o.checks;
@@ -630,9 +643,6 @@ impl std::ops::AddAssign for ThinStats {
         self.unexceptional += o.unexceptional;
     }
 }
-
-/// The bit of NaN in [`ExceptionKinds`].
-const NAN_BIT: u8 = 0b0001;
 
 /// The kinds a value carries forward through propagating arithmetic.
 const PROPAGATING_KINDS: ExceptionKinds = ExceptionKinds(0b0011);
@@ -752,10 +762,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
         }
         if droppable(p, view, &after) {
             if !at_exit {
-                stats.dropped += 1;
-                if kinds.contains(ExceptionKind::Sub) {
-                    stats.dropped_subnormal += 1;
-                }
+                stats.drop_check(*kinds);
             }
         } else {
             if at_exit {
@@ -766,21 +773,14 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
     }
     // what the kept checks (none of them a repeat) have looked at
     let still = repeated_checks(&out, view, cfg, &repeats, Some(&after));
-    let mut kept = Vec::with_capacity(out.probes.len());
-    for p in out.probes {
-        if repeats.contains(&key(&p)) && still.contains(&key(&p)) {
-            stats.dropped += 1;
+    out.probes.retain(|p| {
+        let repeat = repeats.contains(&key(p)) && still.contains(&key(p));
+        if let (true, Action::CheckFp { kinds, .. }) = (repeat, &p.action) {
+            stats.drop_check(*kinds);
             stats.repeated += 1;
-            if let Action::CheckFp { kinds, .. } = &p.action {
-                if kinds.contains(ExceptionKind::Sub) {
-                    stats.dropped_subnormal += 1;
-                }
-            }
-        } else {
-            kept.push(p);
         }
-    }
-    out.probes = kept;
+        !repeat
+    });
     (out, stats)
 }
 
