@@ -20,7 +20,7 @@
 //! scalings that qualify are tables in [`super::opcodes`].
 
 use super::opcodes::{MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
-use super::parse::{RegKind, Register, SassOperand};
+use super::parse::{RegKind, Register, SassInstr, SassOperand};
 use super::view::is_register_test;
 use super::SassKernel;
 use xfpx_common::class::FpFormat;
@@ -41,28 +41,30 @@ pub fn unexceptional_results(kernel: &SassKernel, block_of: &[usize]) -> Vec<boo
 /// high word of an f64 seen as an f32, not a value of the program. A NaN
 /// there is the f64's infinity or NaN, checked where the f64 is made.
 pub fn reads_register_test(kernel: &SassKernel, block_of: &[usize], i: usize, reg: RegRange) -> bool {
-    let view = &kernel.view.instrs;
-    let mut j = i;
-    while j > 0 && block_of.get(j - 1) == block_of.get(i) {
-        j -= 1;
-        if view[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&reg)) {
-            return is_register_test(&kernel.instrs[j]) && !view[j].guarded;
-        }
-    }
-    false
+    latest_write_in_block(kernel, block_of, i, reg)
+        .is_some_and(|j| is_register_test(&kernel.instrs[j]) && !kernel.view.instrs[j].guarded)
+}
+
+/// The last instruction before `i`, in `i`'s block, that writes `reg`.
+fn latest_write_in_block(kernel: &SassKernel, block_of: &[usize], i: usize, reg: RegRange) -> Option<usize> {
+    (0..i)
+        .rev()
+        .take_while(|&j| block_of.get(j) == block_of.get(i))
+        .find(|&j| kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&reg)))
+}
+
+/// The format a reciprocal the compiler starts divisions with reads
+/// ([`RECIPROCALS`]), if `ins` is one (`MUFU.RCP`, `MUFU.RCP64H`).
+pub fn reciprocal_format(ins: &SassInstr) -> Option<FpFormat> {
+    RECIPROCALS.iter().find(|(op, m, _)| *op == ins.opcode && ins.modifiers == [*m]).map(|&(_, _, f)| f)
 }
 
 /// The reciprocal of a constant with a normal, finite reciprocal.
 fn constant_reciprocal(kernel: &SassKernel, i: usize) -> bool {
     let ins = &kernel.instrs[i];
-    let Some(&(_, _, format)) =
-        RECIPROCALS.iter().find(|(op, m, _)| *op == ins.opcode && ins.modifiers.iter().any(|x| x == m))
-    else {
+    let Some(format) = reciprocal_format(ins) else {
         return false;
     };
-    if ins.modifiers.len() != 1 {
-        return false;
-    }
     let Some(v) = imm(ins.operands.get(1)) else {
         return false;
     };
@@ -108,22 +110,11 @@ fn bounded_scaling(kernel: &SassKernel, block_of: &[usize], i: usize) -> Option<
     let value = RegRange::new(RegFile::PerLane, dst.num, words);
     let pred = RegRange::new(RegFile::Predicate, guard.pred.num, 1);
     // the latest write of the predicate, in the same block, with the value
-    // untouched in between
-    let view = &kernel.view.instrs;
-    let mut j = i;
-    let cmp = loop {
-        if j == 0 || block_of[j - 1] != block_of[i] {
-            return None;
-        }
-        j -= 1;
-        let writes = |r: &RegRange| view[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r));
-        if writes(&pred) {
-            break j;
-        }
-        if writes(&value) {
-            return None;
-        }
-    };
+    // untouched since
+    let cmp = latest_write_in_block(kernel, block_of, i, pred)?;
+    if latest_write_in_block(kernel, block_of, i, value).is_some_and(|w| w > cmp) {
+        return None;
+    }
     let c = &kernel.instrs[cmp];
     if c.guard.is_some() || !c.modifiers.iter().any(|m| m == "AND") {
         return None;

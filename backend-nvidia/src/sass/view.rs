@@ -388,7 +388,8 @@ mod tests {
         let (v, _) = one("@P0 FFMA R0, RZ, 2, R3");
         assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Opaque), "a guarded move may not run");
         // a register multiplicand may be infinite (0 * inf is NaN): a test
-        // of the divisor's high word too, no copy
+        // of the divisor's high word too, and still the addend's copy for
+        // the analyses
         let (v, _) = one("FFMA R0, RZ, R9, R235");
         assert_eq!((v.class, v.flow), (InstrClass::Other, ValueFlow::Copies(2)));
         let (v, _) = one("FFMA R0, R1, +INF, R3");
