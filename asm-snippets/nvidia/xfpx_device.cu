@@ -138,18 +138,6 @@ extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t
     xfpx_record_found(active, found, site, meta & XFPX_META_FORMAT_MASK, state, launch);
 }
 
-extern "C" __device__ __noinline__ void xfpx_check_values2(uint32_t lo0, uint32_t hi0, uint32_t site0, uint32_t meta0,
-                                                           uint32_t lo1, uint32_t hi1, uint32_t site1, uint32_t meta1,
-                                                           uint64_t state, uint64_t launch) {
-    uint32_t active = __activemask();
-    uint32_t f0 = xfpx_slot_kinds(lo0, hi0, meta0);
-    uint32_t f1 = xfpx_slot_kinds(lo1, hi1, meta1);
-    /* the clean path: one vote */
-    if (__ballot_sync(active, (f0 | f1) != 0u) == 0u) return;
-    xfpx_record_found(active, f0, site0, meta0 & XFPX_META_FORMAT_MASK, state, launch);
-    xfpx_record_found(active, f1, site1, meta1 & XFPX_META_FORMAT_MASK, state, launch);
-}
-
 extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t lo0, uint32_t hi0, uint64_t site_meta0,
                                                            uint32_t lo1, uint32_t hi1, uint64_t site_meta1,
                                                            uint32_t lo2, uint32_t hi2, uint64_t site_meta2,

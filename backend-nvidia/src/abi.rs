@@ -125,9 +125,8 @@ pub fn device_functions() -> Result<Vec<DeviceFunction>, AbiError> {
 /// Name of the value-check function.
 pub const CHECK_VALUE: &str = "xfpx_check_value";
 
-/// Name of the function that checks two values in one call.
-pub const CHECK_VALUES2: &str = "xfpx_check_values2";
-/// The grouped check of three values (site and meta packed per slot).
+/// Name of the function that checks up to three values in one call (site
+/// and meta packed per slot, empty slots with meta 0).
 pub const CHECK_VALUES3: &str = "xfpx_check_values3";
 
 #[cfg(test)]

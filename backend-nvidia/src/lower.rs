@@ -4,7 +4,7 @@
 
 use crate::abi::{self, ArgKind, DeviceFunction};
 use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT, META_RECIPROCAL};
-use crate::sass::opcodes::RECIPROCALS;
+use crate::sass::idioms::reciprocal_format;
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
 use xfpx_common::class::FpFormat;
@@ -13,7 +13,7 @@ use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;
-use xfpx_common::view::{Control, KernelView, Operand, RegFile, RegRange};
+use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
 
 /// One argument of an inserted call, as NVBit passes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -110,6 +110,34 @@ impl<'k> NvbitLowering<'k> {
         self
     }
 
+    /// Fast mode: a reciprocal's result (`MUFU.RCP R10, R5`) is checked
+    /// through the word it reads, as (lo, hi) arguments the device turns
+    /// into the reciprocal's kinds. The divisor stays intact longer (until
+    /// the quotient is made), so its check can share the quotient's call.
+    fn reciprocal_source(
+        &self,
+        p: &xfpx_common::probe::Probe,
+        values: &[ValueRef],
+        ins: &InstrView,
+        format: FpFormat,
+    ) -> Option<(CallArg, CallArg)> {
+        if !self.grouped || p.when != When::After || values != [ValueRef::Def(0)] || ins.guarded {
+            return None;
+        }
+        if reciprocal_format(&self.kernel.instrs[p.instr as usize]) != Some(format) {
+            return None;
+        }
+        let (Some(Operand::Reg(u)), Some(Operand::Reg(d))) = (ins.uses.first(), ins.defs.first()) else {
+            return None;
+        };
+        if u.file != RegFile::PerLane || u.overlaps(d) {
+            return None;
+        }
+        // an f32, or the high word of an f64 (the 64H rule)
+        let (word, zero) = (CallArg::Reg { num: u.first }, CallArg::Const32 { value: 0 });
+        Some(if format == FpFormat::F64 { (zero, word) } else { (word, zero) })
+    }
+
     fn check_abi(&self, call: &CallInsertion) -> Result<(), LowerError> {
         let abi_err = |detail: String| LowerError::Abi { function: call.function.clone(), detail };
         let f = self
@@ -176,80 +204,52 @@ impl Lowering for NvbitLowering<'_> {
                     if kinds.contains(ExceptionKind::Div0) {
                         meta |= META_DIVISION;
                     }
-                    // fast mode: a reciprocal's result is checked through
-                    // its source, which stays intact longer (the divisor
-                    // lives until the quotient is made), so the check can
-                    // share a call with the quotient's
-                    let reciprocal: Option<u16> =
-                        if self.grouped && p.when == When::After && *values == [ValueRef::Def(0)] {
-                            let sass = &self.kernel.instrs[p.instr as usize];
-                            let is_rcp = RECIPROCALS
-                                .iter()
-                                .any(|(op, m, f)| sass.opcode == *op && sass.modifiers == [*m] && f == format);
-                            match (ins.uses.first(), ins.defs.first()) {
-                                (Some(Operand::Reg(u)), Some(Operand::Reg(d)))
-                                    if is_rcp && !ins.guarded && u.file == RegFile::PerLane && !u.overlaps(d) =>
-                                {
-                                    Some(u.first)
+                    // the (lo, hi, meta) of every value the probe checks
+                    let mut slots: Vec<(CallArg, CallArg, u32)> = Vec::new();
+                    if let Some((lo, hi)) = self.reciprocal_source(p, values, ins, *format) {
+                        slots.push((lo, hi, meta | META_RECIPROCAL));
+                    } else {
+                        for v in values {
+                            let live;
+                            let (op, high_word) = match v {
+                                ValueRef::Def(n) => (
+                                    ins.defs.get(*n as usize),
+                                    self.kernel.high_word.get(p.instr as usize).copied().unwrap_or(false),
+                                ),
+                                ValueRef::Use(n) => (ins.uses.get(*n as usize), false),
+                                ValueRef::Reg(r) => {
+                                    live = Operand::Reg(*r);
+                                    (Some(&live), false)
                                 }
-                                _ => None,
-                            }
-                        } else {
-                            None
-                        };
-                    if reciprocal.is_some() {
-                        meta |= META_RECIPROCAL;
-                    }
-                    for v in values {
-                        let live;
-                        let (op, high_word) = match v {
-                            // the word the reciprocal reads: an f32, or the
-                            // high word of an f64 (the 64H rule)
-                            ValueRef::Def(0) if reciprocal.is_some() => {
-                                live = Operand::Reg(RegRange::new(RegFile::PerLane, reciprocal.unwrap_or(0), 1));
-                                (Some(&live), false)
-                            }
-                            ValueRef::Def(n) => (
-                                ins.defs.get(*n as usize),
-                                self.kernel.high_word.get(p.instr as usize).copied().unwrap_or(false),
-                            ),
-                            ValueRef::Use(n) => (ins.uses.get(*n as usize), false),
-                            ValueRef::Reg(r) => {
-                                live = Operand::Reg(*r);
-                                (Some(&live), false)
-                            }
-                        };
-                        let bad = || LowerError::BadValue { probe: i, instr: p.instr, value: *v };
-                        let op = op.ok_or_else(bad)?;
-                        // a predicate holds no floating-point value: nothing to check
-                        if matches!(op, Operand::Reg(r) if r.file == RegFile::Predicate) {
-                            continue;
-                        }
-                        let pairs = match op {
-                            Operand::Reg(r) if reciprocal.is_some() && *format == FpFormat::F64 => {
-                                vec![(CallArg::Const32 { value: 0 }, CallArg::Reg { num: r.first })]
-                            }
-                            _ => value_args(op, *format, high_word).ok_or_else(bad)?,
-                        };
-                        let meta = if high_word { meta | META_HIGH_WORD } else { meta };
-                        for (lo, hi) in pairs {
-                            let call = CallInsertion {
-                                instr: p.instr,
-                                when: p.when,
-                                function: abi::CHECK_VALUE.to_string(),
-                                args: vec![
-                                    CallArg::GuardPred,
-                                    lo,
-                                    hi,
-                                    CallArg::Const32 { value: p.site.0 },
-                                    CallArg::Const32 { value: meta },
-                                    CallArg::Const64 { value: self.state_addr },
-                                    CallArg::LaunchVal64,
-                                ],
                             };
-                            self.check_abi(&call)?;
-                            calls.push(call);
+                            let bad = || LowerError::BadValue { probe: i, instr: p.instr, value: *v };
+                            let op = op.ok_or_else(bad)?;
+                            // a predicate holds no floating-point value: nothing to check
+                            if matches!(op, Operand::Reg(r) if r.file == RegFile::Predicate) {
+                                continue;
+                            }
+                            let meta = if high_word { meta | META_HIGH_WORD } else { meta };
+                            let pairs = value_args(op, *format, high_word).ok_or_else(bad)?;
+                            slots.extend(pairs.into_iter().map(|(lo, hi)| (lo, hi, meta)));
                         }
+                    }
+                    for (lo, hi, meta) in slots {
+                        let call = CallInsertion {
+                            instr: p.instr,
+                            when: p.when,
+                            function: abi::CHECK_VALUE.to_string(),
+                            args: vec![
+                                CallArg::GuardPred,
+                                lo,
+                                hi,
+                                CallArg::Const32 { value: p.site.0 },
+                                CallArg::Const32 { value: meta },
+                                CallArg::Const64 { value: self.state_addr },
+                                CallArg::LaunchVal64,
+                            ],
+                        };
+                        self.check_abi(&call)?;
+                        calls.push(call);
                     }
                 }
                 Action::Count { .. } => {
@@ -271,18 +271,13 @@ impl Lowering for NvbitLowering<'_> {
 /// Values one grouped call checks, at most.
 pub const GROUP_SLOTS: usize = 3;
 
-/// A single check waiting for its group: the registers it reads, and the
-/// single call (guard, lo, hi, site, meta, state, launch) it replaces.
+/// A single check waiting for its group: the registers it reads, its
+/// site and meta packed as a grouped call carries them, and the single
+/// call (guard, lo, hi, site, meta, state, launch) it replaces.
 struct PendingCheck {
     regs: Vec<RegRange>,
+    site_meta: u64,
     single: CallInsertion,
-}
-
-impl PendingCheck {
-    /// Its (lo, hi, site, meta) arguments.
-    fn slot(&self) -> &[CallArg] {
-        &self.single.args[1..5]
-    }
 }
 
 fn arg_reg(a: CallArg) -> Option<RegRange> {
@@ -293,7 +288,7 @@ fn arg_reg(a: CallArg) -> Option<RegRange> {
     }
 }
 
-/// Pair the value checks of unguarded instructions: a check can wait
+/// Group the value checks of unguarded instructions: a check can wait
 /// until later in its basic block as long as nothing writes its registers,
 /// so checks are collected and emitted `GROUP_SLOTS` at a time, before the
 /// first instruction that would overwrite one of them, before the block's
@@ -309,17 +304,20 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
     let mut ready: Vec<Vec<PendingCheck>> = (0..2 * n).map(|_| Vec::new()).collect();
     let mut out = Vec::new();
     for c in calls {
-        let groupable = c.function == abi::CHECK_VALUE
-            && c.args.len() == 7
-            && !view.instrs.get(c.instr as usize).is_none_or(|i| i.guarded)
-            && matches!(c.args[1..5], [_, _, CallArg::Const32 { .. }, CallArg::Const32 { .. }]);
-        if !groupable {
-            out.push(c);
-            continue;
-        }
+        let site_meta = match c.args[..] {
+            [_, _, _, CallArg::Const32 { value: site }, CallArg::Const32 { value: meta }, _, _]
+                if c.function == abi::CHECK_VALUE && !view.instrs.get(c.instr as usize).is_none_or(|i| i.guarded) =>
+            {
+                u64::from(site) | u64::from(meta) << 32
+            }
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
         let pos = 2 * c.instr as usize + usize::from(c.when == When::After);
         let regs = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
-        ready[pos].push(PendingCheck { regs, single: c });
+        ready[pos].push(PendingCheck { regs, site_meta, single: c });
     }
     let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, instr: usize, when: When| {
         // calls placed at a guarded instruction run only where its guard
@@ -331,22 +329,16 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
         for chunk in pending.chunks(GROUP_SLOTS) {
             let call = match chunk {
                 [one] => CallInsertion { instr: instr as u32, when, ..one.single.clone() },
-                [_, _] => {
-                    let mut args: Vec<CallArg> = chunk.iter().flat_map(|p| p.slot().iter().copied()).collect();
-                    args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
-                    CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES2.to_string(), args }
-                }
                 _ => {
-                    // three slots: site and meta packed into one constant each
+                    // (lo, hi, site | meta << 32) per slot; empty slots check nothing
+                    let empty =
+                        [CallArg::Const32 { value: 0 }, CallArg::Const32 { value: 0 }, CallArg::Const64 { value: 0 }];
                     let mut args: Vec<CallArg> = chunk
                         .iter()
-                        .flat_map(|p| match p.slot() {
-                            [lo, hi, CallArg::Const32 { value: site }, CallArg::Const32 { value: meta }] => {
-                                [*lo, *hi, CallArg::Const64 { value: u64::from(*site) | u64::from(*meta) << 32 }]
-                            }
-                            // groupable checks have constant site and meta
-                            other => [other[0], other[1], CallArg::Const64 { value: 0 }],
-                        })
+                        .map(|p| [p.single.args[1], p.single.args[2], CallArg::Const64 { value: p.site_meta }])
+                        .chain(std::iter::repeat(empty))
+                        .take(GROUP_SLOTS)
+                        .flatten()
                         .collect();
                     args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
                     CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES3.to_string(), args }
@@ -486,7 +478,7 @@ mod tests {
                 // the guarded branch ends the block: R10 and R12 go where
                 // R12 became ready, not at the branch (whose calls would run
                 // only where its guard holds)
-                (6, When::After, "xfpx_check_values2", vec![r(10), r(12)]),
+                (6, When::After, "xfpx_check_values3", vec![r(10), r(12)]),
                 // R11 is in the next block
                 (8, When::After, "xfpx_check_value", vec![r(11)]),
             ]
@@ -510,13 +502,14 @@ mod tests {
         };
         match c.function.as_str() {
             abi::CHECK_VALUE => vec![(c.args[1], c.args[2], c32(c.args[3]), c32(c.args[4]))],
-            abi::CHECK_VALUES2 => c.args[..8].chunks(4).map(|s| (s[0], s[1], c32(s[2]), c32(s[3]))).collect(),
+            // empty slots (meta 0) carry no check
             abi::CHECK_VALUES3 => c.args[..9]
                 .chunks(3)
                 .map(|s| match s[2] {
                     CallArg::Const64 { value } => (s[0], s[1], value as u32, (value >> 32) as u32),
                     _ => (s[0], s[1], u32::MAX, u32::MAX),
                 })
+                .filter(|s| s.3 != 0)
                 .collect(),
             _ => Vec::new(),
         }
