@@ -172,13 +172,12 @@ class Harness:
             if config.kind in ("xfpx", "nvbit-empty"):
                 if config.warm:
                     cache = os.path.join(self.work, "nvdisasm-cache", program)
+                    env[CACHE_ENV] = cache
                     if not os.path.isdir(cache):
                         os.makedirs(cache)
-                        env[CACHE_ENV] = cache
                         print("[%6.1fs] %-14s %-14s filling the disassembly cache ..." %
                               (time.monotonic() - self.t_start, program, config.name), flush=True)
                         run_once(argv, env, timeout, log + ".prime")
-                    env[CACHE_ENV] = cache
                 else:
                     cold = tempfile.mkdtemp(prefix="xfpx-nvdisasm-")
                     env[CACHE_ENV] = cold
