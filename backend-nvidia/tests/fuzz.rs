@@ -1,6 +1,6 @@
-//! Property-based fuzzing of the SASS parsers and the dump: any text,
-//! and mutations of real listing lines, give a value or an error, never a
-//! panic.
+//! Property-based fuzzing of the SASS parsers, the dump and the fat
+//! binary reader: any text or bytes, and mutations of real listing lines
+//! and of a real fat binary, give a value or an error, never a panic.
 
 use proptest::prelude::*;
 use xfpx_nvidia::dump::{dump_listing, DumpOptions};
@@ -49,5 +49,45 @@ proptest! {
         if let Ok(sites) = decode_chunk(first, &bytes) {
             for (_, e) in sites { let _ = e.findings(); }
         }
+    }
+}
+
+fn real_fatbin() -> &'static [u8] {
+    include_bytes!("fixtures/ops.sm_90.fatbin")
+}
+
+/// Everything the prefill reads from a fat binary, read to the end.
+fn read_fatbin(bytes: &[u8]) {
+    if let Ok(entries) = xfpx_nvidia::fatbin::entries(bytes) {
+        for e in entries {
+            if let Ok(c) = e.contents() {
+                let _ = xfpx_nvidia::fatbin::cubin_functions(&c);
+            }
+        }
+    }
+    let _ = xfpx_nvidia::fatbin::functions_for_target(bytes, 90);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_bytes_as_fatbin(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        read_fatbin(&bytes);
+        let _ = xfpx_nvidia::fatbin::host_fatbin(&bytes);
+    }
+
+    #[test]
+    fn mutated_fatbin(edits in proptest::collection::vec((0usize..1 << 20, any::<u8>()), 1..8), cut in 0usize..1 << 20) {
+        let mut bytes = real_fatbin().to_vec();
+        for (at, v) in edits {
+            let n = bytes.len();
+            bytes[at % n] = v;
+        }
+        // headers are where the sizes live: hit them more often than chance
+        let n = bytes.len();
+        bytes[cut % 96] ^= 0x40;
+        bytes.truncate(n - (cut % 64));
+        read_fatbin(&bytes);
     }
 }
