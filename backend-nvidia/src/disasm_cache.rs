@@ -7,8 +7,12 @@
 //! the next, so the tool gives NVBit a small wrapper script instead: it
 //! keys each call by the bytes disassembled, the options and the
 //! disassembler it stands for, answers from the cache when it can, and
-//! otherwise runs the real `nvdisasm` and keeps its output. The first run
-//! of a program pays in full; later runs skip the disassembler.
+//! otherwise runs the real `nvdisasm` and keeps its output. While one call
+//! disassembles some bytes (a `.<key>.busy` folder marks it), a second call
+//! for the same bytes waits for that answer instead of starting its own
+//! disassembler: [`crate::prefill`] disassembles a program's functions
+//! ahead, in parallel, and NVBit's call for one still in progress waits
+//! for it. A mark older than a minute is stale (a killed call) and removed.
 //!
 //! `XFPX_NVDISASM_CACHE` names the cache folder (default
 //! `$XDG_CACHE_HOME/xfpx/nvdisasm`, else `~/.cache/xfpx/nvdisasm`); `0`
@@ -76,9 +80,18 @@ impl DisasmCache {
              if [ -f \"$file\" ]; then key=$( (printf '%s|%s|' \"$tag\" \"$opts\"; cat -- \"$file\") | sha256sum 2>/dev/null | cut -c1-64); fi\n\
              if [ \"${{#key}}\" -eq 64 ]; then\n\
              \x20 if [ -s \"$dir/$key\" ]; then exec cat -- \"$dir/$key\"; fi\n\
-             \x20 tmp=\"$dir/.$key.$$\"\n\
-             \x20 if \"$real\" \"$@\" > \"$tmp\" 2>/dev/null && [ -s \"$tmp\" ] && mv -f -- \"$tmp\" \"$dir/$key\"; then exec cat -- \"$dir/$key\"; fi\n\
-             \x20 rm -f -- \"$tmp\"\n\
+             \x20 busy=\"$dir/.$key.busy\"\n\
+             \x20 if [ -d \"$busy\" ] && [ -n \"$(find \"$busy\" -maxdepth 0 -mmin +1 2>/dev/null)\" ]; then rmdir -- \"$busy\" 2>/dev/null; fi\n\
+             \x20 if mkdir -- \"$busy\" 2>/dev/null; then\n\
+             \x20   tmp=\"$dir/.$key.$$\"\n\
+             \x20   trap 'rm -f -- \"$tmp\"; rmdir -- \"$busy\" 2>/dev/null; exit 1' HUP INT TERM\n\
+             \x20   if \"$real\" \"$@\" > \"$tmp\" 2>/dev/null && [ -s \"$tmp\" ] && mv -f -- \"$tmp\" \"$dir/$key\"; then rmdir -- \"$busy\"; exec cat -- \"$dir/$key\"; fi\n\
+             \x20   rm -f -- \"$tmp\"; rmdir -- \"$busy\" 2>/dev/null; trap - HUP INT TERM\n\
+             \x20 else\n\
+             \x20   w=0\n\
+             \x20   while [ -d \"$busy\" ] && [ \"$w\" -lt 3000 ]; do sleep 0.01; w=$((w+1)); done\n\
+             \x20   if [ -s \"$dir/$key\" ]; then exec cat -- \"$dir/$key\"; fi\n\
+             \x20 fi\n\
              fi\n\
              exec \"$real\" \"$@\"\n",
             real = quote(&self.real)?,

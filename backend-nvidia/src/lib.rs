@@ -2,8 +2,10 @@
 //! of plans to NVBit call insertions ([`lower`]) against the shared device
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
-//! ([`dump`]), the plan of each run mode ([`modes`]), where the built tool is found ([`tool_library`])
-//! and the cache of NVBit's disassembler calls ([`disasm_cache`]).
+//! ([`dump`]), the plan of each run mode ([`modes`]), where the built tool is found ([`tool_library`]),
+//! the cache of NVBit's disassembler calls ([`disasm_cache`]), fat binaries
+//! and cubins ([`fatbin`]) and the disassembly of a program's functions
+//! ahead of NVBit ([`prefill`]).
 //!
 //! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
 //! a static library linked with a C++ shim by `build-tool.sh`.
@@ -12,8 +14,10 @@
 pub mod abi;
 pub mod disasm_cache;
 pub mod dump;
+pub mod fatbin;
 pub mod lower;
 pub mod modes;
+pub mod prefill;
 pub mod record;
 pub mod runtime;
 pub mod sass;

@@ -287,7 +287,12 @@ void nvbit_at_init() {
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
     const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
-    if (wrapper != nullptr) nvbit_set_nvdisasm(wrapper);
+    if (wrapper != nullptr) {
+        nvbit_set_nvdisasm(wrapper);
+        /* and disassemble the program's own functions through it ahead of
+         * their first launch, several at once, in the background */
+        xfpx_prefill_start();
+    }
 }
 
 void nvbit_tool_init(CUcontext ctx) {

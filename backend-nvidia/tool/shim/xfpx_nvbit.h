@@ -38,6 +38,7 @@ void xfpx_note(const char *text);
 int xfpx_wants_kernel(const char *mangled, const char *demangled);
 void xfpx_exclude_kernel(const char *mangled, const char *demangled);
 const char *xfpx_nvdisasm_wrapper(void);
+void xfpx_prefill_start(void);
 int xfpx_lines_enabled(void);
 void xfpx_load_cubin_lines(const char *path);
 int64_t xfpx_instrument(const char *mangled, const char *demangled, uint32_t n, const char *const *sass,

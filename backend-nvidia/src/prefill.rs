@@ -1,0 +1,276 @@
+//! Disassembly ahead of NVBit: a program's own functions are put through
+//! the disassembler cache ([`crate::disasm_cache`]) in parallel, in the
+//! background, while the program starts, so that NVBit's one-at-a-time
+//! disassembly at each kernel's first launch finds them ready.
+//!
+//! NVBit 1.7.7.1 disassembles a function by running the disassembler as
+//! `nvdisasm -b SM<nn> FILE`, FILE holding exactly the bytes of the
+//! function's `.text.<name>` section in the program's cubin (checked on
+//! the H100 for every function of two benchmark programs); each run costs
+//! 0.4-0.5 s, nearly all of it the disassembler starting. The prefill runs
+//! the cache's wrapper the same way on the same bytes, several at once, so
+//! the wrapper files the answer under the key NVBit's call will look up.
+//! A function whose bytes differ at load time (relocated calls, code
+//! compiled just in time from PTX) simply finds nothing: the cache is keyed
+//! by content, so a prefill can make a call faster, never answer it wrong.
+
+use crate::fatbin::{self, DeviceFunction};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Environment variable: `0` turns the prefill off, a number bounds how
+/// many functions one run disassembles ahead (default [`DEFAULT_LIMIT`]).
+pub const PREFILL_ENV: &str = "XFPX_PREFILL";
+/// Functions disassembled ahead per run unless `XFPX_PREFILL` says.
+pub const DEFAULT_LIMIT: usize = 256;
+
+/// The arguments NVBit gives the disassembler before the file, for a
+/// device of SASS target `sm` (90 for sm_90).
+pub fn nvbit_disassembler_args(sm: u32) -> [String; 2] {
+    ["-b".to_string(), format!("SM{sm}")]
+}
+
+/// The SASS target number of a target name: `sm_90` -> 90, `sm_90a` -> 90.
+pub fn target_number(target: &str) -> Option<u32> {
+    let digits: String = target.strip_prefix("sm_")?.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// How many functions to disassemble ahead, from `XFPX_PREFILL`.
+pub fn limit_from_env(value: Option<&str>) -> usize {
+    match value.map(str::trim) {
+        None | Some("") => DEFAULT_LIMIT,
+        Some(v) => v.parse().unwrap_or(DEFAULT_LIMIT),
+    }
+}
+
+/// What to disassemble ahead, in the order the program's file holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrefillPlan {
+    pub sm: u32,
+    pub functions: Vec<DeviceFunction>,
+    /// Functions left out: over the limit, repeated, or not wanted.
+    pub left_out: usize,
+    /// Cubins of the target that could not be read.
+    pub unreadable: usize,
+}
+
+/// The SASS target to prefill for, when the program's file decides it
+/// alone: the fat binary holds cubins of exactly one target.
+pub fn sole_target(host_elf: &[u8]) -> Option<u32> {
+    let section = fatbin::host_fatbin(host_elf).ok()??;
+    match fatbin::cubin_targets(section).ok()?.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// The functions of a host ELF file's cubins for target `sm` that
+/// `wanted` admits (by mangled name), without repeats, at most `limit`.
+/// A file without device code gives an empty plan.
+pub fn plan(host_elf: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: usize) -> Result<PrefillPlan, String> {
+    let section = match fatbin::host_fatbin(host_elf) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 }),
+        Err(e) => return Err(e.to_string()),
+    };
+    let (all, unreadable) = fatbin::functions_for_target(section, sm).map_err(|e| e.to_string())?;
+    let total = all.len();
+    let mut seen = HashSet::new();
+    let functions: Vec<DeviceFunction> = all
+        .into_iter()
+        .filter(|f| wanted(&f.name) && seen.insert(f.code.clone()))
+        .take(limit)
+        .collect();
+    Ok(PrefillPlan { sm, left_out: total - functions.len(), functions, unreadable })
+}
+
+/// What a prefill did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrefillOutcome {
+    pub disassembled: usize,
+    pub failed: usize,
+    pub seconds: f64,
+}
+
+/// Run `wrapper` (the cache's disassembler wrapper) on every planned
+/// function, `jobs` at a time, as NVBit would call it; each function's
+/// bytes go through a file in `scratch` (created, and removed after).
+pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> PrefillOutcome {
+    let t0 = Instant::now();
+    if plan.functions.is_empty() {
+        return PrefillOutcome::default();
+    }
+    if std::fs::create_dir_all(scratch).is_err() {
+        return PrefillOutcome { failed: plan.functions.len(), ..PrefillOutcome::default() };
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(0);
+    let args = nvbit_disassembler_args(plan.sm);
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for worker in 0..jobs.clamp(1, 64) {
+            let (next, failed, args, errors) = (&next, &failed, &args, &errors);
+            s.spawn(move || {
+                let file = scratch.join(format!("code-{worker}"));
+                while let Some(f) = plan.functions.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let ok = std::fs::write(&file, &f.code).is_ok()
+                        && std::process::Command::new(wrapper)
+                            .args(args.iter())
+                            .arg(&file)
+                            .stdin(std::process::Stdio::null())
+                            .stdout(std::process::Stdio::null())
+                            .stderr(std::process::Stdio::null())
+                            .status()
+                            .is_ok_and(|st| st.success());
+                    if !ok {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                        if let Ok(mut e) = errors.lock() {
+                            e.push(f.name.clone());
+                        }
+                    }
+                }
+                let _ = std::fs::remove_file(&file);
+            });
+        }
+    });
+    let _ = std::fs::remove_dir(scratch);
+    let failed = failed.into_inner();
+    PrefillOutcome { disassembled: plan.functions.len() - failed, failed, seconds: t0.elapsed().as_secs_f64() }
+}
+
+/// Parallel disassembler runs for a machine with `cpus` processors: half
+/// of them, at least one, at most eight (the program keeps the rest).
+pub fn jobs_for(cpus: usize) -> usize {
+    (cpus / 2).clamp(1, 8)
+}
+
+/// A private scratch folder for one process's prefill.
+pub fn scratch_dir(base: &Path) -> PathBuf {
+    base.join(format!(".prefill-{}", std::process::id()))
+}
+
+/// How long a prefill waits for the device's target when the program's
+/// file holds cubins of several targets.
+pub const TARGET_WAIT: Duration = Duration::from_secs(30);
+
+/// The device's SASS target, told by the tool once it attaches to a GPU;
+/// a prefill that needs it waits here.
+#[derive(Debug, Default)]
+pub struct DeviceTarget {
+    sm: Mutex<Option<u32>>,
+    told: Condvar,
+}
+
+impl DeviceTarget {
+    pub const fn new() -> DeviceTarget {
+        DeviceTarget { sm: Mutex::new(None), told: Condvar::new() }
+    }
+
+    pub fn tell(&self, sm: u32) {
+        if let Ok(mut g) = self.sm.lock() {
+            *g = Some(sm);
+            self.told.notify_all();
+        }
+    }
+
+    /// The target once told, waiting at most `timeout`.
+    pub fn wait(&self, timeout: Duration) -> Option<u32> {
+        let g = self.sm.lock().ok()?;
+        let (g, _) = self.told.wait_timeout_while(g, timeout, |sm| sm.is_none()).ok()?;
+        *g
+    }
+}
+
+/// Start a prefill of the program in `exe` on a background thread: the
+/// target is the file's sole one, else the device's (waiting for it);
+/// `wanted` filters functions by mangled name; `done` receives one line
+/// for the user when it ends (nothing when there was nothing to do).
+pub fn start_background(
+    exe: PathBuf,
+    wrapper: PathBuf,
+    limit: usize,
+    target: &'static DeviceTarget,
+    wanted: impl Fn(&str) -> bool + Send + 'static,
+    done: impl FnOnce(String) + Send + 'static,
+) -> std::io::Result<()> {
+    std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
+        if let Some(line) = prefill_file(&exe, &wrapper, limit, target, wanted) {
+            done(line);
+        }
+    })?;
+    Ok(())
+}
+
+/// Largest program file read for a prefill.
+const MAX_PROGRAM_BYTES: u64 = 1 << 30;
+
+fn prefill_file(
+    exe: &Path,
+    wrapper: &Path,
+    limit: usize,
+    target: &DeviceTarget,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<String> {
+    if std::fs::metadata(exe).ok()?.len() > MAX_PROGRAM_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(exe).ok()?;
+    // no device code, or not an ELF file: nothing to say
+    fatbin::host_fatbin(&bytes).ok()??;
+    let sm = sole_target(&bytes).or_else(|| target.wait(TARGET_WAIT))?;
+    let plan = match plan(&bytes, sm, wanted, limit) {
+        Ok(p) => p,
+        Err(e) => return Some(format!("the program's device code was not disassembled ahead: {e}")),
+    };
+    drop(bytes);
+    if plan.functions.is_empty() {
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(2, usize::from);
+    let jobs = jobs_for(cpus);
+    let out = run(wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()));
+    let mut line = format!(
+        "disassembled {} of the program's sm_{} functions ahead of their first launch in {:.2} s ({} at a time)",
+        out.disassembled, sm, out.seconds, jobs
+    );
+    if out.failed > 0 {
+        line += &format!("; {} failed", out.failed);
+    }
+    if plan.left_out > 0 {
+        line += &format!("; {} left out (repeated, filtered or over the limit of {limit}, `{PREFILL_ENV}`)", plan.left_out);
+    }
+    if plan.unreadable > 0 {
+        line += &format!("; {} cubins unreadable (compressed)", plan.unreadable);
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_and_limits_are_read() {
+        assert_eq!(target_number("sm_90"), Some(90));
+        assert_eq!(target_number("sm_90a"), Some(90));
+        assert_eq!(target_number("sm_100"), Some(100));
+        assert_eq!(target_number("compute_90"), None);
+        assert_eq!(nvbit_disassembler_args(90), ["-b".to_string(), "SM90".to_string()]);
+        assert_eq!(limit_from_env(None), DEFAULT_LIMIT);
+        assert_eq!(limit_from_env(Some("0")), 0);
+        assert_eq!(limit_from_env(Some("12")), 12);
+        assert_eq!(limit_from_env(Some("many")), DEFAULT_LIMIT);
+        assert_eq!(jobs_for(1), 1);
+        assert_eq!(jobs_for(16), 8);
+        assert_eq!(jobs_for(64), 8);
+    }
+
+    #[test]
+    fn a_file_without_device_code_plans_nothing() {
+        assert!(plan(b"not an elf", 90, |_| true, 10).is_err());
+    }
+}

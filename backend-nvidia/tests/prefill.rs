@@ -1,0 +1,202 @@
+//! Fat binaries and the disassembly ahead of NVBit, against the captured
+//! fixtures (`fixtures/capture.sh`): every function the fat binary reader
+//! finds has exactly the code `cuobjdump -sass` printed for it, and a
+//! prefill through the cache's wrapper answers NVBit's later call for the
+//! same bytes without running the disassembler again.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use xfpx_nvidia::disasm_cache::DisasmCache;
+use xfpx_nvidia::fatbin::{self, EntryKind};
+use xfpx_nvidia::prefill;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn fatbin_fixture() -> Vec<u8> {
+    std::fs::read(fixture("ops.sm_90.fatbin")).expect("fatbin fixture")
+}
+
+/// Each function's code as `cuobjdump -sass` printed it: the two 64-bit
+/// words of every instruction, little-endian.
+fn cuobjdump_code() -> BTreeMap<String, Vec<u8>> {
+    let text = std::fs::read_to_string(fixture("ops.sm_90.cuobjdump.sass")).expect("listing");
+    let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut current = None;
+    for line in text.lines() {
+        if let Some(name) = line.trim().strip_prefix("Function : ") {
+            current = Some(name.trim().to_string());
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        // the encoding is the last /* 0x... */ comment of the line
+        if let Some(start) = line.rfind("/* 0x") {
+            let hex = line[start + 5..].trim_end().trim_end_matches("*/").trim();
+            let word = u64::from_str_radix(hex, 16).expect("encoding word");
+            out.entry(name.clone()).or_default().extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    out
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xfpx-prefill-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("mkdir");
+    d
+}
+
+/// A host ELF object whose `.nv_fatbin` section holds `fatbin`, as nvcc's
+/// host objects and the executables linked from them carry it.
+fn host_elf(fatbin: &[u8]) -> Vec<u8> {
+    use object::write::{Object, StandardSection};
+    let mut obj = Object::new(object::BinaryFormat::Elf, object::Architecture::X86_64, object::Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    obj.append_section_data(text, &[0xc3], 1);
+    let fb = obj.add_section(Vec::new(), b".nv_fatbin".to_vec(), object::SectionKind::ReadOnlyData);
+    obj.append_section_data(fb, fatbin, 8);
+    obj.write().expect("write ELF")
+}
+
+#[test]
+fn the_fat_binary_holds_the_code_cuobjdump_printed() {
+    let fb = fatbin_fixture();
+    let entries = fatbin::entries(&fb).expect("entries");
+    let kinds: Vec<_> = entries.iter().map(|e| (e.kind, e.target)).collect();
+    assert_eq!(kinds, vec![(EntryKind::Cubin, 90), (EntryKind::Ptx, 90)]);
+    // nvcc 13 compresses the PTX with zstd: inflated, it is PTX text
+    let ptx = entries[1].contents().expect("PTX inflates");
+    let ptx = String::from_utf8_lossy(&ptx);
+    assert!(ptx.contains(".target sm_90") && ptx.contains(".entry f32_ops"), "PTX: {}", &ptx[..ptx.len().min(200)]);
+    let (functions, unreadable) = fatbin::functions_for_target(&fb, 90).expect("functions");
+    assert_eq!(unreadable, 0);
+    let found: BTreeMap<String, Vec<u8>> = functions.into_iter().map(|f| (f.name, f.code)).collect();
+    let oracle = cuobjdump_code();
+    assert_eq!(found.keys().collect::<Vec<_>>(), oracle.keys().collect::<Vec<_>>(), "the same functions");
+    for (name, code) in &oracle {
+        assert!(found[name] == *code, "{name}: code differs from cuobjdump's encodings");
+    }
+    assert!(fatbin::functions_for_target(&fb, 80).expect("no sm_80").0.is_empty());
+}
+
+#[test]
+fn a_host_file_gives_its_fat_binary_and_a_plan() {
+    let fb = fatbin_fixture();
+    let elf = host_elf(&fb);
+    assert_eq!(fatbin::host_fatbin(&elf).expect("ELF"), Some(&fb[..]));
+    assert_eq!(prefill::sole_target(&elf), Some(90));
+    let all = prefill::plan(&elf, 90, |_| true, 100).expect("plan");
+    assert_eq!(all.functions.len(), 8);
+    assert_eq!((all.left_out, all.unreadable), (0, 0));
+    // the kernel filter and the limit
+    let f32_only = prefill::plan(&elf, 90, |n| n.starts_with("f32"), 100).expect("plan");
+    let names: Vec<_> = f32_only.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["f32_tanh", "f32_ops"]);
+    assert_eq!(f32_only.left_out, 6);
+    assert_eq!(prefill::plan(&elf, 90, |_| true, 3).expect("plan").functions.len(), 3);
+    // the same cubin twice (two containers): each function once
+    let mut twice = fb.clone();
+    twice.extend_from_slice(&fb);
+    let p = prefill::plan(&host_elf(&twice), 90, |_| true, 100).expect("plan");
+    assert_eq!((p.functions.len(), p.left_out), (8, 8));
+    // a host file without device code
+    let plain = host_elf(&[]);
+    assert!(prefill::plan(&plain, 90, |_| true, 100).expect("plan").functions.is_empty());
+    assert_eq!(prefill::sole_target(&plain), None);
+}
+
+/// A stand-in disassembler: marks each run, takes `delay` seconds, prints
+/// its options and a digest of the bytes.
+fn fake_disassembler(dir: &Path, delay: &str) -> (PathBuf, PathBuf) {
+    let marks = dir.join("marks");
+    let real = dir.join("nvdisasm");
+    std::fs::write(
+        &real,
+        format!("#!/bin/sh\necho run >> '{}'\nsleep {delay}\necho \"$1 $2\"; sha256sum < \"$3\"\n", marks.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    (real, marks)
+}
+
+fn runs(marks: &Path) -> usize {
+    std::fs::read_to_string(marks).map_or(0, |t| t.lines().count())
+}
+
+/// NVBit's call: the function's bytes in a file of its own, `-b SM90`.
+fn nvbit_call(wrapper: &Path, dir: &Path, code: &[u8]) -> String {
+    let file = dir.join(format!("nvbit_code_{}", code.len()));
+    std::fs::write(&file, code).expect("write");
+    let out = Command::new(wrapper).args(prefill::nvbit_disassembler_args(90)).arg(&file).output().expect("runs");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).expect("text")
+}
+
+#[test]
+fn a_prefill_answers_nvbits_later_calls() {
+    let dir = temp("answers");
+    let (real, marks) = fake_disassembler(&dir, "0");
+    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
+    let out = prefill::run(&wrapper, &plan, 4, &dir.join("scratch"));
+    assert_eq!((out.disassembled, out.failed), (8, 0));
+    assert_eq!(runs(&marks), 8);
+    assert!(!dir.join("scratch").exists(), "the scratch folder is removed");
+    for f in &plan.functions {
+        let text = nvbit_call(&wrapper, &dir, &f.code);
+        assert!(text.starts_with("-b SM90\n"), "{text}");
+    }
+    assert_eq!(runs(&marks), 8, "every NVBit call came from the cache");
+    // bytes the prefill did not see still reach the disassembler
+    nvbit_call(&wrapper, &dir, b"other code");
+    assert_eq!(runs(&marks), 9);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_call_for_bytes_in_flight_waits_for_that_run() {
+    let dir = temp("inflight");
+    let (real, marks) = fake_disassembler(&dir, "1");
+    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |n| n == "f64_ops", 100).expect("plan");
+    let code = plan.functions[0].code.clone();
+    let (w, d) = (wrapper.clone(), dir.clone());
+    let prefill = std::thread::spawn(move || prefill::run(&w, &plan, 1, &d.join("scratch")));
+    // NVBit asks while the prefill's disassembler is still running
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let text = nvbit_call(&wrapper, &dir, &code);
+    assert_eq!(prefill.join().expect("prefill").disassembled, 1);
+    assert!(text.starts_with("-b SM90\n"), "{text}");
+    assert_eq!(runs(&marks), 1, "one disassembler run for both calls");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stale_busy_mark_does_not_block_calls() {
+    let dir = temp("stale");
+    let (real, marks) = fake_disassembler(&dir, "0");
+    let cache = dir.join("cache");
+    let wrapper = DisasmCache { dir: cache.clone(), real }.write_wrapper().expect("wrapper");
+    // a call that was killed left its mark for these bytes two minutes ago
+    let first = nvbit_call(&wrapper, &dir, b"some code");
+    let key = std::fs::read_dir(&cache)
+        .expect("cache")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.len() == 64)
+        .expect("an entry");
+    std::fs::remove_file(cache.join(&key)).expect("forget the answer");
+    let busy = cache.join(format!(".{key}.busy"));
+    std::fs::create_dir(&busy).expect("mark");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+    std::fs::File::open(&busy).and_then(|f| f.set_modified(old)).expect("age the mark");
+    let t0 = std::time::Instant::now();
+    assert_eq!(nvbit_call(&wrapper, &dir, b"some code"), first);
+    assert!(t0.elapsed().as_secs() < 10, "the stale mark was not waited on");
+    assert_eq!(runs(&marks), 2);
+    assert!(!busy.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
