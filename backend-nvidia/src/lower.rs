@@ -4,9 +4,11 @@
 
 use crate::abi::{self, ArgKind, DeviceFunction};
 use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT, META_RECIPROCAL};
-use crate::sass::idioms::reciprocal_format;
+use crate::sass::idioms::{division_slow_path, reciprocal_feeds_quotient, reciprocal_format, DivisionSlowPath};
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use xfpx_common::observe::Cfg;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
@@ -259,6 +261,7 @@ impl Lowering for NvbitLowering<'_> {
             }
         }
         if self.grouped {
+            calls = move_to_slow_paths(self.kernel, calls);
             calls = group_checks(self.kernel, calls, self.state_addr);
             for c in &calls {
                 self.check_abi(c)?;
@@ -266,6 +269,59 @@ impl Lowering for NvbitLowering<'_> {
         }
         Ok(calls)
     }
+}
+
+/// Fast mode: the checks an f64 division's fast path needs only when it
+/// fails, those of the quotient its test reads and of the divisor through
+/// the reciprocal that quotient is made from, move to the entry of the
+/// slow block ([`division_slow_path`]): every exceptional quotient or
+/// divisor goes there with the registers the check reads intact, and a
+/// clean division never runs them. A check whose registers its block
+/// still overwrites after it stays where it is.
+pub fn move_to_slow_paths(kernel: &SassKernel, calls: Vec<CallInsertion>) -> Vec<CallInsertion> {
+    let Ok(cfg) = kernel.cfg() else { return calls };
+    let mut paths: HashMap<usize, Option<DivisionSlowPath>> = HashMap::new();
+    calls
+        .into_iter()
+        .map(|mut c| {
+            if let Some(entry) = slow_path_of(kernel, &cfg, &mut paths, &c) {
+                c.instr = entry as u32;
+                c.when = When::Before;
+            }
+            c
+        })
+        .collect()
+}
+
+/// Where the check `c` can move to (see [`move_to_slow_paths`]).
+fn slow_path_of(
+    kernel: &SassKernel,
+    cfg: &Cfg,
+    paths: &mut HashMap<usize, Option<DivisionSlowPath>>,
+    c: &CallInsertion,
+) -> Option<usize> {
+    let [_, lo, hi, _, CallArg::Const32 { value: meta }, _, _] = c.args[..] else { return None };
+    let i = c.instr as usize;
+    if c.function != abi::CHECK_VALUE || kernel.view.instrs.get(i)?.guarded {
+        return None;
+    }
+    if FpFormat::from_code((meta & ((1 << META_KINDS_SHIFT) - 1)) as u8) != Some(FpFormat::F64) {
+        return None;
+    }
+    let block = *cfg.block_of.get(i)?;
+    let path = paths.entry(block).or_insert_with(|| division_slow_path(kernel, cfg, block)).as_ref()?;
+    let q = path.quotient.first;
+    let quotient = meta & META_RECIPROCAL == 0 && (lo, hi) == (CallArg::Reg { num: q }, CallArg::Reg { num: q + 1 });
+    let divisor = meta & META_RECIPROCAL != 0 && reciprocal_feeds_quotient(kernel, cfg, i, path);
+    if !(quotient || divisor) {
+        return None;
+    }
+    // intact from the check to the end of its block
+    let regs: Vec<RegRange> = [lo, hi].into_iter().filter_map(arg_reg).collect();
+    let from = if c.when == When::After { i + 1 } else { i };
+    let overwritten = (from..cfg.blocks[block].end)
+        .any(|j| kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| regs.iter().any(|r| r.overlaps(&d))));
+    (!overwritten).then_some(path.slow_entry)
 }
 
 /// Values one grouped call checks, at most.
@@ -551,6 +607,93 @@ mod tests {
         // a reciprocal that overwrites its source keeps the usual check
         let (lo, _, meta) = rcp_meta(&fast, site(0x40)).expect("checked");
         assert_eq!((lo, meta & META_RECIPROCAL), (CallArg::Reg { num: 6 }, 0));
+    }
+
+    /// An f64 division as nvcc emits it: reciprocal of the divisor's high
+    /// word, Newton steps, the quotient in R10:R11, the register test of
+    /// its high word, and a slow block that computes it again. `edit`
+    /// changes the listing (by replacing one line) for the variants.
+    fn f64_division(edit: Option<(&str, &str)>) -> String {
+        let text = "\tFunction : k\n\
+             /*0000*/ MUFU.RCP64H R7, R3 ;\n\
+             /*0010*/ IMAD.MOV.U32 R6, RZ, RZ, 0x1 ;\n\
+             /*0020*/ DFMA R8, -R2, R6, 1 ;\n\
+             /*0030*/ DFMA R6, R6, R8, R6 ;\n\
+             /*0040*/ DMUL R10, R4, R6 ;\n\
+             /*0050*/ DFMA R12, -R2, R10, R4 ;\n\
+             /*0060*/ DFMA R10, R6, R12, R10 ;\n\
+             /*0070*/ FFMA R0, RZ, R3, R11 ;\n\
+             /*0080*/ FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT ;\n\
+             /*0090*/ @P0 BRA 0xc0 ;\n\
+             /*00a0*/ IMAD.MOV.U32 R14, RZ, RZ, R4 ;\n\
+             /*00b0*/ DADD R10, R14, R2 ;\n\
+             /*00c0*/ STG.E.64 desc[UR4][R16.64], R10 ;\n\
+             /*00d0*/ EXIT ;\n"
+            .to_string();
+        match edit {
+            Some((from, to)) => {
+                assert!(text.contains(from), "{from}");
+                text.replace(from, to)
+            }
+            None => text,
+        }
+    }
+
+    /// Fast mode's calls for a listing: (instruction, when, sites checked).
+    fn fast_calls(listing: &str) -> (Vec<(u32, When, Vec<u32>)>, SiteTable) {
+        let k = build_kernel(&parse_listing(listing).expect("parses")[0]);
+        let mut sites = SiteTable::new();
+        let planned = crate::modes::plan_kernel(&Detector::default(), &k, &mut sites, xfpx_common::config::Mode::Fast)
+            .expect("plans");
+        let calls = NvbitLowering::new(&k, 7)
+            .expect("abi")
+            .grouping(true)
+            .lower(&k.view, &planned.plan, &sites)
+            .expect("lowers");
+        (calls.iter().map(|c| (c.instr, c.when, call_slots(c).iter().map(|s| s.2).collect())).collect(), sites)
+    }
+
+    #[test]
+    fn f64_division_checks_run_on_its_slow_path() {
+        let (calls, sites) = fast_calls(&f64_division(None));
+        let site = |off| sites.lookup("k", off).expect("site").0;
+        // the quotient and the divisor (through its reciprocal) share one
+        // call at the slow block's entry, before instruction 10
+        let slow: Vec<_> = calls.iter().filter(|c| c.0 == 10 && c.1 == When::Before).collect();
+        assert_eq!(slow.len(), 1, "{calls:?}");
+        let mut checked = slow[0].2.clone();
+        checked.sort_unstable();
+        assert_eq!(checked, vec![site(0x00), site(0x60)]);
+        // nothing of the division is checked on the fast path
+        assert!(calls.iter().all(|c| c.0 >= 10), "{calls:?}");
+    }
+
+    #[test]
+    fn division_checks_stay_unless_every_exception_takes_the_slow_path() {
+        let variants: &[(&str, &str, &str)] = &[
+            ("@P0 BRA 0xc0", "@!P0 BRA 0xc0", "the slow path is where the test holds"),
+            ("|R0|, 1.469367938527859385e-39", "|R0|, 1e-45", "subnormal quotients pass the test"),
+            ("FSETP.GT.AND", "FSETP.GTU.AND", "a NaN passes the test"),
+            ("/*00a0*/ IMAD.MOV.U32 R14", "/*00a0*/ @P1 IMAD.MOV.U32 R14", "the slow entry is guarded"),
+            ("FFMA R0, RZ, R3, R11", "FFMA R0, RZ, R3, R13", "the test reads another register"),
+            ("/*0070*/ FFMA", "/*0070*/ FADD", "no register test"),
+            ("/*00d0*/ EXIT", "/*00d0*/ @P2 BRA 0xa0", "the slow block has a second entry"),
+        ];
+        for (from, to, why) in variants {
+            let (calls, sites) = fast_calls(&f64_division(Some((from, to))));
+            let quotient = sites.lookup("k", 0x60).expect("site").0;
+            let q = calls.iter().find(|c| c.2.contains(&quotient));
+            assert!(q.is_some_and(|c| c.0 != 10), "{why}: {calls:?}");
+        }
+        // the quotient written again after its test: the new value is not
+        // what the test saw, and is checked where it is made
+        let (calls, sites) = fast_calls(&f64_division(Some((
+            "/*0090*/ @P0 BRA 0xc0",
+            "/*0088*/ DADD R10, R10, R4 ;\n /*0090*/ @P0 BRA 0xc0",
+        ))));
+        let again = sites.lookup("k", 0x88).expect("site").0;
+        assert!(calls.iter().any(|c| c.2.contains(&again) && (c.0, c.1) == (9, When::After)), "{calls:?}");
+        assert!(calls.iter().all(|c| c.0 != 11), "{calls:?}");
     }
 
     #[test]

@@ -18,13 +18,34 @@
 //! nonzero result is subnormal and small enough that none overflows: its
 //! result is never NaN, infinite or subnormal. The comparisons and
 //! scalings that qualify are tables in [`super::opcodes`].
+//!
+//! The fast path of CUDA's f64 division, which every exceptional quotient
+//! leaves for the slow path (a subroutine that computes the quotient
+//! again):
+//!
+//! ```text
+//! DFMA R234, R6, R4, R234                  // the quotient q
+//! FFMA R0, RZ, 2.6096560955047607422, R235 // q's high word, as an f32
+//! FSETP.GT.AND P0, PT, |R0|, 1.469367938527859385e-39, PT
+//! @P0 BRA P1, 0xad90                       // fast: P0 and P1
+//! ...                                      // slow: CALL.REL.NOINC ...
+//! ```
+//!
+//! The high word of an f64 infinity or NaN is an f32 NaN, for which the
+//! comparison is false; that of a zero or subnormal f64 is at most the
+//! bound. So an exceptional q always falls through to the slow block.
+//! A reciprocal (`MUFU.RCP64H`, which flushes subnormals) of a zero,
+//! subnormal or NaN divisor is infinite or NaN, and a quotient made from
+//! it by additions and multiplications is too: that divisor also takes
+//! the slow path. [`division_slow_path`] finds such blocks.
 
-use super::opcodes::{MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
+use super::opcodes::{MAGNITUDE_ABOVE, MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
 use super::parse::{RegKind, Register, SassInstr, SassOperand};
 use super::view::is_register_test;
 use super::SassKernel;
 use xfpx_common::class::FpFormat;
-use xfpx_common::view::{Operand, RegFile, RegRange};
+use xfpx_common::observe::Cfg;
+use xfpx_common::view::{Operand, RegFile, RegRange, ValueFlow};
 
 /// Per instruction: its result cannot be NaN, infinite or subnormal.
 /// `block_of` gives each instruction's basic block (the guard's
@@ -43,6 +64,112 @@ pub fn unexceptional_results(kernel: &SassKernel, block_of: &[usize]) -> Vec<boo
 pub fn reads_register_test(kernel: &SassKernel, block_of: &[usize], i: usize, reg: RegRange) -> bool {
     latest_write_in_block(kernel, block_of, i, reg)
         .is_some_and(|j| is_register_test(&kernel.instrs[j]) && !kernel.view.instrs[j].guarded)
+}
+
+/// A block ending in the fast-path test of an f64 division (see the
+/// module comment): the quotient it tests and the first instruction of
+/// the slow block, which every exceptional quotient reaches with the
+/// quotient's registers as the test saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DivisionSlowPath {
+    pub block: usize,
+    pub quotient: RegRange,
+    pub slow_entry: usize,
+}
+
+/// The high word of the largest subnormal f64, seen as an f32: a test
+/// bound at least this sends zero and subnormal quotients to the slow path.
+const SUBNORMAL_HIGH_WORD_BOUND: u32 = 0x000F_FFFF;
+
+/// Whether `block` ends in an f64 division's fast-path test.
+pub fn division_slow_path(kernel: &SassKernel, cfg: &Cfg, block: usize) -> Option<DivisionSlowPath> {
+    let b = cfg.blocks.get(block)?;
+    let last = b.end.checked_sub(1)?;
+    let bra = &kernel.instrs[last];
+    let guard = bra.guard.as_ref()?;
+    // `@P0 BRA [P1,] target`: falls through wherever P0 is false
+    if bra.opcode != "BRA" || guard.pred.negated || guard.pred.is_zero() {
+        return None;
+    }
+    // the slow block: entered only by falling through, at an unguarded instruction
+    let slow_entry = b.end;
+    let slow = *cfg.block_of.get(slow_entry)?;
+    let entered_from: Vec<usize> = (0..cfg.blocks.len()).filter(|&x| cfg.blocks[x].succs.contains(&slow)).collect();
+    if cfg.blocks[slow].start != slow_entry || entered_from != [block] || kernel.view.instrs[slow_entry].guarded {
+        return None;
+    }
+    let block_of = &cfg.block_of;
+    // P0 = |t| > bound, false for NaN
+    let cmp = latest_write_in_block(kernel, block_of, last, RegRange::new(RegFile::Predicate, guard.pred.num, 1))?;
+    let c = &kernel.instrs[cmp];
+    if c.opcode != "FSETP" || c.guard.is_some() || !c.modifiers.iter().any(|m| m == "AND") {
+        return None;
+    }
+    if !MAGNITUDE_ABOVE.iter().any(|m| c.modifiers.iter().any(|x| x == m)) {
+        return None;
+    }
+    let (p, t, bound, combine) =
+        (reg(c.operands.first())?, reg(c.operands.get(2))?, imm(c.operands.get(3))?, reg(c.operands.get(4))?);
+    if p.kind != RegKind::P || p.num != guard.pred.num || p.negated || !combine.is_zero() || combine.negated {
+        return None;
+    }
+    if t.kind != RegKind::R || !t.absolute || t.is_zero() || !(bound >= f64::from(f32::from_bits(SUBNORMAL_HIGH_WORD_BOUND))) {
+        return None;
+    }
+    // t = q's high word, by the register test
+    let test = latest_write_in_block(kernel, block_of, cmp, RegRange::new(RegFile::PerLane, t.num, 1))?;
+    let ins = &kernel.instrs[test];
+    if !is_register_test(ins) || ins.guard.is_some() {
+        return None;
+    }
+    let high = reg(ins.operands.get(3)).filter(|h| h.kind == RegKind::R && !h.is_zero() && h.num % 2 == 1)?;
+    let quotient = RegRange::new(RegFile::PerLane, high.num - 1, 2);
+    // the tested word is the one the block ends with
+    if (test + 1..=last).any(|j| writes(kernel, j, quotient)) {
+        return None;
+    }
+    Some(DivisionSlowPath { block, quotient, slow_entry })
+}
+
+/// Whether the f64 reciprocal at `rcp` (a `MUFU.RCP64H`) feeds the
+/// quotient `path` tests, through unguarded arithmetic of its block that
+/// keeps an infinity or NaN ([`ValueFlow::Propagates`]).
+pub fn reciprocal_feeds_quotient(kernel: &SassKernel, cfg: &Cfg, rcp: usize, path: &DivisionSlowPath) -> bool {
+    let ins = &kernel.instrs[rcp];
+    if reciprocal_format(ins) != Some(FpFormat::F64) || cfg.block_of.get(rcp) != Some(&path.block) {
+        return false;
+    }
+    let Some(first) = kernel.view.instrs[rcp].defs.first().and_then(Operand::reg) else {
+        return false;
+    };
+    // registers holding a value made from the reciprocal, word by word
+    // (MUFU.RCP64H writes the high word of its pair)
+    let word = |n: u16| RegRange::new(RegFile::PerLane, n, 1);
+    let words = |r: RegRange| (r.first..r.first + u16::from(r.count)).map(word);
+    let mut tainted: Vec<RegRange> = words(first).collect();
+    let mut quotient_tainted = false;
+    for j in rcp + 1..cfg.blocks[path.block].end {
+        let v = &kernel.view.instrs[j];
+        let regs = |ops: &[Operand]| -> Vec<RegRange> {
+            ops.iter().filter_map(Operand::reg).filter(|r| r.file == RegFile::PerLane).collect()
+        };
+        let reads = regs(&v.uses).iter().any(|u| tainted.iter().any(|t| t.overlaps(u)));
+        let carries = reads && v.flow == ValueFlow::Propagates && !v.guarded;
+        for d in regs(&v.defs) {
+            tainted.retain(|t| !t.overlaps(&d));
+            if carries {
+                tainted.extend(words(d));
+            }
+            if d.overlaps(&path.quotient) {
+                quotient_tainted = carries && d.contains(&path.quotient);
+            }
+        }
+    }
+    quotient_tainted
+}
+
+fn writes(kernel: &SassKernel, j: usize, r: RegRange) -> bool {
+    kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r))
 }
 
 /// The last instruction before `i`, in `i`'s block, that writes `reg`.

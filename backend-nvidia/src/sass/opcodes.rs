@@ -212,6 +212,10 @@ pub static PROPAGATING: &[&str] =
 /// for NaN, so `@!P0` excludes it).
 pub static MAGNITUDE_AT_MOST: &[(&str, bool)] = &[("GEU", true), ("GTU", true), ("LT", false), ("LE", false)];
 
+/// `FSETP` comparisons that are false for NaN and true only above the
+/// bound: `|x| GT bound` (the fast-path test of an f64 division).
+pub static MAGNITUDE_ABOVE: &[&str] = &["GT", "GE"];
+
 /// Multiplications that scale exactly by a power-of-two constant, and the
 /// mantissa bits of their format: a scale of at least 2^mantissa makes
 /// every nonzero result normal.
