@@ -18,6 +18,10 @@
 #                                           compared finding by finding with
 #                                           lines, other modes by exception
 #                                           classes per kernel
+#   GPUFPX_DETECTOR=/path/to/detector.so    also run each program under a
+#                                           GPU-FPX detector you built from its
+#                                           public sources, and compare its
+#                                           classes with xfpx's (vs-gpufpx.py)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -105,6 +109,11 @@ for prog in $programs; do
         echo "xfpx not run: tool or CLI missing" > "$logs/$prog.$mode.xfpx.log"
     fi
     t2=$(date +%s.%N)
+    if [[ -n "${GPUFPX_DETECTOR:-}" && ! -f "$logs/$prog.gpufpx.log" ]]; then
+        # env sets the preload for the program only (NVBit clears it for
+        # the processes it starts)
+        (timeout -k 5 "$per_run" env LD_PRELOAD="$GPUFPX_DETECTOR" "${cmd[@]}" > "$logs/$prog.gpufpx.log" 2>&1; exit $?) 2>/dev/null
+    fi
     classes=()
     [[ "$mode" != detect ]] && classes=(--classes --mode-label "$mode")
     python3 "$here/compare.py" one --expected "$expected" --report "$logs/$prog.$mode.report.json" \
@@ -115,6 +124,10 @@ for prog in $programs; do
 done
 done
 
+if [[ -n "${GPUFPX_DETECTOR:-}" ]]; then
+    python3 "$here/vs-gpufpx.py" "$logs" $programs > "$out/vs-gpufpx.txt"
+    cat "$out/vs-gpufpx.txt"
+fi
 python3 "$here/compare.py" table "$results" > "$out/table.txt"
 verdict=$?
 cp "$results" "$out/table.txt" "$logs/" 2>/dev/null
