@@ -138,15 +138,28 @@ extern "C" __device__ __noinline__ void xfpx_check_value(int32_t guard, uint32_t
     xfpx_record_found(active, found, site, meta & XFPX_META_FORMAT_MASK, state, launch);
 }
 
-extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t lo0, uint32_t hi0, uint64_t site_meta0,
+/* A grouped slot's kinds: nothing where its instruction's guard did not
+ * hold. */
+static __device__ __forceinline__ uint32_t xfpx_guarded_slot_kinds(uint32_t lo, uint32_t hi, uint32_t meta,
+                                                                   uint32_t preds) {
+    if (meta & XFPX_META_GUARDED) {
+        uint32_t held = (preds >> ((meta >> XFPX_META_GUARD_SHIFT) & 7u)) & 1u;
+        if (meta & XFPX_META_GUARD_NEGATED) held ^= 1u;
+        if (held == 0u) return 0u;
+    }
+    return xfpx_slot_kinds(lo, hi, meta);
+}
+
+extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t preds,
+                                                           uint32_t lo0, uint32_t hi0, uint64_t site_meta0,
                                                            uint32_t lo1, uint32_t hi1, uint64_t site_meta1,
                                                            uint32_t lo2, uint32_t hi2, uint64_t site_meta2,
                                                            uint64_t state, uint64_t launch) {
     uint32_t active = __activemask();
     uint32_t m0 = (uint32_t)(site_meta0 >> 32), m1 = (uint32_t)(site_meta1 >> 32), m2 = (uint32_t)(site_meta2 >> 32);
-    uint32_t f0 = xfpx_slot_kinds(lo0, hi0, m0);
-    uint32_t f1 = xfpx_slot_kinds(lo1, hi1, m1);
-    uint32_t f2 = xfpx_slot_kinds(lo2, hi2, m2);
+    uint32_t f0 = xfpx_guarded_slot_kinds(lo0, hi0, m0, preds);
+    uint32_t f1 = xfpx_guarded_slot_kinds(lo1, hi1, m1, preds);
+    uint32_t f2 = xfpx_guarded_slot_kinds(lo2, hi2, m2, preds);
     /* the clean path: one vote */
     if (__ballot_sync(active, (f0 | f1 | f2) != 0u) == 0u) return;
     xfpx_record_found(active, f0, (uint32_t)site_meta0, m0 & XFPX_META_FORMAT_MASK, state, launch);

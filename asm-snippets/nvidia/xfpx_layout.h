@@ -29,6 +29,11 @@
  * divisor where it meets the quotient's check instead of right after its
  * MUFU.RCP) */
 #define XFPX_META_RECIPROCAL (1u << 18)
+/* meta of a grouped slot: the value's instruction was guarded by predicate
+ * (meta >> XFPX_META_GUARD_SHIFT) & 7, negated when XFPX_META_GUARD_NEGATED */
+#define XFPX_META_GUARDED (1u << 19)
+#define XFPX_META_GUARD_NEGATED (1u << 20)
+#define XFPX_META_GUARD_SHIFT 21
 
 /* exception kind bits (xfpx_common::fp::ExceptionKind::bit) */
 #define XFPX_KIND_NAN 1u

@@ -16,6 +16,8 @@ pub enum ArgKind {
     Const64,
     /// `launch64`: the per-launch value.
     Launch64,
+    /// `preds`: the thread's predicate registers, P0-P6 as bits 0-6.
+    Preds,
 }
 
 impl ArgKind {
@@ -26,6 +28,7 @@ impl ArgKind {
             "const32" => ArgKind::Const32,
             "const64" => ArgKind::Const64,
             "launch64" => ArgKind::Launch64,
+            "preds" => ArgKind::Preds,
             _ => return None,
         })
     }
@@ -34,7 +37,7 @@ impl ArgKind {
     pub fn c_types(self) -> &'static [&'static str] {
         match self {
             ArgKind::GuardPred => &["int32_t", "int"],
-            ArgKind::Value32 | ArgKind::Const32 => &["uint32_t"],
+            ArgKind::Value32 | ArgKind::Const32 | ArgKind::Preds => &["uint32_t"],
             ArgKind::Const64 | ArgKind::Launch64 => &["uint64_t"],
         }
     }

@@ -87,7 +87,9 @@ impl fmt::Display for FatbinError {
         match self {
             FatbinError::BadMagic { offset } => write!(f, "no fat binary container at offset {offset:#x}"),
             FatbinError::Truncated { offset, what } => write!(f, "{what} at offset {offset:#x} runs past the end"),
-            FatbinError::Compressed { flags } => write!(f, "payload compressed in an unsupported way (flags {flags:#x})"),
+            FatbinError::Compressed { flags } => {
+                write!(f, "payload compressed in an unsupported way (flags {flags:#x})")
+            }
             FatbinError::Corrupt(e) => write!(f, "corrupt payload: {e}"),
         }
     }

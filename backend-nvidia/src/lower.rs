@@ -3,15 +3,18 @@
 //! in the kinds of NVBit's `nvbit_add_call_arg_*`.
 
 use crate::abi::{self, ArgKind, DeviceFunction};
-use crate::record::{META_DIVISION, META_HIGH_WORD, META_KINDS_SHIFT, META_RECIPROCAL};
+use crate::record::{
+    META_DIVISION, META_GUARDED, META_GUARD_NEGATED, META_GUARD_SHIFT, META_HIGH_WORD, META_KINDS_SHIFT,
+    META_RECIPROCAL,
+};
 use crate::sass::idioms::{division_slow_path, reciprocal_feeds_quotient, reciprocal_format, DivisionSlowPath};
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use xfpx_common::observe::Cfg;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
+use xfpx_common::observe::Cfg;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;
@@ -35,6 +38,8 @@ pub enum CallArg {
     Cbank { bank: u32, offset: u32 },
     /// `nvbit_add_call_arg_launch_val64` at offset 0.
     LaunchVal64,
+    /// `nvbit_add_call_arg_pred_reg`: all predicate registers.
+    Preds,
 }
 
 impl CallArg {
@@ -49,6 +54,7 @@ impl CallArg {
             ArgKind::Const32 => matches!(self, CallArg::Const32 { .. }),
             ArgKind::Const64 => matches!(self, CallArg::Const64 { .. }),
             ArgKind::Launch64 => self == CallArg::LaunchVal64,
+            ArgKind::Preds => self == CallArg::Preds,
         }
     }
 
@@ -62,6 +68,7 @@ impl CallArg {
             CallArg::UReg { num } => format!("UR{num}"),
             CallArg::Cbank { bank, offset } => format!("c[{bank:#x}][{offset:#x}]"),
             CallArg::LaunchVal64 => "launch".into(),
+            CallArg::Preds => "preds".into(),
         }
     }
 }
@@ -319,8 +326,9 @@ fn slow_path_of(
     // intact from the check to the end of its block
     let regs: Vec<RegRange> = [lo, hi].into_iter().filter_map(arg_reg).collect();
     let from = if c.when == When::After { i + 1 } else { i };
-    let overwritten = (from..cfg.blocks[block].end)
-        .any(|j| kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| regs.iter().any(|r| r.overlaps(&d))));
+    let overwritten = (from..cfg.blocks[block].end).any(|j| {
+        kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| regs.iter().any(|r| r.overlaps(&d)))
+    });
     (!overwritten).then_some(path.slow_entry)
 }
 
@@ -333,6 +341,8 @@ pub const GROUP_SLOTS: usize = 3;
 struct PendingCheck {
     regs: Vec<RegRange>,
     site_meta: u64,
+    /// Its instruction is guarded: the slot carries the guard.
+    guarded: bool,
     single: CallInsertion,
 }
 
@@ -344,14 +354,18 @@ fn arg_reg(a: CallArg) -> Option<RegRange> {
     }
 }
 
-/// Group the value checks of unguarded instructions: a check can wait
-/// until later in its basic block as long as nothing writes its registers,
-/// so checks are collected and emitted `GROUP_SLOTS` at a time, before the
-/// first instruction that would overwrite one of them, before the block's
-/// control or barrier instruction, or after its last instruction. Checks
-/// of guarded instructions (whose lanes differ) stay single calls, and so
-/// do checks whose common point is a guarded instruction; a kernel whose
-/// control flow is unknown keeps every call as it is.
+/// Group value checks: a check can wait until later in its basic block as
+/// long as nothing writes its registers, so checks are collected and
+/// emitted `GROUP_SLOTS` at a time, before the first instruction that
+/// would overwrite one of them, before the block's control or barrier
+/// instruction, or after its last instruction. The check of a guarded
+/// instruction (`@P0 ...`, `@!P0 ...`) joins a group with its guard: the
+/// slot counts only where the predicate, which must stay intact too,
+/// held ([`META_GUARDED`]). Calls are never placed at a guarded
+/// instruction (they would run only where its guard holds, seen on the
+/// H100); a group with no unguarded place, and a guarded check left
+/// alone, keep their own calls where they were. A kernel whose control
+/// flow is unknown keeps every call as it is.
 pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: u64) -> Vec<CallInsertion> {
     let view = &kernel.view;
     let Ok(cfg) = kernel.cfg() else { return calls };
@@ -360,42 +374,58 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
     let mut ready: Vec<Vec<PendingCheck>> = (0..2 * n).map(|_| Vec::new()).collect();
     let mut out = Vec::new();
     for c in calls {
-        let site_meta = match c.args[..] {
+        let (site, meta) = match c.args[..] {
             [_, _, _, CallArg::Const32 { value: site }, CallArg::Const32 { value: meta }, _, _]
-                if c.function == abi::CHECK_VALUE && !view.instrs.get(c.instr as usize).is_none_or(|i| i.guarded) =>
+                if c.function == abi::CHECK_VALUE && (c.instr as usize) < n =>
             {
-                u64::from(site) | u64::from(meta) << 32
+                (site, meta)
             }
             _ => {
                 out.push(c);
                 continue;
             }
         };
+        let mut regs: Vec<RegRange> = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
+        let mut meta = meta;
+        let guarded = view.instrs[c.instr as usize].guarded;
+        if guarded {
+            match slot_guard(kernel, c.instr as usize, c.when) {
+                Some((guard_bits, pred)) => {
+                    meta |= guard_bits;
+                    regs.push(pred);
+                }
+                None => {
+                    out.push(c);
+                    continue;
+                }
+            }
+        }
         let pos = 2 * c.instr as usize + usize::from(c.when == When::After);
-        let regs = [c.args[1], c.args[2]].into_iter().filter_map(arg_reg).collect();
-        ready[pos].push(PendingCheck { regs, site_meta, single: c });
+        ready[pos].push(PendingCheck { regs, site_meta: u64::from(site) | u64::from(meta) << 32, guarded, single: c });
     }
-    let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, instr: usize, when: When| {
-        // calls placed at a guarded instruction run only where its guard
-        // holds (seen on the H100): there, each check keeps its own call
-        if view.instrs[instr].guarded {
+    // the group's place: the first unguarded of the places offered
+    let emit = |out: &mut Vec<CallInsertion>, pending: &mut Vec<PendingCheck>, places: &[Option<(usize, When)>]| {
+        let Some((instr, when)) = places.iter().flatten().copied().find(|&(i, _)| !view.instrs[i].guarded) else {
             out.extend(pending.drain(..).map(|p| p.single));
             return;
-        }
+        };
         for chunk in pending.chunks(GROUP_SLOTS) {
             let call = match chunk {
+                [one] if one.guarded => one.single.clone(),
                 [one] => CallInsertion { instr: instr as u32, when, ..one.single.clone() },
                 _ => {
                     // (lo, hi, site | meta << 32) per slot; empty slots check nothing
                     let empty =
                         [CallArg::Const32 { value: 0 }, CallArg::Const32 { value: 0 }, CallArg::Const64 { value: 0 }];
-                    let mut args: Vec<CallArg> = chunk
-                        .iter()
-                        .map(|p| [p.single.args[1], p.single.args[2], CallArg::Const64 { value: p.site_meta }])
-                        .chain(std::iter::repeat(empty))
-                        .take(GROUP_SLOTS)
-                        .flatten()
-                        .collect();
+                    let mut args = vec![CallArg::Preds];
+                    args.extend(
+                        chunk
+                            .iter()
+                            .map(|p| [p.single.args[1], p.single.args[2], CallArg::Const64 { value: p.site_meta }])
+                            .chain(std::iter::repeat(empty))
+                            .take(GROUP_SLOTS)
+                            .flatten(),
+                    );
                     args.extend([CallArg::Const64 { value: state_addr }, CallArg::LaunchVal64]);
                     CallInsertion { instr: instr as u32, when, function: abi::CHECK_VALUES3.to_string(), args }
                 }
@@ -406,13 +436,15 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
     };
     for b in &cfg.blocks {
         let mut pending: Vec<PendingCheck> = Vec::new();
-        // where the latest pending check became ready: every pending value
-        // is intact there, and the instruction is unguarded
+        // where the latest pending check became ready, and the latest
+        // unguarded place since: every pending value is intact at both
         let mut last = (b.start, When::Before);
+        let mut spot: Option<(usize, When)> = None;
         for j in b.start..b.end {
             if !ready[2 * j].is_empty() {
                 pending.append(&mut ready[2 * j]);
                 last = (j, When::Before);
+                spot = None;
             }
             let ins = &view.instrs[j];
             let writes = ins
@@ -421,19 +453,48 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
                 .filter_map(Operand::reg)
                 .any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
             if !pending.is_empty() && (writes || ins.control != Control::None) {
-                emit(&mut out, &mut pending, last.0, last.1);
+                // before this instruction everything pending is intact too
+                emit(&mut out, &mut pending, &[Some(last), Some((j, When::Before)), spot]);
+            } else if pending.len() >= GROUP_SLOTS && !ins.guarded {
+                // a full group that waited for an unguarded place
+                emit(&mut out, &mut pending, &[Some((j, When::Before))]);
             }
             if !ready[2 * j + 1].is_empty() {
                 pending.append(&mut ready[2 * j + 1]);
                 last = (j, When::After);
+                spot = None;
             }
-            if !pending.is_empty() && (pending.len() >= GROUP_SLOTS || j + 1 == b.end) {
-                emit(&mut out, &mut pending, last.0, last.1);
+            if !ins.guarded && ins.control == Control::None {
+                spot = Some((j, When::After));
+            }
+            if j + 1 == b.end && !pending.is_empty() {
+                emit(&mut out, &mut pending, &[Some(last), spot]);
+            } else if pending.len() >= GROUP_SLOTS && !view.instrs[last.0].guarded {
+                emit(&mut out, &mut pending, &[Some(last)]);
             }
         }
     }
     out.sort_by_key(|c| (c.instr, c.when));
     out
+}
+
+/// The meta bits and the predicate register of the guard of instruction
+/// `i`, for a grouped slot of its check; `None` when the guard is not a
+/// per-lane predicate register, or the instruction writes it (a check
+/// after it would read the new value).
+fn slot_guard(kernel: &SassKernel, i: usize, when: When) -> Option<(u32, RegRange)> {
+    let guard = kernel.instrs[i].guard.as_ref()?;
+    let p = &guard.pred;
+    if p.kind != crate::sass::parse::RegKind::P || p.is_zero() || p.num > 7 {
+        return None;
+    }
+    let pred = RegRange::new(RegFile::Predicate, p.num, 1);
+    let writes_guard = kernel.view.instrs[i].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&pred));
+    if when == When::After && writes_guard {
+        return None;
+    }
+    let negated = if p.negated { META_GUARD_NEGATED } else { 0 };
+    Some((META_GUARDED | negated | (u32::from(p.num) << META_GUARD_SHIFT), pred))
 }
 
 #[cfg(test)]
@@ -526,24 +587,29 @@ mod tests {
         assert_eq!(
             summary,
             vec![
-                // the guarded add keeps its own call
-                (2, When::After, "xfpx_check_value", vec![r(5)]),
-                // three slots fill: R1, R4 and the f64 pair right after the
-                // DADD, before the move overwrites R1
-                (3, When::After, "xfpx_check_values3", vec![r(1), r(4), r(6), r(7)]),
-                // the guarded branch ends the block: R10 and R12 go where
-                // R12 became ready, not at the branch (whose calls would run
-                // only where its guard holds)
-                (6, When::After, "xfpx_check_values3", vec![r(10), r(12)]),
+                // three slots fill: R1, R4 and the guarded add's R5 (with
+                // its guard); the call waits for the next unguarded
+                // instruction (a call at the guarded add would run only where
+                // its guard holds)
+                (3, When::Before, "xfpx_check_values3", vec![r(1), r(4), r(5)]),
+                // the f64 pair, R10 and R12 go where R12 became ready, not at
+                // the guarded branch that ends the block
+                (6, When::After, "xfpx_check_values3", vec![r(6), r(7), r(10), r(12)]),
                 // R11 is in the next block
                 (8, When::After, "xfpx_check_value", vec![r(11)]),
             ]
         );
+        // the guarded add's slot carries its guard, P0
+        let guard_bits = META_GUARDED | META_GUARD_NEGATED | (7 << META_GUARD_SHIFT);
+        assert_eq!(call_slots(&calls[0])[2].3 & guard_bits, META_GUARDED);
         assert_eq!(single.len(), 7);
         // every check's (value, site, meta) is still made, once
         let slots = |cs: &[CallInsertion]| {
-            let mut v: Vec<(CallArg, u32, u32)> =
-                cs.iter().flat_map(call_slots).map(|(lo, _, site, meta)| (lo, site, meta)).collect();
+            let mut v: Vec<(CallArg, u32, u32)> = cs
+                .iter()
+                .flat_map(call_slots)
+                .map(|(lo, _, site, meta)| (lo, site, meta & !(guard_bits | 0xff << META_GUARD_SHIFT)))
+                .collect();
             v.sort_by_key(|t| format!("{t:?}"));
             v
         };
@@ -558,8 +624,8 @@ mod tests {
         };
         match c.function.as_str() {
             abi::CHECK_VALUE => vec![(c.args[1], c.args[2], c32(c.args[3]), c32(c.args[4]))],
-            // empty slots (meta 0) carry no check
-            abi::CHECK_VALUES3 => c.args[..9]
+            // after the predicates, three slots; empty ones (meta 0) carry no check
+            abi::CHECK_VALUES3 => c.args[1..10]
                 .chunks(3)
                 .map(|s| match s[2] {
                     CallArg::Const64 { value } => (s[0], s[1], value as u32, (value >> 32) as u32),
@@ -694,6 +760,64 @@ mod tests {
         let again = sites.lookup("k", 0x88).expect("site").0;
         assert!(calls.iter().any(|c| c.2.contains(&again) && (c.0, c.1) == (9, When::After)), "{calls:?}");
         assert!(calls.iter().all(|c| c.0 != 11), "{calls:?}");
+    }
+
+    /// Fast mode's calls for a listing with every check kept (no thinning).
+    fn grouped_calls(listing: &str) -> Vec<CallInsertion> {
+        let k = build_kernel(&parse_listing(listing).expect("parses")[0]);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&k.view, &mut sites);
+        NvbitLowering::new(&k, 7).expect("abi").grouping(true).lower(&k.view, &plan, &sites).expect("lowers")
+    }
+
+    /// The meta of each slot of a call.
+    fn slot_metas(c: &CallInsertion) -> Vec<u32> {
+        call_slots(c).iter().map(|s| s.3).collect()
+    }
+
+    #[test]
+    fn guarded_checks_join_groups_with_their_guard() {
+        let calls = grouped_calls(
+            "\tFunction : k\n /*0000*/ FADD R2, R3, R4 ;\n /*0010*/ @P0 FMUL R5, R6, R6 ;\n \
+             /*0020*/ @!P1 FMUL R7, R6, R6 ;\n /*0030*/ @P0 LOP3.LUT R8, R5, 0x1, RZ, 0xc0, !PT ;\n \
+             /*0040*/ STG.E desc[UR4][R10.64], R2 ;\n /*0050*/ EXIT ;\n",
+        );
+        // one call, before the first unguarded instruction after them
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        let c = &calls[0];
+        assert_eq!((c.function.as_str(), c.instr, c.when), (abi::CHECK_VALUES3, 4, When::Before));
+        assert_eq!(c.args[0], CallArg::Preds);
+        let metas = slot_metas(c);
+        assert_eq!(metas.len(), 3);
+        assert_eq!(metas[0] & META_GUARDED, 0, "the unguarded FADD");
+        assert_eq!(metas[1] & (META_GUARDED | META_GUARD_NEGATED | (7 << META_GUARD_SHIFT)), META_GUARDED);
+        assert_eq!(
+            metas[2] & (META_GUARDED | META_GUARD_NEGATED | (7 << META_GUARD_SHIFT)),
+            META_GUARDED | META_GUARD_NEGATED | (1 << META_GUARD_SHIFT)
+        );
+    }
+
+    #[test]
+    fn a_guarded_check_keeps_its_call_when_it_cannot_be_grouped() {
+        // its guard is written before any other check joins
+        let calls = grouped_calls(
+            "\tFunction : k\n /*0000*/ @P0 FMUL R5, R6, R6 ;\n /*0010*/ ISETP.NE.AND P0, PT, R1, RZ, PT ;\n \
+             /*0020*/ FADD R2, R3, R4 ;\n /*0030*/ STG.E desc[UR4][R10.64], R2 ;\n /*0040*/ EXIT ;\n",
+        );
+        let at0: Vec<_> = calls.iter().filter(|c| c.instr == 0).collect();
+        assert_eq!(at0.len(), 1, "{calls:?}");
+        assert_eq!((at0[0].function.as_str(), at0[0].when), (abi::CHECK_VALUE, When::After));
+        // an instruction that writes its own guard, and a uniform guard
+        for listing in [
+            "\tFunction : k\n /*0000*/ @P0 FSETP.GT.AND P0, PT, R6, R7, PT ;\n /*0010*/ FADD R2, R3, R4 ;\n \
+             /*0020*/ FADD R8, R3, R4 ;\n /*0030*/ STG.E desc[UR4][R10.64], R2 ;\n /*0040*/ EXIT ;\n",
+            "\tFunction : k\n /*0000*/ @UP0 FMUL R5, R6, R6 ;\n /*0010*/ FADD R2, R3, R4 ;\n \
+             /*0020*/ FADD R8, R3, R4 ;\n /*0030*/ STG.E desc[UR4][R10.64], R2 ;\n /*0040*/ EXIT ;\n",
+        ] {
+            let calls = grouped_calls(listing);
+            assert!(calls.iter().all(|c| slot_metas(c).iter().all(|m| m & META_GUARDED == 0)), "{calls:?}");
+            assert!(calls.iter().any(|c| c.instr == 0 && c.function == abi::CHECK_VALUE), "{calls:?}");
+        }
     }
 
     #[test]

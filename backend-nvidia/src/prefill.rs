@@ -80,11 +80,8 @@ pub fn plan(host_elf: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: usiz
     let (all, unreadable) = fatbin::functions_for_target(section, sm).map_err(|e| e.to_string())?;
     let total = all.len();
     let mut seen = HashSet::new();
-    let functions: Vec<DeviceFunction> = all
-        .into_iter()
-        .filter(|f| wanted(&f.name) && seen.insert(f.code.clone()))
-        .take(limit)
-        .collect();
+    let functions: Vec<DeviceFunction> =
+        all.into_iter().filter(|f| wanted(&f.name) && seen.insert(f.code.clone())).take(limit).collect();
     Ok(PrefillPlan { sm, left_out: total - functions.len(), functions, unreadable })
 }
 
@@ -241,7 +238,8 @@ fn prefill_file(
         line += &format!("; {} failed", out.failed);
     }
     if plan.left_out > 0 {
-        line += &format!("; {} left out (repeated, filtered or over the limit of {limit}, `{PREFILL_ENV}`)", plan.left_out);
+        line +=
+            &format!("; {} left out (repeated, filtered or over the limit of {limit}, `{PREFILL_ENV}`)", plan.left_out);
     }
     if plan.unreadable > 0 {
         line += &format!("; {} cubins unreadable (compressed)", plan.unreadable);

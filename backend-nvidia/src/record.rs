@@ -24,6 +24,12 @@ pub const META_HIGH_WORD: u32 = 1 << 17;
 /// The value is the source of a reciprocal; the device reports the kinds
 /// of the reciprocal made of it.
 pub const META_RECIPROCAL: u32 = 1 << 18;
+/// A grouped slot whose instruction was guarded: the device counts it only
+/// where predicate `(meta >> META_GUARD_SHIFT) & 7` (negated with
+/// [`META_GUARD_NEGATED`]) holds in the call's `preds` argument.
+pub const META_GUARDED: u32 = 1 << 19;
+pub const META_GUARD_NEGATED: u32 = 1 << 20;
+pub const META_GUARD_SHIFT: u32 = 21;
 
 /// A record that cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -160,6 +166,9 @@ mod tests {
         assert_eq!(header_define("XFPX_META_DIVISION"), u64::from(META_DIVISION));
         assert_eq!(header_define("XFPX_META_HIGH_WORD"), u64::from(META_HIGH_WORD));
         assert_eq!(header_define("XFPX_META_RECIPROCAL"), u64::from(META_RECIPROCAL));
+        assert_eq!(header_define("XFPX_META_GUARDED"), u64::from(META_GUARDED));
+        assert_eq!(header_define("XFPX_META_GUARD_NEGATED"), u64::from(META_GUARD_NEGATED));
+        assert_eq!(header_define("XFPX_META_GUARD_SHIFT"), u64::from(META_GUARD_SHIFT));
         for k in ExceptionKind::ALL {
             let name = format!("XFPX_KIND_{}", k.name().to_uppercase());
             assert_eq!(header_define(&name), u64::from(k.bit()), "{name}");

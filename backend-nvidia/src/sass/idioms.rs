@@ -113,7 +113,9 @@ pub fn division_slow_path(kernel: &SassKernel, cfg: &Cfg, block: usize) -> Optio
     if p.kind != RegKind::P || p.num != guard.pred.num || p.negated || !combine.is_zero() || combine.negated {
         return None;
     }
-    if t.kind != RegKind::R || !t.absolute || t.is_zero() || !(bound >= f64::from(f32::from_bits(SUBNORMAL_HIGH_WORD_BOUND))) {
+    // NaN bounds compare as not large enough
+    let large_enough = bound >= f64::from(f32::from_bits(SUBNORMAL_HIGH_WORD_BOUND));
+    if t.kind != RegKind::R || !t.absolute || t.is_zero() || !large_enough {
         return None;
     }
     // t = q's high word, by the register test

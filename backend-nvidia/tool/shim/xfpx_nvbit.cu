@@ -132,6 +132,7 @@ void add_args(Instr *instr, const XfpxCall &c) {
         case XFPX_ARG_UREG: nvbit_add_call_arg_ureg_val(instr, (int)arg.a); break;
         case XFPX_ARG_CBANK: nvbit_add_call_arg_cbank_val(instr, (int)arg.a, (int)arg.b); break;
         case XFPX_ARG_LAUNCH64: nvbit_add_call_arg_launch_val64(instr, 0); break;
+        case XFPX_ARG_PREDS: nvbit_add_call_arg_pred_reg(instr); break;
         default: break;
         }
     }

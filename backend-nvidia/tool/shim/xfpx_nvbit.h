@@ -16,6 +16,7 @@ extern "C" {
 #define XFPX_ARG_UREG 4
 #define XFPX_ARG_CBANK 5
 #define XFPX_ARG_LAUNCH64 6
+#define XFPX_ARG_PREDS 7
 #define XFPX_MAX_ARGS 12
 
 typedef struct XfpxCallArg {

@@ -22,6 +22,7 @@ pub const ARG_REG: u32 = 3;
 pub const ARG_UREG: u32 = 4;
 pub const ARG_CBANK: u32 = 5;
 pub const ARG_LAUNCH64: u32 = 6;
+pub const ARG_PREDS: u32 = 7;
 /// Most arguments one call may carry.
 pub const MAX_ARGS: usize = 12;
 
@@ -233,6 +234,7 @@ fn encode_arg(a: CallArg) -> XfpxCallArg {
         CallArg::UReg { num } => XfpxCallArg { kind: ARG_UREG, a: u32::from(num), b: 0 },
         CallArg::Cbank { bank, offset } => XfpxCallArg { kind: ARG_CBANK, a: bank, b: u64::from(offset) },
         CallArg::LaunchVal64 => XfpxCallArg { kind: ARG_LAUNCH64, a: 0, b: 0 },
+        CallArg::Preds => XfpxCallArg { kind: ARG_PREDS, a: 0, b: 0 },
     }
 }
 
@@ -422,7 +424,7 @@ mod tests {
         for f in [
             "xfpx_init", "xfpx_device", "xfpx_note", "xfpx_wants_kernel", "xfpx_exclude_kernel", "xfpx_lines_enabled",
             "xfpx_load_cubin_lines", "xfpx_instrument", "xfpx_free_calls", "xfpx_function_name", "xfpx_site_count",
-            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish", "xfpx_nvdisasm_wrapper",
+            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish", "xfpx_nvdisasm_wrapper", "xfpx_prefill_start",
         ] {
             assert!(header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")), "{f} missing from xfpx_nvbit.h");
         }
@@ -434,6 +436,7 @@ mod tests {
             ("XFPX_ARG_UREG", ARG_UREG),
             ("XFPX_ARG_CBANK", ARG_CBANK),
             ("XFPX_ARG_LAUNCH64", ARG_LAUNCH64),
+            ("XFPX_ARG_PREDS", ARG_PREDS),
             ("XFPX_MAX_ARGS", MAX_ARGS as u32),
         ] {
             assert!(header.contains(&format!("#define {name} {v}\n")), "{name} differs in xfpx_nvbit.h");
