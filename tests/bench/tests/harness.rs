@@ -108,3 +108,43 @@ fn suite_compiles_where_nvcc_is_available() {
         eprintln!("note: nvcc not found (set NVCC=/path/to/nvcc): the suite was not compiled");
     }
 }
+
+/// `tests/gpu/vs-gpufpx.py` on hand-made logs: a class GPU-FPX found and
+/// xfpx missed fails the comparison, and classes only xfpx found (or in
+/// formats GPU-FPX does not check) are listed as extra.
+#[test]
+fn gpufpx_comparison_reports_missed_classes() {
+    let Some(py) = python() else {
+        eprintln!("note: no Python 3; skipping the GPU-FPX comparison test");
+        return;
+    };
+    let script = bench_dir().join("../gpu/vs-gpufpx.py");
+    let dir = std::env::temp_dir().join(format!("xfpx-vs-gpufpx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let gpufpx = "#GPU-FPX LOC-EXCEP INFO: in kernel [k1], NaN found @ /unknown_path in [k1]:0 [FP32]\n\
+                  #GPU-FPX LOC-EXCEP INFO: in kernel [k2], INF found @ /unknown_path in [k2]:0 [FP64]\n";
+    let report = |records: &str| {
+        format!(
+            "{{\"schema\":\"xfpx-report/1\",\"run\":{{}},\"kernels\":[\
+             {{\"name\":\"k1(float*)\",\"records\":[{records}]}}]}}"
+        )
+    };
+    let nan32 = "{\"kind\":\"nan\",\"format\":\"f32\",\"site\":{}}";
+    let nan16 = "{\"kind\":\"nan\",\"format\":\"f16x2\",\"site\":{}}";
+    std::fs::write(dir.join("p.gpufpx.log"), gpufpx).expect("write");
+    std::fs::write(dir.join("p.fast.report.json"), report(&format!("{nan32},{nan16}"))).expect("write");
+    let run = || Command::new(&py).arg(&script).arg(&dir).arg("p").output().expect("python runs");
+    let out = run();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("k2 inf f64"), "the class xfpx missed is named: {t}");
+    assert!(!t.contains("f16x2"), "formats GPU-FPX does not check are left out: {t}");
+    // with the missing class found, the comparison passes
+    let both = "{\"name\":\"k2\",\"records\":[{\"kind\":\"inf\",\"format\":\"f64\",\"site\":{}}]}";
+    let full = report(nan32).replace("]}]}", &format!("]}},{both}]}}"));
+    std::fs::write(dir.join("p.fast.report.json"), full).expect("write");
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
