@@ -382,20 +382,52 @@ fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
     live
 }
 
-/// Loops, as ranges of blocks in layout order: a branch back to an earlier
-/// block (or itself) closes the range from that block to the branching one.
-fn loops(cfg: &Cfg) -> Vec<(usize, usize)> {
-    let mut v: Vec<(usize, usize)> = Vec::new();
+/// A loop: a header that code branches back to from a block at or after
+/// it (a back edge, as compilers lay loops out), and its body, the blocks
+/// on a path from the header back to one of those branches. Code laid out
+/// between the two that is on no such path is not in the body: the
+/// out-of-line path a divergent warp takes (`BRA.DIV`) and then jumps
+/// back from, or another loop's exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Loop {
+    body: Vec<bool>,
+    size: usize,
+}
+
+fn loops(cfg: &Cfg) -> Vec<Loop> {
+    let n = cfg.blocks.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut latches: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
     for (b, block) in cfg.blocks.iter().enumerate() {
         for &s in &block.succs {
+            preds[s].push(b);
             if s <= b {
-                v.push((s, b));
+                latches.entry(s).or_default().push(b);
             }
         }
     }
-    v.sort_unstable();
-    v.dedup();
-    v
+    // every block reachable from `from` along `next`
+    let reach = |from: &[usize], next: &dyn Fn(usize) -> Vec<usize>| {
+        let mut seen = vec![false; n];
+        let mut work: Vec<usize> = from.to_vec();
+        while let Some(b) = work.pop() {
+            if !std::mem::replace(&mut seen[b], true) {
+                work.extend(next(b));
+            }
+        }
+        seen
+    };
+    let mut out = Vec::new();
+    for (header, ls) in latches {
+        let from_header = reach(&[header], &|b| cfg.blocks[b].succs.clone());
+        let to_latch = reach(&ls, &|b| preds[b].clone());
+        let body: Vec<bool> = (0..n).map(|b| from_header[b] && to_latch[b]).collect();
+        // a branch back to a header that does not lead to it again is no loop
+        if body[header] {
+            out.push(Loop { size: body.iter().filter(|&&x| x).count(), body });
+        }
+    }
+    out
 }
 
 /// A probe's identity across the rounds of thinning.
@@ -688,9 +720,8 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
 /// checks that report division by zero are kept.
 pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
     let live = live_in(view, cfg);
-    let loop_ranges = loops(cfg);
-    let innermost =
-        |b: usize| loop_ranges.iter().filter(|(h, l)| *h <= b && b <= *l).min_by_key(|(h, l)| l - h).copied();
+    let all_loops = loops(cfg);
+    let innermost = |b: usize| all_loops.iter().filter(|l| l.body[b]).min_by_key(|l| l.size);
     let mut work = plan.clone();
     // checks that repeat an earlier one observe nothing for the analysis
     // below; they are dropped at the end if what they repeat is kept
@@ -712,15 +743,15 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                 }
                 _ => None,
             };
-            let (Some(r), Some((h, l))) = (r, innermost(cfg.block_of[p.instr as usize])) else {
+            let (Some(r), Some(lp)) = (r, innermost(cfg.block_of[p.instr as usize])) else {
                 continue;
             };
-            for x in h..=l {
+            for x in (0..cfg.blocks.len()).filter(|&x| lp.body[x]) {
                 for &e in &cfg.blocks[x].succs {
                     // a check before a guarded instruction may run only
                     // where the guard holds: no exit check there
                     let start_guarded = view.instrs[cfg.blocks[e].start].guarded;
-                    if (h..=l).contains(&e) || start_guarded || !words(r).all(|w| live[e].contains(&w)) {
+                    if lp.body[e] || start_guarded || !words(r).all(|w| live[e].contains(&w)) {
                         continue;
                     }
                     // the register may hold a value from another path
@@ -1010,6 +1041,38 @@ mod tests {
             stats,
             ThinStats { checks: 2, dropped: 2, dropped_subnormal: 2, loop_exit_checks: 1, ..ThinStats::default() }
         );
+    }
+
+    #[test]
+    fn a_jump_back_that_closes_no_cycle_is_no_loop() {
+        // a divergent warp's out-of-line path, laid out after the exit:
+        // it jumps back into the middle and runs on; nothing cycles, so
+        // nothing is checked "where a loop exits" (at the second store,
+        // where R4 would hold what the first path made)
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                other(0x00, "LDG R2", &[2], &[], Control::None),
+                other(0x10, "BRA.DIV 0x60", &[], &[], Control::CondBranch),
+                fp(0x20, FpOp::Add, 4, &[2, 2]),
+                other(0x30, "BRA.DIV 0x80", &[], &[], Control::CondBranch),
+                other(0x40, "STG R4", &[], &[4], Control::None),
+                other(0x50, "EXIT", &[], &[], Control::Exit),
+                fp(0x60, FpOp::Mul, 4, &[2, 2]),
+                other(0x70, "BRA 0x20", &[], &[], Control::Branch),
+                other(0x80, "STG R4", &[], &[4], Control::None),
+                other(0x90, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let target = |i| match i {
+            1 => Target::Instr(6),
+            3 => Target::Instr(8),
+            7 => Target::Instr(2),
+            _ => Target::Leave,
+        };
+        let (checked, stats) = kept(&view, target);
+        assert_eq!(stats.loop_exit_checks, 0, "{checked:?}");
+        assert!(!checked.contains(&8), "{checked:?}");
     }
 
     #[test]
