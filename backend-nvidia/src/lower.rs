@@ -326,9 +326,7 @@ fn slow_path_of(
     // intact from the check to the end of its block
     let regs: Vec<RegRange> = [lo, hi].into_iter().filter_map(arg_reg).collect();
     let from = if c.when == When::After { i + 1 } else { i };
-    let overwritten = (from..cfg.blocks[block].end).any(|j| {
-        kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| regs.iter().any(|r| r.overlaps(&d)))
-    });
+    let overwritten = (from..cfg.blocks[block].end).any(|j| regs.iter().any(|r| kernel.view.instrs[j].writes(r)));
     (!overwritten).then_some(path.slow_entry)
 }
 
@@ -447,11 +445,7 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
                 spot = None;
             }
             let ins = &view.instrs[j];
-            let writes = ins
-                .defs
-                .iter()
-                .filter_map(Operand::reg)
-                .any(|d| pending.iter().any(|p| p.regs.iter().any(|r| r.overlaps(&d))));
+            let writes = pending.iter().any(|p| p.regs.iter().any(|r| ins.writes(r)));
             if !pending.is_empty() && (writes || ins.control != Control::None) {
                 // before this instruction everything pending is intact too
                 emit(&mut out, &mut pending, &[Some(last), Some((j, When::Before)), spot]);
@@ -489,8 +483,7 @@ fn slot_guard(kernel: &SassKernel, i: usize, when: When) -> Option<(u32, RegRang
         return None;
     }
     let pred = RegRange::new(RegFile::Predicate, p.num, 1);
-    let writes_guard = kernel.view.instrs[i].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&pred));
-    if when == When::After && writes_guard {
+    if when == When::After && kernel.view.instrs[i].writes(&pred) {
         return None;
     }
     let negated = if p.negated { META_GUARD_NEGATED } else { 0 };

@@ -61,7 +61,10 @@ pub struct PrefillPlan {
 /// The SASS target to prefill for, when the program's file decides it
 /// alone: the fat binary holds cubins of exactly one target.
 pub fn sole_target(host_elf: &[u8]) -> Option<u32> {
-    let section = fatbin::host_fatbin(host_elf).ok()??;
+    sole_cubin_target(fatbin::host_fatbin(host_elf).ok()??)
+}
+
+fn sole_cubin_target(section: &[u8]) -> Option<u32> {
     match fatbin::cubin_targets(section).ok()?.as_slice() {
         [one] => Some(*one),
         _ => None,
@@ -72,11 +75,15 @@ pub fn sole_target(host_elf: &[u8]) -> Option<u32> {
 /// `wanted` admits (by mangled name), without repeats, at most `limit`.
 /// A file without device code gives an empty plan.
 pub fn plan(host_elf: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: usize) -> Result<PrefillPlan, String> {
-    let section = match fatbin::host_fatbin(host_elf) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Ok(PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 }),
-        Err(e) => return Err(e.to_string()),
-    };
+    match fatbin::host_fatbin(host_elf) {
+        Ok(Some(section)) => plan_fatbin(section, sm, wanted, limit),
+        Ok(None) => Ok(PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 }),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// [`plan`] for the fat binary itself (a `.nv_fatbin` section).
+fn plan_fatbin(section: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: usize) -> Result<PrefillPlan, String> {
     let (all, unreadable) = fatbin::functions_for_target(section, sm).map_err(|e| e.to_string())?;
     let total = all.len();
     let mut seen = HashSet::new();
@@ -107,10 +114,9 @@ pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> P
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
     let args = nvbit_disassembler_args(plan.sm);
-    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for worker in 0..jobs.clamp(1, 64) {
-            let (next, failed, args, errors) = (&next, &failed, &args, &errors);
+            let (next, failed, args) = (&next, &failed, &args);
             s.spawn(move || {
                 let file = scratch.join(format!("code-{worker}"));
                 while let Some(f) = plan.functions.get(next.fetch_add(1, Ordering::Relaxed)) {
@@ -125,9 +131,6 @@ pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> P
                             .is_ok_and(|st| st.success());
                     if !ok {
                         failed.fetch_add(1, Ordering::Relaxed);
-                        if let Ok(mut e) = errors.lock() {
-                            e.push(f.name.clone());
-                        }
                     }
                 }
                 let _ = std::fs::remove_file(&file);
@@ -217,9 +220,9 @@ fn prefill_file(
     }
     let bytes = std::fs::read(exe).ok()?;
     // no device code, or not an ELF file: nothing to say
-    fatbin::host_fatbin(&bytes).ok()??;
-    let sm = sole_target(&bytes).or_else(|| target.wait(TARGET_WAIT))?;
-    let plan = match plan(&bytes, sm, wanted, limit) {
+    let section = fatbin::host_fatbin(&bytes).ok()??;
+    let sm = sole_cubin_target(section).or_else(|| target.wait(TARGET_WAIT))?;
+    let plan = match plan_fatbin(section, sm, wanted, limit) {
         Ok(p) => p,
         Err(e) => return Some(format!("the program's device code was not disassembled ahead: {e}")),
     };

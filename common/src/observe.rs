@@ -701,8 +701,7 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
     let ins = &view.instrs[p.instr as usize];
     values.iter().all(|v| match value_range(view, p.instr, v) {
         Some(r) => {
-            let overwritten =
-                p.when == When::Before && ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r));
+            let overwritten = p.when == When::Before && ins.writes(&r);
             let observed = &after[p.instr as usize];
             // a comparison reading one word of an observed pair (the high
             // word of an f64, compared as an f32) sees the pair's NaN

@@ -113,12 +113,11 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     let words = format.register_words();
                     match op {
                         Operand::Reg(r) if r.count >= words => {
-                            if p.when == When::After && matches!(v, ValueRef::Use(_) | ValueRef::Reg(_)) {
-                                let clobbered =
-                                    ins.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r));
-                                if clobbered {
-                                    return Err(PlanError::ClobberedUse { probe: i, instr: p.instr, value: *v });
-                                }
+                            if p.when == When::After
+                                && matches!(v, ValueRef::Use(_) | ValueRef::Reg(_))
+                                && ins.writes(r)
+                            {
+                                return Err(PlanError::ClobberedUse { probe: i, instr: p.instr, value: *v });
                             }
                         }
                         Operand::Known { .. } => {}

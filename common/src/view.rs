@@ -165,6 +165,11 @@ impl InstrView {
             location: None,
         }
     }
+
+    /// Whether the instruction writes any part of `r`.
+    pub fn writes(&self, r: &RegRange) -> bool {
+        self.defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(r))
+    }
 }
 
 /// The instructions of one kernel in program order.

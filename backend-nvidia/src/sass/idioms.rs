@@ -127,7 +127,7 @@ pub fn division_slow_path(kernel: &SassKernel, cfg: &Cfg, block: usize) -> Optio
     let high = reg(ins.operands.get(3)).filter(|h| h.kind == RegKind::R && !h.is_zero() && h.num % 2 == 1)?;
     let quotient = RegRange::new(RegFile::PerLane, high.num - 1, 2);
     // the tested word is the one the block ends with
-    if (test + 1..=last).any(|j| writes(kernel, j, quotient)) {
+    if (test + 1..=last).any(|j| kernel.view.instrs[j].writes(&quotient)) {
         return None;
     }
     Some(DivisionSlowPath { block, quotient, slow_entry })
@@ -170,16 +170,9 @@ pub fn reciprocal_feeds_quotient(kernel: &SassKernel, cfg: &Cfg, rcp: usize, pat
     quotient_tainted
 }
 
-fn writes(kernel: &SassKernel, j: usize, r: RegRange) -> bool {
-    kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&r))
-}
-
 /// The last instruction before `i`, in `i`'s block, that writes `reg`.
 fn latest_write_in_block(kernel: &SassKernel, block_of: &[usize], i: usize, reg: RegRange) -> Option<usize> {
-    (0..i)
-        .rev()
-        .take_while(|&j| block_of.get(j) == block_of.get(i))
-        .find(|&j| kernel.view.instrs[j].defs.iter().filter_map(Operand::reg).any(|d| d.overlaps(&reg)))
+    (0..i).rev().take_while(|&j| block_of.get(j) == block_of.get(i)).find(|&j| kernel.view.instrs[j].writes(&reg))
 }
 
 /// The format a reciprocal the compiler starts divisions with reads
