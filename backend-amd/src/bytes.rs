@@ -5,12 +5,7 @@ use crate::error::{Error, Result};
 
 /// The sub-slice `bytes[start..start + len]`, or a truncation error naming `what`.
 pub fn slice<'a>(bytes: &'a [u8], start: u64, len: u64, what: &'static str) -> Result<&'a [u8]> {
-    let end = start.checked_add(len).ok_or(Error::Truncated {
-        what,
-        start,
-        end: u64::MAX,
-        len: bytes.len() as u64,
-    })?;
+    let end = start.checked_add(len).ok_or(Error::Truncated { what, start, end: u64::MAX, len: bytes.len() as u64 })?;
     let truncated = Error::Truncated { what, start, end, len: bytes.len() as u64 };
     let s = usize::try_from(start).map_err(|_| truncated.clone())?;
     let e = usize::try_from(end).map_err(|_| truncated.clone())?;

@@ -151,10 +151,9 @@ fn find_kernels(elf: &ElfFile<'_>, symbols: &[Symbol]) -> Result<Vec<Kernel>> {
         let entry = descriptor.entry_address(kd_sym.value).ok_or_else(|| {
             Error::malformed("kernel descriptor", format!("{name}: kernel_code_entry_byte_offset overflows"))
         })?;
-        let section = elf
-            .section_at_addr(entry)
-            .filter(|s| s.is_executable())
-            .ok_or_else(|| Error::malformed("kernel", format!("{name}: entry 0x{entry:x} is not in executable code")))?;
+        let section = elf.section_at_addr(entry).filter(|s| s.is_executable()).ok_or_else(|| {
+            Error::malformed("kernel", format!("{name}: entry 0x{entry:x} is not in executable code"))
+        })?;
         let section_end = section.addr.saturating_add(section.size);
         let func = functions.iter().find(|f| f.value == entry);
         let end = match func {
@@ -200,7 +199,11 @@ fn find_functions(elf: &ElfFile<'_>, symbols: &[Symbol], kernels: &[Kernel]) -> 
             Some(e) if f.size > 0 && e <= section_end => e,
             _ => starts.iter().map(|g| g.value).find(|&v| v > f.value && v < section_end).unwrap_or(section_end),
         };
-        out.push(Function { name: f.name.clone(), code: f.value..end, is_kernel: kernels.iter().any(|k| k.entry == f.value) });
+        out.push(Function {
+            name: f.name.clone(),
+            code: f.value..end,
+            is_kernel: kernels.iter().any(|k| k.entry == f.value),
+        });
     }
     out
 }
@@ -222,10 +225,10 @@ fn text_layout(elf: &ElfFile<'_>) -> Option<TextLayout> {
     let text = elf.section_by_name(".text")?;
     let start = text.addr;
     let end = text.addr.checked_add(text.size)?;
-    let loads: Vec<(usize, &Segment)> = elf.segments.iter().enumerate().filter(|(_, s)| s.p_type == elf::PT_LOAD).collect();
-    let (segment, _) = loads
-        .iter()
-        .find(|(_, s)| s.vaddr <= start && s.vaddr.checked_add(s.memsz).is_some_and(|e| end <= e))?;
+    let loads: Vec<(usize, &Segment)> =
+        elf.segments.iter().enumerate().filter(|(_, s)| s.p_type == elf::PT_LOAD).collect();
+    let (segment, _) =
+        loads.iter().find(|(_, s)| s.vaddr <= start && s.vaddr.checked_add(s.memsz).is_some_and(|e| end <= e))?;
     let next_segment_vaddr = loads.iter().map(|(_, s)| s.vaddr).filter(|&v| v >= end).min();
     Some(TextLayout {
         text: start..end,

@@ -351,10 +351,11 @@ fn extract_into<'a>(
                     .map(|e| (e.id, Cow::Borrowed(e.bytes)))
                     .collect::<Vec<(String, Cow<'a, [u8]>)>>(),
                 Cow::Owned(v) => {
-                    owned = parse_bundle(v)?
-                        .into_iter()
-                        .map(|e| (e.id, Cow::Owned(e.bytes.to_vec())))
-                        .collect::<Vec<(String, Cow<'a, [u8]>)>>();
+                    owned = parse_bundle(v)?.into_iter().map(|e| (e.id, Cow::Owned(e.bytes.to_vec()))).collect::<Vec<(
+                        String,
+                        Cow<'a, [u8]>,
+                    )>>(
+                    );
                     owned
                 }
             };

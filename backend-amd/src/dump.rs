@@ -266,8 +266,9 @@ pub fn report(bytes: &[u8], opts: &DumpOptions) -> Result<DumpReport> {
 pub fn dump(bytes: &[u8], opts: &DumpOptions) -> Result<String> {
     let report = report(bytes, opts)?;
     match opts.format {
-        DumpFormat::Json => serde_json::to_string_pretty(&report)
-            .map_err(|e| Error::malformed("report", e.to_string())),
+        DumpFormat::Json => {
+            serde_json::to_string_pretty(&report).map_err(|e| Error::malformed("report", e.to_string()))
+        }
         DumpFormat::Text => Ok(render_text(&report)),
     }
 }
@@ -343,7 +344,8 @@ fn render_text(r: &DumpReport) -> String {
             render_kernel(&mut o, k);
         }
         for f in &co.functions {
-            let _ = writeln!(o, "\n  function {} (not a kernel), code 0x{:x}..0x{:x}", f.name, f.code_start, f.code_end);
+            let _ =
+                writeln!(o, "\n  function {} (not a kernel), code 0x{:x}..0x{:x}", f.name, f.code_start, f.code_end);
             render_disassembly(&mut o, &f.disassembly);
         }
     }
@@ -401,12 +403,25 @@ fn render_kernel(o: &mut String, k: &KernelReport) {
             let r = &dd.registers;
             let mut regs = format!("    registers: {} VGPRs", r.vgprs);
             if let (Some(acc), Some(agprs)) = (r.accum_offset, r.agprs) {
-                let _ = write!(regs, " (unified: v0..v{} then {} AGPRs from ACCUM_OFFSET {})", acc.saturating_sub(1), agprs, acc);
+                let _ = write!(
+                    regs,
+                    " (unified: v0..v{} then {} AGPRs from ACCUM_OFFSET {})",
+                    acc.saturating_sub(1),
+                    agprs,
+                    acc
+                );
             }
             let _ = writeln!(o, "{regs}, {} SGPRs (with VCC/flat scratch/XNACK extras)", r.sgprs);
-            let user: Vec<String> = dd.user_sgprs.iter().map(|u| format!("{} {}", sgpr_range(u.first, u.count), u.name)).collect();
-            let sys: Vec<String> = dd.system_sgprs.iter().map(|u| format!("{} {}", sgpr_range(u.first, u.count), u.name)).collect();
-            let _ = writeln!(o, "    user SGPRs ({}): {}", dd.user_sgpr_count, if user.is_empty() { "none".into() } else { user.join(", ") });
+            let user: Vec<String> =
+                dd.user_sgprs.iter().map(|u| format!("{} {}", sgpr_range(u.first, u.count), u.name)).collect();
+            let sys: Vec<String> =
+                dd.system_sgprs.iter().map(|u| format!("{} {}", sgpr_range(u.first, u.count), u.name)).collect();
+            let _ = writeln!(
+                o,
+                "    user SGPRs ({}): {}",
+                dd.user_sgpr_count,
+                if user.is_empty() { "none".into() } else { user.join(", ") }
+            );
             let _ = writeln!(o, "    system SGPRs: {}", if sys.is_empty() { "none".into() } else { sys.join(", ") });
             let wi = match dd.workitem_id_layout {
                 WorkitemIdLayout::PackedInV0 => "packed in v0 (x 9:0, y 19:10, z 29:20)".to_string(),
@@ -434,7 +449,11 @@ fn render_kernel(o: &mut String, k: &KernelReport) {
             .filter(|(on, _)| *on)
             .map(|(_, n)| *n)
             .collect();
-            let _ = writeln!(o, "    exception traps: {}", if enabled.is_empty() { "none".into() } else { enabled.join(", ") });
+            let _ = writeln!(
+                o,
+                "    exception traps: {}",
+                if enabled.is_empty() { "none".into() } else { enabled.join(", ") }
+            );
             if dd.kernarg_preload_length > 0 {
                 let _ = writeln!(
                     o,

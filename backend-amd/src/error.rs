@@ -47,9 +47,7 @@ pub(crate) fn one_line(text: String) -> String {
     if !text.chars().any(char::is_control) {
         return text;
     }
-    text.chars()
-        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
-        .collect()
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Result with this crate's [`Error`].

@@ -129,7 +129,8 @@ fn parse_kernel(m: &[(rmpv::Value, rmpv::Value)]) -> Result<KernelMetadata> {
                 type_name: string(a, ".type_name")?,
                 offset: req_uint(a, ".offset", &owner)?,
                 size: req_uint(a, ".size", &owner)?,
-                value_kind: string(a, ".value_kind")?.ok_or_else(|| malformed(format!("{owner}: argument has no .value_kind")))?,
+                value_kind: string(a, ".value_kind")?
+                    .ok_or_else(|| malformed(format!("{owner}: argument has no .value_kind")))?,
                 address_space: string(a, ".address_space")?,
             });
         }

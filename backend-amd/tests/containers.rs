@@ -55,7 +55,11 @@ fn offload_bundle_from_clang() {
 fn unaligned_bundle_entries() {
     let bytes = bundle("unaligned.bundle");
     let entries = parse_bundle(&bytes).expect("entries");
-    assert!(entries.iter().any(|e| e.offset % 8 != 0), "expected an unaligned entry: {:?}", entries.iter().map(|e| e.offset).collect::<Vec<_>>());
+    assert!(
+        entries.iter().any(|e| e.offset % 8 != 0),
+        "expected an unaligned entry: {:?}",
+        entries.iter().map(|e| e.offset).collect::<Vec<_>>()
+    );
     let got = extract(&bytes).expect("extract");
     assert_eq!(got.len(), 2);
     let gfx90a = common::read(&common::fixtures().join("gfx90a/fp64.co"));
@@ -80,7 +84,10 @@ fn compressed_bundles_from_clang() {
         listed.sort();
         assert_eq!(ids, listed, "{name}");
         for e in extract(&bytes).expect("extract") {
-            assert_eq!(e.path, vec![ContainerKind::CompressedBundle, ContainerKind::OffloadBundle, ContainerKind::CodeObject]);
+            assert_eq!(
+                e.path,
+                vec![ContainerKind::CompressedBundle, ContainerKind::OffloadBundle, ContainerKind::CodeObject]
+            );
             let co = CodeObject::parse(&e.bytes).expect("code object");
             assert_eq!(co.kernels.len(), 3, "{name}");
         }
@@ -200,11 +207,17 @@ fn hip_fat_binary_wrapper() {
 #[test]
 fn bundle_ids() {
     let id = BundleId::parse("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+").expect("id");
-    assert_eq!((id.kind.as_str(), id.triple.as_str(), id.target_id.as_str()), ("hipv4", "amdgcn-amd-amdhsa", "gfx90a:xnack+"));
+    assert_eq!(
+        (id.kind.as_str(), id.triple.as_str(), id.target_id.as_str()),
+        ("hipv4", "amdgcn-amd-amdhsa", "gfx90a:xnack+")
+    );
     let id = BundleId::parse("hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-").expect("id");
     assert_eq!(id.target_id, "gfx942:sramecc+:xnack-");
     let old = BundleId::parse("hip-amdgcn-amd-amdhsa-gfx906").expect("old-style id");
-    assert_eq!((old.kind.as_str(), old.triple.as_str(), old.target_id.as_str()), ("hip", "amdgcn-amd-amdhsa", "gfx906"));
+    assert_eq!(
+        (old.kind.as_str(), old.triple.as_str(), old.target_id.as_str()),
+        ("hip", "amdgcn-amd-amdhsa", "gfx906")
+    );
     let host = BundleId::parse("host-x86_64-unknown-linux--").expect("host");
     assert_eq!((host.triple.as_str(), host.target_id.as_str()), ("x86_64-unknown-linux", ""));
     assert!(id.is_amdgpu() && !id.is_host());

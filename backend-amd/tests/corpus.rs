@@ -65,7 +65,12 @@ fn kernel_entries_match_llvm_objdump_symbols() {
             // Entries are 256-byte aligned and code ranges do not overlap other kernels.
             assert_eq!(k.entry % 256, 0, "{}", k.name);
             for other in co.kernels.iter().filter(|o| o.name != k.name) {
-                assert!(other.entry >= k.code.end || other.code.end <= k.code.start, "{} overlaps {}", k.name, other.name);
+                assert!(
+                    other.entry >= k.code.end || other.code.end <= k.code.start,
+                    "{} overlaps {}",
+                    k.name,
+                    other.name
+                );
             }
             let code = co.kernel_code(k).expect("code bytes");
             assert_eq!(code.len() as u64, k.code.end - k.code.start);
@@ -74,7 +79,8 @@ fn kernel_entries_match_llvm_objdump_symbols() {
             // s_trap 2 and 63 s_nop 0 (clang-19 on gfx90a/gfx942; none on gfx950).
             let listing = common::read_text(&path.with_extension("objdump"));
             let body = listing.split(&format!("<{}>:\n", k.name)).nth(1).expect("listing");
-            let first: Vec<&str> = body.lines().take(64).map(|l| l.trim_start().split("  ").next().unwrap_or("")).collect();
+            let first: Vec<&str> =
+                body.lines().take(64).map(|l| l.trim_start().split("  ").next().unwrap_or("")).collect();
             let has_header = first[0] == "s_trap 2" && first[1..].iter().all(|l| *l == "s_nop 0");
             assert_eq!(k.preload_header_bytes > 0, has_header, "{target}/{name}: {} preload header", k.name);
             if has_header {
@@ -132,7 +138,12 @@ fn metadata_matches_llvm_readelf_notes() {
         for g in golden {
             let k = md.kernels.iter().find(|k| Some(&k.name) == g.get(".name")).expect("kernel in metadata");
             let check = |key: &str, ours: u64| {
-                assert_eq!(g.get(key).map(String::as_str), Some(ours.to_string().as_str()), "{target}/{name} {} {key}", k.name);
+                assert_eq!(
+                    g.get(key).map(String::as_str),
+                    Some(ours.to_string().as_str()),
+                    "{target}/{name} {} {key}",
+                    k.name
+                );
             };
             check(".sgpr_count", k.sgpr_count);
             check(".vgpr_count", k.vgpr_count);
@@ -189,7 +200,11 @@ fn layout_matches_llvm_readelf() {
                     continue;
                 }
                 let s = &co.elf.sections[idx];
-                assert_eq!((s.name.as_str(), s.addr, s.offset, s.size), (f[0], hex(f[2]), hex(f[3]), hex(f[4])), "{target}/{name}");
+                assert_eq!(
+                    (s.name.as_str(), s.addr, s.offset, s.size),
+                    (f[0], hex(f[2]), hex(f[3]), hex(f[4])),
+                    "{target}/{name}"
+                );
                 sections += 1;
             } else if let Some(rest) = t.strip_prefix("LOAD ") {
                 let f: Vec<&str> = rest.split_whitespace().collect();
@@ -197,13 +212,8 @@ fn layout_matches_llvm_readelf() {
             }
         }
         assert_eq!(sections + 1, co.elf.sections.len(), "{target}/{name}: sections");
-        let ours: Vec<_> = co
-            .elf
-            .segments
-            .iter()
-            .filter(|s| s.p_type == 1)
-            .map(|s| (s.offset, s.vaddr, s.filesz, s.memsz))
-            .collect();
+        let ours: Vec<_> =
+            co.elf.segments.iter().filter(|s| s.p_type == 1).map(|s| (s.offset, s.vaddr, s.filesz, s.memsz)).collect();
         assert_eq!(ours, loads, "{target}/{name}: PT_LOAD segments");
         let text = co.text.as_ref().expect(".text layout");
         let next = loads.iter().map(|l| l.1).filter(|&v| v >= text.text.end).min();
@@ -220,7 +230,13 @@ fn targets_and_versions() {
     for (target, name, path) in common::code_objects() {
         let bytes = common::read(&path);
         let co = CodeObject::parse(&bytes).expect("parse");
-        let expected_version = if target == "gfx950" { 6 } else if name == "cov4" { 4 } else { 5 };
+        let expected_version = if target == "gfx950" {
+            6
+        } else if name == "cov4" {
+            4
+        } else {
+            5
+        };
         assert_eq!(co.version, expected_version, "{target}/{name}");
         assert_eq!(Processor::from_name(&target), Some(co.target.processor));
         let md_target = co.metadata.as_ref().and_then(|m| m.target.clone()).expect("note target");

@@ -56,7 +56,8 @@ fn dump_every_code_object() {
             for l in k["disassembly"].as_array().expect("disassembly") {
                 let addr = l["address"].as_u64().expect("address");
                 assert_eq!(addr, next, "{target}/{name} {}: disassembly is not contiguous", kr.name);
-                let words: Vec<u32> = l["words"].as_array().expect("words").iter().map(|w| w.as_u64().expect("w") as u32).collect();
+                let words: Vec<u32> =
+                    l["words"].as_array().expect("words").iter().map(|w| w.as_u64().expect("w") as u32).collect();
                 let at = (addr - kr.code.start) as usize;
                 for (i, w) in words.iter().enumerate() {
                     let b = &code[at + 4 * i..at + 4 * i + 4];
@@ -82,12 +83,17 @@ fn dump_every_code_object() {
                     out_of_step += 1;
                     continue;
                 };
-                let words: Vec<u32> = l["words"].as_array().expect("words").iter().map(|w| w.as_u64().expect("w") as u32).collect();
+                let words: Vec<u32> =
+                    l["words"].as_array().expect("words").iter().map(|w| w.as_u64().expect("w") as u32).collect();
                 lines += 1;
                 if &words != gwords {
                     wrong_length += 1;
                     if mismatched.len() < 10 {
-                        mismatched.push(format!("{target}/{name} 0x{addr:x}: {} dwords, llvm-objdump {}", words.len(), gwords.len()));
+                        mismatched.push(format!(
+                            "{target}/{name} 0x{addr:x}: {} dwords, llvm-objdump {}",
+                            words.len(),
+                            gwords.len()
+                        ));
                     }
                     continue;
                 }
@@ -115,7 +121,11 @@ fn dump_every_code_object() {
     println!("{labels} branch targets labelled as llvm-objdump labels them");
     assert!(lines > 4000, "corpus disassembly is too small");
     assert!(labels > 50);
-    assert_eq!((rejected, out_of_step, wrong_length), (0, 0, 0), "dump disagrees with llvm-objdump on instruction boundaries");
+    assert_eq!(
+        (rejected, out_of_step, wrong_length),
+        (0, 0, 0),
+        "dump disagrees with llvm-objdump on instruction boundaries"
+    );
     assert_eq!(same_text, lines, "dump text differs from llvm-objdump");
 }
 
@@ -132,11 +142,13 @@ fn fp_instructions_are_annotated() {
 #[test]
 fn kernel_selection() {
     let bytes = common::read(&common::fixtures().join("bundles/multi.bundle"));
-    let text = dump(&bytes, &DumpOptions { kernel: Some("fp32_mixed".into()), format: DumpFormat::Text }).expect("dump");
+    let text =
+        dump(&bytes, &DumpOptions { kernel: Some("fp32_mixed".into()), format: DumpFormat::Text }).expect("dump");
     assert_eq!(text.matches("\n  kernel fp32_mixed\n").count(), 2, "one per target");
     assert!(!text.contains("kernel fp32_axpy"));
     assert!(text.contains("bundle id: hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
-    let err = dump(&bytes, &DumpOptions { kernel: Some("nope".into()), format: DumpFormat::Text }).expect_err("no such kernel");
+    let err = dump(&bytes, &DumpOptions { kernel: Some("nope".into()), format: DumpFormat::Text })
+        .expect_err("no such kernel");
     assert_eq!(err, Error::NoSuchKernel("nope".into()));
     assert_eq!(err.to_string(), "no kernel named 'nope'");
 }

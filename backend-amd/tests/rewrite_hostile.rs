@@ -186,7 +186,8 @@ fn screening_clears_dx10_clamp_in_the_descriptor() {
     for k in &out.kernels {
         let a = before.kernel(&k.name).expect("kernel").descriptor;
         let b = after.kernel(&k.name).expect("kernel").descriptor;
-        let dx10 = |d: &xfpx_amd::KernelDescriptor| d.field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::ENABLE_DX10_CLAMP);
+        let dx10 =
+            |d: &xfpx_amd::KernelDescriptor| d.field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::ENABLE_DX10_CLAMP);
         assert_eq!(dx10(&a), 1, "HIP kernels start with DX10_CLAMP");
         assert!(k.dx10_clamp_cleared, "{}", k.name);
         assert_eq!(dx10(&b), 0, "{}", k.name);

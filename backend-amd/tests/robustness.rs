@@ -40,7 +40,14 @@ enum Mutation {
 }
 
 fn extreme() -> impl Strategy<Value = u64> {
-    prop_oneof![Just(0u64), Just(u64::MAX), Just(u64::MAX - 0xff), Just(0x8000_0000_0000_0000), 0u64..0x10000, any::<u64>()]
+    prop_oneof![
+        Just(0u64),
+        Just(u64::MAX),
+        Just(u64::MAX - 0xff),
+        Just(0x8000_0000_0000_0000),
+        0u64..0x10000,
+        any::<u64>()
+    ]
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -55,7 +62,11 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(at, value)| Mutation::Word { at, value }),
         pos.prop_map(|at| Mutation::Truncate { at }),
         (pos, proptest::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
-        (0usize..16, 0usize..8, extreme()).prop_map(|(section, field, value)| Mutation::SectionField { section, field, value }),
+        (0usize..16, 0usize..8, extreme()).prop_map(|(section, field, value)| Mutation::SectionField {
+            section,
+            field,
+            value
+        }),
     ]
 }
 
@@ -194,7 +205,8 @@ fn fuzz_campaign() {
     let files = corpus();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     // xorshift64*: deterministic from the seed, printed for replay.
-    let mut state: u64 = std::env::var("XFPX_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let mut state: u64 =
+        std::env::var("XFPX_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9e37_79b9_7f4a_7c15);
     println!("seed {state}");
     let mut next = move || {
         state ^= state >> 12;

@@ -93,7 +93,9 @@ pub fn parse_abi(text: &str) -> Result<Vec<DeviceFunction>, AbiError> {
         rest = &rest[i + "XFPX_DEVICE_FN(".len()..];
         let (name, after) = rest.split_once(',').ok_or_else(|| AbiError("entry without parameters".into()))?;
         let after = after.trim_start();
-        let after = after.strip_prefix('(').ok_or_else(|| AbiError(format!("{}: parameter list must be parenthesized", name.trim())))?;
+        let after = after
+            .strip_prefix('(')
+            .ok_or_else(|| AbiError(format!("{}: parameter list must be parenthesized", name.trim())))?;
         let (params, after) = after.split_once(')').ok_or_else(|| AbiError("unterminated parameter list".into()))?;
         let after = after.trim_start().strip_prefix(',').ok_or_else(|| AbiError("missing argument kinds".into()))?;
         let (kinds, after) = after.split_once(')').ok_or_else(|| AbiError("unterminated entry".into()))?;
@@ -101,14 +103,23 @@ pub fn parse_abi(text: &str) -> Result<Vec<DeviceFunction>, AbiError> {
         let kinds: Vec<&str> = kinds.split(',').map(str::trim).filter(|k| !k.is_empty()).collect();
         let params: Vec<&str> = params.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
         if kinds.len() != params.len() {
-            return Err(AbiError(format!("{}: {} parameters but {} argument kinds", name.trim(), params.len(), kinds.len())));
+            return Err(AbiError(format!(
+                "{}: {} parameters but {} argument kinds",
+                name.trim(),
+                params.len(),
+                kinds.len()
+            )));
         }
         let mut ps = Vec::new();
         for (p, k) in params.iter().zip(&kinds) {
-            let (ty, pname) = p.rsplit_once(char::is_whitespace).ok_or_else(|| AbiError(format!("parameter `{p}` has no type")))?;
+            let (ty, pname) =
+                p.rsplit_once(char::is_whitespace).ok_or_else(|| AbiError(format!("parameter `{p}` has no type")))?;
             let kind = ArgKind::from_name(k).ok_or_else(|| AbiError(format!("unknown argument kind `{k}`")))?;
             if !kind.c_types().contains(&ty.trim()) {
-                return Err(AbiError(format!("parameter `{p}` has kind {k}, which needs {}", kind.c_types().join(" or "))));
+                return Err(AbiError(format!(
+                    "parameter `{p}` has kind {k}, which needs {}",
+                    kind.c_types().join(" or ")
+                )));
             }
             ps.push(DeviceParam { c_type: ty.trim().to_string(), name: pname.to_string(), kind });
         }
@@ -143,7 +154,15 @@ mod tests {
         let kinds: Vec<ArgKind> = check.params.iter().map(|p| p.kind).collect();
         assert_eq!(
             kinds,
-            vec![ArgKind::GuardPred, ArgKind::Value32, ArgKind::Value32, ArgKind::Const32, ArgKind::Const32, ArgKind::Const64, ArgKind::Launch64]
+            vec![
+                ArgKind::GuardPred,
+                ArgKind::Value32,
+                ArgKind::Value32,
+                ArgKind::Const32,
+                ArgKind::Const32,
+                ArgKind::Const64,
+                ArgKind::Launch64
+            ]
         );
     }
 

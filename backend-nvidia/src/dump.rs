@@ -3,12 +3,12 @@
 //! `xfpx dump --vendor nvidia LISTING` and by the tool's `--dump DIR`.
 
 use crate::lower::{CallInsertion, NvbitLowering};
+use crate::modes::plan_kernel;
 use crate::sass::{build_kernel, parse_listing, SassKernel};
 use serde::Serialize;
 use std::fmt::Write as _;
-use xfpx_common::lower::Lowering;
-use crate::modes::plan_kernel;
 use xfpx_common::config::Mode;
+use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
 use xfpx_common::site::SiteTable;
@@ -99,12 +99,20 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
         }
         DumpFormat::Text => {
             let mut s = String::new();
-            let _ = writeln!(s, "kernel {}: {} instructions, {} probes, {} calls", kernel.view.name, kernel.view.instrs.len(), plan.probes.len(), calls.len());
+            let _ = writeln!(
+                s,
+                "kernel {}: {} instructions, {} probes, {} calls",
+                kernel.view.name,
+                kernel.view.instrs.len(),
+                plan.probes.len(),
+                calls.len()
+            );
             for d in &instructions {
                 for c in &d.before {
                     let _ = writeln!(s, "        before: {}", call_text(c));
                 }
-                let loc = kernel.view.instrs[d.index].location.as_ref().map(|l| format!("  // {l}")).unwrap_or_default();
+                let loc =
+                    kernel.view.instrs[d.index].location.as_ref().map(|l| format!("  // {l}")).unwrap_or_default();
                 let _ = writeln!(s, "  /*{:04x}*/ {:<48} [{}]{loc}", d.offset, d.sass, d.class);
                 for c in &d.after {
                     let _ = writeln!(s, "        after:  {}", call_text(c));
@@ -112,7 +120,14 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
             }
             let _ = writeln!(s, "plan:");
             for p in &plan.probes {
-                let _ = writeln!(s, "  instr {} {:?} site {}: {}", p.instr, p.when, p.site.0, serde_json::to_string(&p.action).unwrap_or_default());
+                let _ = writeln!(
+                    s,
+                    "  instr {} {:?} site {}: {}",
+                    p.instr,
+                    p.when,
+                    p.site.0,
+                    serde_json::to_string(&p.action).unwrap_or_default()
+                );
             }
             s
         }
@@ -174,7 +189,11 @@ mod tests {
         assert!(t.contains("kernel k: 2 instructions, 1 probes, 1 calls"), "{t}");
         assert!(t.contains("after:  xfpx_check_value(guard, R1, 0x0, 0x0, 0x704, 0x0, launch)"), "{t}");
         assert!(t.contains("kernel j"));
-        let j = dump_listing(LISTING, &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, mode: Mode::Detect }).expect("dumps");
+        let j = dump_listing(
+            LISTING,
+            &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, mode: Mode::Detect },
+        )
+        .expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
         assert_eq!(v.as_array().map(Vec::len), Some(1));
         assert_eq!(v[0]["instructions"][0]["after"][0]["function"], "xfpx_check_value");
@@ -182,8 +201,17 @@ mod tests {
 
     #[test]
     fn errors_are_one_line() {
-        for (text, kernel) in [("", None), (LISTING, Some("nope")), ("/*0000*/ FADD R1 ;", None), ("\tFunction : k\n /*0000*/ FADD R1,, R2 ;", None)] {
-            let e = dump_listing(text, &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, mode: Mode::Detect }).expect_err("fails");
+        for (text, kernel) in [
+            ("", None),
+            (LISTING, Some("nope")),
+            ("/*0000*/ FADD R1 ;", None),
+            ("\tFunction : k\n /*0000*/ FADD R1,, R2 ;", None),
+        ] {
+            let e = dump_listing(
+                text,
+                &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, mode: Mode::Detect },
+            )
+            .expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");
         }
     }

@@ -31,7 +31,11 @@ pub fn build_output_dir() -> PathBuf {
 }
 
 /// The lookup, apart from the process environment.
-pub fn find_tool(explicit: Option<&Path>, exe_dir: Option<&Path>, build_dir: Option<&Path>) -> Result<PathBuf, ToolError> {
+pub fn find_tool(
+    explicit: Option<&Path>,
+    exe_dir: Option<&Path>,
+    build_dir: Option<&Path>,
+) -> Result<PathBuf, ToolError> {
     if let Some(p) = explicit {
         return if p.is_file() { Ok(p.to_path_buf()) } else { Err(ToolError::NotAFile(p.to_path_buf())) };
     }

@@ -79,7 +79,14 @@ fn opcode_table_matches_the_listings() {
     let wrong: Vec<String> = opcodes::OPCODES
         .iter()
         .filter(|row| seen_rows.contains(&(row.opcode, row.modifier)) != row.in_fixtures)
-        .map(|row| format!("{}{} (in_fixtures={})", row.opcode, row.modifier.map(|m| format!(".{m}")).unwrap_or_default(), row.in_fixtures))
+        .map(|row| {
+            format!(
+                "{}{} (in_fixtures={})",
+                row.opcode,
+                row.modifier.map(|m| format!(".{m}")).unwrap_or_default(),
+                row.in_fixtures
+            )
+        })
         .collect();
     assert!(wrong.is_empty(), "rows whose in_fixtures mark disagrees with the listings: {wrong:?}");
 }
@@ -98,7 +105,20 @@ fn classification_per_kernel() {
             assert!(got.contains(*l), "{k}: no {l} in {got:?}");
         }
     };
-    want("f32_ops", &["f32.add", "f32.mul", "f32.fma", "f32.div", "f32.rsqrt", "f32.transcendental", "f32.minmax", "f32.sel", "f32.cmp"]);
+    want(
+        "f32_ops",
+        &[
+            "f32.add",
+            "f32.mul",
+            "f32.fma",
+            "f32.div",
+            "f32.rsqrt",
+            "f32.transcendental",
+            "f32.minmax",
+            "f32.sel",
+            "f32.cmp",
+        ],
+    );
     want("f32_tanh", &["f32.transcendental", "f32.add"]);
     want("f64_ops", &["f64.add", "f64.mul", "f64.fma", "f64.div", "f64.rsqrt", "f64.cmp"]);
     want("half_ops", &["f16x2.add", "f16x2.mul", "f16x2.fma", "f16x2.minmax", "f16x2.cmp"]);
@@ -163,7 +183,8 @@ fn every_kernel_plans_verifies_and_lowers() {
 #[test]
 fn golden_dump() {
     let text = read("ops.sm_90.nvdisasm.sass");
-    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text, ..DumpOptions::default() }).expect("dumps");
+    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text, ..DumpOptions::default() })
+        .expect("dumps");
     let golden = fixture("ops.sm_90.dump.txt");
     if std::env::var_os("XFPX_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&golden, &dump).expect("bless");

@@ -149,4 +149,3 @@ pub fn replay_rewritten(
     }
     Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds })
 }
-

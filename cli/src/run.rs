@@ -112,7 +112,6 @@ impl Drop for Scratch {
     }
 }
 
-
 /// Run `xfpx run`; returns the exit code.
 pub fn run(a: RunArgs) -> Result<i32> {
     let vendor_choice = a.vendor;

@@ -17,14 +17,8 @@ pub enum FpFormat {
 }
 
 impl FpFormat {
-    pub const ALL: [FpFormat; 6] = [
-        FpFormat::F16,
-        FpFormat::F16x2,
-        FpFormat::Bf16,
-        FpFormat::Bf16x2,
-        FpFormat::F32,
-        FpFormat::F64,
-    ];
+    pub const ALL: [FpFormat; 6] =
+        [FpFormat::F16, FpFormat::F16x2, FpFormat::Bf16, FpFormat::Bf16x2, FpFormat::F32, FpFormat::F64];
 
     /// Name used in reports and on the command line.
     pub fn name(self) -> &'static str {

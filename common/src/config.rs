@@ -107,15 +107,15 @@ impl RunConfig {
     }
 
     pub fn from_json(text: &str, path: &Path) -> Result<RunConfig, ConfigError> {
-        let c: RunConfig = serde_json::from_str(text)
-            .map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })?;
+        let c: RunConfig =
+            serde_json::from_str(text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })?;
         c.validate()?;
         Ok(c)
     }
 
     pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
         RunConfig::from_json(&text, path)
     }
 
@@ -162,9 +162,8 @@ pub struct KernelFilter {
 
 impl KernelFilter {
     pub fn new(include: &[String], exclude: &[String]) -> Result<KernelFilter, ConfigError> {
-        let compile = |p: &String| {
-            Regex::new(p).map_err(|e| ConfigError::Pattern { pattern: p.clone(), source: Box::new(e) })
-        };
+        let compile =
+            |p: &String| Regex::new(p).map_err(|e| ConfigError::Pattern { pattern: p.clone(), source: Box::new(e) });
         Ok(KernelFilter {
             include: include.iter().map(compile).collect::<Result<_, _>>()?,
             exclude: exclude.iter().map(compile).collect::<Result<_, _>>()?,

@@ -17,14 +17,7 @@ pub enum Event {
     /// A kernel was launched.
     Launch { kernel: String, index: u64, instrumented: bool },
     /// Exception findings.
-    Finding {
-        kernel: String,
-        kind: ExceptionKind,
-        format: FpFormat,
-        site: SiteRef,
-        launch: u64,
-        occurrences: u64,
-    },
+    Finding { kernel: String, kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64 },
     /// Something the user should read.
     Note { text: String },
     /// The backend is done (the program is exiting normally).

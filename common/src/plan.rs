@@ -86,7 +86,8 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
         }
         last = Some((p.instr, p.when));
         // a check of live registers names the instruction that produced them
-        let live_only = matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| matches!(v, ValueRef::Reg(_))));
+        let live_only =
+            matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| matches!(v, ValueRef::Reg(_))));
         match sites.get(p.site) {
             Some(s) if s.kernel == view.name && (s.offset == ins.offset || live_only) => {}
             _ => return Err(PlanError::SiteMismatch { probe: i, instr: p.instr, offset: ins.offset }),
@@ -134,4 +135,3 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
     }
     Ok(())
 }
-

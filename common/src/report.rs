@@ -84,7 +84,9 @@ pub enum KernelStatus {
     /// Filtered out by the user's include/exclude patterns.
     Excluded,
     /// Could not be instrumented; the reason says why.
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
 }
 
 /// One kernel of the run.

@@ -127,17 +127,16 @@ mod tests {
     }
 
     fn kernel() -> KernelView {
-        let mut add = InstrView::new(0x0, "FADD R1, R2, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Add });
+        let mut add =
+            InstrView::new(0x0, "FADD R1, R2, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Add });
         add.defs = vec![reg(1, 1)];
         add.uses = vec![reg(2, 1), reg(3, 1)];
-        let mut rcp = InstrView::new(0x10, "MUFU.RCP R4, R1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Div });
+        let mut rcp =
+            InstrView::new(0x10, "MUFU.RCP R4, R1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Div });
         rcp.defs = vec![reg(4, 1)];
         rcp.uses = vec![reg(1, 1)];
-        let mut dfma = InstrView::new(
-            0x20,
-            "DFMA R6, R2, R4, R6",
-            InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma },
-        );
+        let mut dfma =
+            InstrView::new(0x20, "DFMA R6, R2, R4, R6", InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma });
         dfma.defs = vec![reg(6, 2)];
         dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)];
         let mut setp = InstrView::new(0x30, "FSETP.GT P0, R1, 1", InstrClass::Compare { format: FpFormat::F32 });
@@ -164,7 +163,12 @@ mod tests {
             .collect();
         assert_eq!(
             summary,
-            vec![(0, When::After, 0b0111), (1, When::After, 0b1111), (2, When::After, 0b0111), (3, When::Before, 0b0001)]
+            vec![
+                (0, When::After, 0b0111),
+                (1, When::After, 0b1111),
+                (2, When::After, 0b0111),
+                (3, When::Before, 0b0001)
+            ]
         );
         assert_eq!(sites.len(), 4);
     }

@@ -36,7 +36,8 @@ fn u64_at(b: &[u8], off: u64) -> Result<u64, CodeObjectError> {
 }
 fn slice(b: &[u8], off: u64, len: u64) -> Result<&[u8], CodeObjectError> {
     let end = off.checked_add(len).ok_or_else(|| CodeObjectError("section overflows".into()))?;
-    b.get(off as usize..end as usize).ok_or_else(|| CodeObjectError(format!("section at {off:#x}+{len:#x} lies outside the file")))
+    b.get(off as usize..end as usize)
+        .ok_or_else(|| CodeObjectError(format!("section at {off:#x}+{len:#x} lies outside the file")))
 }
 
 /// The 64-byte kernel descriptor, as the hardware and loader read it.
@@ -219,7 +220,8 @@ impl CodeObject {
         let symtab = shs.iter().find(|s| s.kind == 2).or_else(|| shs.iter().find(|s| s.kind == 11));
         let mut symbols = Vec::new();
         if let Some(st) = symtab {
-            let strtab = shs.get(st.link as usize).ok_or_else(|| CodeObjectError("symbol table without string table".into()))?;
+            let strtab =
+                shs.get(st.link as usize).ok_or_else(|| CodeObjectError("symbol table without string table".into()))?;
             let strs = slice(bytes, strtab.off, strtab.size)?;
             let syms = slice(bytes, st.off, st.size)?;
             for e in syms.chunks_exact(24) {
@@ -239,7 +241,8 @@ impl CodeObject {
             let notes = slice(bytes, s.off, s.size)?;
             let mut p = 0u64;
             while p + 12 <= notes.len() as u64 {
-                let (namesz, descsz, kind) = (u32_at(notes, p)? as u64, u32_at(notes, p + 4)? as u64, u32_at(notes, p + 8)?);
+                let (namesz, descsz, kind) =
+                    (u32_at(notes, p)? as u64, u32_at(notes, p + 4)? as u64, u32_at(notes, p + 8)?);
                 let name = slice(notes, p + 12, namesz)?;
                 let desc_off = p + 12 + namesz.div_ceil(4) * 4;
                 let desc = slice(notes, desc_off, descsz)?;

@@ -249,7 +249,11 @@ mod tests {
         let words = [0xDD09_0000u32, 0x0000_0402];
         for t in [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
             let i = decode(t, &bytes(&words)).unwrap_or_else(|e| panic!("{t:?}: {e}"));
-            assert_eq!((i.encoding, i.mnemonic, i.len, i.words[0]), (Encoding::Flat, "flat_atomic_add", 8, words[0]), "{t:?}");
+            assert_eq!(
+                (i.encoding, i.mnemonic, i.len, i.words[0]),
+                (Encoding::Flat, "flat_atomic_add", 8, words[0]),
+                "{t:?}"
+            );
         }
         // flat_load_dword v0, v[2:3] glc decodes as itself; a FLAT word that
         // is invalid without GLC stays invalid with it.

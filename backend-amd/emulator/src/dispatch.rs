@@ -55,7 +55,11 @@ impl RunStats {
         self.observations
             .hazards
             .iter()
-            .map(|h| Hazard { pc: h.pc.wrapping_sub(self.code_base), issued_pc: h.issued_pc.wrapping_sub(self.code_base), ..*h })
+            .map(|h| Hazard {
+                pc: h.pc.wrapping_sub(self.code_base),
+                issued_pc: h.issued_pc.wrapping_sub(self.code_base),
+                ..*h
+            })
             .collect()
     }
 }
@@ -106,7 +110,13 @@ pub fn kernarg_segment(kernel: &Kernel, explicit: &[u8], d: &Dispatch) -> Vec<u8
     let size = (kernel.kernarg_segment_size.max(kernel.descriptor.kernarg_size) as usize).max(explicit.len()).max(16);
     let mut seg = vec![0u8; size.div_ceil(64) * 64 + 256];
     seg[..explicit.len()].copy_from_slice(explicit);
-    let dims = if d.grid[2] * d.block[2] > 1 { 3 } else if d.grid[1] * d.block[1] > 1 { 2 } else { 1 };
+    let dims = if d.grid[2] * d.block[2] > 1 {
+        3
+    } else if d.grid[1] * d.block[1] > 1 {
+        2
+    } else {
+        1
+    };
     for a in kernel.args.iter().filter(|a| a.is_hidden()) {
         let o = a.offset as usize;
         let mut put = |v: u64| {
@@ -142,7 +152,9 @@ pub fn run_kernel(
 ) -> Result<RunStats, RunError> {
     let target = code.object.target.clone();
     let Some(isa) = Target::from_name(&target) else {
-        return Err(RunError::Launch(format!("unsupported target \"{target}\" (the emulator runs gfx908, gfx90a, gfx940-942 and gfx950)")));
+        return Err(RunError::Launch(format!(
+            "unsupported target \"{target}\" (the emulator runs gfx908, gfx90a, gfx940-942 and gfx950)"
+        )));
     };
     let kd = &kernel.descriptor;
     if kd.kernel_code_properties & (1 << 10) != 0 {
@@ -159,7 +171,16 @@ pub fn run_kernel(
     let kernarg_addr = mem.allocate(kernarg.clone());
     // hsa_kernel_dispatch_packet_t
     let mut pkt = vec![0u8; 64];
-    pkt[2..4].copy_from_slice(&((if d.grid[2] * d.block[2] > 1 { 3u16 } else if d.grid[1] * d.block[1] > 1 { 2 } else { 1 }).to_le_bytes()));
+    pkt[2..4].copy_from_slice(
+        &((if d.grid[2] * d.block[2] > 1 {
+            3u16
+        } else if d.grid[1] * d.block[1] > 1 {
+            2
+        } else {
+            1
+        })
+        .to_le_bytes()),
+    );
     for i in 0..3 {
         pkt[4 + 2 * i..6 + 2 * i].copy_from_slice(&(d.block[i] as u16).to_le_bytes());
         pkt[12 + 4 * i..16 + 4 * i].copy_from_slice(&(d.grid[i] * d.block[i]).to_le_bytes());
@@ -239,7 +260,8 @@ pub fn run_kernel(
                     for i in 0..preload_len {
                         let o = 4 * (preload_off + i);
                         if s < 128 && o + 4 <= kernarg.len() {
-                            wave.sgpr[s] = u32::from_le_bytes([kernarg[o], kernarg[o + 1], kernarg[o + 2], kernarg[o + 3]]);
+                            wave.sgpr[s] =
+                                u32::from_le_bytes([kernarg[o], kernarg[o + 1], kernarg[o + 2], kernarg[o + 3]]);
                         }
                         s += 1;
                     }
@@ -291,7 +313,12 @@ pub fn run_kernel(
     Ok(stats)
 }
 
-fn fetch(mem: &GlobalMemory, cache: &mut HashMap<u64, Instruction>, isa: Target, pc: u64) -> Result<Instruction, ExecError> {
+fn fetch(
+    mem: &GlobalMemory,
+    cache: &mut HashMap<u64, Instruction>,
+    isa: Target,
+    pc: u64,
+) -> Result<Instruction, ExecError> {
     if let Some(i) = cache.get(&pc) {
         return Ok(*i);
     }

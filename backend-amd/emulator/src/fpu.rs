@@ -371,7 +371,11 @@ pub fn minmax32(a: f32, b: f32, max: bool, mode: FpMode, flags: &mut Flags) -> f
         return a;
     }
     let a_first = if a == b { a.is_sign_negative() != max } else { (a < b) != max };
-    if a_first { a } else { b }
+    if a_first {
+        a
+    } else {
+        b
+    }
 }
 
 pub fn minmax64(a: f64, b: f64, max: bool, mode: FpMode, flags: &mut Flags) -> f64 {
@@ -387,7 +391,11 @@ pub fn minmax64(a: f64, b: f64, max: bool, mode: FpMode, flags: &mut Flags) -> f
         return a;
     }
     let a_first = if a == b { a.is_sign_negative() != max } else { (a < b) != max };
-    if a_first { a } else { b }
+    if a_first {
+        a
+    } else {
+        b
+    }
 }
 
 /// The `v_cmp_class` mask bit of a value: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
@@ -406,7 +414,11 @@ pub fn class_bit64(x: f64, snan: bool, subnormal: bool) -> u32 {
     if subnormal {
         return if neg { 4 } else { 7 };
     }
-    if neg { 3 } else { 8 }
+    if neg {
+        3
+    } else {
+        8
+    }
 }
 
 pub fn class32(x: f32) -> u32 {
@@ -487,7 +499,15 @@ pub fn div_scale64(s0: f64, den: f64, num: f64) -> (f64, bool) {
 
 /// `v_div_fixup_f32/f64` on f64 values: special cases of num/den, otherwise
 /// the quotient with the sign of the exact result.
-pub fn div_fixup(q: f64, den: f64, num: f64, min_exp_diff: i32, exps: (i32, i32), max_exp: i32, flags: &mut Flags) -> f64 {
+pub fn div_fixup(
+    q: f64,
+    den: f64,
+    num: f64,
+    min_exp_diff: i32,
+    exps: (i32, i32),
+    max_exp: i32,
+    flags: &mut Flags,
+) -> f64 {
     let neg = den.is_sign_negative() != num.is_sign_negative();
     let signed = |v: f64| if neg { -v } else { v };
     if num.is_nan() {

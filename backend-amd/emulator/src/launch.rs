@@ -200,7 +200,9 @@ fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchErr
 }
 
 fn triple(v: Option<&Value>, what: &str) -> Result<[u32; 3], LaunchError> {
-    let Some(Value::Array(a)) = v else { return bad(format!("launch: \"{what}\" must be an array of 1 to 3 positive integers")) };
+    let Some(Value::Array(a)) = v else {
+        return bad(format!("launch: \"{what}\" must be an array of 1 to 3 positive integers"));
+    };
     if a.is_empty() || a.len() > 3 {
         return bad(format!("launch: \"{what}\" must have 1 to 3 entries"));
     }
@@ -217,7 +219,8 @@ fn triple(v: Option<&Value>, what: &str) -> Result<[u32; 3], LaunchError> {
 impl Launch {
     /// Reads and parses a launch file.
     pub fn load(path: &Path) -> Result<Launch, LaunchError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LaunchError(format!("cannot read launch file {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LaunchError(format!("cannot read launch file {}: {e}", path.display())))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Launch::parse(&text, &dir)
     }
@@ -227,17 +230,40 @@ impl Launch {
         let v: Value = serde_json::from_str(text).map_err(|e| LaunchError(format!("malformed launch file: {e}")))?;
         let Value::Object(o) = &v else { return bad("malformed launch file: expected a JSON object") };
         for key in o.keys() {
-            if !matches!(key.as_str(), "code_object" | "kernel" | "grid" | "block" | "dynamic_lds" | "buffers" | "args" | "outputs" | "targets") {
+            if !matches!(
+                key.as_str(),
+                "code_object"
+                    | "kernel"
+                    | "grid"
+                    | "block"
+                    | "dynamic_lds"
+                    | "buffers"
+                    | "args"
+                    | "outputs"
+                    | "targets"
+            ) {
                 return bad(format!("launch: unknown key \"{key}\""));
             }
         }
-        let code_object = o.get("code_object").and_then(Value::as_str).ok_or_else(|| LaunchError("launch: \"code_object\" (a path) is required".into()))?.to_string();
-        let kernel = o.get("kernel").and_then(Value::as_str).ok_or_else(|| LaunchError("launch: \"kernel\" (a name) is required".into()))?.to_string();
+        let code_object = o
+            .get("code_object")
+            .and_then(Value::as_str)
+            .ok_or_else(|| LaunchError("launch: \"code_object\" (a path) is required".into()))?
+            .to_string();
+        let kernel = o
+            .get("kernel")
+            .and_then(Value::as_str)
+            .ok_or_else(|| LaunchError("launch: \"kernel\" (a name) is required".into()))?
+            .to_string();
         let grid = triple(o.get("grid"), "grid")?;
         let block = triple(o.get("block"), "block")?;
         let dynamic_lds = match o.get("dynamic_lds") {
             None => 0,
-            Some(x) => x.as_u64().filter(|&n| n <= 65536).ok_or_else(|| LaunchError("launch: \"dynamic_lds\" must be at most 65536".into()))? as u32,
+            Some(x) => x
+                .as_u64()
+                .filter(|&n| n <= 65536)
+                .ok_or_else(|| LaunchError("launch: \"dynamic_lds\" must be at most 65536".into()))?
+                as u32,
         };
         let mut buffers = Vec::new();
         if let Some(b) = o.get("buffers") {
@@ -255,13 +281,15 @@ impl Launch {
             }
             let Some((k, val)) = ao.iter().next() else { return bad(format!("launch: args[{i}] is empty")) };
             if k == "buffer" {
-                let name = val.as_str().ok_or_else(|| LaunchError(format!("launch: args[{i}].buffer must be a name")))?;
+                let name =
+                    val.as_str().ok_or_else(|| LaunchError(format!("launch: args[{i}].buffer must be a name")))?;
                 if !buffers.iter().any(|b| b.name == name) {
                     return bad(format!("launch: args[{i}] names unknown buffer \"{name}\""));
                 }
                 args.push(ArgSpec::Buffer(name.to_string()));
             } else {
-                let elem = Elem::parse(k).ok_or_else(|| LaunchError(format!("launch: args[{i}]: unknown argument type \"{k}\"")))?;
+                let elem = Elem::parse(k)
+                    .ok_or_else(|| LaunchError(format!("launch: args[{i}]: unknown argument type \"{k}\"")))?;
                 args.push(ArgSpec::Scalar(elem, special_bytes(elem, val, &format!("args[{i}]"))?));
             }
         }
@@ -269,7 +297,9 @@ impl Launch {
         if let Some(out) = o.get("outputs") {
             let Value::Array(ol) = out else { return bad("launch: \"outputs\" must be an array of buffer names") };
             for x in ol {
-                let name = x.as_str().ok_or_else(|| LaunchError("launch: \"outputs\" must be an array of buffer names".into()))?;
+                let name = x
+                    .as_str()
+                    .ok_or_else(|| LaunchError("launch: \"outputs\" must be an array of buffer names".into()))?;
                 if !buffers.iter().any(|b| b.name == name) {
                     return bad(format!("launch: output names unknown buffer \"{name}\""));
                 }
@@ -283,7 +313,18 @@ impl Launch {
             }
             Some(_) => return bad("launch: \"targets\" must be an array of processor names"),
         };
-        Ok(Launch { code_object, kernel, grid, block, dynamic_lds, buffers, args, outputs, targets, dir: dir.to_path_buf() })
+        Ok(Launch {
+            code_object,
+            kernel,
+            grid,
+            block,
+            dynamic_lds,
+            buffers,
+            args,
+            outputs,
+            targets,
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// Whether the launch is meant for `target` (its `"targets"` list, if
@@ -296,16 +337,15 @@ impl Launch {
 fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, LaunchError> {
     let what = format!("buffer \"{name}\"");
     let Value::Object(o) = spec else { return bad(format!("launch: {what} must be an object")) };
-    let elem = o
-        .get("elem")
-        .and_then(Value::as_str)
-        .and_then(Elem::parse)
-        .ok_or_else(|| LaunchError(format!("launch: {what}: \"elem\" must be one of u8 i32 u32 i64 u64 f16 f32 f64")))?;
+    let elem = o.get("elem").and_then(Value::as_str).and_then(Elem::parse).ok_or_else(|| {
+        LaunchError(format!("launch: {what}: \"elem\" must be one of u8 i32 u32 i64 u64 f16 f32 f64"))
+    })?;
     let count = o
         .get("count")
         .and_then(Value::as_u64)
         .filter(|&n| n <= 1 << 28)
-        .ok_or_else(|| LaunchError(format!("launch: {what}: \"count\" must be an integer up to 2^28")))? as usize;
+        .ok_or_else(|| LaunchError(format!("launch: {what}: \"count\" must be an integer up to 2^28")))?
+        as usize;
     let es = elem.size();
     let mut bytes = Vec::with_capacity(count * es);
     match o.get("init").unwrap_or(&Value::String("zero".into())) {
@@ -327,22 +367,38 @@ fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, Laun
                     }
                 }
                 "random" => {
-                    let seed = val.get("seed").and_then(Value::as_u64).ok_or_else(|| LaunchError(format!("launch: {what}: random needs an integer \"seed\"")))?;
+                    let seed = val
+                        .get("seed")
+                        .and_then(Value::as_u64)
+                        .ok_or_else(|| LaunchError(format!("launch: {what}: random needs an integer \"seed\"")))?;
                     let lo = num(val.get("min").unwrap_or(&Value::from(0)), &what)?;
                     let hi = num(val.get("max").unwrap_or(&Value::from(1)), &what)?;
                     let mut r = Rng::new(seed);
                     for _ in 0..count {
                         let x = r.uniform(lo, hi);
-                        let x = if matches!(elem, Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::U8) { x.floor() } else { x };
+                        let x = if matches!(elem, Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::U8) {
+                            x.floor()
+                        } else {
+                            x
+                        };
                         bytes.extend(elem.encode(x));
                     }
                 }
                 "file" => {
-                    let p = val.as_str().ok_or_else(|| LaunchError(format!("launch: {what}: \"file\" must be a path")))?;
+                    let p =
+                        val.as_str().ok_or_else(|| LaunchError(format!("launch: {what}: \"file\" must be a path")))?;
                     let path = dir.join(p);
-                    let data = std::fs::read(&path).map_err(|e| LaunchError(format!("launch: {what}: cannot read {}: {e}", path.display())))?;
+                    let data = std::fs::read(&path)
+                        .map_err(|e| LaunchError(format!("launch: {what}: cannot read {}: {e}", path.display())))?;
                     if data.len() != count * es {
-                        return bad(format!("launch: {what}: {} holds {} bytes, expected {} ({} x {})", path.display(), data.len(), count * es, count, elem.name()));
+                        return bad(format!(
+                            "launch: {what}: {} holds {} bytes, expected {} ({} x {})",
+                            path.display(),
+                            data.len(),
+                            count * es,
+                            count,
+                            elem.name()
+                        ));
                     }
                     bytes = data;
                 }
@@ -354,7 +410,11 @@ fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, Laun
     if let Some(sp) = o.get("specials") {
         let Value::Array(list) = sp else { return bad(format!("launch: {what}: \"specials\" must be an array")) };
         for s in list {
-            let idx = s.get("index").and_then(Value::as_u64).ok_or_else(|| LaunchError(format!("launch: {what}: special needs an \"index\"")))? as usize;
+            let idx = s
+                .get("index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| LaunchError(format!("launch: {what}: special needs an \"index\"")))?
+                as usize;
             if idx >= count {
                 return bad(format!("launch: {what}: special index {idx} is out of range (count {count})"));
             }
@@ -409,12 +469,27 @@ mod tests {
             ("[]", "expected a JSON object"),
             (r#"{"kernel": "k"}"#, "\"code_object\""),
             (r#"{"code_object": "a", "kernel": "k", "grid": [0], "block": [1], "args": []}"#, "positive integer"),
-            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"buffer": "nope"}]}"#, "unknown buffer"),
-            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"f31": 1}]}"#, "unknown argument type"),
-            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "extra": 1}"#, "unknown key"),
-            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [],
-                 "buffers": {"b": {"elem": "f32", "count": 2, "specials": [{"index": 2, "value": "nan"}]}}}"#, "out of range"),
-            (r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "targets": "gfx90a"}"#, "\"targets\" must be"),
+            (
+                r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"buffer": "nope"}]}"#,
+                "unknown buffer",
+            ),
+            (
+                r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [{"f31": 1}]}"#,
+                "unknown argument type",
+            ),
+            (
+                r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "extra": 1}"#,
+                "unknown key",
+            ),
+            (
+                r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [],
+                 "buffers": {"b": {"elem": "f32", "count": 2, "specials": [{"index": 2, "value": "nan"}]}}}"#,
+                "out of range",
+            ),
+            (
+                r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [], "targets": "gfx90a"}"#,
+                "\"targets\" must be",
+            ),
         ] {
             let e = parse(text).expect_err(text);
             assert!(e.0.contains(want), "{e} lacks {want}");
@@ -425,7 +500,25 @@ mod tests {
     #[test]
     fn random_json_never_panics() {
         let mut r = Rng::new(99);
-        let pieces = ["{", "}", "[", "]", "\"grid\"", ":", ",", "1", "-3", "\"buffers\"", "\"args\"", "\"x\"", "{\"elem\":\"f32\",\"count\":4}", "\"code_object\":\"a\"", "\"kernel\":\"k\"", "null", "1e400"];
+        let pieces = [
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"grid\"",
+            ":",
+            ",",
+            "1",
+            "-3",
+            "\"buffers\"",
+            "\"args\"",
+            "\"x\"",
+            "{\"elem\":\"f32\",\"count\":4}",
+            "\"code_object\":\"a\"",
+            "\"kernel\":\"k\"",
+            "null",
+            "1e400",
+        ];
         for _ in 0..20000 {
             let n = (r.next_u64() % 12) as usize;
             let s: String = (0..n).map(|_| pieces[(r.next_u64() % pieces.len() as u64) as usize]).collect();

@@ -109,27 +109,75 @@ use MatrixElem::*;
 pub const SHAPES: &[MatrixShape] = &[
     MatrixShape {
         names: &["v_mfma_f32_32x32x1f32", "v_mfma_f32_32x32x1_2b_f32"],
-        m: 32, n: 32, k: 1, blocks: 2, input: F32, output: F32, passes: [16, 16], pipe: Pipe::Single, rows: RowSpread::Fours,
+        m: 32,
+        n: 32,
+        k: 1,
+        blocks: 2,
+        input: F32,
+        output: F32,
+        passes: [16, 16],
+        pipe: Pipe::Single,
+        rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16_f16"],
-        m: 16, n: 16, k: 16, blocks: 1, input: F16, output: F32, passes: [8, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
+        m: 16,
+        n: 16,
+        k: 16,
+        blocks: 1,
+        input: F16,
+        output: F32,
+        passes: [8, 4],
+        pipe: Pipe::Xdl,
+        rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16_bf16"],
-        m: 16, n: 16, k: 16, blocks: 1, input: Bf16, output: F32, passes: [8, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
+        m: 16,
+        n: 16,
+        k: 16,
+        blocks: 1,
+        input: Bf16,
+        output: F32,
+        passes: [8, 4],
+        pipe: Pipe::Xdl,
+        rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_i32_16x16x16i8"],
-        m: 16, n: 16, k: 16, blocks: 1, input: I8, output: I32, passes: [8, 0], pipe: Pipe::Xdl, rows: RowSpread::Fours,
+        m: 16,
+        n: 16,
+        k: 16,
+        blocks: 1,
+        input: I8,
+        output: I32,
+        passes: [8, 0],
+        pipe: Pipe::Xdl,
+        rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_i32_16x16x32_i8"],
-        m: 16, n: 16, k: 32, blocks: 1, input: I8, output: I32, passes: [0, 4], pipe: Pipe::Xdl, rows: RowSpread::Fours,
+        m: 16,
+        n: 16,
+        k: 32,
+        blocks: 1,
+        input: I8,
+        output: I32,
+        passes: [0, 4],
+        pipe: Pipe::Xdl,
+        rows: RowSpread::Fours,
     },
     MatrixShape {
         names: &["v_mfma_f64_16x16x4f64", "v_mfma_f64_16x16x4_f64"],
-        m: 16, n: 16, k: 4, blocks: 1, input: F64, output: F64, passes: [8, 8], pipe: Pipe::Double, rows: RowSpread::Single,
+        m: 16,
+        n: 16,
+        k: 4,
+        blocks: 1,
+        input: F64,
+        output: F64,
+        passes: [8, 8],
+        pipe: Pipe::Double,
+        rows: RowSpread::Single,
     },
 ];
 
@@ -214,7 +262,13 @@ fn input_f32(ty: MatrixElem, bits: u64) -> f32 {
 /// D = A·B + C over all 64 lanes. `a`, `b`, `c` hold each operand's
 /// registers (lane values); the result has `output_regs()` registers.
 /// Returns the result and the OR of the raised flags.
-pub fn multiply(s: &MatrixShape, a: &[[u32; 64]], b: &[[u32; 64]], c: &[[u32; 64]], mode: FpMode) -> (Vec<[u32; 64]>, Flags) {
+pub fn multiply(
+    s: &MatrixShape,
+    a: &[[u32; 64]],
+    b: &[[u32; 64]],
+    c: &[[u32; 64]],
+    mode: FpMode,
+) -> (Vec<[u32; 64]>, Flags) {
     let mut d = vec![[0u32; 64]; s.output_regs()];
     let mut flags: Flags = 0;
     for blk in 0..s.blocks {
@@ -295,7 +349,9 @@ mod tests {
                 let rows: Vec<_> = xfpx_amd_isa::table::rows().iter().filter(|r| r.mnemonic == *name).collect();
                 assert!(!rows.is_empty(), "{name} not in the decoder's table");
                 for r in rows {
-                    let w = |f: xfpx_amd_isa::encoding::Field| r.operands.iter().find(|o| o.field == f).map(|o| o.width as usize);
+                    let w = |f: xfpx_amd_isa::encoding::Field| {
+                        r.operands.iter().find(|o| o.field == f).map(|o| o.width as usize)
+                    };
                     assert_eq!(w(xfpx_amd_isa::encoding::Field::Vdst), Some(s.output_regs()), "{name}");
                     assert_eq!(w(xfpx_amd_isa::encoding::Field::Src0), Some(s.input_regs()), "{name}");
                 }

@@ -68,9 +68,14 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
         Some(p) => p.clone(),
         None => {
             let rel = if launch.code_object.contains("{target}") {
-                let t = opts.target.as_deref().ok_or_else(|| Error(format!("the launch's code object {} needs a target (--target)", launch.code_object)))?;
+                let t = opts.target.as_deref().ok_or_else(|| {
+                    Error(format!("the launch's code object {} needs a target (--target)", launch.code_object))
+                })?;
                 if !launch.runs_on(t) {
-                    return Err(Error(format!("the launch is for {} only, not {t}", launch.targets.as_deref().unwrap_or_default().join(", "))));
+                    return Err(Error(format!(
+                        "the launch is for {} only, not {t}",
+                        launch.targets.as_deref().unwrap_or_default().join(", ")
+                    )));
                 }
                 launch.code_object.replace("{target}", t)
             } else {
@@ -87,7 +92,11 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
 /// Runs a parsed launch on `object`: allocates its buffers, lays out the
 /// arguments against the kernel's metadata, runs, and returns the output
 /// buffers with the run's statistics.
-pub fn run_launch(launch: &Launch, object: &CodeObject, max_instructions: u64) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
+pub fn run_launch(
+    launch: &Launch,
+    object: &CodeObject,
+    max_instructions: u64,
+) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
     let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
         let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
         Error(format!("kernel \"{}\" not found in the code object (it has: {})", launch.kernel, names.join(", ")))
@@ -113,7 +122,10 @@ pub fn run_launch(launch: &Launch, object: &CodeObject, max_instructions: u64) -
         let bytes = match arg {
             ArgSpec::Buffer(name) => {
                 if meta.value_kind != "global_buffer" || meta.size != 8 {
-                    return Err(Error(format!("argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)", meta.value_kind, meta.size)));
+                    return Err(Error(format!(
+                        "argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)",
+                        meta.value_kind, meta.size
+                    )));
                 }
                 let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
                 addr.to_le_bytes().to_vec()
@@ -136,7 +148,8 @@ pub fn run_launch(launch: &Launch, object: &CodeObject, max_instructions: u64) -
     let code = LoadedCode::load(&mut mem, object.clone());
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
     let limits = if max_instructions == 0 { RunLimits::default() } else { RunLimits { max_instructions } };
-    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, &limits).map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
+    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, &limits)
+        .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
     let mut outputs = Vec::new();
     for name in &launch.outputs {
         let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
@@ -163,7 +176,6 @@ pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome,
     Ok(ReplayOutcome { report, outputs, stats, target: object.target.clone() })
 }
 
-
 /// The run information of a report made on the emulator (vendor
 /// `amd-emulated`), finished now with status 0.
 pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started: u64, notes: Vec<String>) -> RunInfo {
@@ -185,7 +197,13 @@ pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started
 /// The report of an emulated run: one record per (instruction, kind, format)
 /// whose results were NaN, infinite, subnormal or a division by zero, with
 /// the number of wave executions that produced one.
-pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, launch_path: &Path, started: u64) -> xfpx_common::report::Report {
+pub fn build_report(
+    launch: &Launch,
+    object: &CodeObject,
+    stats: &RunStats,
+    launch_path: &Path,
+    started: u64,
+) -> xfpx_common::report::Report {
     let mut notes = vec![
         format!("{} wave instructions in {} waves of {} workgroups", stats.instructions, stats.waves, stats.workgroups),
         format!("TRAPSTS exception bits (OR over waves): {:#x}", stats.trapsts),
@@ -214,7 +232,6 @@ pub fn build_report(launch: &Launch, object: &CodeObject, stats: &RunStats, laun
     c.report()
 }
 
-
 /// An original and a rewritten code object run on the same launch.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -236,11 +253,17 @@ impl Comparison {
 
 /// Runs `launch` on both objects (each in its own fresh memory) and compares
 /// their output buffers byte for byte.
-pub fn compare(launch: &Launch, original: &CodeObject, rewritten: &CodeObject, max_instructions: u64) -> Result<Comparison, Error> {
+pub fn compare(
+    launch: &Launch,
+    original: &CodeObject,
+    rewritten: &CodeObject,
+    max_instructions: u64,
+) -> Result<Comparison, Error> {
     let (a_out, a) = run_launch(launch, original, max_instructions).map_err(|e| Error(format!("original: {e}")))?;
     let (b_out, b) = run_launch(launch, rewritten, max_instructions).map_err(|e| Error(format!("rewritten: {e}")))?;
-    let first_difference = a_out.iter().zip(&b_out).find_map(|(x, y)| {
-        x.bytes.iter().zip(&y.bytes).position(|(p, q)| p != q).map(|i| (x.name.clone(), i))
-    });
+    let first_difference = a_out
+        .iter()
+        .zip(&b_out)
+        .find_map(|(x, y)| x.bytes.iter().zip(&y.bytes).position(|(p, q)| p != q).map(|i| (x.name.clone(), i)));
     Ok(Comparison { original: a, rewritten: b, first_difference })
 }

@@ -63,7 +63,11 @@ impl std::fmt::Display for Hazard {
                 )
             }
         };
-        write!(f, "pc {:#x} {what} {} while the load at pc {:#x} is in flight (missing s_waitcnt)", self.pc, self.reg, self.issued_pc)
+        write!(
+            f,
+            "pc {:#x} {what} {} while the load at pc {:#x} is in flight (missing s_waitcnt)",
+            self.pc, self.reg, self.issued_pc
+        )
     }
 }
 

@@ -2,14 +2,14 @@
 //! are keyed by the decoded mnemonic, grouped by encoding; anything the
 //! emulator does not implement stops with [`ExecError::Unsupported`].
 
-use crate::decode::{Encoding, Instruction};
 use crate::decode::Target;
+use crate::decode::{Encoding, Instruction};
 use crate::fpu::{self, flag, BinOp, Flags, FpMode};
 use crate::matrix::{self, Generation};
-use xfpx_amd_isa::{Operand as IsaOperand, RegFile};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::{Counter, Hazard, HazardKind, Reg, Timing};
 use std::collections::{BTreeMap, BTreeSet};
+use xfpx_amd_isa::{Operand as IsaOperand, RegFile};
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 
@@ -51,7 +51,9 @@ impl std::fmt::Display for ExecError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ExecError::Unsupported { pc, what } => write!(f, "Unsupported({what} at pc {pc:#x})"),
-            ExecError::MemoryFault { pc, addr, what } => write!(f, "memory fault at pc {pc:#x}: {what} of address {addr:#x}"),
+            ExecError::MemoryFault { pc, addr, what } => {
+                write!(f, "memory fault at pc {pc:#x}: {what} of address {addr:#x}")
+            }
             ExecError::Decode { pc, what } => write!(f, "cannot decode the instruction at pc {pc:#x}: {what}"),
         }
     }
@@ -300,7 +302,11 @@ impl Wave {
             },
             255 => {
                 let l = self.ssrc(obs, code, lit, ty)? as u64;
-                if ty == Ty::F64 { l << 32 } else { l }
+                if ty == Ty::F64 {
+                    l << 32
+                } else {
+                    l
+                }
             }
             _ => self.ssrc(obs, code, lit, ty)? as u64,
         })
@@ -357,8 +363,7 @@ impl Wave {
                 self.valu(inst, env)?;
                 Ok(Step::Continue)
             }
-            Encoding::Ds | Encoding::Mubuf if env.target != "gfx908" && Self::agpr_data(inst) =>
-            {
+            Encoding::Ds | Encoding::Mubuf if env.target != "gfx908" && Self::agpr_data(inst) => {
                 self.unsupported(format!("{} with AGPR data", inst.mnemonic))
             }
             Encoding::Ds => self.ds(inst, env),
@@ -398,11 +403,13 @@ impl Wave {
                         let a = self.rs(obs, sdst) as i32;
                         self.ws(obs, sdst, a.wrapping_mul(simm) as u32);
                     }
-                    "s_cmpk_eq_i32" | "s_cmpk_lg_i32" | "s_cmpk_gt_i32" | "s_cmpk_ge_i32" | "s_cmpk_lt_i32" | "s_cmpk_le_i32" => {
+                    "s_cmpk_eq_i32" | "s_cmpk_lg_i32" | "s_cmpk_gt_i32" | "s_cmpk_ge_i32" | "s_cmpk_lt_i32"
+                    | "s_cmpk_le_i32" => {
                         let a = self.rs(obs, sdst) as i32;
                         self.scc = cmp_i(&m[7..9], a as i64, simm as i64);
                     }
-                    "s_cmpk_eq_u32" | "s_cmpk_lg_u32" | "s_cmpk_gt_u32" | "s_cmpk_ge_u32" | "s_cmpk_lt_u32" | "s_cmpk_le_u32" => {
+                    "s_cmpk_eq_u32" | "s_cmpk_lg_u32" | "s_cmpk_gt_u32" | "s_cmpk_ge_u32" | "s_cmpk_lt_u32"
+                    | "s_cmpk_le_u32" => {
                         let a = self.rs(obs, sdst);
                         self.scc = cmp_i(&m[7..9], a as i64, imm as i64);
                     }
@@ -426,7 +433,8 @@ impl Wave {
                 }
             }
             Encoding::Sop1 => {
-                let ty = if m.ends_with("_b64") || m.ends_with("_i64") || m.ends_with("_u64") { Ty::B64 } else { Ty::B32 };
+                let ty =
+                    if m.ends_with("_b64") || m.ends_with("_i64") || m.ends_with("_u64") { Ty::B64 } else { Ty::B32 };
                 match m {
                     "s_getpc_b64" => {
                         let pc = self.pc;
@@ -455,12 +463,33 @@ impl Wave {
                     self.scc = r != 0;
                     return Ok(Step::Continue);
                 }
-                if matches!(m, "s_ff1_i32_b64" | "s_flbit_i32_b64" | "s_bcnt1_i32_b64" | "s_ff0_i32_b64" | "s_bcnt0_i32_b64") {
+                if matches!(
+                    m,
+                    "s_ff1_i32_b64" | "s_flbit_i32_b64" | "s_bcnt1_i32_b64" | "s_ff0_i32_b64" | "s_bcnt0_i32_b64"
+                ) {
                     let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let r = match m {
-                        "s_ff1_i32_b64" => if s == 0 { u32::MAX } else { s.trailing_zeros() },
-                        "s_ff0_i32_b64" => if s == u64::MAX { u32::MAX } else { s.trailing_ones() },
-                        "s_flbit_i32_b64" => if s == 0 { u32::MAX } else { s.leading_zeros() },
+                        "s_ff1_i32_b64" => {
+                            if s == 0 {
+                                u32::MAX
+                            } else {
+                                s.trailing_zeros()
+                            }
+                        }
+                        "s_ff0_i32_b64" => {
+                            if s == u64::MAX {
+                                u32::MAX
+                            } else {
+                                s.trailing_ones()
+                            }
+                        }
+                        "s_flbit_i32_b64" => {
+                            if s == 0 {
+                                u32::MAX
+                            } else {
+                                s.leading_zeros()
+                            }
+                        }
                         "s_bcnt0_i32_b64" => {
                             self.scc = s != u64::MAX;
                             s.count_zeros()
@@ -517,8 +546,20 @@ impl Wave {
                             self.scc = s != 0;
                             s.count_ones()
                         }
-                        "s_ff1_i32_b32" => if s == 0 { u32::MAX } else { s.trailing_zeros() },
-                        "s_flbit_i32_b32" => if s == 0 { u32::MAX } else { s.leading_zeros() },
+                        "s_ff1_i32_b32" => {
+                            if s == 0 {
+                                u32::MAX
+                            } else {
+                                s.trailing_zeros()
+                            }
+                        }
+                        "s_flbit_i32_b32" => {
+                            if s == 0 {
+                                u32::MAX
+                            } else {
+                                s.leading_zeros()
+                            }
+                        }
                         "s_sext_i32_i8" => s as i8 as i32 as u32,
                         "s_sext_i32_i16" => s as i16 as i32 as u32,
                         "s_abs_i32" => {
@@ -532,11 +573,17 @@ impl Wave {
                 }
             }
             Encoding::Sop2 => {
-                if m.ends_with("_b64") && !m.starts_with("s_lsh") && !m.starts_with("s_ashr") && !m.starts_with("s_bfe") || m == "s_cselect_b64" {
+                if m.ends_with("_b64") && !m.starts_with("s_lsh") && !m.starts_with("s_ashr") && !m.starts_with("s_bfe")
+                    || m == "s_cselect_b64"
+                {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
                     let r = if m == "s_cselect_b64" {
-                        if self.scc { a } else { b }
+                        if self.scc {
+                            a
+                        } else {
+                            b
+                        }
                     } else {
                         let r = logic64(&m[2..m.len() - 4], a, b).ok_or(()).or_else(|_| self.unsupported(m))?;
                         self.scc = r != 0;
@@ -596,14 +643,28 @@ impl Wave {
                     "s_min_i32" | "s_max_i32" => {
                         let lt = (a as i32) < (b as i32);
                         self.scc = lt == m.contains("min");
-                        if self.scc { a } else { b }
+                        if self.scc {
+                            a
+                        } else {
+                            b
+                        }
                     }
                     "s_min_u32" | "s_max_u32" => {
                         let lt = a < b;
                         self.scc = lt == m.contains("min");
-                        if self.scc { a } else { b }
+                        if self.scc {
+                            a
+                        } else {
+                            b
+                        }
                     }
-                    "s_cselect_b32" => if self.scc { a } else { b },
+                    "s_cselect_b32" => {
+                        if self.scc {
+                            a
+                        } else {
+                            b
+                        }
+                    }
                     "s_lshl_b32" | "s_lshr_b32" | "s_ashr_i32" => {
                         let r = match m {
                             "s_lshl_b32" => a << (b & 31),
@@ -692,9 +753,8 @@ impl Wave {
         let imm = (inst.words[0] & 0xFFFF) as u16;
         let target = (self.pc as i64 + 4 * (imm as i16 as i64)) as u64;
         let take = match inst.mnemonic {
-            "s_nop" | "s_sleep" | "s_setprio" | "s_sethalt" | "s_icache_inv" | "s_incperflevel" | "s_decperflevel" | "s_ttracedata" => {
-                return Ok(Step::Continue)
-            }
+            "s_nop" | "s_sleep" | "s_setprio" | "s_sethalt" | "s_icache_inv" | "s_incperflevel" | "s_decperflevel"
+            | "s_ttracedata" => return Ok(Step::Continue),
             "s_endpgm" => {
                 self.done = true;
                 return Ok(Step::End);
@@ -729,7 +789,8 @@ impl Wave {
         let sdata = ((w0 >> 6) & 0x7F) as u16;
         let imm = (w0 >> 17) & 1 != 0;
         let soe = (w0 >> 14) & 1 != 0;
-        let mut off: i64 = if imm { ((w1 & 0x1F_FFFF) << 11) as i32 as i64 >> 11 } else { self.rs(obs, (w1 & 0x7F) as u16) as i64 };
+        let mut off: i64 =
+            if imm { ((w1 & 0x1F_FFFF) << 11) as i32 as i64 >> 11 } else { self.rs(obs, (w1 & 0x7F) as u16) as i64 };
         if soe {
             off += self.rs(obs, ((w1 >> 25) & 0x7F) as u16) as i64;
         }
@@ -746,7 +807,11 @@ impl Wave {
         let mut regs = Vec::new();
         for i in 0..n {
             let a = addr + 4 * i as u64;
-            let v = env.global.read_u32(a).ok_or(ExecError::MemoryFault { pc: self.cur_pc, addr: a, what: "scalar load" })?;
+            let v = env.global.read_u32(a).ok_or(ExecError::MemoryFault {
+                pc: self.cur_pc,
+                addr: a,
+                what: "scalar load",
+            })?;
             self.ws(obs, sdata + i as u16, v);
             regs.push(Reg::Sgpr(sdata + i as u16));
         }
@@ -771,7 +836,15 @@ impl Wave {
         }
         global.read(addr, out)
     }
-    fn flat_write(&mut self, global: &mut GlobalMemory, lds: &mut Lds, flat: bool, lane: usize, addr: u64, data: &[u8]) -> bool {
+    fn flat_write(
+        &mut self,
+        global: &mut GlobalMemory,
+        lds: &mut Lds,
+        flat: bool,
+        lane: usize,
+        addr: u64,
+        data: &[u8],
+    ) -> bool {
         if flat && (SHARED_APERTURE..SHARED_APERTURE + (1 << 32)).contains(&addr) {
             return lds.write((addr - SHARED_APERTURE) as u32, data);
         }
@@ -821,7 +894,9 @@ impl Wave {
             "store_dwordx2" => (b's', 8, 2),
             "store_dwordx3" => (b's', 12, 3),
             "store_dwordx4" => (b's', 16, 4),
-            _ if op.starts_with("atomic_") => (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 }),
+            _ if op.starts_with("atomic_") => {
+                (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 })
+            }
             _ => return self.unsupported(m),
         };
         for lane in lanes(exec) {
@@ -839,7 +914,8 @@ impl Wave {
                     if !self.flat_read(env.global, env.lds, !global, lane, addr, &mut buf[..size]) {
                         return Err(fault("load"));
                     }
-                    let word = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
+                    let word =
+                        |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
                     match op {
                         "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
                         "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
@@ -851,7 +927,12 @@ impl Wave {
                         }
                         "load_short_d16_hi" => {
                             let old = self.vgpr[vdst as usize][lane];
-                            self.wv(obs, vdst, lane, (old & 0xFFFF) | (u16::from_le_bytes([buf[0], buf[1]]) as u32) << 16);
+                            self.wv(
+                                obs,
+                                vdst,
+                                lane,
+                                (old & 0xFFFF) | (u16::from_le_bytes([buf[0], buf[1]]) as u32) << 16,
+                            );
                         }
                         _ => {
                             for i in 0..dwords {
@@ -927,7 +1008,15 @@ impl Wave {
     }
 
     /// One lane's private access at byte offset `addr`.
-    fn private_access(&mut self, obs: &mut Observations, op: &str, lane: usize, addr: u64, vdata: u16, vdst: u16) -> R<()> {
+    fn private_access(
+        &mut self,
+        obs: &mut Observations,
+        op: &str,
+        lane: usize,
+        addr: u64,
+        vdata: u16,
+        vdst: u16,
+    ) -> R<()> {
         let Some((load, size, dwords)) = Self::mem_shape(op) else { return self.unsupported(format!("private {op}")) };
         let lane_base = lane * self.private_size;
         let fault = ExecError::MemoryFault { pc: self.cur_pc, addr, what: "private (scratch) access" };
@@ -990,7 +1079,10 @@ impl Wave {
     /// buffer the emulator provides): lane-private offset = soffset + VGPR
     /// (offen) + offset. Any other descriptor stops as unsupported.
     fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
-        if matches!(inst.mnemonic, "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_wbl2" | "buffer_invl2" | "buffer_inv") {
+        if matches!(
+            inst.mnemonic,
+            "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_wbl2" | "buffer_invl2" | "buffer_inv"
+        ) {
             // Cache write-back/invalidate: emulated memory is coherent. They
             // still count in vmcnt.
             self.timing.issue(Counter::Vm, self.cur_pc, Vec::new());
@@ -1062,11 +1154,20 @@ impl Wave {
             let fault = move |a: u32| ExecError::MemoryFault { pc: cur_pc, addr: a as u64, what: "LDS access" };
             let rd = |lds: &Lds, a: u32| -> R<u32> {
                 let mut b = [0u8; 4];
-                if lds.read(a, &mut b) { Ok(u32::from_le_bytes(b)) } else { Err(fault(a)) }
+                if lds.read(a, &mut b) {
+                    Ok(u32::from_le_bytes(b))
+                } else {
+                    Err(fault(a))
+                }
             };
             match op {
                 "write_b32" | "write_b64" | "write_b96" | "write_b128" => {
-                    let n = match op { "write_b32" => 1, "write_b64" => 2, "write_b96" => 3, _ => 4 };
+                    let n = match op {
+                        "write_b32" => 1,
+                        "write_b64" => 2,
+                        "write_b96" => 3,
+                        _ => 4,
+                    };
                     for i in 0..n {
                         let a = base.wrapping_add(off16 + 4 * i);
                         let v = self.rv(obs, d0 + i as u16, lane);
@@ -1098,7 +1199,12 @@ impl Wave {
                     }
                 }
                 "read_b32" | "read_b64" | "read_b96" | "read_b128" => {
-                    let n = match op { "read_b32" => 1, "read_b64" => 2, "read_b96" => 3, _ => 4 };
+                    let n = match op {
+                        "read_b32" => 1,
+                        "read_b64" => 2,
+                        "read_b96" => 3,
+                        _ => 4,
+                    };
                     for i in 0..n {
                         let v = rd(env.lds, base.wrapping_add(off16 + 4 * i))?;
                         self.wv(obs, vdst + i as u16, lane, v);
@@ -1132,7 +1238,11 @@ impl Wave {
                 }
                 _ => {
                     // Atomics: ds_<op>_u32 (no return) and ds_<op>_rtn_u32.
-                    let (name, rtn) = match op.strip_suffix("_u32").or_else(|| op.strip_suffix("_b32")).or_else(|| op.strip_suffix("_i32")) {
+                    let (name, rtn) = match op
+                        .strip_suffix("_u32")
+                        .or_else(|| op.strip_suffix("_b32"))
+                        .or_else(|| op.strip_suffix("_i32"))
+                    {
                         Some(n) => match n.strip_suffix("_rtn") {
                             Some(n) => (n, true),
                             None => (n, false),
@@ -1212,7 +1322,9 @@ impl Wave {
     }
 
     fn observe(&mut self, obs: &mut Observations, format: FpFormat, kinds: u8) {
-        for (bit, kind) in [(1u8, ExceptionKind::Nan), (2, ExceptionKind::Inf), (4, ExceptionKind::Sub), (8, ExceptionKind::Div0)] {
+        for (bit, kind) in
+            [(1u8, ExceptionKind::Nan), (2, ExceptionKind::Inf), (4, ExceptionKind::Sub), (8, ExceptionKind::Div0)]
+        {
             if kinds & bit != 0 {
                 *obs.results.entry((self.cur_pc, kind, format)).or_insert(0) += 1;
             }
@@ -1308,7 +1420,11 @@ impl Wave {
                     continue;
                 }
                 IntOp::Cndmask => {
-                    if mask_in(self, obs)? { s(self, obs, 1)? as u64 } else { s(self, obs, 0)? as u64 }
+                    if mask_in(self, obs)? {
+                        s(self, obs, 1)? as u64
+                    } else {
+                        s(self, obs, 0)? as u64
+                    }
                 }
                 IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev => {
                     let (a, b) = (s(self, obs, 0)? as u64, s(self, obs, 1)? as u64);
@@ -1332,7 +1448,11 @@ impl Wave {
                 IntOp::MadU64U32 | IntOp::MadI64I32 => {
                     let (a, b) = (s(self, obs, 0)?, s(self, obs, 1)?);
                     let c = self.vsrc64(obs, f.src[2], lit, Ty::B64, lane)?;
-                    let p = if op == IntOp::MadU64U32 { a as u128 * b as u128 } else { (a as i32 as i128 * b as i32 as i128) as u128 };
+                    let p = if op == IntOp::MadU64U32 {
+                        a as u128 * b as u128
+                    } else {
+                        (a as i32 as i128 * b as i32 as i128) as u128
+                    };
                     let t = p.wrapping_add(if op == IntOp::MadU64U32 { c as u128 } else { c as i64 as i128 as u128 });
                     let carry = if op == IntOp::MadU64U32 { t >> 64 != 0 } else { false };
                     if carry {
@@ -1362,7 +1482,17 @@ impl Wave {
             };
             self.wv(obs, f.dst, lane, r as u32);
         }
-        if matches!(op, IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev | IntOp::MadU64U32 | IntOp::MadI64I32) {
+        if matches!(
+            op,
+            IntOp::AddCo
+                | IntOp::SubCo
+                | IntOp::SubrevCo
+                | IntOp::Addc
+                | IntOp::Subb
+                | IntOp::Subbrev
+                | IntOp::MadU64U32
+                | IntOp::MadI64I32
+        ) {
             let sdst = if e32 { VCC } else { f.sdst };
             self.ws64(obs, sdst, carry_out);
         }
@@ -1387,7 +1517,9 @@ impl Wave {
                         let b = f32::from_bits(self.fp_src32(obs, f, 1, lit, lane)?);
                         let b = fpu::in32(b, mode, &mut flags);
                         let a = fpu::in32(a, mode, &mut flags);
-                        cmp_f(cond, a as f64, b as f64, &mut flags).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
+                        cmp_f(cond, a as f64, b as f64, &mut flags)
+                            .ok_or(())
+                            .or_else(|_| self.unsupported(inst.mnemonic))?
                     }
                 }
                 "f64" => {
@@ -1422,13 +1554,15 @@ impl Wave {
                 "i64" | "u64" => {
                     let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
                     let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
-                    let (a, b) = if ty == "i64" { (a as i64 as i128, b as i64 as i128) } else { (a as i128, b as i128) };
+                    let (a, b) =
+                        if ty == "i64" { (a as i64 as i128, b as i64 as i128) } else { (a as i128, b as i128) };
                     cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
                 }
                 "i16" | "u16" => {
                     let a = self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as u16;
                     let b = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as u16;
-                    let (a, b) = if ty == "i16" { (a as i16 as i128, b as i16 as i128) } else { (a as i128, b as i128) };
+                    let (a, b) =
+                        if ty == "i16" { (a as i16 as i128, b as i16 as i128) } else { (a as i128, b as i128) };
                     cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
                 }
                 _ => return self.unsupported(inst.mnemonic),
@@ -1500,7 +1634,9 @@ impl Wave {
             let res: u64 = match kind.1 {
                 W::F32 => {
                     let a = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
-                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f32> { Ok(f32::from_bits(w.fp_src32(obs, f, i, lit, lane)?)) };
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f32> {
+                        Ok(f32::from_bits(w.fp_src32(obs, f, i, lit, lane)?))
+                    };
                     let r: f32 = match base {
                         "v_add_f32" => fpu::op32(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
                         "v_sub_f32" => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
@@ -1524,8 +1660,12 @@ impl Wave {
                             let c = f32::from_bits(self.rv(obs, f.dst, lane));
                             fpu::fma32(a, src(self, obs, 1)?, c, mode, &mut fl)
                         }
-                        "v_fmamk_f32" => fpu::fma32(a, f32::from_bits(lit.unwrap_or(0)), src(self, obs, 1)?, mode, &mut fl),
-                        "v_fmaak_f32" => fpu::fma32(a, src(self, obs, 1)?, f32::from_bits(lit.unwrap_or(0)), mode, &mut fl),
+                        "v_fmamk_f32" => {
+                            fpu::fma32(a, f32::from_bits(lit.unwrap_or(0)), src(self, obs, 1)?, mode, &mut fl)
+                        }
+                        "v_fmaak_f32" => {
+                            fpu::fma32(a, src(self, obs, 1)?, f32::from_bits(lit.unwrap_or(0)), mode, &mut fl)
+                        }
                         "v_min_f32" => fpu::minmax32(a, src(self, obs, 1)?, false, mode, &mut fl),
                         "v_max_f32" => fpu::minmax32(a, src(self, obs, 1)?, true, mode, &mut fl),
                         "v_max3_f32" | "v_min3_f32" => {
@@ -1535,13 +1675,20 @@ impl Wave {
                         }
                         "v_med3_f32" => {
                             let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
-                            let (a, b, c) = (fpu::in32(a, mode, &mut fl), fpu::in32(b, mode, &mut fl), fpu::in32(c, mode, &mut fl));
+                            let (a, b, c) =
+                                (fpu::in32(a, mode, &mut fl), fpu::in32(b, mode, &mut fl), fpu::in32(c, mode, &mut fl));
                             if a.is_nan() || b.is_nan() || c.is_nan() {
                                 let t = fpu::minmax32(a, b, false, mode, &mut fl);
                                 fpu::minmax32(t, c, false, mode, &mut fl)
                             } else {
                                 let mx = a.max(b).max(c);
-                                if mx == a { b.max(c) } else if mx == b { a.max(c) } else { a.max(b) }
+                                if mx == a {
+                                    b.max(c)
+                                } else if mx == b {
+                                    a.max(c)
+                                } else {
+                                    a.max(b)
+                                }
                             }
                         }
                         // Revolutions: sin(2*pi*x), valid for |x| <= 256.
@@ -1564,7 +1711,13 @@ impl Wave {
                                 let e = (x.abs() as f64).log2().floor() as i32 + 1;
                                 let m = x as f64 * (2f64).powi(-e);
                                 // Guard against log2 rounding at exact powers of two.
-                                let m = if m.abs() >= 1.0 { m / 2.0 } else if m.abs() < 0.5 { m * 2.0 } else { m };
+                                let m = if m.abs() >= 1.0 {
+                                    m / 2.0
+                                } else if m.abs() < 0.5 {
+                                    m * 2.0
+                                } else {
+                                    m
+                                };
                                 m as f32
                             }
                         }
@@ -1574,7 +1727,11 @@ impl Wave {
                         "v_rndne_f32" => fpu::in32(a, mode, &mut fl).round_ties_even(),
                         "v_fract_f32" => {
                             let x = fpu::in32(a, mode, &mut fl);
-                            if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF)) }
+                            if x.is_infinite() {
+                                f32::NAN
+                            } else {
+                                (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
+                            }
                         }
                         "v_rcp_f32" | "v_rcp_iflag_f32" => {
                             let x = fpu::in32(a, mode, &mut fl);
@@ -1608,12 +1765,26 @@ impl Wave {
                             if x == 0.0 {
                                 fl |= flag::DIV0;
                             }
-                            fpu::round32((x as f64).log2(), false, x.is_nan(), x.is_infinite() || x == 0.0, mode, &mut fl)
+                            fpu::round32(
+                                (x as f64).log2(),
+                                false,
+                                x.is_nan(),
+                                x.is_infinite() || x == 0.0,
+                                mode,
+                                &mut fl,
+                            )
                         }
                         "v_ldexp_f32" => {
                             let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
                             let x = fpu::in32(a, mode, &mut fl);
-                            fpu::round32(x as f64 * (2f64).powi(e.clamp(-400, 400)), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                            fpu::round32(
+                                x as f64 * (2f64).powi(e.clamp(-400, 400)),
+                                false,
+                                x.is_nan(),
+                                x.is_infinite(),
+                                mode,
+                                &mut fl,
+                            )
                         }
                         "v_cvt_f32_i32" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
                         "v_cvt_f32_u32" => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
@@ -1632,7 +1803,15 @@ impl Wave {
                         }
                         "v_div_fmas_f32" => {
                             let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
-                            let scale = if self.vcc() >> lane & 1 != 0 { if fpu::exp32(c) > 127 { 64 } else { -64 } } else { 0 };
+                            let scale = if self.vcc() >> lane & 1 != 0 {
+                                if fpu::exp32(c) > 127 {
+                                    64
+                                } else {
+                                    -64
+                                }
+                            } else {
+                                0
+                            };
                             fpu::fma32_scaled(a, b, c, scale, mode, &mut fl)
                         }
                         "v_div_fixup_f32" => {
@@ -1640,9 +1819,21 @@ impl Wave {
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
                             }
-                            let q = fpu::div_fixup(a as f64, den as f64, num as f64, -150, (fpu::exp32(num), fpu::exp32(den)), 255, &mut fl) as f32;
+                            let q = fpu::div_fixup(
+                                a as f64,
+                                den as f64,
+                                num as f64,
+                                -150,
+                                (fpu::exp32(num), fpu::exp32(den)),
+                                255,
+                                &mut fl,
+                            ) as f32;
                             // Output denormals flush as MODE says.
-                            if q.is_subnormal() && mode.denorm32 & 2 == 0 { 0.0f32.copysign(q) } else { q }
+                            if q.is_subnormal() && mode.denorm32 & 2 == 0 {
+                                0.0f32.copysign(q)
+                            } else {
+                                q
+                            }
                         }
                         _ => return self.unsupported(m),
                     };
@@ -1662,13 +1853,17 @@ impl Wave {
                     } else {
                         f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?)
                     };
-                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> { Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?)) };
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> {
+                        Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?))
+                    };
                     let r: f64 = match base {
                         "v_add_f64" => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
                         "v_mul_f64" => fpu::op64(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
                         "v_fma_f64" => fpu::fma64(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
                         "v_fmac_f64" => {
-                            let c = f64::from_bits(self.rv(obs, f.dst, lane) as u64 | (self.rv(obs, f.dst + 1, lane) as u64) << 32);
+                            let c = f64::from_bits(
+                                self.rv(obs, f.dst, lane) as u64 | (self.rv(obs, f.dst + 1, lane) as u64) << 32,
+                            );
                             fpu::fma64(a, src(self, obs, 1)?, c, mode, &mut fl)
                         }
                         "v_min_f64" => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
@@ -1679,7 +1874,11 @@ impl Wave {
                         "v_rndne_f64" => fpu::in64(a, mode, &mut fl).round_ties_even(),
                         "v_fract_f64" => {
                             let x = fpu::in64(a, mode, &mut fl);
-                            if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF)) }
+                            if x.is_infinite() {
+                                f64::NAN
+                            } else {
+                                (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+                            }
                         }
                         "v_rcp_f64" => {
                             let x = fpu::in64(a, mode, &mut fl);
@@ -1736,8 +1935,13 @@ impl Wave {
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
                             }
-                            let q = fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl);
-                            if q.is_subnormal() && mode.denorm16_64 & 2 == 0 { 0.0f64.copysign(q) } else { q }
+                            let q =
+                                fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl);
+                            if q.is_subnormal() && mode.denorm16_64 & 2 == 0 {
+                                0.0f64.copysign(q)
+                            } else {
+                                q
+                            }
                         }
                         _ => return self.unsupported(m),
                     };
@@ -1751,7 +1955,9 @@ impl Wave {
                 }
                 W::F16 => {
                     let a = self.fp_src16(obs, f, 0, lit, lane)? as u16;
-                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<u16> { Ok(w.fp_src16(obs, f, i, lit, lane)? as u16) };
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<u16> {
+                        Ok(w.fp_src16(obs, f, i, lit, lane)? as u16)
+                    };
                     let r: u16 = match base {
                         "v_add_f16" => fpu::op16(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
                         "v_sub_f16" => fpu::op16(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
@@ -1769,8 +1975,16 @@ impl Wave {
                         "v_pack_b32_f16" => {
                             let lo = self.fp_src16(obs, f, 0, lit, lane)?;
                             let hi = self.fp_src16(obs, f, 1, lit, lane)?;
-                            let lo = if f.op_sel & 1 != 0 { self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16 } else { lo };
-                            let hi = if f.op_sel & 2 != 0 { self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16 } else { hi };
+                            let lo = if f.op_sel & 1 != 0 {
+                                self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16
+                            } else {
+                                lo
+                            };
+                            let hi = if f.op_sel & 2 != 0 {
+                                self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16
+                            } else {
+                                hi
+                            };
                             self.wv(obs, f.dst, lane, (lo & 0xFFFF) | (hi & 0xFFFF) << 16);
                             continue;
                         }
@@ -1849,7 +2063,11 @@ impl Wave {
                     let a = h & 0x7FFF;
                     kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
                     let old = self.rv(obs, f.dst, lane);
-                    if base == "v_fma_mixlo_f16" { (old & 0xFFFF_0000) | h as u32 } else { (old & 0xFFFF) | (h as u32) << 16 }
+                    if base == "v_fma_mixlo_f16" {
+                        (old & 0xFFFF_0000) | h as u32
+                    } else {
+                        (old & 0xFFFF) | (h as u32) << 16
+                    }
                 }
             };
             all |= fl;
@@ -1969,8 +2187,15 @@ impl Wave {
     /// A matrix instruction's result read too soon is a hazard.
     fn matrix_hazard(&self, obs: &mut Observations, index: usize, reg: Reg) {
         let now = self.wait_states;
-        if let Some(p) = self.matrix_pending.iter().find(|p| p.ready_at > now && (p.first..p.first + p.count).contains(&index)) {
-            obs.hazards.insert(Hazard { pc: self.cur_pc, reg, kind: HazardKind::MatrixResultNotReady, issued_pc: p.pc });
+        if let Some(p) =
+            self.matrix_pending.iter().find(|p| p.ready_at > now && (p.first..p.first + p.count).contains(&index))
+        {
+            obs.hazards.insert(Hazard {
+                pc: self.cur_pc,
+                reg,
+                kind: HazardKind::MatrixResultNotReady,
+                issued_pc: p.pc,
+            });
         }
     }
 
@@ -2004,11 +2229,19 @@ impl Wave {
             IsaOperand::Reg(range) if range.file == RegFile::Sgpr => self.rs(obs, range.first + r as u16),
             IsaOperand::InlineInt(v) => {
                 let v = *v as i64 as u64;
-                if wide && r % 2 == 1 { (v >> 32) as u32 } else { v as u32 }
+                if wide && r % 2 == 1 {
+                    (v >> 32) as u32
+                } else {
+                    v as u32
+                }
             }
             IsaOperand::InlineFloat { code, .. } if wide => {
                 let v = f64_inline(*code as u16).unwrap_or(0);
-                if r % 2 == 1 { (v >> 32) as u32 } else { v as u32 }
+                if r % 2 == 1 {
+                    (v >> 32) as u32
+                } else {
+                    v as u32
+                }
             }
             IsaOperand::InlineFloat { code, .. } => f32_inline(*code as u16).unwrap_or(0),
             other => return self.unsupported(format!("matrix operand {other}")),
@@ -2065,15 +2298,21 @@ impl Wave {
         if shape.passes(generation) == 0 {
             return self.unsupported(format!("{m} on {}", env.target));
         }
-        let mods: Vec<String> =
-            full.modifiers.iter().filter(|x| !matches!(x, xfpx_amd_isa::Modifier::Comment(_))).map(|x| x.to_string()).collect();
+        let mods: Vec<String> = full
+            .modifiers
+            .iter()
+            .filter(|x| !matches!(x, xfpx_amd_isa::Modifier::Comment(_)))
+            .map(|x| x.to_string())
+            .collect();
         if !mods.is_empty() {
             return self.unsupported(format!("{m} with {}", mods.join(" ")));
         }
         if exec != u64::MAX {
             return self.unsupported(format!("{m} with EXEC {exec:#x} (only a full EXEC mask is modelled)"));
         }
-        let (Some(IsaOperand::Reg(dst)), Some(a_op), Some(b_op), Some(c_op)) = (ops.first(), ops.get(1), ops.get(2), ops.get(3)) else {
+        let (Some(IsaOperand::Reg(dst)), Some(a_op), Some(b_op), Some(c_op)) =
+            (ops.first(), ops.get(1), ops.get(2), ops.get(3))
+        else {
             return self.unsupported(format!("{m} operands"));
         };
         let dst_first = self.vector_slot(dst.file, dst.first)?;
@@ -2084,15 +2323,16 @@ impl Wave {
             let c_first = self.vector_slot(c.file, c.first)?;
             self.matrix_pending.retain(|p| !(p.first == c_first && p.count == c.count as usize));
         }
-        let gather = |w: &Self, obs: &mut Observations, op: &IsaOperand, regs: usize, wide: bool| -> R<Vec<[u32; 64]>> {
-            let mut v = vec![[0u32; 64]; regs];
-            for (r, reg) in v.iter_mut().enumerate() {
-                for (lane, x) in reg.iter_mut().enumerate() {
-                    *x = w.matrix_operand(obs, op, r, lane, wide)?;
+        let gather =
+            |w: &Self, obs: &mut Observations, op: &IsaOperand, regs: usize, wide: bool| -> R<Vec<[u32; 64]>> {
+                let mut v = vec![[0u32; 64]; regs];
+                for (r, reg) in v.iter_mut().enumerate() {
+                    for (lane, x) in reg.iter_mut().enumerate() {
+                        *x = w.matrix_operand(obs, op, r, lane, wide)?;
+                    }
                 }
-            }
-            Ok(v)
-        };
+                Ok(v)
+            };
         let a = gather(self, obs, a_op, shape.input_regs(), shape.input == matrix::MatrixElem::F64)?;
         let b = gather(self, obs, b_op, shape.input_regs(), shape.input == matrix::MatrixElem::F64)?;
         let c = gather(self, obs, c_op, shape.output_regs(), wide_c)?;
@@ -2283,16 +2523,46 @@ fn atomic(op: &str, old: u64, data: u64, cmp: u64, wide: bool) -> Option<u64> {
             "add" => old.wrapping_add(data),
             "sub" => old.wrapping_sub(data),
             "swap" => data,
-            "cmpswap" => if old & mask == cmp & mask { data } else { old },
+            "cmpswap" => {
+                if old & mask == cmp & mask {
+                    data
+                } else {
+                    old
+                }
+            }
             "and" => old & data,
             "or" => old | data,
             "xor" => old ^ data,
             "umin" => old.min(data),
             "umax" => old.max(data),
-            "smin" => if sx(old) < sx(data) { old } else { data },
-            "smax" => if sx(old) > sx(data) { old } else { data },
-            "inc" => if old >= data { 0 } else { old + 1 },
-            "dec" => if old == 0 || old > data { data } else { old - 1 },
+            "smin" => {
+                if sx(old) < sx(data) {
+                    old
+                } else {
+                    data
+                }
+            }
+            "smax" => {
+                if sx(old) > sx(data) {
+                    old
+                } else {
+                    data
+                }
+            }
+            "inc" => {
+                if old >= data {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            "dec" => {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            }
             _ => return None,
         } & mask,
     )
@@ -2344,7 +2614,15 @@ fn int_op(base: &str) -> Option<IntOp> {
         "v_ffbh_u32" => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
         "v_ffbl_b32" => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
         // Leading bits equal to the sign bit; -1 for 0 and -1.
-        "v_ffbh_i32" => Un(|a| if a == 0 || a == u32::MAX { u32::MAX } else if a >> 31 == 1 { a.leading_ones() } else { a.leading_zeros() }),
+        "v_ffbh_i32" => Un(|a| {
+            if a == 0 || a == u32::MAX {
+                u32::MAX
+            } else if a >> 31 == 1 {
+                a.leading_ones()
+            } else {
+                a.leading_zeros()
+            }
+        }),
         "v_cvt_u32_f32" => Un(|a| f32::from_bits(a) as u32),
         // Exponent e with x = m * 2^e, 0.5 <= |m| < 1; 0 for 0, inf, NaN.
         "v_frexp_exp_i32_f32" => Un(|a| {
@@ -2442,7 +2720,13 @@ fn int_op(base: &str) -> Option<IntOp> {
             (a & mask).count_ones().wrapping_add(b)
         }),
         "v_mbcnt_hi_u32_b32" => Lane(|a, b, lane| {
-            let mask = if lane < 32 { 0 } else if lane == 63 { u32::MAX >> 1 } else { (1u32 << (lane - 32)) - 1 };
+            let mask = if lane < 32 {
+                0
+            } else if lane == 63 {
+                u32::MAX >> 1
+            } else {
+                (1u32 << (lane - 32)) - 1
+            };
             (a & mask).count_ones().wrapping_add(b)
         }),
         _ => return None,
@@ -2541,5 +2825,4 @@ mod tests {
         run(&mut w, &[0x7E02_A502]).expect("runs");
         assert_eq!(w.vgpr[9][17], 17);
     }
-
 }

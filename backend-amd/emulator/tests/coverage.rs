@@ -18,7 +18,8 @@ fn every_decodable_instruction_executes() {
         let listing = std::fs::read_to_string(path).expect("listing");
         for line in listing.lines() {
             let Some((asm, enc)) = line.rsplit_once("//") else { continue };
-            let bytes: Vec<u8> = enc.split_whitespace().flat_map(|w| u32::from_str_radix(w, 16).expect("hex").to_le_bytes()).collect();
+            let bytes: Vec<u8> =
+                enc.split_whitespace().flat_map(|w| u32::from_str_radix(w, 16).expect("hex").to_le_bytes()).collect();
             let inst = decode(isa, &bytes).expect("decodes");
             // IEEE mode, no denormal flushing, DX10_CLAMP clear.
             let mut wave = Wave::new(0x1000, 0xF0 | 1 << 9);
@@ -38,6 +39,11 @@ fn every_decodable_instruction_executes() {
             }
         }
     }
-    assert!(unsupported.is_empty(), "{} instructions without semantics:\n{}", unsupported.len(), unsupported.join("\n"));
+    assert!(
+        unsupported.is_empty(),
+        "{} instructions without semantics:\n{}",
+        unsupported.len(),
+        unsupported.join("\n")
+    );
     println!("{ran} instructions executed");
 }

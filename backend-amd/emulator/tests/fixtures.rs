@@ -25,12 +25,28 @@ fn launches() -> Vec<PathBuf> {
 fn ulps(elem: Elem, a: &[u8], b: &[u8]) -> u64 {
     let ord = |bits: u64, w: u32| -> i64 {
         let sign = 1u64 << (w - 1);
-        if bits & sign != 0 { -((bits & !sign) as i64) } else { bits as i64 }
+        if bits & sign != 0 {
+            -((bits & !sign) as i64)
+        } else {
+            bits as i64
+        }
     };
     let (x, y, w) = match elem {
-        Elem::F32 => (u32::from_le_bytes(a.try_into().expect("element size")) as u64, u32::from_le_bytes(b.try_into().expect("element size")) as u64, 32),
-        Elem::F64 => (u64::from_le_bytes(a.try_into().expect("element size")), u64::from_le_bytes(b.try_into().expect("element size")), 64),
-        Elem::F16 => (u16::from_le_bytes(a.try_into().expect("element size")) as u64, u16::from_le_bytes(b.try_into().expect("element size")) as u64, 16),
+        Elem::F32 => (
+            u32::from_le_bytes(a.try_into().expect("element size")) as u64,
+            u32::from_le_bytes(b.try_into().expect("element size")) as u64,
+            32,
+        ),
+        Elem::F64 => (
+            u64::from_le_bytes(a.try_into().expect("element size")),
+            u64::from_le_bytes(b.try_into().expect("element size")),
+            64,
+        ),
+        Elem::F16 => (
+            u16::from_le_bytes(a.try_into().expect("element size")) as u64,
+            u16::from_le_bytes(b.try_into().expect("element size")) as u64,
+            16,
+        ),
         _ => return if a == b { 0 } else { u64::MAX },
     };
     if x == y {
@@ -60,7 +76,8 @@ pub fn check(launch_path: &Path, target: &str) -> Result<u64, String> {
     }
     let launch = Launch::load(launch_path).map_err(|e| e.0)?;
     let expect_path = launch_path.with_extension("expect.json");
-    let expect: Value = serde_json::from_str(&std::fs::read_to_string(&expect_path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let expect: Value = serde_json::from_str(&std::fs::read_to_string(&expect_path).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     for (name, spec) in expect["outputs"].as_object().ok_or("bad expect file")? {
         let file = launch_path.parent().expect("launch dir").join(spec["expected"].as_str().ok_or("bad expected")?);
         let want = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -102,6 +119,10 @@ fn all_fixtures_match_the_host_reference() {
             }
         }
     }
-    println!("{passed} of {runs} fixture runs ({} launches on {}, each where its kernel exists) match the host reference", list.len(), targets.join(", "));
+    println!(
+        "{passed} of {runs} fixture runs ({} launches on {}, each where its kernel exists) match the host reference",
+        list.len(),
+        targets.join(", ")
+    );
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -32,7 +32,8 @@ fn planted_specials_reach_outputs_and_report() {
     std::fs::write(&path, launch).expect("write");
     for target in ["gfx90a", "gfx942"] {
         let out = replay(&path, &ReplayOptions { target: Some(target.into()), ..Default::default() }).expect("replays");
-        let o: Vec<f32> = out.output("out").expect("out").chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let o: Vec<f32> =
+            out.output("out").expect("out").chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         assert!(o[3].is_nan());
         assert_eq!(o[9], f32::INFINITY);
         assert!(o[100].is_subnormal(), "{}", o[100]);

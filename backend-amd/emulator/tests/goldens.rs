@@ -49,14 +49,17 @@ fn decoder_agrees_with_objdump_listings() {
         for name in sources() {
             let co = std::fs::read(fixtures().join(format!("{target}/{name}.co"))).expect("code object");
             let object = CodeObject::parse(&co).expect("parses");
-            let listing = std::fs::read_to_string(fixtures().join(format!("{target}/{name}.objdump"))).expect("listing");
+            let listing =
+                std::fs::read_to_string(fixtures().join(format!("{target}/{name}.objdump"))).expect("listing");
             for line in listing.lines() {
                 let Some((asm, enc)) = line.split_once("//") else { continue };
                 let Some(mnemonic) = asm.split_whitespace().next() else { continue };
                 let Some((addr, words)) = enc.trim().split_once(':') else { continue };
                 let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else { continue };
-                let words = words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
-                let inst = decode(Target::from_name(&object.target).expect("target"), &object.image[addr as usize..]).unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
+                let words =
+                    words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
+                let inst = decode(Target::from_name(&object.target).expect("target"), &object.image[addr as usize..])
+                    .unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
                 let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
                 assert_eq!(inst.mnemonic, want, "{target}/{name} at {addr:#x}");
                 assert_eq!(inst.len as usize, 4 * words, "{target}/{name} {want} at {addr:#x}");
@@ -71,7 +74,8 @@ fn decoder_agrees_with_objdump_listings() {
         for line in listing.lines() {
             let Some((asm, enc)) = line.rsplit_once("//") else { continue };
             let Some(mnemonic) = asm.split_whitespace().next() else { continue };
-            let words: Vec<u32> = enc.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex word")).collect();
+            let words: Vec<u32> =
+                enc.split_whitespace().map(|w| u32::from_str_radix(w, 16).expect("hex word")).collect();
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             let inst = decode(isa, &bytes).unwrap_or_else(|e| panic!("{target} {asm}: {e}"));
             let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
@@ -104,7 +108,18 @@ fn fixtures_are_current() {
             }
             let out = tmp.join(format!("{name}-{target}.co"));
             let st = Command::new(clang)
-                .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c", "-ffp-contract=off", "--no-gpu-bundle-output"])
+                .args([
+                    "-x",
+                    "hip",
+                    "-nogpulib",
+                    "-nogpuinc",
+                    "--cuda-device-only",
+                    "-O3",
+                    "-cuid=xfpx",
+                    "-c",
+                    "-ffp-contract=off",
+                    "--no-gpu-bundle-output",
+                ])
                 .args(if name.starts_with("ftz") { &["-fgpu-flush-denormals-to-zero"][..] } else { &[] })
                 .args(source_flags(&hip, target))
                 .arg(format!("--offload-arch={target}"))
@@ -120,7 +135,17 @@ fn fixtures_are_current() {
         }
         let exe = tmp.join(&name);
         let st = Command::new("g++")
-            .args(["-x", "c++", "-std=c++20", "-O1", "-ffp-contract=off", "-frounding-math", "-fno-fast-math", "-pthread", "-I"])
+            .args([
+                "-x",
+                "c++",
+                "-std=c++20",
+                "-O1",
+                "-ffp-contract=off",
+                "-frounding-math",
+                "-fno-fast-math",
+                "-pthread",
+                "-I",
+            ])
             .arg(&src)
             .arg(&hip)
             .arg("-o")

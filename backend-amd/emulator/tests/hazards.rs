@@ -27,7 +27,8 @@ fn instructions(object: &CodeObject, kernel: &str) -> Vec<(u64, u32, &'static st
     let mut pc = k.entry_vaddr;
     let mut out = Vec::new();
     loop {
-        let i = decode(Target::from_name(&object.target).expect("target"), &object.image[pc as usize..]).expect("decodes");
+        let i =
+            decode(Target::from_name(&object.target).expect("target"), &object.image[pc as usize..]).expect("decodes");
         out.push((pc, i.words[0], i.mnemonic, i.words));
         if i.mnemonic == "s_endpgm" {
             return out;
@@ -59,7 +60,8 @@ fn removing_a_vmcnt_wait_is_reported_with_pc_and_register() {
         assert_eq!(h.kind, HazardKind::ReadInFlight);
         assert_eq!(h.pc, at + 4, "{target}: hazard at the instruction after the removed wait");
         // The register is the destination of the load the hazard names.
-        let load = decode(Target::from_name(&object.target).expect("target"), &object.image[h.issued_pc as usize..]).expect("decodes");
+        let load = decode(Target::from_name(&object.target).expect("target"), &object.image[h.issued_pc as usize..])
+            .expect("decodes");
         assert!(load.mnemonic.starts_with("global_load"), "{}", load.mnemonic);
         let vdst = (load.words[1] >> 24) as u16;
         assert_eq!(h.reg, Reg::Vgpr(vdst));

@@ -61,11 +61,13 @@ fn planted_nan_and_inf_inputs_are_observed_at_the_mfma() {
         let launch = Launch::load(&path).expect("launch");
         for target in TARGETS.iter().filter(|t| launch.runs_on(t)) {
             let object = object(&launch, target);
-            let (_, stats) = run_launch(&launch, &object, 0).unwrap_or_else(|e| panic!("{target}/{}: {e}", launch.kernel));
+            let (_, stats) =
+                run_launch(&launch, &object, 0).unwrap_or_else(|e| panic!("{target}/{}: {e}", launch.kernel));
             assert!(stats.hazards().is_empty(), "{target}/{}: {:?}", launch.kernel, stats.hazards());
             let code = instructions(&object, &launch.kernel);
             let at = |pc: u64| code.iter().find(|i| i.0 == pc - stats.code_base).map(|i| i.1).unwrap_or("?");
-            let kinds: Vec<(ExceptionKind, &str)> = stats.observations.results.keys().map(|&(pc, k, _)| (k, at(pc))).collect();
+            let kinds: Vec<(ExceptionKind, &str)> =
+                stats.observations.results.keys().map(|&(pc, k, _)| (k, at(pc))).collect();
             if launch.kernel.contains("i8") {
                 assert!(kinds.is_empty(), "{target}/{}: {kinds:?}", launch.kernel);
             } else {
@@ -122,7 +124,8 @@ fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
             let at = at as usize;
             // s_nop n -> s_nop n-1, or an s_nop 0 dropped for another s_nop 0
             // of the run shortened (the last one with n > 0).
-            let run: Vec<_> = code[last_mfma..].iter().skip_while(|i| i.0 as usize != at).take_while(|i| i.1 == "s_nop").collect();
+            let run: Vec<_> =
+                code[last_mfma..].iter().skip_while(|i| i.0 as usize != at).take_while(|i| i.1 == "s_nop").collect();
             let (pos, w) = run.iter().rev().find(|i| i.2 & 0xF > 0).map(|i| (i.0 as usize, i.2)).unwrap_or((at, word));
             assert!(w & 0xF > 0, "{target}/{}: no s_nop to shorten", l.kernel);
             object.image[pos..pos + 4].copy_from_slice(&(w - 1).to_le_bytes());
@@ -151,8 +154,11 @@ fn damaged_mfma_words_never_panic() {
         let l = launch(name);
         for target in TARGETS.iter().filter(|t| l.runs_on(t)) {
             let original = object(&l, target);
-            let mfmas: Vec<usize> =
-                instructions(&original, &l.kernel).iter().filter(|i| i.1.starts_with("v_mfma")).map(|i| i.0 as usize).collect();
+            let mfmas: Vec<usize> = instructions(&original, &l.kernel)
+                .iter()
+                .filter(|i| i.1.starts_with("v_mfma"))
+                .map(|i| i.0 as usize)
+                .collect();
             for _ in 0..40 {
                 let mut object = original.clone();
                 let at = mfmas[next() as usize % mfmas.len()] + 4 * (next() % 2) as usize;

@@ -28,9 +28,8 @@ fn malformed_missing_kernel_and_mismatched_arguments() {
     let co = co.to_string_lossy();
     one_line_error(&write_launch(&dir, "bad.json", "{ \"kernel\": "), "malformed launch file");
     one_line_error(&dir.join("absent.json"), "cannot read launch file");
-    let missing = format!(
-        r#"{{"code_object": "{co}", "kernel": "no_such_kernel", "grid": [1], "block": [64], "args": []}}"#
-    );
+    let missing =
+        format!(r#"{{"code_object": "{co}", "kernel": "no_such_kernel", "grid": [1], "block": [64], "args": []}}"#);
     one_line_error(&write_launch(&dir, "missing.json", &missing), "kernel \"no_such_kernel\" not found");
     let count = format!(
         r#"{{"code_object": "{co}", "kernel": "saxpy", "grid": [1], "block": [64],
@@ -40,7 +39,9 @@ fn malformed_missing_kernel_and_mismatched_arguments() {
     one_line_error(&write_launch(&dir, "count.json", &count), "argument mismatch");
     // A launch whose kernel exists only on other targets.
     let opts = ReplayOptions { target: Some("gfx908".into()), ..Default::default() };
-    let e = replay(&fixtures().join("launches/mfma_f64_16x16x4.json"), &opts).expect_err("no f64 MFMA on gfx908").to_string();
+    let e = replay(&fixtures().join("launches/mfma_f64_16x16x4.json"), &opts)
+        .expect_err("no f64 MFMA on gfx908")
+        .to_string();
     assert!(!e.contains('\n') && e.contains("only, not gfx908"), "{e}");
     let kind = format!(
         r#"{{"code_object": "{co}", "kernel": "saxpy", "grid": [1], "block": [64],
@@ -54,7 +55,10 @@ fn malformed_missing_kernel_and_mismatched_arguments() {
     );
     one_line_error(&write_launch(&dir, "sfb.json", &scalar_for_buffer), "argument mismatch: args[0]");
     let not_elf = write_launch(&dir, "junk.co", "not an elf");
-    let junk = format!(r#"{{"code_object": "{}", "kernel": "k", "grid": [1], "block": [1], "args": []}}"#, not_elf.to_string_lossy());
+    let junk = format!(
+        r#"{{"code_object": "{}", "kernel": "k", "grid": [1], "block": [1], "args": []}}"#,
+        not_elf.to_string_lossy()
+    );
     one_line_error(&write_launch(&dir, "junk.json", &junk), "not an ELF file");
     // A kernel reading outside its buffers faults cleanly (n larger than the buffers).
     let oob = format!(
@@ -78,7 +82,12 @@ fn replay_writes_outputs_and_a_report() {
     assert_eq!(r.run.target.as_deref(), Some("gfx90a"));
     // exc_nan multiplies 0 * inf and inf * -0: one NaN-producing instruction.
     let recs: Vec<_> = r.records().collect();
-    assert!(recs.iter().any(|(k, rec)| *k == "exc_nan" && rec.kind == xfpx_common::fp::ExceptionKind::Nan && rec.site.instr.starts_with("v_mul_f32")), "{recs:?}");
+    assert!(
+        recs.iter().any(|(k, rec)| *k == "exc_nan"
+            && rec.kind == xfpx_common::fp::ExceptionKind::Nan
+            && rec.site.instr.starts_with("v_mul_f32")),
+        "{recs:?}"
+    );
     let json = r.to_json();
     assert!(json.contains("xfpx-report/1"));
     std::fs::remove_dir_all(&dir).ok();

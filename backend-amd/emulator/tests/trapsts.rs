@@ -28,14 +28,22 @@ fn trapsts_matches_host_ieee_flags() {
     for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         for (name, kind) in cases {
             let launch = fixtures().join(format!("launches/{name}.json"));
-            let out = replay(&launch, &ReplayOptions { target: Some(target.into()), ..Default::default() }).expect("replays");
-            let host = std::fs::read(fixtures().join(format!("data/{name}.flags.expected.bin"))).expect("expected flags");
+            let out =
+                replay(&launch, &ReplayOptions { target: Some(target.into()), ..Default::default() }).expect("replays");
+            let host =
+                std::fs::read(fixtures().join(format!("data/{name}.flags.expected.bin"))).expect("expected flags");
             let host = u32::from_le_bytes([host[0], host[1], host[2], host[3]]);
-            assert_eq!(out.stats.trapsts & HOST_VISIBLE, host, "{target} {name}: TRAPSTS {:#x}, host flags {host:#x}", out.stats.trapsts);
+            assert_eq!(
+                out.stats.trapsts & HOST_VISIBLE,
+                host,
+                "{target} {name}: TRAPSTS {:#x}, host flags {host:#x}",
+                out.stats.trapsts
+            );
             // What the kernel itself read with s_getreg agrees.
             let own = out.output("flags").expect("flags");
             assert_eq!(u32::from_le_bytes([own[0], own[1], own[2], own[3]]) & HOST_VISIBLE, host);
-            let kinds: Vec<ExceptionKind> = out.report.records().filter(|(k, _)| *k == name).map(|(_, r)| r.kind).collect();
+            let kinds: Vec<ExceptionKind> =
+                out.report.records().filter(|(k, _)| *k == name).map(|(_, r)| r.kind).collect();
             match kind {
                 Some(k) => assert!(kinds.contains(&k), "{target} {name}: {kinds:?}"),
                 None => assert!(kinds.is_empty(), "{target} {name}: {kinds:?}"),
@@ -43,7 +51,11 @@ fn trapsts_matches_host_ieee_flags() {
         }
         // Without clearing DX10_CLAMP nothing is recorded: saxpy's inputs are
         // ordinary, but check the rule on a kernel that leaves MODE alone.
-        let out = replay(&fixtures().join("launches/f32_div.json"), &ReplayOptions { target: Some(target.into()), ..Default::default() }).expect("replays");
+        let out = replay(
+            &fixtures().join("launches/f32_div.json"),
+            &ReplayOptions { target: Some(target.into()), ..Default::default() },
+        )
+        .expect("replays");
         assert_eq!(out.stats.trapsts, 0, "{target}: DX10_CLAMP set, yet TRAPSTS {:#x}", out.stats.trapsts);
     }
 }

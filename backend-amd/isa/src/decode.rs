@@ -4,10 +4,12 @@
 
 use crate::encoding::{self, field, Encoding, Field};
 use crate::modifier::Modifier;
-use crate::operand::{LiteralForm, Operand, OperandSlot, SpecialReg, RegFile, RegRange, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE};
+use crate::operand::{
+    LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE,
+};
+use crate::symbolic;
 use crate::table::{self, flags, ConstType, GroupScope, ImmStyle, OpcodeRow, Slot, SlotKind};
 use crate::target::Target;
-use crate::symbolic;
 use std::fmt;
 
 /// Why bytes did not decode.
@@ -51,10 +53,8 @@ pub enum Variant {
 
 /// gfx950 MFMA opcodes (VOP3P) that fuse with a preceding `v_mfma_ld_scale_b32`
 /// when their dword 0 bits [14:11] are 1, and the fused mnemonic.
-pub const SCALED_MFMA: &[(u16, &str)] = &[
-    (0x2D, "v_mfma_scale_f32_16x16x128_f8f6f4"),
-    (0x2E, "v_mfma_scale_f32_32x32x64_f8f6f4"),
-];
+pub const SCALED_MFMA: &[(u16, &str)] =
+    &[(0x2D, "v_mfma_scale_f32_16x16x128_f8f6f4"), (0x2E, "v_mfma_scale_f32_32x32x64_f8f6f4")];
 
 /// A decoded instruction.
 #[derive(Debug, Clone)]
@@ -239,7 +239,12 @@ fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<
 }
 
 /// Reject words that set modifier bits the opcode does not accept.
-fn check_modifier_groups(row: &OpcodeRow, enc: Encoding, variant: Variant, words: &[u32; 4]) -> Result<(), DecodeError> {
+fn check_modifier_groups(
+    row: &OpcodeRow,
+    enc: Encoding,
+    variant: Variant,
+    words: &[u32; 4],
+) -> Result<(), DecodeError> {
     let vop3b = enc == Encoding::Vop3 && row.operands.iter().any(|s| s.field == Field::Sdst);
     for &(flag, encs, scope, dw, mask) in table::MODIFIER_GROUPS {
         if !encs.contains(&enc) || row.flags & flag != 0 {
@@ -341,7 +346,8 @@ fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, words: &[u
                 && field(enc, s.field, words) as u16 == LITERAL_CODE
         }),
         Encoding::Mubuf | Encoding::Mtbuf => {
-            row.operands.iter().any(|s| s.field == Field::Soffset) && field(enc, Field::Soffset, words) as u16 == LITERAL_CODE
+            row.operands.iter().any(|s| s.field == Field::Soffset)
+                && field(enc, Field::Soffset, words) as u16 == LITERAL_CODE
         }
         _ => false,
     };

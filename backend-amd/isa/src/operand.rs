@@ -84,7 +84,13 @@ const SPECIAL_CODES: &[(u16, SpecialReg, &str, &str, &str)] = &[
     (236, SpecialReg::SharedLimit, "src_shared_limit", "src_shared_limit", "src_shared_limit"),
     (237, SpecialReg::PrivateBase, "src_private_base", "src_private_base", "src_private_base"),
     (238, SpecialReg::PrivateLimit, "src_private_limit", "src_private_limit", "src_private_limit"),
-    (239, SpecialReg::PopsExitingWaveId, "src_pops_exiting_wave_id", "src_pops_exiting_wave_id", "src_pops_exiting_wave_id"),
+    (
+        239,
+        SpecialReg::PopsExitingWaveId,
+        "src_pops_exiting_wave_id",
+        "src_pops_exiting_wave_id",
+        "src_pops_exiting_wave_id",
+    ),
     (251, SpecialReg::Vccz, "src_vccz", "src_vccz", "src_vccz"),
     (252, SpecialReg::Execz, "src_execz", "src_execz", "src_execz"),
     (253, SpecialReg::Scc, "src_scc", "src_scc", "src_scc"),
@@ -149,7 +155,14 @@ pub fn inline_code_of(value: u32, ty: ConstType) -> Option<u16> {
     }
     if ty == ConstType::B32 {
         const F32: [u32; 9] = [
-            0x3F00_0000, 0xBF00_0000, 0x3F80_0000, 0xBF80_0000, 0x4000_0000, 0xC000_0000, 0x4080_0000, 0xC080_0000,
+            0x3F00_0000,
+            0xBF00_0000,
+            0x3F80_0000,
+            0xBF80_0000,
+            0x4000_0000,
+            0xC000_0000,
+            0x4080_0000,
+            0xC080_0000,
             0x3E22_F983,
         ];
         return F32.iter().position(|&c| c == value).map(|i| 240 + i as u16);
@@ -336,7 +349,9 @@ impl fmt::Display for OperandSlot {
         // The reference prints the invalid-operand note inside neg(...).
         let note = match self.invalid {
             Some(InvalidOperand::Immediate) => "/*Invalid immediate*/".to_string(),
-            Some(InvalidOperand::Register(class)) => format!("/*Invalid register, operand has '{class}' register class*/"),
+            Some(InvalidOperand::Register(class)) => {
+                format!("/*Invalid register, operand has '{class}' register class*/")
+            }
             None => String::new(),
         };
         let note_inside = m.neg && constant;

@@ -105,10 +105,16 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
             cat = cat.to_ascii_uppercase();
         }
         if let Some(&(_, class)) = slot.invalid.iter().find(|(c, _)| *c == cat) {
-            op.invalid = Some(if cat.eq_ignore_ascii_case(&'c') { InvalidOperand::Immediate } else { InvalidOperand::Register(class) });
+            op.invalid = Some(if cat.eq_ignore_ascii_case(&'c') {
+                InvalidOperand::Immediate
+            } else {
+                InvalidOperand::Register(class)
+            });
         }
         // A rejected f8f6f4 source names the class of its format's width.
-        if let (Some(InvalidOperand::Register(class)), Some(format)) = (&mut op.invalid, f8f6f4_source_format(insn.base_mnemonic, insn.words, i)) {
+        if let (Some(InvalidOperand::Register(class)), Some(format)) =
+            (&mut op.invalid, f8f6f4_source_format(insn.base_mnemonic, insn.words, i))
+        {
             *class = f8f6f4_source(format).1;
         }
         if let (Operand::Reg(r), Some(InvalidOperand::Register(class))) = (&mut op.operand, op.invalid) {
@@ -532,7 +538,12 @@ fn scaled_mfma(insn: &mut Instruction) -> Result<(), DecodeError> {
     };
     let dst_w = insn.row.operands.iter().find(|s| s.field == Field::Vdst).map_or(4, |s| s.width);
     let ops = vec![
-        OperandSlot { operand: Operand::Reg(RegRange::new(file(acc_cd), (w2 & 0xFF) as u16, dst_w)), mods: SrcMods::default(), written: true, invalid: None },
+        OperandSlot {
+            operand: Operand::Reg(RegRange::new(file(acc_cd), (w2 & 0xFF) as u16, dst_w)),
+            mods: SrcMods::default(),
+            written: true,
+            invalid: None,
+        },
         plain(src(w3 & 0x1FF, f8f6f4_width(cbsz), acc & 1 != 0)),
         plain(src((w3 >> 9) & 0x1FF, f8f6f4_width(blgp), acc & 2 != 0)),
         plain(src((w3 >> 18) & 0x1FF, dst_w, acc_cd)),
@@ -542,7 +553,10 @@ fn scaled_mfma(insn: &mut Instruction) -> Result<(), DecodeError> {
     insn.operands = ops;
     let opsel = (w0 >> 11) & 7;
     if opsel != 0 {
-        insn.modifiers.push(Modifier::Array("op_sel", vec![(opsel & 1) as u8, ((opsel >> 1) & 1) as u8, ((opsel >> 2) & 1) as u8]));
+        insn.modifiers.push(Modifier::Array(
+            "op_sel",
+            vec![(opsel & 1) as u8, ((opsel >> 1) & 1) as u8, ((opsel >> 2) & 1) as u8],
+        ));
     }
     insn.modifiers.push(Modifier::Array("op_sel_hi", vec![((w1 >> 27) & 1) as u8, ((w1 >> 28) & 1) as u8, 0]));
     if cbsz != 0 {
@@ -598,7 +612,12 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
             }
             _ => slot_operand(insn, slot)?,
         };
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst, invalid: None });
+        ops.push(OperandSlot {
+            operand: o,
+            mods: SrcMods::default(),
+            written: slot.field == Field::Vdst,
+            invalid: None,
+        });
     }
     insn.operands = ops;
     if cbsz != 0 {
@@ -609,7 +628,8 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
     }
     if blgp != 0 && insn.row.flags & flags::P_MFMANEG != 0 {
         // Double-precision MFMA on gfx940+: the blgp bits negate A, B and C.
-        insn.modifiers.push(Modifier::Array("neg", vec![(blgp & 1) as u8, ((blgp >> 1) & 1) as u8, ((blgp >> 2) & 1) as u8]));
+        insn.modifiers
+            .push(Modifier::Array("neg", vec![(blgp & 1) as u8, ((blgp >> 1) & 1) as u8, ((blgp >> 2) & 1) as u8]));
     } else if blgp != 0 {
         insn.modifiers.push(Modifier::Dec("blgp", blgp as i64));
     }
@@ -634,7 +654,12 @@ fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
                 r.file = data_file;
             }
         }
-        ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written: slot.field == Field::Vdst, invalid: None });
+        ops.push(OperandSlot {
+            operand: o,
+            mods: SrcMods::default(),
+            written: slot.field == Field::Vdst,
+            invalid: None,
+        });
     }
     insn.operands = ops;
     let o0 = fv(insn, Field::Offset0);

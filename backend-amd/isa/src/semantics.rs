@@ -89,7 +89,10 @@ impl Instruction {
     pub fn is_pc_relative(&self) -> bool {
         matches!(
             self.control_flow(0),
-            ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. } | ControlFlow::Call { .. } | ControlFlow::GetPc { .. }
+            ControlFlow::Branch { .. }
+                | ControlFlow::CondBranch { .. }
+                | ControlFlow::Call { .. }
+                | ControlFlow::GetPc { .. }
         )
     }
 
@@ -97,7 +100,9 @@ impl Instruction {
     pub fn counters(&self) -> Counters {
         let m = self.base_mnemonic;
         match self.encoding {
-            Encoding::Smem => Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() },
+            Encoding::Smem => {
+                Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() }
+            }
             Encoding::Ds => Counters { lgkm: true, ..Default::default() },
             Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
             Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
@@ -175,11 +180,7 @@ impl Instruction {
             || m.starts_with("s_cmovk")
             || m.starts_with("s_cmov_")
             || m.contains("_atomic_");
-        self.operands
-            .iter()
-            .filter(|o| !o.written || rmw)
-            .filter_map(|o| reg_of(&o.operand))
-            .collect()
+        self.operands.iter().filter(|o| !o.written || rmw).filter_map(|o| reg_of(&o.operand)).collect()
     }
 }
 

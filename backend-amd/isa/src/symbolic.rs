@@ -118,8 +118,22 @@ pub fn waitcnt_fields(v: u16) -> (u8, u8, u8) {
 
 /// Buffer data formats of MTBUF (`dfmt`, 4 bits).
 const DATA_FORMATS: [&str; 16] = [
-    "INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
-    "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "RESERVED_15",
+    "INVALID",
+    "8",
+    "16",
+    "8_8",
+    "32",
+    "16_16",
+    "10_11_11",
+    "11_11_10",
+    "10_10_10_2",
+    "2_10_10_10",
+    "8_8_8_8",
+    "32_32",
+    "16_16_16_16",
+    "32_32_32",
+    "32_32_32_32",
+    "RESERVED_15",
 ];
 /// Buffer numeric formats of MTBUF (`nfmt`, 3 bits).
 const NUM_FORMATS: [&str; 8] = ["UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT"];
@@ -173,8 +187,20 @@ pub fn swizzle(v: u16, target: Target) -> String {
     for bit in (0..5).rev() {
         let (a, o, x) = ((and >> bit) & 1, (or >> bit) & 1, (xor >> bit) & 1);
         mask.push(match (a, o, x) {
-            (0, o, x) => if o ^ x == 1 { '1' } else { '0' },
-            (_, 1, x) => if x == 1 { '0' } else { '1' },
+            (0, o, x) => {
+                if o ^ x == 1 {
+                    '1'
+                } else {
+                    '0'
+                }
+            }
+            (_, 1, x) => {
+                if x == 1 {
+                    '0'
+                } else {
+                    '1'
+                }
+            }
             (_, _, 0) => 'p',
             _ => 'i',
         });

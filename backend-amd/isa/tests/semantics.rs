@@ -129,7 +129,14 @@ fn lengths_with_literals_and_extensions() {
     // v_mov_b32_e32 v1, 0x12345678 (literal) is 8 bytes
     let i = dec(Target::Gfx90a, &[0x7E02_02FF, 0x1234_5678]);
     assert_eq!(i.length, 8);
-    assert_eq!(i.operands[1].operand, Operand::Literal { value: 0x1234_5678, ty: xfpx_amd_isa::table::ConstType::B32, form: xfpx_amd_isa::LiteralForm::AsInline });
+    assert_eq!(
+        i.operands[1].operand,
+        Operand::Literal {
+            value: 0x1234_5678,
+            ty: xfpx_amd_isa::table::ConstType::B32,
+            form: xfpx_amd_isa::LiteralForm::AsInline
+        }
+    );
     // s_setreg_imm32_b32 carries a literal
     assert_eq!(dec(Target::Gfx90a, &[0xBA00_0801, 0x0000_0003]).length, 8);
     // v_madak_f32 always carries its constant
@@ -137,7 +144,10 @@ fn lengths_with_literals_and_extensions() {
     // gfx950 scaled MFMA is one 16-byte instruction
     let i = dec(Target::Gfx950, &[0xD3AC_0000, 0x0002_0702, 0xD3AD_0802, 0x0202_1904]);
     assert_eq!(i.length, 16);
-    assert_eq!(i.to_string(), "v_mfma_scale_f32_16x16x128_f8f6f4 v[2:5], v[4:11], v[12:19], 0, v2, v3 op_sel_hi:[0,0,0]");
+    assert_eq!(
+        i.to_string(),
+        "v_mfma_scale_f32_16x16x128_f8f6f4 v[2:5], v[4:11], v[12:19], 0, v2, v3 op_sel_hi:[0,0,0]"
+    );
     assert_eq!(i.class(), InstrClass::Matrix { format: FpFormat::F32 });
 }
 

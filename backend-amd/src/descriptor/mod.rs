@@ -126,9 +126,7 @@ impl KernelDescriptor {
 
     /// Sets bit field `field` of `word` to `value` (an error if it does not fit).
     pub fn set_field(&mut self, word: DescriptorWord, field: raw::BitField, value: u32) -> Result<()> {
-        let too_wide = || {
-            Error::malformed("kernel descriptor field", format!("{} cannot hold {value}", field.name))
-        };
+        let too_wide = || Error::malformed("kernel descriptor field", format!("{} cannot hold {value}", field.name));
         match self.word_mut(word) {
             WordRef::U32(w) => *w = field.set(*w, value).ok_or_else(too_wide)?,
             WordRef::U16(w) => {
@@ -214,7 +212,8 @@ pub enum RoundMode {
 }
 
 impl RoundMode {
-    const TABLE: [RoundMode; 4] = [RoundMode::NearEven, RoundMode::PlusInfinity, RoundMode::MinusInfinity, RoundMode::Zero];
+    const TABLE: [RoundMode; 4] =
+        [RoundMode::NearEven, RoundMode::PlusInfinity, RoundMode::MinusInfinity, RoundMode::Zero];
 }
 
 /// Denormal handling of a `FLOAT_DENORM_MODE_*` field.
@@ -231,7 +230,8 @@ pub enum DenormMode {
 }
 
 impl DenormMode {
-    const TABLE: [DenormMode; 4] = [DenormMode::FlushSrcDst, DenormMode::FlushDst, DenormMode::FlushSrc, DenormMode::FlushNone];
+    const TABLE: [DenormMode; 4] =
+        [DenormMode::FlushSrcDst, DenormMode::FlushDst, DenormMode::FlushSrc, DenormMode::FlushNone];
 }
 
 /// Floating-point mode the wave starts in (`COMPUTE_PGM_RSRC1`).
@@ -629,18 +629,28 @@ mod tests {
         let d = kd.decode(Processor::Gfx90a).expect("decode");
         assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.sgprs), (8, Some(8), 16));
         // 33 VGPRs + 16 AGPRs: arch rounds to 36, total 52 -> 56 allocated.
-        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 33, agprs: 16, sgprs: 102 }).expect("set");
+        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 33, agprs: 16, sgprs: 102 })
+            .expect("set");
         let d = kd.decode(Processor::Gfx90a).expect("decode");
         assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.agprs), (56, Some(36), Some(20)));
         assert_eq!(d.registers.sgprs, 104);
-        assert!(kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: u32::MAX, agprs: u32::MAX, sgprs: u32::MAX }).is_err());
+        assert!(kd
+            .set_register_allocation(
+                Processor::Gfx90a,
+                RegisterRequest { vgprs: u32::MAX, agprs: u32::MAX, sgprs: u32::MAX }
+            )
+            .is_err());
         // Too many: 513 unified registers do not fit the 6-bit granule.
-        assert!(kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 }).is_err());
+        assert!(kd
+            .set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 })
+            .is_err());
         let mut kd = KernelDescriptor::from_array(&[0u8; 64]);
         kd.set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 5, agprs: 0, sgprs: 8 }).expect("set");
         assert_eq!(kd.compute_pgm_rsrc1 & 0x3ff, 1);
         let before = kd;
-        assert!(kd.set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 300, agprs: 0, sgprs: 8 }).is_err());
+        assert!(kd
+            .set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 300, agprs: 0, sgprs: 8 })
+            .is_err());
         assert_eq!(kd, before, "unchanged after an error");
         assert_eq!(kd.compute_pgm_rsrc3, 0);
     }

@@ -71,15 +71,31 @@ pub enum Bank {
 pub enum SassOperand {
     Reg(Register),
     /// A hexadecimal immediate: raw bits.
-    ImmBits { text: String, bits: u64 },
+    ImmBits {
+        text: String,
+        bits: u64,
+    },
     /// A decimal immediate (integer or float, `+INF`, `-QNAN`).
-    ImmValue { text: String, value: f64 },
+    ImmValue {
+        text: String,
+        value: f64,
+    },
     /// `c[0x0][0x160]`, `cx[UR4][0x10]`.
-    ConstBank { text: String, bank: Bank, offset: i64, negated: bool, absolute: bool },
+    ConstBank {
+        text: String,
+        bank: Bank,
+        offset: i64,
+        negated: bool,
+        absolute: bool,
+    },
     /// `[R2.64+0x10]`, `desc[UR4][R8.64]`.
-    Memory { text: String },
+    Memory {
+        text: String,
+    },
     /// Special registers, labels, anything else.
-    Other { text: String },
+    Other {
+        text: String,
+    },
 }
 
 /// A guard predicate: `@P0`, `@!UP1`.
@@ -340,7 +356,8 @@ pub fn parse_instruction(text: &str) -> Result<SassInstr, ParseError> {
     let mut guard = None;
     let mut guard_text = None;
     if let Some(rest) = s.strip_prefix('@') {
-        let (g, rest) = rest.split_once(char::is_whitespace).ok_or_else(|| err(format!("guard without opcode in `{s}`")))?;
+        let (g, rest) =
+            rest.split_once(char::is_whitespace).ok_or_else(|| err(format!("guard without opcode in `{s}`")))?;
         let pred = parse_register(g)
             .filter(|r| matches!(r.kind, RegKind::P | RegKind::Up))
             .ok_or_else(|| err(format!("bad guard predicate `@{g}`")))?;
@@ -361,11 +378,8 @@ pub fn parse_instruction(text: &str) -> Result<SassInstr, ParseError> {
     if modifiers.iter().any(String::is_empty) {
         return Err(err(format!("empty modifier in `{mnemonic}`")));
     }
-    let operands = if ops.is_empty() {
-        Vec::new()
-    } else {
-        split_operands(ops)?.into_iter().map(parse_operand).collect()
-    };
+    let operands =
+        if ops.is_empty() { Vec::new() } else { split_operands(ops)?.into_iter().map(parse_operand).collect() };
     let text = rebuild_text(mnemonic, ops, guard_text.as_deref());
     Ok(SassInstr { offset, guard, opcode, modifiers, operands, text, location: None })
 }
@@ -447,7 +461,8 @@ pub fn parse_listing(text: &str) -> Result<Vec<SassFunction>, ParseError> {
             None => {
                 return Err(ParseError {
                     line: n + 1,
-                    message: "instruction before any function header (`Function : name` or `.section .text.name`)".into(),
+                    message: "instruction before any function header (`Function : name` or `.section .text.name`)"
+                        .into(),
                 })
             }
         }
@@ -457,7 +472,15 @@ pub fn parse_listing(text: &str) -> Result<Vec<SassFunction>, ParseError> {
 
 impl fmt::Display for Register {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let neg = if self.negated { if matches!(self.kind, RegKind::P | RegKind::Up) { "!" } else { "-" } } else { "" };
+        let neg = if self.negated {
+            if matches!(self.kind, RegKind::P | RegKind::Up) {
+                "!"
+            } else {
+                "-"
+            }
+        } else {
+            ""
+        };
         let name = if self.is_zero() {
             match self.kind {
                 RegKind::R | RegKind::Ur => format!("{}Z", self.kind.prefix()),
@@ -480,8 +503,10 @@ mod tests {
 
     #[test]
     fn guard_opcode_modifiers_operands() {
-        let i = parse_instruction("        /*0530*/               @!P0 FSETP.GEU.AND P0, PT, |R2|.reuse, -c[0x0][0x160], PT ;  /* 0x0 */")
-            .expect("parses");
+        let i = parse_instruction(
+            "        /*0530*/               @!P0 FSETP.GEU.AND P0, PT, |R2|.reuse, -c[0x0][0x160], PT ;  /* 0x0 */",
+        )
+        .expect("parses");
         assert_eq!(i.offset, 0x530);
         assert!(i.is_guarded());
         assert_eq!(i.opcode, "FSETP");

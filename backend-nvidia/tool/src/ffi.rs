@@ -3,12 +3,12 @@
 //! and reports failures as return values or notes.
 
 use std::ffi::{c_char, c_int, CStr, CString};
+use std::os::unix::ffi::OsStrExt as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use xfpx_common::probe::When;
 use xfpx_nvidia::abi;
-use std::os::unix::ffi::OsStrExt as _;
 use xfpx_nvidia::disasm_cache::DisasmCache;
 use xfpx_nvidia::prefill::{self, DeviceTarget};
 use xfpx_nvidia::runtime::{KernelNames, ToolCore};
@@ -422,11 +422,28 @@ mod tests {
     fn header_matches_the_exports() {
         let header = include_str!("../shim/xfpx_nvbit.h");
         for f in [
-            "xfpx_init", "xfpx_device", "xfpx_note", "xfpx_wants_kernel", "xfpx_exclude_kernel", "xfpx_lines_enabled",
-            "xfpx_load_cubin_lines", "xfpx_instrument", "xfpx_free_calls", "xfpx_function_name", "xfpx_site_count",
-            "xfpx_launch", "xfpx_records", "xfpx_table_chunk", "xfpx_finish", "xfpx_nvdisasm_wrapper", "xfpx_prefill_start",
+            "xfpx_init",
+            "xfpx_device",
+            "xfpx_note",
+            "xfpx_wants_kernel",
+            "xfpx_exclude_kernel",
+            "xfpx_lines_enabled",
+            "xfpx_load_cubin_lines",
+            "xfpx_instrument",
+            "xfpx_free_calls",
+            "xfpx_function_name",
+            "xfpx_site_count",
+            "xfpx_launch",
+            "xfpx_records",
+            "xfpx_table_chunk",
+            "xfpx_finish",
+            "xfpx_nvdisasm_wrapper",
+            "xfpx_prefill_start",
         ] {
-            assert!(header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")), "{f} missing from xfpx_nvbit.h");
+            assert!(
+                header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")),
+                "{f} missing from xfpx_nvbit.h"
+            );
         }
         for (name, v) in [
             ("XFPX_ARG_GUARD_PRED", ARG_GUARD_PRED),
@@ -454,7 +471,9 @@ mod tests {
         // no xfpx_init: nothing is instrumented and nothing panics
         let mut out: *mut XfpxCall = std::ptr::null_mut();
         // SAFETY: zero instructions; out is a valid pointer.
-        let n = unsafe { xfpx_instrument(std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), std::ptr::null(), 0, &mut out) };
+        let n = unsafe {
+            xfpx_instrument(std::ptr::null(), std::ptr::null(), 0, std::ptr::null(), std::ptr::null(), 0, &mut out)
+        };
         assert_eq!(n, -1);
         let mut serial = 0;
         // SAFETY: null names are accepted; serial is valid.

@@ -41,7 +41,15 @@ fn instrument_launch_record_finish() {
     let mut calls: *mut XfpxCall = std::ptr::null_mut();
     // SAFETY: three valid entries behind each pointer; calls is valid.
     let n = unsafe {
-        xfpx_instrument(mangled.as_ptr(), demangled.as_ptr(), 3, ptrs.as_ptr(), offsets.as_ptr(), 0xabc0_0000, &mut calls)
+        xfpx_instrument(
+            mangled.as_ptr(),
+            demangled.as_ptr(),
+            3,
+            ptrs.as_ptr(),
+            offsets.as_ptr(),
+            0xabc0_0000,
+            &mut calls,
+        )
     };
     assert_eq!(n, 2);
     // SAFETY: n calls were returned.

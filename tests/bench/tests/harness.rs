@@ -63,7 +63,15 @@ fn dry_run_lists_every_program_and_runs_nothing() {
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     for p in [
-        "gemm", "batched_gemm", "stencil3d", "reduce_scan", "ode_chem", "black_scholes", "cfd_flux", "nbody", "spmv",
+        "gemm",
+        "batched_gemm",
+        "stencil3d",
+        "reduce_scan",
+        "ode_chem",
+        "black_scholes",
+        "cfd_flux",
+        "nbody",
+        "spmv",
         "train_mlp.py",
     ] {
         assert!(t.contains(p), "dry run does not mention {p}:\n{t}");

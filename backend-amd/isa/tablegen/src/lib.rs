@@ -12,7 +12,8 @@ pub fn generate(tsv: &str) -> Result<String, String> {
         if cols.len() != 7 {
             return Err(format!("tables/gfx9.tsv:{}: expected 7 columns", n + 1));
         }
-        let (enc_rank, enc) = encoding(cols[0]).ok_or_else(|| format!("line {}: unknown encoding {}", n + 1, cols[0]))?;
+        let (enc_rank, enc) =
+            encoding(cols[0]).ok_or_else(|| format!("line {}: unknown encoding {}", n + 1, cols[0]))?;
         let op: u16 = cols[1].parse().map_err(|_| format!("line {}: bad opcode", n + 1))?;
         let mut mask = 0u8;
         for t in cols[2].split(',') {
@@ -61,12 +62,12 @@ pub fn generate(tsv: &str) -> Result<String, String> {
 }
 
 const ENCODINGS: &[&str] = &[
-    "SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOP3", "VOP3P", "DS", "FLAT",
-    "SCRATCH", "GLOBAL", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP",
+    "SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOP3", "VOP3P", "DS", "FLAT", "SCRATCH",
+    "GLOBAL", "MUBUF", "MTBUF", "MIMG", "EXP", "VINTRP",
 ];
 const ENCODING_NAMES: &[&str] = &[
-    "Sop2", "Sopk", "Sop1", "Sopc", "Sopp", "Smem", "Vop2", "Vop1", "Vopc", "Vop3", "Vop3p", "Ds", "Flat",
-    "Scratch", "Global", "Mubuf", "Mtbuf", "Mimg", "Exp", "Vintrp",
+    "Sop2", "Sopk", "Sop1", "Sopc", "Sopp", "Smem", "Vop2", "Vop1", "Vopc", "Vop3", "Vop3p", "Ds", "Flat", "Scratch",
+    "Global", "Mubuf", "Mtbuf", "Mimg", "Exp", "Vintrp",
 ];
 
 fn encoding(s: &str) -> Option<(u8, &'static str)> {
@@ -103,7 +104,9 @@ fn field(name: &str) -> Option<&'static str> {
 
 fn slot(el: &str) -> Option<String> {
     if el == "?" {
-        return Some("Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0, mods: SlotMods::NONE, invalid: &[] }".into());
+        return Some(
+            "Slot { field: Field::Op, kind: SlotKind::Unknown, width: 0, mods: SlotMods::NONE, invalid: &[] }".into(),
+        );
     }
     let all: Vec<&str> = el.split(':').collect();
     let p: Vec<&str> = all.iter().copied().filter(|x| !x.starts_with('!') && !x.starts_with('~')).collect();
