@@ -87,6 +87,8 @@ pub struct ToolCore {
     /// Fast mode: what thinning did over all kernels so far.
     thinned: ThinStats,
     finished: bool,
+    /// This process's rank in a parallel job (from the launcher).
+    rank: Option<u32>,
 }
 
 fn command_line() -> Vec<String> {
@@ -139,7 +141,10 @@ impl ToolCore {
             truncated: false,
             notes: notes.clone(),
         };
-        let collector = Collector::new(run, config.max_records);
+        let process = xfpx_common::launcher::this_process();
+        let rank = process.rank;
+        let mut collector = Collector::new(run, config.max_records);
+        collector.add_process(process.clone());
         let mut core = ToolCore {
             config,
             filter,
@@ -160,7 +165,9 @@ impl ToolCore {
             scan_libraries: std::env::var("XFPX_NVIDIA_LINES").is_ok_and(|v| v == "libs"),
             thinned: ThinStats::default(),
             finished: false,
+            rank,
         };
+        core.emit(Event::Hello(process));
         for text in notes {
             core.emit(Event::Note { text });
         }
@@ -466,6 +473,9 @@ impl ToolCore {
             return Recorded::Dropped;
         };
         let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
+        if let (Some(rank), true) = (self.rank, r != Recorded::Dropped) {
+            self.collector.add_rank(&kernel, site_ref.offset, kind, format, rank);
+        }
         if r != Recorded::Dropped {
             *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
             self.emit(Event::Finding { kernel, kind, format, site: site_ref, launch, occurrences });
@@ -798,7 +808,8 @@ mod tests {
             BufReader::new(conn).lines().map(|l| Event::from_line(&l.expect("line")).expect("event")).collect();
         let findings = events.iter().filter(|e| matches!(e, Event::Finding { .. })).count();
         assert_eq!(findings, 2);
-        assert!(matches!(events.first(), Some(Event::Kernel { probes: 2, .. })));
+        assert!(matches!(&events[0], Event::Hello(p) if p.pid == std::process::id()), "{events:?}");
+        assert!(matches!(events.get(1), Some(Event::Kernel { probes: 2, .. })));
         assert_eq!(events.last(), Some(&Event::Finished));
         let _ = std::fs::remove_file(sock);
     }

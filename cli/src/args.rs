@@ -22,7 +22,7 @@ pub enum Command {
     Run(RunArgs),
     /// Show how a kernel listing or code object would be instrumented.
     Dump(DumpArgs),
-    /// Print a saved report as a summary.
+    /// Print a saved report as a summary, or merge the reports of several processes (--merge).
     Report(ReportArgs),
     /// Run a captured AMD kernel launch on the emulator (no GPU needed).
     Replay(ReplayArgs),
@@ -158,9 +158,15 @@ pub enum DumpVendor {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A report written by `xfpx run` (JSON or MessagePack).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// A report written by `xfpx run` (JSON or MessagePack); with --merge, several.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Combine the reports of the processes of a parallel job (e.g. one per MPI rank) into one: findings per kernel and instruction, with the ranks that saw each.
+    #[arg(long)]
+    pub merge: bool,
+    /// With --merge: write the merged report to this file (`.msgpack` for MessagePack, JSON otherwise).
+    #[arg(short = 'o', long = "output", value_name = "FILE", requires = "merge")]
+    pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
 }
@@ -286,5 +292,13 @@ mod tests {
         assert_eq!(r.command, vec![OsString::from("./app"), OsString::from("-x")]);
         assert!(Cli::try_parse_from(["xfpx", "run", "--bogus", "--", "./app"]).is_err());
         assert!(Cli::try_parse_from(["xfpx", "run"]).is_err());
+        let cli =
+            Cli::try_parse_from(["xfpx", "report", "--merge", "a.json", "b.json", "-o", "m.json"]).expect("parses");
+        let Command::Report(r) = cli.command else { panic!("not report") };
+        assert!(r.merge);
+        assert_eq!(r.files, [PathBuf::from("a.json"), PathBuf::from("b.json")]);
+        assert_eq!(r.output, Some(PathBuf::from("m.json")));
+        assert!(Cli::try_parse_from(["xfpx", "report", "a.json", "-o", "m.json"]).is_err(), "-o needs --merge");
+        assert!(Cli::try_parse_from(["xfpx", "report", "--merge"]).is_err());
     }
 }

@@ -16,6 +16,7 @@ mod replay;
 mod replay_rewritten;
 mod report_cmd;
 mod report_io;
+mod report_name;
 mod run;
 mod signals;
 mod summary;

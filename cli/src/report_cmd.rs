@@ -1,16 +1,49 @@
 //! `xfpx report FILE`: print a saved report (JSON or MessagePack) as the
-//! text summary, or as JSON.
+//! text summary, or as JSON; `xfpx report --merge FILE...` first combines
+//! the reports of several processes of a parallel job into one.
 
 use crate::args::{OutputFormat, ReportArgs};
-use crate::console::show_raw;
+use crate::console::{say, show_raw};
+use crate::exit::{ExitError, EXIT_USAGE};
 use crate::{report_io, summary};
 use anyhow::Result;
+use xfpx_common::merge::merge;
+use xfpx_common::report::Report;
 
 pub fn report(a: &ReportArgs) -> Result<i32> {
-    let report = report_io::read(&a.file)?;
+    let report = if a.merge {
+        merged(a)?
+    } else {
+        let [file] = a.files.as_slice() else {
+            return Err(ExitError::new(
+                EXIT_USAGE,
+                format!("{} reports given: name one, or use --merge to combine several", a.files.len()),
+            )
+            .into());
+        };
+        report_io::read(file)?
+    };
     match a.format {
         OutputFormat::Text => show_raw!(summary::summary(&report, true)),
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     Ok(0)
+}
+
+/// The merged report of all files, written to `--output` when given.
+fn merged(a: &ReportArgs) -> Result<Report> {
+    if let Some(out) = &a.output {
+        report_io::check_writable(out)?;
+    }
+    let inputs =
+        a.files.iter().map(|f| Ok((f.display().to_string(), report_io::read(f)?))).collect::<Result<Vec<_>>>()?;
+    let m = merge(&inputs)?;
+    for note in &m.notes {
+        say!("xfpx: warning: {note}");
+    }
+    if let Some(out) = &a.output {
+        report_io::write(&m.report, out)?;
+        say!("xfpx: merged report written to {}", out.display());
+    }
+    Ok(m.report)
 }

@@ -6,10 +6,11 @@ use crate::args::{self, Inject, OutputFormat, RunArgs, RunMode};
 use crate::console::{say, say_raw, show_raw};
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use crate::report_name::{self, NameFields};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
 use crate::{report_io, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -57,8 +58,9 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     args::check_patterns("--kernels", &a.kernels)?;
     args::check_patterns("--exclude", &a.exclude)?;
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
-    report_io::check_writable(&a.report)?;
-    let report_path = std::path::absolute(&a.report).unwrap_or(a.report);
+    let report = report_name::expand(&a.report, &NameFields::of_this_process())?;
+    report_io::check_writable(&report)?;
+    let report_path = std::path::absolute(&report).unwrap_or(report);
     let dump_dir = match a.dump {
         Some(d) => {
             std::fs::create_dir_all(&d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
@@ -261,13 +263,23 @@ struct LoopState {
     open: u64,
     connections: u64,
     finished: BTreeSet<u64>,
+    /// The rank each connection's process gave in its hello.
+    ranks: BTreeMap<u64, u32>,
     malformed: u64,
     warned_full: bool,
 }
 
 impl LoopState {
     fn new(collector: Collector) -> LoopState {
-        LoopState { collector, open: 0, connections: 0, finished: BTreeSet::new(), malformed: 0, warned_full: false }
+        LoopState {
+            collector,
+            open: 0,
+            connections: 0,
+            finished: BTreeSet::new(),
+            ranks: BTreeMap::new(),
+            malformed: 0,
+            warned_full: false,
+        }
     }
 
     /// Handle messages until the program has exited and its connections
@@ -338,6 +350,12 @@ impl LoopState {
 
     fn event(&mut self, conn: u64, event: Event) {
         match event {
+            Event::Hello(process) => {
+                if let Some(rank) = process.rank {
+                    self.ranks.insert(conn, rank);
+                }
+                self.collector.add_process(process);
+            }
             Event::Device { vendor, device, target } => {
                 let run = self.collector.run_mut();
                 // Each process of the program reports its device; say it once.
@@ -353,8 +371,17 @@ impl LoopState {
                 self.collector.launch(&kernel, instrumented);
             }
             Event::Finding { kernel, kind, format, site, launch, occurrences } => {
-                let line = summary::finding_line(&kernel, kind, format, &site);
-                match self.collector.record(&kernel, kind, format, site, launch, occurrences) {
+                let rank = self.ranks.get(&conn).copied();
+                let mut line = summary::finding_line(&kernel, kind, format, &site);
+                if let Some(rank) = rank {
+                    line.push_str(&format!(" on rank {rank}"));
+                }
+                let offset = site.offset;
+                let recorded = self.collector.record(&kernel, kind, format, site, launch, occurrences);
+                if let (Some(rank), true) = (rank, recorded != Recorded::Dropped) {
+                    self.collector.add_rank(&kernel, offset, kind, format, rank);
+                }
+                match recorded {
                     Recorded::New => say!("{line}"),
                     Recorded::Known => {}
                     Recorded::Dropped => {

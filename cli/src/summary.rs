@@ -6,6 +6,7 @@ use crate::signals;
 use std::fmt::Write as _;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
+use xfpx_common::launcher::ranks_text;
 use xfpx_common::report::{ExceptionRecord, ExitStatus, KernelReport, KernelStatus, Report, SiteRef};
 
 /// Longest kernel name shown in tables; longer ones are shortened.
@@ -117,6 +118,9 @@ pub fn summary(report: &Report, with_records: bool) -> String {
     } else {
         let _ = writeln!(out, "xfpx: the program {}: {}", exit_words(&run.exit), run.command.join(" "));
     }
+    if let Some(line) = ranks_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     if run.sample_every > 1 {
         let _ = writeln!(out, "xfpx: every {}th launch of each kernel was instrumented", run.sample_every);
     }
@@ -170,14 +174,16 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         }
         table(&mut out, &headers, &rows, 1);
     }
-    if with_records && records > 0 {
+    // Findings of a parallel job are listed with their ranks in every summary.
+    let ranked = report.records().any(|(_, r)| !r.ranks.is_empty());
+    if (with_records || ranked) && records > 0 {
         out.push_str("\nfindings:\n");
         for k in report.kernels.iter().filter(|k| !k.records.is_empty()) {
             let _ = writeln!(out, "  {}", k.name);
             for r in &k.records {
                 let _ = writeln!(
                     out,
-                    "    {} ({}) at {}: {} [+{:#x}], first in launch {}, {} occurrence{}",
+                    "    {} ({}) at {}: {} [+{:#x}], first in launch {}, {} occurrence{}{}",
                     r.kind.name(),
                     r.format.name(),
                     location(&r.site),
@@ -185,7 +191,8 @@ pub fn summary(report: &Report, with_records: bool) -> String {
                     r.site.offset,
                     r.first_launch,
                     r.occurrences,
-                    plural(r.occurrences as usize)
+                    plural(r.occurrences as usize),
+                    seen_on(&r.ranks)
                 );
             }
         }
@@ -197,6 +204,44 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         }
     }
     out
+}
+
+/// Which ranks of a parallel job reported, and which of the job's ranks
+/// did not; `None` when no process named a rank.
+fn ranks_line(report: &Report) -> Option<String> {
+    let ranks = report.ranks();
+    if ranks.is_empty() {
+        return None;
+    }
+    let processes = report.processes.len();
+    let mut hosts: Vec<&str> = report.processes.iter().map(|p| p.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut line = format!(
+        "xfpx: ranks {} reported ({processes} process{} on {} host{})",
+        ranks_text(&ranks),
+        if processes == 1 { "" } else { "es" },
+        hosts.len(),
+        plural(hosts.len())
+    );
+    // The job's size, as the launcher gave it (guarded against absurd values).
+    let size = report.processes.iter().filter_map(|p| p.size).max().filter(|&s| s <= 1 << 20);
+    if let Some(size) = size {
+        let missing: Vec<u32> = (0..size).filter(|r| ranks.binary_search(r).is_err()).collect();
+        if !missing.is_empty() {
+            let _ = write!(line, "; of {size} ranks, {} never reported", ranks_text(&missing));
+        }
+    }
+    Some(line)
+}
+
+/// `, on ranks 0-3` for a finding of a parallel job.
+fn seen_on(ranks: &[u32]) -> String {
+    match ranks {
+        [] => String::new(),
+        [one] => format!(", on rank {one}"),
+        many => format!(", on ranks {}", ranks_text(many)),
+    }
 }
 
 fn kernel_row(k: &KernelReport) -> Vec<String> {
@@ -306,6 +351,24 @@ mod tests {
         );
         let small = summary(&sample(), false);
         assert!(small.lines().any(|l| l.trim_start().starts_with("copy ")), "small runs list every kernel: {small}");
+    }
+
+    #[test]
+    fn ranks_are_named() {
+        use xfpx_common::report::ProcessInfo;
+        let mut r = sample();
+        assert!(!summary(&r, false).contains("rank"), "a plain run says nothing of ranks");
+        let p = |rank, host: &str| ProcessInfo { rank, size: Some(8), host: host.into(), pid: 1, launcher: None };
+        r.processes = vec![p(Some(0), "a"), p(Some(1), "a"), p(Some(2), "b"), p(Some(5), "b"), p(None, "a")];
+        r.kernels[1].records[0].ranks = vec![0, 1, 2];
+        r.kernels[1].records[1].ranks = vec![5];
+        let s = summary(&r, false);
+        assert!(
+            s.contains("xfpx: ranks 0-2,5 reported (5 processes on 2 hosts); of 8 ranks, 3-4,6-7 never reported\n"),
+            "{s}"
+        );
+        assert!(s.contains("FADD R1, R2, R3 [+0x130], first in launch 0, 5 occurrences, on ranks 0-2\n"), "{s}");
+        assert!(s.contains("[+0x200], first in launch 0, 1 occurrence, on rank 5\n"), "{s}");
     }
 
     #[test]

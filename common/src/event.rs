@@ -4,12 +4,15 @@
 
 use crate::class::FpFormat;
 use crate::fp::ExceptionKind;
-use crate::report::{KernelStatus, SiteRef};
+use crate::report::{KernelStatus, ProcessInfo, SiteRef};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// A process introduced itself (first on each connection): its process
+    /// id, host and, in a parallel job, its rank.
+    Hello(ProcessInfo),
     /// The backend attached to a device.
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).

@@ -14,13 +14,18 @@
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
-//! - [`config`]: the run configuration handed from the CLI to a backend.
+//! - [`config`]: the run configuration handed from the CLI to a backend;
+//! - [`event`]: the event stream from the instrumented processes to the CLI;
+//! - [`launcher`]: a process's rank as a parallel launcher sets it;
+//! - [`merge`]: combining the reports of several processes into one.
 
 pub mod class;
 pub mod config;
 pub mod event;
 pub mod fp;
+pub mod launcher;
 pub mod lower;
+pub mod merge;
 pub mod observe;
 pub mod plan;
 pub mod probe;

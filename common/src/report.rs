@@ -74,6 +74,23 @@ pub struct ExceptionRecord {
     pub first_launch: u64,
     /// Warp (wave) executions that raised it, over all instrumented launches.
     pub occurrences: u64,
+    /// Ranks of the parallel job whose processes saw it (sorted; absent
+    /// when no process named a rank).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
+}
+
+/// One instrumented process of the run, as it introduced itself.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    /// Its rank in the parallel job (from the launcher's environment).
+    pub rank: Option<u32>,
+    /// The job's number of processes, when the launcher says.
+    pub size: Option<u32>,
+    pub host: String,
+    pub pid: u32,
+    /// Whose variables gave the rank: `open-mpi`, `pmi`, `pmix`, `slurm`.
+    pub launcher: Option<String>,
 }
 
 /// Whether and how a kernel was instrumented.
@@ -117,6 +134,9 @@ pub struct Report {
     pub tool: ToolInfo,
     pub run: RunInfo,
     pub kernels: Vec<KernelReport>,
+    /// The instrumented processes that reported (absent in older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessInfo>,
 }
 
 /// Failure to read or write a report.
@@ -165,6 +185,14 @@ impl Report {
         self.kernels.iter().flat_map(|k| k.records.iter().map(move |r| (k.name.as_str(), r)))
     }
 
+    /// The ranks of the processes that reported, sorted, each once.
+    pub fn ranks(&self) -> Vec<u32> {
+        let mut ranks: Vec<u32> = self.processes.iter().filter_map(|p| p.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        ranks
+    }
+
     /// Counts of records per (format, kind) over the whole run.
     pub fn totals(&self) -> BTreeMap<(FpFormat, ExceptionKind), u64> {
         let mut m = BTreeMap::new();
@@ -176,13 +204,15 @@ impl Report {
 }
 
 /// Merges findings, launches and kernel states into a [`Report`].
-/// Findings are keyed by (kernel, site, kind, format): the first sighting
-/// creates the record, later ones only add occurrences.
+/// Findings are keyed by (kernel, instruction offset, kind, format): the
+/// first sighting creates the record, later ones only add occurrences.
+/// (Not by site id: each process numbers its sites itself.)
 #[derive(Debug, Clone)]
 pub struct Collector {
     run: RunInfo,
     kernels: BTreeMap<String, KernelReport>,
-    index: BTreeMap<(String, SiteId, ExceptionKind, FpFormat), usize>,
+    index: BTreeMap<(String, u64, ExceptionKind, FpFormat), usize>,
+    processes: Vec<ProcessInfo>,
     max_records: Option<u64>,
     records: u64,
 }
@@ -200,7 +230,21 @@ pub enum Recorded {
 
 impl Collector {
     pub fn new(run: RunInfo, max_records: Option<u64>) -> Collector {
-        Collector { run, kernels: BTreeMap::new(), index: BTreeMap::new(), max_records, records: 0 }
+        Collector {
+            run,
+            kernels: BTreeMap::new(),
+            index: BTreeMap::new(),
+            processes: Vec::new(),
+            max_records,
+            records: 0,
+        }
+    }
+
+    /// Note an instrumented process that introduced itself.
+    pub fn add_process(&mut self, process: ProcessInfo) {
+        if !self.processes.contains(&process) {
+            self.processes.push(process);
+        }
     }
 
     pub fn run_mut(&mut self) -> &mut RunInfo {
@@ -246,7 +290,7 @@ impl Collector {
         launch: u64,
         occurrences: u64,
     ) -> Recorded {
-        let key = (kernel.to_string(), site.id, kind, format);
+        let key = (kernel.to_string(), site.offset, kind, format);
         if let Some(&i) = self.index.get(&key) {
             let k = self.kernel(kernel);
             let r = &mut k.records[i];
@@ -260,10 +304,20 @@ impl Collector {
         }
         self.records += 1;
         let k = self.kernel(kernel);
-        k.records.push(ExceptionRecord { kind, format, site, first_launch: launch, occurrences });
+        k.records.push(ExceptionRecord { kind, format, site, first_launch: launch, occurrences, ranks: Vec::new() });
         let i = k.records.len() - 1;
         self.index.insert(key, i);
         Recorded::New
+    }
+
+    /// Note that the process of `rank` saw the finding at (kernel, offset,
+    /// kind, format), if it is recorded.
+    pub fn add_rank(&mut self, kernel: &str, offset: u64, kind: ExceptionKind, format: FpFormat, rank: u32) {
+        let Some(&i) = self.index.get(&(kernel.to_string(), offset, kind, format)) else { return };
+        let ranks = &mut self.kernel(kernel).records[i].ranks;
+        if let Err(at) = ranks.binary_search(&rank) {
+            ranks.insert(at, rank);
+        }
     }
 
     /// True once the record limit is reached.
@@ -282,6 +336,11 @@ impl Collector {
             tool: ToolInfo { name: "xfpx".into(), version: env!("CARGO_PKG_VERSION").into() },
             run: self.run.clone(),
             kernels,
+            processes: {
+                let mut p = self.processes.clone();
+                p.sort();
+                p
+            },
         }
     }
 }
@@ -324,6 +383,41 @@ mod tests {
         assert_eq!(r.kernels[0].records.len(), 2);
         assert_eq!(r.kernels[0].records[0].occurrences, 5);
         assert_eq!(r.kernels[0].records[0].first_launch, 0);
+    }
+
+    #[test]
+    fn ranks_are_kept_per_record_and_sites_are_keyed_by_offset() {
+        let mut c = Collector::new(run(), None);
+        // Two processes numbered the same instruction differently.
+        assert_eq!(c.record("k", ExceptionKind::Nan, FpFormat::F32, site(0, 0x10), 0, 1), Recorded::New);
+        c.add_rank("k", 0x10, ExceptionKind::Nan, FpFormat::F32, 3);
+        assert_eq!(c.record("k", ExceptionKind::Nan, FpFormat::F32, site(5, 0x10), 0, 1), Recorded::Known);
+        c.add_rank("k", 0x10, ExceptionKind::Nan, FpFormat::F32, 1);
+        c.add_rank("k", 0x10, ExceptionKind::Nan, FpFormat::F32, 3);
+        // The same id at another offset is another instruction.
+        assert_eq!(c.record("k", ExceptionKind::Nan, FpFormat::F32, site(0, 0x40), 0, 1), Recorded::New);
+        c.add_rank("k", 0x99, ExceptionKind::Nan, FpFormat::F32, 9); // nothing recorded there: ignored
+        let p = |rank, pid| ProcessInfo { rank, size: Some(4), host: "h".into(), pid, launcher: None };
+        c.add_process(p(Some(3), 30));
+        c.add_process(p(Some(1), 10));
+        c.add_process(p(Some(3), 30));
+        let r = c.report();
+        let recs: Vec<(u64, u64, &[u32])> =
+            r.kernels[0].records.iter().map(|x| (x.site.offset, x.occurrences, x.ranks.as_slice())).collect();
+        assert_eq!(recs, [(0x10, 2, &[1, 3][..]), (0x40, 1, &[][..])]);
+        assert_eq!(r.ranks(), [1, 3]);
+        assert_eq!(r.processes.iter().map(|p| p.pid).collect::<Vec<_>>(), [10, 30]);
+        assert_eq!(Report::from_json(&r.to_json()).expect("json"), r);
+        assert_eq!(Report::from_msgpack(&r.to_msgpack().expect("encode")).expect("msgpack"), r);
+    }
+
+    #[test]
+    fn reports_without_ranks_read_and_write_as_before() {
+        let mut c = Collector::new(run(), None);
+        c.record("k", ExceptionKind::Inf, FpFormat::F32, site(0, 0x10), 0, 1);
+        let json = c.report().to_json();
+        assert!(!json.contains("ranks") && !json.contains("processes"), "{json}");
+        assert_eq!(Report::from_json(&json).expect("json").processes, []);
     }
 
     #[test]

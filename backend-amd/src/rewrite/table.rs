@@ -119,6 +119,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                         },
                         first_launch: launch,
                         occurrences: u64::from(v),
+                        ranks: Vec::new(),
                     },
                 ));
             }
