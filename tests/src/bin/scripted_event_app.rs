@@ -8,7 +8,7 @@
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
-//!                    [--leave-behind SECS,EVERY_MS]
+//!                    [--leave-behind SECS,EVERY_MS] [--hello]
 //! ```
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
@@ -18,7 +18,10 @@
 //! `--save-config` copies the configuration it was given into FILE;
 //! `--say TEXT` prints TEXT on stdout first. `--leave-behind SECS,EVERY_MS`
 //! starts a copy that outlives this process, holding its own connection for
-//! SECS seconds and sending a note every EVERY_MS (0: once).
+//! SECS seconds and sending a note every EVERY_MS (0: once). `--hello`
+//! first sends each connection the hello the instrumentation library
+//! sends (process id, host, the launcher's rank); `{rank}` in `--events`
+//! is replaced by that rank, so each process of an MPI job sends its own.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -40,6 +43,7 @@ struct Script {
     say: Option<String>,
     leave_behind: Option<(u64, u64)>,
     hold_open: Option<(u64, u64)>,
+    hello: bool,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -51,6 +55,7 @@ fn parse(args: &[String]) -> Result<Script, String> {
             "--events" => s.events = Some(value()?),
             "--connections" => s.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--finish" => s.finish = true,
+            "--hello" => s.hello = true,
             "--child-events" => s.child_events = Some(value()?),
             "--pause-ms" => s.pause_ms = value()?.parse().map_err(|e| format!("--pause-ms: {e}"))?,
             "--wait-for-signal" => s.wait_for_signal = true,
@@ -106,7 +111,18 @@ fn script(args: &[String]) -> Result<u8, String> {
     let mut conns = (0..s.connections)
         .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
         .collect::<Result<Vec<_>, _>>()?;
+    let me = xfpx_common::launcher::this_process();
+    if s.hello {
+        for c in &mut conns {
+            c.write_all(Event::Hello(me.clone()).to_line().as_bytes()).map_err(|e| e.to_string())?;
+        }
+    }
     if let Some(path) = &s.events {
+        let path = &match me.rank {
+            Some(rank) => path.replace("{rank}", &rank.to_string()),
+            None if path.contains("{rank}") => return Err(format!("{path}: no launcher rank for {{rank}}")),
+            None => path.clone(),
+        };
         let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
         let lines = bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
         for (i, line) in lines.enumerate() {
