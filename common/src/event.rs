@@ -39,3 +39,25 @@ impl Event {
         serde_json::from_str(line.trim_end())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_reads_as_documented() {
+        // The example of docs/report-schema.md.
+        let line = r#"{"event":"hello","rank":2,"size":4,"host":"node07","pid":41877,"launcher":"open-mpi"}"#;
+        let hello = Event::Hello(ProcessInfo {
+            rank: Some(2),
+            size: Some(4),
+            host: "node07".into(),
+            pid: 41877,
+            launcher: Some("open-mpi".into()),
+        });
+        assert_eq!(Event::from_line(line).expect("parses"), hello);
+        assert_eq!(hello.to_line(), format!("{line}\n"));
+        let plain = r#"{"event":"hello","rank":null,"size":null,"host":"h","pid":1,"launcher":null}"#;
+        assert!(matches!(Event::from_line(plain), Ok(Event::Hello(ProcessInfo { rank: None, .. }))));
+    }
+}
