@@ -10,6 +10,7 @@ mod demo;
 mod dump;
 mod events;
 mod exit;
+mod findings;
 #[cfg(test)]
 mod proptests;
 mod replay;
