@@ -11,6 +11,7 @@ mod dump;
 mod events;
 mod exit;
 mod findings;
+mod html;
 #[cfg(test)]
 mod proptests;
 mod replay;

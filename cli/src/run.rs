@@ -7,7 +7,7 @@ use crate::console::{say, say_raw, show_raw};
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
-use crate::{report_io, signals, summary, vendor};
+use crate::{html, report_io, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -40,6 +40,8 @@ struct RunPlan {
     format: OutputFormat,
     inject: Inject,
     command: Vec<OsString>,
+    /// Where the HTML page goes, if asked.
+    html: Option<PathBuf>,
 }
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
@@ -58,6 +60,9 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     args::check_patterns("--exclude", &a.exclude)?;
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
     report_io::check_writable(&a.report)?;
+    if let Some(page) = &a.html {
+        html::check_target(page)?;
+    }
     let report_path = std::path::absolute(&a.report).unwrap_or(a.report);
     let dump_dir = match a.dump {
         Some(d) => {
@@ -79,7 +84,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunConfig::default()
     };
     config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command })
+    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command, html: a.html })
 }
 
 /// A private directory for the configuration file and the event socket,
@@ -198,16 +203,21 @@ pub fn run(a: RunArgs) -> Result<i32> {
 
     // The summary is shown even when the report cannot be written.
     let written = report_io::write(&report, &config.report_path);
+    let page = p.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
     match p.format {
         OutputFormat::Text => {
             say_raw!(summary::summary(&report, false));
             if written.is_ok() {
                 say!("xfpx: report written to {}", config.report_path.display());
             }
+            if let Some(Ok(page)) = &page {
+                say!("xfpx: HTML page written to {}", page.display());
+            }
         }
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     written?;
+    page.transpose()?;
     Ok(exit_code(&report, p.fail_on))
 }
 

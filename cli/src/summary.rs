@@ -40,7 +40,7 @@ pub fn exit_words(exit: &ExitStatus) -> String {
     }
 }
 
-fn status_words(s: &KernelStatus) -> String {
+pub fn status_words(s: &KernelStatus) -> String {
     match s {
         KernelStatus::Instrumented => "instrumented".into(),
         KernelStatus::Excluded => "excluded".into(),
@@ -94,6 +94,23 @@ fn table(out: &mut String, headers: &[&str], rows: &[Vec<String>], numeric_from:
     }
 }
 
+/// `N findings in K of M kernels (vendor, device, target, mode M)`.
+pub fn headline(report: &Report) -> String {
+    let run = &report.run;
+    let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
+    let with_findings = report.kernels.iter().filter(|k| !k.records.is_empty()).count();
+    let target = run.target.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
+    format!(
+        "{records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
+        plural(records),
+        report.kernels.len(),
+        plural(report.kernels.len()),
+        run.vendor,
+        run.device,
+        run.mode
+    )
+}
+
 /// The summary of a report: headline, per-kernel and per-format tables,
 /// the findings by kernel and source line, and the notes. `full` lists
 /// every source line and instruction (for `xfpx report`, where the findings
@@ -102,18 +119,7 @@ pub fn summary(report: &Report, full: bool) -> String {
     let mut out = String::new();
     let run = &report.run;
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
-    let with_findings = report.kernels.iter().filter(|k| !k.records.is_empty()).count();
-    let target = run.target.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "xfpx: {records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
-        plural(records),
-        report.kernels.len(),
-        plural(report.kernels.len()),
-        run.vendor,
-        run.device,
-        run.mode
-    );
+    let _ = writeln!(out, "xfpx: {}", headline(report));
     if run.vendor == "amd-emulated" {
         let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
     } else {
@@ -302,7 +308,7 @@ fn kernel_row(k: &KernelReport) -> Vec<String> {
     row
 }
 
-fn plural(n: usize) -> &'static str {
+pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
