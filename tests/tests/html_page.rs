@@ -13,6 +13,7 @@
 mod common;
 
 use common::{run, scripted_app, xfpx, xfpx_without_library};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use xfpx_common::class::FpFormat;
@@ -82,7 +83,7 @@ fn screenshot(exe: &Path, scratch: &Path, page: &Path, name: &str, height: u32) 
     assert_eq!(o.code, Some(0), "chromium --screenshot failed: {}", o.stderr);
     let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot {}: {e}", png.display()));
     assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{} is no screenshot", png.display());
-    eprintln!("screenshot: {}", png.display());
+    let _ = writeln!(std::io::stderr(), "screenshot: {}", png.display());
     png
 }
 
@@ -186,7 +187,9 @@ fn suite_like_events() -> Vec<Event> {
 fn html_pages_open_in_a_headless_browser() {
     let Some(exe) = chromium() else {
         assert!(!in_ci(), "chromium is not installed: the HTML page cannot be checked (CI must install it)");
-        eprintln!(
+        // Straight to stderr, past the test harness's capture, so it shows.
+        let _ = writeln!(
+            std::io::stderr(),
             "SKIP: html_pages_open_in_a_headless_browser: chromium is not installed; the HTML pages are NOT checked"
         );
         return;
