@@ -81,6 +81,9 @@ pub struct RunArgs {
     /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
     #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
     pub report: PathBuf,
+    /// Also write the findings as one self-contained HTML page here.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
     /// `text`: live findings and a summary on stderr; `json`: the report as JSON on stdout (the program's stdout goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
@@ -169,6 +172,9 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// Write the report as one self-contained HTML page here instead of printing it.
+    #[arg(long, value_name = "OUT.html", conflicts_with = "format")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +182,9 @@ pub struct DemoArgs {
     /// Also write the report here (`.msgpack` for MessagePack, JSON otherwise).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Also write the findings as one self-contained HTML page here.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
 }
@@ -201,6 +210,9 @@ pub struct ReplayArgs {
     /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
     #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
     pub report: PathBuf,
+    /// Also write the findings as one self-contained HTML page here.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
     /// Stop after this many wave instructions (default: the emulator's limit).
     #[arg(long = "max-instructions", value_name = "N")]
     pub max_instructions: Option<u64>,

@@ -11,7 +11,7 @@
 
 use crate::args::{DemoArgs, OutputFormat, RewriteMode};
 use crate::console::{say, show_raw};
-use crate::{report_io, summary};
+use crate::{html, report_io, summary};
 use anyhow::{Context, Result};
 use xfpx_common::report::Report;
 
@@ -59,8 +59,12 @@ pub fn demo(a: &DemoArgs) -> Result<i32> {
     if let Some(path) = &a.report {
         report_io::check_writable(path)?;
     }
+    if let Some(page) = &a.html {
+        html::check_target(page)?;
+    }
     let report = demo_report()?;
     let written = a.report.as_ref().map(|p| report_io::write(&report, p).map(|()| p));
+    let page = a.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
     match a.format {
         OutputFormat::Text => {
             show_raw!(concat!(
@@ -72,12 +76,16 @@ pub fn demo(a: &DemoArgs) -> Result<i32> {
             if let Some(Ok(p)) = &written {
                 say!("xfpx: report written to {}", p.display());
             }
+            if let Some(Ok(page)) = &page {
+                say!("xfpx: HTML page written to {}", page.display());
+            }
         }
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     if let Some(w) = written {
         w?;
     }
+    page.transpose()?;
     Ok(0)
 }
 

@@ -10,6 +10,8 @@ mod demo;
 mod dump;
 mod events;
 mod exit;
+mod findings;
+mod html;
 #[cfg(test)]
 mod proptests;
 mod replay;

@@ -8,12 +8,15 @@
 use crate::args::{self, OutputFormat, ReplayArgs};
 use crate::console::{say, show_raw};
 use crate::run::exit_code;
-use crate::{report_io, summary};
+use crate::{html, report_io, summary};
 use anyhow::{Context, Result};
 
 pub fn replay(a: &ReplayArgs) -> Result<i32> {
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
     report_io::check_writable(&a.report)?;
+    if let Some(page) = &a.html {
+        html::check_target(page)?;
+    }
     let (report, outputs, screened) = match a.mode {
         None => {
             let opts = xfpx_amd_emu::ReplayOptions {
@@ -46,6 +49,7 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
         }
     }
     let written = report_io::write(&report, &a.report);
+    let page = a.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
     match a.format {
         OutputFormat::Text => {
             let mut text = summary::summary(&report, true);
@@ -57,10 +61,14 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
             if written.is_ok() {
                 say!("xfpx: report written to {}", a.report.display());
             }
+            if let Some(Ok(page)) = &page {
+                say!("xfpx: HTML page written to {}", page.display());
+            }
         }
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     written?;
+    page.transpose()?;
     if fail_on.is_some_and(|k| screened.iter().any(|s| k.contains(*s))) {
         return Ok(crate::exit::EXIT_FINDINGS);
     }

@@ -1,11 +1,12 @@
 //! `xfpx report FILE`: print a saved report (JSON or MessagePack) as the
-//! text summary, or as JSON; `xfpx report --merge FILE...` first combines
-//! the reports of several processes of a parallel job into one.
+//! text summary, or as JSON, or write it as an HTML page (`--html`);
+//! `xfpx report --merge FILE...` first combines the reports of several
+//! processes of a parallel job into one.
 
 use crate::args::{OutputFormat, ReportArgs};
 use crate::console::{say, show_raw};
 use crate::exit::{ExitError, EXIT_USAGE};
-use crate::{report_io, summary};
+use crate::{html, report_io, summary};
 use anyhow::Result;
 use xfpx_common::merge::merge;
 use xfpx_common::report::Report;
@@ -23,6 +24,12 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
         };
         report_io::read(file)?
     };
+    if let Some(page) = &a.html {
+        html::check_target(page)?;
+        html::write(&report, page)?;
+        say!("xfpx: HTML page written to {}", page.display());
+        return Ok(0);
+    }
     match a.format {
         OutputFormat::Text => show_raw!(summary::summary(&report, true)),
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),

@@ -8,7 +8,7 @@ use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
 use crate::report_name::{self, NameFields};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
-use crate::{report_io, signals, summary, vendor};
+use crate::{html, report_io, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -41,6 +41,8 @@ struct RunPlan {
     format: OutputFormat,
     inject: Inject,
     command: Vec<OsString>,
+    /// Where the HTML page goes, if asked.
+    html: Option<PathBuf>,
 }
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
@@ -60,6 +62,9 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
     let report = report_name::expand(&a.report, &NameFields::of_this_process())?;
     report_io::check_writable(&report)?;
+    if let Some(page) = &a.html {
+        html::check_target(page)?;
+    }
     let report_path = std::path::absolute(&report).unwrap_or(report);
     let dump_dir = match a.dump {
         Some(d) => {
@@ -81,7 +86,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunConfig::default()
     };
     config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command })
+    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command, html: a.html })
 }
 
 /// A private directory for the configuration file and the event socket,
@@ -200,16 +205,21 @@ pub fn run(a: RunArgs) -> Result<i32> {
 
     // The summary is shown even when the report cannot be written.
     let written = report_io::write(&report, &config.report_path);
+    let page = p.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
     match p.format {
         OutputFormat::Text => {
             say_raw!(summary::summary(&report, false));
             if written.is_ok() {
                 say!("xfpx: report written to {}", config.report_path.display());
             }
+            if let Some(Ok(page)) = &page {
+                say!("xfpx: HTML page written to {}", page.display());
+            }
         }
         OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
     }
     written?;
+    page.transpose()?;
     Ok(exit_code(&report, p.fail_on))
 }
 

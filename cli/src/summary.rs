@@ -2,7 +2,7 @@
 //! program runs, and the end-of-run summary (per kernel, per format and
 //! kind) shared by `xfpx run` and `xfpx report`.
 
-use crate::signals;
+use crate::{findings, signals};
 use std::fmt::Write as _;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
@@ -41,7 +41,7 @@ pub fn exit_words(exit: &ExitStatus) -> String {
     }
 }
 
-fn status_words(s: &KernelStatus) -> String {
+pub fn status_words(s: &KernelStatus) -> String {
     match s {
         KernelStatus::Instrumented => "instrumented".into(),
         KernelStatus::Excluded => "excluded".into(),
@@ -95,24 +95,32 @@ fn table(out: &mut String, headers: &[&str], rows: &[Vec<String>], numeric_from:
     }
 }
 
-/// The summary of a report. `with_records` lists every record too (for
-/// `xfpx report`, where the findings were not seen live).
-pub fn summary(report: &Report, with_records: bool) -> String {
-    let mut out = String::new();
+/// `N findings in K of M kernels (vendor, device, target, mode M)`.
+pub fn headline(report: &Report) -> String {
     let run = &report.run;
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
     let with_findings = report.kernels.iter().filter(|k| !k.records.is_empty()).count();
     let target = run.target.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "xfpx: {records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
+    format!(
+        "{records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
         plural(records),
         report.kernels.len(),
         plural(report.kernels.len()),
         run.vendor,
         run.device,
         run.mode
-    );
+    )
+}
+
+/// The summary of a report: headline, per-kernel and per-format tables,
+/// the findings by kernel and source line, and the notes. `full` lists
+/// every source line and instruction (for `xfpx report`, where the findings
+/// were not seen live); otherwise long lists are cut short.
+pub fn summary(report: &Report, full: bool) -> String {
+    let mut out = String::new();
+    let run = &report.run;
+    let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
+    let _ = writeln!(out, "xfpx: {}", headline(report));
     if run.vendor == "amd-emulated" {
         let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
     } else {
@@ -174,28 +182,9 @@ pub fn summary(report: &Report, with_records: bool) -> String {
         }
         table(&mut out, &headers, &rows, 1);
     }
-    // Findings of a parallel job are listed with their ranks in every summary.
-    let ranked = report.records().any(|(_, r)| !r.ranks.is_empty());
-    if (with_records || ranked) && records > 0 {
-        out.push_str("\nfindings:\n");
-        for k in report.kernels.iter().filter(|k| !k.records.is_empty()) {
-            let _ = writeln!(out, "  {}", k.name);
-            for r in &k.records {
-                let _ = writeln!(
-                    out,
-                    "    {} ({}) at {}: {} [+{:#x}], first in launch {}, {} occurrence{}{}",
-                    r.kind.name(),
-                    r.format.name(),
-                    location(&r.site),
-                    r.site.instr,
-                    r.site.offset,
-                    r.first_launch,
-                    r.occurrences,
-                    plural(r.occurrences as usize),
-                    seen_on(&r.ranks)
-                );
-            }
-        }
+    if records > 0 {
+        let limits = if full { Limits::NONE } else { Limits::LIVE };
+        by_line(&mut out, report, limits);
     }
     if !run.notes.is_empty() {
         out.push_str("\nnotes:\n");
@@ -244,6 +233,112 @@ fn seen_on(ranks: &[u32]) -> String {
     }
 }
 
+/// How much of the findings by source line a summary lists.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    kernels: usize,
+    lines_per_kernel: usize,
+    instructions_per_line: usize,
+}
+
+impl Limits {
+    const NONE: Limits =
+        Limits { kernels: usize::MAX, lines_per_kernel: usize::MAX, instructions_per_line: usize::MAX };
+    /// After a run, whose findings were printed as they came.
+    const LIVE: Limits = Limits { kernels: 20, lines_per_kernel: 10, instructions_per_line: 4 };
+}
+
+/// Longest instruction text before the records at it are aligned past it.
+const INSTR_WIDTH: usize = 40;
+
+/// Findings by kernel, then source line (its kinds and counts), with the
+/// instructions of each line under it.
+fn by_line(out: &mut String, report: &Report, limits: Limits) {
+    out.push_str("\nfindings by source line:\n");
+    let kernels = findings::by_line(report);
+    for k in kernels.iter().take(limits.kernels) {
+        let _ = writeln!(
+            out,
+            "  {}: {} finding{} at {} instruction{}",
+            k.kernel.name,
+            k.findings,
+            plural(k.findings),
+            k.instructions,
+            plural(k.instructions)
+        );
+        let offset_width = k.lines.iter().flat_map(|l| &l.instructions).map(|i| hex(i.offset).len()).max().unwrap_or(0);
+        for line in k.lines.iter().take(limits.lines_per_kernel) {
+            let _ = writeln!(
+                out,
+                "    {}: {}; {} finding{} at {} instruction{}, {} occurrence{}, first in launch {}",
+                line.place(),
+                kinds_words(&line.kinds),
+                line.findings,
+                plural(line.findings),
+                line.instructions.len(),
+                plural(line.instructions.len()),
+                line.occurrences,
+                plural(line.occurrences as usize),
+                line.first_launch
+            );
+            let instr_width =
+                line.instructions.iter().map(|i| i.instr.chars().count()).max().unwrap_or(0).min(INSTR_WIDTH);
+            for i in line.instructions.iter().take(limits.instructions_per_line) {
+                let records: Vec<String> = i
+                    .records
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} ({}), first in launch {}, {} occurrence{}{}",
+                            r.kind.name(),
+                            r.format.name(),
+                            r.first_launch,
+                            r.occurrences,
+                            plural(r.occurrences as usize),
+                            seen_on(&r.ranks)
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "      {:>offset_width$}  {:<instr_width$}  {}",
+                    hex(i.offset),
+                    i.instr,
+                    records.join("; ")
+                );
+            }
+            more(out, "      ", line.instructions.len(), limits.instructions_per_line, ("instruction", "instructions"));
+        }
+        more(out, "    ", k.lines.len(), limits.lines_per_kernel, ("source line", "source lines"));
+    }
+    more(out, "  ", kernels.len(), limits.kernels, ("kernel with findings", "kernels with findings"));
+}
+
+/// `nan (f32, f64), div0 (f32)`: the kinds of a line, each with its formats.
+fn kinds_words(kinds: &[findings::KindCount]) -> String {
+    let mut words: Vec<(ExceptionKind, Vec<&str>)> = Vec::new();
+    for c in kinds {
+        match words.last_mut() {
+            Some((kind, formats)) if *kind == c.kind => formats.push(c.format.name()),
+            _ => words.push((c.kind, vec![c.format.name()])),
+        }
+    }
+    words.iter().map(|(k, f)| format!("{} ({})", k.name(), f.join(", "))).collect::<Vec<_>>().join(", ")
+}
+
+fn hex(offset: u64) -> String {
+    format!("+{offset:#x}")
+}
+
+/// `... and N more THINGS (xfpx report lists them all)` when a list was cut.
+fn more(out: &mut String, indent: &str, total: usize, shown: usize, (one, many): (&str, &str)) {
+    if total > shown {
+        let n = total - shown;
+        let things = if n == 1 { one } else { many };
+        let _ = writeln!(out, "{indent}... and {n} more {things} (`xfpx report` lists them all)");
+    }
+}
+
 fn kernel_row(k: &KernelReport) -> Vec<String> {
     let mut row = vec![
         shorten(&k.name),
@@ -256,7 +351,7 @@ fn kernel_row(k: &KernelReport) -> Vec<String> {
     row
 }
 
-fn plural(n: usize) -> &'static str {
+pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
     } else {
@@ -318,12 +413,44 @@ mod tests {
         let f32_row = s.lines().find(|l| l.trim_start().starts_with("f32")).expect("f32 row");
         assert_eq!(f32_row.split_whitespace().collect::<Vec<_>>(), ["f32", "1", "0", "0", "0", "1"]);
         assert!(s.contains("  - a note"));
-        assert!(!s.contains("findings:\n"));
         let full = summary(&sample(), true);
-        assert!(
-            full.contains("div0 (f64) at app.cu:42: FADD R1, R2, R3 [+0x200], first in launch 0, 1 occurrence\n"),
-            "{full}"
+        assert!(full.contains("\n    app.cu:42: nan (f32), div0 (f64); 2 findings at 2 instructions, 6 occurrences, first in launch 0\n      +0x130  FADD R1, R2, R3  nan (f32), first in launch 0, 5 occurrences\n      +0x200  FADD R1, R2, R3  div0 (f64), first in launch 0, 1 occurrence\n"), "{full}");
+    }
+
+    /// The layout of the findings by source line, pinned in
+    /// `cli/testdata/summary-by-line.txt` (`XFPX_BLESS=1` rewrites it).
+    #[test]
+    fn findings_by_source_line_golden() {
+        let r = crate::findings::tests::division_report();
+        let text = format!(
+            "== xfpx report (full) ==\n{}\n== after xfpx run (cut short) ==\n{}",
+            summary(&r, true),
+            summary(&r, false)
         );
+        let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/summary-by-line.txt");
+        if std::env::var_os("XFPX_BLESS").is_some_and(|v| v == "1") {
+            std::fs::write(&golden, &text).expect("write golden");
+        }
+        let want = std::fs::read_to_string(&golden).expect("golden summary (XFPX_BLESS=1 writes it)");
+        assert!(
+            want == text,
+            "summary differs from {}; rerun with XFPX_BLESS=1 after checking:\n{text}",
+            golden.display()
+        );
+    }
+
+    #[test]
+    fn long_lists_are_cut_short_after_a_run() {
+        let r = crate::findings::tests::division_report();
+        let cut = summary(&r, false);
+        assert!(cut.contains("      ... and 8 more instructions (`xfpx report` lists them all)\n"), "{cut}");
+        let full = summary(&r, true);
+        assert!(!full.contains("more instructions"), "{full}");
+        assert_eq!(full.matches("FFMA R1, R2, R3, R4").count(), 12, "{full}");
+        assert!(full.contains("\n    div.cu:12: nan (f32), div0 (f32); 14 findings at 12 instructions, 26 occurrences, first in launch 0\n"), "{full}");
+        assert!(full.contains("\n  k: 16 findings at 14 instructions\n    div.cu:3: "), "{full}");
+        let unknown = full.find("    unknown location: sub (f32)").expect("unknown location group");
+        assert!(unknown > full.find("div.cu:12").expect("line 12"), "unknown location comes last: {full}");
     }
 
     #[test]
@@ -367,8 +494,11 @@ mod tests {
             s.contains("xfpx: ranks 0-2,5 reported (5 processes on 2 hosts); of 8 ranks, 3-4,6-7 never reported\n"),
             "{s}"
         );
-        assert!(s.contains("FADD R1, R2, R3 [+0x130], first in launch 0, 5 occurrences, on ranks 0-2\n"), "{s}");
-        assert!(s.contains("[+0x200], first in launch 0, 1 occurrence, on rank 5\n"), "{s}");
+        assert!(
+            s.contains("+0x130  FADD R1, R2, R3  nan (f32), first in launch 0, 5 occurrences, on ranks 0-2\n"),
+            "{s}"
+        );
+        assert!(s.contains("+0x200  FADD R1, R2, R3  div0 (f64), first in launch 0, 1 occurrence, on rank 5\n"), "{s}");
     }
 
     #[test]

@@ -85,6 +85,11 @@ fn bad_flag_values_stop_before_the_program_runs() {
         (&["--sample", "0"], "invalid --sample 0"),
         (&["--fail-on", "nan,overflow"], "unknown exception kind `overflow`"),
         (&["--report", "no/such/dir/r.json"], "does not exist"),
+        (
+            &["--html", "no/such/dir/r.html"],
+            "cannot write HTML page no/such/dir/r.html: directory no/such/dir does not exist",
+        ),
+        (&["--html", "."], "--html . is a directory"),
     ];
     for (flags, needle) in cases {
         let d = scratch();

@@ -16,9 +16,13 @@ fn the_demo_shows_its_three_exceptions() {
     let s = &o.stdout;
     assert!(s.starts_with("xfpx demo: "), "{s}");
     for line in [
-        "nan (f32) at unknown location: v_mul_f32",
-        "inf (f32) at unknown location: v_mul_f32",
-        "div0 (f32) at unknown location: v_rcp_f32",
+        "\n  exc_nan: 1 finding at 1 instruction\n",
+        ": nan (f32); 1 finding at 1 instruction",
+        "  v_mul_f32_e32 v2, v2, v3  nan (f32), first in launch 0",
+        "\n  exc_overflow: 2 findings at 2 instructions\n",
+        ": inf (f32); 2 findings at 2 instructions",
+        "\n  exc_div0: 1 finding at 1 instruction\n",
+        "  v_rcp_f32_e32 v2, v2  div0 (f32), first in launch 0",
     ] {
         assert!(s.contains(line), "`{line}` missing from:\n{s}");
     }

@@ -276,7 +276,10 @@ fn saved_reports_are_summarised() {
         let s = &shown.stdout;
         assert!(s.starts_with("xfpx: 3 findings in 1 of 2 kernels"), "{s}");
         assert!(
-            s.contains("nan (f32) at gemm.cu:42: FADD R4, R2, R3 [+0x130], first in launch 0, 7 occurrences"),
+            s.contains(
+                "\n    gemm.cu:42: nan (f32); 1 finding at 1 instruction, 7 occurrences, first in launch 0\n      \
+                 +0x130  FADD R4, R2, R3  nan (f32), first in launch 0, 7 occurrences\n"
+            ),
             "{s}"
         );
         let f32_row = s.lines().find(|l| l.trim_start().starts_with("f32 ")).expect("f32 row");

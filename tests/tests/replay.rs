@@ -19,7 +19,7 @@ fn replay_reports_the_exceptions_of_a_launch() {
     let o = run(c);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stdout.contains("(amd-emulated, "), "{}", o.stdout);
-    assert!(o.stdout.contains("\nfindings:\n"), "{}", o.stdout);
+    assert!(o.stdout.contains("\nfindings by source line:\n"), "{}", o.stdout);
     // The launch names its outputs: q (f32 quotients) and qd (f64).
     assert!(o.stdout.contains("output buffers (q, qd) written to out"), "{}", o.stdout);
     for name in ["q", "qd"] {
