@@ -138,6 +138,7 @@ impl ToolCore {
             sample_every: config.sample_every,
             truncated: false,
             notes: notes.clone(),
+            attached: true,
         };
         let collector = Collector::new(run, config.max_records);
         let mut core = ToolCore {
@@ -161,6 +162,8 @@ impl ToolCore {
             thinned: ThinStats::default(),
             finished: false,
         };
+        // The first event of the connection: the CLI knows the tool attached.
+        core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into() });
         for text in notes {
             core.emit(Event::Note { text });
         }
@@ -798,7 +801,8 @@ mod tests {
             BufReader::new(conn).lines().map(|l| Event::from_line(&l.expect("line")).expect("event")).collect();
         let findings = events.iter().filter(|e| matches!(e, Event::Finding { .. })).count();
         assert_eq!(findings, 2);
-        assert!(matches!(events.first(), Some(Event::Kernel { probes: 2, .. })));
+        assert!(matches!(events.first(), Some(Event::Hello { tool, .. }) if tool == "xfpx-nvbit"), "{events:?}");
+        assert!(matches!(events.get(1), Some(Event::Kernel { probes: 2, .. })), "{events:?}");
         assert_eq!(events.last(), Some(&Event::Finished));
         let _ = std::fs::remove_file(sock);
     }

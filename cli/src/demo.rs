@@ -10,8 +10,9 @@
 //! refreshes the copy); the launch descriptions are in `cli/demo/`.
 
 use crate::args::{DemoArgs, OutputFormat, RewriteMode};
-use crate::console::{say, show_raw};
-use crate::{report_io, summary};
+use crate::console::{say, say_raw, show_raw};
+use crate::report_io::{self, Destination};
+use crate::summary;
 use anyhow::{Context, Result};
 use xfpx_common::report::Report;
 
@@ -34,7 +35,7 @@ pub fn demo_report() -> Result<Report> {
     for (name, text) in LAUNCHES {
         let path = dir.path().join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write the demo launch {name}"))?;
-        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, None, None, 0)
+        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, &Default::default())
             .with_context(|| format!("demo launch {name}"))?;
         let mut r = outcome.report;
         let kernel = r.kernels.first().map(|k| k.name.clone()).unwrap_or_default();
@@ -56,27 +57,38 @@ pub fn demo_report() -> Result<Report> {
 }
 
 pub fn demo(a: &DemoArgs) -> Result<i32> {
-    if let Some(path) = &a.report {
-        report_io::check_writable(path)?;
+    let dest = a.report.as_deref().map(Destination::from_arg);
+    if let Some(d) = &dest {
+        report_io::check(d)?;
     }
     let report = demo_report()?;
-    let written = a.report.as_ref().map(|p| report_io::write(&report, p).map(|()| p));
-    match a.format {
-        OutputFormat::Text => {
-            show_raw!(concat!(
-                "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
-                "overflow and one with a division by zero, instrumented for exception detection and run\n",
-                "on xfpx's CDNA emulator (no GPU needed).\n\n"
-            ));
-            show_raw!(summary::summary(&report, true));
-            if let Some(Ok(p)) = &written {
-                say!("xfpx: report written to {}", p.display());
-            }
+    let written = match &dest {
+        Some(d @ Destination::File(p)) => Some(report_io::write(&report, d).map(|()| p)),
+        _ => None,
+    };
+    // With `--report -` stdout carries the report alone.
+    let to_stdout = a.format == OutputFormat::Json || dest == Some(Destination::Stdout);
+    if a.format == OutputFormat::Text {
+        let intro = concat!(
+            "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
+            "overflow and one with a division by zero, instrumented for exception detection and run\n",
+            "on xfpx's CDNA emulator (no GPU needed).\n\n"
+        );
+        let text = format!("{intro}{}", summary::summary(&report, true));
+        if to_stdout {
+            say_raw!(text);
+        } else {
+            show_raw!(text);
         }
-        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
+        if let Some(Ok(p)) = &written {
+            say!("xfpx: report written to {}", p.display());
+        }
     }
     if let Some(w) = written {
         w?;
+    }
+    if to_stdout {
+        report_io::write(&report, &Destination::Stdout)?;
     }
     Ok(0)
 }

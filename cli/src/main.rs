@@ -10,6 +10,7 @@ mod demo;
 mod dump;
 mod events;
 mod exit;
+mod progress;
 #[cfg(test)]
 mod proptests;
 mod replay;
@@ -48,7 +49,9 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             let code = e.downcast_ref::<exit::ExitError>().map_or(exit::EXIT_ERROR, |x| x.code);
-            say!("error: {}", one_line(&e));
+            if !console::is_closed_stdout(&e) {
+                say!("error: {}", one_line(&e));
+            }
             std::process::exit(code);
         }
     }

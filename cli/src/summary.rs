@@ -102,16 +102,27 @@ pub fn summary(report: &Report, with_records: bool) -> String {
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
     let with_findings = report.kernels.iter().filter(|k| !k.records.is_empty()).count();
     let target = run.target.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "xfpx: {records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
-        plural(records),
-        report.kernels.len(),
-        plural(report.kernels.len()),
-        run.vendor,
-        run.device,
-        run.mode
-    );
+    let about = format!("{}, {}{target}, mode {}", run.vendor, run.device, run.mode);
+    match report.nothing_checked() {
+        // Never silent: a run that checked nothing says so first.
+        Some(reason) => {
+            let _ = writeln!(
+                out,
+                "xfpx: nothing was checked: {reason} ({} kernel{} seen; {about})",
+                report.kernels.len(),
+                plural(report.kernels.len())
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "xfpx: {records} finding{} in {with_findings} of {} kernel{} ({about})",
+                plural(records),
+                report.kernels.len(),
+                plural(report.kernels.len()),
+            );
+        }
+    }
     if run.vendor == "amd-emulated" {
         let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
     } else {
@@ -238,6 +249,7 @@ mod tests {
             sample_every: 1,
             truncated: false,
             notes: vec!["a note".into()],
+            attached: true,
         };
         let mut c = Collector::new(run, None);
         c.kernel_status("gemm", KernelStatus::Instrumented, 12);
@@ -278,6 +290,27 @@ mod tests {
         assert!(
             full.contains("div0 (f64) at app.cu:42: FADD R1, R2, R3 [+0x200], first in launch 0, 1 occurrence\n"),
             "{full}"
+        );
+    }
+
+    #[test]
+    fn a_run_that_checked_nothing_says_so_first() {
+        let mut r = sample();
+        r.run.attached = false;
+        let s = summary(&r, false);
+        assert!(
+            s.starts_with("xfpx: nothing was checked: the instrumentation library never attached to the program"),
+            "{s}"
+        );
+        let mut r = sample();
+        for k in &mut r.kernels {
+            k.instrumented_launches = 0;
+            k.records.clear();
+        }
+        let s = summary(&r, false);
+        assert!(
+            s.starts_with("xfpx: nothing was checked: no kernel launch ran instrumented code (2 kernels seen"),
+            "{s}"
         );
     }
 

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// The instrumentation library attached to the program: the first
+    /// event of every connection. A run without one checked nothing.
+    Hello { tool: String, version: String },
     /// The backend attached to a device.
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).

@@ -14,12 +14,14 @@
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
-//! - [`config`]: the run configuration handed from the CLI to a backend.
+//! - [`config`]: the run configuration handed from the CLI to a backend;
+//! - [`limits`]: size limits on the files xfpx reads, and their reader.
 
 pub mod class;
 pub mod config;
 pub mod event;
 pub mod fp;
+pub mod limits;
 pub mod lower;
 pub mod observe;
 pub mod plan;

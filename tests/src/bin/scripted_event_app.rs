@@ -8,8 +8,10 @@
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
-//!                    [--leave-behind SECS,EVERY_MS]
+//!                    [--leave-behind SECS,EVERY_MS] [--no-hello]
 //! ```
+//! Each connection first says hello, as the instrumentation library does
+//! (`--no-hello`: it does not; `--connections 0`: the library never attached).
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
 //! process with its own connection) sending that file, and waits for it.
@@ -40,6 +42,7 @@ struct Script {
     say: Option<String>,
     leave_behind: Option<(u64, u64)>,
     hold_open: Option<(u64, u64)>,
+    no_hello: bool,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -51,6 +54,7 @@ fn parse(args: &[String]) -> Result<Script, String> {
             "--events" => s.events = Some(value()?),
             "--connections" => s.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--finish" => s.finish = true,
+            "--no-hello" => s.no_hello = true,
             "--child-events" => s.child_events = Some(value()?),
             "--pause-ms" => s.pause_ms = value()?.parse().map_err(|e| format!("--pause-ms: {e}"))?,
             "--wait-for-signal" => s.wait_for_signal = true,
@@ -106,6 +110,12 @@ fn script(args: &[String]) -> Result<u8, String> {
     let mut conns = (0..s.connections)
         .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
         .collect::<Result<Vec<_>, _>>()?;
+    if !s.no_hello {
+        let hello = Event::Hello { tool: "scripted-event-app".into(), version: "0".into() }.to_line();
+        for c in &mut conns {
+            c.write_all(hello.as_bytes()).map_err(|e| e.to_string())?;
+        }
+    }
     if let Some(path) = &s.events {
         let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
         let lines = bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
