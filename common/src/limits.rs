@@ -21,6 +21,8 @@ pub const LAUNCH: Limit = Limit { what: "launch files", bytes: 16 << 20 };
 /// Code objects, offload bundles, executables and SASS listings read by
 /// `xfpx dump` and `xfpx replay`.
 pub const CODE_OBJECT: Limit = Limit { what: "code objects and listings", bytes: 512 << 20 };
+/// One line of the event stream (a longer one ends its connection).
+pub const EVENT_LINE: Limit = Limit { what: "event lines", bytes: 1 << 20 };
 /// The run configuration handed to a backend.
 pub const CONFIG: Limit = Limit { what: "run configurations", bytes: 1 << 20 };
 
@@ -34,7 +36,7 @@ impl Limit {
 /// `n` bytes in the largest binary unit that divides it (`512 MiB`, `1000 bytes`).
 pub fn human_bytes(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
         }
     }
