@@ -207,7 +207,7 @@ pub struct ReplayArgs {
     /// Stop after this many wave instructions (default: the emulator's limit).
     #[arg(long = "max-instructions", value_name = "N")]
     pub max_instructions: Option<u64>,
-    /// Refuse launches of more waves than this (default 65536).
+    /// Refuse launches of more waves than this (default 262144).
     #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
     pub max_waves: Option<u64>,
     /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.

@@ -249,7 +249,7 @@ fn replay_refuses_launches_beyond_the_wave_limit() {
         let mut c = xfpx(d.path());
         c.args(["replay", "--target", "gfx942", "big.json"]).args(mode);
         let o = run(c);
-        o.assert_one_line_error(1, "more than the limit of 65536 (raise it with --max-waves N or XFPX_MAX_WAVES=N)");
+        o.assert_one_line_error(1, "more than the limit of 262144 (raise it with --max-waves N or XFPX_MAX_WAVES=N)");
         assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
     }
     let mut c = xfpx(d.path());

@@ -34,7 +34,7 @@ pub struct RunLimits {
 
 /// Launches of more waves than this are refused before they start
 /// (`xfpx replay --max-waves`).
-pub const DEFAULT_MAX_WAVES: u64 = 1 << 16;
+pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
