@@ -70,8 +70,15 @@ fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> R
     }
     let loaded = LoadedCode::load(&mut mem, object);
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-    let stats = run_kernel(&mut mem, &loaded, &kernel, &kernarg, &d, &RunLimits { max_instructions: 2_000_000_000 })
-        .map_err(|e| e.to_string())?;
+    let stats = run_kernel(
+        &mut mem,
+        &loaded,
+        &kernel,
+        &kernarg,
+        &d,
+        &RunLimits { max_instructions: 2_000_000_000, ..RunLimits::default() },
+    )
+    .map_err(|e| e.to_string())?;
     let outputs = launch
         .outputs
         .iter()
@@ -113,6 +120,7 @@ fn run_info(target: &str) -> xfpx_common::report::RunInfo {
         sample_every: 1,
         truncated: false,
         notes: Vec::new(),
+        attached: true,
     }
 }
 

@@ -140,6 +140,7 @@ impl ToolCore {
             sample_every: config.sample_every,
             truncated: false,
             notes: notes.clone(),
+            attached: true,
         };
         let process = xfpx_common::launcher::this_process();
         let rank = process.rank;
@@ -167,7 +168,8 @@ impl ToolCore {
             finished: false,
             rank,
         };
-        core.emit(Event::Hello(process));
+        // The first event of the connection: the CLI knows the tool attached, and to which process.
+        core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
         for text in notes {
             core.emit(Event::Note { text });
         }
@@ -808,8 +810,11 @@ mod tests {
             BufReader::new(conn).lines().map(|l| Event::from_line(&l.expect("line")).expect("event")).collect();
         let findings = events.iter().filter(|e| matches!(e, Event::Finding { .. })).count();
         assert_eq!(findings, 2);
-        assert!(matches!(&events[0], Event::Hello(p) if p.pid == std::process::id()), "{events:?}");
-        assert!(matches!(events.get(1), Some(Event::Kernel { probes: 2, .. })));
+        assert!(
+            matches!(&events[0], Event::Hello { tool, process, .. } if tool == "xfpx-nvbit" && process.pid == std::process::id()),
+            "{events:?}"
+        );
+        assert!(matches!(events.get(1), Some(Event::Kernel { probes: 2, .. })), "{events:?}");
         assert_eq!(events.last(), Some(&Event::Finished));
         let _ = std::fs::remove_file(sock);
     }

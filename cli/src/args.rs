@@ -78,16 +78,19 @@ pub struct RunArgs {
     /// Stop recording new findings after N.
     #[arg(long = "max-records", value_name = "N")]
     pub max_records: Option<u64>,
-    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
+    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise; `-`: JSON on stdout).
     #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
     pub report: PathBuf,
     /// Also write the findings as one self-contained HTML page here.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
+    /// Write no report.
+    #[arg(long = "no-report", conflicts_with = "report")]
+    pub no_report: bool,
     /// `text`: live findings and a summary on stderr; `json`: the report as JSON on stdout (the program's stdout goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded, 4 when nothing was checked.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     /// Write per-kernel instrumentation dumps into this directory.
@@ -175,11 +178,14 @@ pub struct ReportArgs {
     /// Write the report as one self-contained HTML page here instead of printing it.
     #[arg(long, value_name = "OUT.html", conflicts_with = "format")]
     pub html: Option<PathBuf>,
+    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all), 4 when its run checked nothing.
+    #[arg(long = "fail-on", value_name = "KINDS")]
+    pub fail_on: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Also write the report here (`.msgpack` for MessagePack, JSON otherwise).
+    /// Also write the report here (`.msgpack` for MessagePack, JSON otherwise; `-`: JSON on stdout).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Also write the findings as one self-contained HTML page here.
@@ -207,15 +213,21 @@ pub struct ReplayArgs {
     /// Write each output buffer to DIR/<name>.bin.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise).
+    /// Where to write the report (`.msgpack` for MessagePack, JSON otherwise; `-`: JSON on stdout).
     #[arg(long, value_name = "FILE", default_value = "xfpx-report.json")]
     pub report: PathBuf,
     /// Also write the findings as one self-contained HTML page here.
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
+    /// Write no report.
+    #[arg(long = "no-report", conflicts_with = "report")]
+    pub no_report: bool,
     /// Stop after this many wave instructions (default: the emulator's limit).
     #[arg(long = "max-instructions", value_name = "N")]
     pub max_instructions: Option<u64>,
+    /// Refuse launches of more waves than this (default 262144).
+    #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
+    pub max_waves: Option<u64>,
     /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,

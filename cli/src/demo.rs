@@ -9,9 +9,10 @@
 //! source and build live with the emulator's fixtures; `cli/demo/regen.sh`
 //! refreshes the copy); the launch descriptions are in `cli/demo/`.
 
-use crate::args::{DemoArgs, OutputFormat, RewriteMode};
-use crate::console::{say, show_raw};
-use crate::{html, report_io, summary};
+use crate::args::{DemoArgs, RewriteMode};
+use crate::output::Outputs;
+use crate::report_io::Destination;
+use crate::summary;
 use anyhow::{Context, Result};
 use xfpx_common::report::Report;
 
@@ -34,7 +35,7 @@ pub fn demo_report() -> Result<Report> {
     for (name, text) in LAUNCHES {
         let path = dir.path().join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write the demo launch {name}"))?;
-        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, None, None, 0)
+        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, &Default::default())
             .with_context(|| format!("demo launch {name}"))?;
         let mut r = outcome.report;
         let kernel = r.kernels.first().map(|k| k.name.clone()).unwrap_or_default();
@@ -56,36 +57,22 @@ pub fn demo_report() -> Result<Report> {
 }
 
 pub fn demo(a: &DemoArgs) -> Result<i32> {
-    if let Some(path) = &a.report {
-        report_io::check_writable(path)?;
-    }
-    if let Some(page) = &a.html {
-        html::check_target(page)?;
-    }
+    let dest = a.report.as_deref().map(Destination::from_arg);
+    let outputs = Outputs {
+        report: dest.as_ref(),
+        said_no_report: false,
+        html: a.html.as_deref(),
+        format: a.format,
+        summary_on_stdout: true,
+    };
+    outputs.check()?;
     let report = demo_report()?;
-    let written = a.report.as_ref().map(|p| report_io::write(&report, p).map(|()| p));
-    let page = a.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
-    match a.format {
-        OutputFormat::Text => {
-            show_raw!(concat!(
-                "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
-                "overflow and one with a division by zero, instrumented for exception detection and run\n",
-                "on xfpx's CDNA emulator (no GPU needed).\n\n"
-            ));
-            show_raw!(summary::summary(&report, true));
-            if let Some(Ok(p)) = &written {
-                say!("xfpx: report written to {}", p.display());
-            }
-            if let Some(Ok(page)) = &page {
-                say!("xfpx: HTML page written to {}", page.display());
-            }
-        }
-        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
-    }
-    if let Some(w) = written {
-        w?;
-    }
-    page.transpose()?;
+    let intro = concat!(
+        "xfpx demo: three kernels of a small AMD program (gfx942), one with a NaN, one with an\n",
+        "overflow and one with a division by zero, instrumented for exception detection and run\n",
+        "on xfpx's CDNA emulator (no GPU needed).\n\n"
+    );
+    outputs.finish(&report, &format!("{intro}{}", summary::summary(&report, true)))?;
     Ok(0)
 }
 

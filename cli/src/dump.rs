@@ -9,7 +9,8 @@ use crate::console::show_raw;
 use anyhow::{bail, Context, Result};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
-    let bytes = std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
+    let bytes = xfpx_common::limits::read(&a.file, xfpx_common::limits::CODE_OBJECT)
+        .with_context(|| format!("cannot read {}", a.file.display()))?;
     if let Some(mode) = a.rewrite {
         if a.vendor != DumpVendor::Amd {
             bail!("--rewrite applies to AMD code objects only (--vendor amd)");

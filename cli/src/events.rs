@@ -11,7 +11,7 @@ use std::sync::mpsc::Sender;
 use xfpx_common::event::Event;
 
 /// Longest event line accepted; a longer one ends its connection.
-pub const MAX_LINE: usize = 1 << 20;
+pub const MAX_LINE: usize = xfpx_common::limits::EVENT_LINE.bytes as usize;
 
 /// What the readers tell the run loop.
 #[derive(Debug)]

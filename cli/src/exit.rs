@@ -6,7 +6,8 @@
 //! | 128 + N | `xfpx run`: the program was killed by signal N |
 //! | 1 | an error of `xfpx` itself (bad input file, no GPU, missing tool library, ...) |
 //! | 2 | bad command-line usage |
-//! | 3 | `xfpx run --fail-on KINDS`: a finding of those kinds was recorded |
+//! | 3 | `--fail-on KINDS` (`run`, `replay`, `report`): a finding of those kinds was recorded |
+//! | 4 | `--fail-on KINDS`: nothing was checked (the instrumentation never attached, or no launch ran instrumented code) |
 //! | 126 | the program could not be executed |
 //! | 127 | the program was not found |
 
@@ -18,6 +19,8 @@ pub const EXIT_ERROR: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// `--fail-on` matched a finding.
 pub const EXIT_FINDINGS: i32 = 3;
+/// `--fail-on` on a run that checked nothing.
+pub const EXIT_NOTHING_CHECKED: i32 = 4;
 /// The program could not be executed.
 pub const EXIT_NOT_EXECUTABLE: i32 = 126;
 /// The program was not found.

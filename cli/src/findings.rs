@@ -131,6 +131,7 @@ pub(crate) mod tests {
             sample_every: 1,
             truncated: false,
             notes: vec![],
+            attached: true,
         };
         let mut c = Collector::new(run, None);
         let site = |id: u32, offset: u64, instr: &str, line: Option<u32>| SiteRef {

@@ -12,6 +12,8 @@ mod events;
 mod exit;
 mod findings;
 mod html;
+mod output;
+mod progress;
 #[cfg(test)]
 mod proptests;
 mod replay;
@@ -51,7 +53,9 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             let code = e.downcast_ref::<exit::ExitError>().map_or(exit::EXIT_ERROR, |x| x.code);
-            say!("error: {}", one_line(&e));
+            if !console::is_closed_stdout(&e) {
+                say!("error: {}", one_line(&e));
+            }
             std::process::exit(code);
         }
     }

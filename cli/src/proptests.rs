@@ -73,6 +73,7 @@ prop_compose! {
             sample_every,
             truncated: false,
             notes,
+            attached: true,
         };
         let mut c = Collector::new(run, max_records);
         for (name, status, probes) in statuses {
@@ -103,7 +104,10 @@ proptest! {
     fn any_report_can_be_summarised(r in report()) {
         let text = summary::summary(&r, true);
         let records = r.records().count();
-        let first = format!("xfpx: {records} finding");
+        let first = match r.nothing_checked() {
+            Some(reason) => format!("xfpx: nothing was checked: {reason}"),
+            None => format!("xfpx: {records} finding"),
+        };
         prop_assert!(text.starts_with(&first), "{}", text);
         // Every (format, kind) total appears in the per-format table.
         let total: u64 = r.totals().values().sum();

@@ -3,44 +3,53 @@
 //! the output buffers. Without `--mode` the emulator checks the original
 //! kernel's results; with `--mode detect|screen` the kernel is rewritten
 //! and the report is what the instrumentation recorded
-//! ([`crate::replay_rewritten`]).
+//! ([`crate::replay_rewritten`]). Launches beyond the wave limit are
+//! refused before they start; long ones show progress on a terminal.
 
-use crate::args::{self, OutputFormat, ReplayArgs};
-use crate::console::{say, show_raw};
+use crate::args::{self, ReplayArgs};
+use crate::output::Outputs;
+use crate::report_io::Destination;
 use crate::run::exit_code;
-use crate::{html, report_io, summary};
-use anyhow::{Context, Result};
+use crate::{progress, summary};
+use anyhow::{bail, Context, Result};
 
 pub fn replay(a: &ReplayArgs) -> Result<i32> {
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
-    report_io::check_writable(&a.report)?;
-    if let Some(page) = &a.html {
-        html::check_target(page)?;
-    }
-    let (report, outputs, screened) = match a.mode {
-        None => {
-            let opts = xfpx_amd_emu::ReplayOptions {
-                target: a.target.clone(),
-                code_object: a.code_object.clone(),
-                out_dir: None,
-                max_instructions: a.max_instructions.unwrap_or(0),
-            };
-            let outcome = xfpx_amd_emu::replay(&a.launch, &opts)
-                .with_context(|| format!("cannot replay {}", a.launch.display()))?;
-            (outcome.report, outcome.outputs, Vec::new())
-        }
-        Some(mode) => {
-            let r = crate::replay_rewritten::replay_rewritten(
-                &a.launch,
-                mode,
-                a.target.as_deref(),
-                a.code_object.as_deref(),
-                a.max_instructions.unwrap_or(0),
-            )
-            .with_context(|| format!("cannot replay {}", a.launch.display()))?;
-            (r.report, r.outputs, r.screened_kinds)
-        }
+    let dest = (!a.no_report).then(|| Destination::from_arg(&a.report));
+    let destinations = Outputs {
+        report: dest.as_ref(),
+        said_no_report: a.no_report,
+        html: a.html.as_deref(),
+        format: a.format,
+        summary_on_stdout: true,
     };
+    destinations.check()?;
+    if a.max_waves == Some(0) {
+        bail!("invalid --max-waves 0: a launch runs at least one wave");
+    }
+    let mut opts = xfpx_amd_emu::ReplayOptions {
+        target: a.target.clone(),
+        code_object: a.code_object.clone(),
+        out_dir: None,
+        max_instructions: a.max_instructions.unwrap_or(0),
+        max_waves: a.max_waves.unwrap_or(0),
+        progress: None,
+    };
+    let cannot = || format!("cannot replay {}", a.launch.display());
+    let launch = xfpx_amd_emu::Launch::load(&a.launch).map_err(|e| anyhow::anyhow!("{e}")).with_context(cannot)?;
+    opts.check_work(&launch).map_err(|e| anyhow::anyhow!("{e}")).with_context(cannot)?;
+    let workgroups: u64 = launch.grid.iter().map(|&n| u64::from(n)).product();
+    let shown = progress::Workgroups::start(workgroups);
+    opts.progress = shown.as_ref().map(|p| p.counter());
+    let outcome = match a.mode {
+        None => xfpx_amd_emu::replay(&a.launch, &opts)
+            .map(|o| (o.report, o.outputs, Vec::new()))
+            .map_err(|e| anyhow::anyhow!("{e}")),
+        Some(mode) => crate::replay_rewritten::replay_rewritten(&a.launch, mode, &opts)
+            .map(|r| (r.report, r.outputs, r.screened_kinds)),
+    };
+    drop(shown);
+    let (report, outputs, screened) = outcome.with_context(cannot)?;
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for o in &outputs {
@@ -48,27 +57,12 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
             std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
-    let written = report_io::write(&report, &a.report);
-    let page = a.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
-    match a.format {
-        OutputFormat::Text => {
-            let mut text = summary::summary(&report, true);
-            if let Some(dir) = &a.out {
-                let names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
-                text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
-            }
-            show_raw!(text);
-            if written.is_ok() {
-                say!("xfpx: report written to {}", a.report.display());
-            }
-            if let Some(Ok(page)) = &page {
-                say!("xfpx: HTML page written to {}", page.display());
-            }
-        }
-        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
+    let mut text = summary::summary(&report, true);
+    if let Some(dir) = &a.out {
+        let names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
+        text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
     }
-    written?;
-    page.transpose()?;
+    destinations.finish(&report, &text)?;
     if fail_on.is_some_and(|k| screened.iter().any(|s| k.contains(*s))) {
         return Ok(crate::exit::EXIT_FINDINGS);
     }

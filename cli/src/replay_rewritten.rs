@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use xfpx_amd::rewrite::{self, table, KernelState, RewriteOptions};
 use xfpx_amd_emu::launch::{BufferSpec, Elem, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::OutputBuffer;
+use xfpx_amd_emu::{OutputBuffer, ReplayOptions};
 use xfpx_common::fp::ExceptionKind;
+use xfpx_common::limits;
 use xfpx_common::report::{Collector, KernelStatus, Report};
 
 /// Name of the extra buffer that holds the instrumentation's table.
@@ -44,31 +45,31 @@ fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Pat
     Ok(launch.dir.join(rel))
 }
 
-pub fn replay_rewritten(
-    launch_path: &Path,
-    mode: RewriteMode,
-    target: Option<&str>,
-    code_object: Option<&Path>,
-    max_instructions: u64,
-) -> Result<RewrittenReplay> {
+/// Replay the launch in `launch_path` rewritten for `mode`, with the
+/// target, code object and limits of `opts` (its `out_dir` is not used).
+pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOptions) -> Result<RewrittenReplay> {
     let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
-    let path = code_object_path(&launch, target, code_object)?;
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read code object {}", path.display()))?;
+    opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
+    let target = opts.target.as_deref();
+    let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
+    let bytes = limits::read(&path, limits::CODE_OBJECT)
+        .with_context(|| format!("cannot read code object {}", path.display()))?;
     let elf = xfpx_amd_emu::codeobject::unbundle(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let mut opts =
+    let mut rewrite_opts =
         RewriteOptions { mode: rewrite_mode(mode), kernels: vec![launch.kernel.clone()], ..Default::default() };
 
     // The table goes after the launch's buffers, which the emulator maps
     // in order from a fresh address space: the same allocations here give
     // its address, which the rewrite patches into the code.
-    let sizing = rewrite::rewrite(elf, &opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
+    let sizing = rewrite::rewrite(elf, &rewrite_opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
     let table_bytes = usize::try_from(sizing.table.bytes()).unwrap_or(0).max(4);
     let mut layout = GlobalMemory::new();
     for b in &launch.buffers {
         layout.allocate(b.bytes.clone());
     }
-    opts.table_address = layout.allocate(vec![0; table_bytes]);
-    let rewritten = rewrite::rewrite(elf, &opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
+    rewrite_opts.table_address = layout.allocate(vec![0; table_bytes]);
+    let rewritten =
+        rewrite::rewrite(elf, &rewrite_opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
     let state = rewritten.kernels.iter().find(|k| k.name == launch.kernel).map(|k| k.state.clone());
     if let Some(KernelState::Skipped { reason }) = &state {
         bail!("kernel {} was not instrumented: {reason}", launch.kernel);
@@ -89,7 +90,7 @@ pub fn replay_rewritten(
         .map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
     let started = xfpx_common::report::unix_now();
     let (mut outputs, stats) =
-        xfpx_amd_emu::run_launch(&run, &object, max_instructions).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
+        xfpx_amd_emu::run_launch_with(&run, &object, &opts.limits()).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
     let table_out =
         outputs.iter().position(|o| o.name == TABLE_BUFFER).ok_or_else(|| anyhow!("the table was not read back"))?;
     let table = outputs.remove(table_out);

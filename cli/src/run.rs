@@ -3,12 +3,14 @@
 //! write the report however the program ends.
 
 use crate::args::{self, Inject, OutputFormat, RunArgs, RunMode};
-use crate::console::{say, say_raw, show_raw};
+use crate::console::say;
 use crate::events::{EventSocket, Message};
-use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use crate::output::Outputs;
+use crate::report_io::Destination;
 use crate::report_name::{self, NameFields};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
-use crate::{html, report_io, signals, summary, vendor};
+use crate::{signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -37,6 +39,8 @@ const MALFORMED_SHOWN: u64 = 5;
 #[derive(Debug)]
 struct RunPlan {
     config: RunConfig,
+    /// Where the report goes (`None`: `--no-report`).
+    report: Option<Destination>,
     fail_on: Option<ExceptionKinds>,
     format: OutputFormat,
     inject: Inject,
@@ -60,12 +64,17 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     args::check_patterns("--kernels", &a.kernels)?;
     args::check_patterns("--exclude", &a.exclude)?;
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
-    let report = report_name::expand(&a.report, &NameFields::of_this_process())?;
-    report_io::check_writable(&report)?;
-    if let Some(page) = &a.html {
-        html::check_target(page)?;
-    }
-    let report_path = std::path::absolute(&report).unwrap_or(report);
+    let report = (!a.no_report)
+        .then(|| report_name::expand(&a.report, &NameFields::of_this_process()))
+        .transpose()?
+        .map(|name| Destination::from_arg(&name).absolute());
+    Outputs::of_run(report.as_ref(), a.html.as_deref(), a.format).check()?;
+    // The backend writes this file only when it cannot reach the event
+    // socket; for stdout or no report, `run` points it into its scratch folder.
+    let report_path = match &report {
+        Some(Destination::File(p)) => p.clone(),
+        _ => RunConfig::default().report_path,
+    };
     let dump_dir = match a.dump {
         Some(d) => {
             std::fs::create_dir_all(&d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
@@ -86,7 +95,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunConfig::default()
     };
     config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RunPlan { config, fail_on, format: a.format, inject: a.inject, command: a.command, html: a.html })
+    Ok(RunPlan { config, report, fail_on, format: a.format, inject: a.inject, command: a.command, html: a.html })
 }
 
 /// A private directory for the configuration file and the event socket,
@@ -137,7 +146,10 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let socket_path = scratch.0.join("events.sock");
     let mut socket = EventSocket::bind(&socket_path)
         .with_context(|| format!("cannot create the event socket {}", socket_path.display()))?;
-    let config = RunConfig { events_socket: Some(socket_path), ..p.config.clone() };
+    let mut config = RunConfig { events_socket: Some(socket_path), ..p.config.clone() };
+    if !matches!(p.report, Some(Destination::File(_))) {
+        config.report_path = scratch.0.join("unused-report.json");
+    }
     let config_path = scratch.0.join("config.json");
     std::fs::write(&config_path, config.to_json())
         .with_context(|| format!("cannot write the run configuration {}", config_path.display()))?;
@@ -145,7 +157,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let mut cmd = Command::new(&p.command[0]);
     cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
     cmd.envs(injection_env(&load, p.inject, std::env::var_os("LD_PRELOAD")));
-    if p.format == OutputFormat::Json {
+    if p.format == OutputFormat::Json || p.report == Some(Destination::Stdout) {
         // stdout carries the report alone; the program's output goes to stderr.
         use std::os::fd::AsFd;
         let stderr = std::io::stderr().as_fd().try_clone_to_owned().context("cannot duplicate stderr")?;
@@ -197,29 +209,14 @@ pub fn run(a: RunArgs) -> Result<i32> {
         sample_every: config.sample_every,
         truncated: false,
         notes,
+        attached: false,
     };
     let mut state = LoopState::new(Collector::new(run_info, config.max_records));
     let exit = state.pump(&mut socket, &tx, &rx, pid);
-    let report = state.finish(exit, &load);
+    let report = state.finish(exit, &load, p.inject);
     drop(scratch);
-
-    // The summary is shown even when the report cannot be written.
-    let written = report_io::write(&report, &config.report_path);
-    let page = p.html.as_deref().map(|page| html::write(&report, page).map(|()| page));
-    match p.format {
-        OutputFormat::Text => {
-            say_raw!(summary::summary(&report, false));
-            if written.is_ok() {
-                say!("xfpx: report written to {}", config.report_path.display());
-            }
-            if let Some(Ok(page)) = &page {
-                say!("xfpx: HTML page written to {}", page.display());
-            }
-        }
-        OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),
-    }
-    written?;
-    page.transpose()?;
+    Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format)
+        .finish(&report, &summary::summary(&report, false))?;
     Ok(exit_code(&report, p.fail_on))
 }
 
@@ -240,18 +237,29 @@ pub fn injection_env(load: &ToolLoad, inject: Inject, existing_preload: Option<O
     }
 }
 
-/// The exit code of `xfpx run`: [`EXIT_FINDINGS`] when `--fail-on` matches
-/// a record, otherwise the program's own status (128 + signal if killed).
+/// The exit code of `xfpx run`: with `--fail-on`, [`EXIT_FINDINGS`] when it
+/// matches a record and [`EXIT_NOTHING_CHECKED`] when nothing was checked;
+/// otherwise the program's own status (128 + signal if killed).
 pub fn exit_code(report: &Report, fail_on: Option<ExceptionKinds>) -> i32 {
-    if let Some(kinds) = fail_on {
-        if report.records().any(|(_, r)| kinds.contains(r.kind)) {
-            return EXIT_FINDINGS;
-        }
+    if let Some(code) = fail_on.and_then(|kinds| gate(report, kinds)) {
+        return code;
     }
     match report.run.exit {
         ExitStatus::Code { code } => code,
         ExitStatus::Signal { signal } => 128 + signal,
         ExitStatus::Unknown => 1,
+    }
+}
+
+/// The verdict of `--fail-on KINDS` on a report, if it fails: a finding
+/// of those kinds, or nothing checked at all.
+pub fn gate(report: &Report, kinds: ExceptionKinds) -> Option<i32> {
+    if report.records().any(|(_, r)| kinds.contains(r.kind)) {
+        Some(EXIT_FINDINGS)
+    } else if report.nothing_checked().is_some() {
+        Some(EXIT_NOTHING_CHECKED)
+    } else {
+        None
     }
 }
 
@@ -360,11 +368,12 @@ impl LoopState {
 
     fn event(&mut self, conn: u64, event: Event) {
         match event {
-            Event::Hello(process) => {
+            Event::Hello { process, .. } => {
                 if let Some(rank) = process.rank {
                     self.ranks.insert(conn, rank);
                 }
                 self.collector.add_process(process);
+                self.collector.run_mut().attached = true;
             }
             Event::Device { vendor, device, target } => {
                 let run = self.collector.run_mut();
@@ -416,7 +425,7 @@ impl LoopState {
     }
 
     /// The final report, with notes on anything unusual about the run.
-    fn finish(mut self, exit: ExitStatus, load: &ToolLoad) -> Report {
+    fn finish(mut self, exit: ExitStatus, load: &ToolLoad, inject: Inject) -> Report {
         let mut extra = Vec::new();
         let unfinished = self.connections.saturating_sub(self.finished.len() as u64);
         if unfinished > 0 {
@@ -426,16 +435,8 @@ impl LoopState {
                 if self.connections == 1 { "" } else { "es" }
             ));
         }
-        if self.connections == 0 && matches!(load, ToolLoad::Library(_)) {
-            extra.push(if exit == (ExitStatus::Code { code: 127 }) {
-                // The dynamic loader's own status when a preloaded library
-                // cannot be loaded (e.g. an unresolved symbol).
-                "the program exited with status 127 and the instrumentation library never reported: it may have failed to load (see the loader's message above)"
-                    .to_string()
-            } else {
-                "the instrumentation library never reported: the program may not have used the GPU, or it reset LD_PRELOAD (try --inject cuda-injection)"
-                    .to_string()
-            });
+        if !self.collector.run_mut().attached {
+            extra.push(never_attached(self.connections, exit == (ExitStatus::Code { code: 127 }), load, inject));
         }
         if self.malformed > 0 {
             extra.push(format!(
@@ -452,6 +453,35 @@ impl LoopState {
         run.finished_unix = Some(xfpx_common::report::unix_now());
         run.notes.extend(extra);
         self.collector.report()
+    }
+}
+
+/// Why the instrumentation may never have attached, and what to try.
+fn never_attached(connections: u64, exit_127: bool, load: &ToolLoad, inject: Inject) -> String {
+    let head = "the instrumentation library never attached";
+    if connections > 0 {
+        return format!(
+            "{head}: {connections} connection{} sent no hello (an instrumentation library of another xfpx version?)",
+            if connections == 1 { "" } else { "s" }
+        );
+    }
+    if !matches!(load, ToolLoad::Library(_)) {
+        return format!("{head} (test hook {TOOL_LIBRARY_ENV}=none: the program itself sent no hello)");
+    }
+    if exit_127 {
+        // The dynamic loader's own status when a preloaded library cannot
+        // be loaded (e.g. an unresolved symbol).
+        return format!(
+            "{head}: the program exited with status 127, so the library may have failed to load (see the loader's message above)"
+        );
+    }
+    match inject {
+        Inject::Preload => format!(
+            "{head}: the program may not have used the GPU, or it (or its launcher) reset LD_PRELOAD: try --inject cuda-injection"
+        ),
+        Inject::CudaInjection => format!(
+            "{head}: the program may not have used the GPU, or its launcher dropped CUDA_INJECTION64_PATH from the environment: make sure it reaches the program, or try --inject preload"
+        ),
     }
 }
 
@@ -477,6 +507,7 @@ mod tests {
                 sample_every: 1,
                 truncated: false,
                 notes: vec![],
+                attached: false,
             },
             None,
         )
@@ -517,13 +548,22 @@ mod tests {
     #[test]
     fn notes_about_a_library_that_never_reported() {
         let lib = ToolLoad::Library(PathBuf::from("libxfpx_nvbit.so"));
-        let notes = |exit| LoopState::new(collector()).finish(exit, &lib).run.notes;
-        let n = notes(ExitStatus::Code { code: 127 });
+        let notes = |exit, inject| LoopState::new(collector()).finish(exit, &lib, inject).run.notes;
+        let n = notes(ExitStatus::Code { code: 127 }, Inject::Preload);
         assert!(n.iter().any(|n| n.contains("may have failed to load")), "{n:?}");
-        let n = notes(ExitStatus::Code { code: 0 });
+        let n = notes(ExitStatus::Code { code: 0 }, Inject::Preload);
         assert!(n.iter().any(|n| n.contains("try --inject cuda-injection")), "{n:?}");
-        let quiet = LoopState::new(collector()).finish(ExitStatus::Code { code: 0 }, &ToolLoad::Nothing).run.notes;
-        assert!(!quiet.iter().any(|n| n.contains("never reported")), "{quiet:?}");
+        // Already in use: another remedy is named.
+        let n = notes(ExitStatus::Code { code: 0 }, Inject::CudaInjection);
+        assert!(n.iter().any(|n| n.contains("CUDA_INJECTION64_PATH")), "{n:?}");
+        assert!(!n.iter().any(|n| n.contains("try --inject cuda-injection")), "{n:?}");
+        let mut attached = LoopState::new(collector());
+        attached.event(
+            0,
+            Event::Hello { tool: "t".into(), version: "v".into(), process: xfpx_common::launcher::this_process() },
+        );
+        let quiet = attached.finish(ExitStatus::Code { code: 0 }, &lib, Inject::Preload).run.notes;
+        assert!(!quiet.iter().any(|n| n.contains("never attached")), "{quiet:?}");
     }
 
     #[test]
@@ -538,12 +578,22 @@ mod tests {
             1,
         );
         c.run_mut().exit = ExitStatus::Code { code: 7 };
+        c.run_mut().attached = true;
+        c.launch("k", true);
         let r = c.report();
         assert_eq!(exit_code(&r, None), 7);
         assert_eq!(exit_code(&r, Some(ExceptionKinds::NONE.with(ExceptionKind::Nan))), 7);
         assert_eq!(exit_code(&r, Some(ExceptionKinds::NONE.with(ExceptionKind::Inf))), EXIT_FINDINGS);
         c.run_mut().exit = ExitStatus::Signal { signal: 11 };
         assert_eq!(exit_code(&c.report(), None), 139);
+        let mut unchecked = collector();
+        unchecked.run_mut().exit = ExitStatus::Code { code: 0 };
+        assert_eq!(exit_code(&unchecked.report(), None), 0);
+        assert_eq!(exit_code(&unchecked.report(), Some(ExceptionKinds::ALL)), EXIT_NOTHING_CHECKED);
+        unchecked.run_mut().attached = true;
+        assert_eq!(exit_code(&unchecked.report(), Some(ExceptionKinds::ALL)), EXIT_NOTHING_CHECKED, "no launch");
+        unchecked.launch("k", true);
+        assert_eq!(exit_code(&unchecked.report(), Some(ExceptionKinds::ALL)), 0);
     }
 
     #[test]
@@ -581,5 +631,7 @@ mod tests {
         assert_eq!(ok.config.instr_range, Some((2, 9)));
         assert_eq!(ok.config.max_records, Some(3));
         assert!(ok.config.report_path.is_absolute());
+        assert_eq!(parse(&["--report", "-"]).expect("valid").report, Some(Destination::Stdout));
+        assert_eq!(parse(&["--no-report"]).expect("valid").report, None);
     }
 }

@@ -95,21 +95,29 @@ fn table(out: &mut String, headers: &[&str], rows: &[Vec<String>], numeric_from:
     }
 }
 
-/// `N findings in K of M kernels (vendor, device, target, mode M)`.
+/// `N findings in K of M kernels (vendor, device, target, mode M)`, or,
+/// never silent, `nothing was checked: WHY (...)` first.
 pub fn headline(report: &Report) -> String {
     let run = &report.run;
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
     let with_findings = report.kernels.iter().filter(|k| !k.records.is_empty()).count();
     let target = run.target.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
-    format!(
-        "{records} finding{} in {with_findings} of {} kernel{} ({}, {}{target}, mode {})",
-        plural(records),
-        report.kernels.len(),
-        plural(report.kernels.len()),
-        run.vendor,
-        run.device,
-        run.mode
-    )
+    let about = format!("{}, {}{target}, mode {}", run.vendor, run.device, run.mode);
+    match report.nothing_checked() {
+        Some(reason) => {
+            format!(
+                "nothing was checked: {reason} ({} kernel{} seen; {about})",
+                report.kernels.len(),
+                plural(report.kernels.len())
+            )
+        }
+        None => format!(
+            "{records} finding{} in {with_findings} of {} kernel{} ({about})",
+            plural(records),
+            report.kernels.len(),
+            plural(report.kernels.len())
+        ),
+    }
 }
 
 /// The summary of a report: headline, per-kernel and per-format tables,
@@ -378,6 +386,7 @@ mod tests {
             sample_every: 1,
             truncated: false,
             notes: vec!["a note".into()],
+            attached: true,
         };
         let mut c = Collector::new(run, None);
         c.kernel_status("gemm", KernelStatus::Instrumented, 12);
@@ -451,6 +460,27 @@ mod tests {
         assert!(full.contains("\n  k: 16 findings at 14 instructions\n    div.cu:3: "), "{full}");
         let unknown = full.find("    unknown location: sub (f32)").expect("unknown location group");
         assert!(unknown > full.find("div.cu:12").expect("line 12"), "unknown location comes last: {full}");
+    }
+
+    #[test]
+    fn a_run_that_checked_nothing_says_so_first() {
+        let mut r = sample();
+        r.run.attached = false;
+        let s = summary(&r, false);
+        assert!(
+            s.starts_with("xfpx: nothing was checked: the instrumentation library never attached to the program"),
+            "{s}"
+        );
+        let mut r = sample();
+        for k in &mut r.kernels {
+            k.instrumented_launches = 0;
+            k.records.clear();
+        }
+        let s = summary(&r, false);
+        assert!(
+            s.starts_with("xfpx: nothing was checked: no kernel launch ran instrumented code (2 kernels seen"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl Default for RunConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read configuration {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read { path: PathBuf, source: crate::limits::ReadError },
     #[error("configuration {path} is invalid: {source}")]
     Parse { path: PathBuf, source: serde_json::Error },
     #[error("invalid kernel pattern `{pattern}`: {source}")]
@@ -114,8 +114,8 @@ impl RunConfig {
     }
 
     pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let text = crate::limits::read_text(path, crate::limits::CONFIG)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
         RunConfig::from_json(&text, path)
     }
 

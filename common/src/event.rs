@@ -10,9 +10,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// A process introduced itself (first on each connection): its process
-    /// id, host and, in a parallel job, its rank.
-    Hello(ProcessInfo),
+    /// The instrumentation library attached to a process: the first event
+    /// of every connection (a run without one checked nothing), naming the
+    /// tool and the process (its id, host and, in a parallel job, its rank).
+    Hello {
+        tool: String,
+        version: String,
+        #[serde(flatten)]
+        process: ProcessInfo,
+    },
     /// The backend attached to a device.
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).
@@ -47,17 +53,22 @@ mod tests {
     #[test]
     fn hello_reads_as_documented() {
         // The example of docs/report-schema.md.
-        let line = r#"{"event":"hello","rank":2,"size":4,"host":"node07","pid":41877,"launcher":"open-mpi"}"#;
-        let hello = Event::Hello(ProcessInfo {
-            rank: Some(2),
-            size: Some(4),
-            host: "node07".into(),
-            pid: 41877,
-            launcher: Some("open-mpi".into()),
-        });
+        let line = r#"{"event":"hello","tool":"xfpx-nvbit","version":"0.1.0","rank":2,"size":4,"host":"node07","pid":41877,"launcher":"open-mpi"}"#;
+        let hello = Event::Hello {
+            tool: "xfpx-nvbit".into(),
+            version: "0.1.0".into(),
+            process: ProcessInfo {
+                rank: Some(2),
+                size: Some(4),
+                host: "node07".into(),
+                pid: 41877,
+                launcher: Some("open-mpi".into()),
+            },
+        };
         assert_eq!(Event::from_line(line).expect("parses"), hello);
         assert_eq!(hello.to_line(), format!("{line}\n"));
-        let plain = r#"{"event":"hello","rank":null,"size":null,"host":"h","pid":1,"launcher":null}"#;
-        assert!(matches!(Event::from_line(plain), Ok(Event::Hello(ProcessInfo { rank: None, .. }))));
+        let plain =
+            r#"{"event":"hello","tool":"t","version":"v","rank":null,"size":null,"host":"h","pid":1,"launcher":null}"#;
+        assert!(matches!(Event::from_line(plain), Ok(Event::Hello { process: ProcessInfo { rank: None, .. }, .. })));
     }
 }

@@ -18,12 +18,14 @@
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one.
+//! - [`limits`]: size limits on the files xfpx reads, and their reader.
 
 pub mod class;
 pub mod config;
 pub mod event;
 pub mod fp;
 pub mod launcher;
+pub mod limits;
 pub mod lower;
 pub mod merge;
 pub mod observe;

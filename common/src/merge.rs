@@ -86,6 +86,13 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
     }));
     let samplings = distinct(inputs, |r| r.run.sample_every);
     notes.extend(differ_note("sampling (every k-th launch)", &samplings, u32::to_string));
+    let unattached: Vec<&str> = inputs.iter().filter(|(_, r)| !r.run.attached).map(|(l, _)| l.as_str()).collect();
+    if !unattached.is_empty() {
+        notes.push(format!(
+            "the instrumentation never attached in {}: nothing was checked there",
+            unattached.join(", ")
+        ));
+    }
 
     // Which inputs each rank came from.
     let mut rank_inputs: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
@@ -170,6 +177,7 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
     });
     run.sample_every = samplings.iter().map(|(s, _)| *s).max().unwrap_or(1);
     run.truncated = inputs.iter().any(|(_, r)| r.run.truncated);
+    run.attached = inputs.iter().any(|(_, r)| r.run.attached);
     run.notes = Vec::new();
     for n in inputs.iter().flat_map(|(_, r)| &r.run.notes) {
         if !run.notes.contains(n) {
@@ -242,6 +250,7 @@ mod tests {
             sample_every: 1,
             truncated: false,
             notes: vec!["launches sampled".into()],
+            attached: true,
         };
         let mut c = Collector::new(run, None);
         c.add_process(ProcessInfo {

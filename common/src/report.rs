@@ -51,6 +51,15 @@ pub struct RunInfo {
     pub truncated: bool,
     /// Anything a user should know about how to read this report.
     pub notes: Vec<String>,
+    /// Whether the instrumentation attached to the program (always true
+    /// on the emulator). False: nothing was checked. Reports written
+    /// before this field existed read as attached.
+    #[serde(default = "attached_by_default")]
+    pub attached: bool,
+}
+
+fn attached_by_default() -> bool {
+    true
 }
 
 /// Where a finding happened.
@@ -191,6 +200,18 @@ impl Report {
         ranks.sort_unstable();
         ranks.dedup();
         ranks
+    }
+
+    /// Why nothing was checked in this run, if so: the instrumentation
+    /// never attached, or no kernel launch ran instrumented code.
+    pub fn nothing_checked(&self) -> Option<&'static str> {
+        if !self.run.attached {
+            Some("the instrumentation library never attached to the program")
+        } else if self.kernels.iter().all(|k| k.instrumented_launches == 0 && k.records.is_empty()) {
+            Some("no kernel launch ran instrumented code")
+        } else {
+            None
+        }
     }
 
     /// Counts of records per (format, kind) over the whole run.
@@ -363,6 +384,7 @@ mod tests {
             sample_every: 1,
             truncated: false,
             notes: vec![],
+            attached: true,
         }
     }
 

@@ -163,9 +163,15 @@ fn fail_on_overrides_the_exit_status_when_it_matches() {
     assert_eq!(o.code, Some(4), "inf was never found: {}", o.stderr);
     let o = xfpx_run(d.path(), &["--fail-on", "inf,div0"], &["--events", &events, "--finish", "--exit", "4"]);
     assert_eq!(o.code, Some(3), "{}", o.stderr);
-    let clean = write_events(d.path(), "clean.jsonl", &[device()]);
+    let launched = Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true };
+    let clean = write_events(d.path(), "clean.jsonl", &[device(), launched]);
     let o = xfpx_run(d.path(), &["--fail-on", "all"], &["--events", &clean, "--finish"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // Attached, but no launch ran instrumented code: nothing was checked.
+    let idle = write_events(d.path(), "idle.jsonl", &[device()]);
+    let o = xfpx_run(d.path(), &["--fail-on", "all"], &["--events", &idle, "--finish"]);
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    assert!(o.stderr.contains("xfpx: nothing was checked: no kernel launch ran instrumented code"), "{}", o.stderr);
 }
 
 #[test]
@@ -411,8 +417,10 @@ fn closed_output_pipes_do_not_lose_the_report() {
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut err).expect("read");
     let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(0), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
+    // Nobody reads the summary: a quiet failure (or success, when the
+    // summary fit in the pipe before it closed), never a panic.
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?} {err}");
+    assert!(err.is_empty(), "{err}");
 }
 
 /// Random bytes on the event socket are skipped line by line; the events

@@ -91,7 +91,7 @@ fn write_rank_events(dir: &Path) {
 
 fn app_args() -> Vec<String> {
     let app = scripted_app().to_string_lossy().into_owned();
-    vec![app, "--hello".into(), "--events".into(), "events.{rank}.jsonl".into(), "--finish".into()]
+    vec![app, "--events".into(), "events.{rank}.jsonl".into(), "--finish".into()]
 }
 
 fn read(path: &Path) -> Report {
@@ -214,7 +214,7 @@ fn a_run_without_a_launcher_is_unchanged() {
             c.env_remove(v);
         }
         c.args(["run", "--vendor", "nvidia"]).args(flags).arg("--").arg(&app);
-        c.args(["--hello", "--events", "events.jsonl", "--finish"]);
+        c.args(["--events", "events.jsonl", "--finish"]);
         run(c)
     };
     let o = plain(&[]);
@@ -307,5 +307,6 @@ fn read_run() -> xfpx_common::report::RunInfo {
         sample_every: 1,
         truncated: false,
         notes: vec![],
+        attached: true,
     }
 }

@@ -9,6 +9,8 @@ use crate::memory::{GlobalMemory, Lds};
 use crate::timing::Hazard;
 use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC, PRIVATE_BUFFER_MARK};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Grid and workgroup shape of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,16 +23,22 @@ pub struct Dispatch {
     pub dynamic_lds: u32,
 }
 
-/// Limits of a run.
-#[derive(Debug, Clone, Copy)]
+/// Limits of a run, and where it tells its progress.
+#[derive(Debug, Clone)]
 pub struct RunLimits {
     /// Stop with an error after this many wave instructions in total.
     pub max_instructions: u64,
+    /// Counts the workgroups finished, for a progress display.
+    pub progress: Option<Arc<AtomicU64>>,
 }
+
+/// Launches of more waves than this are refused before they start
+/// (`xfpx replay --max-waves`).
+pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_instructions: 4_000_000_000 }
+        RunLimits { max_instructions: 4_000_000_000, progress: None }
     }
 }
 
@@ -303,6 +311,9 @@ pub fn run_kernel(
                 }
                 run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, &target, &mut stats, limits)?;
                 stats.workgroups += 1;
+                if let Some(p) = &limits.progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
                 stats.waves += waves.len() as u64;
                 for w in &waves {
                     stats.trapsts |= w.trapsts & 0x1FF;

@@ -217,9 +217,17 @@ fn triple(v: Option<&Value>, what: &str) -> Result<[u32; 3], LaunchError> {
 }
 
 impl Launch {
+    /// Waves the launch runs: workgroups times the waves (of 64
+    /// work-items) of each.
+    pub fn waves(&self) -> u64 {
+        let workgroups: u64 = self.grid.iter().map(|&n| u64::from(n)).product();
+        let threads: u64 = self.block.iter().map(|&n| u64::from(n)).product();
+        workgroups * threads.div_ceil(64)
+    }
+
     /// Reads and parses a launch file.
     pub fn load(path: &Path) -> Result<Launch, LaunchError> {
-        let text = std::fs::read_to_string(path)
+        let text = xfpx_common::limits::read_text(path, xfpx_common::limits::LAUNCH)
             .map_err(|e| LaunchError(format!("cannot read launch file {}: {e}", path.display())))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Launch::parse(&text, &dir)
@@ -388,7 +396,9 @@ fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, Laun
                     let p =
                         val.as_str().ok_or_else(|| LaunchError(format!("launch: {what}: \"file\" must be a path")))?;
                     let path = dir.join(p);
-                    let data = std::fs::read(&path)
+                    // No more than the buffer holds is read.
+                    let limit = xfpx_common::limits::Limit { what: "this buffer", bytes: (count * es) as u64 };
+                    let data = xfpx_common::limits::read(&path, limit)
                         .map_err(|e| LaunchError(format!("launch: {what}: cannot read {}: {e}", path.display())))?;
                     if data.len() != count * es {
                         return bad(format!(

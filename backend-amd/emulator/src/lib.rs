@@ -15,7 +15,9 @@ pub mod replay;
 pub mod timing;
 pub mod wave;
 
-pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunStats};
+pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunStats, DEFAULT_MAX_WAVES};
 pub use launch::{Launch, LaunchError};
-pub use replay::{compare, replay, run_launch, Comparison, Error, OutputBuffer, ReplayOptions, ReplayOutcome};
+pub use replay::{
+    compare, replay, run_launch, run_launch_with, Comparison, Error, OutputBuffer, ReplayOptions, ReplayOutcome,
+};
 pub use timing::{Hazard, HazardKind, Reg};

@@ -4,11 +4,13 @@
 //! rewritten code object on the same launch: [`run_launch`].
 
 use crate::codeobject::{unbundle, CodeObject};
-use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
+use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats, DEFAULT_MAX_WAVES};
 use crate::launch::{ArgSpec, Launch};
 use crate::memory::GlobalMemory;
 use crate::timing::Hazard;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use xfpx_common::report::{Collector, ExitStatus, RunInfo, SiteRef};
 use xfpx_common::site::SiteId;
 
@@ -35,6 +37,34 @@ pub struct ReplayOptions {
     pub out_dir: Option<PathBuf>,
     /// Instruction limit (0: the default).
     pub max_instructions: u64,
+    /// Launches of more waves are refused before they start (0: the
+    /// default, [`DEFAULT_MAX_WAVES`]).
+    pub max_waves: u64,
+    /// Counts the workgroups finished, for a progress display.
+    pub progress: Option<Arc<AtomicU64>>,
+}
+
+impl ReplayOptions {
+    /// The run limits these options set.
+    pub fn limits(&self) -> RunLimits {
+        let d = RunLimits::default();
+        RunLimits {
+            max_instructions: if self.max_instructions == 0 { d.max_instructions } else { self.max_instructions },
+            progress: self.progress.clone(),
+        }
+    }
+
+    /// Refuse a launch beyond the wave limit, before anything runs.
+    pub fn check_work(&self, launch: &Launch) -> Result<(), Error> {
+        let max = if self.max_waves == 0 { DEFAULT_MAX_WAVES } else { self.max_waves };
+        let waves = launch.waves();
+        if waves > max {
+            return Err(Error(format!(
+                "the launch runs {waves} waves, more than the limit of {max} (raise it with --max-waves N or XFPX_MAX_WAVES=N)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// One output buffer after the run.
@@ -84,7 +114,8 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
             launch.dir.join(rel)
         }
     };
-    let bytes = std::fs::read(&path).map_err(|e| Error(format!("cannot read code object {}: {e}", path.display())))?;
+    let bytes = xfpx_common::limits::read(&path, xfpx_common::limits::CODE_OBJECT)
+        .map_err(|e| Error(format!("cannot read code object {}: {e}", path.display())))?;
     let elf = unbundle(&bytes, opts.target.as_deref()).map_err(|e| Error(format!("{}: {e}", path.display())))?;
     CodeObject::parse(elf).map_err(|e| Error(format!("{}: {e}", path.display())))
 }
@@ -96,6 +127,20 @@ pub fn run_launch(
     launch: &Launch,
     object: &CodeObject,
     max_instructions: u64,
+) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
+    let limits = if max_instructions == 0 {
+        RunLimits::default()
+    } else {
+        RunLimits { max_instructions, ..RunLimits::default() }
+    };
+    run_launch_with(launch, object, &limits)
+}
+
+/// [`run_launch`] with all the run's limits.
+pub fn run_launch_with(
+    launch: &Launch,
+    object: &CodeObject,
+    limits: &RunLimits,
 ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
     let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
         let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
@@ -147,8 +192,7 @@ pub fn run_launch(
     }
     let code = LoadedCode::load(&mut mem, object.clone());
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-    let limits = if max_instructions == 0 { RunLimits::default() } else { RunLimits { max_instructions } };
-    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, &limits)
+    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, limits)
         .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
     let mut outputs = Vec::new();
     for name in &launch.outputs {
@@ -162,9 +206,10 @@ pub fn run_launch(
 /// `opts.out_dir` if given, and returns the report and buffers.
 pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome, Error> {
     let launch = Launch::load(launch_path).map_err(|e| Error(e.0))?;
+    opts.check_work(&launch)?;
     let object = load_code_object(&launch, opts)?;
     let started = xfpx_common::report::unix_now();
-    let (outputs, stats) = run_launch(&launch, &object, opts.max_instructions)?;
+    let (outputs, stats) = run_launch_with(&launch, &object, &opts.limits())?;
     if let Some(dir) = &opts.out_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error(format!("cannot create {}: {e}", dir.display())))?;
         for o in &outputs {
@@ -191,6 +236,7 @@ pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started
         sample_every: 1,
         truncated: false,
         notes,
+        attached: true,
     }
 }
 

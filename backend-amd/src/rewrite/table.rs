@@ -211,6 +211,7 @@ mod tests {
             sample_every: 1,
             truncated: false,
             notes: Vec::new(),
+            attached: true,
         };
         let mut c = xfpx_common::report::Collector::new(run, None);
         got.record_into(&mut c, 0);

@@ -8,10 +8,11 @@
 mod chart;
 
 use crate::findings::{self, KernelFindings, LineFindings};
+use crate::report_io::{self, FileKind};
 use crate::summary;
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::report::{KernelReport, Report};
 
@@ -34,24 +35,15 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Fail early, before any work, when the page cannot be written at `path`.
+/// Fail early when the page cannot be written at `path`.
 pub fn check_target(path: &Path) -> Result<()> {
-    if path.is_dir() {
-        bail!("--html {} is a directory", path.display());
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        bail!("cannot write HTML page {}: directory {} does not exist", path.display(), parent.display());
-    }
-    Ok(())
+    report_io::check_file(path, FileKind::HtmlPage)
 }
 
-/// Write the page of `report` to `path`.
+/// Write the page of `report` to `path` (as reports are written: never
+/// replacing what the user named by something else).
 pub fn write(report: &Report, path: &Path) -> Result<()> {
-    std::fs::write(path, page(report)).with_context(|| format!("cannot write HTML page {}", path.display()))
+    report_io::write_file(path, page(report).as_bytes(), FileKind::HtmlPage)
 }
 
 /// The whole page.

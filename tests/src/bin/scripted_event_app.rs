@@ -8,8 +8,10 @@
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
-//!                    [--leave-behind SECS,EVERY_MS] [--hello]
+//!                    [--leave-behind SECS,EVERY_MS] [--no-hello]
 //! ```
+//! Each connection first says hello, as the instrumentation library does
+//! (`--no-hello`: it does not; `--connections 0`: the library never attached).
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
 //! connections. `--child-events` starts a copy of this program (a second
 //! process with its own connection) sending that file, and waits for it.
@@ -18,10 +20,10 @@
 //! `--save-config` copies the configuration it was given into FILE;
 //! `--say TEXT` prints TEXT on stdout first. `--leave-behind SECS,EVERY_MS`
 //! starts a copy that outlives this process, holding its own connection for
-//! SECS seconds and sending a note every EVERY_MS (0: once). `--hello`
-//! first sends each connection the hello the instrumentation library
-//! sends (process id, host, the launcher's rank); `{rank}` in `--events`
-//! is replaced by that rank, so each process of an MPI job sends its own.
+//! SECS seconds and sending a note every EVERY_MS (0: once). The hello
+//! names the process (id, host, the launcher's rank); `{rank}` in
+//! `--events` is replaced by that rank, so each process of an MPI job
+//! sends its own.
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -43,7 +45,7 @@ struct Script {
     say: Option<String>,
     leave_behind: Option<(u64, u64)>,
     hold_open: Option<(u64, u64)>,
-    hello: bool,
+    no_hello: bool,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -55,7 +57,7 @@ fn parse(args: &[String]) -> Result<Script, String> {
             "--events" => s.events = Some(value()?),
             "--connections" => s.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--finish" => s.finish = true,
-            "--hello" => s.hello = true,
+            "--no-hello" => s.no_hello = true,
             "--child-events" => s.child_events = Some(value()?),
             "--pause-ms" => s.pause_ms = value()?.parse().map_err(|e| format!("--pause-ms: {e}"))?,
             "--wait-for-signal" => s.wait_for_signal = true,
@@ -112,9 +114,11 @@ fn script(args: &[String]) -> Result<u8, String> {
         .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
         .collect::<Result<Vec<_>, _>>()?;
     let me = xfpx_common::launcher::this_process();
-    if s.hello {
+    if !s.no_hello {
+        let hello =
+            Event::Hello { tool: "scripted-event-app".into(), version: "0".into(), process: me.clone() }.to_line();
         for c in &mut conns {
-            c.write_all(Event::Hello(me.clone()).to_line().as_bytes()).map_err(|e| e.to_string())?;
+            c.write_all(hello.as_bytes()).map_err(|e| e.to_string())?;
         }
     }
     if let Some(path) = &s.events {

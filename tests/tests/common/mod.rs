@@ -107,3 +107,18 @@ pub fn send_signal(pid: i32, sig: i32) {
     let rc = unsafe { libc::kill(pid, sig) };
     assert_eq!(rc, 0, "kill({pid}, {sig}): {}", std::io::Error::last_os_error());
 }
+
+/// Write, in `dir`, the events of a small run (one kernel, one launch, one
+/// NaN) for `scripted-event-app --events`, and return the file's name.
+pub fn scratch_app_events(dir: &Path) -> String {
+    use xfpx_common::class::FpFormat;
+    use xfpx_common::event::Event;
+    use xfpx_common::fp::ExceptionKind;
+    let events = [
+        Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) },
+        Event::Launch { kernel: "k".into(), index: 0, instrumented: true },
+        xfpx_tests::finding("k", ExceptionKind::Nan, FpFormat::F32, 1, 0x10, "FADD R1, R2, R3", None, 0, 1),
+    ];
+    std::fs::write(dir.join("events.jsonl"), xfpx_tests::event_lines(&events)).expect("write events");
+    "events.jsonl".into()
+}
