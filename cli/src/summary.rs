@@ -246,7 +246,7 @@ mod tests {
             id: SiteId(0),
             offset: 0x130,
             instr: "FADD R1, R2, R3".into(),
-            location: Some(SourceLoc { file: "app.cu".into(), line: 42 }),
+            location: Some(SourceLoc::new("app.cu", 42)),
         };
         c.record("gemm", ExceptionKind::Nan, FpFormat::F32, site.clone(), 0, 5);
         c.record("gemm", ExceptionKind::Div0, FpFormat::F64, SiteRef { id: SiteId(1), offset: 0x200, ..site }, 0, 1);

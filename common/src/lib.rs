@@ -14,13 +14,15 @@
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
-//! - [`config`]: the run configuration handed from the CLI to a backend.
+//! - [`config`]: the run configuration handed from the CLI to a backend;
+//! - [`names`]: kernel names as people read them (demangling).
 
 pub mod class;
 pub mod config;
 pub mod event;
 pub mod fp;
 pub mod lower;
+pub mod names;
 pub mod observe;
 pub mod plan;
 pub mod probe;

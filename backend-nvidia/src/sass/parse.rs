@@ -422,7 +422,7 @@ fn line_comment(line: &str) -> Option<SourceLoc> {
     let (file, rest) = rest.split_once('"')?;
     let rest = rest.trim_start().strip_prefix(',')?.trim_start().strip_prefix("line")?.trim_start();
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some(SourceLoc { file: file.to_string(), line: digits.parse().ok()? })
+    Some(SourceLoc::new(file, digits.parse().ok()?))
 }
 
 /// True for a line that carries an instruction: `/*0040*/ ...`.
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(fs.len(), 1);
         assert_eq!(fs[0].name, "k");
         assert_eq!(fs[0].instrs.len(), 2);
-        assert_eq!(fs[0].instrs[0].location, Some(SourceLoc { file: "a.cu".into(), line: 7 }));
+        assert_eq!(fs[0].instrs[0].location, Some(SourceLoc::new("a.cu", 7)));
         assert!(parse_listing("/*0000*/ FADD R1, R2, R3 ;").is_err());
     }
 }
