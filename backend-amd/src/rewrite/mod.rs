@@ -217,6 +217,9 @@ pub struct RewriteOutcome {
     pub kernels: Vec<KernelOutcome>,
     /// Device functions the kernels call.
     pub functions: Vec<FunctionOutcome>,
+    /// What a reader of the findings should know (e.g. unreadable line tables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn isa_target(co: &CodeObject<'_>) -> Result<Target, RewriteError> {
@@ -341,6 +344,7 @@ fn rewrite_planned(
         outcomes.push(o);
     }
     let (function_outcomes, candidates) = prepare_functions(&co, &graph, &outcomes, &prepared, tool, &mut sites)?;
+    let notes = locate_sites(&co, &graph, &mut sites);
     let mut island_pool = lower::IslandPool::from_code(&code);
     // Padding inside a kernel's own range, or a function's that may be
     // instrumented, stays out of the pool (its instructions may be anchors themselves).
@@ -490,8 +494,27 @@ fn rewrite_planned(
             table,
             kernels: outs,
             functions: fouts,
+            notes,
         });
     }
+}
+
+/// Give the sites of kernels and device functions the source positions of
+/// the object's line tables (where it was built with `-g`); returns a note
+/// when the tables are there but cannot be read.
+fn locate_sites(co: &CodeObject<'_>, graph: &CallGraph, sites: &mut SiteTable) -> Vec<String> {
+    let lines = match crate::lines::SourceLines::read(&co.elf) {
+        Ok(Some(lines)) => lines,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![format!("source lines are unknown: {e}")],
+    };
+    for k in &co.kernels {
+        sites.locate(&k.name, |offset| lines.locate(k.entry + offset));
+    }
+    for f in &graph.functions {
+        sites.locate(&f.name, |offset| lines.locate(f.code.start + offset));
+    }
+    Vec::new()
 }
 
 /// Why a unit with no trampoline is left as it was.
