@@ -16,9 +16,10 @@ fn the_demo_shows_its_three_exceptions() {
     let s = &o.stdout;
     assert!(s.starts_with("xfpx demo: "), "{s}");
     for line in [
-        "nan (f32) at unknown location: v_mul_f32",
-        "inf (f32) at unknown location: v_mul_f32",
-        "div0 (f32) at unknown location: v_rcp_f32",
+        "nan (f32) at exceptions.hip:10: v_mul_f32",
+        "inf (f32) at exceptions.hip:18: v_mul_f32",
+        "inf (f32) at exceptions.hip:18: v_add_f32",
+        "div0 (f32) at xfpx_kernel.h:28 (inlined at exceptions.hip:34): v_rcp_f32",
     ] {
         assert!(s.contains(line), "`{line}` missing from:\n{s}");
     }
