@@ -5,8 +5,10 @@
 //! the outermost frame that position was inlined into.
 
 use addr2line::gimli::{self, EndianSlice, LittleEndian, SectionId};
+use xfpx_common::report::Report;
 use xfpx_common::site::SourceLoc;
 
+use crate::code_object::CodeObject;
 use crate::elf::ElfFile;
 use crate::error::{Error, Result};
 
@@ -69,6 +71,24 @@ impl<'a> SourceLines<'a> {
             None => inner,
         })
     }
+}
+
+/// Give the records of `report` that have no source position those the
+/// line tables of the code object `elf` know (each kernel's records by
+/// offset from its entry). Returns a note for the report when the object
+/// or its tables cannot be read; an object without tables changes nothing.
+pub fn locate_report(report: &mut Report, elf: &[u8]) -> Option<String> {
+    let located = CodeObject::parse(elf).and_then(|co| {
+        let Some(lines) = SourceLines::read(&co.elf)? else { return Ok(()) };
+        for k in &mut report.kernels {
+            let Some(entry) = co.kernel(&k.name).map(|ck| ck.entry) else { continue };
+            for r in k.records.iter_mut().filter(|r| r.site.location.is_none()) {
+                r.site.location = lines.locate(entry + r.site.offset);
+            }
+        }
+        Ok(())
+    });
+    located.err().map(|e| format!("source lines are unknown: {e}"))
 }
 
 /// A frame's position, when it has a file and a line other than 0.
