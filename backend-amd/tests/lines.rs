@@ -155,3 +155,17 @@ fn rewritten_sites_carry_their_source_lines() {
         "{inlined:#?}"
     );
 }
+
+#[test]
+fn rewrite_kernel_filters_match_demangled_names() {
+    let bytes = common::read(&common::fixtures().join("gfx942/lines.co"));
+    let opts = xfpx_amd::rewrite::RewriteOptions { kernels: vec!["lines_scale<double>".into()], ..Default::default() };
+    let out = xfpx_amd::rewrite::rewrite(&bytes, &opts).expect("rewrite");
+    let chosen: Vec<&str> = out
+        .kernels
+        .iter()
+        .filter(|k| k.state != xfpx_amd::rewrite::KernelState::Excluded)
+        .map(|k| k.name.as_str())
+        .collect();
+    assert_eq!(chosen, ["_Z11lines_scaleIdEvPT_PKS0_S0_"]);
+}

@@ -20,7 +20,7 @@ pub fn finding_line(kernel: &str, kind: ExceptionKind, format: FpFormat, site: &
         "xfpx: found {} ({}) in {} at {}: {} [+{:#x}]",
         kind.name(),
         format.name(),
-        kernel,
+        xfpx_common::names::readable(kernel),
         location(site),
         site.instr,
         site.offset
@@ -173,7 +173,7 @@ pub fn summary(report: &Report, with_records: bool) -> String {
     if with_records && records > 0 {
         out.push_str("\nfindings:\n");
         for k in report.kernels.iter().filter(|k| !k.records.is_empty()) {
-            let _ = writeln!(out, "  {}", k.name);
+            let _ = writeln!(out, "  {}", k.display_name());
             for r in &k.records {
                 let _ = writeln!(
                     out,
@@ -201,7 +201,7 @@ pub fn summary(report: &Report, with_records: bool) -> String {
 
 fn kernel_row(k: &KernelReport) -> Vec<String> {
     let mut row = vec![
-        shorten(&k.name),
+        shorten(k.display_name()),
         status_words(&k.status),
         k.launches.to_string(),
         k.instrumented_launches.to_string(),
@@ -306,6 +306,21 @@ mod tests {
         );
         let small = summary(&sample(), false);
         assert!(small.lines().any(|l| l.trim_start().starts_with("copy ")), "small runs list every kernel: {small}");
+    }
+
+    #[test]
+    fn mangled_kernel_names_are_shown_demangled() {
+        let mut r = sample();
+        let mangled = "_Z11lines_scaleIfEvPT_PKS0_S0_";
+        let readable = "void lines_scale<float>(float*, float const*, float)";
+        r.kernels[1].name = mangled.into();
+        r.kernels[1].demangled = xfpx_common::names::demangle(mangled);
+        let s = summary(&r, true);
+        assert!(s.lines().any(|l| l.trim_start().starts_with(&format!("{readable} "))), "table row: {s}");
+        assert!(s.contains(&format!("\n  {readable}\n")), "findings header: {s}");
+        assert!(!s.contains(mangled), "{s}");
+        let rec = &r.kernels[1].records[0];
+        assert!(finding_line(mangled, rec.kind, rec.format, &rec.site).contains(&format!(" in {readable} at ")));
     }
 
     #[test]

@@ -94,7 +94,8 @@ impl FromStr for Mode {
 #[derive(Debug, Clone)]
 pub struct RewriteOptions {
     pub mode: Mode,
-    /// Only kernels whose name contains one of these (all when empty).
+    /// Only kernels whose name, mangled or demangled, contains one of these
+    /// (all when empty).
     pub kernels: Vec<String>,
     /// Device address of the table (patched into the code).
     pub table_address: u64,
@@ -329,7 +330,10 @@ fn rewrite_planned(
             dx10_clamp_cleared: false,
             metadata_counts_kept: None,
         };
-        if !opts.kernels.is_empty() && !opts.kernels.iter().any(|f| k.name.contains(f.as_str())) {
+        let demangled = xfpx_common::names::demangle(&k.name);
+        let named =
+            |f: &String| k.name.contains(f.as_str()) || demangled.as_ref().is_some_and(|d| d.contains(f.as_str()));
+        if !opts.kernels.is_empty() && !opts.kernels.iter().any(named) {
             o.state = KernelState::Excluded;
             outcomes.push(o);
             continue;
