@@ -1,7 +1,7 @@
 //! AMD backend: reading CDNA code objects — containers (HIP fat binaries,
 //! offload bundles, compressed bundles), the AMDGPU ELF, kernel descriptors
-//! and the metadata note — and rendering them with [`dump`]. The instruction
-//! decoder lives in `xfpx-amd-isa`.
+//! and the metadata note — their source lines ([`lines`]), and rendering
+//! them with [`dump`]. The instruction decoder lives in `xfpx-amd-isa`.
 //!
 //! ```
 //! use xfpx_amd::{extract, CodeObject, DumpFormat, DumpOptions, Processor};
@@ -26,6 +26,7 @@ pub mod descriptor;
 pub mod dump;
 pub mod elf;
 pub mod error;
+pub mod lines;
 pub mod metadata;
 pub mod rewrite;
 pub mod target;
@@ -35,5 +36,6 @@ pub use container::{extract, BundleId, ContainerKind, ExtractedCodeObject, HipFa
 pub use descriptor::{render_amdhsa, DecodedDescriptor, KernelDescriptor};
 pub use dump::{dump, DumpFormat, DumpOptions};
 pub use error::{Error, Result};
+pub use lines::SourceLines;
 pub use metadata::{KernelArg, KernelMetadata, Metadata};
 pub use target::{FeatureSetting, Processor, TargetId};

@@ -8,13 +8,14 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "clang-19",
     "clang-22",
     "llvm-objdump-19",
     "llvm-objdump-22",
     "llvm-readelf-19",
     "llvm-readelf-22",
+    "llvm-addr2line-19",
     "clang-offload-bundler-19",
     "clang-offload-bundler-22",
     "ld.lld-19",

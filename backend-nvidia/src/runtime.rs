@@ -235,7 +235,7 @@ impl ToolCore {
         self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
     }
 
-    /// Read the line table of a cubin (from `nvdisasm -g -c` run on it),
+    /// Read the line table of a cubin (from `nvdisasm -c -gi` run on it),
     /// once per distinct cubin.
     pub fn load_cubin_lines(&mut self, cubin: &Path) -> Result<(), String> {
         let bytes = std::fs::read(cubin).map_err(|e| format!("cannot read {}: {e}", cubin.display()))?;
@@ -262,7 +262,7 @@ impl ToolCore {
 
     /// Read the line tables of one file's embedded cubins for `target`
     /// (e.g. `sm_90`), once per file: `cuobjdump -xelf TARGET` then
-    /// `nvdisasm -c -g`. Returns how many functions gained a line table.
+    /// `nvdisasm -c -gi`. Returns how many functions gained a line table.
     pub fn load_file_lines(&mut self, file: &Path, target: &str) -> Result<usize, String> {
         if !self.scanned_files.insert(file.to_path_buf()) {
             return Ok(0);
@@ -610,13 +610,21 @@ impl CubinTools {
         Ok(cubins)
     }
 
-    /// `nvdisasm -c -g` of a cubin: the listing with its line table.
+    /// `nvdisasm -c -gi` of a cubin: the listing with its line table and
+    /// the frame each inlined line was inlined into (`-g`, lines only,
+    /// where this nvdisasm refuses `-gi`).
     fn disassemble(&self, cubin: &Path) -> Result<String, String> {
-        let out = std::process::Command::new(&self.nvdisasm)
-            .args(["-c", "-g"])
-            .arg(cubin)
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.nvdisasm.display()))?;
+        let run = |flag: &str| {
+            std::process::Command::new(&self.nvdisasm)
+                .args(["-c", flag])
+                .arg(cubin)
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", self.nvdisasm.display()))
+        };
+        let mut out = run("-gi")?;
+        if !out.status.success() {
+            out = run("-g")?;
+        }
         if !out.status.success() {
             return Err(format!(
                 "{} failed on {}: {}",
@@ -828,6 +836,11 @@ mod tests {
     /// runs `cuobjdump_body`, `nvdisasm` prints a line table giving
     /// `_Z1kPf`'s instruction 0x10 the line k.cu:41.
     fn core_with_fake_tools(dir: &std::path::Path, cuobjdump_body: &str, report: &str) -> ToolCore {
+        let nvdisasm = "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'";
+        core_with_tools(dir, cuobjdump_body, nvdisasm, report)
+    }
+
+    fn core_with_tools(dir: &std::path::Path, cuobjdump_body: &str, nvdisasm_body: &str, report: &str) -> ToolCore {
         use std::os::unix::fs::PermissionsExt;
         std::fs::create_dir_all(dir).expect("mkdir");
         let script = |name: &str, body: &str| {
@@ -837,10 +850,7 @@ mod tests {
             p
         };
         let cuobjdump = script("cuobjdump", cuobjdump_body);
-        let nvdisasm = script(
-            "nvdisasm",
-            "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
-        );
+        let nvdisasm = script("nvdisasm", nvdisasm_body);
         let mut core = ToolCore::new(RunConfig { report_path: temp(report), ..RunConfig::default() }).expect("core");
         core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
         core.device("test", Some("sm_90"));
@@ -869,6 +879,35 @@ mod tests {
         let site = core.sites.lookup("k(float*)", 0x10).expect("site");
         assert_eq!(location(&core, site).as_deref(), Some("k.cu:41"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn inlined_lines_name_the_line_they_were_inlined_into() {
+        // nvdisasm -gi writes the chain of frames; an nvdisasm that refuses
+        // -gi is asked for -g (the innermost line only)
+        let listing = |chain: &str| {
+            format!(
+                "printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n{chain}        /*0010*/  MUFU.RCP R4, R1 ;\\n'"
+            )
+        };
+        let gi =
+            listing("\\t//## File \"x.hpp\", line 9 inlined at \"k.cu\", line 41\\n\\t//## File \"k.cu\", line 41\\n");
+        let g = listing("\\t//## File \"x.hpp\", line 9\\n");
+        for (body, want) in [
+            (format!("[ \"$2\" = -gi ] || exit 1; {gi}"), "x.hpp:9 (inlined at k.cu:41)"),
+            (format!("[ \"$2\" = -gi ] && exit 1; {g}"), "x.hpp:9"),
+        ] {
+            let dir = temp("inline-tools");
+            let mut core = core_with_tools(&dir, "echo x > app.1.$2.cubin", &body, "inline.json");
+            let file = dir.join("app");
+            std::fs::write(&file, b"").expect("write");
+            assert_eq!(core.load_file_lines(&file, "sm_90"), Ok(1), "{body}");
+            core.set_lines_enabled(true);
+            core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+            let site = core.sites.lookup("k(float*)", 0x10).expect("site");
+            assert_eq!(location(&core, site).as_deref(), Some(want));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 
     #[test]

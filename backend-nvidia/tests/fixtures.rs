@@ -241,3 +241,68 @@ fn hopper_library_forms_parse() {
         assert_eq!(k.view.instrs[0].class.label(), *class, "{text}");
     }
 }
+
+/// `nvdisasm -gi` of the same cubin: every instruction's innermost line is
+/// the one `nvdisasm -g` gives, and the tensor-core and half-precision
+/// code of CUDA's headers names the line of ops.cu it was inlined into.
+#[test]
+fn inlined_lines_name_the_users_line() {
+    let plain = nvdisasm();
+    let inlined = parse_listing(&read("ops.sm_90.nvdisasm-gi.sass")).expect("nvdisasm -gi listing parses");
+    assert_eq!(plain.len(), inlined.len());
+    let (mut compared, mut with_caller) = (0, 0);
+    for (p, i) in plain.iter().zip(&inlined) {
+        assert_eq!(p.name, i.name);
+        assert_eq!(p.instrs.len(), i.instrs.len(), "{}", p.name);
+        for (a, b) in p.instrs.iter().zip(&i.instrs) {
+            assert_eq!((a.offset, &a.text), (b.offset, &b.text));
+            let innermost = b.location.clone().map(|l| xfpx_common::site::SourceLoc { inlined_at: None, ..l });
+            assert_eq!(a.location, innermost, "{} +{:#x}", p.name, a.offset);
+            compared += 1;
+            if let Some(l) = &b.location {
+                if l.file.starts_with("<cuda>/include/") {
+                    let outer = l.inlined_at.as_deref().unwrap_or_else(|| panic!("{} +{:#x}: {l}", p.name, b.offset));
+                    assert_eq!(outer.file, "ops.cu", "{} +{:#x}: {l}", p.name, b.offset);
+                    with_caller += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 600 && with_caller > 50, "{compared} instructions, {with_caller} from CUDA's headers");
+    let mma = function(&inlined, "mma_f16");
+    let hmma = mma.instrs.iter().find(|i| i.opcode == "HMMA").expect("an HMMA");
+    let at = hmma.location.as_ref().expect("located").to_string();
+    assert!(at.starts_with("<cuda>/include/crt/mma.hpp:") && at.ends_with("(inlined at ops.cu:87)"), "{at}");
+}
+
+/// The GPU suite's `nvdisasm -gi` listings (CUDA 13.0): half-precision
+/// intrinsics of `cuda_fp16.hpp` and `cuda_bf16.hpp`, one of them inlined
+/// two deep, name the suite's own line.
+#[test]
+fn gpu_suite_listing_names_the_users_line() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/gpu/listings/fpx_half.lines.sass");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let fs = parse_listing(&text).expect("parses");
+    let f = function(&fs, "fpx_bf16x2_inf");
+    let at = |offset: u64| {
+        let i = f.instrs.iter().find(|i| i.offset == offset).expect("instruction");
+        (i.text.clone(), i.location.as_ref().map(ToString::to_string).unwrap_or_default())
+    };
+    // two frames of cuda_bf16.hpp (2590 inlined at 2669), then the kernel
+    assert_eq!(
+        at(0xb0),
+        (
+            "HFMA2.MMA.BF16_V2 R9, R2, R5, -RZ".into(),
+            "<cuda>/include/cuda_bf16.hpp:2590 (inlined at fpx_half.cu:35)".into()
+        )
+    );
+    assert_eq!(at(0xa0).1, "fpx_half.cu:35");
+    let from_headers: Vec<_> = fs
+        .iter()
+        .flat_map(|f| &f.instrs)
+        .filter_map(|i| i.location.as_ref())
+        .filter(|l| l.file.starts_with("<cuda>/include/"))
+        .collect();
+    assert!(from_headers.len() >= 18, "{}", from_headers.len());
+    assert!(from_headers.iter().all(|l| l.outermost().file == "fpx_half.cu"), "{from_headers:?}");
+}

@@ -5,9 +5,10 @@
 //! --mode detect` does); the findings the instrumentation recorded are
 //! shown as a user would see them.
 //!
-//! The kernels are a copy of the emulator's `exceptions` fixture (its HIP
-//! source and build live with the emulator's fixtures; `cli/demo/regen.sh`
-//! refreshes the copy); the launch descriptions are in `cli/demo/`.
+//! The kernels are the emulator's `exceptions` fixture (its HIP source
+//! lives with the emulator's fixtures), built the same way plus a line
+//! table by `cli/demo/regen.sh`, so that findings show their source line;
+//! the launch descriptions are in `cli/demo/`.
 
 use crate::args::{DemoArgs, RewriteMode};
 use crate::output::Outputs;
@@ -16,8 +17,8 @@ use crate::summary;
 use anyhow::{Context, Result};
 use xfpx_common::report::Report;
 
-/// The code object the demo runs: a copy of the emulator's `exceptions`
-/// fixture for gfx942, refreshed by `cli/demo/regen.sh`.
+/// The code object the demo runs: the emulator's `exceptions` fixture for
+/// gfx942 with a line table, built by `cli/demo/regen.sh`.
 const CODE_OBJECT: &[u8] = include_bytes!("../demo/exceptions.gfx942.co");
 /// The launches, in the order they run: (file name, launch description).
 const LAUNCHES: [(&str, &str); 3] = [
@@ -81,13 +82,49 @@ mod tests {
     use super::*;
     use xfpx_common::fp::ExceptionKind;
 
+    fn text_of(bytes: &[u8]) -> Vec<u8> {
+        let co = xfpx_amd::CodeObject::parse(bytes).expect("code object");
+        let text = co.elf.section_by_name(".text").expect(".text");
+        co.elf.section_data(text).expect("contents").to_vec()
+    }
+
+    #[test]
+    fn the_demo_runs_the_emulator_fixtures_code() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../backend-amd/emulator/fixtures/gfx942/exceptions.co");
+        let bytes = std::fs::read(&fixture).expect("the emulator's exceptions fixture");
+        assert!(text_of(&bytes) == text_of(CODE_OBJECT), "the demo's code differs from {}", fixture.display());
+        let co = xfpx_amd::CodeObject::parse(CODE_OBJECT).expect("code object");
+        assert!(xfpx_amd::SourceLines::read(&co.elf).expect("readable").is_some(), "the demo has no line table");
+    }
+
     #[test]
     fn the_demo_code_object_is_current() {
-        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../backend-amd/emulator/fixtures/gfx942/exceptions.co");
-        match std::fs::read(&source) {
-            Ok(bytes) => assert!(bytes == CODE_OBJECT, "cli/demo/exceptions.gfx942.co is stale: run cli/demo/regen.sh"),
-            Err(_) => eprintln!("note: {} is absent; the demo's copy is not checked", source.display()),
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let recorded = std::fs::read_to_string(root.join("backend-amd/fixtures/TOOLS.txt")).unwrap_or_default();
+        let installed = std::process::Command::new("clang-19")
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string));
+        match installed {
+            Some(v) if recorded.lines().next() == Some(v.as_str()) => {
+                let tmp = crate::run::Scratch::create().expect("temp dir");
+                let status = std::process::Command::new("bash")
+                    .arg(root.join("cli/demo/regen.sh"))
+                    .arg(tmp.path())
+                    .stdout(std::process::Stdio::null())
+                    .status()
+                    .expect("run regen.sh");
+                assert!(status.success(), "cli/demo/regen.sh failed");
+                let built = std::fs::read(tmp.path().join("exceptions.gfx942.co")).expect("built");
+                assert!(built == CODE_OBJECT, "cli/demo/exceptions.gfx942.co is stale: run cli/demo/regen.sh");
+            }
+            other => println!(
+                "skipped: the demo's code object is not rebuilt (clang-19 {}, the fixtures were built with {})",
+                other.map_or("is not installed".to_string(), |v| format!("is {v}")),
+                recorded.lines().next().unwrap_or("an unrecorded compiler")
+            ),
         }
     }
 
@@ -101,5 +138,23 @@ mod tests {
         assert!(found.iter().all(|(k, _)| ["exc_nan", "exc_overflow", "exc_div0"].contains(k)), "{found:?}");
         assert_eq!(r.run.vendor, "amd-emulated");
         assert_eq!(r.kernels.len(), 3);
+    }
+
+    #[test]
+    fn the_demo_findings_have_source_lines() {
+        let r = demo_report().expect("demo");
+        let at: Vec<(&str, String)> = r
+            .records()
+            .map(|(k, rec)| (k, rec.site.location.as_ref().map(ToString::to_string).unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                ("exc_div0", "xfpx_kernel.h:28 (inlined at exceptions.hip:34)".to_string()),
+                ("exc_nan", "exceptions.hip:10".to_string()),
+                ("exc_overflow", "exceptions.hip:18".to_string()),
+                ("exc_overflow", "exceptions.hip:18".to_string()),
+            ]
+        );
     }
 }

@@ -64,12 +64,14 @@ pub fn by_line(report: &Report) -> Vec<KernelFindings<'_>> {
 }
 
 fn kernel_findings(kernel: &KernelReport) -> KernelFindings<'_> {
-    // Key: no location sorts after every known one.
-    let mut lines: BTreeMap<(bool, &str, u32), Vec<&ExceptionRecord>> = BTreeMap::new();
+    // Key: no location sorts after every known one; a line inlined into
+    // two places of the caller is two lines.
+    type LineKey<'a> = (bool, &'a str, u32, Option<(&'a str, u32)>);
+    let mut lines: BTreeMap<LineKey, Vec<&ExceptionRecord>> = BTreeMap::new();
     for r in &kernel.records {
         let key = match &r.site.location {
-            Some(l) => (false, l.file.as_str(), l.line),
-            None => (true, "", 0),
+            Some(l) => (false, l.file.as_str(), l.line, l.inlined_at.as_deref().map(|o| (o.file.as_str(), o.line))),
+            None => (true, "", 0, None),
         };
         lines.entry(key).or_default().push(r);
     }
@@ -138,7 +140,7 @@ pub(crate) mod tests {
             id: SiteId(id),
             offset,
             instr: instr.into(),
-            location: line.map(|line| SourceLoc { file: "div.cu".into(), line }),
+            location: line.map(|line| SourceLoc::new("div.cu", line)),
         };
         for i in 0..12u32 {
             let s = site(i, 0x100 + 16 * u64::from(i), "FFMA R1, R2, R3, R4", Some(12));

@@ -81,7 +81,7 @@ prop_compose! {
             c.launch(&name, probes % 2 == 0);
         }
         for (kernel, kind, format, id, offset, instr, loc, launch, occ) in findings {
-            let location = loc.map(|(file, line)| SourceLoc { file, line });
+            let location = loc.map(|(file, line)| SourceLoc::new(file, line));
             let site = SiteRef { id: SiteId(id), offset, instr, location };
             c.record(&kernel, kind, format, site, launch, occ);
         }

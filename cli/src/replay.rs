@@ -43,7 +43,10 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     opts.progress = shown.as_ref().map(|p| p.counter());
     let outcome = match a.mode {
         None => xfpx_amd_emu::replay(&a.launch, &opts)
-            .map(|o| (o.report, o.outputs, Vec::new()))
+            .map(|mut o| {
+                locate(&mut o.report, a);
+                (o.report, o.outputs, Vec::new())
+            })
             .map_err(|e| anyhow::anyhow!("{e}")),
         Some(mode) => crate::replay_rewritten::replay_rewritten(&a.launch, mode, &opts)
             .map(|r| (r.report, r.outputs, r.screened_kinds)),
@@ -67,4 +70,26 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
         return Ok(crate::exit::EXIT_FINDINGS);
     }
     Ok(exit_code(&report, fail_on))
+}
+
+/// Source lines for the findings of an emulator replay, from the launch's
+/// code object (where it has line tables); a table that cannot be read is a
+/// note in the report.
+fn locate(report: &mut xfpx_common::report::Report, a: &ReplayArgs) {
+    let note = xfpx_amd_emu::launch::Launch::load(&a.launch)
+        .map_err(|e| e.0)
+        .and_then(|launch| {
+            crate::replay_rewritten::code_object_path(&launch, a.target.as_deref(), a.code_object.as_deref())
+                .map_err(|e| e.to_string())
+        })
+        .and_then(|path| {
+            xfpx_common::limits::read(&path, xfpx_common::limits::CODE_OBJECT)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        })
+        .and_then(|bytes| {
+            let elf = xfpx_amd_emu::codeobject::unbundle(&bytes, a.target.as_deref()).map_err(|e| e.to_string())?;
+            Ok(xfpx_amd::lines::locate_report(report, elf))
+        })
+        .unwrap_or_else(|e| Some(format!("source lines are unknown: {e}")));
+    report.run.notes.extend(note);
 }

@@ -31,7 +31,7 @@ pub struct RewrittenReplay {
 }
 
 /// The code object file a launch names, `{target}` filled in.
-fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -116,6 +116,7 @@ pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOpti
     let command = vec!["replay".into(), "--mode".into(), mode_name.into(), launch_path.display().to_string()];
     let run_info = xfpx_amd_emu::replay::emulated_run_info(&rewritten.target, command, mode_name, started, notes);
     let mut c = Collector::new(run_info, None);
+    c.run_mut().notes.extend(rewritten.notes.iter().cloned());
     for k in &rewritten.kernels {
         let status = match &k.state {
             KernelState::Instrumented => KernelStatus::Instrumented,

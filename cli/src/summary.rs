@@ -21,7 +21,7 @@ pub fn finding_line(kernel: &str, kind: ExceptionKind, format: FpFormat, site: &
         "xfpx: found {} ({}) in {} at {}: {} [+{:#x}]",
         kind.name(),
         format.name(),
-        kernel,
+        xfpx_common::names::readable(kernel),
         location(site),
         site.instr,
         site.offset
@@ -268,7 +268,7 @@ fn by_line(out: &mut String, report: &Report, limits: Limits) {
         let _ = writeln!(
             out,
             "  {}: {} finding{} at {} instruction{}",
-            k.kernel.name,
+            k.kernel.display_name(),
             k.findings,
             plural(k.findings),
             k.instructions,
@@ -349,7 +349,7 @@ fn more(out: &mut String, indent: &str, total: usize, shown: usize, (one, many):
 
 fn kernel_row(k: &KernelReport) -> Vec<String> {
     let mut row = vec![
-        shorten(&k.name),
+        shorten(k.display_name()),
         status_words(&k.status),
         k.launches.to_string(),
         k.instrumented_launches.to_string(),
@@ -395,7 +395,7 @@ mod tests {
             id: SiteId(0),
             offset: 0x130,
             instr: "FADD R1, R2, R3".into(),
-            location: Some(SourceLoc { file: "app.cu".into(), line: 42 }),
+            location: Some(SourceLoc::new("app.cu", 42)),
         };
         c.record("gemm", ExceptionKind::Nan, FpFormat::F32, site.clone(), 0, 5);
         c.record("gemm", ExceptionKind::Div0, FpFormat::F64, SiteRef { id: SiteId(1), offset: 0x200, ..site }, 0, 1);

@@ -171,10 +171,13 @@ impl KernelFilter {
     }
 
     /// True when a kernel known by any of `names` (e.g. mangled and
-    /// demangled) is to be instrumented.
+    /// demangled) is to be instrumented. A mangled name is also tried in
+    /// its demangled form.
     pub fn admits(&self, names: &[&str]) -> bool {
-        let inc = self.include.is_empty() || names.iter().any(|n| self.include.iter().any(|r| r.is_match(n)));
-        let exc = names.iter().any(|n| self.exclude.iter().any(|r| r.is_match(n)));
+        let demangled: Vec<String> = names.iter().filter_map(|n| crate::names::demangle(n)).collect();
+        let all: Vec<&str> = names.iter().copied().chain(demangled.iter().map(String::as_str)).collect();
+        let inc = self.include.is_empty() || all.iter().any(|n| self.include.iter().any(|r| r.is_match(n)));
+        let exc = all.iter().any(|n| self.exclude.iter().any(|r| r.is_match(n)));
         inc && !exc
     }
 }
@@ -202,6 +205,13 @@ mod tests {
         assert!(f.admits(&["_Z4gemmPf", "gemm(float*)"]));
         assert!(!f.admits(&["gemm_small"]));
         assert!(!f.admits(&["reduce"]));
+        // a mangled name alone is matched in both forms
+        let f = KernelFilter::new(&["^void lines_scale<float>".into()], &[]).expect("patterns");
+        assert!(f.admits(&["_Z11lines_scaleIfEvPT_PKS0_S0_"]));
+        assert!(!f.admits(&["_Z11lines_scaleIdEvPT_PKS0_S0_"]));
+        let f = KernelFilter::new(&[], &["^app::".into()]).expect("patterns");
+        assert!(!f.admits(&["_ZN3app10normalizedEPfPKfi"]));
+        assert!(f.admits(&["_ZN3lib10normalizedEPfPKfi"]));
         let c = RunConfig { sample_every: 4, ..RunConfig::default() };
         let sampled: Vec<u64> = (0..9).filter(|i| c.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 4, 8]);

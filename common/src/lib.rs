@@ -17,8 +17,9 @@
 //! - [`config`]: the run configuration handed from the CLI to a backend;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
-//! - [`merge`]: combining the reports of several processes into one.
+//! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader.
+//! - [`names`]: kernel names as people read them (demangling).
 
 pub mod class;
 pub mod config;
@@ -28,6 +29,7 @@ pub mod launcher;
 pub mod limits;
 pub mod lower;
 pub mod merge;
+pub mod names;
 pub mod observe;
 pub mod plan;
 pub mod probe;

@@ -129,6 +129,7 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
         for k in &r.kernels {
             let merged = kernels.entry(k.name.clone()).or_insert_with(|| KernelReport {
                 name: k.name.clone(),
+                demangled: k.demangled.clone(),
                 status: k.status.clone(),
                 launches: 0,
                 instrumented_launches: 0,
@@ -232,7 +233,7 @@ mod tests {
             id: SiteId(id),
             offset,
             instr: "FADD R1, R2, R3".into(),
-            location: line.map(|line| SourceLoc { file: "a.cu".into(), line }),
+            location: line.map(|line| SourceLoc::new("a.cu", line)),
         }
     }
 

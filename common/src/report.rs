@@ -118,7 +118,11 @@ pub enum KernelStatus {
 /// One kernel of the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelReport {
+    /// The name the backend gives (on AMD the symbol, mangled for C++ kernels).
     pub name: String,
+    /// The demangled form of `name` when `name` is a mangled C++ name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demangled: Option<String>,
     pub status: KernelStatus,
     /// Launches seen.
     pub launches: u64,
@@ -127,6 +131,13 @@ pub struct KernelReport {
     /// Probes placed in the kernel.
     pub probes: u64,
     pub records: Vec<ExceptionRecord>,
+}
+
+impl KernelReport {
+    /// The name to show a person: the demangled one when there is one.
+    pub fn display_name(&self) -> &str {
+        self.demangled.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// Name and version of the tool that wrote a report.
@@ -275,6 +286,7 @@ impl Collector {
     fn kernel(&mut self, name: &str) -> &mut KernelReport {
         self.kernels.entry(name.to_string()).or_insert_with(|| KernelReport {
             name: name.to_string(),
+            demangled: crate::names::demangle(name),
             status: KernelStatus::Instrumented,
             launches: 0,
             instrumented_launches: 0,
@@ -452,5 +464,20 @@ mod tests {
         assert_eq!(Report::from_msgpack(&r.to_msgpack().expect("encode")).expect("msgpack"), r);
         let bad = r.to_json().replace(SCHEMA, "xfpx-report/0");
         assert!(matches!(Report::from_json(&bad), Err(ReportError::Schema(_))));
+    }
+
+    #[test]
+    fn mangled_kernels_gain_their_demangled_name() {
+        let mut c = Collector::new(run(), None);
+        c.launch("_Z11lines_scaleIfEvPT_PKS0_S0_", true);
+        c.launch("exc_nan", true);
+        let r = c.report();
+        let k = &r.kernels[0];
+        assert_eq!(k.name, "_Z11lines_scaleIfEvPT_PKS0_S0_");
+        assert_eq!(k.display_name(), "void lines_scale<float>(float*, float const*, float)");
+        assert_eq!(r.kernels[1].demangled, None);
+        assert_eq!(r.kernels[1].display_name(), "exc_nan");
+        assert!(!r.to_json().contains("\"demangled\": null"), "absent, not null");
+        assert_eq!(Report::from_msgpack(&r.to_msgpack().expect("encode")).expect("msgpack"), r);
     }
 }

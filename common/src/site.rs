@@ -12,16 +12,53 @@ use std::fmt;
 #[serde(transparent)]
 pub struct SiteId(pub u32);
 
-/// A source position.
+/// A source position: the innermost frame of an instruction (where its
+/// code was written, a header's inline function included) and, when that
+/// code was inlined, the outermost frame it was inlined into (the line of
+/// the kernel or called function the compiler emitted it in).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SourceLoc {
     pub file: String,
     pub line: u32,
+    /// Column (from 1), when the line table has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The outermost frame, when this one was inlined into it (its own
+    /// `inlined_at` is always absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inlined_at: Option<Box<SourceLoc>>,
 }
 
+impl SourceLoc {
+    /// `file:line`, no column, not inlined.
+    pub fn new(file: impl Into<String>, line: u32) -> SourceLoc {
+        SourceLoc { file: file.into(), line, column: None, inlined_at: None }
+    }
+
+    /// This position, inlined into `outer` (no change when `outer` is this
+    /// very position).
+    pub fn inlined_into(mut self, outer: SourceLoc) -> SourceLoc {
+        let same = outer.file == self.file && outer.line == self.line && outer.column == self.column;
+        if !same {
+            self.inlined_at = Some(Box::new(SourceLoc { inlined_at: None, ..outer }));
+        }
+        self
+    }
+
+    /// The user's line: the outermost frame when inlined, else this one.
+    pub fn outermost(&self) -> &SourceLoc {
+        self.inlined_at.as_deref().unwrap_or(self)
+    }
+}
+
+/// `file:line`, and ` (inlined at file:line)` when inlined.
 impl fmt::Display for SourceLoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        write!(f, "{}:{}", self.file, self.line)?;
+        if let Some(outer) = &self.inlined_at {
+            write!(f, " (inlined at {}:{})", outer.file, outer.line)?;
+        }
+        Ok(())
     }
 }
 
@@ -110,13 +147,29 @@ mod tests {
     #[test]
     fn late_line_tables_fill_only_missing_positions() {
         let mut t = SiteTable::new();
-        let known = SourceLoc { file: "a.cu".into(), line: 3 };
+        let known = SourceLoc::new("a.cu", 3);
         let a = t.intern("k", 0x10, "FADD R1, R2, R3", Some(known.clone()));
         let b = t.intern("k", 0x20, "FMUL R1, R2, R3", None);
         let c = t.intern("other", 0x20, "FMUL R1, R2, R3", None);
-        t.locate("k", |off| Some(SourceLoc { file: "b.cu".into(), line: off as u32 }));
+        t.locate("k", |off| Some(SourceLoc::new("b.cu", off as u32)));
         assert_eq!(t.get(a).and_then(|s| s.location.clone()), Some(known));
         assert_eq!(t.get(b).and_then(|s| s.location.clone()).map(|l| l.to_string()), Some("b.cu:32".into()));
         assert_eq!(t.get(c).and_then(|s| s.location.clone()), None);
+    }
+
+    #[test]
+    fn inlined_positions_name_the_outermost_frame() {
+        let inner = SourceLoc { column: Some(12), ..SourceLoc::new("<cuda>/include/cuda_fp16.hpp", 264) };
+        let at = inner.clone().inlined_into(SourceLoc::new("half.cu", 13));
+        assert_eq!(at.to_string(), "<cuda>/include/cuda_fp16.hpp:264 (inlined at half.cu:13)");
+        assert_eq!(at.outermost(), &SourceLoc::new("half.cu", 13));
+        assert_eq!(inner.outermost(), &inner);
+        // the same frame twice is no inlining
+        assert_eq!(inner.clone().inlined_into(inner.clone()), inner);
+        // written only when present: a plain position reads as before
+        let plain = serde_json::to_string(&SourceLoc::new("a.cu", 7)).unwrap();
+        assert_eq!(plain, r#"{"file":"a.cu","line":7}"#);
+        let back: SourceLoc = serde_json::from_str(&serde_json::to_string(&at).unwrap()).unwrap();
+        assert_eq!(back, at);
     }
 }

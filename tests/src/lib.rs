@@ -58,7 +58,7 @@ pub fn finding(
             id: SiteId(site),
             offset,
             instr: instr.to_string(),
-            location: location.map(|(file, line)| SourceLoc { file: file.to_string(), line }),
+            location: location.map(|(file, line)| SourceLoc::new(file, line)),
         },
         launch,
         occurrences,

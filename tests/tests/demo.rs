@@ -23,6 +23,9 @@ fn the_demo_shows_its_three_exceptions() {
         ": inf (f32); 2 findings at 2 instructions",
         "\n  exc_div0: 1 finding at 1 instruction\n",
         "  v_rcp_f32_e32 v2, v2  div0 (f32), first in launch 0",
+        "exceptions.hip:10: nan (f32)",
+        "exceptions.hip:18: inf (f32)",
+        "xfpx_kernel.h:28 (inlined at exceptions.hip:34): div0 (f32)",
     ] {
         assert!(s.contains(line), "`{line}` missing from:\n{s}");
     }

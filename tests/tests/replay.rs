@@ -119,3 +119,32 @@ fn replay_of_the_rewritten_kernel() {
     c.args(["replay", "--mode", "detect"]).arg(launch("div_special.json"));
     run(c).assert_one_line_error(1, "needs a target");
 }
+
+#[test]
+fn replay_names_source_lines_from_a_code_object_with_line_tables() {
+    // The demo's code object is the emulator's `exceptions` fixture with a
+    // line table; both replay paths resolve their findings' lines from it
+    // (column as llvm-addr2line-19 gives it for the v_rcp_f32 at 0x2530).
+    let d = tempfile::tempdir().expect("scratch");
+    let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cli/demo");
+    std::fs::copy(demo.join("exceptions.gfx942.co"), d.path().join("exceptions.co")).expect("copy");
+    std::fs::copy(demo.join("div0.json"), d.path().join("div0.json")).expect("copy");
+    for mode in [None, Some("detect")] {
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--report", "r.json"]);
+        c.args(mode.map(|m| vec!["--mode", m]).unwrap_or_default());
+        c.arg("div0.json");
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(
+            o.stdout.contains("\n    xfpx_kernel.h:28 (inlined at exceptions.hip:34): div0 (f32)"),
+            "{mode:?}:\n{}",
+            o.stdout
+        );
+        let r = Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
+        let at = r.records().find_map(|(_, rec)| rec.site.location.clone()).expect("a located finding");
+        assert_eq!((at.file.as_str(), at.line, at.column), ("xfpx_kernel.h", 28, Some(57)), "{mode:?}");
+        let outer = at.inlined_at.expect("inlined");
+        assert_eq!((outer.file.as_str(), outer.line), ("exceptions.hip", 34), "{mode:?}");
+    }
+}

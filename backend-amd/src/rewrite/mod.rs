@@ -94,7 +94,8 @@ impl FromStr for Mode {
 #[derive(Debug, Clone)]
 pub struct RewriteOptions {
     pub mode: Mode,
-    /// Only kernels whose name contains one of these (all when empty).
+    /// Only kernels whose name, mangled or demangled, contains one of these
+    /// (all when empty).
     pub kernels: Vec<String>,
     /// Device address of the table (patched into the code).
     pub table_address: u64,
@@ -217,6 +218,9 @@ pub struct RewriteOutcome {
     pub kernels: Vec<KernelOutcome>,
     /// Device functions the kernels call.
     pub functions: Vec<FunctionOutcome>,
+    /// What a reader of the findings should know (e.g. unreadable line tables).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn isa_target(co: &CodeObject<'_>) -> Result<Target, RewriteError> {
@@ -326,7 +330,10 @@ fn rewrite_planned(
             dx10_clamp_cleared: false,
             metadata_counts_kept: None,
         };
-        if !opts.kernels.is_empty() && !opts.kernels.iter().any(|f| k.name.contains(f.as_str())) {
+        let demangled = xfpx_common::names::demangle(&k.name);
+        let named =
+            |f: &String| k.name.contains(f.as_str()) || demangled.as_ref().is_some_and(|d| d.contains(f.as_str()));
+        if !opts.kernels.is_empty() && !opts.kernels.iter().any(named) {
             o.state = KernelState::Excluded;
             outcomes.push(o);
             continue;
@@ -341,6 +348,7 @@ fn rewrite_planned(
         outcomes.push(o);
     }
     let (function_outcomes, candidates) = prepare_functions(&co, &graph, &outcomes, &prepared, tool, &mut sites)?;
+    let notes = locate_sites(&co, &graph, &mut sites);
     let mut island_pool = lower::IslandPool::from_code(&code);
     // Padding inside a kernel's own range, or a function's that may be
     // instrumented, stays out of the pool (its instructions may be anchors themselves).
@@ -490,8 +498,27 @@ fn rewrite_planned(
             table,
             kernels: outs,
             functions: fouts,
+            notes,
         });
     }
+}
+
+/// Give the sites of kernels and device functions the source positions of
+/// the object's line tables (where it was built with `-g`); returns a note
+/// when the tables are there but cannot be read.
+fn locate_sites(co: &CodeObject<'_>, graph: &CallGraph, sites: &mut SiteTable) -> Vec<String> {
+    let lines = match crate::lines::SourceLines::read(&co.elf) {
+        Ok(Some(lines)) => lines,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![format!("source lines are unknown: {e}")],
+    };
+    for k in &co.kernels {
+        sites.locate(&k.name, |offset| lines.locate(k.entry + offset));
+    }
+    for f in &graph.functions {
+        sites.locate(&f.name, |offset| lines.locate(f.code.start + offset));
+    }
+    Vec::new()
 }
 
 /// Why a unit with no trampoline is left as it was.

@@ -416,13 +416,59 @@ fn function_header(line: &str) -> Option<String> {
     None
 }
 
-/// A line-table comment of `nvdisasm -g`: `//## File "a.cu", line 12`.
-fn line_comment(line: &str) -> Option<SourceLoc> {
-    let rest = line.trim().strip_prefix("//## File \"")?;
+/// A line-table comment of `nvdisasm -g`, `//## File "a.cu", line 12`, or
+/// of `nvdisasm -gi`, which may add the frame it was inlined into:
+/// `//## File "<cuda>/include/cuda_fp16.hpp", line 264 inlined at "a.cu", line 13`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LineComment {
+    at: SourceLoc,
+    inlined_at: Option<SourceLoc>,
+}
+
+/// `"file", line N` at the start of `text`, and the rest.
+fn file_line(text: &str) -> Option<(SourceLoc, &str)> {
+    let rest = text.strip_prefix('"')?;
     let (file, rest) = rest.split_once('"')?;
     let rest = rest.trim_start().strip_prefix(',')?.trim_start().strip_prefix("line")?.trim_start();
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some(SourceLoc { file: file.to_string(), line: digits.parse().ok()? })
+    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    Some((SourceLoc::new(file, rest[..end].parse().ok()?), &rest[end..]))
+}
+
+fn line_comment(line: &str) -> Option<LineComment> {
+    let rest = line.trim().strip_prefix("//## File ")?;
+    let (at, rest) = file_line(rest)?;
+    let inlined_at =
+        rest.trim_start().strip_prefix("inlined at ").and_then(|r| file_line(r.trim_start())).map(|(l, _)| l);
+    Some(LineComment { at, inlined_at })
+}
+
+/// The comments before an instruction, innermost frame first: `nvdisasm
+/// -gi` writes a frame, then the frame it was inlined into (whose position
+/// is the first one's `inlined at`), down to the outermost, which is not
+/// inlined. The instruction's position is the innermost frame, inlined
+/// into the outermost.
+#[derive(Debug, Default)]
+struct InlineChain {
+    frames: Vec<LineComment>,
+    /// An instruction came after the last comment: the next comment starts a new chain.
+    closed: bool,
+}
+
+impl InlineChain {
+    fn push(&mut self, c: LineComment) {
+        let continues = !self.closed && self.frames.last().and_then(|f| f.inlined_at.as_ref()) == Some(&c.at);
+        if !continues {
+            self.frames.clear();
+        }
+        self.frames.push(c);
+        self.closed = false;
+    }
+
+    fn location(&self) -> Option<SourceLoc> {
+        let inner = self.frames.first()?.at.clone();
+        let last = self.frames.last()?;
+        Some(inner.inlined_into(last.inlined_at.clone().unwrap_or_else(|| last.at.clone())))
+    }
 }
 
 /// True for a line that carries an instruction: `/*0040*/ ...`.
@@ -440,22 +486,23 @@ fn instruction_line(line: &str) -> bool {
 /// headers, line-table comments nor instructions are skipped.
 pub fn parse_listing(text: &str) -> Result<Vec<SassFunction>, ParseError> {
     let mut functions: Vec<SassFunction> = Vec::new();
-    let mut location: Option<SourceLoc> = None;
+    let mut chain = InlineChain::default();
     for (n, line) in text.lines().enumerate() {
         if let Some(name) = function_header(line) {
             functions.push(SassFunction { name, instrs: Vec::new() });
-            location = None;
+            chain = InlineChain::default();
             continue;
         }
-        if let Some(loc) = line_comment(line) {
-            location = Some(loc);
+        if let Some(c) = line_comment(line) {
+            chain.push(c);
             continue;
         }
         if !instruction_line(line) {
             continue;
         }
+        chain.closed = true;
         let mut ins = parse_instruction(line).map_err(|e| ParseError { line: n + 1, message: e.message })?;
-        ins.location = location.clone();
+        ins.location = chain.location();
         match functions.last_mut() {
             Some(f) => f.instrs.push(ins),
             None => {
@@ -551,6 +598,44 @@ mod tests {
     }
 
     #[test]
+    fn inlined_at_chains_give_innermost_and_outermost() {
+        let text = r#"
+	.section	.text.k,"ax",@progbits
+	//## File "a.cu", line 3
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+	//## File "<cuda>/include/x.hpp", line 9 inlined at "<cuda>/include/x.hpp", line 20
+	//## File "<cuda>/include/x.hpp", line 20 inlined at "a.cu", line 7
+	//## File "a.cu", line 7
+        /*0010*/                   HADD2 R2, R2, R3 ;
+        /*0020*/                   HADD2 R2, R2, R3 ;
+	//## File "<cuda>/include/x.hpp", line 4 inlined at "a.cu", line 8
+	//## File "a.cu", line 8
+        /*0030*/                   HMUL2 R2, R2, R3 ;
+	//## File "a.cu", line 8
+	//## File "a.cu", line 9
+        /*0040*/                   EXIT ;
+"#;
+        let fs = parse_listing(text).expect("parses");
+        let at: Vec<String> =
+            fs[0].instrs.iter().map(|i| i.location.as_ref().map(ToString::to_string).unwrap_or_default()).collect();
+        assert_eq!(
+            at,
+            [
+                "a.cu:3",
+                "<cuda>/include/x.hpp:9 (inlined at a.cu:7)",
+                "<cuda>/include/x.hpp:9 (inlined at a.cu:7)",
+                "<cuda>/include/x.hpp:4 (inlined at a.cu:8)",
+                // two plain comments in a row: the later one holds
+                "a.cu:9",
+            ]
+        );
+        assert_eq!(
+            line_comment(r#"//## File "h.hpp", line 5 inlined at "a.cu", line 2"#),
+            Some(LineComment { at: SourceLoc::new("h.hpp", 5), inlined_at: Some(SourceLoc::new("a.cu", 2)) })
+        );
+    }
+
+    #[test]
     fn bad_instructions_are_errors() {
         for bad in ["", ";", "@P0", "fadd R1", "FADD R1,, R2", "FADD R1, [R2", "@Q1 FADD R1, R2, R3", "/*00zz*/ FADD"] {
             assert!(parse_instruction(bad).is_err(), "{bad}");
@@ -564,7 +649,7 @@ mod tests {
         assert_eq!(fs.len(), 1);
         assert_eq!(fs[0].name, "k");
         assert_eq!(fs[0].instrs.len(), 2);
-        assert_eq!(fs[0].instrs[0].location, Some(SourceLoc { file: "a.cu".into(), line: 7 }));
+        assert_eq!(fs[0].instrs[0].location, Some(SourceLoc::new("a.cu", 7)));
         assert!(parse_listing("/*0000*/ FADD R1, R2, R3 ;").is_err());
     }
 }

@@ -63,12 +63,12 @@ pub fn bars(kernels: &[KernelFindings]) -> String {
             out,
             "<g class=\"bar\" data-kernel=\"{0}\"><title>{0}: {1} finding{2}</title>\
              <text x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5}</text>",
-            escape(&k.kernel.name),
+            escape(k.kernel.display_name()),
             k.findings,
             crate::summary::plural(k.findings),
             LABEL_WIDTH - 8,
             y + 15,
-            escape(&label(&k.kernel.name))
+            escape(&label(k.kernel.display_name()))
         );
         let mut x = LABEL_WIDTH;
         for kind in ExceptionKind::ALL {

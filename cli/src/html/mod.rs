@@ -179,7 +179,7 @@ fn kernel_row(out: &mut String, k: &KernelReport) {
     let _ = write!(
         out,
         "<tr{class}><td class=\"name\">{}</td><td>{}</td>{}{}{}",
-        escape(&k.name),
+        escape(k.display_name()),
         escape(&summary::status_words(&k.status)),
         num(k.launches),
         num(k.instrumented_launches),
@@ -195,7 +195,7 @@ fn kernel_lines(out: &mut String, index: usize, k: &KernelFindings) {
     let _ = writeln!(
         out,
         "<h3 id=\"kernel-{index}\">{}</h3>\n<p class=\"muted\">{} finding{} at {} instruction{} on {} source line{}</p>",
-        escape(&k.kernel.name),
+        escape(k.kernel.display_name()),
         k.findings,
         summary::plural(k.findings),
         k.instructions,
