@@ -112,7 +112,7 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         nvbit::VERSION,
         toolkit.cuda_version
     );
-    for note in notes(&toolkit, &gpus, &arches, &dest) {
+    for note in notes(&toolkit, &gpus, &arches, &installed) {
         say!("xfpx: note: {note}");
     }
     Ok(0)
@@ -179,7 +179,7 @@ fn run_step(nvcc: &Path, step: &Step, work: &Path, verbose: bool) -> Result<()> 
 }
 
 /// What the user should know after a successful setup.
-fn notes(tk: &Toolkit, gpus: &Result<Gpus, String>, arches: &[SmArch], dest: &Path) -> Vec<String> {
+fn notes(tk: &Toolkit, gpus: &Result<Gpus, String>, arches: &[SmArch], installed: &Path) -> Vec<String> {
     let mut notes = Vec::new();
     if !tk.nvdisasm_on_path {
         let dir = tk.nvdisasm.parent().unwrap_or(Path::new("."));
@@ -198,22 +198,18 @@ fn notes(tk: &Toolkit, gpus: &Result<Gpus, String>, arches: &[SmArch], dest: &Pa
         }
         Err(e) => notes.push(format!("no NVIDIA driver answered ({e}); `xfpx run` needs one")),
     }
-    let looked_at = exe_dir().ok();
-    if looked_at.as_deref().is_none_or(|d| !same_dir(d, dest) && !same_dir(&d.join("../lib"), dest)) {
+    // what `xfpx run` would load now
+    let loads = xfpx_nvidia::tool_library().ok().map(|p| p.canonicalize().unwrap_or(p));
+    if loads.is_none() || loads != installed.canonicalize().ok() {
+        let now = loads.map_or("finds no tool library".to_string(), |p| format!("loads {}", p.display()));
         notes.push(format!(
-            "`xfpx run` looks beside the xfpx executable and in ../lib from it; set {}={} to use this one",
+            "`xfpx run` {now} (it looks in {}, beside the xfpx executable, in ../lib from it); set {}={} to use this one",
             xfpx_nvidia::TOOL_ENV,
-            dest.join(xfpx_nvidia::TOOL_FILE_NAME).display()
+            xfpx_nvidia::TOOL_ENV,
+            installed.display()
         ));
     }
     notes
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
 }
 
 /// The folder of the running `xfpx`, where `xfpx run` looks first.

@@ -119,13 +119,10 @@ fn unpack(tarball: &Path, into: &Path) -> Result<(), String> {
             how_to_get()
         ));
     }
-    let out = Command::new("tar")
-        .arg("-xf")
-        .arg(tarball)
-        .arg("-C")
-        .arg(into)
-        .output()
-        .map_err(|e| format!("cannot run tar to unpack {}: {e}", tarball.display()))?;
+    let out = Command::new("tar").arg("-xf").arg(tarball).arg("-C").arg(into).output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("tar not on PATH (needed to unpack {})", tarball.display()),
+        _ => format!("cannot run tar to unpack {}: {e}", tarball.display()),
+    })?;
     if !out.status.success() {
         return Err(format!("cannot unpack {} with tar: {}", tarball.display(), last_line(&out.stderr, &out.stdout)));
     }
