@@ -319,10 +319,10 @@ fn downloads_the_pinned_release_with_curl() {
 }
 
 #[test]
-fn bad_arch_is_a_usage_error() {
+fn bad_arch_is_refused_in_one_line() {
     let s = Setup::new();
     let o = run(s.xfpx(&["--arch", "sm_90,hopper"]));
-    o.assert_one_line_error(2, "invalid --arch: `hopper` is not a GPU target");
+    o.assert_one_line_error(1, "invalid --arch: `hopper` is not a GPU target");
 }
 
 #[test]

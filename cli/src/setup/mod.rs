@@ -14,7 +14,6 @@ mod toolkit;
 
 use crate::args::SetupArgs;
 use crate::console::say;
-use crate::exit::{ExitError, EXIT_USAGE};
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,9 +36,7 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         verbose: a.verbose,
     };
     let given_arches = match a.arch.as_deref() {
-        Some(s) => Some(
-            toolbuild::parse_arch_list(s).map_err(|e| ExitError::new(EXIT_USAGE, format!("invalid --arch: {e}")))?,
-        ),
+        Some(s) => Some(toolbuild::parse_arch_list(s).map_err(|e| anyhow::anyhow!("invalid --arch: {e}"))?),
         None => None,
     };
     let search = Search::from_env();
