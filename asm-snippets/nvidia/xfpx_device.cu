@@ -1,5 +1,5 @@
 /* Device functions injected by the xfpx NVBit tool. Compiled by
- * backend-nvidia/build-tool.sh with `-Xptxas -astoolspatch
+ * `xfpx setup nvidia` (steps in backend-nvidia/src/toolbuild.rs) with `-Xptxas -astoolspatch
  * --keep-device-functions`; NVBit finds them by name.
  *
  * The check runs on the device. The clean path costs one classification

@@ -1,8 +1,8 @@
 //! Device-side code xfpx injects, as sources: NVBit device functions
 //! (`nvidia/`) and AMDGPU trampoline snippets (`amd/`).
 //!
-//! The NVIDIA device functions are compiled by `backend-nvidia/build-tool.sh`
-//! (nvcc), not by cargo; this crate exposes the texts that the Rust side
+//! The NVIDIA device functions are compiled by `xfpx setup nvidia` (nvcc,
+//! steps in `xfpx_nvidia::toolbuild`), not by cargo; this crate exposes the texts that the Rust side
 //! must agree with, chiefly the ABI declaration of the device functions.
 
 /// The declaration of the NVIDIA device functions' argument lists

@@ -113,8 +113,9 @@ impl DisasmCache {
     }
 }
 
-fn find_on_path(name: &str, path: &str) -> Option<PathBuf> {
-    std::env::split_paths(path).map(|d| d.join(name)).find(|p| p.is_file())
+/// The first file named `name` in the folders of a `PATH`-style list.
+pub fn find_on_path(name: &str, path: impl AsRef<std::ffi::OsStr>) -> Option<PathBuf> {
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// FNV-1a, for a stable file name.

@@ -4,11 +4,12 @@
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), where the built tool is found ([`tool_library`]),
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]), fat binaries
-//! and cubins ([`fatbin`]) and the disassembly of a program's functions
-//! ahead of NVBit ([`prefill`]).
+//! and cubins ([`fatbin`]), the disassembly of a program's functions
+//! ahead of NVBit ([`prefill`]) and how the tool library is built
+//! ([`toolbuild`]).
 //!
 //! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
-//! a static library linked with a C++ shim by `build-tool.sh`.
+//! a static library linked with a C++ shim by `xfpx setup nvidia`.
 #![forbid(unsafe_code)]
 
 pub mod abi;
@@ -21,6 +22,7 @@ pub mod prefill;
 pub mod record;
 pub mod runtime;
 pub mod sass;
+pub mod toolbuild;
 mod toolpath;
 
 pub use lower::{CallArg, CallInsertion, LowerError, NvbitLowering};

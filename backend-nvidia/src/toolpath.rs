@@ -12,7 +12,7 @@ pub const TOOL_FILE_NAME: &str = "libxfpx_nvbit.so";
 pub enum ToolError {
     #[error("{TOOL_ENV} names {0}, which is not a file")]
     NotAFile(PathBuf),
-    #[error("the NVBit tool ({TOOL_FILE_NAME}) is not built; build it with `NVBIT_PATH=/path/to/nvbit/core ./backend-nvidia/build-tool.sh` (needs nvcc; NVBit releases: https://github.com/NVlabs/NVBit/releases) or set {TOOL_ENV}")]
+    #[error("the NVBit tool ({TOOL_FILE_NAME}) is not installed; run `xfpx setup nvidia` (needs the CUDA toolkit and NVBit) or set {TOOL_ENV}")]
     Missing,
 }
 
@@ -24,7 +24,7 @@ pub fn tool_library() -> Result<PathBuf, ToolError> {
     find_tool(explicit.as_deref(), exe_dir.as_deref(), Some(&build_output_dir()))
 }
 
-/// The directory `build-tool.sh` writes to: `target/nvbit-tool` of this
+/// The directory `build-tool.sh` writes to by default: `target/nvbit-tool` of this
 /// workspace.
 pub fn build_output_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/nvbit-tool")
@@ -63,7 +63,7 @@ mod tests {
         std::fs::create_dir_all(&build).expect("mkdir");
         let e = find_tool(None, Some(&exe), Some(&build)).expect_err("missing");
         let msg = e.to_string();
-        assert!(msg.contains("build-tool.sh") && msg.contains("NVBIT_PATH") && !msg.contains('\n'), "{msg}");
+        assert!(msg.contains("xfpx setup nvidia") && !msg.contains('\n'), "{msg}");
         std::fs::write(build.join(TOOL_FILE_NAME), b"").expect("write");
         assert_eq!(find_tool(None, Some(&exe), Some(&build)), Ok(build.join(TOOL_FILE_NAME)));
         std::fs::write(exe.join(TOOL_FILE_NAME), b"").expect("write");

@@ -28,6 +28,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// A bundled demo on the emulator: a NaN, an overflow and a division by zero (no GPU needed).
     Demo(DemoArgs),
+    /// Build and install the NVIDIA tool library for this machine's GPUs (needs nvcc and NVBit).
+    Setup(SetupArgs),
 }
 
 /// Which GPU vendor's backend to use.
@@ -233,6 +235,34 @@ pub struct ReplayArgs {
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+}
+
+/// What `xfpx setup` prepares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SetupVendor {
+    /// The NVBit tool library `xfpx run` loads into programs.
+    Nvidia,
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    #[arg(value_enum, value_name = "VENDOR")]
+    pub vendor: SetupVendor,
+    /// NVBit's release tarball or unpacked folder (without: the release is downloaded with curl or wget).
+    #[arg(long, value_name = "TARBALL|DIR")]
+    pub nvbit: Option<PathBuf>,
+    /// GPU targets to build for, e.g. sm_90,sm_80 (default: this machine's GPUs, from nvidia-smi).
+    #[arg(long, value_name = "LIST")]
+    pub arch: Option<String>,
+    /// Install into this folder (default: beside the xfpx executable, where `xfpx run` looks).
+    #[arg(long, value_name = "DIR")]
+    pub dest: Option<PathBuf>,
+    /// Link this libxfpx_nvbit.a (`cargo build --release -p xfpx-nvbit`) instead of the tool core carried by this xfpx.
+    #[arg(long = "core-lib", value_name = "FILE", env = "XFPX_STATICLIB")]
+    pub core_lib: Option<PathBuf>,
+    /// Print each nvcc command and its output.
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.

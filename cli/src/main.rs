@@ -1,7 +1,7 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
-//! `report`, `replay` a captured AMD launch on the emulator, and the bundled
-//! `demo`. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! `report`, `replay` a captured AMD launch on the emulator, the bundled
+//! `demo`, and `setup` of the NVIDIA tool library. Errors end in one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
@@ -22,6 +22,7 @@ mod report_cmd;
 mod report_io;
 mod report_name;
 mod run;
+mod setup;
 mod signals;
 mod summary;
 mod tool_library;
@@ -48,6 +49,7 @@ fn main() {
         Command::Report(a) => report_cmd::report(&a),
         Command::Replay(a) => replay::replay(&a),
         Command::Demo(a) => demo::demo(&a),
+        Command::Setup(a) => setup::setup(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

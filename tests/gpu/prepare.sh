@@ -5,7 +5,7 @@
 #   .devout/gpu-suite/bin/libxfpx_nvbit.so   NVBit tool (found by xfpx beside itself)
 #   .devout/gpu-suite/suite/                 the suite's programs
 # Then, on the GPU machine, with .devout/gpu-suite (and third_party/nvbit,
-# to build what is missing there) present:
+# for `xfpx setup nvidia` to build the tool there if it is missing) present:
 #   bash tests/gpu/run-gpu-checks.sh
 # Needs cargo, nvcc (on PATH or CUDA_HOME=...) and NVBit in third_party/nvbit
 # (or NVBIT_PATH=...). Missing pieces are reported, and the rest is built.
@@ -26,31 +26,14 @@ else
     status=1
 fi
 
-tool_script="$root/backend-nvidia/build-tool.sh"
 export NVBIT_PATH="${NVBIT_PATH:-$root/third_party/nvbit}"
-if [[ ! -f "$tool_script" ]]; then
-    echo "prepare: backend-nvidia/build-tool.sh does not exist yet; no NVBit tool built" >&2
-    status=1
-elif [[ ! -f "$NVBIT_PATH/libnvbit.a" ]]; then
-    echo "prepare: NVBit not found in $NVBIT_PATH (libnvbit.a); no NVBit tool built" >&2
+if [[ ! -x "$out/bin/xfpx" ]]; then
+    echo "prepare: no xfpx binary; no NVBit tool built" >&2
     status=1
 else
-    echo "prepare: building the NVBit tool"
-    stamp="$(mktemp)"
-    if bash "$tool_script"; then
-        lib="$(find "$root/backend-nvidia" "$root/target" -name libxfpx_nvbit.so -newer "$stamp" 2>/dev/null | head -n1)"
-        [[ -z "$lib" ]] && lib="$(find "$root/backend-nvidia" "$root/target" -name libxfpx_nvbit.so 2>/dev/null | head -n1)"
-        if [[ -n "$lib" ]]; then
-            cp "$lib" "$out/bin/libxfpx_nvbit.so"
-        else
-            echo "prepare: build-tool.sh ran but no libxfpx_nvbit.so was found" >&2
-            status=1
-        fi
-    else
-        echo "prepare: build-tool.sh failed" >&2
-        status=1
-    fi
-    rm -f "$stamp"
+    # the release xfpx carries the tool's Rust core; the GPU machine is an H100
+    echo "prepare: building the NVBit tool (xfpx setup nvidia)"
+    "$out/bin/xfpx" setup nvidia --nvbit "$NVBIT_PATH" --arch "${XFPX_ARCH:-sm_90}" || status=1
 fi
 
 echo "prepare: building the suite"

@@ -52,11 +52,9 @@ done
 xfpx="$root/.devout/gpu-suite/bin/xfpx"
 tool="$root/.devout/gpu-suite/bin/libxfpx_nvbit.so"
 export NVBIT_PATH="${NVBIT_PATH:-$root/third_party/nvbit}"
-if [[ ! -f "$tool" && -f "$root/backend-nvidia/build-tool.sh" && -f "$NVBIT_PATH/libnvbit.a" ]]; then
-    echo "run-gpu-checks: building the NVBit tool here"
-    (cd "$root" && bash backend-nvidia/build-tool.sh) > "$logs/build-tool.log" 2>&1
-    lib="$(find "$root/backend-nvidia" "$root/target" -name libxfpx_nvbit.so 2>/dev/null | head -n1)"
-    if [[ -n "$lib" ]]; then mkdir -p "$(dirname "$tool")" && cp "$lib" "$tool"; fi
+if [[ ! -f "$tool" && -x "$xfpx" && -e "$NVBIT_PATH" ]]; then
+    echo "run-gpu-checks: building the NVBit tool here (xfpx setup nvidia)"
+    "$xfpx" setup nvidia --nvbit "$NVBIT_PATH" > "$logs/build-tool.log" 2>&1 || tail -n 1 "$logs/build-tool.log"
 fi
 ready=1
 [[ -x "$xfpx" ]] || { echo "run-gpu-checks: no xfpx binary at .devout/gpu-suite/bin/xfpx (run tests/gpu/prepare.sh)" | tee -a "$logs/environment.txt"; ready=0; }

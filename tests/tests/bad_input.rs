@@ -123,7 +123,7 @@ fn nvidia_without_tool_library_says_how_to_build_it() {
     }
     let mut c = xfpx(d.path());
     c.args(["run", "--vendor", "nvidia", "--", "touch", "ran"]);
-    run(c).assert_one_line_error(1, "build-tool.sh");
+    run(c).assert_one_line_error(1, "xfpx setup nvidia");
 }
 
 #[test]

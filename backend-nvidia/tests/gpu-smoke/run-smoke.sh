@@ -4,8 +4,9 @@
 # CUDA_INJECTION64_PATH and with the event socket, and print expected vs
 # found findings. Logs and reports go to $OUT (default ./smoke-out).
 #
-#   NVBIT_PATH=/path/to/nvbit/core [XFPX_STATICLIB=libxfpx_nvbit.a] \
+#   NVBIT_PATH=/path/to/nvbit/core [XFPX=path/to/release/xfpx] \
 #       ./backend-nvidia/tests/gpu-smoke/run-smoke.sh
+# (without XFPX, build-tool.sh builds xfpx with cargo)
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
