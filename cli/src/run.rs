@@ -140,6 +140,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let load = tool_library::resolve()?;
     if load != ToolLoad::Nothing {
         vendor::resolve(vendor_choice, drivers, true)?;
+        check_disassembler(std::env::var_os("NVDISASM"), std::env::var_os("PATH"))?;
     }
 
     let scratch = Scratch::create()?;
@@ -218,6 +219,24 @@ pub fn run(a: RunArgs) -> Result<i32> {
     Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format)
         .finish(&report, &summary::summary(&report, false))?;
     Ok(exit_code(&report, p.fail_on))
+}
+
+/// NVBit disassembles each function it instruments with `nvdisasm` (from
+/// `NVDISASM`, else `PATH`): without it no kernel is checked, so the run
+/// stops before the program starts.
+fn check_disassembler(nvdisasm: Option<OsString>, path: Option<OsString>) -> Result<()> {
+    let named = nvdisasm.filter(|v| !v.is_empty()).map(PathBuf::from);
+    let found = match &named {
+        Some(p) => p.is_file(),
+        None => path.is_some_and(|p| xfpx_nvidia::disasm_cache::find_on_path("nvdisasm", p).is_some()),
+    };
+    if found {
+        return Ok(());
+    }
+    match named {
+        Some(p) => bail!("NVDISASM names {}, which is not a file: NVBit needs CUDA's nvdisasm", p.display()),
+        None => bail!("nvdisasm not found on PATH: NVBit needs it; put CUDA's bin directory on PATH (or set NVDISASM)"),
+    }
 }
 
 /// The environment variables that load the tool library into the program:
@@ -633,5 +652,19 @@ mod tests {
         assert!(ok.config.report_path.is_absolute());
         assert_eq!(parse(&["--report", "-"]).expect("valid").report, Some(Destination::Stdout));
         assert_eq!(parse(&["--no-report"]).expect("valid").report, None);
+    }
+
+    #[test]
+    fn a_missing_disassembler_stops_the_run() {
+        let d = tempfile::tempdir().expect("scratch");
+        let e = check_disassembler(None, Some(d.path().into())).expect_err("no nvdisasm");
+        assert!(e.to_string().starts_with("nvdisasm not found on PATH"), "{e}");
+        let fake = d.path().join("nvdisasm");
+        std::fs::write(&fake, "").expect("write");
+        check_disassembler(None, Some(d.path().into())).expect("found on PATH");
+        check_disassembler(Some(fake.clone().into()), None).expect("named");
+        let e =
+            check_disassembler(Some(d.path().join("none").into()), Some(d.path().into())).expect_err("named, absent");
+        assert!(e.to_string().starts_with("NVDISASM names "), "{e}");
     }
 }
