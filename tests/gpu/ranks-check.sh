@@ -6,7 +6,8 @@
 # report, that the merged report names all ranks, and that each finding of
 # the program's expected file was seen on every rank. Where mpirun exists,
 # the two MPI forms run too: `mpirun -np N xfpx run --report r.%r.json`
-# (merged the same way) and `xfpx run -- mpirun -np N` (one report).
+# (merged the same way) and `xfpx run -- mpirun -np N` (one report; with
+# each --inject).
 # Logs go under $OUT (default ./ranks-check-out); the table is printed last;
 # the exit status is 0 only when every check passes.
 #
@@ -123,11 +124,16 @@ if command -v mpirun > /dev/null 2>&1; then
     "$xfpx" report --merge "$logs"/per-rank/r.*.json -o "$logs/per-rank/merged.json" > "$logs/per-rank/merged.txt" 2>&1
     detail="$(check "$logs/per-rank" "$logs/per-rank/merged.json" 2>&1)" && [[ $rc == 0 ]] \
         && row "mpirun xfpx run --report r.%r" PASS "$detail" || row "mpirun xfpx run --report r.%r" FAIL "rc $rc; $detail"
-    (timeout -k 5 "$per_run" "$xfpx" run --vendor "$vendor" --report "$logs/around/job.json" -- "${mpi[@]}" "${cmd[@]}" \
-        > "$logs/around/xfpx.log" 2>&1; exit $?) 2>/dev/null
-    rc=$?
-    detail="$(check - "$logs/around/job.json" 2>&1)" && [[ $rc == 0 ]] \
-        && row "xfpx run -- mpirun" PASS "$detail" || row "xfpx run -- mpirun" FAIL "rc $rc; $detail"
+    # Around the launcher, the library is loaded either way: LD_PRELOAD
+    # (also into mpirun itself) or CUDA_INJECTION64_PATH (CUDA processes only).
+    for inject in preload cuda-injection; do
+        (timeout -k 5 "$per_run" "$xfpx" run --vendor "$vendor" --inject "$inject" --report "$logs/around/job.$inject.json" \
+            -- "${mpi[@]}" "${cmd[@]}" > "$logs/around/xfpx.$inject.log" 2>&1; exit $?) 2>/dev/null
+        rc=$?
+        detail="$(check - "$logs/around/job.$inject.json" 2>&1)" && [[ $rc == 0 ]] \
+            && row "xfpx run --inject $inject -- mpirun" PASS "$detail" \
+            || row "xfpx run --inject $inject -- mpirun" FAIL "rc $rc; $detail"
+    done
 else
     echo "SKIP: the mpirun forms (no mpirun on this machine)" >> "$table"
 fi

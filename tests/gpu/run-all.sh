@@ -10,8 +10,8 @@
 #   GPUFPX_DETECTOR=/path/to/detector.so bash tests/gpu/run-all.sh [bench options]
 #
 # Environment: INSTALL=1 first installs the tool as README says
-# (install-check.sh: `xfpx setup nvidia` from the NVBit tarball); RANKS=1
-# adds the parallel-job check (ranks-check.sh); GUARDED=0, SUITE=0, BENCH=0
+# (install-check.sh: `xfpx setup nvidia` from the NVBit tarball); PARALLEL=1
+# adds the parallel-job check (ranks-check.sh, RANKS processes); GUARDED=0, SUITE=0, BENCH=0
 # skip those parts; options
 # after the script name go to run-bench.sh (e.g. --programs gemm --timeout 20).
 set -uo pipefail
@@ -33,7 +33,7 @@ fi
 if [[ "${SUITE:-1}" != 0 ]]; then
     OUT="$work/suite" bash "$here/run-gpu-checks.sh" > "$work/suite.log" 2>&1 || status=1
 fi
-if [[ "${RANKS:-0}" != 0 ]]; then
+if [[ "${PARALLEL:-0}" != 0 ]]; then
     OUT="$work/ranks" bash "$here/ranks-check.sh" > "$work/ranks.log" 2>&1 || status=1
 fi
 if [[ "${BENCH:-1}" != 0 ]]; then
