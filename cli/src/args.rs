@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use xfpx_common::fp::ExceptionKinds;
 
 /// Find floating-point exceptions (NaN, Inf, subnormals, division by zero)
@@ -41,13 +41,44 @@ pub enum VendorChoice {
     Amd,
 }
 
-/// How the instrumentation library is loaded into the program.
+/// How the instrumentation library is loaded into the program (`--inject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Inject {
+pub enum InjectChoice {
+    /// `cuda-injection` when the program is a parallel launcher (mpirun, mpiexec, srun, ...), else `preload`.
+    Auto,
     /// Through LD_PRELOAD (appended to an existing value).
     Preload,
     /// Through CUDA_INJECTION64_PATH (for launchers that reset LD_PRELOAD).
     CudaInjection,
+}
+
+/// How the instrumentation library is loaded, once decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inject {
+    Preload,
+    CudaInjection,
+}
+
+/// Parallel launchers, by executable name: around them the library goes
+/// only into the processes that use CUDA (`CUDA_INJECTION64_PATH`); through
+/// `LD_PRELOAD` it also entered the launcher itself, and on a GPU machine
+/// with Open MPI 4.1 the ranks then never attached.
+const LAUNCHERS: &[&str] = &["mpirun", "mpiexec", "orterun", "prterun", "srun", "aprun", "jsrun", "hydra_pmi_proxy"];
+
+impl InjectChoice {
+    /// The way used for `command`: `Auto` decided by its executable's name.
+    pub fn for_command(self, command: &[OsString]) -> Inject {
+        let launcher = command
+            .first()
+            .and_then(|c| Path::new(c).file_name())
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| LAUNCHERS.contains(&n));
+        match self {
+            InjectChoice::Auto if launcher => Inject::CudaInjection,
+            InjectChoice::Auto | InjectChoice::Preload => Inject::Preload,
+            InjectChoice::CudaInjection => Inject::CudaInjection,
+        }
+    }
 }
 
 /// Output format of a command.
@@ -99,8 +130,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub dump: Option<PathBuf>,
     /// How to load the instrumentation library into the program.
-    #[arg(long, value_enum, default_value = "preload")]
-    pub inject: Inject,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub inject: InjectChoice,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -354,5 +385,17 @@ mod tests {
         assert_eq!(r.output, Some(PathBuf::from("m.json")));
         assert!(Cli::try_parse_from(["xfpx", "report", "a.json", "-o", "m.json"]).is_err(), "-o needs --merge");
         assert!(Cli::try_parse_from(["xfpx", "report", "--merge"]).is_err());
+    }
+
+    #[test]
+    fn parallel_launchers_get_the_library_through_cuda_injection() {
+        let cmd = |c: &[&str]| c.iter().map(OsString::from).collect::<Vec<_>>();
+        let auto = InjectChoice::Auto;
+        assert_eq!(auto.for_command(&cmd(&["/usr/bin/mpirun", "-np", "4", "./app"])), Inject::CudaInjection);
+        assert_eq!(auto.for_command(&cmd(&["srun", "./app"])), Inject::CudaInjection);
+        assert_eq!(auto.for_command(&cmd(&["./app", "mpirun"])), Inject::Preload);
+        assert_eq!(auto.for_command(&cmd(&["python3", "train.py"])), Inject::Preload);
+        assert_eq!(InjectChoice::Preload.for_command(&cmd(&["mpirun", "./app"])), Inject::Preload);
+        assert_eq!(InjectChoice::CudaInjection.for_command(&cmd(&["./app"])), Inject::CudaInjection);
     }
 }

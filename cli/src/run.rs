@@ -95,7 +95,15 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunConfig::default()
     };
     config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(RunPlan { config, report, fail_on, format: a.format, inject: a.inject, command: a.command, html: a.html })
+    Ok(RunPlan {
+        config,
+        report,
+        fail_on,
+        format: a.format,
+        inject: a.inject.for_command(&a.command),
+        command: a.command,
+        html: a.html,
+    })
 }
 
 /// A private directory for the configuration file and the event socket,
