@@ -7,6 +7,7 @@ use crate::console::say;
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
 use crate::output::Outputs;
+use crate::progress::RunProgress;
 use crate::report_io::Destination;
 use crate::report_name::{self, NameFields};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use xfpx_common::config::{RunConfig, CONFIG_ENV};
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKinds;
-use xfpx_common::report::{Collector, ExitStatus, Recorded, Report, RunInfo};
+use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, Report, RunInfo};
 
 /// How long to wait, after the program exits, for connections still open
 /// (held by a process it left behind) to deliver anything more.
@@ -312,6 +313,10 @@ struct LoopState {
     ranks: BTreeMap<u64, u32>,
     malformed: u64,
     warned_full: bool,
+    /// Kernels instrumented and launches seen, for the progress line.
+    kernels: u64,
+    launches: u64,
+    progress: RunProgress,
 }
 
 impl LoopState {
@@ -324,6 +329,9 @@ impl LoopState {
             ranks: BTreeMap::new(),
             malformed: 0,
             warned_full: false,
+            kernels: 0,
+            launches: 0,
+            progress: RunProgress::start(),
         }
     }
 
@@ -349,6 +357,9 @@ impl LoopState {
                         say!("{warning}");
                     }
                 }
+            }
+            if let Some(line) = self.progress.line(self.kernels, self.launches) {
+                say!("{line}");
             }
             match rx.recv_timeout(POLL) {
                 Ok(Message::ProgramExited(status)) => {
@@ -412,8 +423,12 @@ impl LoopState {
                 run.device = device;
                 run.target = target;
             }
-            Event::Kernel { name, status, probes } => self.collector.kernel_status(&name, status, probes),
+            Event::Kernel { name, status, probes } => {
+                self.kernels += u64::from(status == KernelStatus::Instrumented);
+                self.collector.kernel_status(&name, status, probes);
+            }
             Event::Launch { kernel, index: _, instrumented } => {
+                self.launches += 1;
                 self.collector.launch(&kernel, instrumented);
             }
             Event::Finding { kernel, kind, format, site, launch, occurrences } => {
