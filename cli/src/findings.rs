@@ -122,18 +122,9 @@ pub(crate) mod tests {
     /// instructions, another line, and findings with no location.
     pub(crate) fn division_report() -> Report {
         let run = RunInfo {
-            vendor: "nvidia".into(),
-            device: "d".into(),
-            target: None,
             command: vec!["./a".into()],
-            mode: "detect".into(),
-            started_unix: 0,
-            finished_unix: None,
             exit: ExitStatus::Code { code: 0 },
-            sample_every: 1,
-            truncated: false,
-            notes: vec![],
-            attached: true,
+            ..RunInfo::new("nvidia", "d", "detect")
         };
         let mut c = Collector::new(run, None);
         let site = |id: u32, offset: u64, instr: &str, line: Option<u32>| SiteRef {

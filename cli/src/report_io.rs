@@ -245,18 +245,9 @@ mod tests {
 
     fn report() -> Report {
         let run = RunInfo {
-            vendor: "nvidia".into(),
-            device: "d".into(),
-            target: None,
             command: vec!["./a".into()],
-            mode: "detect".into(),
-            started_unix: 0,
-            finished_unix: None,
             exit: ExitStatus::Code { code: 0 },
-            sample_every: 1,
-            truncated: false,
-            notes: vec![],
-            attached: true,
+            ..RunInfo::new("nvidia", "d", "detect")
         };
         Collector::new(run, None).report()
     }

@@ -375,18 +375,12 @@ mod tests {
 
     fn sample() -> Report {
         let run = RunInfo {
-            vendor: "nvidia".into(),
-            device: "NVIDIA H100".into(),
             target: Some("sm_90".into()),
             command: vec!["./app".into(), "7".into()],
-            mode: "detect".into(),
-            started_unix: 0,
             finished_unix: Some(1),
             exit: ExitStatus::Signal { signal: libc::SIGSEGV },
-            sample_every: 1,
-            truncated: false,
             notes: vec!["a note".into()],
-            attached: true,
+            ..RunInfo::new("nvidia", "NVIDIA H100", "detect")
         };
         let mut c = Collector::new(run, None);
         c.kernel_status("gemm", KernelStatus::Instrumented, 12);

@@ -240,18 +240,13 @@ mod tests {
     /// The report one rank's run writes: `findings` as (kernel, offset, kind, occurrences).
     fn rank_report(rank: Option<u32>, exit: ExitStatus, findings: &[(&str, u64, ExceptionKind, u64)]) -> Report {
         let run = RunInfo {
-            vendor: "nvidia".into(),
-            device: "GPU".into(),
             target: Some("sm_90".into()),
             command: vec!["./app".into()],
-            mode: "fast".into(),
             started_unix: 100 + u64::from(rank.unwrap_or(0)),
             finished_unix: Some(200 + u64::from(rank.unwrap_or(0))),
             exit,
-            sample_every: 1,
-            truncated: false,
             notes: vec!["launches sampled".into()],
-            attached: true,
+            ..RunInfo::new("nvidia", "GPU", "fast")
         };
         let mut c = Collector::new(run, None);
         c.add_process(ProcessInfo {

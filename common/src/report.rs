@@ -62,6 +62,27 @@ fn attached_by_default() -> bool {
     true
 }
 
+impl RunInfo {
+    /// A run of `vendor`'s `device` in `mode`, not started yet: no command,
+    /// no times, exit unknown, every launch, attached, no notes.
+    pub fn new(vendor: impl Into<String>, device: impl Into<String>, mode: impl Into<String>) -> RunInfo {
+        RunInfo {
+            vendor: vendor.into(),
+            device: device.into(),
+            target: None,
+            command: Vec::new(),
+            mode: mode.into(),
+            started_unix: 0,
+            finished_unix: None,
+            exit: ExitStatus::Unknown,
+            sample_every: 1,
+            truncated: false,
+            notes: Vec::new(),
+            attached: true,
+        }
+    }
+}
+
 /// Where a finding happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteRef {
@@ -385,18 +406,10 @@ mod tests {
 
     fn run() -> RunInfo {
         RunInfo {
-            vendor: "nvidia".into(),
-            device: "test".into(),
             target: Some("sm_90".into()),
             command: vec!["./app".into()],
-            mode: "detect".into(),
             started_unix: 1,
-            finished_unix: None,
-            exit: ExitStatus::Unknown,
-            sample_every: 1,
-            truncated: false,
-            notes: vec![],
-            attached: true,
+            ..RunInfo::new("nvidia", "test", "detect")
         }
     }
 

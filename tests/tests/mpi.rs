@@ -296,17 +296,9 @@ fn merging_refuses_mixed_vendors_and_needs_the_flag_for_several_files() {
 
 fn read_run() -> xfpx_common::report::RunInfo {
     xfpx_common::report::RunInfo {
-        vendor: "nvidia".into(),
-        device: "d".into(),
-        target: None,
         command: vec!["./app".into()],
-        mode: "fast".into(),
-        started_unix: 0,
         finished_unix: Some(1),
         exit: ExitStatus::Code { code: 0 },
-        sample_every: 1,
-        truncated: false,
-        notes: vec![],
-        attached: true,
+        ..xfpx_common::report::RunInfo::new("nvidia", "d", "fast")
     }
 }
