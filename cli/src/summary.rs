@@ -50,10 +50,15 @@ pub fn status_words(s: &KernelStatus) -> String {
 }
 
 fn shorten(name: &str) -> String {
-    if name.chars().count() <= NAME_WIDTH {
+    shorten_to(name, NAME_WIDTH)
+}
+
+/// `name` cut to `width` characters, the cut marked with `...`.
+pub fn shorten_to(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
         name.to_string()
     } else {
-        let head: String = name.chars().take(NAME_WIDTH - 3).collect();
+        let head: String = name.chars().take(width.saturating_sub(3)).collect();
         format!("{head}...")
     }
 }

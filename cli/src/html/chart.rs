@@ -3,6 +3,7 @@
 
 use super::escape;
 use crate::findings::KernelFindings;
+use crate::summary;
 use std::fmt::Write as _;
 use xfpx_common::fp::ExceptionKind;
 
@@ -23,15 +24,6 @@ fn colour(kind: ExceptionKind) -> &'static str {
         ExceptionKind::Inf => "#e07000",
         ExceptionKind::Sub => "#1f6fb4",
         ExceptionKind::Div0 => "#7b3fa6",
-    }
-}
-
-fn label(name: &str) -> String {
-    if name.chars().count() <= LABEL_CHARS {
-        name.to_string()
-    } else {
-        let head: String = name.chars().take(LABEL_CHARS - 3).collect();
-        format!("{head}...")
     }
 }
 
@@ -68,7 +60,7 @@ pub fn bars(kernels: &[KernelFindings]) -> String {
             crate::summary::plural(k.findings),
             LABEL_WIDTH - 8,
             y + 15,
-            escape(&label(k.kernel.display_name()))
+            escape(&summary::shorten_to(k.kernel.display_name(), LABEL_CHARS))
         );
         let mut x = LABEL_WIDTH;
         for kind in ExceptionKind::ALL {
