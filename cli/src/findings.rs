@@ -131,6 +131,7 @@ pub(crate) mod tests {
             finished_unix: None,
             exit: ExitStatus::Code { code: 0 },
             sample_every: 1,
+            sample_auto: false,
             truncated: false,
             notes: vec![],
             attached: true,

@@ -305,6 +305,7 @@ fn read_run() -> xfpx_common::report::RunInfo {
         finished_unix: Some(1),
         exit: ExitStatus::Code { code: 0 },
         sample_every: 1,
+        sample_auto: false,
         truncated: false,
         notes: vec![],
         attached: true,
