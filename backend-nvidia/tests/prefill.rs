@@ -267,7 +267,7 @@ fn a_program_without_device_code_prefills_its_libraries() {
     let lib = library_file(&dir, "libtorch_cuda.so", 1);
     TARGET_90.tell(90);
     let libraries = [lib];
-    let sources = prefill::Sources { exe: &exe, libraries: &libraries };
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
     let line = prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true)
         .expect("a line");
     assert!(
@@ -281,7 +281,13 @@ fn a_program_without_device_code_prefills_its_libraries() {
     }
     assert_eq!(runs(&marks), 8, "NVBit's calls for the library's functions came from the cache");
     // nothing anywhere: no line
-    let sources = prefill::Sources { exe: &exe, libraries: &[] };
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&[]) };
+    assert_eq!(
+        prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        None
+    );
+    // the libraries mapped into this test process: none with device code
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Mapped };
     assert_eq!(
         prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
         None

@@ -1,5 +1,5 @@
 //! Disassembly ahead of NVBit: a program's own functions, then those of
-//! the shared libraries it has mapped when the tool starts ([`libraries`]),
+//! the shared libraries it has mapped by then ([`libraries`]),
 //! are put through the disassembler cache ([`crate::disasm_cache`]) in
 //! parallel, in the background, while the program starts, so that NVBit's
 //! one-at-a-time disassembly at each kernel's first launch finds them
@@ -227,7 +227,7 @@ impl DeviceTarget {
 }
 
 /// Start a prefill of the program in `exe` and of the libraries with
-/// device code mapped now, on a background thread: the target is the
+/// device code mapped once the target is known, on a background thread: the target is the
 /// program file's sole one, else the device's (waiting for it); `wanted`
 /// filters functions by mangled name; `done` receives one line for the
 /// user when it ends (nothing when there was nothing to do).
@@ -239,14 +239,8 @@ pub fn start_background(
     wanted: impl Fn(&str) -> bool + Send + 'static,
     done: impl FnOnce(String) + Send + 'static,
 ) -> std::io::Result<()> {
-    // the libraries mapped when the tool starts (later ones are not seen)
-    let exe_path = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
-    let libraries: Vec<PathBuf> = crate::mapped::files_with_device_code(u64::MAX)
-        .into_iter()
-        .filter(|p| std::fs::canonicalize(p).map_or(true, |c| c != exe_path))
-        .collect();
     std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
-        let sources = Sources { exe: &exe, libraries: &libraries };
+        let sources = Sources { exe: &exe, libraries: Libraries::Mapped };
         if let Some(line) = prefill_files(&sources, &wrapper, &limits, target, wanted) {
             done(line);
         }
@@ -258,7 +252,33 @@ pub fn start_background(
 #[derive(Debug)]
 pub struct Sources<'a> {
     pub exe: &'a Path,
-    pub libraries: &'a [PathBuf],
+    pub libraries: Libraries<'a>,
+}
+
+/// Which libraries a prefill reads.
+#[derive(Debug)]
+pub enum Libraries<'a> {
+    /// These files.
+    Listed(&'a [PathBuf]),
+    /// The files with device code mapped into this process once the
+    /// target is known (a program that loads its libraries before its
+    /// first CUDA call has them all mapped by then), the program left out.
+    Mapped,
+}
+
+impl Libraries<'_> {
+    fn files(&self, exe: &Path) -> Vec<PathBuf> {
+        match self {
+            Libraries::Listed(files) => files.to_vec(),
+            Libraries::Mapped => {
+                let exe = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+                crate::mapped::files_with_device_code(u64::MAX)
+                    .into_iter()
+                    .filter(|p| std::fs::canonicalize(p).map_or(true, |c| c != exe))
+                    .collect()
+            }
+        }
+    }
 }
 
 /// Plan and run a prefill of `sources`; the line for the user (`None`
@@ -278,7 +298,7 @@ pub fn prefill_files(
         .unwrap_or_default();
     // no device code, or not an ELF file: only the libraries
     let section = fatbin::host_fatbin(&bytes).ok().flatten();
-    if section.is_none() && sources.libraries.is_empty() {
+    if section.is_none() && matches!(sources.libraries, Libraries::Listed([])) {
         return None;
     }
     let sm = section.and_then(sole_cubin_target).or_else(|| target.wait(TARGET_WAIT))?;
@@ -295,7 +315,8 @@ pub fn prefill_files(
     let own = plan.functions.len();
     let mut seen: HashSet<Vec<u8>> = plan.functions.iter().map(|f| f.code.clone()).collect();
     let room = limits.functions.saturating_sub(own);
-    let libs = libraries::plan(sources.libraries, sm, &wanted, limits, room, &mut seen);
+    let files = sources.libraries.files(exe);
+    let libs = libraries::plan(&files, sm, &wanted, limits, room, &mut seen);
     plan.functions.extend(libs.functions.iter().cloned());
     if plan.functions.is_empty() && libs == libraries::LibraryPlan::default() {
         return None;
