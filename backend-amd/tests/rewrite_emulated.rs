@@ -118,6 +118,7 @@ fn run_info(target: &str) -> xfpx_common::report::RunInfo {
         finished_unix: None,
         exit: xfpx_common::report::ExitStatus::Unknown,
         sample_every: 1,
+        sample_auto: false,
         truncated: false,
         notes: Vec::new(),
         attached: true,

@@ -191,7 +191,9 @@ mod tests {
 
     #[test]
     fn unquotable_paths_are_refused() {
-        let c = DisasmCache { dir: temp("quote").join("it's"), real: "/bin/sh".into() };
+        let dir = temp("quote");
+        let c = DisasmCache { dir: dir.join("it's"), real: "/bin/sh".into() };
         assert!(c.write_wrapper().is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -4,7 +4,7 @@
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), where the built tool is found ([`tool_library`]),
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]), fat binaries
-//! and cubins ([`fatbin`]), the disassembly of a program's functions
+//! and cubins ([`fatbin`]) and where files hold them ([`mapped`]), the disassembly of a program's functions
 //! ahead of NVBit ([`prefill`]) and how the tool library is built
 //! ([`toolbuild`]).
 //!
@@ -17,6 +17,7 @@ pub mod disasm_cache;
 pub mod dump;
 pub mod fatbin;
 pub mod lower;
+pub mod mapped;
 pub mod modes;
 pub mod prefill;
 pub mod record;

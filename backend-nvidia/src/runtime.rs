@@ -137,7 +137,8 @@ impl ToolCore {
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
             exit: ExitStatus::Unknown,
-            sample_every: config.sample_every,
+            sample_every: config.reported_sample_every(),
+            sample_auto: config.sample_doubling,
             truncated: false,
             notes: notes.clone(),
             attached: true,
@@ -300,7 +301,7 @@ impl ToolCore {
             files.push(exe);
         }
         if self.scan_libraries {
-            files.extend(mapped_files(self.tools.max_file_bytes));
+            files.extend(crate::mapped::files_with_device_code(self.tools.max_file_bytes));
         }
         for file in files {
             if self.scanned_files.contains(&file) {
@@ -637,66 +638,6 @@ impl CubinTools {
     }
 }
 
-/// Whether an ELF64 little-endian file has a `.nv_fatbin` section (device
-/// code), read from its section headers only. Anything unreadable: no.
-pub fn has_fatbin_section(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let check = || -> std::io::Result<bool> {
-        let mut f = std::fs::File::open(path)?;
-        let mut eh = [0u8; 64];
-        f.read_exact(&mut eh)?;
-        if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
-            return Ok(false);
-        }
-        let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
-        let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as u64;
-        let u64_at = |b: &[u8], i: usize| u32_at(b, i) | (u32_at(b, i + 4) << 32);
-        let (shoff, shentsize, shnum, shstrndx) = (u64_at(&eh, 40), u16_at(&eh, 58), u16_at(&eh, 60), u16_at(&eh, 62));
-        if shentsize < 64 || shnum == 0 || shnum > 65_535 || shstrndx >= shnum {
-            return Ok(false);
-        }
-        let mut sh = vec![0u8; (shentsize * shnum) as usize];
-        f.seek(SeekFrom::Start(shoff))?;
-        f.read_exact(&mut sh)?;
-        let str_hdr = &sh[(shstrndx * shentsize) as usize..];
-        let (str_off, str_size) = (u64_at(str_hdr, 24), u64_at(str_hdr, 32));
-        if str_size > 1 << 24 {
-            return Ok(false);
-        }
-        let mut names = vec![0u8; str_size as usize];
-        f.seek(SeekFrom::Start(str_off))?;
-        f.read_exact(&mut names)?;
-        Ok((0..shnum).any(|i| {
-            let name_off = u32_at(&sh, (i * shentsize) as usize) as usize;
-            names.get(name_off..).is_some_and(|n| n.starts_with(b".nv_fatbin\0"))
-        }))
-    };
-    check().unwrap_or(false)
-}
-
-/// Regular files mapped into this process (shared objects), no larger
-/// than `max_bytes`, in mapping order.
-fn mapped_files(max_bytes: u64) -> Vec<PathBuf> {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return Vec::new();
-    };
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for line in maps.lines() {
-        let Some(path) = line.split_whitespace().nth(5) else {
-            continue;
-        };
-        if !path.starts_with('/') || !seen.insert(path.to_string()) || path.ends_with(crate::TOOL_FILE_NAME) {
-            continue;
-        }
-        let p = PathBuf::from(path);
-        if std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() <= max_bytes) && has_fatbin_section(&p) {
-            out.push(p);
-        }
-    }
-    out
-}
-
 fn sanitize(name: &str) -> String {
     let s: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
@@ -935,39 +876,6 @@ mod tests {
         assert_eq!(runs, 1, "one search for the kernel's findings");
         assert_eq!(location(&core, site).as_deref(), Some("k.cu:41"));
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn fatbin_sections_are_found_from_headers() {
-        // an ELF64 with sections "", ".nv_fatbin", ".shstrtab"
-        let names = b"\0.nv_fatbin\0.shstrtab\0";
-        let shoff = 64 + names.len() as u64;
-        let mut elf = vec![0u8; 64];
-        elf[0..4].copy_from_slice(b"\x7fELF");
-        elf[4] = 2;
-        elf[5] = 1;
-        elf[40..48].copy_from_slice(&shoff.to_le_bytes());
-        elf[58..60].copy_from_slice(&64u16.to_le_bytes());
-        elf[60..62].copy_from_slice(&3u16.to_le_bytes());
-        elf[62..64].copy_from_slice(&2u16.to_le_bytes());
-        elf.extend_from_slice(names);
-        for (name, off, size) in [(0u32, 0u64, 0u64), (1, 0, 0), (12, 64, names.len() as u64)] {
-            let mut h = [0u8; 64];
-            h[0..4].copy_from_slice(&name.to_le_bytes());
-            h[24..32].copy_from_slice(&off.to_le_bytes());
-            h[32..40].copy_from_slice(&size.to_le_bytes());
-            elf.extend_from_slice(&h);
-        }
-        let path = temp("fatbin.elf");
-        std::fs::write(&path, &elf).expect("write");
-        assert!(has_fatbin_section(&path));
-        elf[65 + 3] = b'x'; // ".nv_xatbin"
-        std::fs::write(&path, &elf).expect("write");
-        assert!(!has_fatbin_section(&path));
-        std::fs::write(&path, &elf[..70]).expect("write");
-        assert!(!has_fatbin_section(&path), "truncated");
-        assert!(!has_fatbin_section(Path::new("/proc/self/status")));
-        let _ = std::fs::remove_file(path);
     }
 
     #[test]

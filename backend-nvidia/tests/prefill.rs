@@ -200,3 +200,135 @@ fn a_stale_busy_mark_does_not_block_calls() {
     assert!(!busy.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A host file on disk whose fat binary is `containers` copies of the
+/// fixture's, 8 bytes of zero padding between them (as the linker pads).
+fn library_file(dir: &Path, name: &str, containers: usize) -> PathBuf {
+    let fb = fatbin_fixture();
+    let mut section = Vec::new();
+    for _ in 0..containers {
+        section.extend_from_slice(&fb);
+        section.extend_from_slice(&[0u8; 8]);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, host_elf(&section)).expect("write library");
+    path
+}
+
+#[test]
+fn libraries_are_read_container_by_container_within_the_limits() {
+    use std::collections::HashSet;
+    let dir = temp("libraries");
+    let fb_len = fatbin_fixture().len() as u64;
+    let a = library_file(&dir, "liba.so", 2);
+    let b = library_file(&dir, "libb.so", 1);
+    let none = dir.join("plain.so");
+    std::fs::write(&none, host_elf(&[])).expect("write");
+    let files = [none, a.clone(), b.clone()];
+    let limits = prefill::PrefillLimits::DEFAULT;
+    // everything: the 8 functions once; the copies are repeats
+    let p = prefill::libraries::plan(&files, 90, |_| true, &limits, 100, &mut HashSet::new());
+    assert_eq!((p.functions.len(), p.functions_left_out, p.libraries), (8, 16, 2));
+    assert_eq!((p.bytes_left_out, p.libraries_left_out, p.unreadable), (0, 0, 0));
+    // code the program already planned is not planned again
+    let mut seen: HashSet<Vec<u8>> = p.functions[..3].iter().map(|f| f.code.clone()).collect();
+    let q = prefill::libraries::plan(&files, 90, |_| true, &limits, 100, &mut seen);
+    assert_eq!(q.functions.len(), 5);
+    // the function limit stops the reading: what is left is counted
+    let q = prefill::libraries::plan(&files, 90, |_| true, &limits, 2, &mut HashSet::new());
+    assert_eq!(q.functions.len(), 2);
+    assert!(q.bytes_left_out >= fb_len, "the second copy and libb were not read: {}", q.bytes_left_out);
+    // one library's byte limit: only the first container of liba is read
+    let one = prefill::PrefillLimits { library_fatbin_bytes: fb_len + 8, ..limits };
+    let q = prefill::libraries::plan(std::slice::from_ref(&a), 90, |_| true, &one, 100, &mut HashSet::new());
+    assert_eq!((q.functions.len(), q.functions_left_out), (8, 0));
+    assert_eq!(q.bytes_left_out, fb_len + 8, "the second container");
+    // a limit on libraries: the ones after it are counted, not read
+    let first = prefill::PrefillLimits { libraries: 1, ..limits };
+    let q = prefill::libraries::plan(&[a, b], 90, |_| true, &first, 100, &mut HashSet::new());
+    assert_eq!((q.libraries, q.libraries_left_out), (1, 1));
+    assert_eq!(q.bytes_left_out, fb_len + 8);
+    // another target: nothing
+    let q = prefill::libraries::plan(&files, 80, |_| true, &limits, 100, &mut HashSet::new());
+    assert!(q.functions.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+static TARGET_90: prefill::DeviceTarget = prefill::DeviceTarget::new();
+
+#[test]
+fn a_program_without_device_code_prefills_its_libraries() {
+    let dir = temp("programlibs");
+    let (real, marks) = fake_disassembler(&dir, "0");
+    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
+    // a program without device code (a Python interpreter), one library
+    let exe = dir.join("python");
+    std::fs::write(&exe, host_elf(&[])).expect("write");
+    let lib = library_file(&dir, "libtorch_cuda.so", 1);
+    TARGET_90.tell(90);
+    let libraries = [lib];
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
+    let line = prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true)
+        .expect("a line");
+    assert!(
+        line.contains("disassembled 8 sm_90 functions") && line.contains("0 of the program, 8 of 1 libraries"),
+        "{line}"
+    );
+    assert_eq!(runs(&marks), 8);
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
+    for f in &plan.functions {
+        nvbit_call(&wrapper, &dir, &f.code);
+    }
+    assert_eq!(runs(&marks), 8, "NVBit's calls for the library's functions came from the cache");
+    // nothing anywhere: no line
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&[]) };
+    assert_eq!(
+        prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        None
+    );
+    // the libraries mapped into this test process: none with device code
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Mapped };
+    assert_eq!(
+        prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        None
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn concurrent_prefills_share_one_cache_safely() {
+    // several ranks of a parallel job on one node prefill the same code
+    let dir = temp("ranks");
+    let (real, marks) = fake_disassembler(&dir, "0.05");
+    let cache = dir.join("cache");
+    let wrapper = DisasmCache { dir: cache.clone(), real: real.clone() }.write_wrapper().expect("wrapper");
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|rank| {
+                let (w, p, d) = (&wrapper, &plan, &dir);
+                s.spawn(move || prefill::run(w, p, 4, &d.join(format!("scratch-{rank}"))))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("rank")).collect()
+    });
+    assert!(outcomes.iter().all(|o| (o.disassembled, o.failed) == (8, 0)), "{outcomes:?}");
+    // the busy marks keep the repeats few: at most one run per function per rank
+    assert!((8..=32).contains(&runs(&marks)), "{} runs", runs(&marks));
+    // every answer is whole: the disassembler's own output for the bytes
+    let direct = dir.join("direct");
+    for f in &plan.functions {
+        std::fs::write(&direct, &f.code).expect("write");
+        let out = Command::new(&real).args(["-b", "SM90"]).arg(&direct).output().expect("runs");
+        assert_eq!(nvbit_call(&wrapper, &dir, &f.code).as_bytes(), &out.stdout[..], "{}", f.name);
+    }
+    // no temporary files or marks left in the cache
+    let stray: Vec<String> = std::fs::read_dir(&cache)
+        .expect("cache")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

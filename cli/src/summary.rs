@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::launcher::ranks_text;
-use xfpx_common::report::{ExceptionRecord, ExitStatus, KernelReport, KernelStatus, Report, SiteRef};
+use xfpx_common::report::{ExceptionRecord, ExitStatus, KernelReport, KernelStatus, Report, RunInfo, SiteRef};
 
 /// Longest kernel name shown in tables; longer ones are shortened.
 const NAME_WIDTH: usize = 60;
@@ -142,8 +142,10 @@ pub fn summary(report: &Report, full: bool) -> String {
     if let Some(line) = ranks_line(report) {
         let _ = writeln!(out, "{line}");
     }
-    if run.sample_every > 1 {
-        let _ = writeln!(out, "xfpx: every {}th launch of each kernel was instrumented", run.sample_every);
+    if let Some(line) = unchecked_line(report) {
+        let _ = writeln!(out, "xfpx: {line}");
+    } else if let Some(s) = sampling_words(run) {
+        let _ = writeln!(out, "xfpx: {s}");
     }
     if run.truncated {
         let _ = writeln!(out, "xfpx: the record limit was reached; later new findings were dropped");
@@ -364,6 +366,75 @@ fn kernel_row(k: &KernelReport) -> Vec<String> {
     row
 }
 
+/// How launches were sampled, in words; `None` when every launch was.
+pub fn sampling_words(run: &RunInfo) -> Option<String> {
+    if run.sample_auto {
+        Some("launches sampled (`--sample auto`, the default in fast mode): launches 1-4 of each kernel, then launches 8, 16, 32, ...".into())
+    } else if run.sample_every > 1 {
+        let k = run.sample_every;
+        let th = match (k % 10, k % 100) {
+            (1, n) if n != 11 => "st",
+            (2, n) if n != 12 => "nd",
+            (3, n) if n != 13 => "rd",
+            _ => "th",
+        };
+        Some(format!("every {k}{th} launch of each kernel was instrumented (`--sample {k}`)"))
+    } else {
+        None
+    }
+}
+
+/// Kernels named in the line on unchecked launches; the rest are counted.
+const UNCHECKED_KERNELS_NAMED: usize = 5;
+
+/// The launches of instrumented kernels that ran without checks, by
+/// kernel, how they came to be skipped and how to check them all; `None`
+/// when every launch of every instrumented kernel was checked.
+pub fn unchecked_line(report: &Report) -> Option<String> {
+    let mut kernels: Vec<(&KernelReport, u64)> = report
+        .kernels
+        .iter()
+        .filter(|k| k.status == KernelStatus::Instrumented)
+        .map(|k| (k, k.launches.saturating_sub(k.instrumented_launches)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if kernels.is_empty() {
+        return None;
+    }
+    kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let unchecked: u64 = kernels.iter().map(|(_, n)| n).sum();
+    let launches: u64 = kernels.iter().map(|(k, _)| k.launches).sum();
+    let mut named: Vec<String> = kernels
+        .iter()
+        .take(UNCHECKED_KERNELS_NAMED)
+        .map(|(k, n)| format!("{} ({n} of {})", shorten(&xfpx_common::names::readable(k.display_name())), k.launches))
+        .collect();
+    if kernels.len() > UNCHECKED_KERNELS_NAMED {
+        let rest = kernels.len() - UNCHECKED_KERNELS_NAMED;
+        named.push(format!("{rest} more kernel{}", plural(rest)));
+    }
+    let run = &report.run;
+    let mut why: Vec<String> = sampling_words(run).into_iter().collect();
+    if run.truncated {
+        why.push("the record limit was reached (`--max-records`)".into());
+    }
+    let why = if why.is_empty() { String::new() } else { format!(" [{}]", why.join("; ")) };
+    let fix = if run.sample_auto || run.sample_every > 1 {
+        "; `--sample 1` checks every launch"
+    } else if run.truncated {
+        "; a larger `--max-records` checks more"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{unchecked} of {launches} launch{} of {} instrumented kernel{} ran unchecked{why}: {}{fix}",
+        if launches == 1 { "" } else { "es" },
+        kernels.len(),
+        plural(kernels.len()),
+        named.join(", ")
+    ))
+}
+
 pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -375,7 +446,7 @@ pub fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xfpx_common::report::{Collector, RunInfo};
+    use xfpx_common::report::Collector;
     use xfpx_common::site::{SiteId, SourceLoc};
 
     fn sample() -> Report {
@@ -400,6 +471,49 @@ mod tests {
         c.record("gemm", ExceptionKind::Div0, FpFormat::F64, SiteRef { id: SiteId(1), offset: 0x200, ..site }, 0, 1);
         c.kernel_status("copy", KernelStatus::Excluded, 0);
         c.report()
+    }
+
+    #[test]
+    fn unchecked_launches_are_counted_by_kernel_with_the_fix() {
+        let mut r = sample();
+        assert_eq!(unchecked_line(&r), None, "every launch checked");
+        assert!(!summary(&r, false).contains("unchecked"));
+        // auto sampling: 2,000 launches of `step`, 12 instrumented
+        r.run.sample_auto = true;
+        r.run.sample_every = 0;
+        let mut c = Collector::new(r.run.clone(), None);
+        c.kernel_status("step", KernelStatus::Instrumented, 3);
+        c.kernel_status("copy", KernelStatus::Excluded, 0);
+        c.kernel_status("init", KernelStatus::Instrumented, 3);
+        for i in 0..2000u64 {
+            c.launch("step", i < 4 || (i + 1).is_power_of_two());
+            c.launch("copy", false);
+        }
+        c.launch("init", true);
+        let r = c.report();
+        let line = unchecked_line(&r).expect("a line");
+        assert_eq!(
+            line,
+            "1988 of 2000 launches of 1 instrumented kernel ran unchecked [launches sampled (`--sample auto`, the \
+             default in fast mode): launches 1-4 of each kernel, then launches 8, 16, 32, ...]: step (1988 of 2000); \
+             `--sample 1` checks every launch"
+        );
+        assert!(summary(&r, false).contains(&format!("xfpx: {line}\n")));
+        // a stride, and more kernels than are named
+        let mut c = Collector::new(RunInfo { sample_every: 2, sample_auto: false, ..r.run.clone() }, None);
+        for k in 0..7 {
+            let name = format!("k{k}");
+            c.kernel_status(&name, KernelStatus::Instrumented, 1);
+            for i in 0..10 + k {
+                c.launch(&name, i % 2 == 0);
+            }
+        }
+        let line = unchecked_line(&c.report()).expect("a line");
+        assert!(line.starts_with("44 of 91 launches of 7 instrumented kernels ran unchecked [every 2nd"), "{line}");
+        assert!(
+            line.contains(": k6 (8 of 16), k4 (7 of 14), k5 (7 of 15), k2 (6 of 12), k3 (6 of 13), 2 more kernels;"),
+            "{line}"
+        );
     }
 
     #[test]
@@ -491,6 +605,7 @@ mod tests {
             k.name = format!("clean_{i:02}");
             k.status = KernelStatus::Instrumented;
             k.launches = 2;
+            k.instrumented_launches = 2;
             r.kernels.push(k);
         }
         let mut skipped = clean.clone();

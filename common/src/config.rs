@@ -144,6 +144,16 @@ impl RunConfig {
         KernelFilter::new(&self.kernels, &self.exclude)
     }
 
+    /// The report's `sample_every`: the stride, or 0 when the launches
+    /// are chosen with doubling gaps (`sample_auto`), never a false 1.
+    pub fn reported_sample_every(&self) -> u32 {
+        if self.sample_doubling {
+            0
+        } else {
+            self.sample_every
+        }
+    }
+
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
     pub fn samples_launch(&self, index: u64) -> bool {
         if self.sample_doubling {
@@ -212,6 +222,8 @@ mod tests {
         let f = KernelFilter::new(&[], &["^app::".into()]).expect("patterns");
         assert!(!f.admits(&["_ZN3app10normalizedEPfPKfi"]));
         assert!(f.admits(&["_ZN3lib10normalizedEPfPKfi"]));
+        assert_eq!(RunConfig { sample_every: 4, ..RunConfig::default() }.reported_sample_every(), 4);
+        assert_eq!(RunConfig { sample_doubling: true, ..RunConfig::default() }.reported_sample_every(), 0);
         let c = RunConfig { sample_every: 4, ..RunConfig::default() };
         let sampled: Vec<u64> = (0..9).filter(|i| c.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 4, 8]);

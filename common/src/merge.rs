@@ -84,8 +84,14 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
     notes.extend(differ_note("device", &devices, |(d, t)| {
         t.as_ref().map_or_else(|| d.to_string(), |t| format!("{d} {t}"))
     }));
-    let samplings = distinct(inputs, |r| r.run.sample_every);
-    notes.extend(differ_note("sampling (every k-th launch)", &samplings, u32::to_string));
+    let samplings = distinct(inputs, |r| (r.run.sample_auto, r.run.sample_every));
+    notes.extend(differ_note("sampling", &samplings, |(auto, k)| {
+        if *auto {
+            "`--sample auto`".to_string()
+        } else {
+            format!("`--sample {k}`")
+        }
+    }));
     let unattached: Vec<&str> = inputs.iter().filter(|(_, r)| !r.run.attached).map(|(l, _)| l.as_str()).collect();
     if !unattached.is_empty() {
         notes.push(format!(
@@ -176,7 +182,8 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
             worst
         }
     });
-    run.sample_every = samplings.iter().map(|(s, _)| *s).max().unwrap_or(1);
+    run.sample_auto = samplings.iter().any(|((auto, _), _)| *auto);
+    run.sample_every = if run.sample_auto { 0 } else { samplings.iter().map(|((_, k), _)| *k).max().unwrap_or(1) };
     run.truncated = inputs.iter().any(|(_, r)| r.run.truncated);
     run.attached = inputs.iter().any(|(_, r)| r.run.attached);
     run.notes = Vec::new();
@@ -307,6 +314,24 @@ mod tests {
         assert_eq!(r.run.notes, ["launches sampled", "merged from 4 reports of ranks 0-3"]);
         assert_eq!(r.processes.len(), 4);
         assert_eq!(Report::from_json(&r.to_json()).expect("json"), *r);
+    }
+
+    #[test]
+    fn auto_sampling_survives_a_merge() {
+        let mut auto = rank_report(Some(0), ok0(), &[]);
+        (auto.run.sample_auto, auto.run.sample_every) = (true, 0);
+        let every = rank_report(Some(1), ok0(), &[]);
+        let m = merge(&[("r.0".to_string(), auto.clone()), ("r.1".to_string(), every)]).expect("merges");
+        assert_eq!((m.report.run.sample_auto, m.report.run.sample_every), (true, 0));
+        assert!(
+            m.notes
+                .iter()
+                .any(|n| n == "the merged reports differ in sampling: `--sample auto` (r.0), `--sample 1` (r.1)"),
+            "{:?}",
+            m.notes
+        );
+        let m = merge(&[("a".to_string(), auto.clone()), ("b".to_string(), auto)]).expect("merges");
+        assert_eq!((m.report.run.sample_auto, m.report.run.sample_every), (true, 0));
     }
 
     #[test]

@@ -45,8 +45,14 @@ pub struct RunInfo {
     pub started_unix: u64,
     pub finished_unix: Option<u64>,
     pub exit: ExitStatus,
-    /// Every k-th launch of a kernel was instrumented (1: all).
+    /// Every k-th launch of a kernel was instrumented (1: all); 0 when
+    /// `sample_auto` chose the launches instead.
     pub sample_every: u32,
+    /// Launches were sampled with gaps that double (`--sample auto`):
+    /// launches 0-3 of each kernel, then 7, 15, 31, ... (from 0). Reports
+    /// written before this field existed read as false.
+    #[serde(default)]
+    pub sample_auto: bool,
     /// Recording stopped early because the record limit was reached.
     pub truncated: bool,
     /// Anything a user should know about how to read this report.
@@ -76,6 +82,7 @@ impl RunInfo {
             finished_unix: None,
             exit: ExitStatus::Unknown,
             sample_every: 1,
+            sample_auto: false,
             truncated: false,
             notes: Vec::new(),
             attached: true,

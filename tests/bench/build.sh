@@ -25,7 +25,7 @@ if [ ! -e "$out/gen/chem_mech.cuh" ] || [ "$src/gen_chem.py" -nt "$out/gen/chem_
   python3 "$src/gen_chem.py" "$out/gen/chem_mech.cuh"
 fi
 
-programs=(gemm batched_gemm stencil3d reduce_scan ode_chem black_scholes cfd_flux nbody spmv)
+programs=(gemm batched_gemm stencil3d reduce_scan ode_chem black_scholes cfd_flux nbody spmv late_nan)
 for p in "${programs[@]}"; do
   bin=$out/$p
   if [ -e "$bin" ] && [ "$bin" -nt "$src/$p.cu" ] && [ "$bin" -nt "$src/bench_common.cuh" ] \

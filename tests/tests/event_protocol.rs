@@ -242,6 +242,42 @@ fn record_limit_truncates() {
 }
 
 #[test]
+fn sampled_launches_are_never_silent() {
+    // fast mode samples by default: the report must not read "every launch"
+    let d = scratch();
+    let mut events = typical_events();
+    for index in 2..10 {
+        events.push(Event::Launch {
+            kernel: "gemm".into(),
+            index,
+            instrumented: index < 4 || (index + 1).is_power_of_two(),
+        });
+    }
+    let events = write_events(d.path(), "events.jsonl", &events);
+    let o = xfpx_run(d.path(), &[], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert!(r.run.sample_auto, "auto sampling is reported");
+    assert_eq!(r.run.sample_every, 0, "sample_every does not claim every launch");
+    assert!(
+        o.stderr.contains("xfpx: 5 of 10 launches of 1 instrumented kernel ran unchecked")
+            && o.stderr.contains(": gemm (5 of 10); `--sample 1` checks every launch"),
+        "{}",
+        o.stderr
+    );
+    // every launch checked: nothing said, sample_every reads 1
+    let o = xfpx_run(
+        d.path(),
+        &["--sample", "1"],
+        &["--events", &write_events(d.path(), "all.jsonl", &typical_events()), "--finish"],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert_eq!((r.run.sample_every, r.run.sample_auto), (1, false));
+    assert!(!o.stderr.contains("unchecked"), "{}", o.stderr);
+}
+
+#[test]
 fn malformed_lines_are_skipped_with_a_warning() {
     let d = scratch();
     let mut text = event_lines(&typical_events()[..5]);

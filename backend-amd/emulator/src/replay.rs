@@ -234,6 +234,7 @@ pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started
         finished_unix: Some(xfpx_common::report::unix_now()),
         exit: ExitStatus::Code { code: 0 },
         sample_every: 1,
+        sample_auto: false,
         truncated: false,
         notes,
         attached: true,

@@ -209,6 +209,7 @@ mod tests {
             finished_unix: None,
             exit: xfpx_common::report::ExitStatus::Unknown,
             sample_every: 1,
+            sample_auto: false,
             truncated: false,
             notes: Vec::new(),
             attached: true,

@@ -125,21 +125,21 @@ pub unsafe extern "C" fn xfpx_device(name: *const c_char, target: *const c_char)
 
 static DEVICE_TARGET: DeviceTarget = DeviceTarget::new();
 
-/// Disassemble the program's own functions ahead of NVBit, in the
+/// Disassemble the program's functions and its libraries' ahead of NVBit, in the
 /// background, through the caching wrapper (module `prefill`). Does
 /// nothing when the cache is off or `XFPX_PREFILL=0`.
 #[no_mangle]
 pub extern "C" fn xfpx_prefill_start() {
     let _ = catch_unwind(|| {
         let Some(Some(wrapper)) = NVDISASM_WRAPPER.get() else { return };
-        let limit = prefill::limit_from_env(std::env::var(prefill::PREFILL_ENV).ok().as_deref());
-        if limit == 0 {
+        let limits = prefill::PrefillLimits::from_env(std::env::var(prefill::PREFILL_ENV).ok().as_deref());
+        if limits.functions == 0 {
             return;
         }
         let wrapper = Path::new(std::ffi::OsStr::from_bytes(wrapper.as_bytes())).to_path_buf();
         let wanted = |name: &str| with_core(true, |c| c.wants_kernel(KernelNames { mangled: name, demangled: name }));
         let done = |line: String| with_core((), |c| c.note(&line));
-        let started = prefill::start_background("/proc/self/exe".into(), wrapper, limit, &DEVICE_TARGET, wanted, done);
+        let started = prefill::start_background("/proc/self/exe".into(), wrapper, limits, &DEVICE_TARGET, wanted, done);
         if let Err(e) = started {
             with_core((), |c| c.note(&format!("the program's functions are not disassembled ahead: {e}")));
         }

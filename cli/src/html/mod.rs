@@ -100,8 +100,10 @@ fn header(out: &mut String, report: &Report) {
     } else {
         item("exit", escape(&format!("the program {}", summary::exit_words(&run.exit))));
     }
-    if run.sample_every > 1 {
-        item("sampling", format!("every {}th launch of each kernel", run.sample_every));
+    if let Some(line) = summary::unchecked_line(report) {
+        item("unchecked", escape(&line));
+    } else if let Some(s) = summary::sampling_words(run) {
+        item("sampling", escape(&s));
     }
     item("started", utc(run.started_unix));
     if let Some(f) = run.finished_unix {

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
 CUDA_PROGRAMS = ["gemm", "batched_gemm", "stencil3d", "reduce_scan", "ode_chem", "black_scholes", "cfd_flux",
-                 "nbody", "spmv"]
+                 "nbody", "spmv", "late_nan"]
 PYTHON_PROGRAMS = ["train_mlp"]
 ALL_PROGRAMS = CUDA_PROGRAMS + PYTHON_PROGRAMS
 
@@ -238,6 +238,7 @@ class Harness:
             run["report_error"] = str(e)
             return
         run["findings"] = [list(k) for k in benchlib.finding_keys(found)]
+        run["first_launches"] = [list(k) for k in benchlib.first_launches(found)]
         run["report_stats"] = stats
 
     def compare(self, program, configs):
@@ -273,6 +274,8 @@ class Harness:
             elapsed_s=round(time.monotonic() - self.t_start, 1),
             cells=[cell.to_dict() for p in self.programs for cell in self.cells.get(p, {}).values()],
             findings=self.diffs,
+            expected={p: benchlib.expected_text(p, self.cells.get(p, {}), [c.name for c in self.configs])
+                      for p in self.programs if p in benchlib.EXPECTED},
         )
         with open(os.path.join(out, "results.json"), "w") as f:
             json.dump(data, f, indent=1, default=list)
@@ -443,6 +446,10 @@ def main(argv=None):
             cell = h.cells.get(p, {}).get(c.name)
             if cell and cell.status not in ("ok", "not run"):
                 print("%s %s: %s (%s)" % (p, c.name, cell.status, cell.reason))
+    for p in programs:
+        verdict = benchlib.expected_text(p, h.cells.get(p, {}), [c.name for c in configs])
+        if verdict.startswith("FAIL"):
+            print("expected finding of %s missing: %s" % (p, verdict[len("FAIL "):]))
     for n in notes:
         print("note: " + n)
     names = [c.name for c in configs]

@@ -77,11 +77,12 @@ _GPUFPX_RE = re.compile(
 class Finding:
     """One exception class seen in one kernel (with a location if known)."""
 
-    def __init__(self, kernel, kind, fmt, location=None):
+    def __init__(self, kernel, kind, fmt, location=None, first_launch=None):
         self.kernel = kernel
         self.kind = kind
         self.format = fmt
         self.location = location
+        self.first_launch = first_launch  # xfpx: index of the first launch that raised it
 
     def key(self):
         return (kernel_key(self.kernel), self.kind, self.format)
@@ -133,7 +134,9 @@ def _report_contents(rep):
             site = r.get("site") or {}
             loc = site.get("location")
             where = "%s:%s" % (loc.get("file"), loc.get("line")) if isinstance(loc, dict) else None
-            findings.append(Finding(k.get("name", "?"), r.get("kind"), r.get("format"), where))
+            first = r.get("first_launch")
+            findings.append(Finding(k.get("name", "?"), r.get("kind"), r.get("format"), where,
+                                    int(first) if isinstance(first, int) else None))
     run = rep.get("run") or {}
     stats = dict(
         kernels=len(kernels),
@@ -229,6 +232,48 @@ def kernel_key(name, use_tool=True):
         n = n[:min(cut)]
     n = n.strip()
     return n.split()[-1] if n.split() else n
+
+
+def first_launches(findings):
+    """(kernel key, kind, format, first launch) of each finding that has one."""
+    return sorted({f.key() + (f.first_launch,) for f in findings if f.first_launch is not None})
+
+
+# What some programs are built to raise, which every xfpx mode must report
+# with the launch that raised it: (kernel key, kind, first launch from 0).
+EXPECTED = {
+    "late_nan": [("relax_step", "nan", 5000)],
+}
+
+
+def expected_text(program, cells, order=None):
+    """`ok` when every finished xfpx run of `program` reported each of its
+    EXPECTED findings at its launch; `FAIL <config>: ...` for the first
+    miss; `-` for a program without expectations or xfpx runs."""
+    wanted = EXPECTED.get(program)
+    if not wanted:
+        return "-"
+    names = [c for c in (order or []) if c in cells] + [c for c in cells if c not in (order or [])]
+    problems, checked = [], 0
+    for name in names:
+        if not name.startswith("xfpx-"):
+            continue
+        for r in cells[name].runs:
+            if r["status"] != "ok":
+                continue
+            checked += 1
+            if "first_launches" not in r:
+                problems.append("%s: %s" % (name, r.get("report_error") or "no report"))
+                continue
+            for kernel, kind, launch in wanted:
+                seen = sorted(l for (k, kd, _, l) in r["first_launches"] if k == kernel and kd == kind)
+                if launch not in seen:
+                    problems.append("%s: no %s %s at launch %d (%s)" % (
+                        name, kernel, kind, launch,
+                        "first at %s" % ", ".join(map(str, seen)) if seen else "not reported"))
+    if problems:
+        return "FAIL " + problems[0] + ("" if len(problems) == 1 else " (+%d)" % (len(problems) - 1))
+    return "ok" if checked else "-"
 
 
 def finding_keys(findings, formats=None):
@@ -362,12 +407,13 @@ def selfcheck_text(cells, base_config="base", order=None):
 
 def render_table(programs, configs, cells, findings_text, markdown=False, metric="wall_s"):
     """The closing table: program | base s | one slowdown column per
-    non-base configuration | self-check | findings match, then the geomean
+    non-base configuration | self-check | findings match | expected (the
+    findings a program is built to raise, at their launch), then the geomean
     row (">=" where a timed-out run makes the value a lower bound).
     metric `gpu_ms` gives the slowdowns of the programs' timed sections."""
     base_col = "base s" if metric == "wall_s" else "base gpu ms"
     header = ["program", base_col] + ["%s x" % c for c in configs if c != "base"] + ["self-check",
-                                                                                  "findings match"]
+                                                                                  "findings match", "expected"]
     rows = []
     per_config = {c: [] for c in configs if c != "base"}
     bounded = {c: False for c in configs if c != "base"}
@@ -386,6 +432,7 @@ def render_table(programs, configs, cells, findings_text, markdown=False, metric
                 bounded[c] = bounded[c] or lower
         row.append(selfcheck_text(pc, order=configs))
         row.append(findings_text.get(p, "-"))
+        row.append(expected_text(p, pc, order=configs))
         rows.append(row)
     geo = ["geomean", ""]
     for c in configs:
@@ -395,7 +442,7 @@ def render_table(programs, configs, cells, findings_text, markdown=False, metric
         n = len(per_config[c])
         geo.append("-" if g is None else ("%s%.2f%s" % (">=" if bounded[c] else "", g,
                                                         "" if n == len(programs) else " (%d/%d)" % (n, len(programs)))))
-    geo += ["", ""]
+    geo += ["", "", ""]
     rows.append(geo)
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]

@@ -239,7 +239,7 @@ class TableTest(unittest.TestCase):
         lines = text.splitlines()
         self.assertTrue(lines[0].startswith("program | base s | xfpx-detect x | nvbit-empty x | self-check"))
         row_a = [v.strip() for v in lines[2].split("|")]
-        self.assertEqual(row_a, ["a", "1.000", "4.00", "1.10", "ok", "yes (0)"])
+        self.assertEqual(row_a, ["a", "1.000", "4.00", "1.10", "ok", "yes (0)", "-"])
         row_b = [v.strip() for v in lines[3].split("|")]
         self.assertEqual(row_b[:4], ["b", "2.000", ">10", "1.00"])
         self.assertEqual(row_b[4], "FAIL nvbit-empty: checksum differs")
@@ -267,6 +267,28 @@ class TableTest(unittest.TestCase):
         text = benchlib.render_table(["a", "b"], ["base", "xfpx-detect"], cells, {})
         # Wall clock: the timeout counts as a lower bound, sqrt(2 * 9).
         self.assertEqual([v.strip() for v in text.splitlines()[-1].split("|")][2], ">=4.24")
+
+    def test_expected_findings_at_their_launch(self):
+        found = lambda *fl: dict(run(), first_launches=[list(x) for x in fl])
+        at = lambda n: ("relax_step", "nan", "f32", n)
+        cells = lambda **runs: {k.replace("_", "-"): cell("late_nan", k, v) for k, v in runs.items()}
+        self.assertEqual(benchlib.expected_text("gemm", cells(xfpx_fast=[found()])), "-")
+        self.assertEqual(benchlib.expected_text("late_nan", cells(base=[run()])), "-", "no xfpx run")
+        self.assertEqual(benchlib.expected_text("late_nan", cells(base=[run()], xfpx_fast=[found(at(5000))])), "ok")
+        self.assertEqual(benchlib.expected_text("late_nan", cells(xfpx_fast=[found(at(8191), at(5000))])), "ok",
+                         "another format's record may come later")
+        self.assertEqual(benchlib.expected_text("late_nan", cells(xfpx_fast=[found()])),
+                         "FAIL xfpx-fast: no relax_step nan at launch 5000 (not reported)")
+        self.assertEqual(
+            benchlib.expected_text("late_nan", cells(xfpx_fast=[found(at(4095))], xfpx_detect=[dict(run())])),
+            "FAIL xfpx-fast: no relax_step nan at launch 5000 (first at 4095) (+1)")
+        no_report = dict(run(), report_error="no report written")
+        self.assertEqual(benchlib.expected_text("late_nan", cells(xfpx_fast=[no_report])),
+                         "FAIL xfpx-fast: no report written")
+        # a run that did not finish has no report to judge
+        self.assertEqual(benchlib.expected_text("late_nan", cells(xfpx_fast=[run(status="timeout")])), "-")
+        found_list, _ = benchlib.parse_xfpx_report(sample("xfpx-report.json"))
+        self.assertTrue(all(f.first_launch is not None for f in found_list))
 
     def test_selfcheck_verdicts(self):
         base = cell("p", "base", [run()])
@@ -351,11 +373,19 @@ time.sleep(float(os.environ.get("FAKE_XFPX_DELAY", "0")))
 rc = subprocess.call(cmd)
 name = os.path.basename(cmd[-1]).split(".")[0]
 recs = [] if kernels == "^$" else [("nan", "f32")] + ([] if mode == "screen" else [("inf", "f64")])
+kernel = "_Z%d%s_kernelPf" % (len(name) + 7, name)
+# late_nan: its NaN is raised by launch 5000 of relax_step; mode screen
+# reports it only where it samples again, at launch 8191
+first = 0
+if name == "late_nan":
+    kernel, recs, first = "_Z10relax_stepiPfPKfS_fi", [("nan", "f32")], 8191 if mode == "screen" else 5000
+    recs = [] if kernels == "^$" else recs
 rep = {"schema": "xfpx-report/1", "tool": {"name": "xfpx", "version": "0"},
        "run": {"mode": mode, "truncated": False, "notes": []},
-       "kernels": [{"name": "_Z%d%s_kernelPf" % (len(name) + 7, name), "status": {"state": "instrumented"},
+       "kernels": [{"name": kernel, "status": {"state": "instrumented"},
                     "launches": 1, "probes": 2,
-                    "records": [{"kind": k, "format": f, "site": {"id": 1, "location": None}} for k, f in recs]}]}
+                    "records": [{"kind": k, "format": f, "site": {"id": 1, "location": None}, "first_launch": first}
+                                for k, f in recs]}]}
 with open(report, "w") as f: json.dump(rep, f)
 sys.exit(rc)
 """
@@ -393,7 +423,7 @@ class HarnessRunTest(unittest.TestCase):
         d = self.tmp.name
         self.bench_dir = os.path.join(d, "bench")
         os.makedirs(self.bench_dir)
-        for p in ("gemm", "spmv"):
+        for p in ("gemm", "spmv", "late_nan"):
             write_exe(os.path.join(self.bench_dir, p), FAKE_PROGRAM)
         write_exe(os.path.join(self.bench_dir, "train_mlp.py"), FAKE_PROGRAM)
         self.xfpx = os.path.join(d, "xfpx")
@@ -498,6 +528,20 @@ class HarnessRunTest(unittest.TestCase):
         p = self.harness()
         self.assertEqual(p.returncode, 2)
         self.assertIn("not built: gemm", p.stderr)
+
+    def test_a_missing_late_finding_fails_the_row(self):
+        p = self.harness("--programs", "gemm,late_nan", "--repeats", "1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        rows = table_rows(p.stdout)
+        self.assertEqual(rows["gemm"][-1], "-", "no expectation for gemm")
+        self.assertEqual(rows["late_nan"][-1], "FAIL xfpx-screen: no relax_step nan at launch 5000 (first at 8191)")
+        self.assertIn("expected finding of late_nan missing: xfpx-screen: no relax_step nan at launch 5000", p.stdout)
+        self.assertEqual(self.results()["expected"]["late_nan"], rows["late_nan"][-1])
+        run = next(c for c in self.results()["cells"] if c["config"] == "xfpx-detect" and c["program"] == "late_nan")
+        self.assertEqual(run["runs"][0]["first_launches"], [["relax_step", "nan", "f32", 5000]])
+        p = self.harness("--programs", "late_nan", "--modes", "detect", "--repeats", "1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(table_rows(p.stdout)["late_nan"][-1], "ok")
 
     def test_render_saved_results(self):
         p = self.harness("--modes", "detect", "--repeats", "1")

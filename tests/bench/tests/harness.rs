@@ -72,11 +72,12 @@ fn dry_run_lists_every_program_and_runs_nothing() {
         "cfd_flux",
         "nbody",
         "spmv",
+        "late_nan",
         "train_mlp.py",
     ] {
         assert!(t.contains(p), "dry run does not mention {p}:\n{t}");
     }
-    assert!(t.starts_with("dry run: 10 programs"), "{t}");
+    assert!(t.starts_with("dry run: 11 programs"), "{t}");
     assert!(!Path::new(&out_dir).exists(), "a dry run wrote {}", out_dir.display());
 }
 
@@ -111,7 +112,7 @@ fn suite_compiles_where_nvcc_is_available() {
         let t = text(&out);
         let _ = std::fs::remove_dir_all(&out_dir);
         assert!(out.status.success(), "build.sh failed:\n{t}");
-        assert!(t.contains("built 9 programs"), "{t}");
+        assert!(t.contains("built 10 programs"), "{t}");
     } else {
         eprintln!("note: nvcc not found (set NVCC=/path/to/nvcc): the suite was not compiled");
     }

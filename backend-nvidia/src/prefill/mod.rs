@@ -1,7 +1,9 @@
-//! Disassembly ahead of NVBit: a program's own functions are put through
-//! the disassembler cache ([`crate::disasm_cache`]) in parallel, in the
-//! background, while the program starts, so that NVBit's one-at-a-time
-//! disassembly at each kernel's first launch finds them ready.
+//! Disassembly ahead of NVBit: a program's own functions, then those of
+//! the shared libraries it has mapped by then ([`libraries`]),
+//! are put through the disassembler cache ([`crate::disasm_cache`]) in
+//! parallel, in the background, while the program starts, so that NVBit's
+//! one-at-a-time disassembly at each kernel's first launch finds them
+//! ready. [`PrefillLimits`] bounds the work.
 //!
 //! NVBit 1.7.7.1 disassembles a function by running the disassembler as
 //! `nvdisasm -b SM<nn> FILE`, FILE holding exactly the bytes of the
@@ -13,6 +15,15 @@
 //! A function whose bytes differ at load time (relocated calls, code
 //! compiled just in time from PTX) simply finds nothing: the cache is keyed
 //! by content, so a prefill can make a call faster, never answer it wrong.
+//!
+//! Why one disassembler run per function and not one per cubin: the
+//! answer NVBit reads is `nvdisasm`'s output for the raw bytes of one
+//! function, and nothing here shows that a whole cubin's listing, cut
+//! into functions, is that output byte for byte (labels, headers and
+//! branch targets differ in form), so the runs stay per function and go
+//! in parallel.
+
+pub mod libraries;
 
 use crate::fatbin::{self, DeviceFunction};
 use std::collections::HashSet;
@@ -25,7 +36,37 @@ use std::time::{Duration, Instant};
 /// many functions one run disassembles ahead (default [`DEFAULT_LIMIT`]).
 pub const PREFILL_ENV: &str = "XFPX_PREFILL";
 /// Functions disassembled ahead per run unless `XFPX_PREFILL` says.
-pub const DEFAULT_LIMIT: usize = 256;
+pub const DEFAULT_LIMIT: usize = 512;
+
+/// Every bound on one run's disassembly ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefillLimits {
+    /// Functions disassembled ahead, the program's first (`XFPX_PREFILL`).
+    pub functions: usize,
+    /// Largest program file read (it is read whole).
+    pub program_bytes: u64,
+    /// Libraries with device code looked at, in mapping order.
+    pub libraries: usize,
+    /// Bytes of one library's fat binary read.
+    pub library_fatbin_bytes: u64,
+    /// Bytes of all the libraries' fat binaries read together.
+    pub libraries_fatbin_bytes: u64,
+}
+
+impl PrefillLimits {
+    pub const DEFAULT: PrefillLimits = PrefillLimits {
+        functions: DEFAULT_LIMIT,
+        program_bytes: 1 << 30,
+        libraries: 32,
+        library_fatbin_bytes: 256 << 20,
+        libraries_fatbin_bytes: 1 << 30,
+    };
+
+    /// The default limits with the function limit of `XFPX_PREFILL`.
+    pub fn from_env(value: Option<&str>) -> PrefillLimits {
+        PrefillLimits { functions: limit_from_env(value), ..PrefillLimits::DEFAULT }
+    }
+}
 
 /// The arguments NVBit gives the disassembler before the file, for a
 /// device of SASS target `sm` (90 for sm_90).
@@ -185,69 +226,138 @@ impl DeviceTarget {
     }
 }
 
-/// Start a prefill of the program in `exe` on a background thread: the
-/// target is the file's sole one, else the device's (waiting for it);
-/// `wanted` filters functions by mangled name; `done` receives one line
-/// for the user when it ends (nothing when there was nothing to do).
+/// Start a prefill of the program in `exe` and of the libraries with
+/// device code mapped once the target is known, on a background thread: the target is the
+/// program file's sole one, else the device's (waiting for it); `wanted`
+/// filters functions by mangled name; `done` receives one line for the
+/// user when it ends (nothing when there was nothing to do).
 pub fn start_background(
     exe: PathBuf,
     wrapper: PathBuf,
-    limit: usize,
+    limits: PrefillLimits,
     target: &'static DeviceTarget,
     wanted: impl Fn(&str) -> bool + Send + 'static,
     done: impl FnOnce(String) + Send + 'static,
 ) -> std::io::Result<()> {
     std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
-        if let Some(line) = prefill_file(&exe, &wrapper, limit, target, wanted) {
+        let sources = Sources { exe: &exe, libraries: Libraries::Mapped };
+        if let Some(line) = prefill_files(&sources, &wrapper, &limits, target, wanted) {
             done(line);
         }
     })?;
     Ok(())
 }
 
-/// Largest program file read for a prefill.
-const MAX_PROGRAM_BYTES: u64 = 1 << 30;
+/// The files a prefill reads: the program, then the libraries.
+#[derive(Debug)]
+pub struct Sources<'a> {
+    pub exe: &'a Path,
+    pub libraries: Libraries<'a>,
+}
 
-fn prefill_file(
-    exe: &Path,
+/// Which libraries a prefill reads.
+#[derive(Debug)]
+pub enum Libraries<'a> {
+    /// These files.
+    Listed(&'a [PathBuf]),
+    /// The files with device code mapped into this process once the
+    /// target is known (a program that loads its libraries before its
+    /// first CUDA call has them all mapped by then), the program left out.
+    Mapped,
+}
+
+impl Libraries<'_> {
+    fn files(&self, exe: &Path) -> Vec<PathBuf> {
+        match self {
+            Libraries::Listed(files) => files.to_vec(),
+            Libraries::Mapped => {
+                let exe = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+                crate::mapped::files_with_device_code(u64::MAX)
+                    .into_iter()
+                    .filter(|p| std::fs::canonicalize(p).map_or(true, |c| c != exe))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// Plan and run a prefill of `sources`; the line for the user (`None`
+/// when there was nothing to do).
+pub fn prefill_files(
+    sources: &Sources<'_>,
     wrapper: &Path,
-    limit: usize,
+    limits: &PrefillLimits,
     target: &DeviceTarget,
     wanted: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    if std::fs::metadata(exe).ok()?.len() > MAX_PROGRAM_BYTES {
+    let exe = sources.exe;
+    let bytes = std::fs::metadata(exe)
+        .is_ok_and(|m| m.len() <= limits.program_bytes)
+        .then(|| std::fs::read(exe).ok())
+        .flatten()
+        .unwrap_or_default();
+    // no device code, or not an ELF file: only the libraries
+    let section = fatbin::host_fatbin(&bytes).ok().flatten();
+    if section.is_none() && matches!(sources.libraries, Libraries::Listed([])) {
         return None;
     }
-    let bytes = std::fs::read(exe).ok()?;
-    // no device code, or not an ELF file: nothing to say
-    let section = fatbin::host_fatbin(&bytes).ok()??;
-    let sm = sole_cubin_target(section).or_else(|| target.wait(TARGET_WAIT))?;
-    let plan = match plan_fatbin(section, sm, wanted, limit) {
-        Ok(p) => p,
-        Err(e) => return Some(format!("the program's device code was not disassembled ahead: {e}")),
+    let sm = section.and_then(sole_cubin_target).or_else(|| target.wait(TARGET_WAIT))?;
+    let mut notes = Vec::new();
+    let mut plan = match section.map(|s| plan_fatbin(s, sm, &wanted, limits.functions)) {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => {
+            notes.push(format!("the program's device code was not read: {e}"));
+            PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 }
+        }
+        None => PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 },
     };
     drop(bytes);
-    if plan.functions.is_empty() {
+    let own = plan.functions.len();
+    let mut seen: HashSet<Vec<u8>> = plan.functions.iter().map(|f| f.code.clone()).collect();
+    let room = limits.functions.saturating_sub(own);
+    let files = sources.libraries.files(exe);
+    let libs = libraries::plan(&files, sm, &wanted, limits, room, &mut seen);
+    plan.functions.extend(libs.functions.iter().cloned());
+    if plan.functions.is_empty() && libs == libraries::LibraryPlan::default() {
         return None;
     }
     let cpus = std::thread::available_parallelism().map_or(2, usize::from);
     let jobs = jobs_for(cpus);
     let out = run(wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()));
     let mut line = format!(
-        "disassembled {} of the program's sm_{} functions ahead of their first launch in {:.2} s ({} at a time)",
-        out.disassembled, sm, out.seconds, jobs
+        "disassembled {} sm_{sm} functions ahead of their first launch in {:.2} s ({jobs} at a time): \
+         {own} of the program, {} of {} libraries",
+        out.disassembled,
+        out.seconds,
+        libs.functions.len(),
+        libs.libraries
     );
     if out.failed > 0 {
         line += &format!("; {} failed", out.failed);
     }
-    if plan.left_out > 0 {
-        line +=
-            &format!("; {} left out (repeated, filtered or over the limit of {limit}, `{PREFILL_ENV}`)", plan.left_out);
+    let left = plan.left_out + libs.functions_left_out;
+    if left > 0 {
+        line += &format!(
+            "; {left} functions left out (repeated, filtered or over the limit of {}, `{PREFILL_ENV}`)",
+            limits.functions
+        );
     }
-    if plan.unreadable > 0 {
-        line += &format!("; {} cubins unreadable (compressed)", plan.unreadable);
+    if libs.bytes_left_out > 0 || libs.libraries_left_out > 0 {
+        line += &format!(
+            "; {} MB of the libraries' device code not read ({} libraries not looked at; limits: {} libraries, \
+             {} MB each, {} MB in all)",
+            libs.bytes_left_out >> 20,
+            libs.libraries_left_out,
+            limits.libraries,
+            limits.library_fatbin_bytes >> 20,
+            limits.libraries_fatbin_bytes >> 20
+        );
     }
-    Some(line)
+    if plan.unreadable + libs.unreadable > 0 {
+        line += &format!("; {} cubins unreadable (compressed)", plan.unreadable + libs.unreadable);
+    }
+    notes.push(line);
+    Some(notes.join("; "))
 }
 
 #[cfg(test)]

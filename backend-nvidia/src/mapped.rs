@@ -1,0 +1,209 @@
+//! Device code in files on disk, read without loading them whole: where
+//! a host ELF file's `.nv_fatbin` section lies (from its section headers
+//! alone), its fat binary containers one at a time under a byte budget,
+//! and the files mapped into this process (`/proc/self/maps`) that carry
+//! device code (cuBLAS, cuDNN, PyTorch's libraries: hundreds of MB each).
+
+use crate::fatbin::{CONTAINER_HEADER, CONTAINER_MAGIC};
+use std::collections::HashSet;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Where a section lies in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionRange {
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The `.nv_fatbin` section of an ELF64 little-endian file, read from its
+/// section headers only. Anything unreadable: `None`.
+pub fn fatbin_section(path: &Path) -> Option<SectionRange> {
+    let find = || -> std::io::Result<Option<SectionRange>> {
+        let mut f = std::fs::File::open(path)?;
+        let mut eh = [0u8; 64];
+        f.read_exact(&mut eh)?;
+        if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
+            return Ok(None);
+        }
+        let (shoff, shentsize, shnum, shstrndx) = (u64_at(&eh, 40), u16_at(&eh, 58), u16_at(&eh, 60), u16_at(&eh, 62));
+        if shentsize < 64 || shnum == 0 || shstrndx >= shnum {
+            return Ok(None);
+        }
+        let mut sh = vec![0u8; (shentsize * shnum) as usize];
+        f.seek(SeekFrom::Start(shoff))?;
+        f.read_exact(&mut sh)?;
+        let str_hdr = &sh[(shstrndx * shentsize) as usize..];
+        let (str_off, str_size) = (u64_at(str_hdr, 24), u64_at(str_hdr, 32));
+        if str_size > 1 << 24 {
+            return Ok(None);
+        }
+        let mut names = vec![0u8; str_size as usize];
+        f.seek(SeekFrom::Start(str_off))?;
+        f.read_exact(&mut names)?;
+        Ok((0..shnum).map(|i| &sh[(i * shentsize) as usize..]).find_map(|h| {
+            let name_off = u32_at(h, 0) as usize;
+            names
+                .get(name_off..)
+                .is_some_and(|n| n.starts_with(b".nv_fatbin\0"))
+                .then(|| SectionRange { offset: u64_at(h, 24), size: u64_at(h, 32) })
+        }))
+    };
+    find().ok().flatten()
+}
+
+/// Whether a file has a `.nv_fatbin` section (device code).
+pub fn has_fatbin_section(path: &Path) -> bool {
+    fatbin_section(path).is_some()
+}
+
+fn u16_at(b: &[u8], i: usize) -> u64 {
+    u64::from(u16::from_le_bytes([b[i], b[i + 1]]))
+}
+
+fn u32_at(b: &[u8], i: usize) -> u64 {
+    u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]))
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u32_at(b, i) | (u32_at(b, i + 4) << 32)
+}
+
+/// How far a read of a fat binary section got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContainersRead {
+    /// Containers handed on.
+    pub containers: usize,
+    /// Bytes of the section read.
+    pub bytes: u64,
+    /// Bytes of the section left unread: over the budget, or after a
+    /// malformed container.
+    pub left: u64,
+}
+
+/// Hand each fat binary container of the section at `range` of `path`
+/// (header and entries, as [`crate::fatbin::entries`] reads them) to
+/// `each`, one at a time, reading at most `budget` bytes of the section;
+/// `each` answers false to stop (that container counts as left unread).
+pub fn for_each_container(
+    path: &Path,
+    range: SectionRange,
+    budget: u64,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> std::io::Result<ContainersRead> {
+    let mut f = std::fs::File::open(path)?;
+    let mut read = ContainersRead::default();
+    let mut at = 0u64;
+    let mut buf = Vec::new();
+    while at + 8 <= range.size {
+        let mut head = [0u8; CONTAINER_HEADER];
+        let n = head.len().min((range.size - at) as usize);
+        f.seek(SeekFrom::Start(range.offset + at))?;
+        f.read_exact(&mut head[..n])?;
+        // containers are 8-byte aligned; the linker pads with zeros
+        if head[..8].iter().all(|&b| b == 0) {
+            at += 8;
+            continue;
+        }
+        if n < CONTAINER_HEADER || u32_at(&head, 0) != u64::from(CONTAINER_MAGIC) {
+            break;
+        }
+        let whole = u64_at(&head, 8).checked_add(u16_at(&head, 6).max(CONTAINER_HEADER as u64));
+        let Some(whole) = whole.filter(|w| at + w <= range.size) else { break };
+        if read.bytes + whole > budget {
+            break;
+        }
+        buf.resize(whole as usize, 0);
+        f.seek(SeekFrom::Start(range.offset + at))?;
+        f.read_exact(&mut buf)?;
+        if !each(&buf) {
+            break;
+        }
+        read.containers += 1;
+        read.bytes += whole;
+        at += whole;
+    }
+    read.left = range.size.saturating_sub(at);
+    Ok(read)
+}
+
+/// The absolute paths of the files in a `/proc/<pid>/maps` text, each
+/// once, in mapping order.
+pub fn paths_in_maps(maps: &str) -> Vec<PathBuf> {
+    let mut seen = HashSet::new();
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|p| p.starts_with('/') && seen.insert(*p))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Regular files mapped into this process with device code, no larger
+/// than `max_bytes`, in mapping order; the xfpx tool library is left out.
+pub fn files_with_device_code(max_bytes: u64) -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Vec::new();
+    };
+    paths_in_maps(&maps)
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().ends_with(crate::TOOL_FILE_NAME))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= max_bytes) && has_fatbin_section(p))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("xfpx-mapped-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn fatbin_sections_are_found_from_headers() {
+        // an ELF64 with sections "", ".nv_fatbin", ".shstrtab"
+        let names = b"\0.nv_fatbin\0.shstrtab\0";
+        let shoff = 64 + names.len() as u64;
+        let mut elf = vec![0u8; 64];
+        elf[0..4].copy_from_slice(b"\x7fELF");
+        elf[4] = 2;
+        elf[5] = 1;
+        elf[40..48].copy_from_slice(&shoff.to_le_bytes());
+        elf[58..60].copy_from_slice(&64u16.to_le_bytes());
+        elf[60..62].copy_from_slice(&3u16.to_le_bytes());
+        elf[62..64].copy_from_slice(&2u16.to_le_bytes());
+        elf.extend_from_slice(names);
+        for (name, off, size) in [(0u32, 0u64, 0u64), (1, 7, 9), (12, 64, names.len() as u64)] {
+            let mut h = [0u8; 64];
+            h[0..4].copy_from_slice(&name.to_le_bytes());
+            h[24..32].copy_from_slice(&off.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            elf.extend_from_slice(&h);
+        }
+        let path = temp("fatbin.elf");
+        std::fs::write(&path, &elf).expect("write");
+        assert_eq!(fatbin_section(&path), Some(SectionRange { offset: 7, size: 9 }));
+        elf[65 + 3] = b'x'; // ".nv_xatbin"
+        std::fs::write(&path, &elf).expect("write");
+        assert!(!has_fatbin_section(&path));
+        std::fs::write(&path, &elf[..70]).expect("write");
+        assert!(!has_fatbin_section(&path), "truncated");
+        assert!(!has_fatbin_section(Path::new("/proc/self/status")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn maps_name_each_file_once() {
+        let maps = "\
+7f00-7f01 r--p 00000000 08:01 12 /usr/lib/libcublas.so.12
+7f01-7f02 r-xp 00001000 08:01 12 /usr/lib/libcublas.so.12
+7f02-7f03 rw-p 00000000 00:00 0 
+7f03-7f04 rw-p 00000000 00:00 0 [heap]
+7f04-7f05 r--p 00000000 08:01 13 /opt/app/libtorch_cuda.so
+";
+        assert_eq!(
+            paths_in_maps(maps),
+            [PathBuf::from("/usr/lib/libcublas.so.12"), PathBuf::from("/opt/app/libtorch_cuda.so")]
+        );
+    }
+}
