@@ -13,7 +13,7 @@ use crate::descriptor::{render_amdhsa, DecodedDescriptor, KernelDescriptor, Work
 use crate::elf::{Section, Segment};
 use crate::error::{Error, Result};
 use crate::metadata::KernelMetadata;
-use crate::target::Processor;
+use crate::target::Target;
 
 /// Output format of [`dump`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,15 +96,6 @@ pub struct DumpReport {
     pub code_objects: Vec<CodeObjectReport>,
 }
 
-fn isa_target(p: Processor) -> xfpx_amd_isa::Target {
-    match p {
-        Processor::Gfx908 => xfpx_amd_isa::Target::Gfx908,
-        Processor::Gfx90a => xfpx_amd_isa::Target::Gfx90a,
-        Processor::Gfx942 => xfpx_amd_isa::Target::Gfx942,
-        Processor::Gfx950 => xfpx_amd_isa::Target::Gfx950,
-    }
-}
-
 /// `symbol+0xoffset` for `addr`, with the nearest symbol at or below it, as llvm-objdump labels branch targets.
 fn label(symbols: &[(String, u64)], addr: u64) -> String {
     match symbols.iter().filter(|(_, a)| *a <= addr).max_by_key(|(_, a)| *a) {
@@ -116,10 +107,10 @@ fn label(symbols: &[(String, u64)], addr: u64) -> String {
 
 /// Disassembles `code` (starting at `address`) for `processor`; `symbols`
 /// (name, address) label branch targets.
-pub fn disassemble(processor: Processor, code: &[u8], address: u64, symbols: &[(String, u64)]) -> Vec<DisassemblyLine> {
+pub fn disassemble(processor: Target, code: &[u8], address: u64, symbols: &[(String, u64)]) -> Vec<DisassemblyLine> {
     let mut lines = Vec::new();
     let mut offset = 0usize;
-    for (addr, res) in xfpx_amd_isa::disassemble(isa_target(processor), code, address) {
+    for (addr, res) in xfpx_amd_isa::disassemble(processor, code, address) {
         let start = usize::try_from(addr - address).unwrap_or(offset);
         match res {
             Ok(insn) => {

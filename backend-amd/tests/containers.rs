@@ -11,7 +11,7 @@ use xfpx_amd::container::{
     self, bundle_extent, decompress_bundle, parse_bundle, CompressedBundleHeader, CompressionMethod, ContainerKind,
     HipFatBinaryWrapper, HIP_FAT_BINARY_MAGIC,
 };
-use xfpx_amd::{extract, BundleId, CodeObject, Error, FeatureSetting, Processor};
+use xfpx_amd::{extract, BundleId, CodeObject, Error, FeatureSetting, Target};
 
 fn bundle(name: &str) -> Vec<u8> {
     common::read(&common::fixtures().join("bundles").join(name))
@@ -42,7 +42,7 @@ fn offload_bundle_from_clang() {
         let co = CodeObject::parse(&e.bytes).expect("code object");
         let from_id = xfpx_amd::TargetId::parse(e.target_id.as_deref().expect("target id")).expect("target id");
         assert_eq!(from_id.processor, co.target.processor);
-        if co.target.processor == Processor::Gfx90a {
+        if co.target.processor == Target::Gfx90a {
             assert_eq!(e.target_id.as_deref(), Some("gfx90a:xnack+"));
             assert_eq!(co.target.xnack, FeatureSetting::On);
         }

@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use xfpx_amd::{render_amdhsa, CodeObject, Processor};
+use xfpx_amd::{render_amdhsa, CodeObject, Target};
 
 #[test]
 fn descriptors_match_llvm_objdump() {
@@ -238,7 +238,7 @@ fn targets_and_versions() {
             5
         };
         assert_eq!(co.version, expected_version, "{target}/{name}");
-        assert_eq!(Processor::from_name(&target), Some(co.target.processor));
+        assert_eq!(Target::from_name(&target), Some(co.target.processor));
         let md_target = co.metadata.as_ref().and_then(|m| m.target.clone()).expect("note target");
         assert_eq!(md_target, format!("amdgcn-amd-amdhsa--{}", co.target), "{target}/{name}");
     }

@@ -12,10 +12,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use xfpx_amd::rewrite::{self, Mode, RewriteOptions};
-use xfpx_amd_emu::codeobject::CodeObject as EmuObject;
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits};
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
+use xfpx_amd_emu::Program as EmuObject;
 
 /// Dynamic wave instructions of `launch` on the code `make(table)` returns.
 fn instructions(launch: &Launch, make: &dyn Fn(u64) -> Vec<u8>) -> Option<u64> {

@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
-use xfpx_amd_emu::codeobject::CodeObject as EmuObject;
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
+use xfpx_amd_emu::Program as EmuObject;
 use xfpx_common::{ExceptionKind, FpFormat};
 
 const TABLE_BYTES: usize = 1 << 16;

@@ -6,7 +6,7 @@ mod common;
 
 use proptest::prelude::*;
 use xfpx_amd::descriptor::KernelDescriptor;
-use xfpx_amd::{dump, extract, metadata, CodeObject, DumpFormat, DumpOptions, Processor};
+use xfpx_amd::{dump, extract, metadata, CodeObject, DumpFormat, DumpOptions, Target};
 
 /// Every corpus file: code objects and containers.
 fn corpus() -> Vec<Vec<u8>> {
@@ -159,7 +159,7 @@ proptest! {
     fn descriptor_bytes_round_trip(bytes in proptest::collection::vec(any::<u8>(), 64)) {
         let kd = KernelDescriptor::parse(&bytes).expect("64 bytes parse");
         prop_assert_eq!(kd.to_bytes().to_vec(), bytes);
-        for p in [Processor::Gfx908, Processor::Gfx90a, Processor::Gfx942, Processor::Gfx950] {
+        for p in Target::ALL {
             if let Err(e) = kd.decode(p) {
                 prop_assert!(!e.to_string().contains('\n'));
             }

@@ -125,7 +125,7 @@ impl SiteEntry {
 /// Decode a chunk of entries whose first site is `first`; returns the
 /// sites with anything seen.
 pub fn decode_chunk(first: u32, bytes: &[u8]) -> Result<Vec<(SiteId, SiteEntry)>, RecordError> {
-    if bytes.len() % SITE_ENTRY_SIZE != 0 {
+    if !bytes.len().is_multiple_of(SITE_ENTRY_SIZE) {
         return Err(RecordError::ChunkSize(bytes.len()));
     }
     Ok(bytes

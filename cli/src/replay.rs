@@ -87,8 +87,8 @@ fn locate(report: &mut xfpx_common::report::Report, a: &ReplayArgs) {
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))
         })
         .and_then(|bytes| {
-            let elf = xfpx_amd_emu::codeobject::unbundle(&bytes, a.target.as_deref()).map_err(|e| e.to_string())?;
-            Ok(xfpx_amd::lines::locate_report(report, elf))
+            let elf = xfpx_amd::image::code_object_for(&bytes, a.target.as_deref()).map_err(|e| e.to_string())?;
+            Ok(xfpx_amd::lines::locate_report(report, &elf.bytes))
         })
         .unwrap_or_else(|e| Some(format!("source lines are unknown: {e}")));
     report.run.notes.extend(note);

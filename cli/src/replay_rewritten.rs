@@ -54,7 +54,8 @@ pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOpti
     let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
     let bytes = limits::read(&path, limits::CODE_OBJECT)
         .with_context(|| format!("cannot read code object {}", path.display()))?;
-    let elf = xfpx_amd_emu::codeobject::unbundle(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let extracted = xfpx_amd::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let elf: &[u8] = &extracted.bytes;
     let mut rewrite_opts =
         RewriteOptions { mode: rewrite_mode(mode), kernels: vec![launch.kernel.clone()], ..Default::default() };
 
@@ -86,7 +87,7 @@ pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOpti
         bytes: vec![0; table_bytes],
     });
     run.outputs.push(TABLE_BUFFER.into());
-    let object = xfpx_amd_emu::codeobject::CodeObject::parse(&rewritten.bytes)
+    let object = xfpx_amd_emu::Program::parse(&rewritten.bytes)
         .map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
     let started = xfpx_common::report::unix_now();
     let (mut outputs, stats) =

@@ -148,3 +148,74 @@ fn replay_names_source_lines_from_a_code_object_with_line_tables() {
         assert_eq!((outer.file.as_str(), outer.line), ("exceptions.hip", 34), "{mode:?}");
     }
 }
+
+/// A launch of `kernel` in the container `file` (of `backend-amd/fixtures/bundles`), written into `dir`.
+fn container_launch(dir: &std::path::Path, file: &str, kernel: &str, buffers: &str, args: &str) -> PathBuf {
+    let co = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/fixtures/bundles").join(file);
+    let text = format!(
+        r#"{{"code_object": {co:?}, "kernel": "{kernel}", "grid": [1, 1, 1], "block": [64, 1, 1],
+            "buffers": {{{buffers}}}, "args": [{args}], "outputs": ["out"]}}"#,
+        co = co.to_string_lossy()
+    );
+    let path = dir.join(format!("{kernel}.json"));
+    std::fs::write(&path, text).expect("launch file");
+    path
+}
+
+/// The f32 elements of output buffer `out` of a replay with `--out out` in `dir`.
+fn f32_output(dir: &std::path::Path) -> Vec<f32> {
+    let bytes = std::fs::read(dir.join("out/out.bin")).expect("output buffer");
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The little-endian 16-bit words of output buffer `out` of a replay with `--out out` in `dir`.
+fn u16_output(dir: &std::path::Path) -> Vec<u16> {
+    let bytes = std::fs::read(dir.join("out/out.bin")).expect("output buffer");
+    bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+}
+
+/// Replay reads what dump reads: the entry of a compressed bundle (CCOB,
+/// versions 2 and 3) for the chosen target, and the device code embedded in
+/// a HIP host executable.
+#[test]
+fn replay_reads_compressed_bundles_and_host_executables() {
+    let d = tempfile::tempdir().expect("scratch");
+    let buffers = r#""out": {"elem": "f16", "count": 64},
+        "a": {"elem": "f16", "count": 64, "init": {"constant": 2}},
+        "b": {"elem": "f16", "count": 64, "init": {"constant": 3}}"#;
+    let args = r#"{"buffer": "out"}, {"buffer": "a"}, {"buffer": "b"}"#;
+    for (file, targets) in [("compressed-v2.ccob", ["gfx908", "gfx942"]), ("compressed-v3.ccob", ["gfx942", "gfx950"])]
+    {
+        let fp16 = container_launch(d.path(), file, "fp16_scalar", buffers, args);
+        for target in targets {
+            let mut c = xfpx(d.path());
+            c.args(["replay", "--target", target, "--out", "out", "--report", "r.json"]).arg(&fp16);
+            let o = run(c);
+            assert_eq!(o.code, Some(0), "{file} {target}: {}", o.stderr);
+            // 2 * 3 + 2 - 2 = 6.0 (f16 0x4600) per element.
+            assert_eq!(u16_output(d.path()), vec![0x4600; 64], "{file} {target}");
+            let r =
+                Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
+            assert_eq!(r.run.target.as_deref(), Some(target));
+        }
+    }
+    let fp16 = container_launch(d.path(), "compressed-v3.ccob", "fp16_scalar", buffers, args);
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx908"]).arg(&fp16);
+    run(c).assert_one_line_error(1, "no AMDGPU code object for gfx908");
+
+    let host = container_launch(
+        d.path(),
+        "host-fatbin.exe",
+        "host_scale",
+        r#""out": {"elem": "f32", "count": 64}, "x": {"elem": "f32", "count": 64, "init": {"constant": 1.5}}"#,
+        r#"{"buffer": "out"}, {"buffer": "x"}, {"f32": 3}"#,
+    );
+    for target in ["gfx90a", "gfx942"] {
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", target, "--out", "out", "--report", "r.json"]).arg(&host);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{target}: {}", o.stderr);
+        assert_eq!(f32_output(d.path()), vec![4.5; 64], "{target}");
+    }
+}

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use xfpx_amd_isa::Encoding as IsaEncoding;
+pub use xfpx_amd_isa::Target;
 use xfpx_amd_isa::Variant;
 
 /// The instruction encodings of gfx9/CDNA that the emulator executes.
@@ -77,39 +78,6 @@ impl std::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// The CDNA generations the emulator runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Target {
-    Gfx908,
-    Gfx90a,
-    /// gfx940, gfx941, gfx942.
-    Gfx942,
-    Gfx950,
-}
-
-impl Target {
-    /// From a processor name such as `gfx90a` (feature suffixes ignored).
-    pub fn from_name(name: &str) -> Option<Target> {
-        Some(match name.split(':').next()? {
-            "gfx908" => Target::Gfx908,
-            "gfx90a" => Target::Gfx90a,
-            "gfx940" | "gfx941" | "gfx942" => Target::Gfx942,
-            "gfx950" => Target::Gfx950,
-            _ => return None,
-        })
-    }
-
-    /// The ISA decoder's target.
-    pub fn isa(self) -> xfpx_amd_isa::Target {
-        match self {
-            Target::Gfx908 => xfpx_amd_isa::Target::Gfx908,
-            Target::Gfx90a => xfpx_amd_isa::Target::Gfx90a,
-            Target::Gfx942 => xfpx_amd_isa::Target::Gfx942,
-            Target::Gfx950 => xfpx_amd_isa::Target::Gfx950,
-        }
-    }
-}
-
 /// The executor's encoding of an ISA decoder encoding, or the name of one it
 /// does not execute.
 fn executed_encoding(e: IsaEncoding) -> Result<Encoding, &'static str> {
@@ -171,7 +139,7 @@ fn strip_form_suffix(m: &'static str) -> &'static str {
 
 /// Decodes the instruction at the start of `bytes` for `target`.
 pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> {
-    let insn = xfpx_amd_isa::decode(target.isa(), bytes).map_err(|e| match e {
+    let insn = xfpx_amd_isa::decode(target, bytes).map_err(|e| match e {
         xfpx_amd_isa::DecodeError::Truncated { .. } => DecodeError::Truncated,
         e => DecodeError::Isa(e),
     })?;

@@ -3,9 +3,9 @@
 //! every wave as the kernel descriptor asks, and a scheduler that runs the
 //! waves of each workgroup with `s_barrier` and a shared LDS.
 
-use crate::codeobject::{CodeObject, Kernel};
 use crate::decode::{decode, Instruction, Target};
 use crate::memory::{GlobalMemory, Lds};
+use crate::program::{Kernel, Program};
 use crate::timing::Hazard;
 use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC, PRIVATE_BUFFER_MARK};
 use std::collections::HashMap;
@@ -100,13 +100,13 @@ fn packed_workitem_ids(target: &str) -> bool {
 /// A code object placed in emulated memory, ready to launch its kernels.
 #[derive(Debug, Clone)]
 pub struct LoadedCode {
-    pub object: CodeObject,
+    pub object: Program,
     /// Global address of the image (vaddr 0).
     pub base: u64,
 }
 
 impl LoadedCode {
-    pub fn load(mem: &mut GlobalMemory, object: CodeObject) -> LoadedCode {
+    pub fn load(mem: &mut GlobalMemory, object: Program) -> LoadedCode {
         let base = mem.allocate(object.image.clone());
         LoadedCode { object, base }
     }
@@ -158,12 +158,8 @@ pub fn run_kernel(
     d: &Dispatch,
     limits: &RunLimits,
 ) -> Result<RunStats, RunError> {
-    let target = code.object.target.clone();
-    let Some(isa) = Target::from_name(&target) else {
-        return Err(RunError::Launch(format!(
-            "unsupported target \"{target}\" (the emulator runs gfx908, gfx90a, gfx940-942 and gfx950)"
-        )));
-    };
+    let isa = code.object.target;
+    let target = isa.name();
     let kd = &kernel.descriptor;
     if kd.kernel_code_properties & (1 << 10) != 0 {
         return Err(RunError::Launch(format!("kernel {} is wave32; the emulator runs wave64 only", kernel.name)));
@@ -208,7 +204,7 @@ pub fn run_kernel(
     let preload_off = (kd.kernarg_preload >> 7) as usize;
     let entry = code.base + kernel.entry_vaddr + if preload_len > 0 { 256 } else { 0 };
     let vgpr_ids = (rsrc2 >> 11) & 3;
-    let packed = packed_workitem_ids(&target);
+    let packed = packed_workitem_ids(target);
 
     let mut stats = RunStats { code_base: code.base, ..RunStats::default() };
     let mut cache: HashMap<u64, Instruction> = HashMap::new();
@@ -309,7 +305,7 @@ pub fn run_kernel(
                     wave.sgpr[EXEC as usize + 1] = (exec >> 32) as u32;
                     waves.push(wave);
                 }
-                run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, &target, &mut stats, limits)?;
+                run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, target, &mut stats, limits)?;
                 stats.workgroups += 1;
                 if let Some(p) = &limits.progress {
                     p.fetch_add(1, Ordering::Relaxed);

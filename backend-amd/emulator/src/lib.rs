@@ -4,19 +4,20 @@
 //! original and a rewritten kernel can be compared, and a captured launch can
 //! be replayed without an AMD GPU.
 
-pub mod codeobject;
 pub mod decode;
 pub mod dispatch;
 pub mod fpu;
 pub mod launch;
 pub mod matrix;
 pub mod memory;
+pub mod program;
 pub mod replay;
 pub mod timing;
 pub mod wave;
 
 pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunStats, DEFAULT_MAX_WAVES};
 pub use launch::{Launch, LaunchError};
+pub use program::{Program, ProgramError};
 pub use replay::{
     compare, replay, run_launch, run_launch_with, Comparison, Error, OutputBuffer, ReplayOptions, ReplayOutcome,
 };

@@ -3,10 +3,10 @@
 //! output buffers. Also the building block for running an original and a
 //! rewritten code object on the same launch: [`run_launch`].
 
-use crate::codeobject::{unbundle, CodeObject};
 use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats, DEFAULT_MAX_WAVES};
 use crate::launch::{ArgSpec, Launch};
 use crate::memory::GlobalMemory;
+use crate::program::Program;
 use crate::timing::Hazard;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -93,7 +93,7 @@ impl ReplayOutcome {
 }
 
 /// Reads the code object a launch names (or `override_path`).
-pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObject, Error> {
+pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<Program, Error> {
     let path = match &opts.code_object {
         Some(p) => p.clone(),
         None => {
@@ -116,8 +116,7 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
     };
     let bytes = xfpx_common::limits::read(&path, xfpx_common::limits::CODE_OBJECT)
         .map_err(|e| Error(format!("cannot read code object {}: {e}", path.display())))?;
-    let elf = unbundle(&bytes, opts.target.as_deref()).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-    CodeObject::parse(elf).map_err(|e| Error(format!("{}: {e}", path.display())))
+    Program::read(&bytes, opts.target.as_deref()).map_err(|e| Error(format!("{}: {e}", path.display())))
 }
 
 /// Runs a parsed launch on `object`: allocates its buffers, lays out the
@@ -125,7 +124,7 @@ pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<CodeObj
 /// buffers with the run's statistics.
 pub fn run_launch(
     launch: &Launch,
-    object: &CodeObject,
+    object: &Program,
     max_instructions: u64,
 ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
     let limits = if max_instructions == 0 {
@@ -139,7 +138,7 @@ pub fn run_launch(
 /// [`run_launch`] with all the run's limits.
 pub fn run_launch_with(
     launch: &Launch,
-    object: &CodeObject,
+    object: &Program,
     limits: &RunLimits,
 ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
     let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
@@ -218,7 +217,7 @@ pub fn replay(launch_path: &Path, opts: &ReplayOptions) -> Result<ReplayOutcome,
         }
     }
     let report = build_report(&launch, &object, &stats, launch_path, started);
-    Ok(ReplayOutcome { report, outputs, stats, target: object.target.clone() })
+    Ok(ReplayOutcome { report, outputs, stats, target: object.target.name().to_string() })
 }
 
 /// The run information of a report made on the emulator (vendor
@@ -246,7 +245,7 @@ pub fn emulated_run_info(target: &str, command: Vec<String>, mode: &str, started
 /// the number of wave executions that produced one.
 pub fn build_report(
     launch: &Launch,
-    object: &CodeObject,
+    object: &Program,
     stats: &RunStats,
     launch_path: &Path,
     started: u64,
@@ -259,17 +258,16 @@ pub fn build_report(
         notes.push(format!("hazard: {h}"));
     }
     let command = vec!["replay".into(), launch_path.display().to_string()];
-    let run = emulated_run_info(&object.target, command, "replay", started, notes);
+    let run = emulated_run_info(object.target.name(), command, "replay", started, notes);
     let mut c = Collector::new(run, None);
     let launch_idx = c.launch(&launch.kernel, true);
     let entry = object.kernel(&launch.kernel).map(|k| k.entry_vaddr).unwrap_or(0);
     for (&(pc, kind, format), &n) in &stats.observations.results {
         let vaddr = pc.wrapping_sub(stats.code_base);
-        let isa = crate::decode::Target::from_name(&object.target);
         let instr = object
             .image
             .get(vaddr as usize..)
-            .and_then(|b| crate::decode::decode(isa?, b).ok())
+            .and_then(|b| crate::decode::decode(object.target, b).ok())
             .map(|i| i.mnemonic.to_string())
             .unwrap_or_default();
         let offset = vaddr.wrapping_sub(entry);
@@ -302,8 +300,8 @@ impl Comparison {
 /// their output buffers byte for byte.
 pub fn compare(
     launch: &Launch,
-    original: &CodeObject,
-    rewritten: &CodeObject,
+    original: &Program,
+    rewritten: &Program,
     max_instructions: u64,
 ) -> Result<Comparison, Error> {
     let (a_out, a) = run_launch(launch, original, max_instructions).map_err(|e| Error(format!("original: {e}")))?;

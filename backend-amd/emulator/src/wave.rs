@@ -2269,7 +2269,7 @@ impl Wave {
             return self.unsupported(format!("{} on target {}", inst.mnemonic, env.target));
         };
         let bytes: Vec<u8> = inst.words[..inst.len as usize / 4].iter().flat_map(|w| w.to_le_bytes()).collect();
-        let full = match xfpx_amd_isa::decode(target.isa(), &bytes) {
+        let full = match xfpx_amd_isa::decode(target, &bytes) {
             Ok(i) => i,
             Err(e) => return Err(ExecError::Decode { pc: self.cur_pc, what: e.to_string() }),
         };

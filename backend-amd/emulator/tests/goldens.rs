@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use xfpx_amd_emu::codeobject::CodeObject;
 use xfpx_amd_emu::decode::{decode, Target};
+use xfpx_amd_emu::Program;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -48,7 +48,7 @@ fn decoder_agrees_with_objdump_listings() {
     for target in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
         for name in sources() {
             let co = std::fs::read(fixtures().join(format!("{target}/{name}.co"))).expect("code object");
-            let object = CodeObject::parse(&co).expect("parses");
+            let object = Program::parse(&co).expect("parses");
             let listing =
                 std::fs::read_to_string(fixtures().join(format!("{target}/{name}.objdump"))).expect("listing");
             for line in listing.lines() {
@@ -58,7 +58,7 @@ fn decoder_agrees_with_objdump_listings() {
                 let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else { continue };
                 let words =
                     words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
-                let inst = decode(Target::from_name(&object.target).expect("target"), &object.image[addr as usize..])
+                let inst = decode(object.target, &object.image[addr as usize..])
                     .unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
                 let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
                 assert_eq!(inst.mnemonic, want, "{target}/{name} at {addr:#x}");

@@ -2,10 +2,10 @@
 //! `s_waitcnt` binary-patched away is reported with the PC and register.
 
 use std::path::{Path, PathBuf};
-use xfpx_amd_emu::codeobject::CodeObject;
-use xfpx_amd_emu::decode::{decode, Target};
+use xfpx_amd_emu::decode::decode;
 use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::replay::{load_code_object, run_launch};
+use xfpx_amd_emu::Program;
 use xfpx_amd_emu::{HazardKind, Reg, ReplayOptions};
 
 const S_NOP_0: u32 = 0xBF80_0000;
@@ -14,7 +14,7 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-fn load(target: &str) -> (Launch, CodeObject) {
+fn load(target: &str) -> (Launch, Program) {
     let launch = Launch::load(&fixtures().join("launches/saxpy.json")).expect("launch");
     let opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
     let object = load_code_object(&launch, &opts).expect("code object");
@@ -22,13 +22,12 @@ fn load(target: &str) -> (Launch, CodeObject) {
 }
 
 /// Image offsets of the instructions of `kernel`, up to its s_endpgm.
-fn instructions(object: &CodeObject, kernel: &str) -> Vec<(u64, u32, &'static str, [u32; 3])> {
+fn instructions(object: &Program, kernel: &str) -> Vec<(u64, u32, &'static str, [u32; 3])> {
     let k = object.kernel(kernel).expect("kernel");
     let mut pc = k.entry_vaddr;
     let mut out = Vec::new();
     loop {
-        let i =
-            decode(Target::from_name(&object.target).expect("target"), &object.image[pc as usize..]).expect("decodes");
+        let i = decode(object.target, &object.image[pc as usize..]).expect("decodes");
         out.push((pc, i.words[0], i.mnemonic, i.words));
         if i.mnemonic == "s_endpgm" {
             return out;
@@ -38,7 +37,7 @@ fn instructions(object: &CodeObject, kernel: &str) -> Vec<(u64, u32, &'static st
 }
 
 /// Patches the `nth` occurrence of `word` in the kernel to `with`; returns its offset.
-fn patch(object: &mut CodeObject, kernel: &str, word: u32, nth: usize, with: u32) -> u64 {
+fn patch(object: &mut Program, kernel: &str, word: u32, nth: usize, with: u32) -> u64 {
     let at = instructions(object, kernel).into_iter().filter(|i| i.1 == word).nth(nth).expect("waitcnt present").0;
     object.image[at as usize..at as usize + 4].copy_from_slice(&with.to_le_bytes());
     at
@@ -60,8 +59,7 @@ fn removing_a_vmcnt_wait_is_reported_with_pc_and_register() {
         assert_eq!(h.kind, HazardKind::ReadInFlight);
         assert_eq!(h.pc, at + 4, "{target}: hazard at the instruction after the removed wait");
         // The register is the destination of the load the hazard names.
-        let load = decode(Target::from_name(&object.target).expect("target"), &object.image[h.issued_pc as usize..])
-            .expect("decodes");
+        let load = decode(object.target, &object.image[h.issued_pc as usize..]).expect("decodes");
         assert!(load.mnemonic.starts_with("global_load"), "{}", load.mnemonic);
         let vdst = (load.words[1] >> 24) as u16;
         assert_eq!(h.reg, Reg::Vgpr(vdst));

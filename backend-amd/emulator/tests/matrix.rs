@@ -6,10 +6,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use xfpx_amd_emu::codeobject::CodeObject;
-use xfpx_amd_emu::decode::{decode, Target};
+use xfpx_amd_emu::decode::decode;
 use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::replay::{load_code_object, run_launch};
+use xfpx_amd_emu::Program;
 use xfpx_amd_emu::{HazardKind, Reg, ReplayOptions};
 use xfpx_common::fp::ExceptionKind;
 
@@ -20,14 +20,14 @@ fn launch(name: &str) -> Launch {
     Launch::load(&path).expect("launch")
 }
 
-fn object(launch: &Launch, target: &str) -> CodeObject {
+fn object(launch: &Launch, target: &str) -> Program {
     let opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
     load_code_object(launch, &opts).expect("code object")
 }
 
 /// (offset, mnemonic, first word) of the instructions of `kernel`, up to s_endpgm.
-fn instructions(object: &CodeObject, kernel: &str) -> Vec<(u64, &'static str, u32)> {
-    let t = Target::from_name(&object.target).expect("target");
+fn instructions(object: &Program, kernel: &str) -> Vec<(u64, &'static str, u32)> {
+    let t = object.target;
     let mut pc = object.kernel(kernel).expect("kernel").entry_vaddr;
     let mut out = Vec::new();
     loop {

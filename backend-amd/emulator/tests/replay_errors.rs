@@ -59,7 +59,7 @@ fn malformed_missing_kernel_and_mismatched_arguments() {
         r#"{{"code_object": "{}", "kernel": "k", "grid": [1], "block": [1], "args": []}}"#,
         not_elf.to_string_lossy()
     );
-    one_line_error(&write_launch(&dir, "junk.json", &junk), "not an ELF file");
+    one_line_error(&write_launch(&dir, "junk.json", &junk), "unrecognized input: not an ELF");
     // A kernel reading outside its buffers faults cleanly (n larger than the buffers).
     let oob = format!(
         r#"{{"code_object": "{co}", "kernel": "saxpy", "grid": [1], "block": [64],

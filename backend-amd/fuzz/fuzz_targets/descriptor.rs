@@ -8,9 +8,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(kd) = KernelDescriptor::parse(data) {
         assert_eq!(&kd.to_bytes()[..], &data[..64]);
         for p in PROCESSORS {
-            let _ = kd.decode(p.processor);
+            let _ = kd.decode(p.target);
             for version in [4, 5, 6] {
-                let _ = render_amdhsa("k", &kd, p.processor, version);
+                let _ = render_amdhsa("k", &kd, p.target, version);
             }
         }
     }

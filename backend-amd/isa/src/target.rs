@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A gfx9-family CDNA processor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum Target {
     /// CDNA1 (MI100).
     Gfx908,
@@ -27,6 +27,13 @@ impl Target {
             Target::Gfx942 => "gfx942",
             Target::Gfx950 => "gfx950",
         }
+    }
+
+    /// From a processor name such as `gfx90a` (any case; feature suffixes
+    /// such as `:xnack+` ignored; no triple).
+    pub fn from_name(name: &str) -> Option<Target> {
+        let name = name.split(':').next().unwrap_or(name);
+        Target::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(name))
     }
 
     /// Bit of this target in the availability masks of the instruction table.

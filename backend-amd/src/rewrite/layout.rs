@@ -11,23 +11,18 @@
 
 use serde::Serialize;
 
+use crate::bytes;
 use crate::code_object::CodeObject;
-use crate::elf::PT_LOAD;
+use crate::elf::{
+    ELF64_PHDR_SIZE, ELF64_SHDR_SIZE, PF_R, PF_X, PT_GNU_STACK, PT_LOAD, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS,
+};
 
 use super::RewriteError;
 
-const PT_GNU_STACK: u32 = 0x6474_e551;
-const PF_X: u32 = 1;
-const PF_R: u32 = 4;
-const SHT_PROGBITS: u32 = 1;
-const SHF_ALLOC: u64 = 2;
-const SHF_EXECINSTR: u64 = 4;
 const PAGE: u64 = 0x1000;
 /// The largest segment alignment accepted from a code object (AMDGPU
 /// objects use one page); a larger one is damage, not layout.
 const MAX_SEGMENT_ALIGN: u64 = 0x10_0000;
-const ELF64_PHDR_SIZE: usize = 56;
-const ELF64_SHDR_SIZE: usize = 64;
 /// Alignment of the appended code (kernels are 256-byte aligned).
 pub const CODE_ALIGN: u64 = 256;
 /// Name of the section holding appended code in a new segment.
@@ -120,16 +115,11 @@ pub fn new_segment_region(co: &CodeObject<'_>, min_gap: u64) -> Result<Region, R
 }
 
 fn rd(b: &[u8], at: usize, n: usize) -> Result<u64, RewriteError> {
-    let s = b.get(at..at + n).ok_or_else(|| RewriteError::Layout(format!("read past the end at {at:#x}")))?;
-    let mut v = [0u8; 8];
-    v[..n].copy_from_slice(s);
-    Ok(u64::from_le_bytes(v))
+    bytes::uint_at(b, at as u64, n, "ELF header field").map_err(|e| RewriteError::Layout(e.to_string()))
 }
 
 fn wr(b: &mut [u8], at: usize, n: usize, v: u64) -> Result<(), RewriteError> {
-    let s = b.get_mut(at..at + n).ok_or_else(|| RewriteError::Layout(format!("write past the end at {at:#x}")))?;
-    s.copy_from_slice(&v.to_le_bytes()[..n]);
-    Ok(())
+    bytes::put_uint(b, at as u64, n, v, "ELF header field").map_err(|e| RewriteError::Layout(e.to_string()))
 }
 
 fn to_usize(v: u64) -> Result<usize, RewriteError> {

@@ -223,10 +223,6 @@ pub struct RewriteOutcome {
     pub notes: Vec<String>,
 }
 
-fn isa_target(co: &CodeObject<'_>) -> Result<Target, RewriteError> {
-    Target::from_str(co.target.processor.name()).map_err(|e| RewriteError::Kernel(e.to_string()))
-}
-
 /// Decodes `bytes` at `addr`; the first undecodable word is an error.
 fn decode_all(target: Target, bytes: &[u8], addr: u64) -> Result<Vec<DecodedInstr>, (u64, DecodeError)> {
     xfpx_amd_isa::disassemble(target, bytes, addr)
@@ -295,8 +291,8 @@ fn rewrite_planned(
     tool: Option<&dyn Tool>,
 ) -> Result<RewriteOutcome, RewriteError> {
     let co = CodeObject::parse(bytes)?;
-    let target = isa_target(&co)?;
-    let processor = co.target.processor;
+    let target = co.target.processor;
+    let processor = target;
     let code = all_code(&co, target);
     // Code outside every kernel (device functions): what a calling kernel may also run.
     let functions: Vec<DecodedInstr> =

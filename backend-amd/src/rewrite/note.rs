@@ -90,9 +90,7 @@ fn metadata_desc<'a>(co: &CodeObject<'a>) -> Option<(u64, &'a [u8])> {
         let data = co.elf.section_data(s).ok()?;
         let mut at = 0usize;
         while at + 12 <= data.len() {
-            let word = |o: usize| -> Option<usize> {
-                data.get(o..o + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
-            };
+            let word = |o: usize| crate::bytes::u32_at(data, o as u64, "note header").ok().map(|w| w as usize);
             let (namesz, descsz, ntype) = (word(at)?, word(at + 4)?, word(at + 8)?);
             let name = data.get(at + 12..at + 12 + namesz)?;
             let desc_at = (at + 12 + namesz).div_ceil(4) * 4;

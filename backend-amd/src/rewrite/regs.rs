@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::descriptor::{KernelDescriptor, RegisterRequest};
-use crate::target::Processor;
+use crate::target::Target;
 use xfpx_amd_isa::operand::RegFile;
 
 use super::lower::{Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
@@ -23,8 +23,8 @@ const SGPR_EXTRAS: u32 = 6;
 const MAX_ARCH_VGPRS: u16 = 256;
 /// Physical VGPRs per SIMD lane: gfx908 has 256 (and 256 AGPRs apart),
 /// gfx90a+ a unified file of 512.
-fn vgpr_file(p: Processor) -> u32 {
-    if p.info().unified_vgpr_file {
+fn vgpr_file(p: Target) -> u32 {
+    if crate::target::info(p).unified_vgpr_file {
         512
     } else {
         256
@@ -77,7 +77,7 @@ fn architected(regs: &crate::descriptor::RegisterAllocation) -> (u32, u32) {
 /// base as `used` chooses this base again: a base shared by several kernels
 /// (the scratch of the functions they call) is the component-wise maximum
 /// of theirs.
-pub fn scratch_base(processor: Processor, kd: &KernelDescriptor, used: (u16, u16)) -> Result<Scratch, RewriteError> {
+pub fn scratch_base(processor: Target, kd: &KernelDescriptor, used: (u16, u16)) -> Result<Scratch, RewriteError> {
     let dec = kd.decode(processor).map_err(|e| RewriteError::Kernel(e.to_string()))?;
     let (arch, _) = architected(&dec.registers);
     let user_system = dec.user_sgpr_count + dec.system_sgprs.len() as u32;
@@ -90,7 +90,7 @@ pub fn scratch_base(processor: Processor, kd: &KernelDescriptor, used: (u16, u16
 /// `used` is what the code object's code names; `max_workgroup` the
 /// metadata's `max_flat_workgroup_size` (None: unknown, taken as 1024).
 pub fn grow(
-    processor: Processor,
+    processor: Target,
     kd: &KernelDescriptor,
     used: (u16, u16),
     max_workgroup: Option<u64>,

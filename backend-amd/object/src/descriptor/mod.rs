@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::bytes;
 use crate::error::{Error, Result};
-use crate::target::Processor;
+use crate::target::{self, Target};
 use raw::{kernarg_preload as kp, kernel_code_properties as kcp, offset, rsrc1, rsrc2, rsrc3_gfx90a};
 
 /// The 64-byte kernel descriptor, member by member, exactly as stored.
@@ -92,13 +92,18 @@ impl KernelDescriptor {
         b
     }
 
+    /// `USER_SGPR_COUNT` of `compute_pgm_rsrc2`: the user SGPRs the wave starts with.
+    pub fn user_sgpr_count(&self) -> u32 {
+        rsrc2::USER_SGPR_COUNT.get(self.compute_pgm_rsrc2)
+    }
+
     /// Entry address of the kernel whose descriptor sits at `descriptor_address`.
     pub fn entry_address(&self, descriptor_address: u64) -> Option<u64> {
         descriptor_address.checked_add_signed(self.kernel_code_entry_byte_offset)
     }
 
     /// Decodes the packed fields for `processor`; errors on reserved bits set.
-    pub fn decode(&self, processor: Processor) -> Result<DecodedDescriptor> {
+    pub fn decode(&self, processor: Target) -> Result<DecodedDescriptor> {
         decode(self, processor)
     }
 
@@ -143,7 +148,7 @@ impl KernelDescriptor {
     /// architected VGPRs rounded up to 4 plus the AGPRs; SGPR granule
     /// `ceil(sgprs / 8) - 1` with `sgprs` already including VCC, flat scratch
     /// and XNACK mask extras.
-    pub fn set_register_allocation(&mut self, processor: Processor, alloc: RegisterRequest) -> Result<()> {
+    pub fn set_register_allocation(&mut self, processor: Target, alloc: RegisterRequest) -> Result<()> {
         // Work on a copy so that an error leaves `self` unchanged.
         let mut kd = *self;
         kd.encode_register_allocation(processor, alloc)?;
@@ -151,8 +156,8 @@ impl KernelDescriptor {
         Ok(())
     }
 
-    fn encode_register_allocation(&mut self, processor: Processor, alloc: RegisterRequest) -> Result<()> {
-        let info = processor.info();
+    fn encode_register_allocation(&mut self, processor: Target, alloc: RegisterRequest) -> Result<()> {
+        let info = target::info(processor);
         let granule_of = |n: u32, g: u32| n.max(1).div_ceil(g) - 1;
         let total = if info.unified_vgpr_file {
             let arch = alloc.vgprs.max(1).div_ceil(4).saturating_mul(4);
@@ -296,7 +301,7 @@ pub struct RegisterAllocation {
 /// A descriptor decoded for one processor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DecodedDescriptor {
-    pub processor: Processor,
+    pub processor: Target,
     pub registers: RegisterAllocation,
     pub float_mode: FloatMode,
     pub priority: u32,
@@ -332,8 +337,8 @@ fn bit(word: u32, f: raw::BitField) -> bool {
     f.get(word) != 0
 }
 
-fn decode(kd: &KernelDescriptor, processor: Processor) -> Result<DecodedDescriptor> {
-    let info = processor.info();
+fn decode(kd: &KernelDescriptor, processor: Target) -> Result<DecodedDescriptor> {
+    let info = target::info(processor);
     let r1 = kd.compute_pgm_rsrc1;
     let r2 = kd.compute_pgm_rsrc2;
     let r3 = kd.compute_pgm_rsrc3;
@@ -490,8 +495,8 @@ fn decode(kd: &KernelDescriptor, processor: Processor) -> Result<DecodedDescript
 /// `.kd` symbol. Register counts are the inverse of the granules (the
 /// original `.amdhsa_next_free_*` and `.amdhsa_reserve_*` cannot be recovered).
 /// `code_object_version` matters: `.amdhsa_uses_dynamic_stack` exists from v5.
-pub fn render_amdhsa(kernel: &str, kd: &KernelDescriptor, processor: Processor, code_object_version: u32) -> String {
-    let info = processor.info();
+pub fn render_amdhsa(kernel: &str, kd: &KernelDescriptor, processor: Target, code_object_version: u32) -> String {
+    let info = target::info(processor);
     let r1 = kd.compute_pgm_rsrc1;
     let r2 = kd.compute_pgm_rsrc2;
     let r3 = kd.compute_pgm_rsrc3;
@@ -603,7 +608,7 @@ mod tests {
 
     #[test]
     fn decode_gfx90a_sample() {
-        let d = sample().decode(Processor::Gfx90a).expect("decode");
+        let d = sample().decode(Target::Gfx90a).expect("decode");
         assert_eq!(d.registers.vgprs, 8);
         assert_eq!(d.registers.accum_offset, Some(8));
         assert_eq!(d.registers.sgprs, 16);
@@ -625,31 +630,30 @@ mod tests {
     fn register_allocation_encoding() {
         let mut kd = sample();
         // gfx90a: 6 VGPRs + 0 AGPRs -> accum_offset 8, 1 granule; 11 SGPRs -> granule 1.
-        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 6, agprs: 0, sgprs: 11 }).expect("set");
-        let d = kd.decode(Processor::Gfx90a).expect("decode");
+        kd.set_register_allocation(Target::Gfx90a, RegisterRequest { vgprs: 6, agprs: 0, sgprs: 11 }).expect("set");
+        let d = kd.decode(Target::Gfx90a).expect("decode");
         assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.sgprs), (8, Some(8), 16));
         // 33 VGPRs + 16 AGPRs: arch rounds to 36, total 52 -> 56 allocated.
-        kd.set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 33, agprs: 16, sgprs: 102 })
-            .expect("set");
-        let d = kd.decode(Processor::Gfx90a).expect("decode");
+        kd.set_register_allocation(Target::Gfx90a, RegisterRequest { vgprs: 33, agprs: 16, sgprs: 102 }).expect("set");
+        let d = kd.decode(Target::Gfx90a).expect("decode");
         assert_eq!((d.registers.vgprs, d.registers.accum_offset, d.registers.agprs), (56, Some(36), Some(20)));
         assert_eq!(d.registers.sgprs, 104);
         assert!(kd
             .set_register_allocation(
-                Processor::Gfx90a,
+                Target::Gfx90a,
                 RegisterRequest { vgprs: u32::MAX, agprs: u32::MAX, sgprs: u32::MAX }
             )
             .is_err());
         // Too many: 513 unified registers do not fit the 6-bit granule.
         assert!(kd
-            .set_register_allocation(Processor::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 })
+            .set_register_allocation(Target::Gfx90a, RegisterRequest { vgprs: 256, agprs: 257, sgprs: 8 })
             .is_err());
         let mut kd = KernelDescriptor::from_array(&[0u8; 64]);
-        kd.set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 5, agprs: 0, sgprs: 8 }).expect("set");
+        kd.set_register_allocation(Target::Gfx908, RegisterRequest { vgprs: 5, agprs: 0, sgprs: 8 }).expect("set");
         assert_eq!(kd.compute_pgm_rsrc1 & 0x3ff, 1);
         let before = kd;
         assert!(kd
-            .set_register_allocation(Processor::Gfx908, RegisterRequest { vgprs: 300, agprs: 0, sgprs: 8 })
+            .set_register_allocation(Target::Gfx908, RegisterRequest { vgprs: 300, agprs: 0, sgprs: 8 })
             .is_err());
         assert_eq!(kd, before, "unchanged after an error");
         assert_eq!(kd.compute_pgm_rsrc3, 0);
@@ -659,9 +663,9 @@ mod tests {
     fn reserved_bits_are_errors() {
         let mut kd = sample();
         kd.compute_pgm_rsrc2 |= 1 << 31;
-        assert!(kd.decode(Processor::Gfx90a).is_err());
+        assert!(kd.decode(Target::Gfx90a).is_err());
         let kd = sample();
         // rsrc3 = 1 is ACCUM_OFFSET on gfx90a but reserved on gfx908.
-        assert!(kd.decode(Processor::Gfx908).is_err());
+        assert!(kd.decode(Target::Gfx908).is_err());
     }
 }

@@ -24,6 +24,13 @@ pub struct KernelArg {
     pub address_space: Option<String>,
 }
 
+impl KernelArg {
+    /// Hidden arguments are filled by the runtime, not passed by the caller.
+    pub fn is_hidden(&self) -> bool {
+        self.value_kind.starts_with("hidden_")
+    }
+}
+
 /// The metadata of one kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct KernelMetadata {

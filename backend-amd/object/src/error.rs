@@ -28,22 +28,22 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn malformed(what: &'static str, detail: impl Into<String>) -> Self {
+    pub fn malformed(what: &'static str, detail: impl Into<String>) -> Self {
         Error::Malformed { what, detail: one_line(detail.into()) }
     }
 
-    pub(crate) fn unsupported(what: &'static str, detail: impl Into<String>) -> Self {
+    pub fn unsupported(what: &'static str, detail: impl Into<String>) -> Self {
         Error::Unsupported { what, detail: one_line(detail.into()) }
     }
 
-    pub(crate) fn decompress(method: &'static str, detail: impl Into<String>) -> Self {
+    pub fn decompress(method: &'static str, detail: impl Into<String>) -> Self {
         Error::Decompress { method, detail: one_line(detail.into()) }
     }
 }
 
 /// `text` with control characters escaped: names and messages taken from
 /// hostile input must not break an error onto several lines.
-pub(crate) fn one_line(text: String) -> String {
+pub fn one_line(text: String) -> String {
     if !text.chars().any(char::is_control) {
         return text;
     }

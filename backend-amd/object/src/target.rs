@@ -1,17 +1,17 @@
-//! AMDGPU processors and target ids: the ELF `e_flags` encoding (machine
+//! AMDGPU processor facts and target ids: the ELF `e_flags` encoding (machine
 //! number and the xnack/sramecc feature settings) and the textual target id
 //! (`gfx90a:sramecc+:xnack-`) used in bundle ids and the metadata note.
 
 use std::fmt;
 
 use crate::error::{Error, Result};
+pub use xfpx_amd_isa::Target;
 
-/// One row of the processor table: name, `EF_AMDGPU_MACH_*` value, and the
-/// register-file facts the descriptor decoder needs.
+/// One row of the processor table: the target, its `EF_AMDGPU_MACH_*` value,
+/// and the register-file facts the descriptor decoder needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessorInfo {
-    pub processor: Processor,
-    pub name: &'static str,
+    pub target: Target,
     pub mach: u32,
     /// VGPR allocation granule as encoded in `GRANULATED_WORKITEM_VGPR_COUNT` (wave64).
     pub vgpr_encoding_granule: u32,
@@ -25,20 +25,11 @@ pub struct ProcessorInfo {
     pub kernarg_preload: bool,
 }
 
-/// The CDNA processors this crate reads code objects for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub enum Processor {
-    Gfx908,
-    Gfx90a,
-    Gfx942,
-    Gfx950,
-}
-
-/// Processor facts (mach values from the `EF_AMDGPU_MACH_*` list of LLVM's AMDGPUUsage).
+/// Processor facts, indexed by [`Target`]'s discriminant (mach values from
+/// the `EF_AMDGPU_MACH_*` list of LLVM's AMDGPUUsage).
 pub const PROCESSORS: [ProcessorInfo; 4] = [
     ProcessorInfo {
-        processor: Processor::Gfx908,
-        name: "gfx908",
+        target: Target::Gfx908,
         mach: 0x030,
         vgpr_encoding_granule: 4,
         sgpr_encoding_granule: 8,
@@ -47,8 +38,7 @@ pub const PROCESSORS: [ProcessorInfo; 4] = [
         kernarg_preload: false,
     },
     ProcessorInfo {
-        processor: Processor::Gfx90a,
-        name: "gfx90a",
+        target: Target::Gfx90a,
         mach: 0x03f,
         vgpr_encoding_granule: 8,
         sgpr_encoding_granule: 8,
@@ -57,8 +47,7 @@ pub const PROCESSORS: [ProcessorInfo; 4] = [
         kernarg_preload: true,
     },
     ProcessorInfo {
-        processor: Processor::Gfx942,
-        name: "gfx942",
+        target: Target::Gfx942,
         mach: 0x04c,
         vgpr_encoding_granule: 8,
         sgpr_encoding_granule: 8,
@@ -67,8 +56,7 @@ pub const PROCESSORS: [ProcessorInfo; 4] = [
         kernarg_preload: true,
     },
     ProcessorInfo {
-        processor: Processor::Gfx950,
-        name: "gfx950",
+        target: Target::Gfx950,
         mach: 0x04f,
         vgpr_encoding_granule: 8,
         sgpr_encoding_granule: 8,
@@ -85,29 +73,15 @@ pub const EF_AMDGPU_FEATURE_XNACK_V4: u32 = 0x300;
 /// sramecc setting in `e_flags` (code object v4 and later).
 pub const EF_AMDGPU_FEATURE_SRAMECC_V4: u32 = 0xc00;
 
-impl Processor {
-    pub fn info(self) -> &'static ProcessorInfo {
-        // PROCESSORS is indexed by the enum's discriminant.
-        &PROCESSORS[self as usize]
-    }
-
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    pub fn from_mach(mach: u32) -> Result<Self> {
-        PROCESSORS.iter().find(|p| p.mach == mach).map(|p| p.processor).ok_or(Error::UnknownProcessor { mach })
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        PROCESSORS.iter().find(|p| p.name.eq_ignore_ascii_case(name)).map(|p| p.processor)
-    }
+/// The processor facts of `target`.
+pub fn info(target: Target) -> &'static ProcessorInfo {
+    // PROCESSORS is indexed by the enum's discriminant.
+    &PROCESSORS[target as usize]
 }
 
-impl fmt::Display for Processor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// The target an `EF_AMDGPU_MACH_*` value names.
+pub fn from_mach(mach: u32) -> Result<Target> {
+    PROCESSORS.iter().find(|p| p.mach == mach).map(|p| p.target).ok_or(Error::UnknownProcessor { mach })
 }
 
 /// Setting of a target feature (xnack, sramecc) in a target id.
@@ -144,7 +118,7 @@ impl FeatureSetting {
 /// A target id: processor plus feature settings, as in `gfx90a:sramecc+:xnack-`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TargetId {
-    pub processor: Processor,
+    pub processor: Target,
     pub sramecc: FeatureSetting,
     pub xnack: FeatureSetting,
 }
@@ -152,7 +126,7 @@ pub struct TargetId {
 impl TargetId {
     /// The target id an ELF's `e_flags` describes.
     pub fn from_e_flags(e_flags: u32) -> Result<Self> {
-        let processor = Processor::from_mach(e_flags & EF_AMDGPU_MACH)?;
+        let processor = from_mach(e_flags & EF_AMDGPU_MACH)?;
         Ok(TargetId {
             processor,
             xnack: FeatureSetting::from_v4_bits((e_flags & EF_AMDGPU_FEATURE_XNACK_V4) >> 8),
@@ -166,7 +140,7 @@ impl TargetId {
         let id = text.rsplit_once("--").map(|(_, t)| t).unwrap_or(text);
         let mut parts = id.split(':');
         let name = parts.next().unwrap_or_default();
-        let processor = Processor::from_name(name)
+        let processor = Target::from_name(name)
             .ok_or_else(|| Error::unsupported("target", format!("processor '{name}' in '{text}'")))?;
         let mut target = TargetId { processor, sramecc: FeatureSetting::Any, xnack: FeatureSetting::Any };
         for feature in parts {
@@ -206,14 +180,15 @@ mod tests {
     #[test]
     fn table_is_indexed_by_discriminant() {
         for (i, p) in PROCESSORS.iter().enumerate() {
-            assert_eq!(p.processor as usize, i);
+            assert_eq!(p.target as usize, i);
+            assert_eq!(Target::ALL[i], p.target);
         }
     }
 
     #[test]
     fn e_flags_of_clang_defaults() {
         let t = TargetId::from_e_flags(0x53f).expect("gfx90a");
-        assert_eq!(t.processor, Processor::Gfx90a);
+        assert_eq!(t.processor, Target::Gfx90a);
         assert_eq!(t.xnack, FeatureSetting::Any);
         assert_eq!(t.sramecc, FeatureSetting::Any);
         assert_eq!(t.to_string(), "gfx90a");
@@ -225,7 +200,7 @@ mod tests {
     #[test]
     fn parse_target_ids() {
         let t = TargetId::parse("amdgcn-amd-amdhsa--gfx90a:xnack+").expect("parse");
-        assert_eq!((t.processor, t.xnack), (Processor::Gfx90a, FeatureSetting::On));
+        assert_eq!((t.processor, t.xnack), (Target::Gfx90a, FeatureSetting::On));
         let t = TargetId::parse("gfx942:sramecc+:xnack-").expect("parse");
         assert_eq!(t.to_string(), "gfx942:sramecc+:xnack-");
         assert!(TargetId::parse("gfx1100").is_err());

@@ -15,14 +15,23 @@ pub const EM_AMDGPU: u16 = 224;
 pub const EM_X86_64: u16 = 62;
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 
+pub const SHT_PROGBITS: u32 = 1;
 pub const SHT_SYMTAB: u32 = 2;
 pub const SHT_NOTE: u32 = 7;
 pub const SHT_NOBITS: u32 = 8;
 pub const SHT_DYNSYM: u32 = 11;
+pub const SHF_ALLOC: u64 = 0x2;
 pub const SHF_EXECINSTR: u64 = 0x4;
 
 pub const PT_LOAD: u32 = 1;
 pub const PT_NOTE: u32 = 4;
+pub const PT_GNU_STACK: u32 = 0x6474_e551;
+pub const PF_X: u32 = 1;
+pub const PF_R: u32 = 4;
+
+/// Sizes of one ELF64 program header and section header.
+pub const ELF64_PHDR_SIZE: usize = 56;
+pub const ELF64_SHDR_SIZE: usize = 64;
 
 pub const STT_OBJECT: u8 = 1;
 pub const STT_FUNC: u8 = 2;
