@@ -346,7 +346,7 @@ mod tests {
         // The decoder's table gives each instruction's operand widths.
         for s in SHAPES {
             for name in s.names {
-                let rows: Vec<_> = xfpx_amd_isa::table::rows().iter().filter(|r| r.mnemonic == *name).collect();
+                let rows: Vec<_> = xfpx_amd_isa::table::rows().iter().filter(|r| r.mnemonic() == *name).collect();
                 assert!(!rows.is_empty(), "{name} not in the decoder's table");
                 for r in rows {
                     let w = |f: xfpx_amd_isa::encoding::Field| {

@@ -103,7 +103,7 @@ pub fn opcode(target: Target, enc: Encoding, mnemonic: &str) -> Result<u16, Rewr
     let index = INDEX.get_or_init(|| {
         let mut m: Index = HashMap::new();
         for r in table::rows() {
-            m.entry((r.encoding, r.mnemonic)).or_default().push((r.targets, r.opcode));
+            m.entry((r.encoding, r.mnemonic())).or_default().push((r.targets, r.opcode));
         }
         m
     });
