@@ -346,7 +346,7 @@ impl Wave {
         self.cur_pc = self.pc;
         self.instructions += 1;
         self.wait_states += 1;
-        if inst.mnemonic == "s_nop" {
+        if inst.op == Opcode::S_NOP {
             self.wait_states += (inst.words[0] & 0xF) as u64;
         }
         if !self.matrix_pending.is_empty() {
@@ -472,8 +472,12 @@ impl Wave {
                     return Ok(Step::Continue);
                 }
                 if matches!(
-                    m,
-                    "s_ff1_i32_b64" | "s_flbit_i32_b64" | "s_bcnt1_i32_b64" | "s_ff0_i32_b64" | "s_bcnt0_i32_b64"
+                    inst.op,
+                    Opcode::S_FF1_I32_B64
+                        | Opcode::S_FLBIT_I32_B64
+                        | Opcode::S_BCNT1_I32_B64
+                        | Opcode::S_FF0_I32_B64
+                        | Opcode::S_BCNT0_I32_B64
                 ) {
                     let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let r = match inst.op {
@@ -1100,8 +1104,12 @@ impl Wave {
     /// (offen) + offset. Any other descriptor stops as unsupported.
     fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
         if matches!(
-            inst.mnemonic,
-            "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_wbl2" | "buffer_invl2" | "buffer_inv"
+            inst.op,
+            Opcode::BUFFER_WBINVL1
+                | Opcode::BUFFER_WBINVL1_VOL
+                | Opcode::BUFFER_WBL2
+                | Opcode::BUFFER_INVL2
+                | Opcode::BUFFER_INV
         ) {
             // Cache write-back/invalidate: emulated memory is coherent. They
             // still count in vmcnt.
@@ -2307,7 +2315,7 @@ impl Wave {
             }
             return Ok(());
         }
-        let Some(shape) = matrix::shape(m) else {
+        let Some(shape) = matrix::shape(inst.op) else {
             return self.unsupported(format!("{m} (unsupported matrix instruction)"));
         };
         let generation = match target {
