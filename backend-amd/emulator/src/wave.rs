@@ -904,20 +904,29 @@ impl Wave {
         let mut regs = Vec::new();
         let obs = &mut *env.obs;
         let sbase = if use_saddr { self.rs(obs, saddr) as u64 | (self.rs(obs, saddr + 1) as u64) << 32 } else { 0 };
-        let (kind, size, dwords): (u8, usize, usize) = match op {
-            "load_ubyte" | "load_sbyte" => (b'l', 1, 1),
-            "load_ushort" | "load_sshort" => (b'l', 2, 1),
-            "load_dword" => (b'l', 4, 1),
-            "load_dwordx2" => (b'l', 8, 2),
-            "load_dwordx3" => (b'l', 12, 3),
-            "load_dwordx4" => (b'l', 16, 4),
-            "load_short_d16" | "load_short_d16_hi" => (b'l', 2, 1),
-            "store_byte" => (b's', 1, 1),
-            "store_short" => (b's', 2, 1),
-            "store_dword" => (b's', 4, 1),
-            "store_dwordx2" => (b's', 8, 2),
-            "store_dwordx3" => (b's', 12, 3),
-            "store_dwordx4" => (b's', 16, 4),
+        let (kind, size, dwords): (u8, usize, usize) = match inst.op {
+            Opcode::FLAT_LOAD_UBYTE
+            | Opcode::GLOBAL_LOAD_UBYTE
+            | Opcode::FLAT_LOAD_SBYTE
+            | Opcode::GLOBAL_LOAD_SBYTE => (b'l', 1, 1),
+            Opcode::FLAT_LOAD_USHORT
+            | Opcode::GLOBAL_LOAD_USHORT
+            | Opcode::FLAT_LOAD_SSHORT
+            | Opcode::GLOBAL_LOAD_SSHORT => (b'l', 2, 1),
+            Opcode::FLAT_LOAD_DWORD | Opcode::GLOBAL_LOAD_DWORD => (b'l', 4, 1),
+            Opcode::FLAT_LOAD_DWORDX2 | Opcode::GLOBAL_LOAD_DWORDX2 => (b'l', 8, 2),
+            Opcode::FLAT_LOAD_DWORDX3 | Opcode::GLOBAL_LOAD_DWORDX3 => (b'l', 12, 3),
+            Opcode::FLAT_LOAD_DWORDX4 | Opcode::GLOBAL_LOAD_DWORDX4 => (b'l', 16, 4),
+            Opcode::FLAT_LOAD_SHORT_D16
+            | Opcode::GLOBAL_LOAD_SHORT_D16
+            | Opcode::FLAT_LOAD_SHORT_D16_HI
+            | Opcode::GLOBAL_LOAD_SHORT_D16_HI => (b'l', 2, 1),
+            Opcode::FLAT_STORE_BYTE | Opcode::GLOBAL_STORE_BYTE => (b's', 1, 1),
+            Opcode::FLAT_STORE_SHORT | Opcode::GLOBAL_STORE_SHORT => (b's', 2, 1),
+            Opcode::FLAT_STORE_DWORD | Opcode::GLOBAL_STORE_DWORD => (b's', 4, 1),
+            Opcode::FLAT_STORE_DWORDX2 | Opcode::GLOBAL_STORE_DWORDX2 => (b's', 8, 2),
+            Opcode::FLAT_STORE_DWORDX3 | Opcode::GLOBAL_STORE_DWORDX3 => (b's', 12, 3),
+            Opcode::FLAT_STORE_DWORDX4 | Opcode::GLOBAL_STORE_DWORDX4 => (b's', 16, 4),
             _ if op.starts_with("atomic_") => {
                 (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 })
             }
@@ -940,16 +949,22 @@ impl Wave {
                     }
                     let word =
                         |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
-                    match op {
-                        "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
-                        "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
-                        "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
-                        "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
-                        "load_short_d16" => {
+                    match inst.op {
+                        Opcode::FLAT_LOAD_UBYTE | Opcode::GLOBAL_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
+                        Opcode::FLAT_LOAD_SBYTE | Opcode::GLOBAL_LOAD_SBYTE => {
+                            self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
+                        }
+                        Opcode::FLAT_LOAD_USHORT | Opcode::GLOBAL_LOAD_USHORT => {
+                            self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
+                        }
+                        Opcode::FLAT_LOAD_SSHORT | Opcode::GLOBAL_LOAD_SSHORT => {
+                            self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
+                        }
+                        Opcode::FLAT_LOAD_SHORT_D16 | Opcode::GLOBAL_LOAD_SHORT_D16 => {
                             let old = self.vgpr[vdst as usize][lane];
                             self.wv(obs, vdst, lane, (old & 0xFFFF_0000) | u16::from_le_bytes([buf[0], buf[1]]) as u32);
                         }
-                        "load_short_d16_hi" => {
+                        Opcode::FLAT_LOAD_SHORT_D16_HI | Opcode::GLOBAL_LOAD_SHORT_D16_HI => {
                             let old = self.vgpr[vdst as usize][lane];
                             self.wv(
                                 obs,
@@ -1158,13 +1173,13 @@ impl Wave {
         let obs = &mut *env.obs;
         let mut regs = Vec::new();
         let op = &m[3..];
-        if op == "bpermute_b32" || op == "permute_b32" {
+        if inst.op == Opcode::DS_BPERMUTE_B32 || inst.op == Opcode::DS_PERMUTE_B32 {
             // Lane crossing through the LDS hardware, without touching LDS:
             // bpermute pulls data0 from lane addr/4, permute pushes it there.
             let mut out = [0u32; 64];
             for lane in lanes(exec) {
                 let target = (self.rv(obs, addr_r, lane).wrapping_add(off16) / 4 % 64) as usize;
-                if op == "bpermute_b32" {
+                if inst.op == Opcode::DS_BPERMUTE_B32 {
                     out[lane] = if exec >> target & 1 != 0 { self.rv(obs, d0, target) } else { 0 };
                 } else {
                     out[target] = self.rv(obs, d0, lane);
@@ -1188,12 +1203,12 @@ impl Wave {
                     Err(fault(a))
                 }
             };
-            match op {
-                "write_b32" | "write_b64" | "write_b96" | "write_b128" => {
-                    let n = match op {
-                        "write_b32" => 1,
-                        "write_b64" => 2,
-                        "write_b96" => 3,
+            match inst.op {
+                Opcode::DS_WRITE_B32 | Opcode::DS_WRITE_B64 | Opcode::DS_WRITE_B96 | Opcode::DS_WRITE_B128 => {
+                    let n = match inst.op {
+                        Opcode::DS_WRITE_B32 => 1,
+                        Opcode::DS_WRITE_B64 => 2,
+                        Opcode::DS_WRITE_B96 => 3,
                         _ => 4,
                     };
                     for i in 0..n {
@@ -1204,7 +1219,10 @@ impl Wave {
                         }
                     }
                 }
-                "write2_b32" | "write2st64_b32" | "write2_b64" | "write2st64_b64" => {
+                Opcode::DS_WRITE2_B32
+                | Opcode::DS_WRITE2ST64_B32
+                | Opcode::DS_WRITE2_B64
+                | Opcode::DS_WRITE2ST64_B64 => {
                     let b64 = op.ends_with("b64");
                     let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
                     for (k, (off, d)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
@@ -1218,19 +1236,19 @@ impl Wave {
                         }
                     }
                 }
-                "write_b16" | "write_b8" => {
+                Opcode::DS_WRITE_B16 | Opcode::DS_WRITE_B8 => {
                     let a = base.wrapping_add(off16);
                     let v = self.rv(obs, d0, lane).to_le_bytes();
-                    let n = if op == "write_b16" { 2 } else { 1 };
+                    let n = if inst.op == Opcode::DS_WRITE_B16 { 2 } else { 1 };
                     if !env.lds.write(a, &v[..n]) {
                         return Err(fault(a));
                     }
                 }
-                "read_b32" | "read_b64" | "read_b96" | "read_b128" => {
-                    let n = match op {
-                        "read_b32" => 1,
-                        "read_b64" => 2,
-                        "read_b96" => 3,
+                Opcode::DS_READ_B32 | Opcode::DS_READ_B64 | Opcode::DS_READ_B96 | Opcode::DS_READ_B128 => {
+                    let n = match inst.op {
+                        Opcode::DS_READ_B32 => 1,
+                        Opcode::DS_READ_B64 => 2,
+                        Opcode::DS_READ_B96 => 3,
                         _ => 4,
                     };
                     for i in 0..n {
@@ -1238,7 +1256,7 @@ impl Wave {
                         self.wv(obs, vdst + i as u16, lane, v);
                     }
                 }
-                "read2_b32" | "read2st64_b32" | "read2_b64" | "read2st64_b64" => {
+                Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 | Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64 => {
                     let b64 = op.ends_with("b64");
                     let n = if b64 { 2 } else { 1 };
                     let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
@@ -1249,17 +1267,17 @@ impl Wave {
                         }
                     }
                 }
-                "read_u16" | "read_i16" | "read_u8" | "read_i8" => {
+                Opcode::DS_READ_U16 | Opcode::DS_READ_I16 | Opcode::DS_READ_U8 | Opcode::DS_READ_I8 => {
                     let a = base.wrapping_add(off16);
                     let mut b = [0u8; 2];
                     let n = if op.ends_with("16") { 2 } else { 1 };
                     if !env.lds.read(a, &mut b[..n]) {
                         return Err(fault(a));
                     }
-                    let v = match op {
-                        "read_u16" => u16::from_le_bytes(b) as u32,
-                        "read_i16" => i16::from_le_bytes(b) as i32 as u32,
-                        "read_u8" => b[0] as u32,
+                    let v = match inst.op {
+                        Opcode::DS_READ_U16 => u16::from_le_bytes(b) as u32,
+                        Opcode::DS_READ_I16 => i16::from_le_bytes(b) as i32 as u32,
+                        Opcode::DS_READ_U8 => b[0] as u32,
                         _ => b[0] as i8 as i32 as u32,
                     };
                     self.wv(obs, vdst, lane, v);
@@ -1298,10 +1316,10 @@ impl Wave {
             }
         }
         if op.starts_with("read") || op.contains("_rtn") {
-            let n = match op {
-                "read_b64" | "read2_b32" | "read2st64_b32" => 2,
-                "read_b96" => 3,
-                "read_b128" | "read2_b64" | "read2st64_b64" => 4,
+            let n = match inst.op {
+                Opcode::DS_READ_B64 | Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 => 2,
+                Opcode::DS_READ_B96 => 3,
+                Opcode::DS_READ_B128 | Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64 => 4,
                 _ => 1,
             };
             for i in 0..n {
