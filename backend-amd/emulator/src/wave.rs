@@ -1027,21 +1027,27 @@ impl Wave {
         Ok(Step::Continue)
     }
 
-    /// Size in bytes and dword count of a load/store by its operation name.
-    fn mem_shape(op: &str) -> Option<(bool, usize, usize)> {
+    /// Whether a scratch or buffer opcode loads, its size in bytes and dword count.
+    fn mem_shape(op: Opcode) -> Option<(bool, usize, usize)> {
         Some(match op {
-            "load_dword" => (true, 4, 1),
-            "load_dwordx2" => (true, 8, 2),
-            "load_dwordx3" => (true, 12, 3),
-            "load_dwordx4" => (true, 16, 4),
-            "store_dword" => (false, 4, 1),
-            "store_dwordx2" => (false, 8, 2),
-            "store_dwordx3" => (false, 12, 3),
-            "store_dwordx4" => (false, 16, 4),
-            "load_ubyte" | "load_sbyte" => (true, 1, 1),
-            "load_ushort" | "load_sshort" => (true, 2, 1),
-            "store_byte" => (false, 1, 1),
-            "store_short" => (false, 2, 1),
+            Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD => (true, 4, 1),
+            Opcode::SCRATCH_LOAD_DWORDX2 | Opcode::BUFFER_LOAD_DWORDX2 => (true, 8, 2),
+            Opcode::SCRATCH_LOAD_DWORDX3 | Opcode::BUFFER_LOAD_DWORDX3 => (true, 12, 3),
+            Opcode::SCRATCH_LOAD_DWORDX4 | Opcode::BUFFER_LOAD_DWORDX4 => (true, 16, 4),
+            Opcode::SCRATCH_STORE_DWORD | Opcode::BUFFER_STORE_DWORD => (false, 4, 1),
+            Opcode::SCRATCH_STORE_DWORDX2 | Opcode::BUFFER_STORE_DWORDX2 => (false, 8, 2),
+            Opcode::SCRATCH_STORE_DWORDX3 | Opcode::BUFFER_STORE_DWORDX3 => (false, 12, 3),
+            Opcode::SCRATCH_STORE_DWORDX4 | Opcode::BUFFER_STORE_DWORDX4 => (false, 16, 4),
+            Opcode::SCRATCH_LOAD_UBYTE
+            | Opcode::BUFFER_LOAD_UBYTE
+            | Opcode::SCRATCH_LOAD_SBYTE
+            | Opcode::BUFFER_LOAD_SBYTE => (true, 1, 1),
+            Opcode::SCRATCH_LOAD_USHORT
+            | Opcode::BUFFER_LOAD_USHORT
+            | Opcode::SCRATCH_LOAD_SSHORT
+            | Opcode::BUFFER_LOAD_SSHORT => (true, 2, 1),
+            Opcode::SCRATCH_STORE_BYTE | Opcode::BUFFER_STORE_BYTE => (false, 1, 1),
+            Opcode::SCRATCH_STORE_SHORT | Opcode::BUFFER_STORE_SHORT => (false, 2, 1),
             _ => return None,
         })
     }
@@ -1050,7 +1056,7 @@ impl Wave {
     fn private_access(
         &mut self,
         obs: &mut Observations,
-        op: &str,
+        op: Opcode,
         lane: usize,
         addr: u64,
         vdata: u16,
@@ -1068,10 +1074,16 @@ impl Wave {
             buf[..size].copy_from_slice(&self.private[at..at + size]);
             let v = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
             match op {
-                "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
-                "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
-                "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
-                "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
+                Opcode::SCRATCH_LOAD_UBYTE | Opcode::BUFFER_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
+                Opcode::SCRATCH_LOAD_SBYTE | Opcode::BUFFER_LOAD_SBYTE => {
+                    self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
+                }
+                Opcode::SCRATCH_LOAD_USHORT | Opcode::BUFFER_LOAD_USHORT => {
+                    self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
+                }
+                Opcode::SCRATCH_LOAD_SSHORT | Opcode::BUFFER_LOAD_SSHORT => {
+                    self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
+                }
                 _ => {
                     for i in 0..dwords {
                         self.wv(obs, vdst + i as u16, lane, v(i));
@@ -1102,7 +1114,7 @@ impl Wave {
         let gfx940 = matches!(env.target, "gfx940" | "gfx941" | "gfx942" | "gfx950");
         let use_v = if gfx940 { (w0 >> 13) & 1 != 0 } else { saddr == 0x7F };
         let sbase = if saddr != 0x7F { self.rs(obs, saddr) as i64 } else { 0 };
-        let op = inst.mnemonic.strip_prefix("scratch_").unwrap_or(inst.mnemonic);
+        let op = inst.op;
         let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
         for lane in lanes(self.exec()) {
             let v = if use_v { self.rv(obs, vaddr, lane) as i64 } else { 0 };
@@ -1148,7 +1160,7 @@ impl Wave {
             return self.unsupported(format!("{} on a buffer other than the private segment", inst.mnemonic));
         }
         let so = self.ssrc(obs, soffset, None, Ty::B32)? as i64;
-        let op = inst.mnemonic.strip_prefix("buffer_").unwrap_or(inst.mnemonic);
+        let op = inst.op;
         let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
         for lane in lanes(self.exec()) {
             let v = if offen { self.rv(obs, vaddr, lane) as i64 } else { 0 };
