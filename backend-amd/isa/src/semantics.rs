@@ -3,6 +3,7 @@
 
 use crate::decode::Instruction;
 use crate::encoding::Encoding;
+use crate::opcode::Opcode;
 use crate::operand::{Operand, RegFile, RegRange, SpecialReg};
 
 /// Memory counters an instruction increments (the ones `s_waitcnt` waits on).
@@ -90,18 +91,24 @@ impl Instruction {
 
     /// Counters this instruction increments.
     pub fn counters(&self) -> Counters {
-        let m = self.base_mnemonic;
         match self.encoding {
-            Encoding::Smem => {
-                Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() }
-            }
+            // Scalar cache invalidates and write-backs wait on nothing.
+            Encoding::Smem => Counters {
+                lgkm: !matches!(
+                    self.op,
+                    Opcode::S_DCACHE_INV | Opcode::S_DCACHE_INV_VOL | Opcode::S_DCACHE_WB | Opcode::S_DCACHE_WB_VOL
+                ),
+                ..Default::default()
+            },
             Encoding::Ds => Counters { lgkm: true, ..Default::default() },
             Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
             Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
                 Counters { vm: true, ..Default::default() }
             }
             Encoding::Exp => Counters { exp: true, ..Default::default() },
-            Encoding::Sopp if m.starts_with("s_sendmsg") => Counters { lgkm: true, ..Default::default() },
+            Encoding::Sopp if matches!(self.op, Opcode::S_SENDMSG | Opcode::S_SENDMSGHALT) => {
+                Counters { lgkm: true, ..Default::default() }
+            }
             _ => Counters::default(),
         }
     }
