@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use xfpx_amd_isa::Encoding as IsaEncoding;
 pub use xfpx_amd_isa::Target;
-use xfpx_amd_isa::Variant;
+use xfpx_amd_isa::{Opcode, Variant};
 
 /// The instruction encodings of gfx9/CDNA that the emulator executes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,6 +41,10 @@ pub struct Instruction {
     /// The opcode within `encoding` (for a promoted VOP1/VOP2/VOPC
     /// instruction, the opcode of its 32-bit form).
     pub opcode: u16,
+    /// The opcode of the mnemonic stem: every form of a VOP1/VOP2/VOPC
+    /// mnemonic (`_e32`, `_e64`, a VOP3-native form of the same name) is its
+    /// `_e32` opcode, so that it names what `mnemonic` names.
+    pub op: Opcode,
     /// The mnemonic without the `_e32`/`_e64` suffix.
     pub mnemonic: &'static str,
     /// A VOP1/VOP2/VOPC opcode in the 64-bit VOP3 encoding.
@@ -122,7 +126,7 @@ fn e32_forms() -> &'static E32Forms {
                 IsaEncoding::Vopc => Encoding::Vopc,
                 _ => continue,
             };
-            let Some(stem) = row.mnemonic.strip_suffix("_e32") else { continue };
+            let Some(stem) = row.mnemonic().strip_suffix("_e32") else { continue };
             for bit in xfpx_amd_isa::Target::ALL.map(xfpx_amd_isa::Target::mask) {
                 if row.targets & bit != 0 {
                     forms.insert((stem, bit), (family, row.opcode));
@@ -131,6 +135,19 @@ fn e32_forms() -> &'static E32Forms {
         }
         forms
     })
+}
+
+/// The opcode standing for every form of `op`'s mnemonic stem: the `_e32`
+/// one where the table has it.
+fn stem_opcode(op: Opcode) -> Opcode {
+    static STEMS: OnceLock<Vec<Opcode>> = OnceLock::new();
+    let stems = STEMS.get_or_init(|| {
+        let all = Opcode::all();
+        all.iter()
+            .map(|o| Opcode::from_mnemonic(&format!("{}_e32", strip_form_suffix(o.mnemonic()))).unwrap_or(*o))
+            .collect()
+    });
+    stems[op as usize]
 }
 
 fn strip_form_suffix(m: &'static str) -> &'static str {
@@ -165,7 +182,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let mut words = [0u32; 3];
     words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
     let literal = (insn.length > base).then(|| words[base / 4]);
-    Ok(Instruction { encoding, opcode, mnemonic, vop3, len: insn.length as u8, words, literal })
+    let op = stem_opcode(insn.op);
+    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, len: insn.length as u8, words, literal })
 }
 
 #[cfg(test)]
@@ -187,11 +205,13 @@ mod tests {
         // v_lshl_add_u64 (VOP3)
         let i = decode(Target::Gfx942, &bytes(&[0xD2080002, 0x04090500])).expect("decodes");
         assert_eq!((i.encoding, i.vop3, i.mnemonic), (Encoding::Vop3, false, "v_lshl_add_u64"));
-        // v_mov_b32_e32 v1, v2 and its VOP3 form v_mov_b32_e64 v1, v2.
+        // v_mov_b32_e32 v1, v2 and its VOP3 form v_mov_b32_e64 v1, v2: one opcode.
         let i = decode(Target::Gfx90a, &bytes(&[0x7E020302])).expect("decodes");
         assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic, i.len), (Encoding::Vop1, 1, false, "v_mov_b32", 4));
+        assert_eq!(i.op, Opcode::V_MOV_B32_E32);
         let i = decode(Target::Gfx90a, &bytes(&[0xD1410001, 0x00000102])).expect("decodes");
         assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic, i.len), (Encoding::Vop1, 1, true, "v_mov_b32", 8));
+        assert_eq!(i.op, Opcode::V_MOV_B32_E32);
         // v_cmp_class_f32_e64 s[0:1], v1, v2: a promoted VOPC.
         let i = decode(Target::Gfx90a, &bytes(&[0xD0100000, 0x00020501])).expect("decodes");
         assert_eq!((i.encoding, i.opcode, i.vop3, i.mnemonic), (Encoding::Vopc, 0x10, true, "v_cmp_class_f32"));
@@ -200,6 +220,17 @@ mod tests {
         assert_eq!(decode(Target::Gfx942, &[1, 2]), Err(DecodeError::Truncated));
         // Not an instruction at all.
         assert!(matches!(decode(Target::Gfx942, &bytes(&[0xFFFF_FFFF, 0])), Err(DecodeError::Isa(_))));
+    }
+
+    #[test]
+    fn stem_opcodes_name_the_mnemonic() {
+        for op in Opcode::all() {
+            let stem = stem_opcode(*op);
+            assert_eq!(strip_form_suffix(stem.mnemonic()), strip_form_suffix(op.mnemonic()), "{op}");
+            assert_eq!(stem_opcode(stem), stem);
+        }
+        assert_eq!(stem_opcode(Opcode::V_MUL_LEGACY_F32), Opcode::V_MUL_LEGACY_F32_E32);
+        assert_eq!(stem_opcode(Opcode::V_FMA_F32), Opcode::V_FMA_F32);
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! fused multiply-add.
 
 use crate::fpu::{self, Flags, FpMode};
+use xfpx_amd_isa::Opcode;
 
 /// The element type of an operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,8 +82,8 @@ pub enum Generation {
 /// One matrix instruction (all its target-specific spellings).
 #[derive(Debug)]
 pub struct MatrixShape {
-    /// The mnemonics of this operation (gfx908/gfx90a and gfx940+ spellings).
-    pub names: &'static [&'static str],
+    /// The opcodes of this operation (gfx908/gfx90a and gfx940+ spellings).
+    pub names: &'static [Opcode],
     pub m: usize,
     pub n: usize,
     pub k: usize,
@@ -108,7 +109,7 @@ use MatrixElem::*;
 /// hazards).
 pub const SHAPES: &[MatrixShape] = &[
     MatrixShape {
-        names: &["v_mfma_f32_32x32x1f32", "v_mfma_f32_32x32x1_2b_f32"],
+        names: &[Opcode::V_MFMA_F32_32X32X1F32, Opcode::V_MFMA_F32_32X32X1_2B_F32],
         m: 32,
         n: 32,
         k: 1,
@@ -120,7 +121,7 @@ pub const SHAPES: &[MatrixShape] = &[
         rows: RowSpread::Fours,
     },
     MatrixShape {
-        names: &["v_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16_f16"],
+        names: &[Opcode::V_MFMA_F32_16X16X16F16, Opcode::V_MFMA_F32_16X16X16_F16],
         m: 16,
         n: 16,
         k: 16,
@@ -132,7 +133,7 @@ pub const SHAPES: &[MatrixShape] = &[
         rows: RowSpread::Fours,
     },
     MatrixShape {
-        names: &["v_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16_bf16"],
+        names: &[Opcode::V_MFMA_F32_16X16X16BF16_1K, Opcode::V_MFMA_F32_16X16X16_BF16],
         m: 16,
         n: 16,
         k: 16,
@@ -144,7 +145,7 @@ pub const SHAPES: &[MatrixShape] = &[
         rows: RowSpread::Fours,
     },
     MatrixShape {
-        names: &["v_mfma_i32_16x16x16i8"],
+        names: &[Opcode::V_MFMA_I32_16X16X16I8],
         m: 16,
         n: 16,
         k: 16,
@@ -156,7 +157,7 @@ pub const SHAPES: &[MatrixShape] = &[
         rows: RowSpread::Fours,
     },
     MatrixShape {
-        names: &["v_mfma_i32_16x16x32_i8"],
+        names: &[Opcode::V_MFMA_I32_16X16X32_I8],
         m: 16,
         n: 16,
         k: 32,
@@ -168,7 +169,7 @@ pub const SHAPES: &[MatrixShape] = &[
         rows: RowSpread::Fours,
     },
     MatrixShape {
-        names: &["v_mfma_f64_16x16x4f64", "v_mfma_f64_16x16x4_f64"],
+        names: &[Opcode::V_MFMA_F64_16X16X4F64, Opcode::V_MFMA_F64_16X16X4_F64],
         m: 16,
         n: 16,
         k: 4,
@@ -181,9 +182,9 @@ pub const SHAPES: &[MatrixShape] = &[
     },
 ];
 
-/// The table row of a matrix mnemonic, if the emulator executes it.
-pub fn shape(mnemonic: &str) -> Option<&'static MatrixShape> {
-    SHAPES.iter().find(|s| s.names.contains(&mnemonic))
+/// The table row of a matrix opcode, if the emulator executes it.
+pub fn shape(op: Opcode) -> Option<&'static MatrixShape> {
+    SHAPES.iter().find(|s| s.names.contains(&op))
 }
 
 impl MatrixShape {
@@ -346,7 +347,7 @@ mod tests {
         // The decoder's table gives each instruction's operand widths.
         for s in SHAPES {
             for name in s.names {
-                let rows: Vec<_> = xfpx_amd_isa::table::rows().iter().filter(|r| r.mnemonic == *name).collect();
+                let rows: Vec<_> = xfpx_amd_isa::table::rows().iter().filter(|r| r.op == *name).collect();
                 assert!(!rows.is_empty(), "{name} not in the decoder's table");
                 for r in rows {
                     let w = |f: xfpx_amd_isa::encoding::Field| {
@@ -361,17 +362,17 @@ mod tests {
 
     #[test]
     fn known_layouts() {
-        let s = shape("v_mfma_f32_32x32x1f32").expect("row");
+        let s = shape(Opcode::V_MFMA_F32_32X32X1F32).expect("row");
         // Block 1's A row 5 is lane 37; D[1][9][3]: lane 3 (rows 8-11 lie in
         // the lower half), register 16 + 4 + 1; D[0][4][3]: lane 35, register 0.
         assert_eq!(s.input_slot(1, 5, 0), (37, 0));
         assert_eq!(s.output_slot(1, 9, 3), (3, 21));
         assert_eq!(s.output_slot(0, 4, 3), (35, 0));
-        let s = shape("v_mfma_f32_16x16x16f16").expect("row");
+        let s = shape(Opcode::V_MFMA_F32_16X16X16F16).expect("row");
         // A[2][7]: lane 2 + 16, half 3; D[6][1]: lane 1 + 16, register 2.
         assert_eq!(s.input_slot(0, 2, 7), (18, 3));
         assert_eq!(s.output_slot(0, 6, 1), (17, 2));
-        let s = shape("v_mfma_f64_16x16x4f64").expect("row");
+        let s = shape(Opcode::V_MFMA_F64_16X16X4F64).expect("row");
         // D[1][0]: lane 16, v[0:1]; D[5][1]: lane 17, v[2:3]; D[14][15]: lane 47, v[6:7].
         assert_eq!(s.output_slot(0, 1, 0), (16, 0));
         assert_eq!(s.output_slot(0, 5, 1), (17, 1));
@@ -380,7 +381,7 @@ mod tests {
 
     #[test]
     fn f16_product_accumulates_in_k_order() {
-        let s = shape("v_mfma_f32_16x16x16_f16").expect("row");
+        let s = shape(Opcode::V_MFMA_F32_16X16X16_F16).expect("row");
         // A = all 1.0, B = all 2.0, C = 0.5: every D element is 32.5.
         let one = 0x3C00u32 | 0x3C00 << 16;
         let two = 0x4000u32 | 0x4000 << 16;
@@ -394,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_nan_input_reaches_one_row_only() {
-        let s = shape("v_mfma_f64_16x16x4f64").expect("row");
+        let s = shape(Opcode::V_MFMA_F64_16X16X4F64).expect("row");
         let mut a = vec![[0u32; 64]; 2];
         a[0] = [1.0f64.to_bits() as u32; 64];
         a[1] = [(1.0f64.to_bits() >> 32) as u32; 64];

@@ -9,7 +9,7 @@ use crate::matrix::{self, Generation};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::{Counter, Hazard, HazardKind, Reg, Timing};
 use std::collections::{BTreeMap, BTreeSet};
-use xfpx_amd_isa::{Operand as IsaOperand, RegFile};
+use xfpx_amd_isa::{Opcode, Operand as IsaOperand, RegFile};
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 
@@ -346,7 +346,7 @@ impl Wave {
         self.cur_pc = self.pc;
         self.instructions += 1;
         self.wait_states += 1;
-        if inst.mnemonic == "s_nop" {
+        if inst.op == Opcode::S_NOP {
             self.wait_states += (inst.words[0] & 0xF) as u64;
         }
         if !self.matrix_pending.is_empty() {
@@ -386,46 +386,54 @@ impl Wave {
             Encoding::Sopk => {
                 let imm = (w & 0xFFFF) as u16;
                 let simm = imm as i16 as i32;
-                match m {
-                    "s_movk_i32" => self.ws(obs, sdst, simm as u32),
-                    "s_cmovk_i32" => {
+                match inst.op {
+                    Opcode::S_MOVK_I32 => self.ws(obs, sdst, simm as u32),
+                    Opcode::S_CMOVK_I32 => {
                         if self.scc {
                             self.ws(obs, sdst, simm as u32)
                         }
                     }
-                    "s_addk_i32" => {
+                    Opcode::S_ADDK_I32 => {
                         let a = self.rs(obs, sdst) as i32;
                         let (r, o) = a.overflowing_add(simm);
                         self.scc = o;
                         self.ws(obs, sdst, r as u32);
                     }
-                    "s_mulk_i32" => {
+                    Opcode::S_MULK_I32 => {
                         let a = self.rs(obs, sdst) as i32;
                         self.ws(obs, sdst, a.wrapping_mul(simm) as u32);
                     }
-                    "s_cmpk_eq_i32" | "s_cmpk_lg_i32" | "s_cmpk_gt_i32" | "s_cmpk_ge_i32" | "s_cmpk_lt_i32"
-                    | "s_cmpk_le_i32" => {
+                    Opcode::S_CMPK_EQ_I32
+                    | Opcode::S_CMPK_LG_I32
+                    | Opcode::S_CMPK_GT_I32
+                    | Opcode::S_CMPK_GE_I32
+                    | Opcode::S_CMPK_LT_I32
+                    | Opcode::S_CMPK_LE_I32 => {
                         let a = self.rs(obs, sdst) as i32;
                         self.scc = cmp_i(&m[7..9], a as i64, simm as i64);
                     }
-                    "s_cmpk_eq_u32" | "s_cmpk_lg_u32" | "s_cmpk_gt_u32" | "s_cmpk_ge_u32" | "s_cmpk_lt_u32"
-                    | "s_cmpk_le_u32" => {
+                    Opcode::S_CMPK_EQ_U32
+                    | Opcode::S_CMPK_LG_U32
+                    | Opcode::S_CMPK_GT_U32
+                    | Opcode::S_CMPK_GE_U32
+                    | Opcode::S_CMPK_LT_U32
+                    | Opcode::S_CMPK_LE_U32 => {
                         let a = self.rs(obs, sdst);
                         self.scc = cmp_i(&m[7..9], a as i64, imm as i64);
                     }
-                    "s_getreg_b32" => {
+                    Opcode::S_GETREG_B32 => {
                         let v = self.hwreg_read(imm)?;
                         self.ws(obs, sdst, v);
                     }
-                    "s_setreg_b32" => {
+                    Opcode::S_SETREG_B32 => {
                         let v = self.rs(obs, sdst);
                         self.hwreg_write(imm, v)?;
                     }
-                    "s_setreg_imm32_b32" => {
+                    Opcode::S_SETREG_IMM32_B32 => {
                         let v = lit.unwrap_or(0);
                         self.hwreg_write(imm, v)?;
                     }
-                    "s_call_b64" => {
+                    Opcode::S_CALL_B64 => {
                         self.ws64(obs, sdst, self.pc);
                         self.pc = (self.pc as i64 + 4 * simm as i64) as u64;
                     }
@@ -435,17 +443,17 @@ impl Wave {
             Encoding::Sop1 => {
                 let ty =
                     if m.ends_with("_b64") || m.ends_with("_i64") || m.ends_with("_u64") { Ty::B64 } else { Ty::B32 };
-                match m {
-                    "s_getpc_b64" => {
+                match inst.op {
+                    Opcode::S_GETPC_B64 => {
                         let pc = self.pc;
                         self.ws64(obs, sdst, pc);
                         return Ok(Step::Continue);
                     }
-                    "s_setpc_b64" => {
+                    Opcode::S_SETPC_B64 => {
                         self.pc = self.ssrc64(obs, c0, lit, Ty::B64)?;
                         return Ok(Step::Continue);
                     }
-                    "s_swappc_b64" => {
+                    Opcode::S_SWAPPC_B64 => {
                         let target = self.ssrc64(obs, c0, lit, Ty::B64)?;
                         let ret = self.pc;
                         self.ws64(obs, sdst, ret);
@@ -464,33 +472,37 @@ impl Wave {
                     return Ok(Step::Continue);
                 }
                 if matches!(
-                    m,
-                    "s_ff1_i32_b64" | "s_flbit_i32_b64" | "s_bcnt1_i32_b64" | "s_ff0_i32_b64" | "s_bcnt0_i32_b64"
+                    inst.op,
+                    Opcode::S_FF1_I32_B64
+                        | Opcode::S_FLBIT_I32_B64
+                        | Opcode::S_BCNT1_I32_B64
+                        | Opcode::S_FF0_I32_B64
+                        | Opcode::S_BCNT0_I32_B64
                 ) {
                     let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
-                    let r = match m {
-                        "s_ff1_i32_b64" => {
+                    let r = match inst.op {
+                        Opcode::S_FF1_I32_B64 => {
                             if s == 0 {
                                 u32::MAX
                             } else {
                                 s.trailing_zeros()
                             }
                         }
-                        "s_ff0_i32_b64" => {
+                        Opcode::S_FF0_I32_B64 => {
                             if s == u64::MAX {
                                 u32::MAX
                             } else {
                                 s.trailing_ones()
                             }
                         }
-                        "s_flbit_i32_b64" => {
+                        Opcode::S_FLBIT_I32_B64 => {
                             if s == 0 {
                                 u32::MAX
                             } else {
                                 s.leading_zeros()
                             }
                         }
-                        "s_bcnt0_i32_b64" => {
+                        Opcode::S_BCNT0_I32_B64 => {
                             self.scc = s != u64::MAX;
                             s.count_zeros()
                         }
@@ -502,7 +514,10 @@ impl Wave {
                     self.ws(obs, sdst, r);
                     return Ok(Step::Continue);
                 }
-                if matches!(m, "s_bitset0_b64" | "s_bitset1_b64" | "s_bitset0_b32" | "s_bitset1_b32") {
+                if matches!(
+                    inst.op,
+                    Opcode::S_BITSET0_B64 | Opcode::S_BITSET1_B64 | Opcode::S_BITSET0_B32 | Opcode::S_BITSET1_B32
+                ) {
                     let bit = self.ssrc(obs, c0, lit, Ty::B32)?;
                     if m.ends_with("_b64") {
                         let d = self.rs(obs, sdst) as u64 | (self.rs(obs, sdst + 1) as u64) << 32;
@@ -517,52 +532,52 @@ impl Wave {
                 }
                 if ty == Ty::B64 {
                     let s = self.ssrc64(obs, c0, lit, ty)?;
-                    let r = match m {
-                        "s_mov_b64" => s,
-                        "s_not_b64" => {
+                    let r = match inst.op {
+                        Opcode::S_MOV_B64 => s,
+                        Opcode::S_NOT_B64 => {
                             self.scc = !s != 0;
                             !s
                         }
-                        "s_brev_b64" => s.reverse_bits(),
+                        Opcode::S_BREV_B64 => s.reverse_bits(),
                         _ => return self.unsupported(m),
                     };
                     self.ws64(obs, sdst, r);
                 } else {
                     let s = self.ssrc(obs, c0, lit, ty)?;
-                    let r = match m {
-                        "s_mov_b32" => s,
-                        "s_cmov_b32" => {
+                    let r = match inst.op {
+                        Opcode::S_MOV_B32 => s,
+                        Opcode::S_CMOV_B32 => {
                             if !self.scc {
                                 return Ok(Step::Continue);
                             }
                             s
                         }
-                        "s_not_b32" => {
+                        Opcode::S_NOT_B32 => {
                             self.scc = !s != 0;
                             !s
                         }
-                        "s_brev_b32" => s.reverse_bits(),
-                        "s_bcnt1_i32_b32" => {
+                        Opcode::S_BREV_B32 => s.reverse_bits(),
+                        Opcode::S_BCNT1_I32_B32 => {
                             self.scc = s != 0;
                             s.count_ones()
                         }
-                        "s_ff1_i32_b32" => {
+                        Opcode::S_FF1_I32_B32 => {
                             if s == 0 {
                                 u32::MAX
                             } else {
                                 s.trailing_zeros()
                             }
                         }
-                        "s_flbit_i32_b32" => {
+                        Opcode::S_FLBIT_I32_B32 => {
                             if s == 0 {
                                 u32::MAX
                             } else {
                                 s.leading_zeros()
                             }
                         }
-                        "s_sext_i32_i8" => s as i8 as i32 as u32,
-                        "s_sext_i32_i16" => s as i16 as i32 as u32,
-                        "s_abs_i32" => {
+                        Opcode::S_SEXT_I32_I8 => s as i8 as i32 as u32,
+                        Opcode::S_SEXT_I32_I16 => s as i16 as i32 as u32,
+                        Opcode::S_ABS_I32 => {
                             let r = (s as i32).unsigned_abs();
                             self.scc = r != 0;
                             r
@@ -574,11 +589,11 @@ impl Wave {
             }
             Encoding::Sop2 => {
                 if m.ends_with("_b64") && !m.starts_with("s_lsh") && !m.starts_with("s_ashr") && !m.starts_with("s_bfe")
-                    || m == "s_cselect_b64"
+                    || inst.op == Opcode::S_CSELECT_B64
                 {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
-                    let r = if m == "s_cselect_b64" {
+                    let r = if inst.op == Opcode::S_CSELECT_B64 {
                         if self.scc {
                             a
                         } else {
@@ -592,12 +607,12 @@ impl Wave {
                     self.ws64(obs, sdst, r);
                     return Ok(Step::Continue);
                 }
-                if matches!(m, "s_lshl_b64" | "s_lshr_b64" | "s_ashr_i64") {
+                if matches!(inst.op, Opcode::S_LSHL_B64 | Opcode::S_LSHR_B64 | Opcode::S_ASHR_I64) {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc(obs, c1, lit, Ty::B32)? & 63;
-                    let r = match m {
-                        "s_lshl_b64" => a << b,
-                        "s_lshr_b64" => a >> b,
+                    let r = match inst.op {
+                        Opcode::S_LSHL_B64 => a << b,
+                        Opcode::S_LSHR_B64 => a >> b,
                         _ => ((a as i64) >> b) as u64,
                     };
                     self.scc = r != 0;
@@ -606,41 +621,41 @@ impl Wave {
                 }
                 let a = self.ssrc(obs, c0, lit, Ty::B32)?;
                 let b = self.ssrc(obs, c1, lit, Ty::B32)?;
-                let r = match m {
-                    "s_add_u32" => {
+                let r = match inst.op {
+                    Opcode::S_ADD_U32 => {
                         let (r, c) = a.overflowing_add(b);
                         self.scc = c;
                         r
                     }
-                    "s_sub_u32" => {
+                    Opcode::S_SUB_U32 => {
                         let (r, c) = a.overflowing_sub(b);
                         self.scc = c;
                         r
                     }
-                    "s_addc_u32" => {
+                    Opcode::S_ADDC_U32 => {
                         let t = a as u64 + b as u64 + self.scc as u64;
                         self.scc = t >> 32 != 0;
                         t as u32
                     }
-                    "s_subb_u32" => {
+                    Opcode::S_SUBB_U32 => {
                         let t = (a as u64).wrapping_sub(b as u64).wrapping_sub(self.scc as u64);
                         self.scc = (b as u64 + self.scc as u64) > a as u64;
                         t as u32
                     }
-                    "s_add_i32" => {
+                    Opcode::S_ADD_I32 => {
                         let (r, o) = (a as i32).overflowing_add(b as i32);
                         self.scc = o;
                         r as u32
                     }
-                    "s_sub_i32" => {
+                    Opcode::S_SUB_I32 => {
                         let (r, o) = (a as i32).overflowing_sub(b as i32);
                         self.scc = o;
                         r as u32
                     }
-                    "s_mul_i32" => a.wrapping_mul(b),
-                    "s_mul_hi_u32" => ((a as u64 * b as u64) >> 32) as u32,
-                    "s_mul_hi_i32" => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
-                    "s_min_i32" | "s_max_i32" => {
+                    Opcode::S_MUL_I32 => a.wrapping_mul(b),
+                    Opcode::S_MUL_HI_U32 => ((a as u64 * b as u64) >> 32) as u32,
+                    Opcode::S_MUL_HI_I32 => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
+                    Opcode::S_MIN_I32 | Opcode::S_MAX_I32 => {
                         let lt = (a as i32) < (b as i32);
                         self.scc = lt == m.contains("min");
                         if self.scc {
@@ -649,7 +664,7 @@ impl Wave {
                             b
                         }
                     }
-                    "s_min_u32" | "s_max_u32" => {
+                    Opcode::S_MIN_U32 | Opcode::S_MAX_U32 => {
                         let lt = a < b;
                         self.scc = lt == m.contains("min");
                         if self.scc {
@@ -658,38 +673,41 @@ impl Wave {
                             b
                         }
                     }
-                    "s_cselect_b32" => {
+                    Opcode::S_CSELECT_B32 => {
                         if self.scc {
                             a
                         } else {
                             b
                         }
                     }
-                    "s_lshl_b32" | "s_lshr_b32" | "s_ashr_i32" => {
-                        let r = match m {
-                            "s_lshl_b32" => a << (b & 31),
-                            "s_lshr_b32" => a >> (b & 31),
+                    Opcode::S_LSHL_B32 | Opcode::S_LSHR_B32 | Opcode::S_ASHR_I32 => {
+                        let r = match inst.op {
+                            Opcode::S_LSHL_B32 => a << (b & 31),
+                            Opcode::S_LSHR_B32 => a >> (b & 31),
                             _ => ((a as i32) >> (b & 31)) as u32,
                         };
                         self.scc = r != 0;
                         r
                     }
-                    "s_lshl1_add_u32" | "s_lshl2_add_u32" | "s_lshl3_add_u32" | "s_lshl4_add_u32" => {
+                    Opcode::S_LSHL1_ADD_U32
+                    | Opcode::S_LSHL2_ADD_U32
+                    | Opcode::S_LSHL3_ADD_U32
+                    | Opcode::S_LSHL4_ADD_U32 => {
                         let sh = (m.as_bytes()[6] - b'0') as u32;
                         let t = ((a as u64) << sh) + b as u64;
                         self.scc = t >> 32 != 0;
                         t as u32
                     }
-                    "s_bfe_u32" | "s_bfe_i32" => {
+                    Opcode::S_BFE_U32 | Opcode::S_BFE_I32 => {
                         let off = b & 31;
                         let width = (b >> 16) & 0x7F;
-                        let r = bfe(a, off, width, m == "s_bfe_i32");
+                        let r = bfe(a, off, width, inst.op == Opcode::S_BFE_I32);
                         self.scc = r != 0;
                         r
                     }
-                    "s_pack_ll_b32_b16" => (a & 0xFFFF) | (b << 16),
-                    "s_pack_lh_b32_b16" => (a & 0xFFFF) | (b & 0xFFFF_0000),
-                    "s_pack_hh_b32_b16" => (a >> 16) | (b & 0xFFFF_0000),
+                    Opcode::S_PACK_LL_B32_B16 => (a & 0xFFFF) | (b << 16),
+                    Opcode::S_PACK_LH_B32_B16 => (a & 0xFFFF) | (b & 0xFFFF_0000),
+                    Opcode::S_PACK_HH_B32_B16 => (a >> 16) | (b & 0xFFFF_0000),
                     _ => match logic32(&m[2..m.len() - 4], a, b) {
                         Some(r) if m.ends_with("_b32") => {
                             self.scc = r != 0;
@@ -705,17 +723,17 @@ impl Wave {
                 if is64 {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
-                    self.scc = match m {
-                        "s_cmp_eq_u64" => a == b,
-                        "s_cmp_lg_u64" => a != b,
+                    self.scc = match inst.op {
+                        Opcode::S_CMP_EQ_U64 => a == b,
+                        Opcode::S_CMP_LG_U64 => a != b,
                         _ => return self.unsupported(m),
                     };
                 } else {
                     let a = self.ssrc(obs, c0, lit, Ty::B32)?;
                     let b = self.ssrc(obs, c1, lit, Ty::B32)?;
-                    self.scc = match m {
-                        "s_bitcmp0_b32" => a >> (b & 31) & 1 == 0,
-                        "s_bitcmp1_b32" => a >> (b & 31) & 1 == 1,
+                    self.scc = match inst.op {
+                        Opcode::S_BITCMP0_B32 => a >> (b & 31) & 1 == 0,
+                        Opcode::S_BITCMP1_B32 => a >> (b & 31) & 1 == 1,
                         _ if m.ends_with("_i32") => cmp_i(&m[6..8], a as i32 as i64, b as i32 as i64),
                         _ if m.ends_with("_u32") => cmp_i(&m[6..8], a as i64, b as i64),
                         _ => return self.unsupported(m),
@@ -752,28 +770,34 @@ impl Wave {
     fn program(&mut self, inst: &Instruction, _env: &mut Env<'_>) -> R<Step> {
         let imm = (inst.words[0] & 0xFFFF) as u16;
         let target = (self.pc as i64 + 4 * (imm as i16 as i64)) as u64;
-        let take = match inst.mnemonic {
-            "s_nop" | "s_sleep" | "s_setprio" | "s_sethalt" | "s_icache_inv" | "s_incperflevel" | "s_decperflevel"
-            | "s_ttracedata" => return Ok(Step::Continue),
-            "s_endpgm" => {
+        let take = match inst.op {
+            Opcode::S_NOP
+            | Opcode::S_SLEEP
+            | Opcode::S_SETPRIO
+            | Opcode::S_SETHALT
+            | Opcode::S_ICACHE_INV
+            | Opcode::S_INCPERFLEVEL
+            | Opcode::S_DECPERFLEVEL
+            | Opcode::S_TTRACEDATA => return Ok(Step::Continue),
+            Opcode::S_ENDPGM => {
                 self.done = true;
                 return Ok(Step::End);
             }
-            "s_barrier" => return Ok(Step::Barrier),
-            "s_waitcnt" => {
+            Opcode::S_BARRIER => return Ok(Step::Barrier),
+            Opcode::S_WAITCNT => {
                 let vm = (imm as u32 & 0xF) | ((imm as u32 >> 14) & 3) << 4;
                 let lgkm = (imm as u32 >> 8) & 0xF;
                 self.timing.wait(vm, lgkm);
                 return Ok(Step::Continue);
             }
-            "s_branch" => true,
-            "s_cbranch_scc0" => !self.scc,
-            "s_cbranch_scc1" => self.scc,
-            "s_cbranch_vccz" => self.vcc() == 0,
-            "s_cbranch_vccnz" => self.vcc() != 0,
-            "s_cbranch_execz" => self.exec() == 0,
-            "s_cbranch_execnz" => self.exec() != 0,
-            m => return self.unsupported(m),
+            Opcode::S_BRANCH => true,
+            Opcode::S_CBRANCH_SCC0 => !self.scc,
+            Opcode::S_CBRANCH_SCC1 => self.scc,
+            Opcode::S_CBRANCH_VCCZ => self.vcc() == 0,
+            Opcode::S_CBRANCH_VCCNZ => self.vcc() != 0,
+            Opcode::S_CBRANCH_EXECZ => self.exec() == 0,
+            Opcode::S_CBRANCH_EXECNZ => self.exec() != 0,
+            _ => return self.unsupported(inst.mnemonic),
         };
         if take {
             self.pc = target;
@@ -796,13 +820,13 @@ impl Wave {
         }
         let base = self.rs(obs, sbase) as u64 | ((self.rs(obs, sbase + 1) as u64 & 0xFFFF) << 32);
         let addr = (base as i64 + off) as u64 & !3;
-        let n = match inst.mnemonic {
-            "s_load_dword" => 1,
-            "s_load_dwordx2" => 2,
-            "s_load_dwordx4" => 4,
-            "s_load_dwordx8" => 8,
-            "s_load_dwordx16" => 16,
-            m => return self.unsupported(m),
+        let n = match inst.op {
+            Opcode::S_LOAD_DWORD => 1,
+            Opcode::S_LOAD_DWORDX2 => 2,
+            Opcode::S_LOAD_DWORDX4 => 4,
+            Opcode::S_LOAD_DWORDX8 => 8,
+            Opcode::S_LOAD_DWORDX16 => 16,
+            _ => return self.unsupported(inst.mnemonic),
         };
         let mut regs = Vec::new();
         for i in 0..n {
@@ -880,20 +904,29 @@ impl Wave {
         let mut regs = Vec::new();
         let obs = &mut *env.obs;
         let sbase = if use_saddr { self.rs(obs, saddr) as u64 | (self.rs(obs, saddr + 1) as u64) << 32 } else { 0 };
-        let (kind, size, dwords): (u8, usize, usize) = match op {
-            "load_ubyte" | "load_sbyte" => (b'l', 1, 1),
-            "load_ushort" | "load_sshort" => (b'l', 2, 1),
-            "load_dword" => (b'l', 4, 1),
-            "load_dwordx2" => (b'l', 8, 2),
-            "load_dwordx3" => (b'l', 12, 3),
-            "load_dwordx4" => (b'l', 16, 4),
-            "load_short_d16" | "load_short_d16_hi" => (b'l', 2, 1),
-            "store_byte" => (b's', 1, 1),
-            "store_short" => (b's', 2, 1),
-            "store_dword" => (b's', 4, 1),
-            "store_dwordx2" => (b's', 8, 2),
-            "store_dwordx3" => (b's', 12, 3),
-            "store_dwordx4" => (b's', 16, 4),
+        let (kind, size, dwords): (u8, usize, usize) = match inst.op {
+            Opcode::FLAT_LOAD_UBYTE
+            | Opcode::GLOBAL_LOAD_UBYTE
+            | Opcode::FLAT_LOAD_SBYTE
+            | Opcode::GLOBAL_LOAD_SBYTE => (b'l', 1, 1),
+            Opcode::FLAT_LOAD_USHORT
+            | Opcode::GLOBAL_LOAD_USHORT
+            | Opcode::FLAT_LOAD_SSHORT
+            | Opcode::GLOBAL_LOAD_SSHORT => (b'l', 2, 1),
+            Opcode::FLAT_LOAD_DWORD | Opcode::GLOBAL_LOAD_DWORD => (b'l', 4, 1),
+            Opcode::FLAT_LOAD_DWORDX2 | Opcode::GLOBAL_LOAD_DWORDX2 => (b'l', 8, 2),
+            Opcode::FLAT_LOAD_DWORDX3 | Opcode::GLOBAL_LOAD_DWORDX3 => (b'l', 12, 3),
+            Opcode::FLAT_LOAD_DWORDX4 | Opcode::GLOBAL_LOAD_DWORDX4 => (b'l', 16, 4),
+            Opcode::FLAT_LOAD_SHORT_D16
+            | Opcode::GLOBAL_LOAD_SHORT_D16
+            | Opcode::FLAT_LOAD_SHORT_D16_HI
+            | Opcode::GLOBAL_LOAD_SHORT_D16_HI => (b'l', 2, 1),
+            Opcode::FLAT_STORE_BYTE | Opcode::GLOBAL_STORE_BYTE => (b's', 1, 1),
+            Opcode::FLAT_STORE_SHORT | Opcode::GLOBAL_STORE_SHORT => (b's', 2, 1),
+            Opcode::FLAT_STORE_DWORD | Opcode::GLOBAL_STORE_DWORD => (b's', 4, 1),
+            Opcode::FLAT_STORE_DWORDX2 | Opcode::GLOBAL_STORE_DWORDX2 => (b's', 8, 2),
+            Opcode::FLAT_STORE_DWORDX3 | Opcode::GLOBAL_STORE_DWORDX3 => (b's', 12, 3),
+            Opcode::FLAT_STORE_DWORDX4 | Opcode::GLOBAL_STORE_DWORDX4 => (b's', 16, 4),
             _ if op.starts_with("atomic_") => {
                 (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 })
             }
@@ -916,16 +949,22 @@ impl Wave {
                     }
                     let word =
                         |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
-                    match op {
-                        "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
-                        "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
-                        "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
-                        "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
-                        "load_short_d16" => {
+                    match inst.op {
+                        Opcode::FLAT_LOAD_UBYTE | Opcode::GLOBAL_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
+                        Opcode::FLAT_LOAD_SBYTE | Opcode::GLOBAL_LOAD_SBYTE => {
+                            self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
+                        }
+                        Opcode::FLAT_LOAD_USHORT | Opcode::GLOBAL_LOAD_USHORT => {
+                            self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
+                        }
+                        Opcode::FLAT_LOAD_SSHORT | Opcode::GLOBAL_LOAD_SSHORT => {
+                            self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
+                        }
+                        Opcode::FLAT_LOAD_SHORT_D16 | Opcode::GLOBAL_LOAD_SHORT_D16 => {
                             let old = self.vgpr[vdst as usize][lane];
                             self.wv(obs, vdst, lane, (old & 0xFFFF_0000) | u16::from_le_bytes([buf[0], buf[1]]) as u32);
                         }
-                        "load_short_d16_hi" => {
+                        Opcode::FLAT_LOAD_SHORT_D16_HI | Opcode::GLOBAL_LOAD_SHORT_D16_HI => {
                             let old = self.vgpr[vdst as usize][lane];
                             self.wv(
                                 obs,
@@ -988,21 +1027,27 @@ impl Wave {
         Ok(Step::Continue)
     }
 
-    /// Size in bytes and dword count of a load/store by its operation name.
-    fn mem_shape(op: &str) -> Option<(bool, usize, usize)> {
+    /// Whether a scratch or buffer opcode loads, its size in bytes and dword count.
+    fn mem_shape(op: Opcode) -> Option<(bool, usize, usize)> {
         Some(match op {
-            "load_dword" => (true, 4, 1),
-            "load_dwordx2" => (true, 8, 2),
-            "load_dwordx3" => (true, 12, 3),
-            "load_dwordx4" => (true, 16, 4),
-            "store_dword" => (false, 4, 1),
-            "store_dwordx2" => (false, 8, 2),
-            "store_dwordx3" => (false, 12, 3),
-            "store_dwordx4" => (false, 16, 4),
-            "load_ubyte" | "load_sbyte" => (true, 1, 1),
-            "load_ushort" | "load_sshort" => (true, 2, 1),
-            "store_byte" => (false, 1, 1),
-            "store_short" => (false, 2, 1),
+            Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD => (true, 4, 1),
+            Opcode::SCRATCH_LOAD_DWORDX2 | Opcode::BUFFER_LOAD_DWORDX2 => (true, 8, 2),
+            Opcode::SCRATCH_LOAD_DWORDX3 | Opcode::BUFFER_LOAD_DWORDX3 => (true, 12, 3),
+            Opcode::SCRATCH_LOAD_DWORDX4 | Opcode::BUFFER_LOAD_DWORDX4 => (true, 16, 4),
+            Opcode::SCRATCH_STORE_DWORD | Opcode::BUFFER_STORE_DWORD => (false, 4, 1),
+            Opcode::SCRATCH_STORE_DWORDX2 | Opcode::BUFFER_STORE_DWORDX2 => (false, 8, 2),
+            Opcode::SCRATCH_STORE_DWORDX3 | Opcode::BUFFER_STORE_DWORDX3 => (false, 12, 3),
+            Opcode::SCRATCH_STORE_DWORDX4 | Opcode::BUFFER_STORE_DWORDX4 => (false, 16, 4),
+            Opcode::SCRATCH_LOAD_UBYTE
+            | Opcode::BUFFER_LOAD_UBYTE
+            | Opcode::SCRATCH_LOAD_SBYTE
+            | Opcode::BUFFER_LOAD_SBYTE => (true, 1, 1),
+            Opcode::SCRATCH_LOAD_USHORT
+            | Opcode::BUFFER_LOAD_USHORT
+            | Opcode::SCRATCH_LOAD_SSHORT
+            | Opcode::BUFFER_LOAD_SSHORT => (true, 2, 1),
+            Opcode::SCRATCH_STORE_BYTE | Opcode::BUFFER_STORE_BYTE => (false, 1, 1),
+            Opcode::SCRATCH_STORE_SHORT | Opcode::BUFFER_STORE_SHORT => (false, 2, 1),
             _ => return None,
         })
     }
@@ -1011,7 +1056,7 @@ impl Wave {
     fn private_access(
         &mut self,
         obs: &mut Observations,
-        op: &str,
+        op: Opcode,
         lane: usize,
         addr: u64,
         vdata: u16,
@@ -1029,10 +1074,16 @@ impl Wave {
             buf[..size].copy_from_slice(&self.private[at..at + size]);
             let v = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
             match op {
-                "load_ubyte" => self.wv(obs, vdst, lane, buf[0] as u32),
-                "load_sbyte" => self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32),
-                "load_ushort" => self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32),
-                "load_sshort" => self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32),
+                Opcode::SCRATCH_LOAD_UBYTE | Opcode::BUFFER_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
+                Opcode::SCRATCH_LOAD_SBYTE | Opcode::BUFFER_LOAD_SBYTE => {
+                    self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
+                }
+                Opcode::SCRATCH_LOAD_USHORT | Opcode::BUFFER_LOAD_USHORT => {
+                    self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
+                }
+                Opcode::SCRATCH_LOAD_SSHORT | Opcode::BUFFER_LOAD_SSHORT => {
+                    self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
+                }
                 _ => {
                     for i in 0..dwords {
                         self.wv(obs, vdst + i as u16, lane, v(i));
@@ -1063,7 +1114,7 @@ impl Wave {
         let gfx940 = matches!(env.target, "gfx940" | "gfx941" | "gfx942" | "gfx950");
         let use_v = if gfx940 { (w0 >> 13) & 1 != 0 } else { saddr == 0x7F };
         let sbase = if saddr != 0x7F { self.rs(obs, saddr) as i64 } else { 0 };
-        let op = inst.mnemonic.strip_prefix("scratch_").unwrap_or(inst.mnemonic);
+        let op = inst.op;
         let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
         for lane in lanes(self.exec()) {
             let v = if use_v { self.rv(obs, vaddr, lane) as i64 } else { 0 };
@@ -1080,8 +1131,12 @@ impl Wave {
     /// (offen) + offset. Any other descriptor stops as unsupported.
     fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
         if matches!(
-            inst.mnemonic,
-            "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_wbl2" | "buffer_invl2" | "buffer_inv"
+            inst.op,
+            Opcode::BUFFER_WBINVL1
+                | Opcode::BUFFER_WBINVL1_VOL
+                | Opcode::BUFFER_WBL2
+                | Opcode::BUFFER_INVL2
+                | Opcode::BUFFER_INV
         ) {
             // Cache write-back/invalidate: emulated memory is coherent. They
             // still count in vmcnt.
@@ -1105,7 +1160,7 @@ impl Wave {
             return self.unsupported(format!("{} on a buffer other than the private segment", inst.mnemonic));
         }
         let so = self.ssrc(obs, soffset, None, Ty::B32)? as i64;
-        let op = inst.mnemonic.strip_prefix("buffer_").unwrap_or(inst.mnemonic);
+        let op = inst.op;
         let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
         for lane in lanes(self.exec()) {
             let v = if offen { self.rv(obs, vaddr, lane) as i64 } else { 0 };
@@ -1130,13 +1185,13 @@ impl Wave {
         let obs = &mut *env.obs;
         let mut regs = Vec::new();
         let op = &m[3..];
-        if op == "bpermute_b32" || op == "permute_b32" {
+        if inst.op == Opcode::DS_BPERMUTE_B32 || inst.op == Opcode::DS_PERMUTE_B32 {
             // Lane crossing through the LDS hardware, without touching LDS:
             // bpermute pulls data0 from lane addr/4, permute pushes it there.
             let mut out = [0u32; 64];
             for lane in lanes(exec) {
                 let target = (self.rv(obs, addr_r, lane).wrapping_add(off16) / 4 % 64) as usize;
-                if op == "bpermute_b32" {
+                if inst.op == Opcode::DS_BPERMUTE_B32 {
                     out[lane] = if exec >> target & 1 != 0 { self.rv(obs, d0, target) } else { 0 };
                 } else {
                     out[target] = self.rv(obs, d0, lane);
@@ -1160,12 +1215,12 @@ impl Wave {
                     Err(fault(a))
                 }
             };
-            match op {
-                "write_b32" | "write_b64" | "write_b96" | "write_b128" => {
-                    let n = match op {
-                        "write_b32" => 1,
-                        "write_b64" => 2,
-                        "write_b96" => 3,
+            match inst.op {
+                Opcode::DS_WRITE_B32 | Opcode::DS_WRITE_B64 | Opcode::DS_WRITE_B96 | Opcode::DS_WRITE_B128 => {
+                    let n = match inst.op {
+                        Opcode::DS_WRITE_B32 => 1,
+                        Opcode::DS_WRITE_B64 => 2,
+                        Opcode::DS_WRITE_B96 => 3,
                         _ => 4,
                     };
                     for i in 0..n {
@@ -1176,7 +1231,10 @@ impl Wave {
                         }
                     }
                 }
-                "write2_b32" | "write2st64_b32" | "write2_b64" | "write2st64_b64" => {
+                Opcode::DS_WRITE2_B32
+                | Opcode::DS_WRITE2ST64_B32
+                | Opcode::DS_WRITE2_B64
+                | Opcode::DS_WRITE2ST64_B64 => {
                     let b64 = op.ends_with("b64");
                     let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
                     for (k, (off, d)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
@@ -1190,19 +1248,19 @@ impl Wave {
                         }
                     }
                 }
-                "write_b16" | "write_b8" => {
+                Opcode::DS_WRITE_B16 | Opcode::DS_WRITE_B8 => {
                     let a = base.wrapping_add(off16);
                     let v = self.rv(obs, d0, lane).to_le_bytes();
-                    let n = if op == "write_b16" { 2 } else { 1 };
+                    let n = if inst.op == Opcode::DS_WRITE_B16 { 2 } else { 1 };
                     if !env.lds.write(a, &v[..n]) {
                         return Err(fault(a));
                     }
                 }
-                "read_b32" | "read_b64" | "read_b96" | "read_b128" => {
-                    let n = match op {
-                        "read_b32" => 1,
-                        "read_b64" => 2,
-                        "read_b96" => 3,
+                Opcode::DS_READ_B32 | Opcode::DS_READ_B64 | Opcode::DS_READ_B96 | Opcode::DS_READ_B128 => {
+                    let n = match inst.op {
+                        Opcode::DS_READ_B32 => 1,
+                        Opcode::DS_READ_B64 => 2,
+                        Opcode::DS_READ_B96 => 3,
                         _ => 4,
                     };
                     for i in 0..n {
@@ -1210,7 +1268,7 @@ impl Wave {
                         self.wv(obs, vdst + i as u16, lane, v);
                     }
                 }
-                "read2_b32" | "read2st64_b32" | "read2_b64" | "read2st64_b64" => {
+                Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 | Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64 => {
                     let b64 = op.ends_with("b64");
                     let n = if b64 { 2 } else { 1 };
                     let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
@@ -1221,17 +1279,17 @@ impl Wave {
                         }
                     }
                 }
-                "read_u16" | "read_i16" | "read_u8" | "read_i8" => {
+                Opcode::DS_READ_U16 | Opcode::DS_READ_I16 | Opcode::DS_READ_U8 | Opcode::DS_READ_I8 => {
                     let a = base.wrapping_add(off16);
                     let mut b = [0u8; 2];
                     let n = if op.ends_with("16") { 2 } else { 1 };
                     if !env.lds.read(a, &mut b[..n]) {
                         return Err(fault(a));
                     }
-                    let v = match op {
-                        "read_u16" => u16::from_le_bytes(b) as u32,
-                        "read_i16" => i16::from_le_bytes(b) as i32 as u32,
-                        "read_u8" => b[0] as u32,
+                    let v = match inst.op {
+                        Opcode::DS_READ_U16 => u16::from_le_bytes(b) as u32,
+                        Opcode::DS_READ_I16 => i16::from_le_bytes(b) as i32 as u32,
+                        Opcode::DS_READ_U8 => b[0] as u32,
                         _ => b[0] as i8 as i32 as u32,
                     };
                     self.wv(obs, vdst, lane, v);
@@ -1270,10 +1328,10 @@ impl Wave {
             }
         }
         if op.starts_with("read") || op.contains("_rtn") {
-            let n = match op {
-                "read_b64" | "read2_b32" | "read2st64_b32" => 2,
-                "read_b96" => 3,
-                "read_b128" | "read2_b64" | "read2st64_b64" => 4,
+            let n = match inst.op {
+                Opcode::DS_READ_B64 | Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 => 2,
+                Opcode::DS_READ_B96 => 3,
+                Opcode::DS_READ_B128 | Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64 => 4,
                 _ => 1,
             };
             for i in 0..n {
@@ -1348,26 +1406,26 @@ impl Wave {
             return self.matrix(inst, env);
         }
         if base.starts_with("v_fma_mix") {
-            return self.fma_mix(inst, &f, base, env.obs);
+            return self.fma_mix(inst, &f, env.obs);
         }
         if base.starts_with("v_pk_") {
-            return self.vop3p(inst, &f, base, env.obs);
+            return self.vop3p(inst, &f, env.obs);
         }
-        match base {
-            "v_readfirstlane_b32" => {
+        match inst.op {
+            Opcode::V_READFIRSTLANE_B32 => {
                 let e = self.exec();
                 let lane = if e == 0 { 0 } else { e.trailing_zeros() as usize };
                 let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
                 self.ws(env.obs, f.dst, v);
                 return Ok(());
             }
-            "v_readlane_b32" => {
+            Opcode::V_READLANE_B32 => {
                 let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
                 let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
                 self.ws(env.obs, f.dst, v);
                 return Ok(());
             }
-            "v_writelane_b32" => {
+            Opcode::V_WRITELANE_B32 => {
                 let v = self.ssrc(env.obs, f.src[0], inst.literal, Ty::B32)?;
                 let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
                 self.wv(env.obs, f.dst, lane, v);
@@ -1375,7 +1433,7 @@ impl Wave {
             }
             _ => {}
         }
-        if matches!(base, "v_cvt_i32_f64" | "v_cvt_u32_f64") {
+        if matches!(inst.op, Opcode::V_CVT_I32_F64_E32 | Opcode::V_CVT_U32_F64_E32) {
             let exec = self.exec();
             let mut fl = 0;
             for lane in lanes(exec) {
@@ -1383,13 +1441,13 @@ impl Wave {
                 if x.is_nan() {
                     fl |= flag::INVALID;
                 }
-                let r = if base == "v_cvt_i32_f64" { x as i32 as u32 } else { x as u32 };
+                let r = if inst.op == Opcode::V_CVT_I32_F64_E32 { x as i32 as u32 } else { x as u32 };
                 self.wv(env.obs, f.dst, lane, r);
             }
             self.raise(fl);
             return Ok(());
         }
-        if let Some(op) = int_op(base) {
+        if let Some(op) = int_op(inst.op) {
             return self.vint(inst, &f, op, env.obs);
         }
         self.vfloat(inst, &f, base, env.obs)
@@ -1637,43 +1695,43 @@ impl Wave {
                     let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f32> {
                         Ok(f32::from_bits(w.fp_src32(obs, f, i, lit, lane)?))
                     };
-                    let r: f32 = match base {
-                        "v_add_f32" => fpu::op32(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_sub_f32" => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_subrev_f32" => fpu::op32(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
-                        "v_mul_f32" => fpu::op32(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_fma_f32" => fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                    let r: f32 = match inst.op {
+                        Opcode::V_ADD_F32_E32 => fpu::op32(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUB_F32_E32 => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUBREV_F32_E32 => fpu::op32(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        Opcode::V_MUL_F32_E32 => fpu::op32(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F32 => fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
                         // v_mad*: unfused (product rounded) and always flushing
                         // f32 denormals, whatever MODE says.
-                        "v_mad_f32" | "v_madmk_f32" | "v_madak_f32" => {
+                        Opcode::V_MAD_F32 | Opcode::V_MADMK_F32 | Opcode::V_MADAK_F32 => {
                             let flush = FpMode { denorm32: 0, ..mode };
                             let k = f32::from_bits(lit.unwrap_or(0));
-                            let (b, c) = match base {
-                                "v_mad_f32" => (src(self, obs, 1)?, src(self, obs, 2)?),
-                                "v_madmk_f32" => (k, src(self, obs, 1)?),
+                            let (b, c) = match inst.op {
+                                Opcode::V_MAD_F32 => (src(self, obs, 1)?, src(self, obs, 2)?),
+                                Opcode::V_MADMK_F32 => (k, src(self, obs, 1)?),
                                 _ => (src(self, obs, 1)?, k),
                             };
                             let p = fpu::op32(BinOp::Mul, a, b, flush, &mut fl);
                             fpu::op32(BinOp::Add, p, c, flush, &mut fl)
                         }
-                        "v_fmac_f32" => {
+                        Opcode::V_FMAC_F32_E32 => {
                             let c = f32::from_bits(self.rv(obs, f.dst, lane));
                             fpu::fma32(a, src(self, obs, 1)?, c, mode, &mut fl)
                         }
-                        "v_fmamk_f32" => {
+                        Opcode::V_FMAMK_F32 => {
                             fpu::fma32(a, f32::from_bits(lit.unwrap_or(0)), src(self, obs, 1)?, mode, &mut fl)
                         }
-                        "v_fmaak_f32" => {
+                        Opcode::V_FMAAK_F32 => {
                             fpu::fma32(a, src(self, obs, 1)?, f32::from_bits(lit.unwrap_or(0)), mode, &mut fl)
                         }
-                        "v_min_f32" => fpu::minmax32(a, src(self, obs, 1)?, false, mode, &mut fl),
-                        "v_max_f32" => fpu::minmax32(a, src(self, obs, 1)?, true, mode, &mut fl),
-                        "v_max3_f32" | "v_min3_f32" => {
-                            let mx = base == "v_max3_f32";
+                        Opcode::V_MIN_F32_E32 => fpu::minmax32(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        Opcode::V_MAX_F32_E32 => fpu::minmax32(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        Opcode::V_MAX3_F32 | Opcode::V_MIN3_F32 => {
+                            let mx = inst.op == Opcode::V_MAX3_F32;
                             let t = fpu::minmax32(a, src(self, obs, 1)?, mx, mode, &mut fl);
                             fpu::minmax32(t, src(self, obs, 2)?, mx, mode, &mut fl)
                         }
-                        "v_med3_f32" => {
+                        Opcode::V_MED3_F32 => {
                             let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
                             let (a, b, c) =
                                 (fpu::in32(a, mode, &mut fl), fpu::in32(b, mode, &mut fl), fpu::in32(c, mode, &mut fl));
@@ -1692,16 +1750,16 @@ impl Wave {
                             }
                         }
                         // Revolutions: sin(2*pi*x), valid for |x| <= 256.
-                        "v_sin_f32" | "v_cos_f32" => {
+                        Opcode::V_SIN_F32_E32 | Opcode::V_COS_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl) as f64;
                             if x.is_infinite() {
                                 fl |= flag::INVALID;
                             }
                             let t = 2.0 * std::f64::consts::PI * x;
-                            let r = if base == "v_sin_f32" { t.sin() } else { t.cos() };
+                            let r = if inst.op == Opcode::V_SIN_F32_E32 { t.sin() } else { t.cos() };
                             fpu::round32(r, false, x.is_nan(), false, mode, &mut fl)
                         }
-                        "v_frexp_mant_f32" => {
+                        Opcode::V_FREXP_MANT_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             if x.is_nan() || x.is_infinite() {
                                 f32::NAN
@@ -1721,11 +1779,11 @@ impl Wave {
                                 m as f32
                             }
                         }
-                        "v_trunc_f32" => fpu::in32(a, mode, &mut fl).trunc(),
-                        "v_floor_f32" => fpu::in32(a, mode, &mut fl).floor(),
-                        "v_ceil_f32" => fpu::in32(a, mode, &mut fl).ceil(),
-                        "v_rndne_f32" => fpu::in32(a, mode, &mut fl).round_ties_even(),
-                        "v_fract_f32" => {
+                        Opcode::V_TRUNC_F32_E32 => fpu::in32(a, mode, &mut fl).trunc(),
+                        Opcode::V_FLOOR_F32_E32 => fpu::in32(a, mode, &mut fl).floor(),
+                        Opcode::V_CEIL_F32_E32 => fpu::in32(a, mode, &mut fl).ceil(),
+                        Opcode::V_RNDNE_F32_E32 => fpu::in32(a, mode, &mut fl).round_ties_even(),
+                        Opcode::V_FRACT_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             if x.is_infinite() {
                                 f32::NAN
@@ -1733,17 +1791,17 @@ impl Wave {
                                 (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
                             }
                         }
-                        "v_rcp_f32" | "v_rcp_iflag_f32" => {
+                        Opcode::V_RCP_F32_E32 | Opcode::V_RCP_IFLAG_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             if x == 0.0 {
-                                fl |= if base == "v_rcp_iflag_f32" { flag::INT_DIV0 } else { flag::DIV0 };
+                                fl |= if inst.op == Opcode::V_RCP_IFLAG_F32_E32 { flag::INT_DIV0 } else { flag::DIV0 };
                                 classify_div0 = true;
                             }
                             let r = (1.0 / x as f64) as f32;
                             let exact = x == 0.0 || x.is_infinite() || r as f64 * x as f64 == 1.0;
                             fpu::round32(r as f64, exact, x.is_nan(), true, mode, &mut fl)
                         }
-                        "v_rsq_f32" => {
+                        Opcode::V_RSQ_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             if x == 0.0 {
                                 fl |= flag::DIV0;
@@ -1751,16 +1809,16 @@ impl Wave {
                             }
                             fpu::round32(1.0 / (x as f64).sqrt(), false, x.is_nan(), true, mode, &mut fl)
                         }
-                        "v_sqrt_f32" => {
+                        Opcode::V_SQRT_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             let r = (x as f64).sqrt();
                             fpu::round32(r, r * r == x as f64, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_exp_f32" => {
+                        Opcode::V_EXP_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             fpu::round32((x as f64).exp2(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_log_f32" => {
+                        Opcode::V_LOG_F32_E32 => {
                             let x = fpu::in32(a, mode, &mut fl);
                             if x == 0.0 {
                                 fl |= flag::DIV0;
@@ -1774,7 +1832,7 @@ impl Wave {
                                 &mut fl,
                             )
                         }
-                        "v_ldexp_f32" => {
+                        Opcode::V_LDEXP_F32 => {
                             let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
                             let x = fpu::in32(a, mode, &mut fl);
                             fpu::round32(
@@ -1786,22 +1844,24 @@ impl Wave {
                                 &mut fl,
                             )
                         }
-                        "v_cvt_f32_i32" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
-                        "v_cvt_f32_u32" => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
-                        "v_cvt_f32_f64" => {
+                        Opcode::V_CVT_F32_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
+                        Opcode::V_CVT_F32_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
+                        Opcode::V_CVT_F32_F64_E32 => {
                             let x = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
                             fpu::round32(x, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_cvt_f32_f16" => fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16) as f32,
-                        "v_cvt_f32_ubyte0" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? & 0xFF) as f32,
-                        "v_div_scale_f32" => {
+                        Opcode::V_CVT_F32_F16_E32 => {
+                            fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16) as f32
+                        }
+                        Opcode::V_CVT_F32_UBYTE0_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? & 0xFF) as f32,
+                        Opcode::V_DIV_SCALE_F32 => {
                             let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
                             if v {
                                 vcc_out |= 1 << lane;
                             }
                             r
                         }
-                        "v_div_fmas_f32" => {
+                        Opcode::V_DIV_FMAS_F32 => {
                             let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
                             let scale = if self.vcc() >> lane & 1 != 0 {
                                 if fpu::exp32(c) > 127 {
@@ -1814,7 +1874,7 @@ impl Wave {
                             };
                             fpu::fma32_scaled(a, b, c, scale, mode, &mut fl)
                         }
-                        "v_div_fixup_f32" => {
+                        Opcode::V_DIV_FIXUP_F32 => {
                             let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
@@ -1848,7 +1908,10 @@ impl Wave {
                 }
                 W::F64 => {
                     // Conversions to f64 read a 32-bit source: no 64-bit read.
-                    let a = if matches!(base, "v_cvt_f64_i32" | "v_cvt_f64_u32" | "v_cvt_f64_f32") {
+                    let a = if matches!(
+                        inst.op,
+                        Opcode::V_CVT_F64_I32_E32 | Opcode::V_CVT_F64_U32_E32 | Opcode::V_CVT_F64_F32_E32
+                    ) {
                         0.0
                     } else {
                         f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?)
@@ -1856,23 +1919,23 @@ impl Wave {
                     let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> {
                         Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?))
                     };
-                    let r: f64 = match base {
-                        "v_add_f64" => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_mul_f64" => fpu::op64(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_fma_f64" => fpu::fma64(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
-                        "v_fmac_f64" => {
+                    let r: f64 = match inst.op {
+                        Opcode::V_ADD_F64 => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_MUL_F64 => fpu::op64(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F64 => fpu::fma64(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        Opcode::V_FMAC_F64_E32 => {
                             let c = f64::from_bits(
                                 self.rv(obs, f.dst, lane) as u64 | (self.rv(obs, f.dst + 1, lane) as u64) << 32,
                             );
                             fpu::fma64(a, src(self, obs, 1)?, c, mode, &mut fl)
                         }
-                        "v_min_f64" => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
-                        "v_max_f64" => fpu::minmax64(a, src(self, obs, 1)?, true, mode, &mut fl),
-                        "v_trunc_f64" => fpu::in64(a, mode, &mut fl).trunc(),
-                        "v_floor_f64" => fpu::in64(a, mode, &mut fl).floor(),
-                        "v_ceil_f64" => fpu::in64(a, mode, &mut fl).ceil(),
-                        "v_rndne_f64" => fpu::in64(a, mode, &mut fl).round_ties_even(),
-                        "v_fract_f64" => {
+                        Opcode::V_MIN_F64 => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        Opcode::V_MAX_F64 => fpu::minmax64(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        Opcode::V_TRUNC_F64_E32 => fpu::in64(a, mode, &mut fl).trunc(),
+                        Opcode::V_FLOOR_F64_E32 => fpu::in64(a, mode, &mut fl).floor(),
+                        Opcode::V_CEIL_F64_E32 => fpu::in64(a, mode, &mut fl).ceil(),
+                        Opcode::V_RNDNE_F64_E32 => fpu::in64(a, mode, &mut fl).round_ties_even(),
+                        Opcode::V_FRACT_F64_E32 => {
                             let x = fpu::in64(a, mode, &mut fl);
                             if x.is_infinite() {
                                 f64::NAN
@@ -1880,7 +1943,7 @@ impl Wave {
                                 (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
                             }
                         }
-                        "v_rcp_f64" => {
+                        Opcode::V_RCP_F64_E32 => {
                             let x = fpu::in64(a, mode, &mut fl);
                             if x == 0.0 {
                                 fl |= flag::DIV0;
@@ -1888,7 +1951,7 @@ impl Wave {
                             }
                             fpu::finish64(1.0 / x, false, x.is_nan(), true, mode, &mut fl)
                         }
-                        "v_rsq_f64" => {
+                        Opcode::V_RSQ_F64_E32 => {
                             let x = fpu::in64(a, mode, &mut fl);
                             if x == 0.0 {
                                 fl |= flag::DIV0;
@@ -1896,11 +1959,11 @@ impl Wave {
                             }
                             fpu::finish64(1.0 / x.sqrt(), false, x.is_nan(), true, mode, &mut fl)
                         }
-                        "v_sqrt_f64" => {
+                        Opcode::V_SQRT_F64_E32 => {
                             let x = fpu::in64(a, mode, &mut fl);
                             fpu::finish64(x.sqrt(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_ldexp_f64" => {
+                        Opcode::V_LDEXP_F64 => {
                             let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
                             let x = fpu::in64(a, mode, &mut fl);
                             let e = e.clamp(-2200, 2200);
@@ -1908,20 +1971,20 @@ impl Wave {
                             let r = x * (2f64).powi(e / 2) * (2f64).powi(e - e / 2);
                             fpu::finish64(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_cvt_f64_i32" => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
-                        "v_cvt_f64_u32" => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
-                        "v_cvt_f64_f32" => {
+                        Opcode::V_CVT_F64_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
+                        Opcode::V_CVT_F64_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
+                        Opcode::V_CVT_F64_F32_E32 => {
                             let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
                             fpu::in32(x, mode, &mut fl) as f64
                         }
-                        "v_div_scale_f64" => {
+                        Opcode::V_DIV_SCALE_F64 => {
                             let (r, v) = fpu::div_scale64(a, src(self, obs, 1)?, src(self, obs, 2)?);
                             if v {
                                 vcc_out |= 1 << lane;
                             }
                             r
                         }
-                        "v_div_fmas_f64" => {
+                        Opcode::V_DIV_FMAS_F64 => {
                             let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
                             let r = fpu::fma64(a, b, c, mode, &mut fl);
                             if self.vcc() >> lane & 1 != 0 {
@@ -1930,7 +1993,7 @@ impl Wave {
                                 r
                             }
                         }
-                        "v_div_fixup_f64" => {
+                        Opcode::V_DIV_FIXUP_F64 => {
                             let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
                             if den == 0.0 && num != 0.0 && !num.is_nan() {
                                 classify_div0 = true;
@@ -1958,21 +2021,17 @@ impl Wave {
                     let src = |w: &Self, obs: &mut Observations, i: usize| -> R<u16> {
                         Ok(w.fp_src16(obs, f, i, lit, lane)? as u16)
                     };
-                    let r: u16 = match base {
-                        "v_add_f16" => fpu::op16(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_sub_f16" => fpu::op16(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_subrev_f16" => fpu::op16(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
-                        "v_mul_f16" => fpu::op16(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
-                        "v_fma_f16" => fpu::fma16(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
-                        "v_fmac_f16" => {
-                            let c = self.rv(obs, f.dst, lane) as u16;
-                            fpu::fma16(a, src(self, obs, 1)?, c, mode, &mut fl)
-                        }
-                        "v_cvt_f16_f32" => {
+                    let r: u16 = match inst.op {
+                        Opcode::V_ADD_F16_E32 => fpu::op16(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUB_F16_E32 => fpu::op16(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUBREV_F16_E32 => fpu::op16(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        Opcode::V_MUL_F16_E32 => fpu::op16(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F16 => fpu::fma16(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        Opcode::V_CVT_F16_F32_E32 => {
                             let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
                             fpu::round16(x as f64, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        "v_pack_b32_f16" => {
+                        Opcode::V_PACK_B32_F16 => {
                             let lo = self.fp_src16(obs, f, 0, lit, lane)?;
                             let hi = self.fp_src16(obs, f, 1, lit, lane)?;
                             let lo = if f.op_sel & 1 != 0 {
@@ -2026,7 +2085,7 @@ impl Wave {
     /// and (in neg_hi) abs modifiers; the FMA rounds to f32, and the f16 forms
     /// then convert, writing one half and keeping the other.
     #[allow(clippy::needless_range_loop)]
-    fn fma_mix(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+    fn fma_mix(&mut self, inst: &Instruction, f: &Valu, obs: &mut Observations) -> R<()> {
         let lit = inst.literal;
         let mode = self.fp_mode()?;
         let exec = self.exec();
@@ -2053,8 +2112,8 @@ impl Wave {
             }
             let mut fl = 0;
             let r = fpu::fma32(v[0], v[1], v[2], mode, &mut fl);
-            let out = match base {
-                "v_fma_mix_f32" => {
+            let out = match inst.op {
+                Opcode::V_FMA_MIX_F32 => {
                     kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), false);
                     r.to_bits()
                 }
@@ -2063,7 +2122,7 @@ impl Wave {
                     let a = h & 0x7FFF;
                     kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
                     let old = self.rv(obs, f.dst, lane);
-                    if base == "v_fma_mixlo_f16" {
+                    if inst.op == Opcode::V_FMA_MIXLO_F16 {
                         (old & 0xFFFF_0000) | h as u32
                     } else {
                         (old & 0xFFFF) | (h as u32) << 16
@@ -2075,21 +2134,21 @@ impl Wave {
         }
         self.raise(all);
         if kinds != 0 {
-            self.observe(obs, if base == "v_fma_mix_f32" { FpFormat::F32 } else { FpFormat::F16 }, kinds);
+            self.observe(obs, if inst.op == Opcode::V_FMA_MIX_F32 { FpFormat::F32 } else { FpFormat::F16 }, kinds);
         }
         Ok(())
     }
 
     #[allow(clippy::needless_range_loop)]
-    fn vop3p(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+    fn vop3p(&mut self, inst: &Instruction, f: &Valu, obs: &mut Observations) -> R<()> {
         let lit = inst.literal;
         let mode = self.fp_mode()?;
         let exec = self.exec();
         let mut all = 0;
         let mut kinds = 0u8;
         let format;
-        match base {
-            "v_pk_mov_b32" => {
+        match inst.op {
+            Opcode::V_PK_MOV_B32 => {
                 // Low dword from S0, high dword from S1; op_sel picks each one's half.
                 for lane in lanes(exec) {
                     let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
@@ -2101,9 +2160,9 @@ impl Wave {
                 }
                 return Ok(());
             }
-            "v_pk_add_f16" | "v_pk_mul_f16" | "v_pk_fma_f16" => {
+            Opcode::V_PK_ADD_F16 | Opcode::V_PK_MUL_F16 | Opcode::V_PK_FMA_F16 => {
                 format = FpFormat::F16x2;
-                let nsrc = if base == "v_pk_fma_f16" { 3 } else { 2 };
+                let nsrc = if inst.op == Opcode::V_PK_FMA_F16 { 3 } else { 2 };
                 for lane in lanes(exec) {
                     let mut lo_hi = [[0u16; 3]; 2];
                     for i in 0..nsrc {
@@ -2117,9 +2176,9 @@ impl Wave {
                     for h in 0..2 {
                         let s = lo_hi[h];
                         let mut fl = 0;
-                        out[h] = match base {
-                            "v_pk_add_f16" => fpu::op16(BinOp::Add, s[0], s[1], mode, &mut fl),
-                            "v_pk_mul_f16" => fpu::op16(BinOp::Mul, s[0], s[1], mode, &mut fl),
+                        out[h] = match inst.op {
+                            Opcode::V_PK_ADD_F16 => fpu::op16(BinOp::Add, s[0], s[1], mode, &mut fl),
+                            Opcode::V_PK_MUL_F16 => fpu::op16(BinOp::Mul, s[0], s[1], mode, &mut fl),
                             _ => fpu::fma16(s[0], s[1], s[2], mode, &mut fl),
                         };
                         all |= fl;
@@ -2129,9 +2188,9 @@ impl Wave {
                     self.wv(obs, f.dst, lane, out[0] as u32 | (out[1] as u32) << 16);
                 }
             }
-            "v_pk_add_f32" | "v_pk_mul_f32" | "v_pk_fma_f32" => {
+            Opcode::V_PK_ADD_F32 | Opcode::V_PK_MUL_F32 | Opcode::V_PK_FMA_F32 => {
                 format = FpFormat::F32;
-                let nsrc = if base == "v_pk_fma_f32" { 3 } else { 2 };
+                let nsrc = if inst.op == Opcode::V_PK_FMA_F32 { 3 } else { 2 };
                 for lane in lanes(exec) {
                     let mut v = [[0f32; 3]; 2];
                     for i in 0..nsrc {
@@ -2146,9 +2205,9 @@ impl Wave {
                     for h in 0..2 {
                         let s = v[h];
                         let mut fl = 0;
-                        let r = match base {
-                            "v_pk_add_f32" => fpu::op32(BinOp::Add, s[0], s[1], mode, &mut fl),
-                            "v_pk_mul_f32" => fpu::op32(BinOp::Mul, s[0], s[1], mode, &mut fl),
+                        let r = match inst.op {
+                            Opcode::V_PK_ADD_F32 => fpu::op32(BinOp::Add, s[0], s[1], mode, &mut fl),
+                            Opcode::V_PK_MUL_F32 => fpu::op32(BinOp::Mul, s[0], s[1], mode, &mut fl),
                             _ => fpu::fma32(s[0], s[1], s[2], mode, &mut fl),
                         };
                         all |= fl;
@@ -2286,7 +2345,7 @@ impl Wave {
             }
             return Ok(());
         }
-        let Some(shape) = matrix::shape(m) else {
+        let Some(shape) = matrix::shape(inst.op) else {
             return self.unsupported(format!("{m} (unsupported matrix instruction)"));
         };
         let generation = match target {
@@ -2604,17 +2663,17 @@ impl std::fmt::Debug for IntOp {
     }
 }
 
-/// The integer VALU table: mnemonic (without _e32/_e64) -> semantics.
-fn int_op(base: &str) -> Option<IntOp> {
+/// The integer VALU table: opcode (of the mnemonic stem) -> semantics.
+fn int_op(op: Opcode) -> Option<IntOp> {
     use IntOp::*;
-    Some(match base {
-        "v_mov_b32" => Mov,
-        "v_not_b32" => Un(|a| !a),
-        "v_bfrev_b32" => Un(|a| a.reverse_bits()),
-        "v_ffbh_u32" => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
-        "v_ffbl_b32" => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+    Some(match op {
+        Opcode::V_MOV_B32_E32 => Mov,
+        Opcode::V_NOT_B32_E32 => Un(|a| !a),
+        Opcode::V_BFREV_B32_E32 => Un(|a| a.reverse_bits()),
+        Opcode::V_FFBH_U32_E32 => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        Opcode::V_FFBL_B32_E32 => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
         // Leading bits equal to the sign bit; -1 for 0 and -1.
-        "v_ffbh_i32" => Un(|a| {
+        Opcode::V_FFBH_I32_E32 => Un(|a| {
             if a == 0 || a == u32::MAX {
                 u32::MAX
             } else if a >> 31 == 1 {
@@ -2623,9 +2682,9 @@ fn int_op(base: &str) -> Option<IntOp> {
                 a.leading_zeros()
             }
         }),
-        "v_cvt_u32_f32" => Un(|a| f32::from_bits(a) as u32),
+        Opcode::V_CVT_U32_F32_E32 => Un(|a| f32::from_bits(a) as u32),
         // Exponent e with x = m * 2^e, 0.5 <= |m| < 1; 0 for 0, inf, NaN.
-        "v_frexp_exp_i32_f32" => Un(|a| {
+        Opcode::V_FREXP_EXP_I32_F32_E32 => Un(|a| {
             let x = f32::from_bits(a);
             if x == 0.0 || !x.is_finite() {
                 0
@@ -2640,43 +2699,43 @@ fn int_op(base: &str) -> Option<IntOp> {
                 e as u32
             }
         }),
-        "v_cvt_i32_f32" => Un(|a| f32::from_bits(a) as i32 as u32),
-        "v_add_u32" => Bin(|a, b| a.wrapping_add(b)),
-        "v_sub_u32" => Bin(|a, b| a.wrapping_sub(b)),
-        "v_subrev_u32" => Bin(|a, b| b.wrapping_sub(a)),
-        "v_and_b32" => Bin(|a, b| a & b),
-        "v_or_b32" => Bin(|a, b| a | b),
-        "v_xor_b32" => Bin(|a, b| a ^ b),
-        "v_lshlrev_b32" => Bin(|a, b| b << (a & 31)),
-        "v_lshrrev_b32" => Bin(|a, b| b >> (a & 31)),
-        "v_ashrrev_i32" => Bin(|a, b| ((b as i32) >> (a & 31)) as u32),
-        "v_lshlrev_b16" => Bin(|a, b| ((b as u16) << (a & 15)) as u32),
-        "v_lshrrev_b16" => Bin(|a, b| ((b as u16) >> (a & 15)) as u32),
-        "v_mul_lo_u32" => Bin(|a, b| a.wrapping_mul(b)),
-        "v_mul_hi_u32" => Bin(|a, b| ((a as u64 * b as u64) >> 32) as u32),
-        "v_mul_hi_i32" => Bin(|a, b| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
-        "v_mul_u32_u24" => Bin(|a, b| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
-        "v_mul_i32_i24" => Bin(|a, b| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)) as u32),
-        "v_min_i32" => Bin(|a, b| (a as i32).min(b as i32) as u32),
-        "v_max_i32" => Bin(|a, b| (a as i32).max(b as i32) as u32),
-        "v_min_u32" => Bin(|a, b| a.min(b)),
-        "v_max_u32" => Bin(|a, b| a.max(b)),
-        "v_bcnt_u32_b32" => Bin(|a, b| a.count_ones().wrapping_add(b)),
-        "v_bfm_b32" => Bin(|a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
-        "v_cvt_pkrtz_f16_f32" => return None,
-        "v_lshl_add_u32" => Tri(|a, b, c| (a << (b & 31)).wrapping_add(c)),
-        "v_add_lshl_u32" => Tri(|a, b, c| a.wrapping_add(b) << (c & 31)),
-        "v_lshl_or_b32" => Tri(|a, b, c| (a << (b & 31)) | c),
-        "v_and_or_b32" => Tri(|a, b, c| (a & b) | c),
-        "v_or3_b32" => Tri(|a, b, c| a | b | c),
-        "v_xad_u32" => Tri(|a, b, c| (a ^ b).wrapping_add(c)),
-        "v_add3_u32" => Tri(|a, b, c| a.wrapping_add(b).wrapping_add(c)),
-        "v_mad_u32_u24" => Tri(|a, b, c| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
-        "v_bfe_u32" => Tri(|a, b, c| bfe(a, b & 31, c & 31, false)),
-        "v_bfe_i32" => Tri(|a, b, c| bfe(a, b & 31, c & 31, true)),
-        "v_bfi_b32" => Tri(|a, b, c| (a & b) | (!a & c)),
-        "v_alignbit_b32" => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
-        "v_perm_b32" => Tri(|a, b, sel| {
+        Opcode::V_CVT_I32_F32_E32 => Un(|a| f32::from_bits(a) as i32 as u32),
+        Opcode::V_ADD_U32_E32 => Bin(|a, b| a.wrapping_add(b)),
+        Opcode::V_SUB_U32_E32 => Bin(|a, b| a.wrapping_sub(b)),
+        Opcode::V_SUBREV_U32_E32 => Bin(|a, b| b.wrapping_sub(a)),
+        Opcode::V_AND_B32_E32 => Bin(|a, b| a & b),
+        Opcode::V_OR_B32_E32 => Bin(|a, b| a | b),
+        Opcode::V_XOR_B32_E32 => Bin(|a, b| a ^ b),
+        Opcode::V_LSHLREV_B32_E32 => Bin(|a, b| b << (a & 31)),
+        Opcode::V_LSHRREV_B32_E32 => Bin(|a, b| b >> (a & 31)),
+        Opcode::V_ASHRREV_I32_E32 => Bin(|a, b| ((b as i32) >> (a & 31)) as u32),
+        Opcode::V_LSHLREV_B16_E32 => Bin(|a, b| ((b as u16) << (a & 15)) as u32),
+        Opcode::V_LSHRREV_B16_E32 => Bin(|a, b| ((b as u16) >> (a & 15)) as u32),
+        Opcode::V_MUL_LO_U32 => Bin(|a, b| a.wrapping_mul(b)),
+        Opcode::V_MUL_HI_U32 => Bin(|a, b| ((a as u64 * b as u64) >> 32) as u32),
+        Opcode::V_MUL_HI_I32 => Bin(|a, b| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
+        Opcode::V_MUL_U32_U24_E32 => Bin(|a, b| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
+        Opcode::V_MUL_I32_I24_E32 => Bin(|a, b| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)) as u32),
+        Opcode::V_MIN_I32_E32 => Bin(|a, b| (a as i32).min(b as i32) as u32),
+        Opcode::V_MAX_I32_E32 => Bin(|a, b| (a as i32).max(b as i32) as u32),
+        Opcode::V_MIN_U32_E32 => Bin(|a, b| a.min(b)),
+        Opcode::V_MAX_U32_E32 => Bin(|a, b| a.max(b)),
+        Opcode::V_BCNT_U32_B32 => Bin(|a, b| a.count_ones().wrapping_add(b)),
+        Opcode::V_BFM_B32 => Bin(|a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        Opcode::V_CVT_PKRTZ_F16_F32 => return None,
+        Opcode::V_LSHL_ADD_U32 => Tri(|a, b, c| (a << (b & 31)).wrapping_add(c)),
+        Opcode::V_ADD_LSHL_U32 => Tri(|a, b, c| a.wrapping_add(b) << (c & 31)),
+        Opcode::V_LSHL_OR_B32 => Tri(|a, b, c| (a << (b & 31)) | c),
+        Opcode::V_AND_OR_B32 => Tri(|a, b, c| (a & b) | c),
+        Opcode::V_OR3_B32 => Tri(|a, b, c| a | b | c),
+        Opcode::V_XAD_U32 => Tri(|a, b, c| (a ^ b).wrapping_add(c)),
+        Opcode::V_ADD3_U32 => Tri(|a, b, c| a.wrapping_add(b).wrapping_add(c)),
+        Opcode::V_MAD_U32_U24 => Tri(|a, b, c| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        Opcode::V_BFE_U32 => Tri(|a, b, c| bfe(a, b & 31, c & 31, false)),
+        Opcode::V_BFE_I32 => Tri(|a, b, c| bfe(a, b & 31, c & 31, true)),
+        Opcode::V_BFI_B32 => Tri(|a, b, c| (a & b) | (!a & c)),
+        Opcode::V_ALIGNBIT_B32 => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
+        Opcode::V_PERM_B32 => Tri(|a, b, sel| {
             let data = (a as u64) << 32 | b as u64;
             let byte = |s: u32| -> u32 {
                 match s {
@@ -2691,35 +2750,35 @@ fn int_op(base: &str) -> Option<IntOp> {
             };
             (0..4).map(|k| byte(sel >> (8 * k) & 0xFF) << (8 * k)).fold(0, |x, y| x | y)
         }),
-        "v_min3_i32" => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
-        "v_max3_i32" => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
-        "v_min3_u32" => Tri(|a, b, c| a.min(b).min(c)),
-        "v_med3_i32" => Tri(|a, b, c| {
+        Opcode::V_MIN3_I32 => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
+        Opcode::V_MAX3_I32 => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
+        Opcode::V_MIN3_U32 => Tri(|a, b, c| a.min(b).min(c)),
+        Opcode::V_MED3_I32 => Tri(|a, b, c| {
             let (a, b, c) = (a as i32, b as i32, c as i32);
             a.max(b).min(a.min(b).max(c)) as u32
         }),
-        "v_med3_u32" => Tri(|a, b, c| a.max(b).min(a.min(b).max(c))),
-        "v_max3_u32" => Tri(|a, b, c| a.max(b).max(c)),
-        "v_cndmask_b32" => Cndmask,
-        "v_add_co_u32" => AddCo,
-        "v_sub_co_u32" => SubCo,
-        "v_subrev_co_u32" => SubrevCo,
-        "v_addc_co_u32" => Addc,
-        "v_subb_co_u32" => Subb,
-        "v_subbrev_co_u32" => Subbrev,
-        "v_mad_u64_u32" => MadU64U32,
-        "v_mad_i64_i32" => MadI64I32,
-        "v_lshlrev_b64" => Shift64(|v, s| v << (s & 63)),
-        "v_lshrrev_b64" => Shift64(|v, s| v >> (s & 63)),
-        "v_ashrrev_i64" => Shift64(|v, s| ((v as i64) >> (s & 63)) as u64),
-        "v_lshl_add_u64" => LshlAdd64,
-        "v_mov_b64" => Mov64,
+        Opcode::V_MED3_U32 => Tri(|a, b, c| a.max(b).min(a.min(b).max(c))),
+        Opcode::V_MAX3_U32 => Tri(|a, b, c| a.max(b).max(c)),
+        Opcode::V_CNDMASK_B32_E32 => Cndmask,
+        Opcode::V_ADD_CO_U32_E32 => AddCo,
+        Opcode::V_SUB_CO_U32_E32 => SubCo,
+        Opcode::V_SUBREV_CO_U32_E32 => SubrevCo,
+        Opcode::V_ADDC_CO_U32_E32 => Addc,
+        Opcode::V_SUBB_CO_U32_E32 => Subb,
+        Opcode::V_SUBBREV_CO_U32_E32 => Subbrev,
+        Opcode::V_MAD_U64_U32 => MadU64U32,
+        Opcode::V_MAD_I64_I32 => MadI64I32,
+        Opcode::V_LSHLREV_B64 => Shift64(|v, s| v << (s & 63)),
+        Opcode::V_LSHRREV_B64 => Shift64(|v, s| v >> (s & 63)),
+        Opcode::V_ASHRREV_I64 => Shift64(|v, s| ((v as i64) >> (s & 63)) as u64),
+        Opcode::V_LSHL_ADD_U64 => LshlAdd64,
+        Opcode::V_MOV_B64_E32 => Mov64,
         // Bits of S0 below this lane (low / high 32 lanes) plus S1.
-        "v_mbcnt_lo_u32_b32" => Lane(|a, b, lane| {
+        Opcode::V_MBCNT_LO_U32_B32 => Lane(|a, b, lane| {
             let mask = if lane >= 32 { u32::MAX } else { (1u32 << lane) - 1 };
             (a & mask).count_ones().wrapping_add(b)
         }),
-        "v_mbcnt_hi_u32_b32" => Lane(|a, b, lane| {
+        Opcode::V_MBCNT_HI_U32_B32 => Lane(|a, b, lane| {
             let mask = if lane < 32 {
                 0
             } else if lane == 63 {

@@ -4,6 +4,7 @@
 
 use crate::encoding::{self, field, Encoding, Field};
 use crate::modifier::Modifier;
+use crate::opcode::Opcode;
 use crate::operand::{
     LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods, DPP_CODE, LITERAL_CODE, SDWA_CODE,
 };
@@ -67,6 +68,9 @@ pub struct Instruction {
     pub length: usize,
     /// The instruction's dwords (unused ones are 0).
     pub words: [u32; 4],
+    /// The table's opcode: the typed `base_mnemonic` (of a scaled MFMA, the
+    /// MFMA's row, as `row`).
+    pub op: Opcode,
     /// The table's mnemonic (VOP1/VOP2/VOPC with `_e32`).
     pub base_mnemonic: &'static str,
     pub operands: Vec<OperandSlot>,
@@ -156,7 +160,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         opcode: op,
         length,
         words,
-        base_mnemonic: row.mnemonic,
+        op: row.op,
+        base_mnemonic: row.mnemonic(),
         operands: Vec::new(),
         modifiers: Vec::new(),
         row,
@@ -211,7 +216,7 @@ fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
 
 /// The fused 16-byte scaled MFMA starting with `row` (an ld_scale), if present.
 fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<Option<Instruction>, DecodeError> {
-    if target != Target::Gfx950 || row.mnemonic != "v_mfma_ld_scale_b32" {
+    if target != Target::Gfx950 || row.op != Opcode::V_MFMA_LD_SCALE_B32 {
         return Ok(None);
     }
     let (Some(w2), Some(w3)) = (word_at(bytes, 2), word_at(bytes, 3)) else { return Ok(None) };
@@ -229,6 +234,7 @@ fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<
         opcode: op,
         length: 16,
         words,
+        op: mfma.op,
         base_mnemonic: name,
         operands: Vec::new(),
         modifiers: Vec::new(),

@@ -3,7 +3,9 @@
 //! Instruction facts (mnemonics per target, operand templates, modifier
 //! availability, IR classes) live in `tables/gfx9.tsv`, swept from the LLVM
 //! disassembler by `tools/probe.py` + `tools/mktable.py`, and compiled into
-//! `src/generated/gfx9.rs` by `tools/tablegen.rs`. Encoding bit positions live
+//! `src/generated/gfx9.rs` by the `tablegen` crate, which also generates
+//! [`Opcode`] (one variant per mnemonic) and its control-flow kinds from
+//! `tables/control.tsv`. Encoding bit positions live
 //! in [`encoding`]; the operand-code space in [`operand`].
 //!
 //! ```
@@ -16,6 +18,7 @@
 pub mod decode;
 pub mod encoding;
 pub mod modifier;
+pub mod opcode;
 pub mod operand;
 mod render;
 pub mod semantics;
@@ -26,11 +29,13 @@ pub mod target;
 #[allow(clippy::all)]
 pub(crate) mod generated {
     pub mod gfx9;
+    pub mod opcode;
 }
 
 pub use decode::{decode, disassemble, DecodeError, Disassembly, Instruction, Variant};
 pub use encoding::{Encoding, Field};
 pub use modifier::Modifier;
+pub use opcode::Opcode;
 pub use operand::{InvalidOperand, LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};
-pub use semantics::{ControlFlow, Counters};
+pub use semantics::{ControlFlow, ControlKind, Counters};
 pub use target::{Target, UnknownTarget};

@@ -3,6 +3,7 @@
 
 use crate::decode::Instruction;
 use crate::encoding::Encoding;
+use crate::opcode::Opcode;
 use crate::operand::{Operand, RegFile, RegRange, SpecialReg};
 
 /// Memory counters an instruction increments (the ones `s_waitcnt` waits on).
@@ -37,51 +38,43 @@ pub enum ControlFlow {
     Trap,
 }
 
-/// Control-flow behaviour by mnemonic.
-const CONTROL: &[(&str, u8)] = &[
-    // 0 = unconditional relative, 1 = conditional relative, 2 = call, 3 = getpc,
-    // 4 = indirect, 5 = end, 6 = trap
-    ("s_branch", 0),
-    ("s_cbranch_scc0", 1),
-    ("s_cbranch_scc1", 1),
-    ("s_cbranch_vccz", 1),
-    ("s_cbranch_vccnz", 1),
-    ("s_cbranch_execz", 1),
-    ("s_cbranch_execnz", 1),
-    ("s_cbranch_cdbgsys", 1),
-    ("s_cbranch_cdbguser", 1),
-    ("s_cbranch_cdbgsys_or_user", 1),
-    ("s_cbranch_cdbgsys_and_user", 1),
-    ("s_cbranch_i_fork", 1),
-    ("s_call_b64", 2),
-    ("s_getpc_b64", 3),
-    ("s_setpc_b64", 4),
-    ("s_swappc_b64", 4),
-    ("s_rfe_b64", 4),
-    ("s_cbranch_g_fork", 4),
-    ("s_cbranch_join", 4),
-    ("s_endpgm", 5),
-    ("s_endpgm_saved", 5),
-    ("s_endpgm_ordered_ps_done", 5),
-    ("s_trap", 6),
-];
+/// How an opcode affects the program counter, independent of its address
+/// (the `kind` column of `tables/control.tsv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlKind {
+    /// Falls through to the next instruction.
+    None,
+    /// Unconditional PC-relative branch.
+    Branch,
+    /// Conditional PC-relative branch.
+    CondBranch,
+    /// PC-relative call.
+    Call,
+    /// Reads the program counter.
+    GetPc,
+    /// Jumps to an address held in registers.
+    Indirect,
+    /// Ends the wave.
+    End,
+    /// Traps.
+    Trap,
+}
 
 impl Instruction {
     /// Effect on the program counter when this instruction is at `addr`.
     /// PC-relative targets are `addr + 4 + 4 * simm16`.
     pub fn control_flow(&self, addr: u64) -> ControlFlow {
-        let kind = CONTROL.iter().find(|c| c.0 == self.base_mnemonic).map(|c| c.1);
         let simm = (self.words[0] & 0xFFFF) as u16 as i16 as i64;
         let target = (addr as i64 + 4 + 4 * simm) as u64;
-        match kind {
-            Some(0) => ControlFlow::Branch { target },
-            Some(1) => ControlFlow::CondBranch { target },
-            Some(2) => ControlFlow::Call { target },
-            Some(3) => ControlFlow::GetPc { value: addr + 4 },
-            Some(4) => ControlFlow::Indirect,
-            Some(5) => ControlFlow::End,
-            Some(6) => ControlFlow::Trap,
-            _ => ControlFlow::Next,
+        match self.op.control() {
+            ControlKind::Branch => ControlFlow::Branch { target },
+            ControlKind::CondBranch => ControlFlow::CondBranch { target },
+            ControlKind::Call => ControlFlow::Call { target },
+            ControlKind::GetPc => ControlFlow::GetPc { value: addr + 4 },
+            ControlKind::Indirect => ControlFlow::Indirect,
+            ControlKind::End => ControlFlow::End,
+            ControlKind::Trap => ControlFlow::Trap,
+            ControlKind::None => ControlFlow::Next,
         }
     }
 
@@ -98,18 +91,24 @@ impl Instruction {
 
     /// Counters this instruction increments.
     pub fn counters(&self) -> Counters {
-        let m = self.base_mnemonic;
         match self.encoding {
-            Encoding::Smem => {
-                Counters { lgkm: !m.starts_with("s_dcache") || m.contains("discard"), ..Default::default() }
-            }
+            // Scalar cache invalidates and write-backs wait on nothing.
+            Encoding::Smem => Counters {
+                lgkm: !matches!(
+                    self.op,
+                    Opcode::S_DCACHE_INV | Opcode::S_DCACHE_INV_VOL | Opcode::S_DCACHE_WB | Opcode::S_DCACHE_WB_VOL
+                ),
+                ..Default::default()
+            },
             Encoding::Ds => Counters { lgkm: true, ..Default::default() },
             Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
             Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
                 Counters { vm: true, ..Default::default() }
             }
             Encoding::Exp => Counters { exp: true, ..Default::default() },
-            Encoding::Sopp if m.starts_with("s_sendmsg") => Counters { lgkm: true, ..Default::default() },
+            Encoding::Sopp if matches!(self.op, Opcode::S_SENDMSG | Opcode::S_SENDMSGHALT) => {
+                Counters { lgkm: true, ..Default::default() }
+            }
             _ => Counters::default(),
         }
     }

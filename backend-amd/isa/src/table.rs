@@ -2,6 +2,7 @@
 //! from `tables/gfx9.tsv` by `tools/tablegen.rs`) and its lookup.
 
 use crate::encoding::{Encoding, Field};
+use crate::opcode::Opcode;
 use crate::target::Target;
 use xfpx_common::InstrClass;
 
@@ -229,7 +230,8 @@ pub struct OpcodeRow {
     pub opcode: u16,
     /// Bit set of `Target::mask()` values.
     pub targets: u8,
-    pub mnemonic: &'static str,
+    /// The instruction's opcode (its mnemonic, typed).
+    pub op: Opcode,
     pub operands: &'static [Slot],
     pub flags: u128,
     pub class: InstrClass,
@@ -255,6 +257,13 @@ pub const UNUSED_FIELDS: &[(Encoding, Field, Field, u128)] = &[
     (Encoding::Ds, Field::Vdst, Field::Vdst, flags::XVDST),
     (Encoding::Sopp, Field::Simm16, Field::Simm16, flags::XIMM),
 ];
+
+impl OpcodeRow {
+    /// The mnemonic as the table spells it.
+    pub fn mnemonic(&self) -> &'static str {
+        self.op.mnemonic()
+    }
+}
 
 /// The row describing `(encoding, opcode)` on `target`.
 pub fn lookup(target: Target, encoding: Encoding, opcode: u16) -> Option<&'static OpcodeRow> {

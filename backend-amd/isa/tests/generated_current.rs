@@ -1,5 +1,6 @@
-//! The committed derived files are current: the generated Rust table equals
-//! what the generator makes of `tables/gfx9.tsv` (always checked), the table
+//! The committed derived files are current: the generated Rust table and
+//! opcode enum equal what the generator makes of `tables/gfx9.tsv` and
+//! `tables/control.tsv` (always checked), the table
 //! equals what `tools/mktable.py` makes of the golden sweep (when python3 is
 //! installed), and the golden sweep equals what `tools/probe.py` gets from
 //! llvm-objdump (when python3 and the LLVM tools are installed). Otherwise a
@@ -24,16 +25,19 @@ fn have(cmd: &str, arg: &str) -> bool {
 #[test]
 fn generated_table_is_current() {
     let tsv = read(&crate_dir().join("tables/gfx9.tsv"));
-    let expected = xfpx_amd_isa_tablegen::generate(&tsv).expect("table parses");
-    let path = crate_dir().join("src/generated/gfx9.rs");
-    if std::env::var("XFPX_BLESS").as_deref() == Ok("1") {
-        std::fs::write(&path, &expected).expect("write generated table");
-        return;
+    let control = read(&crate_dir().join("tables/control.tsv"));
+    let generated = xfpx_amd_isa_tablegen::generate(&tsv, &control).expect("tables parse");
+    for (name, expected) in [("gfx9.rs", &generated.table), ("opcode.rs", &generated.opcodes)] {
+        let path = crate_dir().join("src/generated").join(name);
+        if std::env::var("XFPX_BLESS").as_deref() == Ok("1") {
+            std::fs::write(&path, expected).expect("write generated table");
+            continue;
+        }
+        assert!(
+            read(&path) == *expected,
+            "src/generated/{name} is stale: run `cargo run -p xfpx-amd-isa-tablegen` (or XFPX_BLESS=1)"
+        );
     }
-    assert!(
-        read(&path) == expected,
-        "src/generated/gfx9.rs is stale: run `cargo run -p xfpx-amd-isa-tablegen` (or XFPX_BLESS=1)"
-    );
 }
 
 fn temp_dir(name: &str) -> PathBuf {

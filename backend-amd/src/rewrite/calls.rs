@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use xfpx_amd_isa::operand::{Operand, RegFile};
-use xfpx_amd_isa::{ControlFlow, Target};
+use xfpx_amd_isa::{ControlFlow, Opcode, Target};
 
 use super::view::DecodedInstr;
 use crate::code_object::CodeObject;
@@ -67,17 +67,18 @@ enum AddressOp {
 }
 
 /// The scalar instructions through which a computed call address is followed.
-const ADDRESS_ARITHMETIC: &[(&str, AddressOp)] = &[
-    ("s_add_u32", AddressOp::Add),
-    ("s_addc_u32", AddressOp::AddCarry),
-    ("s_sub_u32", AddressOp::Sub),
-    ("s_subb_u32", AddressOp::SubBorrow),
-    ("s_mov_b32", AddressOp::Move),
-    ("s_mov_b64", AddressOp::Move64),
+const ADDRESS_ARITHMETIC: &[(Opcode, AddressOp)] = &[
+    (Opcode::S_ADD_U32, AddressOp::Add),
+    (Opcode::S_ADDC_U32, AddressOp::AddCarry),
+    (Opcode::S_SUB_U32, AddressOp::Sub),
+    (Opcode::S_SUBB_U32, AddressOp::SubBorrow),
+    (Opcode::S_MOV_B32, AddressOp::Move),
+    (Opcode::S_MOV_B64, AddressOp::Move64),
 ];
 
-/// Mnemonics that leave SCC as it is between an add and its carry-in.
-const KEEPS_SCC: &[&str] = &["s_mov_b32", "s_mov_b64", "s_waitcnt", "s_nop", "s_getpc_b64"];
+/// Scalar instructions that leave SCC as it is between an add and its carry-in.
+const KEEPS_SCC: &[Opcode] =
+    &[Opcode::S_MOV_B32, Opcode::S_MOV_B64, Opcode::S_WAITCNT, Opcode::S_NOP, Opcode::S_GETPC_B64];
 
 /// Known 32-bit SGPR values and the last carry, over straight-line code.
 #[derive(Debug, Default)]
@@ -126,7 +127,7 @@ impl Constants {
         let dst =
             insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(|r| r.file == RegFile::Sgpr);
         let srcs: Vec<&Operand> = insn.operands.iter().filter(|s| !s.written).map(|s| &s.operand).collect();
-        let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.base_mnemonic).map(|(_, o)| *o);
+        let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.op).map(|(_, o)| *o);
         let carry_in = self.carry;
         let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs.as_slice()) {
             (Some(AddressOp::Move), Some(_), [a]) => self.value(a).map(|v| (vec![v], carry_in)),
@@ -170,7 +171,7 @@ impl Constants {
                 }
             }
         }
-        if !KEEPS_SCC.contains(&insn.base_mnemonic) && insn.base_mnemonic.starts_with("s_") {
+        if !KEEPS_SCC.contains(&insn.op) && insn.base_mnemonic.starts_with("s_") {
             self.carry = None;
         }
         if let (Some((values, carry)), Some(d)) = (learned, dst) {
@@ -230,7 +231,7 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
                     known.sgprs.insert(r.first + 1, (value >> 32) as u32);
                 }
             }
-            ControlFlow::Indirect if d.insn.base_mnemonic == "s_swappc_b64" => {
+            ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => {
                 let target = src().and_then(|s| known.pair(s));
                 out.push(CallSite { addr: d.addr, target });
                 known.step(d);
@@ -240,7 +241,7 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
                     None => known.clear(),
                 }
             }
-            ControlFlow::Indirect if d.insn.base_mnemonic == "s_setpc_b64" => {
+            ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 => {
                 // A known address is a tail call; an unknown one a return.
                 if let Some(t) = src().and_then(|s| known.pair(s)) {
                     out.push(CallSite { addr: d.addr, target: Some(t) });

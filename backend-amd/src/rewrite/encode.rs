@@ -1,5 +1,6 @@
-//! Encoding of the few instructions the rewriter emits. Opcodes come from the
-//! decoder's instruction table (looked up by mnemonic and target), field
+//! Encoding of the few instructions the rewriter emits, named by their typed
+//! [`Opcode`]. Opcode numbers come from the decoder's instruction table
+//! (looked up by opcode, encoding and target), field
 //! positions from the decoder's encoding layout, and operand codes from the
 //! decoder's operand space: this module holds no instruction fact of its own.
 //! Every emitted instruction is decoded back by the tests and compared with
@@ -11,7 +12,7 @@ use std::sync::OnceLock;
 use xfpx_amd_isa::encoding::{field_position, identify, Encoding, Field};
 use xfpx_amd_isa::operand::{Operand, SpecialReg, LITERAL_CODE};
 use xfpx_amd_isa::table::{self, ConstType};
-use xfpx_amd_isa::Target;
+use xfpx_amd_isa::{Opcode, Target};
 
 use super::RewriteError;
 
@@ -96,22 +97,23 @@ fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
     p.get(&enc).copied().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
 }
 
-/// The opcode of `mnemonic` in `enc` on `target`, from the decoder's table.
-pub fn opcode(target: Target, enc: Encoding, mnemonic: &str) -> Result<u16, RewriteError> {
-    type Index = HashMap<(Encoding, &'static str), Vec<(u8, u16)>>;
+/// The opcode number of `op` in `enc` on `target`, from the decoder's table;
+/// an error only where `op` is not of that encoding or not on that target.
+pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
+    type Index = HashMap<(Encoding, Opcode), Vec<(u8, u16)>>;
     static INDEX: OnceLock<Index> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut m: Index = HashMap::new();
         for r in table::rows() {
-            m.entry((r.encoding, r.mnemonic)).or_default().push((r.targets, r.opcode));
+            m.entry((r.encoding, r.op)).or_default().push((r.targets, r.opcode));
         }
         m
     });
     index
-        .get(&(enc, mnemonic))
+        .get(&(enc, op))
         .and_then(|rows| rows.iter().find(|(t, _)| t & target.mask() != 0))
-        .map(|&(_, op)| op)
-        .ok_or_else(|| RewriteError::Encode(format!("{mnemonic} ({enc}) is not an instruction of {target}")))
+        .map(|&(_, number)| number)
+        .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
 }
 
 fn put(words: &mut [u32], enc: Encoding, f: Field, value: u32) -> Result<(), RewriteError> {
@@ -134,10 +136,10 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    fn base(&self, enc: Encoding, mnemonic: &str, fields: &[(Field, u32)]) -> Result<Vec<u32>, RewriteError> {
+    fn base(&self, enc: Encoding, op: Opcode, fields: &[(Field, u32)]) -> Result<Vec<u32>, RewriteError> {
         let mut words = vec![0u32; enc.base_length() / 4];
         words[0] = prefix(enc)?;
-        put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, mnemonic)?))?;
+        put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, op)?))?;
         for &(f, v) in fields {
             put(&mut words, enc, f, v)?;
         }
@@ -145,12 +147,12 @@ impl Encoder {
     }
 
     /// SOPP with a 16-bit immediate (`s_nop`, `s_branch`, `s_waitcnt`, ...).
-    pub fn sopp(&self, mnemonic: &str, simm16: u16) -> Result<Vec<u32>, RewriteError> {
-        self.base(Encoding::Sopp, mnemonic, &[(Field::Simm16, u32::from(simm16))])
+    pub fn sopp(&self, op: Opcode, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(Encoding::Sopp, op, &[(Field::Simm16, u32::from(simm16))])
     }
 
     /// SOP1 `sdst = op(ssrc0)`; `sdst` None for `s_setpc_b64`.
-    pub fn sop1(&self, mnemonic: &str, sdst: Option<Src>, ssrc0: Option<Src>) -> Result<Vec<u32>, RewriteError> {
+    pub fn sop1(&self, op: Opcode, sdst: Option<Src>, ssrc0: Option<Src>) -> Result<Vec<u32>, RewriteError> {
         let mut fields = Vec::new();
         if let Some(d) = sdst {
             fields.push((Field::Sdst, d.scalar()?.0));
@@ -161,56 +163,52 @@ impl Encoder {
             fields.push((Field::Ssrc0, c));
             lit = l;
         }
-        let mut w = self.base(Encoding::Sop1, mnemonic, &fields)?;
+        let mut w = self.base(Encoding::Sop1, op, &fields)?;
         w.extend(lit);
         Ok(w)
     }
 
     /// SOP2 `sdst = op(ssrc0, ssrc1)`.
-    pub fn sop2(&self, mnemonic: &str, sdst: Src, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn sop2(&self, op: Opcode, sdst: Src, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
         let (ca, la) = a.scalar()?;
         let (cb, lb) = b.scalar()?;
         if la.is_some() && lb.is_some() {
             return Err(RewriteError::Encode("two literals in one SOP2".into()));
         }
-        let mut w = self.base(
-            Encoding::Sop2,
-            mnemonic,
-            &[(Field::Sdst, sdst.scalar()?.0), (Field::Ssrc0, ca), (Field::Ssrc1, cb)],
-        )?;
+        let mut w =
+            self.base(Encoding::Sop2, op, &[(Field::Sdst, sdst.scalar()?.0), (Field::Ssrc0, ca), (Field::Ssrc1, cb)])?;
         w.extend(la.or(lb));
         Ok(w)
     }
 
     /// SOPC comparison setting SCC.
-    pub fn sopc(&self, mnemonic: &str, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn sopc(&self, op: Opcode, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
         let (ca, la) = a.scalar()?;
         let (cb, lb) = b.scalar()?;
-        let mut w = self.base(Encoding::Sopc, mnemonic, &[(Field::Ssrc0, ca), (Field::Ssrc1, cb)])?;
+        let mut w = self.base(Encoding::Sopc, op, &[(Field::Ssrc0, ca), (Field::Ssrc1, cb)])?;
         w.extend(la.or(lb));
         Ok(w)
     }
 
     /// SOPK with a register and a 16-bit immediate (`s_movk_i32`, `s_getreg_b32`, `s_setreg_b32`).
-    pub fn sopk(&self, mnemonic: &str, sdst: Src, simm16: u16) -> Result<Vec<u32>, RewriteError> {
-        self.base(Encoding::Sopk, mnemonic, &[(Field::Sdst, sdst.scalar()?.0), (Field::Simm16, u32::from(simm16))])
+    pub fn sopk(&self, op: Opcode, sdst: Src, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(Encoding::Sopk, op, &[(Field::Sdst, sdst.scalar()?.0), (Field::Simm16, u32::from(simm16))])
     }
 
     /// VOP1 `vdst = op(src0)` (`v_mov_b32_e32`).
-    pub fn vop1(&self, mnemonic: &str, vdst: u16, src0: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop1(&self, op: Opcode, vdst: u16, src0: Src) -> Result<Vec<u32>, RewriteError> {
         let (c, l) = src0.code()?;
-        let mut w =
-            self.base(Encoding::Vop1, mnemonic, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
+        let mut w = self.base(Encoding::Vop1, op, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
         w.extend(l);
         Ok(w)
     }
 
     /// VOP2 `vdst = op(src0, vsrc1)`.
-    pub fn vop2(&self, mnemonic: &str, vdst: u16, src0: Src, vsrc1: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop2(&self, op: Opcode, vdst: u16, src0: Src, vsrc1: u16) -> Result<Vec<u32>, RewriteError> {
         let (c, l) = src0.code()?;
         let mut w = self.base(
             Encoding::Vop2,
-            mnemonic,
+            op,
             &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c)), (Field::Vsrc1, u32::from(vsrc1))],
         )?;
         w.extend(l);
@@ -218,7 +216,7 @@ impl Encoder {
     }
 
     /// VOP3 comparison writing an SGPR pair (`v_cmp_class_f32_e64 s[n:n+1], src0, src1`).
-    pub fn vop3_cmp(&self, mnemonic: &str, sdst: u16, src0: Src, src1: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop3_cmp(&self, op: Opcode, sdst: u16, src0: Src, src1: Src) -> Result<Vec<u32>, RewriteError> {
         let (c0, l0) = src0.code()?;
         let (c1, l1) = src1.code()?;
         if l0.is_some() || l1.is_some() {
@@ -226,7 +224,7 @@ impl Encoder {
         }
         self.base(
             Encoding::Vop3,
-            mnemonic,
+            op,
             &[(Field::Vdst, u32::from(sdst)), (Field::Src0, u32::from(c0)), (Field::Src1, u32::from(c1))],
         )
     }
@@ -239,7 +237,7 @@ impl Encoder {
         let op_sel_hi2 = u32::from(!self.target.is_gfx90a_plus());
         self.base(
             Encoding::Vop3p,
-            "v_accvgpr_read_b32",
+            Opcode::V_ACCVGPR_READ_B32,
             &[
                 (Field::Vdst, u32::from(vdst)),
                 (Field::Src0, 256 + u32::from(agpr)),
@@ -250,10 +248,10 @@ impl Encoder {
     }
 
     /// A GLOBAL atomic without return: `op vaddr, vdata, s[saddr:saddr+1]`.
-    pub fn global_atomic(&self, mnemonic: &str, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn global_atomic(&self, op: Opcode, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
         self.base(
             Encoding::Global,
-            mnemonic,
+            op,
             &[(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))],
         )
     }
@@ -274,36 +272,39 @@ mod tests {
     fn emitted_instructions_decode_to_what_was_asked() {
         for target in Target::ALL {
             let e = Encoder { target };
-            assert_eq!(text(target, &e.sopp("s_branch", 0xfffe).expect("enc")), "s_branch 65534");
+            assert_eq!(text(target, &e.sopp(Opcode::S_BRANCH, 0xfffe).expect("enc")), "s_branch 65534");
             assert_eq!(
                 text(
                     target,
-                    &e.sop1("s_mov_b64", Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")
+                    &e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(20)), Some(Src::Special(SpecialReg::Exec))).expect("e")
                 ),
                 "s_mov_b64 s[20:21], exec"
             );
             assert_eq!(
-                text(target, &e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")),
+                text(
+                    target,
+                    &e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1))).expect("e")
+                ),
                 "s_mov_b64 exec, 1"
             );
             assert_eq!(
-                text(target, &e.sop2("s_cselect_b64", Src::Sgpr(4), Src::Int(-1), Src::Int(0)).expect("e")),
+                text(target, &e.sop2(Opcode::S_CSELECT_B64, Src::Sgpr(4), Src::Int(-1), Src::Int(0)).expect("e")),
                 "s_cselect_b64 s[4:5], -1, 0"
             );
             assert_eq!(
-                text(target, &e.sopc("s_cmp_lg_u32", Src::Sgpr(3), Src::Int(0)).expect("e")),
+                text(target, &e.sopc(Opcode::S_CMP_LG_U32, Src::Sgpr(3), Src::Int(0)).expect("e")),
                 "s_cmp_lg_u32 s3, 0"
             );
             assert_eq!(
-                text(target, &e.vop1("v_mov_b32_e32", 7, Src::Literal(0x204)).expect("e")),
+                text(target, &e.vop1(Opcode::V_MOV_B32_E32, 7, Src::Literal(0x204)).expect("e")),
                 "v_mov_b32_e32 v7, 0x204"
             );
             assert_eq!(
-                text(target, &e.vop3_cmp("v_cmp_class_f32_e64", 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")),
+                text(target, &e.vop3_cmp(Opcode::V_CMP_CLASS_F32_E64, 30, Src::Vgpr(2), Src::Vgpr(7)).expect("e")),
                 "v_cmp_class_f32_e64 s[30:31], v2, v7"
             );
             assert_eq!(
-                text(target, &e.global_atomic("global_atomic_add", 5, 6, 40).expect("e")),
+                text(target, &e.global_atomic(Opcode::GLOBAL_ATOMIC_ADD, 5, 6, 40).expect("e")),
                 "global_atomic_add v5, v6, s[40:41]"
             );
             assert_eq!(text(target, &e.accvgpr_read(9, 3).expect("e")), "v_accvgpr_read_b32 v9, a3");
@@ -313,9 +314,13 @@ mod tests {
     #[test]
     fn impossible_operands_are_errors() {
         let e = Encoder { target: Target::Gfx90a };
-        assert!(e.sop1("s_mov_b32", Some(Src::Vgpr(1)), Some(Src::Int(0))).is_err());
-        assert!(e.vop3_cmp("v_cmp_class_f32_e64", 2, Src::Vgpr(1), Src::Literal(0x204)).is_err());
-        assert!(e.sopp("s_no_such_thing", 0).is_err());
-        assert!(e.vop1("v_mov_b32_e32", 1, Src::Int(100)).is_err());
+        assert!(e.sop1(Opcode::S_MOV_B32, Some(Src::Vgpr(1)), Some(Src::Int(0))).is_err());
+        assert!(e.vop3_cmp(Opcode::V_CMP_CLASS_F32_E64, 2, Src::Vgpr(1), Src::Literal(0x204)).is_err());
+        // An opcode of another encoding, or one the target lacks.
+        assert!(e.sopp(Opcode::S_MOV_B32, 0).is_err());
+        assert!(Encoder { target: Target::Gfx908 }.sop1(Opcode::S_MOV_B64, None, None).is_ok());
+        assert!(opcode(Target::Gfx908, Encoding::Vop3, Opcode::V_LSHL_ADD_U64).is_err());
+        assert!(opcode(Target::Gfx942, Encoding::Vop3, Opcode::V_LSHL_ADD_U64).is_ok());
+        assert!(e.vop1(Opcode::V_MOV_B32_E32, 1, Src::Int(100)).is_err());
     }
 }

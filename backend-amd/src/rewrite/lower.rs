@@ -8,7 +8,7 @@
 //! never written. All scratch registers lie above the kernel's allocation.
 
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
-use xfpx_amd_isa::{ControlFlow, Instruction};
+use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, CounterKind, Probe, ValueRef, When};
@@ -157,13 +157,13 @@ impl IslandPool {
             let leaves = matches!(
                 code[i].insn.control_flow(code[i].addr),
                 ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
-            ) && code[i].insn.base_mnemonic != "s_swappc_b64";
+            ) && code[i].insn.op != Opcode::S_SWAPPC_B64;
             i += 1;
             if !leaves {
                 continue;
             }
             let start = i;
-            while i < code.len() && code[i].insn.base_mnemonic == "s_nop" && code[i].insn.words[0] & 0xFFFF == 0 {
+            while i < code.len() && code[i].insn.op == Opcode::S_NOP && code[i].insn.words[0] & 0xFFFF == 0 {
                 i += 1;
             }
             if i > start && i < code.len() {
@@ -232,31 +232,36 @@ impl AmdLowering<'_> {
     /// reach, else `s_getpc_b64`/`s_add_u32`/`s_addc_u32`/`s_setpc_b64` with SCC kept.
     fn jump_to(&mut self, target: u64) -> Result<(), RewriteError> {
         if let Some(rel) = rel16(self.appended.here(), target) {
-            let w = self.e().sopp("s_branch", rel)?;
+            let w = self.e().sopp(Opcode::S_BRANCH, rel)?;
             self.emit(w);
             return Ok(());
         }
         let j = self.scratch.jump();
         let e = self.e();
-        self.emit(e.sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?);
+        self.emit(e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?);
         let pc = self.appended.here() + 4;
-        self.emit(e.sop1("s_getpc_b64", Some(Src::Sgpr(j)), None)?);
+        self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         let delta = target.wrapping_sub(pc);
-        self.emit(e.sop2("s_add_u32", Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
-        self.emit(e.sop2("s_addc_u32", Src::Sgpr(j + 1), Src::Sgpr(j + 1), Src::Literal((delta >> 32) as u32))?);
-        self.emit(e.sopc("s_cmp_lg_u64", self.scratch.scc(), Src::Int(0))?);
-        self.emit(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+        self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
+        self.emit(e.sop2(
+            Opcode::S_ADDC_U32,
+            Src::Sgpr(j + 1),
+            Src::Sgpr(j + 1),
+            Src::Literal((delta >> 32) as u32),
+        )?);
+        self.emit(e.sopc(Opcode::S_CMP_LG_U64, self.scratch.scc(), Src::Int(0))?);
+        self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         Ok(())
     }
 
     fn save_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        let w = self.e().sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
         self.emit(w);
         Ok(())
     }
 
     fn restore_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sopc("s_cmp_lg_u64", self.scratch.scc(), Src::Int(0))?;
+        let w = self.e().sopc(Opcode::S_CMP_LG_U64, self.scratch.scc(), Src::Int(0))?;
         self.emit(w);
         Ok(())
     }
@@ -276,7 +281,15 @@ impl AmdLowering<'_> {
                 Ok(false)
             }
             ControlFlow::CondBranch { target } => {
-                if insn.base_mnemonic.contains("fork") || insn.base_mnemonic.contains("cdbg") {
+                if matches!(
+                    insn.op,
+                    Opcode::S_CBRANCH_CDBGSYS
+                        | Opcode::S_CBRANCH_CDBGSYS_AND_USER
+                        | Opcode::S_CBRANCH_CDBGSYS_OR_USER
+                        | Opcode::S_CBRANCH_CDBGUSER
+                        | Opcode::S_CBRANCH_G_FORK
+                        | Opcode::S_CBRANCH_I_FORK
+                ) {
                     return Err(RewriteError::Refused(format!("{} cannot be moved", insn.base_mnemonic)));
                 }
                 // Taken: over the fall-through jump to a jump to the target.
@@ -284,7 +297,7 @@ impl AmdLowering<'_> {
                 self.emit(insn.dwords().to_vec());
                 // Fall-through path continues in the trampoline: branch over the taken path.
                 let over = self.appended.words.len();
-                self.emit(e.sopp("s_branch", 0)?);
+                self.emit(e.sopp(Opcode::S_BRANCH, 0)?);
                 let taken = self.appended.here();
                 let rel = rel16(self.appended.base + 4 * at as u64, taken)
                     .ok_or_else(|| RewriteError::Refused("branch in trampoline out of reach".into()))?;
@@ -306,28 +319,28 @@ impl AmdLowering<'_> {
             }
             ControlFlow::Call { target } => {
                 let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
-                let w = e.sop1("s_getpc_b64", Some(Src::Sgpr(sdst)), None)?;
+                let w = e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(sdst)), None)?;
                 self.emit(w);
                 let got = self.appended.here();
                 self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
                 self.jump_to(target)?;
                 Ok(false)
             }
-            ControlFlow::Indirect if insn.base_mnemonic == "s_setpc_b64" => {
+            ControlFlow::Indirect if insn.op == Opcode::S_SETPC_B64 => {
                 self.emit(insn.dwords().to_vec());
                 Ok(false)
             }
-            ControlFlow::Indirect if insn.base_mnemonic == "s_swappc_b64" => {
+            ControlFlow::Indirect if insn.op == Opcode::S_SWAPPC_B64 => {
                 // sdst = address after the original; jump to ssrc (copied
                 // first, as sdst may overlap it).
                 let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
                 let ssrc = (insn.words[0] & 0xFF) as u16;
                 let j = self.scratch.jump();
-                self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(j)), Some(Src::Sgpr(ssrc)))?);
-                self.emit(e.sop1("s_getpc_b64", Some(Src::Sgpr(sdst)), None)?);
+                self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(j)), Some(Src::Sgpr(ssrc)))?);
+                self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(sdst)), None)?);
                 let got = self.appended.here();
                 self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
-                self.emit(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+                self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
                 Ok(false)
             }
             ControlFlow::Indirect | ControlFlow::Trap => Err(RewriteError::Refused(format!(
@@ -341,27 +354,36 @@ impl AmdLowering<'_> {
     fn adjust_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
         let e = self.e();
         self.save_scc()?;
-        self.emit(e.sop2("s_add_u32", Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
-        self.emit(e.sop2("s_addc_u32", Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
+        self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
+        self.emit(e.sop2(
+            Opcode::S_ADDC_U32,
+            Src::Sgpr(r + 1),
+            Src::Sgpr(r + 1),
+            Src::Literal((delta >> 32) as u32),
+        )?);
         self.restore_scc()
     }
 
     /// Single-lane atomic `op` of `v_data` into slot `slot` of the table.
-    fn record(&mut self, slot: u32, op: &str, data: Src) -> Result<(), RewriteError> {
+    fn record(&mut self, slot: u32, op: Opcode, data: Src) -> Result<(), RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
-        self.emit(e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
-        self.emit(e.vop1("v_mov_b32_e32", s.v_addr(), Src::Literal(slot * 4))?);
-        self.emit(e.vop1("v_mov_b32_e32", s.v_data(), data)?);
-        self.emit(e.sop1("s_mov_b32", Some(Src::Sgpr(s.table())), Some(Src::Literal(self.table_address as u32)))?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
         self.emit(e.sop1(
-            "s_mov_b32",
+            Opcode::S_MOV_B32,
+            Some(Src::Sgpr(s.table())),
+            Some(Src::Literal(self.table_address as u32)),
+        )?);
+        self.emit(e.sop1(
+            Opcode::S_MOV_B32,
             Some(Src::Sgpr(s.table() + 1)),
             Some(Src::Literal((self.table_address >> 32) as u32)),
         )?);
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
-        self.emit(e.sop1("s_mov_b64", Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
     }
 
@@ -406,7 +428,7 @@ impl AmdLowering<'_> {
             match src {
                 Src::Vgpr(n) => Ok(n),
                 other => {
-                    this.emit(e.vop1("v_mov_b32_e32", t, other)?);
+                    this.emit(e.vop1(Opcode::V_MOV_B32_E32, t, other)?);
                     Ok(t)
                 }
             }
@@ -415,17 +437,17 @@ impl AmdLowering<'_> {
             Half::Whole => v.src,
             Half::HighToLow => {
                 let n = vsrc(v.src, self)?;
-                self.emit(e.vop2("v_lshrrev_b32_e32", t, Src::Int(16), n)?);
+                self.emit(e.vop2(Opcode::V_LSHRREV_B32_E32, t, Src::Int(16), n)?);
                 Src::Vgpr(t)
             }
             Half::LowToHigh => {
                 let n = vsrc(v.src, self)?;
-                self.emit(e.vop2("v_lshlrev_b32_e32", t, Src::Int(16), n)?);
+                self.emit(e.vop2(Opcode::V_LSHLREV_B32_E32, t, Src::Int(16), n)?);
                 Src::Vgpr(t)
             }
             Half::High => {
                 let n = vsrc(v.src, self)?;
-                self.emit(e.vop2("v_and_b32_e32", t, Src::Literal(0xFFFF_0000), n)?);
+                self.emit(e.vop2(Opcode::V_AND_B32_E32, t, Src::Literal(0xFFFF_0000), n)?);
                 Src::Vgpr(t)
             }
         })
@@ -440,9 +462,9 @@ impl AmdLowering<'_> {
             Action::CheckFp { values, format, kinds } => {
                 // bf16 values are shifted into the high half and tested as f32.
                 let cmp = match format {
-                    FpFormat::F64 => "v_cmp_class_f64_e64",
-                    FpFormat::F16 | FpFormat::F16x2 => "v_cmp_class_f16_e64",
-                    _ => "v_cmp_class_f32_e64",
+                    FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
+                    FpFormat::F16 | FpFormat::F16x2 => Opcode::V_CMP_CLASS_F16_E64,
+                    _ => Opcode::V_CMP_CLASS_F32_E64,
                 };
                 let mut vals = Vec::new();
                 for v in values {
@@ -465,7 +487,7 @@ impl AmdLowering<'_> {
                 let skip_all = if checks.len() > 1 {
                     self.class_test(cmp, &vals, *format, union)?;
                     let at = self.appended.words.len();
-                    self.emit(e.sopp("s_cbranch_scc0", 0)?);
+                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
                     Some(at)
                 } else {
                     None
@@ -474,8 +496,8 @@ impl AmdLowering<'_> {
                     let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
                     self.class_test(cmp, &vals, *format, mask)?;
                     let skip = self.appended.words.len();
-                    self.emit(e.sopp("s_cbranch_scc0", 0)?);
-                    self.record(slot, "global_atomic_add", Src::Int(1))?;
+                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
+                    self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
                     self.patch_skip(skip)?;
                 }
                 if let Some(at) = skip_all {
@@ -491,12 +513,12 @@ impl AmdLowering<'_> {
                 let per_lane = matches!(def.kind, CounterKind::ThreadExecutions);
                 let slot = self.table.slot(&view.name, SlotKind::Counter { name: def.name.clone(), per_lane });
                 let data = if per_lane {
-                    self.emit(e.sop1("s_bcnt1_i32_b64", Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
+                    self.emit(e.sop1(Opcode::S_BCNT1_I32_B64, Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
                     s.tmp()
                 } else {
                     Src::Int(1)
                 };
-                self.record(slot, "global_atomic_add", data)
+                self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, data)
             }
             other => Err(RewriteError::Refused(format!("action {other:?} is not lowered on AMD"))),
         }
@@ -540,7 +562,7 @@ impl AmdLowering<'_> {
             return Ok(());
         }
         if let Some((vm, lg)) = self.waits.wait_for(index, after, regs) {
-            let w = self.e().sopp("s_waitcnt", waitcnt_imm(vm, lg))?;
+            let w = self.e().sopp(Opcode::S_WAITCNT, waitcnt_imm(vm, lg))?;
             self.emit(w);
             *count += 1;
         }
@@ -554,7 +576,7 @@ impl AmdLowering<'_> {
             // Matrix results are read by VALU only after the pipeline drains:
             // 4 x 8 wait states cover the longest pass counts.
             for _ in 0..4 {
-                self.emit(e.sopp("s_nop", 7)?);
+                self.emit(e.sopp(Opcode::S_NOP, 7)?);
             }
         } else if self.enc.target.is_gfx940_plus()
             && matches!(
@@ -564,7 +586,7 @@ impl AmdLowering<'_> {
         {
             // gfx940+: a transcendental result needs one wait state before a
             // VALU reads it (the division steps are covered too, harmlessly).
-            self.emit(e.sopp("s_nop", 0)?);
+            self.emit(e.sopp(Opcode::S_NOP, 0)?);
         }
         Ok(())
     }
@@ -611,9 +633,9 @@ impl AmdLowering<'_> {
             self.jump_to(d.addr + d.insn.length as u64)?;
         }
         // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
-        let mut anchor = self.e().sopp("s_branch", rel)?;
+        let mut anchor = self.e().sopp(Opcode::S_BRANCH, rel)?;
         while anchor.len() * 4 < d.insn.length {
-            anchor.extend(self.e().sopp("s_nop", 0)?);
+            anchor.extend(self.e().sopp(Opcode::S_NOP, 0)?);
         }
         out.anchors.push(Patch { addr: d.addr, bytes: anchor.iter().flat_map(|w| w.to_le_bytes()).collect() });
         out.trampolines += 1;
@@ -636,24 +658,24 @@ impl AmdLowering<'_> {
         // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
         // (the ISA's setreg-getreg hazard), and time for the exception bits
         // of the last VALU operations to land (assumed; see the snippets' README).
-        self.emit(e.sopp("s_nop", 4)?);
-        self.emit(e.sopk("s_getreg_b32", bits, hwreg_trapsts_excp())?);
-        self.emit(e.sopc("s_cmp_eq_u32", bits, Src::Int(0))?);
+        self.emit(e.sopp(Opcode::S_NOP, 4)?);
+        self.emit(e.sopk(Opcode::S_GETREG_B32, bits, hwreg_trapsts_excp())?);
+        self.emit(e.sopc(Opcode::S_CMP_EQ_U32, bits, Src::Int(0))?);
         let skip_all = self.appended.words.len();
-        self.emit(e.sopp("s_cbranch_scc1", 0)?);
+        self.emit(e.sopp(Opcode::S_CBRANCH_SCC1, 0)?);
         for bit in 0..TRAPSTS_EXCP_BITS {
             let slot = self.table.slot(kernel, SlotKind::Screen { bit: bit as u8 });
-            self.emit(e.sop2("s_and_b32", one_bit, bits, Src::Literal(1 << bit))?);
+            self.emit(e.sop2(Opcode::S_AND_B32, one_bit, bits, Src::Literal(1 << bit))?);
             let skip = self.appended.words.len();
-            self.emit(e.sopp("s_cbranch_scc0", 0)?);
-            self.record(slot, "global_atomic_add", Src::Int(1))?;
+            self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
+            self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
             self.patch_skip(skip)?;
         }
         self.patch_skip(skip_all)?;
         self.emit(d.insn.dwords().to_vec());
         out.anchors.push(Patch {
             addr: d.addr,
-            bytes: e.sopp("s_branch", rel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
+            bytes: e.sopp(Opcode::S_BRANCH, rel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
         });
         out.trampolines += 1;
         out.probes += 1;
@@ -676,15 +698,20 @@ impl AmdLowering<'_> {
         })?;
         let e = self.e();
         let j = self.scratch.jump();
-        let mut code = e.sop2("s_cselect_b64", self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
-        code.extend(e.sop1("s_getpc_b64", Some(Src::Sgpr(j)), None)?);
+        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         let delta = start.wrapping_sub(island + 8);
-        code.extend(e.sop2("s_add_u32", Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
-        code.extend(e.sop2("s_addc_u32", Src::Sgpr(j + 1), Src::Sgpr(j + 1), Src::Literal((delta >> 32) as u32))?);
-        code.extend(e.sop1("s_setpc_b64", None, Some(Src::Sgpr(j)))?);
+        code.extend(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
+        code.extend(e.sop2(
+            Opcode::S_ADDC_U32,
+            Src::Sgpr(j + 1),
+            Src::Sgpr(j + 1),
+            Src::Literal((delta >> 32) as u32),
+        )?);
+        code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         // Small offsets encode as inline constants: fill the rest of the slot.
         while (code.len() as u64) * 4 < ISLAND_BYTES {
-            code.extend(e.sopp("s_nop", 0)?);
+            code.extend(e.sopp(Opcode::S_NOP, 0)?);
         }
         if code.len() as u64 * 4 != ISLAND_BYTES {
             return Err(RewriteError::Encode("island size".into()));
@@ -696,22 +723,22 @@ impl AmdLowering<'_> {
     }
 
     /// SCC := some active lane has a value of `vals` in class `mask`.
-    fn class_test(&mut self, cmp: &str, vals: &[Value], format: FpFormat, mask: u32) -> Result<(), RewriteError> {
+    fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<(), RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        self.emit(e.vop1("v_mov_b32_e32", s.v_class(), Src::Literal(mask))?);
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
         let result = if vals.len() == 1 { s.mask() } else { s.any() };
         if vals.len() > 1 {
-            self.emit(e.sop1("s_mov_b64", Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
+            self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
         }
         for &v in vals {
             let src = self.load_value(v, format)?;
             self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
             if vals.len() > 1 {
-                self.emit(e.sop2("s_or_b64", Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
+                self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
             }
         }
-        self.emit(e.sopc("s_cmp_lg_u64", Src::Sgpr(result), Src::Int(0))?);
+        self.emit(e.sopc(Opcode::S_CMP_LG_U64, Src::Sgpr(result), Src::Int(0))?);
         Ok(())
     }
 
@@ -791,7 +818,7 @@ mod tests {
         // 0x1000 s_getpc_b64 s[4:5]; 0x1004 s_cbranch_scc0 (to 0x1010);
         // 0x1008 s_call_b64 s[30:31] (to 0x1010); 0x100c s_branch (to 0x1000); 0x1010 s_endpgm
         let instrs = decode_all(target, &[0xBE84_1C00, 0xBF84_0002, 0xBA9E_0001, 0xBF82_FFFC, 0xBF81_0000], 0x1000);
-        assert_eq!(instrs[2].insn.base_mnemonic, "s_call_b64");
+        assert_eq!(instrs[2].insn.op, Opcode::S_CALL_B64);
         let view = kernel_view("k", 0x1000, &instrs);
         let mut sites = SiteTable::new();
         let plan = InstructionCounter.plan(&view, &mut sites);
@@ -836,7 +863,7 @@ mod tests {
         };
         // s_getpc_b64: re-executed, then corrected to the original address + 4.
         let t0 = at(starts[0]);
-        let g = code[t0..].iter().position(|d| d.insn.base_mnemonic == "s_getpc_b64").expect("getpc") + t0;
+        let g = code[t0..].iter().position(|d| d.insn.op == Opcode::S_GETPC_B64).expect("getpc") + t0;
         assert_eq!((code[g].addr + 4).wrapping_add(added(&code, g)), 0x1004);
         assert!(branches_from(t0, at(starts[1])).contains(&0x1004), "returns after the original");
         // s_cbranch_scc0: taken to the original target, else back after the original.
@@ -844,14 +871,14 @@ mod tests {
         assert!(b.contains(&0x1010) && b.contains(&0x1008), "{b:x?}");
         // s_call_b64: the return address is the original's + 4, the jump its target.
         let t2 = at(starts[2]);
-        let g = code[t2..].iter().position(|d| d.insn.base_mnemonic == "s_getpc_b64").expect("getpc") + t2;
+        let g = code[t2..].iter().position(|d| d.insn.op == Opcode::S_GETPC_B64).expect("getpc") + t2;
         assert_eq!(code[g].insn.to_string(), "s_getpc_b64 s[30:31]");
         assert_eq!((code[g].addr + 4).wrapping_add(added(&code, g)), 0x100c);
         assert!(branches_from(t2, at(starts[3])).contains(&0x1010));
         // s_branch: to the original target, from the new address.
         assert!(branches_from(at(starts[3]), at(starts[4])).contains(&0x1000));
         // s_endpgm ends the last trampoline.
-        assert_eq!(code.last().map(|d| d.insn.base_mnemonic), Some("s_endpgm"));
+        assert_eq!(code.last().map(|d| d.insn.op), Some(Opcode::S_ENDPGM));
     }
 
     #[test]

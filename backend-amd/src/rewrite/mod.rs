@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 use serde::Serialize;
-use xfpx_amd_isa::{DecodeError, Target};
+use xfpx_amd_isa::{DecodeError, Opcode, Target};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::{self, Plan};
 use xfpx_common::site::SiteTable;
@@ -795,13 +795,8 @@ fn lower_kernel(
         Mode::Detect | Mode::Count => lowering.lower(&p.view, &p.plan, sites),
         Mode::Screen => {
             let mut out = KernelLowering::default();
-            let ends: Vec<usize> = p
-                .instrs
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.insn.base_mnemonic == "s_endpgm")
-                .map(|(i, _)| i)
-                .collect();
+            let ends: Vec<usize> =
+                p.instrs.iter().enumerate().filter(|(_, d)| d.insn.op == Opcode::S_ENDPGM).map(|(i, _)| i).collect();
             let mut err = None;
             for i in ends {
                 if let Err(e) = lowering.screen_endpgm(&p.kernel.name, i, &mut out) {

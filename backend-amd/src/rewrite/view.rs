@@ -3,7 +3,7 @@
 //! decoder's table, registers written and read, control flow).
 
 use xfpx_amd_isa::operand::RegFile as IsaFile;
-use xfpx_amd_isa::{ControlFlow, Instruction};
+use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
 use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
 
 /// One decoded instruction of a kernel, with its address.
@@ -30,7 +30,7 @@ fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
 pub fn control(insn: &Instruction, addr: u64) -> Control {
     match insn.control_flow(addr) {
         ControlFlow::Next | ControlFlow::GetPc { .. } => {
-            if insn.base_mnemonic == "s_barrier" {
+            if insn.op == Opcode::S_BARRIER {
                 Control::Barrier
             } else {
                 Control::None
@@ -39,7 +39,7 @@ pub fn control(insn: &Instruction, addr: u64) -> Control {
         ControlFlow::Branch { .. } => Control::Branch,
         ControlFlow::CondBranch { .. } => Control::CondBranch,
         ControlFlow::Call { .. } => Control::Call,
-        ControlFlow::Indirect if insn.base_mnemonic == "s_swappc_b64" => Control::Call,
+        ControlFlow::Indirect if insn.op == Opcode::S_SWAPPC_B64 => Control::Call,
         ControlFlow::Indirect => Control::Return,
         ControlFlow::End | ControlFlow::Trap => Control::Exit,
     }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::RegFile;
-use xfpx_amd_isa::{ControlFlow, Instruction};
+use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
 
 use super::view::DecodedInstr;
 
@@ -92,7 +92,7 @@ fn join(a: &mut State, b: &State) -> bool {
 
 /// Applies one original instruction to the state.
 fn transfer(state: &mut State, insn: &Instruction) {
-    if insn.base_mnemonic == "s_waitcnt" {
+    if insn.op == Opcode::S_WAITCNT {
         let (vm, lg) = waitcnt_fields((insn.words[0] & 0xFFFF) as u16);
         state.retain(|_, p| {
             if p.vm.is_some_and(|n| n >= vm) {
@@ -172,7 +172,7 @@ impl WaitAnalysis {
                     succ.push(i + 1);
                 }
                 ControlFlow::End | ControlFlow::Trap => {}
-                ControlFlow::Indirect if instrs[i].insn.base_mnemonic != "s_swappc_b64" => {}
+                ControlFlow::Indirect if instrs[i].insn.op != Opcode::S_SWAPPC_B64 => {}
                 _ => succ.push(i + 1),
             }
             for j in succ.into_iter().filter(|&j| j < n) {

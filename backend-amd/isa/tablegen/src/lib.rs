@@ -1,8 +1,22 @@
-//! Generator of `src/generated/gfx9.rs` of xfpx-amd-isa from `tables/gfx9.tsv`.
-//! A separate crate so that it builds even when the generated file is stale.
+//! Generator of `src/generated/{gfx9,opcode}.rs` of xfpx-amd-isa from
+//! `tables/gfx9.tsv` (the instruction rows) and `tables/control.tsv` (the
+//! control-flow kind of each branching mnemonic). A separate crate so that it
+//! builds even when the generated files are stale.
 
-/// Generate the Rust source of the table from the TSV text.
-pub fn generate(tsv: &str) -> Result<String, String> {
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The generated Rust sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// `src/generated/gfx9.rs`: the instruction rows.
+    pub table: String,
+    /// `src/generated/opcode.rs`: the `Opcode` enum and its per-mnemonic facts.
+    pub opcodes: String,
+}
+
+/// Generate the Rust sources from the text of `tables/gfx9.tsv` and `tables/control.tsv`.
+pub fn generate(tsv: &str, control_tsv: &str) -> Result<Generated, String> {
+    let mut mnemonics = BTreeSet::new();
     let mut rows: Vec<(u8, u16, String)> = Vec::new();
     for (n, line) in tsv.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
@@ -39,9 +53,14 @@ pub fn generate(tsv: &str) -> Result<String, String> {
         }
         let flags = if fl.is_empty() { "0".to_string() } else { fl.join(" | ") };
         let class = class(cols[6]).ok_or_else(|| format!("line {}: bad class {}", n + 1, cols[6]))?;
+        let mnemonic = cols[3];
+        if mnemonic.is_empty() || !mnemonic.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+            return Err(format!("line {}: mnemonic {mnemonic:?} is not a Rust identifier", n + 1));
+        }
+        mnemonics.insert(mnemonic.to_string());
+        let variant = variant(mnemonic);
         let text = format!(
-            "    OpcodeRow {{ encoding: Encoding::{enc}, opcode: {op}, targets: {mask}, mnemonic: {:?}, operands: &[{}], flags: {flags}, class: {class} }},\n",
-            cols[3],
+            "    OpcodeRow {{ encoding: Encoding::{enc}, opcode: {op}, targets: {mask}, op: Opcode::{variant}, operands: &[{}], flags: {flags}, class: {class} }},\n",
             slots.join(", ")
         );
         rows.push((enc_rank, op, text));
@@ -50,6 +69,8 @@ pub fn generate(tsv: &str) -> Result<String, String> {
     let mut out = String::new();
     out.push_str("//! Instruction table of gfx9/CDNA, generated from `tables/gfx9.tsv` by\n");
     out.push_str("//! `cargo run -p xfpx-amd-isa-tablegen`. Do not edit.\n\n");
+    // Imports in the order rustfmt keeps them.
+    out.push_str("use super::opcode::Opcode;\n");
     out.push_str("use crate::encoding::{Encoding, Field};\n");
     out.push_str("use crate::table::{flags, ConstType, ImmStyle, OpcodeRow, Slot, SlotKind, SlotMods};\n");
     out.push_str("use xfpx_common::{FpFormat, FpOp, InstrClass};\n\n");
@@ -58,7 +79,90 @@ pub fn generate(tsv: &str) -> Result<String, String> {
         out.push_str(&r.2);
     }
     out.push_str("];\n");
+    let control = control_kinds(control_tsv, &mnemonics)?;
+    Ok(Generated { table: out, opcodes: opcodes(&mnemonics, &control) })
+}
+
+/// The enum variant of a mnemonic: the mnemonic in upper case, as the ISA
+/// manuals spell it (`v_add_f32_e32` is `V_ADD_F32_E32`).
+fn variant(mnemonic: &str) -> String {
+    mnemonic.to_ascii_uppercase()
+}
+
+const CONTROL_KINDS: &[(&str, &str)] = &[
+    ("branch", "Branch"),
+    ("cbranch", "CondBranch"),
+    ("call", "Call"),
+    ("getpc", "GetPc"),
+    ("indirect", "Indirect"),
+    ("end", "End"),
+    ("trap", "Trap"),
+];
+
+/// `mnemonic -> ControlKind variant` from `tables/control.tsv`; every
+/// mnemonic must be one the instruction table defines.
+fn control_kinds(tsv: &str, mnemonics: &BTreeSet<String>) -> Result<BTreeMap<String, &'static str>, String> {
+    let mut out = BTreeMap::new();
+    for (n, line) in tsv.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() != 2 {
+            return Err(format!("tables/control.tsv:{}: expected 2 columns", n + 1));
+        }
+        if !mnemonics.contains(cols[0]) {
+            return Err(format!("tables/control.tsv:{}: {} is not in tables/gfx9.tsv", n + 1, cols[0]));
+        }
+        let kind = CONTROL_KINDS
+            .iter()
+            .find(|k| k.0 == cols[1])
+            .ok_or_else(|| format!("tables/control.tsv:{}: unknown kind {}", n + 1, cols[1]))?;
+        if out.insert(cols[0].to_string(), kind.1).is_some() {
+            return Err(format!("tables/control.tsv:{}: {} listed twice", n + 1, cols[0]));
+        }
+    }
     Ok(out)
+}
+
+/// The source of `src/generated/opcode.rs`.
+fn opcodes(mnemonics: &BTreeSet<String>, control: &BTreeMap<String, &'static str>) -> String {
+    let mut out = String::new();
+    out.push_str("//! Opcodes of gfx9/CDNA (one per mnemonic of the table) and their control-flow\n");
+    out.push_str("//! kinds, generated from `tables/gfx9.tsv` and `tables/control.tsv` by\n");
+    out.push_str("//! `cargo run -p xfpx-amd-isa-tablegen`. Do not edit.\n\n");
+    out.push_str("use crate::semantics::ControlKind;\n\n");
+    out.push_str("/// An instruction's opcode: one variant per mnemonic of the instruction table\n");
+    out.push_str("/// (`_e32`/`_e64` forms are distinct), spelled as the mnemonic in upper case.\n");
+    out.push_str("/// Variants are in the mnemonics' alphabetical order.\n");
+    out.push_str("#[rustfmt::skip]\n#[allow(non_camel_case_types, clippy::upper_case_acronyms)]\n");
+    out.push_str(
+        "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]\n#[repr(u16)]\npub enum Opcode {\n",
+    );
+    for m in mnemonics {
+        out.push_str(&format!("    {},\n", variant(m)));
+    }
+    out.push_str("}\n\n");
+    out.push_str(&format!(
+        "/// Every opcode, in declaration order.\n#[rustfmt::skip]\npub static ALL: [Opcode; {}] = [\n",
+        mnemonics.len()
+    ));
+    for m in mnemonics {
+        out.push_str(&format!("    Opcode::{},\n", variant(m)));
+    }
+    out.push_str("];\n\n");
+    out.push_str(&format!("/// The mnemonic of each opcode, indexed by the opcode (sorted).\n#[rustfmt::skip]\npub static MNEMONICS: [&str; {}] = [\n", mnemonics.len()));
+    for m in mnemonics {
+        out.push_str(&format!("    {m:?},\n"));
+    }
+    out.push_str("];\n\n");
+    out.push_str("/// The control-flow kind of an opcode (`None` for one that falls through).\n");
+    out.push_str("#[rustfmt::skip]\npub const fn control(op: Opcode) -> ControlKind {\n    match op {\n");
+    for (m, kind) in control {
+        out.push_str(&format!("        Opcode::{} => ControlKind::{kind},\n", variant(m)));
+    }
+    out.push_str("        _ => ControlKind::None,\n    }\n}\n");
+    out
 }
 
 const ENCODINGS: &[&str] = &[

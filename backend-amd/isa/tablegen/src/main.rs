@@ -1,4 +1,5 @@
-//! Regenerates `src/generated/gfx9.rs` of xfpx-amd-isa from `tables/gfx9.tsv`.
+//! Regenerates `src/generated/{gfx9,opcode}.rs` of xfpx-amd-isa from
+//! `tables/gfx9.tsv` and `tables/control.tsv`.
 //! Usage: `cargo run -p xfpx-amd-isa-tablegen [ISA_CRATE_DIR]`.
 
 use std::path::PathBuf;
@@ -16,16 +17,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = match xfpx_amd_isa_tablegen::generate(&tsv) {
+    let control = match std::fs::read_to_string(dir.join("tables/control.tsv")) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read tables/control.tsv: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = match xfpx_amd_isa_tablegen::generate(&tsv, &control) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = std::fs::write(dir.join("src/generated/gfx9.rs"), code) {
-        eprintln!("error: cannot write src/generated/gfx9.rs: {e}");
-        return ExitCode::FAILURE;
+    for (name, text) in [("gfx9.rs", &code.table), ("opcode.rs", &code.opcodes)] {
+        if let Err(e) = std::fs::write(dir.join("src/generated").join(name), text) {
+            eprintln!("error: cannot write src/generated/{name}: {e}");
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }
