@@ -165,3 +165,18 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
     assert!(totals[0] > 0 && totals[1] > 0);
     assert!(functions > 0 && function_probes > 0);
 }
+
+#[test]
+fn progress_counts_every_kernel_lowered() {
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let (_, name, path) = common::code_objects().into_iter().next().expect("a fixture");
+    let original = common::read(&path);
+    let work = Arc::new(rewrite::Progress::default());
+    let opts = RewriteOptions { mode: Mode::Detect, progress: Some(work.clone()), ..Default::default() };
+    let out = rewrite::rewrite(&original, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (done, total) = (work.done.load(Ordering::Relaxed), work.total.load(Ordering::Relaxed));
+    assert!(total > 0, "{name}: kernels to lower");
+    assert_eq!(done, total, "{name}: every kernel lowered was counted");
+    assert!(total as usize <= out.kernels.len(), "{name}: {total} of {} kernels", out.kernels.len());
+}

@@ -58,13 +58,17 @@ pub fn rewrite_mode(mode: RewriteMode) -> xfpx_amd::rewrite::Mode {
 }
 
 fn rewrite(a: &DumpArgs, bytes: &[u8], mode: RewriteMode) -> Result<i32> {
+    let work = std::sync::Arc::new(xfpx_amd::rewrite::Progress::default());
     let opts = xfpx_amd::rewrite::RewriteOptions {
         mode: rewrite_mode(mode),
         kernels: a.kernel.iter().cloned().collect(),
+        progress: Some(work.clone()),
         ..Default::default()
     };
-    let outcome =
-        xfpx_amd::rewrite::rewrite(bytes, &opts).with_context(|| format!("cannot rewrite {}", a.file.display()))?;
+    let shown = crate::progress::Bar::kernels(work);
+    let outcome = xfpx_amd::rewrite::rewrite(bytes, &opts);
+    drop(shown);
+    let outcome = outcome.with_context(|| format!("cannot rewrite {}", a.file.display()))?;
     if let Some(new) = &a.out {
         std::fs::write(new, &outcome.bytes).with_context(|| format!("cannot write {}", new.display()))?;
     }

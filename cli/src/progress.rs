@@ -1,6 +1,7 @@
 //! Progress of long work on stderr, only when stderr is a terminal (logs
-//! and pipes stay clean): a bar over an emulated launch's workgroups that
-//! appears once the work has run for a second and is cleared when it ends;
+//! and pipes stay clean): a bar over an emulated launch's workgroups or the
+//! kernels of a code object being rewritten, which appears once the work
+//! has run for a second and is cleared when it ends;
 //! during `xfpx run`, whose program writes to the same terminal, a plain
 //! line now and then with the kernels instrumented so far.
 
@@ -16,51 +17,64 @@ const SHOW_AFTER: Duration = Duration::from_secs(1);
 /// How often the bar is brought up to date.
 const TICK: Duration = Duration::from_millis(100);
 
-/// A bar over the workgroups of an emulated launch, fed by the counter the
-/// emulator increments; stopped when dropped.
+/// A bar on stderr fed by a reading of (done, total); stopped and cleared
+/// when dropped.
 #[derive(Debug)]
-pub struct Workgroups {
-    done: Arc<AtomicU64>,
+pub struct Bar {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Workgroups {
-    /// Start watching `total` workgroups; `None` when stderr is not a terminal.
-    pub fn start(total: u64) -> Option<Workgroups> {
+impl Bar {
+    /// Start watching; `None` when stderr is not a terminal. `template` is
+    /// indicatif's, e.g. `xfpx: replaying [{bar:30}] {pos}/{len} workgroups`.
+    fn start(template: &'static str, read: impl Fn() -> (u64, u64) + Send + 'static) -> Option<Bar> {
         if !std::io::stderr().is_terminal() {
             return None;
         }
-        let done = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (d, s) = (done.clone(), stop.clone());
+        let s = stop.clone();
         let thread =
-            std::thread::Builder::new().name("xfpx-progress".into()).spawn(move || show(total, &d, &s)).ok()?;
-        Some(Workgroups { done, stop, thread: Some(thread) })
+            std::thread::Builder::new().name("xfpx-progress".into()).spawn(move || show(template, &read, &s)).ok()?;
+        Some(Bar { stop, thread: Some(thread) })
     }
 
-    /// The counter the work increments.
-    pub fn counter(&self) -> Arc<AtomicU64> {
-        self.done.clone()
+    /// A bar over the `total` workgroups of an emulated launch, with the
+    /// counter the emulator increments.
+    pub fn workgroups(total: u64) -> (Option<Bar>, Arc<AtomicU64>) {
+        let done = Arc::new(AtomicU64::new(0));
+        let d = done.clone();
+        let bar = Bar::start("xfpx: replaying [{bar:30}] {pos}/{len} workgroups, {eta} left", move || {
+            (d.load(Ordering::Relaxed), total)
+        });
+        (bar, done)
+    }
+
+    /// A bar over the kernels of a code object being rewritten, fed by the
+    /// rewriter's counters.
+    pub fn kernels(work: Arc<xfpx_amd::rewrite::Progress>) -> Option<Bar> {
+        Bar::start("xfpx: rewriting [{bar:30}] {pos}/{len} kernels", move || {
+            (work.done.load(Ordering::Relaxed), work.total.load(Ordering::Relaxed))
+        })
     }
 }
 
-fn show(total: u64, done: &AtomicU64, stop: &AtomicBool) {
+fn show(template: &str, read: &dyn Fn() -> (u64, u64), stop: &AtomicBool) {
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(TICK);
-        if bar.is_none() && started.elapsed() >= SHOW_AFTER {
+        let (done, total) = read();
+        if bar.is_none() && started.elapsed() >= SHOW_AFTER && total > 0 {
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            if let Ok(style) =
-                ProgressStyle::with_template("xfpx: replaying [{bar:30}] {pos}/{len} workgroups, {eta} left")
-            {
+            if let Ok(style) = ProgressStyle::with_template(template) {
                 b.set_style(style.progress_chars("=> "));
             }
             bar = Some(b);
         }
         if let Some(b) = &bar {
-            b.set_position(done.load(Ordering::Relaxed));
+            b.set_length(total);
+            b.set_position(done);
         }
     }
     if let Some(b) = bar {
@@ -68,7 +82,7 @@ fn show(total: u64, done: &AtomicU64, stop: &AtomicBool) {
     }
 }
 
-impl Drop for Workgroups {
+impl Drop for Bar {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {

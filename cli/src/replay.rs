@@ -39,8 +39,8 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     let launch = xfpx_amd_emu::Launch::load(&a.launch).map_err(|e| anyhow::anyhow!("{e}")).with_context(cannot)?;
     opts.check_work(&launch).map_err(|e| anyhow::anyhow!("{e}")).with_context(cannot)?;
     let workgroups: u64 = launch.grid.iter().map(|&n| u64::from(n)).product();
-    let shown = progress::Workgroups::start(workgroups);
-    opts.progress = shown.as_ref().map(|p| p.counter());
+    let (shown, counter) = progress::Bar::workgroups(workgroups);
+    opts.progress = shown.is_some().then_some(counter);
     let outcome = match a.mode {
         None => xfpx_amd_emu::replay(&a.launch, &opts)
             .map(|mut o| {

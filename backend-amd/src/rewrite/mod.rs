@@ -105,6 +105,16 @@ pub struct RewriteOptions {
     /// Insert the memory waits probes need (on by default; off only to show,
     /// in tests, the hazards that follow without them).
     pub insert_waits: bool,
+    /// Counts of the kernels lowered so far, for a progress display.
+    pub progress: Option<std::sync::Arc<Progress>>,
+}
+
+/// How far a rewrite is: kernels lowered of those to lower (both start
+/// again from 0 when placement starts over).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: std::sync::atomic::AtomicU64,
+    pub total: std::sync::atomic::AtomicU64,
 }
 
 impl Default for RewriteOptions {
@@ -115,6 +125,7 @@ impl Default for RewriteOptions {
             table_address: 0,
             min_distance: None,
             insert_waits: true,
+            progress: None,
         }
     }
 }
@@ -400,7 +411,14 @@ fn rewrite_planned(
                 Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
             }
         }
+        if let Some(work) = &opts.progress {
+            work.total.store(prepared.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            work.done.store(0, std::sync::atomic::Ordering::Relaxed);
+        }
         for (i, p) in &prepared {
+            if let Some(work) = &opts.progress {
+                work.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let o = &mut outs[*i];
             // Scratch above the kernel's own registers and those of the
             // instrumented functions it reaches (their scratch is above it).
