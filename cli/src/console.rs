@@ -9,11 +9,15 @@
 use anyhow::{Context, Result};
 use std::io::Write;
 
-/// A line on stderr.
+/// A line on stderr, in one write: the program under `xfpx run` shares the
+/// terminal or log, and a line written in pieces (stderr is unbuffered) could
+/// be split by the program's own output.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }};
 }
 
