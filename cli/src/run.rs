@@ -537,24 +537,7 @@ mod tests {
     use xfpx_common::site::SiteId;
 
     fn collector() -> Collector {
-        Collector::new(
-            RunInfo {
-                vendor: "nvidia".into(),
-                device: "unknown".into(),
-                target: None,
-                command: vec![],
-                mode: "detect".into(),
-                started_unix: 0,
-                finished_unix: None,
-                exit: ExitStatus::Unknown,
-                sample_every: 1,
-                sample_auto: false,
-                truncated: false,
-                notes: vec![],
-                attached: false,
-            },
-            None,
-        )
+        Collector::new(RunInfo { attached: false, ..RunInfo::new("nvidia", "unknown", "detect") }, None)
     }
 
     #[test]
