@@ -241,14 +241,7 @@ impl AmdLowering<'_> {
         self.emit(e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?);
         let pc = self.appended.here() + 4;
         self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        let delta = target.wrapping_sub(pc);
-        self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
-        self.emit(e.sop2(
-            Opcode::S_ADDC_U32,
-            Src::Sgpr(j + 1),
-            Src::Sgpr(j + 1),
-            Src::Literal((delta >> 32) as u32),
-        )?);
+        self.add_to_pair(j, target.wrapping_sub(pc))?;
         self.emit(e.sopc(Opcode::S_CMP_LG_U64, self.scratch.scc(), Src::Int(0))?);
         self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         Ok(())
@@ -352,8 +345,14 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` with SCC kept.
     fn adjust_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        let e = self.e();
         self.save_scc()?;
+        self.add_to_pair(r, delta)?;
+        self.restore_scc()
+    }
+
+    /// `s[r:r+1] += delta` (clobbers SCC).
+    fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
+        let e = self.e();
         self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
         self.emit(e.sop2(
             Opcode::S_ADDC_U32,
@@ -361,7 +360,7 @@ impl AmdLowering<'_> {
             Src::Sgpr(r + 1),
             Src::Literal((delta >> 32) as u32),
         )?);
-        self.restore_scc()
+        Ok(())
     }
 
     /// Single-lane atomic `op` of `v_data` into slot `slot` of the table.
