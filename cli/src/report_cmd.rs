@@ -30,10 +30,12 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
         };
         report_io::read(file)?
     };
+    let merged_to_stdout = a.output.as_deref().map(Destination::from_arg) == Some(Destination::Stdout);
     if let Some(page) = &a.html {
         html::write(&report, page)?;
         say!("xfpx: HTML page written to {}", page.display());
-    } else {
+    } else if !merged_to_stdout {
+        // (`-o -` already put the merged report alone on stdout)
         match a.format {
             OutputFormat::Text => show_raw!(summary::summary(&report, true)),
             OutputFormat::Json => show_raw!(format!("{}\n", report.to_json())),

@@ -292,6 +292,11 @@ fn merging_refuses_mixed_vendors_and_needs_the_flag_for_several_files() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stdout.contains("merged from 2 reports"), "{}", o.stdout);
     assert!(o.stderr.contains("xfpx: warning: 2 of the merged reports name no rank"), "{}", o.stderr);
+    // `-o -`: the merged report alone on stdout.
+    let o: Outcome = report(&["--merge", "a.json", "a.json", "-o", "-"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let merged = Report::from_json(&o.stdout).expect("stdout is the merged report alone");
+    assert!(merged.run.notes.iter().any(|n| n.contains("merged from 2 reports")), "{:?}", merged.run.notes);
 }
 
 fn read_run() -> xfpx_common::report::RunInfo {
