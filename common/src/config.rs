@@ -451,6 +451,12 @@ mod tests {
         let old = r#"{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"r.json","events_socket":null,"dump_dir":null}"#;
         let c = RunConfig::from_json(old, Path::new("c.json")).expect("old file");
         assert_eq!(c.tools, ToolSettings::default());
+        // and one naming some tool settings only
+        let some = old.replace("}", r#","tools":{"keep_device_code":"/k","source_lines":"with_libraries"}}"#);
+        let c = RunConfig::from_json(&some, Path::new("c.json")).expect("partial tools");
+        assert_eq!(c.tools.keep_device_code, Some(PathBuf::from("/k")));
+        assert_eq!(c.tools.source_lines, SourceLines::WithLibraries);
+        assert_eq!(c.tools.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
     }
 
     #[test]
