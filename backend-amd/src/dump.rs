@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use xfpx_common::config::OutputFormat;
 
 use crate::code_object::{CodeObject, Kernel, TextLayout};
 use crate::container::{self, ContainerKind};
@@ -15,20 +16,12 @@ use crate::error::{Error, Result};
 use crate::metadata::KernelMetadata;
 use crate::target::Target;
 
-/// Output format of [`dump`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DumpFormat {
-    #[default]
-    Text,
-    Json,
-}
-
 /// What [`dump`] renders.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DumpOptions {
     /// Only this kernel (an error if no code object has it).
     pub kernel: Option<String>,
-    pub format: DumpFormat,
+    pub format: OutputFormat,
 }
 
 /// One disassembled instruction.
@@ -257,10 +250,10 @@ pub fn report(bytes: &[u8], opts: &DumpOptions) -> Result<DumpReport> {
 pub fn dump(bytes: &[u8], opts: &DumpOptions) -> Result<String> {
     let report = report(bytes, opts)?;
     match opts.format {
-        DumpFormat::Json => {
+        OutputFormat::Json => {
             serde_json::to_string_pretty(&report).map_err(|e| Error::malformed("report", e.to_string()))
         }
-        DumpFormat::Text => Ok(render_text(&report)),
+        OutputFormat::Text => Ok(render_text(&report)),
     }
 }
 

@@ -159,7 +159,10 @@ fn rewritten_sites_carry_their_source_lines() {
 #[test]
 fn rewrite_kernel_filters_match_demangled_names() {
     let bytes = common::read(&common::fixtures().join("gfx942/lines.co"));
-    let opts = xfpx_amd::rewrite::RewriteOptions { kernels: vec!["lines_scale<double>".into()], ..Default::default() };
+    let opts = xfpx_amd::rewrite::RewriteOptions {
+        kernels: xfpx_common::config::KernelFilter::new(&["lines_scale<double>".into()], &[]).expect("pattern"),
+        ..Default::default()
+    };
     let out = xfpx_amd::rewrite::rewrite(&bytes, &opts).expect("rewrite");
     let chosen: Vec<&str> = out
         .kernels

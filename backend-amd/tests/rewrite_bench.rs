@@ -16,6 +16,7 @@ use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits};
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::Program as EmuObject;
+use xfpx_common::config::KernelFilter;
 
 /// Dynamic wave instructions of `launch` on the code `make(table)` returns.
 fn instructions(launch: &Launch, make: &dyn Fn(u64) -> Vec<u8>) -> Option<u64> {
@@ -78,7 +79,7 @@ fn rewrite_benchmark() {
                 let n = instructions(&launch, &|table| {
                     let opts = RewriteOptions {
                         mode,
-                        kernels: vec![launch.kernel.clone()],
+                        kernels: KernelFilter::exactly(&launch.kernel),
                         table_address: table,
                         ..Default::default()
                     };

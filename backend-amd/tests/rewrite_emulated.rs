@@ -13,6 +13,7 @@ use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunSta
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::Program as EmuObject;
+use xfpx_common::config::KernelFilter;
 use xfpx_common::{ExceptionKind, FpFormat};
 
 const TABLE_BYTES: usize = 1 << 16;
@@ -190,7 +191,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 })
                 .collect();
             // Detect mode.
-            let (rw, out) = detect_run(&launch, &original, vec![launch.kernel.clone()]);
+            let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
             // Device functions this kernel reaches that stay uninstrumented
             // must say why: here, only because another kernel, excluded by
@@ -278,7 +279,11 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             let (sr, sout) = rewritten_run(
                 &launch,
                 &original,
-                RewriteOptions { mode: Mode::Screen, kernels: vec![launch.kernel.clone()], ..Default::default() },
+                RewriteOptions {
+                    mode: Mode::Screen,
+                    kernels: KernelFilter::exactly(&launch.kernel),
+                    ..Default::default()
+                },
             );
             match sr {
                 Ok(sr) => {
@@ -359,7 +364,7 @@ fn far_trampolines_through_islands_match_the_original() {
             let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
             let opts = RewriteOptions {
                 mode: Mode::Detect,
-                kernels: vec![launch.kernel.clone()],
+                kernels: KernelFilter::exactly(&launch.kernel),
                 min_distance: Some(4 << 20),
                 ..Default::default()
             };
@@ -433,7 +438,11 @@ fn counting_every_instruction_matches_the_emulators_count() {
             let (rw, out) = rewritten_run(
                 &launch,
                 &original,
-                RewriteOptions { mode: Mode::Count, kernels: vec![launch.kernel.clone()], ..Default::default() },
+                RewriteOptions {
+                    mode: Mode::Count,
+                    kernels: KernelFilter::exactly(&launch.kernel),
+                    ..Default::default()
+                },
             );
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             let rw = match rw {
@@ -551,7 +560,11 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
             let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
             for insert_waits in [true, false] {
-                let opts = RewriteOptions { kernels: vec![launch.kernel.clone()], insert_waits, ..Default::default() };
+                let opts = RewriteOptions {
+                    kernels: KernelFilter::exactly(&launch.kernel),
+                    insert_waits,
+                    ..Default::default()
+                };
                 let (rw, out) = rewritten_run_with(&launch, &original, opts, &|b, o| {
                     rewrite::rewrite_with(b, o, &LoadedValueChecker).expect("rewrites")
                 });
@@ -612,7 +625,7 @@ fn rewritten_run(
 fn detect_run(
     launch: &Launch,
     original: &[u8],
-    kernels: Vec<String>,
+    kernels: KernelFilter,
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     rewritten_run(launch, original, RewriteOptions { mode: Mode::Detect, kernels, ..Default::default() })
 }
@@ -676,7 +689,7 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                     (function, off, k, f)
                 })
                 .collect();
-            let (rw, out) = detect_run(&launch, &original, Vec::new());
+            let (rw, out) = detect_run(&launch, &original, KernelFilter::default());
             let rw = rw.expect("rewritten runs");
             assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
             assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
@@ -695,7 +708,7 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
             assert_eq!(found, observed, "{target}/{kernel}");
             records_in_shared += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
             // Only one of the two selected: the function is left alone.
-            let (rw, out) = detect_run(&launch, &original, vec![kernel.to_string()]);
+            let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(kernel));
             assert_eq!(rw.expect("runs").outputs, orig.outputs);
             let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
             match &shared.state {
@@ -727,7 +740,7 @@ fn a_function_whose_caller_cannot_grow_is_left_alone() {
         original[at] |= 0x3f;
     }
     let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
-    let (rw, out) = detect_run(&launch, &original, vec!["call_nested".into()]);
+    let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly("call_nested"));
     assert_eq!(rw.expect("runs").outputs, orig.outputs);
     for name in ["_Z5blendff", "_Z14scaled_productff"] {
         let f = out.functions.iter().find(|f| f.name == name).expect("function");

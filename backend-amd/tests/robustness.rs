@@ -6,7 +6,7 @@ mod common;
 
 use proptest::prelude::*;
 use xfpx_amd::descriptor::KernelDescriptor;
-use xfpx_amd::{dump, extract, metadata, CodeObject, DumpFormat, DumpOptions, Target};
+use xfpx_amd::{dump, extract, metadata, CodeObject, DumpOptions, OutputFormat, Target};
 
 /// Every corpus file: code objects and containers.
 fn corpus() -> Vec<Vec<u8>> {
@@ -138,7 +138,7 @@ pub fn exercise(data: &[u8]) {
             }
         }
     }
-    for format in [DumpFormat::Text, DumpFormat::Json] {
+    for format in [OutputFormat::Text, OutputFormat::Json] {
         if let Err(e) = dump(data, &DumpOptions { kernel: None, format }) {
             one_line(&e);
         }

@@ -14,15 +14,14 @@
 //! ahead, in parallel, and NVBit's call for one still in progress waits
 //! for it. A mark older than a minute is stale (a killed call) and removed.
 //!
-//! `XFPX_NVDISASM_CACHE` names the cache folder (default
-//! `$XDG_CACHE_HOME/xfpx/nvdisasm`, else `~/.cache/xfpx/nvdisasm`); `0`
-//! turns the cache off. The disassembler is `NVDISASM` when set (as NVBit
-//! itself reads it), else `nvdisasm` on `PATH`.
+//! The run configuration's `tools.disassembly_cache` (environment variable
+//! `XFPX_NVDISASM_CACHE`) names the cache folder (default
+//! `$XDG_CACHE_HOME/xfpx/nvdisasm`, else `~/.cache/xfpx/nvdisasm`) or turns
+//! the cache off. The disassembler is `NVDISASM` when set (as NVBit itself
+//! reads it), else `nvdisasm` on `PATH`.
 
 use std::path::{Path, PathBuf};
-
-/// Environment variable naming the cache folder (`0`: no cache).
-pub const CACHE_ENV: &str = "XFPX_NVDISASM_CACHE";
+use xfpx_common::config::DisassemblyCache;
 
 /// Where the cache lives and which disassembler it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,17 +31,21 @@ pub struct DisasmCache {
 }
 
 impl DisasmCache {
-    /// The cache the environment asks for; `None` when it is turned off,
-    /// no folder can be named, or no disassembler is found.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Option<DisasmCache> {
-        let dir = match var(CACHE_ENV) {
-            Some(v) if v == "0" => return None,
-            Some(v) if !v.is_empty() => PathBuf::from(v),
-            _ => match (var("XDG_CACHE_HOME").filter(|v| !v.is_empty()), var("HOME").filter(|v| !v.is_empty())) {
-                (Some(x), _) => Path::new(&x).join("xfpx/nvdisasm"),
-                (None, Some(h)) => Path::new(&h).join(".cache/xfpx/nvdisasm"),
-                (None, None) => return None,
-            },
+    /// The cache `setting` asks for, the default folder and the
+    /// disassembler found through the system's variables (`var` reads one:
+    /// `XDG_CACHE_HOME`, `HOME`, `NVDISASM`, `PATH`); `None` when it is
+    /// turned off, no folder can be named, or no disassembler is found.
+    pub fn resolve(setting: &DisassemblyCache, var: impl Fn(&str) -> Option<String>) -> Option<DisasmCache> {
+        let dir = match setting {
+            DisassemblyCache::Off => return None,
+            DisassemblyCache::At(dir) => dir.clone(),
+            DisassemblyCache::Default => {
+                match (var("XDG_CACHE_HOME").filter(|v| !v.is_empty()), var("HOME").filter(|v| !v.is_empty())) {
+                    (Some(x), _) => Path::new(&x).join("xfpx/nvdisasm"),
+                    (None, Some(h)) => Path::new(&h).join(".cache/xfpx/nvdisasm"),
+                    (None, None) => return None,
+                }
+            }
         };
         let real = match var("NVDISASM").filter(|v| !v.is_empty()) {
             Some(p) => PathBuf::from(p),
@@ -137,20 +140,22 @@ mod tests {
     }
 
     #[test]
-    fn the_environment_names_the_cache() {
+    fn the_setting_and_the_system_name_the_cache() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
         };
-        let c = DisasmCache::from_env(env(&[("HOME", "/h"), ("NVDISASM", "/cuda/bin/nvdisasm")])).expect("cache");
-        assert_eq!(c, DisasmCache { dir: "/h/.cache/xfpx/nvdisasm".into(), real: "/cuda/bin/nvdisasm".into() });
+        let default = DisassemblyCache::Default;
         let c =
-            DisasmCache::from_env(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h"), ("NVDISASM", "/n")])).expect("cache");
+            DisasmCache::resolve(&default, env(&[("HOME", "/h"), ("NVDISASM", "/cuda/bin/nvdisasm")])).expect("cache");
+        assert_eq!(c, DisasmCache { dir: "/h/.cache/xfpx/nvdisasm".into(), real: "/cuda/bin/nvdisasm".into() });
+        let c = DisasmCache::resolve(&default, env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h"), ("NVDISASM", "/n")]))
+            .expect("cache");
         assert_eq!(c.dir, PathBuf::from("/x/xfpx/nvdisasm"));
-        let c = DisasmCache::from_env(env(&[(CACHE_ENV, "/c"), ("NVDISASM", "/n")])).expect("cache");
+        let c = DisasmCache::resolve(&DisassemblyCache::At("/c".into()), env(&[("NVDISASM", "/n")])).expect("cache");
         assert_eq!(c.dir, PathBuf::from("/c"));
-        assert_eq!(DisasmCache::from_env(env(&[(CACHE_ENV, "0"), ("NVDISASM", "/n")])), None);
+        assert_eq!(DisasmCache::resolve(&DisassemblyCache::Off, env(&[("HOME", "/h"), ("NVDISASM", "/n")])), None);
         // no disassembler anywhere
-        assert_eq!(DisasmCache::from_env(env(&[("HOME", "/h"), ("PATH", "/nonexistent")])), None);
+        assert_eq!(DisasmCache::resolve(&default, env(&[("HOME", "/h"), ("PATH", "/nonexistent")])), None);
     }
 
     #[test]

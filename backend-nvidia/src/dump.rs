@@ -7,34 +7,26 @@ use crate::modes::plan_kernel;
 use crate::sass::{build_kernel, parse_listing, SassKernel};
 use serde::Serialize;
 use std::fmt::Write as _;
-use xfpx_common::config::Mode;
+use xfpx_common::config::{Mode, OutputFormat};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::Detector;
 
-/// Output format of a dump.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DumpFormat {
-    #[default]
-    Text,
-    Json,
-}
-
 /// What to dump.
 #[derive(Debug, Clone)]
 pub struct DumpOptions {
     /// Only the kernel with this exact name (all when `None`).
     pub kernel: Option<String>,
-    pub format: DumpFormat,
+    pub format: OutputFormat,
     /// The run mode whose plan is shown.
     pub mode: Mode,
 }
 
 impl Default for DumpOptions {
     fn default() -> Self {
-        DumpOptions { kernel: None, format: DumpFormat::Text, mode: Mode::Detect }
+        DumpOptions { kernel: None, format: OutputFormat::Text, mode: Mode::Detect }
     }
 }
 
@@ -47,6 +39,8 @@ pub enum Error {
     Empty,
     #[error("kernel `{0}` is not in the listing")]
     NoKernel(String),
+    #[error("mode {} is not available for NVIDIA (fast, detect)", .0.name())]
+    Mode(Mode),
     #[error("kernel `{kernel}`: {message}")]
     Kernel { kernel: String, message: String },
 }
@@ -77,7 +71,7 @@ fn call_text(c: &CallInsertion) -> String {
 }
 
 /// Render one kernel (shared by the listing dump and the run-time dumps).
-pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], format: DumpFormat) -> String {
+pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], format: OutputFormat) -> String {
     let instructions: Vec<InstrDump> = kernel
         .view
         .instrs
@@ -93,11 +87,11 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
         })
         .collect();
     match format {
-        DumpFormat::Json => {
+        OutputFormat::Json => {
             let d = KernelDump { kernel: &kernel.view.name, plan, calls, instructions };
             serde_json::to_string_pretty(&d).unwrap_or_default()
         }
-        DumpFormat::Text => {
+        OutputFormat::Text => {
             let mut s = String::new();
             let _ = writeln!(
                 s,
@@ -136,6 +130,9 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
 
 /// Dump a saved SASS listing as the detector would instrument it.
 pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
+    if !crate::modes::MODES.contains(&opts.mode) {
+        return Err(Error::Mode(opts.mode));
+    }
     let functions = parse_listing(text)?;
     if functions.is_empty() {
         return Err(Error::Empty);
@@ -157,7 +154,7 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
             .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
             .map_err(|e| fail(e.to_string()))?;
         let mut part = render_kernel(&kernel, &plan, &calls, opts.format);
-        if opts.format == DumpFormat::Text {
+        if opts.format == OutputFormat::Text {
             if let Some(t) = planned.thinned {
                 let _ = writeln!(
                     part,
@@ -172,8 +169,8 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
         parts.push(part);
     }
     Ok(match opts.format {
-        DumpFormat::Text => parts.join("\n"),
-        DumpFormat::Json => format!("[\n{}\n]\n", parts.join(",\n")),
+        OutputFormat::Text => parts.join("\n"),
+        OutputFormat::Json => format!("[\n{}\n]\n", parts.join(",\n")),
     })
 }
 
@@ -191,7 +188,7 @@ mod tests {
         assert!(t.contains("kernel j"));
         let j = dump_listing(
             LISTING,
-            &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, mode: Mode::Detect },
+            &DumpOptions { kernel: Some("k".into()), format: OutputFormat::Json, mode: Mode::Detect },
         )
         .expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
@@ -209,7 +206,7 @@ mod tests {
         ] {
             let e = dump_listing(
                 text,
-                &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, mode: Mode::Detect },
+                &DumpOptions { kernel: kernel.map(String::from), format: OutputFormat::Text, mode: Mode::Detect },
             )
             .expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");

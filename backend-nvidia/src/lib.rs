@@ -1,4 +1,4 @@
-//! NVIDIA backend of xfpx: SASS instruction knowledge ([`sass`]), lowering
+//! NVIDIA backend of xfpx: the CLI's seam ([`backend`]), SASS instruction knowledge ([`sass`]), lowering
 //! of plans to NVBit call insertions ([`lower`]) against the shared device
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod abi;
+pub mod backend;
 pub mod disasm_cache;
 pub mod dump;
 pub mod fatbin;
@@ -26,5 +27,6 @@ pub mod sass;
 pub mod toolbuild;
 mod toolpath;
 
+pub use backend::Nvidia;
 pub use lower::{CallArg, CallInsertion, LowerError, NvbitLowering};
 pub use toolpath::{tool_library, ToolError, TOOL_ENV, TOOL_FILE_NAME};

@@ -13,6 +13,9 @@ use xfpx_common::site::SiteTable;
 use xfpx_common::tool::{Detector, Tool};
 use xfpx_common::view::Operand;
 
+/// The modes this backend plans (the others are refused in one line).
+pub const MODES: &[Mode] = &[Mode::Fast, Mode::Detect];
+
 /// A kernel's plan, and what thinning did to it.
 #[derive(Debug, Clone)]
 pub struct ModePlan {

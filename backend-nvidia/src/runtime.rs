@@ -3,7 +3,7 @@
 //! insertions, line tables read from dumped cubins, and the findings the
 //! device sends, streamed as events to the CLI or written as a report.
 
-use crate::dump::{render_kernel, DumpFormat};
+use crate::dump::render_kernel;
 use crate::lower::{CallInsertion, NvbitLowering};
 use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
-use xfpx_common::config::{KernelFilter, Mode, RunConfig};
+use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
@@ -54,7 +54,6 @@ struct KernelEntry {
 #[derive(Debug)]
 pub struct ToolCore {
     config: RunConfig,
-    filter: KernelFilter,
     detector: Detector,
     sites: SiteTable,
     collector: Collector,
@@ -80,9 +79,9 @@ pub struct ToolCore {
     /// ISA target of the device, e.g. `sm_90`.
     target: Option<String>,
     /// Also search mapped shared objects for line tables (opt-in:
-    /// `XFPX_NVIDIA_LINES=libs`).
+    /// `tools.source_lines`, `XFPX_NVIDIA_LINES=libs`).
     scan_libraries: bool,
-    /// Read line tables at all (`XFPX_NVIDIA_LINES=0` turns this off).
+    /// Read line tables at all (off: `XFPX_NVIDIA_LINES=0`).
     lines_enabled: bool,
     /// Fast mode: what thinning did over all kernels so far.
     thinned: ThinStats,
@@ -103,8 +102,9 @@ impl ToolCore {
     /// A core for `config`; connects to the event socket when one is named
     /// (and falls back to writing the report when it cannot).
     pub fn new(config: RunConfig) -> Result<ToolCore, String> {
-        config.validate().map_err(|e| e.to_string())?;
-        let filter = config.filter().map_err(|e| e.to_string())?;
+        if !crate::modes::MODES.contains(&config.mode) {
+            return Err(crate::dump::Error::Mode(config.mode).to_string());
+        }
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
         let mut notes = Vec::new();
@@ -148,8 +148,10 @@ impl ToolCore {
         let mut collector = Collector::new(run, config.max_records);
         collector.add_process(process.clone());
         let mut core = ToolCore {
+            tools: CubinTools::of(&config.tools),
+            lines_enabled: config.tools.source_lines != SourceLines::Off,
+            scan_libraries: config.tools.source_lines == SourceLines::WithLibraries,
             config,
-            filter,
             detector,
             sites: SiteTable::new(),
             collector,
@@ -161,10 +163,7 @@ impl ToolCore {
             lines_pending: HashMap::new(),
             cubins_read: HashSet::new(),
             scanned_files: HashSet::new(),
-            tools: CubinTools::from_env(),
             target: None,
-            lines_enabled: std::env::var("XFPX_NVIDIA_LINES").map_or(true, |v| v != "0"),
-            scan_libraries: std::env::var("XFPX_NVIDIA_LINES").is_ok_and(|v| v == "libs"),
             thinned: ThinStats::default(),
             finished: false,
             rank,
@@ -177,10 +176,14 @@ impl ToolCore {
         Ok(core)
     }
 
-    /// A core configured from `XFPX_CONFIG` (defaults when unset).
+    /// A core configured from `XFPX_CONFIG` (see [`RunConfig::from_env`]).
     pub fn from_env() -> Result<ToolCore, String> {
-        let config = RunConfig::from_env().map_err(|e| e.to_string())?.unwrap_or_default();
-        ToolCore::new(config)
+        ToolCore::new(RunConfig::from_env().map_err(|e| e.to_string())?)
+    }
+
+    /// The host-side tool settings of the run.
+    pub fn tool_settings(&self) -> &ToolSettings {
+        &self.config.tools
     }
 
     fn emit(&mut self, event: Event) {
@@ -216,7 +219,7 @@ impl ToolCore {
 
     /// Whether the user's filters admit a kernel.
     pub fn wants_kernel(&self, names: KernelNames) -> bool {
-        self.filter.admits(&[names.mangled, names.demangled])
+        self.config.filter().admits(&[names.mangled, names.demangled])
     }
 
     /// A function whose calls could not be inserted after all (the tool's
@@ -249,8 +252,8 @@ impl ToolCore {
         if !self.cubins_read.insert(key) {
             return Ok(());
         }
-        if let Some(dir) = std::env::var_os("XFPX_NVIDIA_KEEP_CUBIN") {
-            let _ = std::fs::write(Path::new(&dir).join(format!("{key:016x}.cubin")), &bytes);
+        if let Some(dir) = &self.config.tools.keep_device_code {
+            let _ = std::fs::write(dir.join(format!("{key:016x}.cubin")), &bytes);
         }
         let listing = self.tools.disassemble(cubin)?;
         let before = self.lines.len();
@@ -290,8 +293,9 @@ impl ToolCore {
     }
 
     /// Look for the line table of `mangled` in the executable, then, with
-    /// `XFPX_NVIDIA_LINES=libs`, in the mapped shared objects with device
-    /// code not larger than `XFPX_NVIDIA_LINES_MAX_MB` (default 64), each
+    /// source lines searched in the libraries (`XFPX_NVIDIA_LINES=libs`), in
+    /// the mapped shared objects with device code not larger than
+    /// `tools.lines_max_file_mb` (`XFPX_NVIDIA_LINES_MAX_MB`, default 64), each
     /// file read once. Libraries are opt-in: a PyTorch run that searched
     /// them by default did not finish within 200 s (9 s without).
     fn find_lines(&mut self, mangled: &str) {
@@ -411,7 +415,7 @@ impl ToolCore {
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
             let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
-            let text = render_kernel(&kernel, &plan, &calls, DumpFormat::Text);
+            let text = render_kernel(&kernel, &plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
                 self.note(&text);
@@ -576,16 +580,12 @@ pub struct CubinTools {
 }
 
 impl CubinTools {
-    /// From `XFPX_CUOBJDUMP`, `XFPX_NVDISASM` and
-    /// `XFPX_NVIDIA_LINES_MAX_MB`, else the tools on PATH and 64 MiB.
-    pub fn from_env() -> CubinTools {
-        let path =
-            |var: &str, default: &str| std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
-        let mb = std::env::var("XFPX_NVIDIA_LINES_MAX_MB").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(64);
+    /// The tools and the file size limit the run configuration names.
+    pub fn of(settings: &ToolSettings) -> CubinTools {
         CubinTools {
-            cuobjdump: path("XFPX_CUOBJDUMP", "cuobjdump"),
-            nvdisasm: path("XFPX_NVDISASM", "nvdisasm"),
-            max_file_bytes: mb * 1024 * 1024,
+            cuobjdump: settings.device_code_extractor.clone(),
+            nvdisasm: settings.line_disassembler.clone(),
+            max_file_bytes: settings.lines_max_file_mb * 1024 * 1024,
         }
     }
 
@@ -655,6 +655,7 @@ mod tests {
     use crate::record::SITE_ENTRY_SIZE;
     use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;
+    use xfpx_common::config::RunSettings;
     use xfpx_common::fp::ExceptionKinds;
 
     fn instrs() -> Vec<(u64, String)> {
@@ -671,7 +672,9 @@ mod tests {
     fn report_without_socket() {
         let report = temp("report.json");
         let config =
-            RunConfig { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunConfig::default() };
+            RunSettings { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunSettings::default() }
+                .check()
+                .expect("valid");
         let mut core = ToolCore::new(config).expect("core");
         core.device("NVIDIA H100", Some("sm_90"));
         core.load_listing_lines(
@@ -724,7 +727,10 @@ mod tests {
     #[test]
     fn a_refused_function_is_reported_as_skipped() {
         let report = temp("refused.json");
-        let mut core = ToolCore::new(RunConfig { report_path: report.clone(), ..RunConfig::default() }).expect("core");
+        let mut core = ToolCore::new(
+            RunSettings { report_path: report.clone(), ..RunSettings::default() }.check().expect("valid"),
+        )
+        .expect("core");
         core.set_lines_enabled(false);
         core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
         core.leave_uninstrumented(NAMES, "a call has 13 arguments");
@@ -742,7 +748,9 @@ mod tests {
         let _ = std::fs::remove_file(&sock);
         let listener = UnixListener::bind(&sock).expect("bind");
         let config =
-            RunConfig { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunConfig::default() };
+            RunSettings { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunSettings::default() }
+                .check()
+                .expect("valid");
         let mut core = ToolCore::new(config).expect("core");
         let (conn, _) = listener.accept().expect("accept");
         core.set_lines_enabled(false);
@@ -792,7 +800,9 @@ mod tests {
         };
         let cuobjdump = script("cuobjdump", cuobjdump_body);
         let nvdisasm = script("nvdisasm", nvdisasm_body);
-        let mut core = ToolCore::new(RunConfig { report_path: temp(report), ..RunConfig::default() }).expect("core");
+        let mut core =
+            ToolCore::new(RunSettings { report_path: temp(report), ..RunSettings::default() }.check().expect("valid"))
+                .expect("core");
         core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
         core.device("test", Some("sm_90"));
         core
@@ -880,8 +890,10 @@ mod tests {
 
     #[test]
     fn unparsable_sass_skips_the_kernel() {
-        let mut core =
-            ToolCore::new(RunConfig { report_path: temp("unused.json"), ..RunConfig::default() }).expect("core");
+        let mut core = ToolCore::new(
+            RunSettings { report_path: temp("unused.json"), ..RunSettings::default() }.check().expect("valid"),
+        )
+        .expect("core");
         core.set_lines_enabled(false);
         let e = core.instrument_function(NAMES, &[(0, "FADD R1,, R2".into())], 0).expect_err("skipped");
         assert!(e.contains("0x0"), "{e}");

@@ -5,12 +5,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use xfpx_common::class::{FpFormat, InstrClass};
+use xfpx_common::config::OutputFormat;
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::verify;
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::{Detector, Tool};
 use xfpx_nvidia::abi;
-use xfpx_nvidia::dump::{dump_listing, DumpFormat, DumpOptions};
+use xfpx_nvidia::dump::{dump_listing, DumpOptions};
 use xfpx_nvidia::sass::{build_kernel, opcodes, parse_listing, SassFunction};
 use xfpx_nvidia::NvbitLowering;
 
@@ -183,7 +184,7 @@ fn every_kernel_plans_verifies_and_lowers() {
 #[test]
 fn golden_dump() {
     let text = read("ops.sm_90.nvdisasm.sass");
-    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: DumpFormat::Text, ..DumpOptions::default() })
+    let dump = dump_listing(&text, &DumpOptions { kernel: None, format: OutputFormat::Text, ..DumpOptions::default() })
         .expect("dumps");
     let golden = fixture("ops.sm_90.dump.txt");
     if std::env::var_os("XFPX_BLESS").is_some_and(|v| v == "1") {

@@ -2,10 +2,24 @@
 //! raw flag values into validated settings.
 
 use anyhow::{anyhow, bail, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+pub use xfpx_common::backend::Inject;
+pub use xfpx_common::config::{Mode, OutputFormat};
 use xfpx_common::fp::ExceptionKinds;
+
+/// The modes `xfpx run` and `xfpx dump --vendor nvidia` offer.
+pub const RUN_MODES: &[Mode] = &[Mode::Fast, Mode::Detect];
+/// The modes an AMD rewrite offers (`dump --rewrite`, `replay --mode`).
+pub const REWRITE_MODES: &[Mode] = &[Mode::Detect, Mode::Screen];
+
+/// A flag taking one of `modes` (the common mode enum, a subset per flag).
+fn modes(modes: &'static [Mode]) -> impl TypedValueParser<Value = Mode> {
+    PossibleValuesParser::new(modes.iter().filter_map(ValueEnum::to_possible_value))
+        .map(|name| Mode::from_name(&name).unwrap_or_default())
+}
 
 /// Find floating-point exceptions (NaN, Inf, subnormals, division by zero)
 /// in unmodified GPU programs.
@@ -52,13 +66,6 @@ pub enum InjectChoice {
     CudaInjection,
 }
 
-/// How the instrumentation library is loaded, once decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inject {
-    Preload,
-    CudaInjection,
-}
-
 /// Parallel launchers, by executable name: around them the library goes
 /// only into the processes that use CUDA (`CUDA_INJECTION64_PATH`); through
 /// `LD_PRELOAD` it also entered the launcher itself, and on a GPU machine
@@ -74,18 +81,11 @@ impl InjectChoice {
             .and_then(|n| n.to_str())
             .is_some_and(|n| LAUNCHERS.contains(&n));
         match self {
-            InjectChoice::Auto if launcher => Inject::CudaInjection,
+            InjectChoice::Auto if launcher => Inject::DriverHook,
             InjectChoice::Auto | InjectChoice::Preload => Inject::Preload,
-            InjectChoice::CudaInjection => Inject::CudaInjection,
+            InjectChoice::CudaInjection => Inject::DriverHook,
         }
     }
-}
-
-/// Output format of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    Text,
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -94,8 +94,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub vendor: VendorChoice,
     /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub mode: RunMode,
+    #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
+    pub mode: Mode,
     /// Instrument only kernels whose name matches this regular expression (repeatable).
     #[arg(long = "kernels", value_name = "RE")]
     pub kernels: Vec<String>,
@@ -151,41 +151,14 @@ pub struct DumpArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
     /// NVIDIA: show the plan of this run mode.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub mode: RunMode,
-    /// AMD only: rewrite the code object for this mode and show the rewritten kernels.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub rewrite: Option<RewriteMode>,
+    #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
+    pub mode: Mode,
+    /// AMD only: rewrite the code object for this mode and show the rewritten kernels (with --kernel RE: only the kernels whose mangled or demangled name matches the regular expression).
+    #[arg(long, value_parser = modes(REWRITE_MODES), value_name = "MODE")]
+    pub rewrite: Option<Mode>,
     /// With --rewrite: write the rewritten code object here.
     #[arg(long, value_name = "NEW", requires = "rewrite")]
     pub out: Option<PathBuf>,
-}
-
-/// What `xfpx run` checks (see `docs/cli.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RunMode {
-    /// Check only results not certain to reach a later check.
-    Fast,
-    /// Check every floating-point result.
-    Detect,
-}
-
-impl RunMode {
-    pub fn config_mode(self) -> xfpx_common::config::Mode {
-        match self {
-            RunMode::Fast => xfpx_common::config::Mode::Fast,
-            RunMode::Detect => xfpx_common::config::Mode::Detect,
-        }
-    }
-}
-
-/// What rewritten AMD code does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RewriteMode {
-    /// Check the result of every floating-point instruction.
-    Detect,
-    /// Read each wave's sticky exception bits at its end (cheap, per kernel).
-    Screen,
 }
 
 /// Vendors whose inputs `xfpx dump` reads.
@@ -241,8 +214,8 @@ pub struct ReplayArgs {
     pub code_object: Option<PathBuf>,
     /// Rewrite the kernel for this mode and report what its instrumentation
     /// recorded (without: what the emulator observes in the original kernel).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub mode: Option<RewriteMode>,
+    #[arg(long, value_parser = modes(REWRITE_MODES), value_name = "MODE")]
+    pub mode: Option<Mode>,
     /// Write each output buffer to DIR/<name>.bin.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -317,24 +290,6 @@ pub fn parse_fail_on(s: &str) -> Result<ExceptionKinds> {
     Ok(kinds)
 }
 
-/// Compile each pattern once to report a bad one in a single line
-/// (`regex`'s own messages span several lines).
-pub fn check_patterns(flag: &str, patterns: &[String]) -> Result<()> {
-    for p in patterns {
-        if let Err(e) = regex::Regex::new(p) {
-            let reason = match &e {
-                regex::Error::Syntax(text) => {
-                    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("syntax error").trim().to_string()
-                }
-                other => other.to_string(),
-            };
-            let reason = reason.strip_prefix("error: ").unwrap_or(&reason).to_string();
-            bail!("invalid {flag} pattern `{p}`: {reason}");
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,14 +314,6 @@ mod tests {
     }
 
     #[test]
-    fn patterns_error_in_one_line() {
-        check_patterns("--kernels", &["^gemm".into(), "k[0-9]+".into()]).expect("valid");
-        let e = check_patterns("--kernels", &["(".into()]).expect_err("bad").to_string();
-        assert!(!e.contains('\n'), "{e}");
-        assert!(e.contains("unclosed group"), "{e}");
-    }
-
-    #[test]
     fn grammar() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
@@ -385,17 +332,28 @@ mod tests {
         assert_eq!(r.output, Some(PathBuf::from("m.json")));
         assert!(Cli::try_parse_from(["xfpx", "report", "a.json", "-o", "m.json"]).is_err(), "-o needs --merge");
         assert!(Cli::try_parse_from(["xfpx", "report", "--merge"]).is_err());
+        // one mode enum, a subset per flag
+        let mode = |args: &[&str]| Cli::try_parse_from(args.iter().copied()).map(|c| c.command);
+        assert!(
+            matches!(mode(&["xfpx", "run", "--mode", "detect", "--", "a"]), Ok(Command::Run(r)) if r.mode == Mode::Detect)
+        );
+        assert!(mode(&["xfpx", "run", "--mode", "screen", "--", "a"]).is_err());
+        assert!(
+            matches!(mode(&["xfpx", "replay", "--mode", "screen", "l.json"]), Ok(Command::Replay(r)) if r.mode == Some(Mode::Screen))
+        );
+        assert!(mode(&["xfpx", "replay", "--mode", "fast", "l.json"]).is_err());
+        assert!(mode(&["xfpx", "dump", "--vendor", "amd", "--rewrite", "count", "f"]).is_err());
     }
 
     #[test]
     fn parallel_launchers_get_the_library_through_cuda_injection() {
         let cmd = |c: &[&str]| c.iter().map(OsString::from).collect::<Vec<_>>();
         let auto = InjectChoice::Auto;
-        assert_eq!(auto.for_command(&cmd(&["/usr/bin/mpirun", "-np", "4", "./app"])), Inject::CudaInjection);
-        assert_eq!(auto.for_command(&cmd(&["srun", "./app"])), Inject::CudaInjection);
+        assert_eq!(auto.for_command(&cmd(&["/usr/bin/mpirun", "-np", "4", "./app"])), Inject::DriverHook);
+        assert_eq!(auto.for_command(&cmd(&["srun", "./app"])), Inject::DriverHook);
         assert_eq!(auto.for_command(&cmd(&["./app", "mpirun"])), Inject::Preload);
         assert_eq!(auto.for_command(&cmd(&["python3", "train.py"])), Inject::Preload);
         assert_eq!(InjectChoice::Preload.for_command(&cmd(&["mpirun", "./app"])), Inject::Preload);
-        assert_eq!(InjectChoice::CudaInjection.for_command(&cmd(&["./app"])), Inject::CudaInjection);
+        assert_eq!(InjectChoice::CudaInjection.for_command(&cmd(&["./app"])), Inject::DriverHook);
     }
 }

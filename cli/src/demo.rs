@@ -10,11 +10,13 @@
 //! table by `cli/demo/regen.sh`, so that findings show their source line;
 //! the launch descriptions are in `cli/demo/`.
 
-use crate::args::{DemoArgs, RewriteMode};
+use crate::args::DemoArgs;
 use crate::output::Outputs;
 use crate::report_io::Destination;
 use crate::summary;
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
+use xfpx_common::backend::ReplayRequest;
+use xfpx_common::config::{Mode, RunSettings};
 use xfpx_common::report::Report;
 
 /// The code object the demo runs: the emulator's `exceptions` fixture for
@@ -32,11 +34,23 @@ const LAUNCHES: [(&str, &str); 3] = [
 pub fn demo_report() -> Result<Report> {
     let dir = crate::run::Scratch::create()?;
     std::fs::write(dir.path().join("exceptions.co"), CODE_OBJECT).context("cannot write the demo's code object")?;
+    let detect = RunSettings { mode: Mode::Detect, ..RunSettings::default() }.check()?;
     let mut merged: Option<Report> = None;
     for (name, text) in LAUNCHES {
         let path = dir.path().join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write the demo launch {name}"))?;
-        let outcome = crate::replay_rewritten::replay_rewritten(&path, RewriteMode::Detect, &Default::default())
+        let request = ReplayRequest {
+            launch: &path,
+            target: None,
+            code_object: None,
+            instrument: Some(&detect),
+            max_instructions: 0,
+            max_waves: 0,
+            progress: None,
+        };
+        let outcome = crate::vendor::emulator()
+            .replay(&request)
+            .map_err(|e| anyhow!(e))
             .with_context(|| format!("demo launch {name}"))?;
         let mut r = outcome.report;
         let kernel = r.kernels.first().map(|k| k.name.clone()).unwrap_or_default();

@@ -1,81 +1,49 @@
 //! `xfpx dump`: show how a saved NVIDIA SASS listing or an AMD code object
 //! would be instrumented, without a GPU. The reading and rendering belong
-//! to the backends; this module reads the file and hands it over. With
-//! `--rewrite MODE`, an AMD code object is rewritten for the exception
-//! detector and the rewritten kernels are shown (and written with `--out`).
+//! to the backends, reached through their seam; this module reads the file
+//! and hands it over. With `--rewrite MODE`, an AMD code object is
+//! rewritten for that mode and the rewritten kernels are shown (and written
+//! with `--out`).
 
-use crate::args::{DumpArgs, DumpVendor, OutputFormat, RewriteMode};
+use crate::args::{DumpArgs, DumpVendor};
 use crate::console::show_raw;
-use anyhow::{bail, Context, Result};
+use crate::vendor::backend_of;
+use anyhow::{anyhow, bail, Context, Result};
+use xfpx_common::backend::{DumpRequest, Progress};
+use xfpx_common::config::{ConfigError, RunSettings};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
+    if a.rewrite.is_some() && a.vendor != DumpVendor::Amd {
+        bail!("--rewrite applies to AMD code objects only (--vendor amd)");
+    }
+    // What is lowered: NVIDIA listings always in `--mode`; AMD code objects
+    // with `--rewrite` only, `--kernel` then a pattern of the filter.
+    let (mode, kernel, patterns) = match (a.vendor, a.rewrite) {
+        (DumpVendor::Nvidia, _) => (Some(a.mode), a.kernel.as_deref(), Vec::new()),
+        (DumpVendor::Amd, Some(mode)) => (Some(mode), None, a.kernel.iter().cloned().collect()),
+        (DumpVendor::Amd, None) => (None, a.kernel.as_deref(), Vec::new()),
+    };
+    let config = mode
+        .map(|mode| RunSettings { mode, kernels: patterns, ..RunSettings::default() }.check())
+        .transpose()
+        .map_err(|e| match e {
+            ConfigError::Pattern { pattern, reason, .. } => anyhow!("invalid --kernel pattern `{pattern}`: {reason}"),
+            other => other.into(),
+        })?;
     let bytes = xfpx_common::limits::read(&a.file, xfpx_common::limits::CODE_OBJECT)
         .with_context(|| format!("cannot read {}", a.file.display()))?;
-    if let Some(mode) = a.rewrite {
-        if a.vendor != DumpVendor::Amd {
-            bail!("--rewrite applies to AMD code objects only (--vendor amd)");
-        }
-        return rewrite(a, &bytes, mode);
-    }
-    match a.vendor {
-        DumpVendor::Nvidia => {
-            let listing = std::str::from_utf8(&bytes)
-                .with_context(|| format!("{} is not a text SASS listing", a.file.display()))?;
-            let opts = xfpx_nvidia::dump::DumpOptions {
-                kernel: a.kernel.clone(),
-                format: match a.format {
-                    OutputFormat::Text => xfpx_nvidia::dump::DumpFormat::Text,
-                    OutputFormat::Json => xfpx_nvidia::dump::DumpFormat::Json,
-                },
-                mode: a.mode.config_mode(),
-            };
-            let text =
-                xfpx_nvidia::dump::dump_listing(listing, &opts).with_context(|| format!("{}", a.file.display()))?;
-            show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
-            Ok(0)
-        }
-        DumpVendor::Amd => {
-            let opts = xfpx_amd::DumpOptions {
-                kernel: a.kernel.clone(),
-                format: match a.format {
-                    OutputFormat::Text => xfpx_amd::DumpFormat::Text,
-                    OutputFormat::Json => xfpx_amd::DumpFormat::Json,
-                },
-            };
-            let text = xfpx_amd::dump(&bytes, &opts).with_context(|| format!("{}", a.file.display()))?;
-            show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
-            Ok(0)
-        }
-    }
-}
-
-/// The backend's rewrite mode for a command-line mode.
-pub fn rewrite_mode(mode: RewriteMode) -> xfpx_amd::rewrite::Mode {
-    match mode {
-        RewriteMode::Detect => xfpx_amd::rewrite::Mode::Detect,
-        RewriteMode::Screen => xfpx_amd::rewrite::Mode::Screen,
-    }
-}
-
-fn rewrite(a: &DumpArgs, bytes: &[u8], mode: RewriteMode) -> Result<i32> {
-    let work = std::sync::Arc::new(xfpx_amd::rewrite::Progress::default());
-    let opts = xfpx_amd::rewrite::RewriteOptions {
-        mode: rewrite_mode(mode),
-        kernels: a.kernel.iter().cloned().collect(),
-        progress: Some(work.clone()),
-        ..Default::default()
-    };
-    let shown = crate::progress::Bar::kernels(work);
-    let outcome = xfpx_amd::rewrite::rewrite(bytes, &opts);
+    let backend = backend_of(a.vendor);
+    let progress = std::sync::Arc::new(Progress::default());
+    let shown = a.rewrite.is_some().then(|| crate::progress::Bar::kernels(progress.clone())).flatten();
+    let request = DumpRequest { kernel, format: a.format, lower: config.as_ref(), progress: Some(progress.clone()) };
+    let dumped = backend.dump(&bytes, &request);
     drop(shown);
-    let outcome = outcome.with_context(|| format!("cannot rewrite {}", a.file.display()))?;
-    if let Some(new) = &a.out {
-        std::fs::write(new, &outcome.bytes).with_context(|| format!("cannot write {}", new.display()))?;
+    let what = if a.rewrite.is_some() { "cannot rewrite " } else { "" };
+    let dumped = dumped.map_err(|e| anyhow!(e)).with_context(|| format!("{what}{}", a.file.display()))?;
+    if let (Some(new), Some(image)) = (&a.out, &dumped.image) {
+        std::fs::write(new, image).with_context(|| format!("cannot write {}", new.display()))?;
     }
-    let text = match a.format {
-        OutputFormat::Text => outcome.to_text(),
-        OutputFormat::Json => outcome.to_json(),
-    };
+    let text = dumped.text;
     show_raw!(if text.ends_with('\n') { text } else { format!("{text}\n") });
     Ok(0)
 }

@@ -17,7 +17,6 @@ mod progress;
 #[cfg(test)]
 mod proptests;
 mod replay;
-mod replay_rewritten;
 mod report_cmd;
 mod report_io;
 mod report_name;

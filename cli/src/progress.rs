@@ -7,7 +7,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -39,20 +39,17 @@ impl Bar {
         Some(Bar { stop, thread: Some(thread) })
     }
 
-    /// A bar over the `total` workgroups of an emulated launch, with the
-    /// counter the emulator increments.
-    pub fn workgroups(total: u64) -> (Option<Bar>, Arc<AtomicU64>) {
-        let done = Arc::new(AtomicU64::new(0));
-        let d = done.clone();
-        let bar = Bar::start("xfpx: replaying [{bar:30}] {pos}/{len} workgroups, {eta} left", move || {
-            (d.load(Ordering::Relaxed), total)
-        });
-        (bar, done)
+    /// A bar over the workgroups of an emulated launch, fed by the
+    /// backend's counters.
+    pub fn workgroups(work: Arc<xfpx_common::backend::Progress>) -> Option<Bar> {
+        Bar::start("xfpx: replaying [{bar:30}] {pos}/{len} workgroups, {eta} left", move || {
+            (work.done.load(Ordering::Relaxed), work.total.load(Ordering::Relaxed))
+        })
     }
 
     /// A bar over the kernels of a code object being rewritten, fed by the
     /// rewriter's counters.
-    pub fn kernels(work: Arc<xfpx_amd::rewrite::Progress>) -> Option<Bar> {
+    pub fn kernels(work: Arc<xfpx_common::backend::Progress>) -> Option<Bar> {
         Bar::start("xfpx: rewriting [{bar:30}] {pos}/{len} kernels", move || {
             (work.done.load(Ordering::Relaxed), work.total.load(Ordering::Relaxed))
         })

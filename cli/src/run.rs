@@ -2,7 +2,7 @@
 //! library and the run configuration, collect the events it streams, and
 //! write the report however the program ends.
 
-use crate::args::{self, Inject, OutputFormat, RunArgs, RunMode};
+use crate::args::{self, Inject, Mode, OutputFormat, RunArgs};
 use crate::console::say;
 use crate::events::{EventSocket, Message};
 use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use xfpx_common::config::{RunConfig, CONFIG_ENV};
+use xfpx_common::backend::LiveBackend;
+use xfpx_common::config::{RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKinds;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, Report, RunInfo};
@@ -52,7 +53,7 @@ struct RunPlan {
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
-        None if a.mode == RunMode::Fast => (1, true),
+        None if a.mode == Mode::Fast => (1, true),
         None => (1, false),
         Some("auto") => (1, true),
         Some(k) => match k.parse::<u32>() {
@@ -62,8 +63,20 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         },
     };
     let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
-    args::check_patterns("--kernels", &a.kernels)?;
-    args::check_patterns("--exclude", &a.exclude)?;
+    // The one check of the configuration, before anything is created; the
+    // settings that environment variables give are read here, once.
+    let config = RunSettings {
+        mode: a.mode,
+        kernels: a.kernels,
+        exclude: a.exclude,
+        sample_every,
+        sample_doubling,
+        instr_range,
+        max_records: a.max_records,
+        dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
+        ..RunSettings::from_environment(|name| std::env::var_os(name))
+    }
+    .check()?;
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
     let report = (!a.no_report)
         .then(|| report_name::expand(&a.report, &NameFields::of_this_process()))
@@ -74,28 +87,12 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     // socket; for stdout or no report, `run` points it into its scratch folder.
     let report_path = match &report {
         Some(Destination::File(p)) => p.clone(),
-        _ => RunConfig::default().report_path,
+        _ => RunSettings::default().report_path,
     };
-    let dump_dir = match a.dump {
-        Some(d) => {
-            std::fs::create_dir_all(&d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
-            Some(std::path::absolute(&d).unwrap_or(d))
-        }
-        None => None,
-    };
-    let config = RunConfig {
-        mode: a.mode.config_mode(),
-        kernels: a.kernels,
-        exclude: a.exclude,
-        sample_every,
-        sample_doubling,
-        instr_range,
-        max_records: a.max_records,
-        report_path,
-        dump_dir,
-        ..RunConfig::default()
-    };
-    config.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(d) = &a.dump {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
+    }
+    let config = config.reporting_to(None, report_path);
     Ok(RunPlan {
         config,
         report,
@@ -146,27 +143,29 @@ pub fn run(a: RunArgs) -> Result<i32> {
     // same way on machines with and without a GPU.
     let drivers = vendor::Drivers::probe(Path::new("/"));
     let vendor = vendor::resolve(vendor_choice, drivers, false)?;
-    let load = tool_library::resolve()?;
+    let live = vendor.live()?;
+    let load = tool_library::resolve(live)?;
     if load != ToolLoad::Nothing {
         vendor::resolve(vendor_choice, drivers, true)?;
-        check_disassembler(std::env::var_os("NVDISASM"), std::env::var_os("PATH"))?;
+        live.check_machine().map_err(|e| anyhow::anyhow!(e))?;
     }
 
     let scratch = Scratch::create()?;
     let socket_path = scratch.0.join("events.sock");
     let mut socket = EventSocket::bind(&socket_path)
         .with_context(|| format!("cannot create the event socket {}", socket_path.display()))?;
-    let mut config = RunConfig { events_socket: Some(socket_path), ..p.config.clone() };
-    if !matches!(p.report, Some(Destination::File(_))) {
-        config.report_path = scratch.0.join("unused-report.json");
-    }
+    let report_path = match p.report {
+        Some(Destination::File(_)) => p.config.report_path.clone(),
+        _ => scratch.0.join("unused-report.json"),
+    };
+    let config = p.config.clone().reporting_to(Some(socket_path), report_path);
     let config_path = scratch.0.join("config.json");
     std::fs::write(&config_path, config.to_json())
         .with_context(|| format!("cannot write the run configuration {}", config_path.display()))?;
 
     let mut cmd = Command::new(&p.command[0]);
     cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
-    cmd.envs(injection_env(&load, p.inject, std::env::var_os("LD_PRELOAD")));
+    cmd.envs(injection_env(live, &load, p.inject, std::env::var_os("LD_PRELOAD")));
     if p.format == OutputFormat::Json || p.report == Some(Destination::Stdout) {
         // stdout carries the report alone; the program's output goes to stderr.
         use std::os::fd::AsFd;
@@ -231,39 +230,16 @@ pub fn run(a: RunArgs) -> Result<i32> {
     Ok(exit_code(&report, p.fail_on))
 }
 
-/// NVBit disassembles each function it instruments with `nvdisasm` (from
-/// `NVDISASM`, else `PATH`): without it no kernel is checked, so the run
-/// stops before the program starts.
-fn check_disassembler(nvdisasm: Option<OsString>, path: Option<OsString>) -> Result<()> {
-    let named = nvdisasm.filter(|v| !v.is_empty()).map(PathBuf::from);
-    let found = match &named {
-        Some(p) => p.is_file(),
-        None => path.is_some_and(|p| xfpx_nvidia::disasm_cache::find_on_path("nvdisasm", p).is_some()),
-    };
-    if found {
-        return Ok(());
-    }
-    match named {
-        Some(p) => bail!("NVDISASM names {}, which is not a file: NVBit needs CUDA's nvdisasm", p.display()),
-        None => bail!("nvdisasm not found on PATH: NVBit needs it; put CUDA's bin directory on PATH (or set NVDISASM)"),
-    }
-}
-
-/// The environment variables that load the tool library into the program:
-/// `LD_PRELOAD` (appended to the existing value) or `CUDA_INJECTION64_PATH`.
-pub fn injection_env(load: &ToolLoad, inject: Inject, existing_preload: Option<OsString>) -> Vec<(OsString, OsString)> {
+/// The environment variables that load the tool library into the program
+/// (the live backend's), none under the test hook.
+pub fn injection_env(
+    live: &dyn LiveBackend,
+    load: &ToolLoad,
+    inject: Inject,
+    existing_preload: Option<OsString>,
+) -> Vec<(OsString, OsString)> {
     let ToolLoad::Library(lib) = load else { return Vec::new() };
-    match inject {
-        Inject::Preload => {
-            let mut preload = existing_preload.filter(|v| !v.is_empty()).unwrap_or_default();
-            if !preload.is_empty() {
-                preload.push(":");
-            }
-            preload.push(lib.as_os_str());
-            vec![("LD_PRELOAD".into(), preload)]
-        }
-        Inject::CudaInjection => vec![("CUDA_INJECTION64_PATH".into(), lib.as_os_str().to_owned())],
-    }
+    live.environment(lib, inject, existing_preload)
 }
 
 /// The exit code of `xfpx run`: with `--fail-on`, [`EXIT_FINDINGS`] when it
@@ -522,7 +498,7 @@ fn never_attached(connections: u64, exit_127: bool, load: &ToolLoad, inject: Inj
         Inject::Preload => format!(
             "{head}: the program may not have used the GPU, or it (or its launcher) reset LD_PRELOAD: try --inject cuda-injection"
         ),
-        Inject::CudaInjection => format!(
+        Inject::DriverHook => format!(
             "{head}: the program may not have used the GPU, or its launcher dropped CUDA_INJECTION64_PATH from the environment: make sure it reaches the program, or try --inject preload"
         ),
     }
@@ -542,21 +518,20 @@ mod tests {
 
     #[test]
     fn injection() {
+        let nvidia = crate::vendor::Vendor::Nvidia.live().expect("live");
         let lib = ToolLoad::Library(PathBuf::from("/opt/x/libxfpx_nvbit.so"));
         let env = |load: &ToolLoad, inject, existing: Option<&str>| {
-            injection_env(load, inject, existing.map(OsString::from))
+            injection_env(nvidia, load, inject, existing.map(OsString::from))
                 .into_iter()
                 .map(|(k, v)| (k.into_string().expect("utf-8"), v.into_string().expect("utf-8")))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(env(&lib, Inject::Preload, None), [("LD_PRELOAD".into(), "/opt/x/libxfpx_nvbit.so".into())]);
-        assert_eq!(env(&lib, Inject::Preload, Some("")), [("LD_PRELOAD".into(), "/opt/x/libxfpx_nvbit.so".into())]);
         assert_eq!(
             env(&lib, Inject::Preload, Some("libfoo.so")),
             [("LD_PRELOAD".into(), "libfoo.so:/opt/x/libxfpx_nvbit.so".into())]
         );
         assert_eq!(
-            env(&lib, Inject::CudaInjection, Some("libfoo.so")),
+            env(&lib, Inject::DriverHook, Some("libfoo.so")),
             [("CUDA_INJECTION64_PATH".into(), "/opt/x/libxfpx_nvbit.so".into())]
         );
         assert!(env(&ToolLoad::Nothing, Inject::Preload, Some("libfoo.so")).is_empty());
@@ -581,7 +556,7 @@ mod tests {
         let n = notes(ExitStatus::Code { code: 0 }, Inject::Preload);
         assert!(n.iter().any(|n| n.contains("try --inject cuda-injection")), "{n:?}");
         // Already in use: another remedy is named.
-        let n = notes(ExitStatus::Code { code: 0 }, Inject::CudaInjection);
+        let n = notes(ExitStatus::Code { code: 0 }, Inject::DriverHook);
         assert!(n.iter().any(|n| n.contains("CUDA_INJECTION64_PATH")), "{n:?}");
         assert!(!n.iter().any(|n| n.contains("try --inject cuda-injection")), "{n:?}");
         let mut attached = LoopState::new(collector());
@@ -653,26 +628,12 @@ mod tests {
         let every = parse(&["--sample", "1"]).expect("parses");
         assert!(!every.config.sample_doubling);
         let detect = parse(&["--mode", "detect"]).expect("parses");
-        assert_eq!((detect.config.mode, detect.config.sample_doubling), (xfpx_common::config::Mode::Detect, false));
+        assert_eq!((detect.config.mode, detect.config.sample_doubling), (Mode::Detect, false));
         assert!(parse(&["--sample", "often"]).is_err());
         assert_eq!(ok.config.instr_range, Some((2, 9)));
         assert_eq!(ok.config.max_records, Some(3));
         assert!(ok.config.report_path.is_absolute());
         assert_eq!(parse(&["--report", "-"]).expect("valid").report, Some(Destination::Stdout));
         assert_eq!(parse(&["--no-report"]).expect("valid").report, None);
-    }
-
-    #[test]
-    fn a_missing_disassembler_stops_the_run() {
-        let d = tempfile::tempdir().expect("scratch");
-        let e = check_disassembler(None, Some(d.path().into())).expect_err("no nvdisasm");
-        assert!(e.to_string().starts_with("nvdisasm not found on PATH"), "{e}");
-        let fake = d.path().join("nvdisasm");
-        std::fs::write(&fake, "").expect("write");
-        check_disassembler(None, Some(d.path().into())).expect("found on PATH");
-        check_disassembler(Some(fake.clone().into()), None).expect("named");
-        let e =
-            check_disassembler(Some(d.path().join("none").into()), Some(d.path().into())).expect_err("named, absent");
-        assert!(e.to_string().starts_with("NVDISASM names "), "{e}");
     }
 }

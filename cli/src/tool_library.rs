@@ -1,5 +1,5 @@
-//! What `xfpx run` loads into the program: the NVBit tool library, found
-//! by `xfpx_nvidia::tool_library` (the environment variable
+//! What `xfpx run` loads into the program: the live backend's library
+//! (for NVIDIA the NVBit tool library: the environment variable
 //! `XFPX_NVBIT_TOOL`, then `libxfpx_nvbit.so` beside the `xfpx` executable,
 //! in `../lib/` from it, and in the workspace's `target/nvbit-tool/`), or
 //! nothing under the test hook.
@@ -10,8 +10,9 @@
 //! scripted program to exercise the event protocol and report writing. It
 //! finds nothing in a real GPU program.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use std::path::PathBuf;
+use xfpx_common::backend::LiveBackend;
 
 /// Test hook: `none` loads no instrumentation library.
 pub const TOOL_LIBRARY_ENV: &str = "XFPX_TOOL_LIBRARY";
@@ -25,14 +26,14 @@ pub enum ToolLoad {
     Nothing,
 }
 
-/// Resolve what to load, from the environment and the executable's place.
-pub fn resolve() -> Result<ToolLoad> {
+/// Resolve what to load: the test hook, else `live`'s library.
+pub fn resolve(live: &dyn LiveBackend) -> Result<ToolLoad> {
     if let Some(v) = std::env::var_os(TOOL_LIBRARY_ENV) {
         if v == "none" {
             return Ok(ToolLoad::Nothing);
         }
         bail!("{TOOL_LIBRARY_ENV} accepts only `none` (a test hook), not `{}`", v.to_string_lossy());
     }
-    let lib = xfpx_nvidia::tool_library()?;
+    let lib = live.library().map_err(|e| anyhow!(e))?;
     Ok(ToolLoad::Library(std::path::absolute(&lib).unwrap_or(lib)))
 }

@@ -1,9 +1,27 @@
-//! Which GPU vendor a run targets: the `--vendor` choice resolved against
-//! the drivers present on this machine.
+//! Which GPU vendor a command targets: the `--vendor` choice resolved
+//! against the drivers present on this machine, and each vendor's backend
+//! (the seam of [`xfpx_common::backend`]) that the commands drive.
 
-use crate::args::VendorChoice;
+use crate::args::{DumpVendor, VendorChoice};
 use anyhow::{bail, Result};
 use std::path::Path;
+use xfpx_common::backend::{Backend, EmulatedBackend, LiveBackend};
+
+static NVIDIA: xfpx_nvidia::Nvidia = xfpx_nvidia::Nvidia;
+static AMD: xfpx_amd::Amd = xfpx_amd::Amd;
+
+/// The backend that reads a vendor's saved images (`xfpx dump`).
+pub fn backend_of(vendor: DumpVendor) -> &'static dyn Backend {
+    match vendor {
+        DumpVendor::Nvidia => &NVIDIA,
+        DumpVendor::Amd => &AMD,
+    }
+}
+
+/// The backend with an emulator (`xfpx replay`, `xfpx demo`).
+pub fn emulator() -> &'static dyn EmulatedBackend {
+    &AMD
+}
 
 /// Files whose presence shows a loaded NVIDIA kernel driver.
 pub const NVIDIA_DRIVER_PATHS: &[&str] = &["/proc/driver/nvidia/version", "/dev/nvidiactl"];
@@ -17,10 +35,23 @@ pub enum Vendor {
 }
 
 impl Vendor {
+    /// The vendor's backend.
+    pub fn backend(self) -> &'static dyn Backend {
+        match self {
+            Vendor::Nvidia => &NVIDIA,
+        }
+    }
+
     /// The vendor name written into reports.
     pub fn name(self) -> &'static str {
-        match self {
-            Vendor::Nvidia => "nvidia",
+        self.backend().name()
+    }
+
+    /// How programs run instrumented on this vendor's GPUs.
+    pub fn live(self) -> Result<&'static dyn LiveBackend> {
+        match self.backend().live() {
+            Some(live) => Ok(live),
+            None => bail!("live runs on {} GPUs are not part of this release", self.name()),
         }
     }
 }

@@ -1,37 +1,59 @@
 //! The run configuration the CLI hands to a backend: one JSON file, named
 //! by the environment variable [`CONFIG_ENV`] in the program under test.
+//!
+//! [`RunSettings`] is what the file holds, unchecked; [`RunConfig`] is a
+//! checked one (its kernel patterns compiled once), made only by
+//! [`RunSettings::check`] or by loading a file. Every setting that changes
+//! what a backend does is a field here; the environment variables that may
+//! also set some of them are read in one place, [`RunSettings::from_environment`].
 
 use crate::fp::ExceptionKinds;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the configuration file.
 pub const CONFIG_ENV: &str = "XFPX_CONFIG";
 
-/// What the backend instruments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What instrumented code does: the one list of modes. Each command and
+/// backend accepts the modes it lowers and refuses the others in one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Check only results that are not certain to reach a later check
-    /// (see [`crate::observe`]): NaN, infinity and division by zero are
+    /// Check only results not certain to reach a later check.
+    ///
+    /// See [`crate::observe`]: NaN, infinity and division by zero are
     /// found in every kernel where they occur; subnormals only where they
     /// are checked; findings may be located downstream of their origin.
     #[default]
     Fast,
-    /// Check the result of every floating-point instruction (precise: every
-    /// finding is located at its instruction).
+    /// Check every floating-point result.
+    ///
+    /// Precise: every finding is located at its instruction.
     Detect,
+    /// Read each wave's sticky exception bits at its end (cheap, per kernel).
+    ///
+    /// AMD rewrites only: one record per kernel, no instruction located.
+    Screen,
+    /// Count the wave instructions each kernel executes.
+    ///
+    /// AMD rewrites only, a test of the rewriter: a counter before every
+    /// instruction exercises the relocation of every kind of instruction.
+    Count,
 }
 
 impl Mode {
     /// Every mode, in the order `--help` lists them.
-    pub const ALL: [Mode; 2] = [Mode::Fast, Mode::Detect];
+    pub const ALL: [Mode; 4] = [Mode::Fast, Mode::Detect, Mode::Screen, Mode::Count];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Fast => "fast",
             Mode::Detect => "detect",
+            Mode::Screen => "screen",
+            Mode::Count => "count",
         }
     }
 
@@ -40,9 +62,136 @@ impl Mode {
     }
 }
 
-/// Everything a backend needs to know about the run.
+/// How a command renders what it shows: the one text/JSON choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Where source lines of findings are looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceLines {
+    /// Not at all.
+    Off,
+    /// In the program's own device code.
+    #[default]
+    Program,
+    /// Also in the shared libraries with device code the program maps
+    /// (opt-in: a PyTorch run that searched them did not finish in 200 s).
+    WithLibraries,
+}
+
+/// Where disassembled functions are kept between runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisassemblyCache {
+    /// The user's cache folder (`$XDG_CACHE_HOME/xfpx/nvdisasm`, else
+    /// `~/.cache/xfpx/nvdisasm`).
+    #[default]
+    Default,
+    /// No cache.
+    Off,
+    /// This folder.
+    At(PathBuf),
+}
+
+/// Settings of the backend's host-side tools: where source lines come
+/// from and how functions are disassembled. Each has an environment
+/// variable (read by [`RunSettings::from_environment`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunConfig {
+#[serde(default)]
+pub struct ToolSettings {
+    /// Where line tables are read (`XFPX_NVIDIA_LINES`: `0` off, `libs`
+    /// with the libraries).
+    pub source_lines: SourceLines,
+    /// Mapped files larger than this many MiB are not searched for line
+    /// tables (`XFPX_NVIDIA_LINES_MAX_MB`, default 64).
+    pub lines_max_file_mb: u64,
+    /// Keep a copy of each device code image read for line tables in this
+    /// folder (`XFPX_NVIDIA_KEEP_CUBIN`).
+    pub keep_device_code: Option<PathBuf>,
+    /// The disassembler that reads line tables (`XFPX_NVDISASM`, default
+    /// `nvdisasm` on `PATH`).
+    pub line_disassembler: PathBuf,
+    /// The tool that extracts device code from files (`XFPX_CUOBJDUMP`,
+    /// default `cuobjdump` on `PATH`).
+    pub device_code_extractor: PathBuf,
+    /// The disassembly cache (`XFPX_NVDISASM_CACHE`: a folder, or `0`).
+    pub disassembly_cache: DisassemblyCache,
+    /// Functions disassembled ahead of the instrumentation framework, the
+    /// program's first (`XFPX_PREFILL`, default 512; 0: none).
+    pub disassemble_ahead: usize,
+}
+
+/// Functions disassembled ahead unless `XFPX_PREFILL` says.
+pub const DEFAULT_DISASSEMBLE_AHEAD: usize = 512;
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        ToolSettings {
+            source_lines: SourceLines::Program,
+            lines_max_file_mb: 64,
+            keep_device_code: None,
+            line_disassembler: PathBuf::from("nvdisasm"),
+            device_code_extractor: PathBuf::from("cuobjdump"),
+            disassembly_cache: DisassemblyCache::Default,
+            disassemble_ahead: DEFAULT_DISASSEMBLE_AHEAD,
+        }
+    }
+}
+
+/// The environment variables [`RunSettings::from_environment`] reads.
+pub const SETTINGS_ENV: [&str; 7] = [
+    "XFPX_NVIDIA_LINES",
+    "XFPX_NVIDIA_LINES_MAX_MB",
+    "XFPX_NVIDIA_KEEP_CUBIN",
+    "XFPX_NVDISASM",
+    "XFPX_CUOBJDUMP",
+    "XFPX_NVDISASM_CACHE",
+    "XFPX_PREFILL",
+];
+
+impl ToolSettings {
+    /// The settings the environment variables ask for (`var` reads one),
+    /// the defaults where a variable is unset or not understood.
+    pub fn from_environment(var: impl Fn(&str) -> Option<OsString>) -> ToolSettings {
+        let d = ToolSettings::default();
+        let text = |name: &str| var(name).map(|v| v.to_string_lossy().into_owned());
+        let lines = text("XFPX_NVIDIA_LINES");
+        ToolSettings {
+            source_lines: match lines.as_deref() {
+                Some("0") => SourceLines::Off,
+                Some("libs") => SourceLines::WithLibraries,
+                _ => SourceLines::Program,
+            },
+            lines_max_file_mb: text("XFPX_NVIDIA_LINES_MAX_MB")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(d.lines_max_file_mb),
+            keep_device_code: var("XFPX_NVIDIA_KEEP_CUBIN").map(PathBuf::from),
+            line_disassembler: var("XFPX_NVDISASM").map_or(d.line_disassembler, PathBuf::from),
+            device_code_extractor: var("XFPX_CUOBJDUMP").map_or(d.device_code_extractor, PathBuf::from),
+            disassembly_cache: match var("XFPX_NVDISASM_CACHE").filter(|v| !v.is_empty()) {
+                Some(v) if v == "0" => DisassemblyCache::Off,
+                Some(v) => DisassemblyCache::At(PathBuf::from(v)),
+                None => DisassemblyCache::Default,
+            },
+            disassemble_ahead: match text("XFPX_PREFILL").as_deref().map(str::trim) {
+                None | Some("") => DEFAULT_DISASSEMBLE_AHEAD,
+                Some(v) => v.parse().unwrap_or(DEFAULT_DISASSEMBLE_AHEAD),
+            },
+        }
+    }
+}
+
+/// Everything a backend needs to know about the run, as the configuration
+/// file holds it. Unchecked: [`RunSettings::check`] makes a [`RunConfig`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSettings {
     pub mode: Mode,
     /// Exception kinds to look for.
     pub kinds: ExceptionKinds,
@@ -68,11 +217,14 @@ pub struct RunConfig {
     pub events_socket: Option<PathBuf>,
     /// Write per-kernel instrumentation dumps here.
     pub dump_dir: Option<PathBuf>,
+    /// The backend's host-side tools (source lines, disassembly).
+    #[serde(default)]
+    pub tools: ToolSettings,
 }
 
-impl Default for RunConfig {
+impl Default for RunSettings {
     fn default() -> Self {
-        RunConfig {
+        RunSettings {
             mode: Mode::Fast,
             kinds: ExceptionKinds::ALL,
             kernels: Vec::new(),
@@ -84,6 +236,7 @@ impl Default for RunConfig {
             report_path: PathBuf::from("xfpx-report.json"),
             events_socket: None,
             dump_dir: None,
+            tools: ToolSettings::default(),
         }
     }
 }
@@ -95,39 +248,24 @@ pub enum ConfigError {
     Read { path: PathBuf, source: crate::limits::ReadError },
     #[error("configuration {path} is invalid: {source}")]
     Parse { path: PathBuf, source: serde_json::Error },
-    #[error("invalid kernel pattern `{pattern}`: {source}")]
-    Pattern { pattern: String, source: Box<regex::Error> },
+    /// A kernel pattern that is not a regular expression; `list` is the
+    /// flag it came from (`--kernels`, `--exclude`), `reason` one line.
+    #[error("invalid {list} pattern `{pattern}`: {reason}")]
+    Pattern { list: &'static str, pattern: String, reason: String },
     #[error("invalid configuration: {0}")]
     Invalid(String),
 }
 
-impl RunConfig {
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+impl RunSettings {
+    /// The defaults, with the settings the environment variables ask for
+    /// (the one place they are read; `var` reads one).
+    pub fn from_environment(var: impl Fn(&str) -> Option<OsString>) -> RunSettings {
+        RunSettings { tools: ToolSettings::from_environment(var), ..RunSettings::default() }
     }
 
-    pub fn from_json(text: &str, path: &Path) -> Result<RunConfig, ConfigError> {
-        let c: RunConfig =
-            serde_json::from_str(text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })?;
-        c.validate()?;
-        Ok(c)
-    }
-
-    pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
-        let text = crate::limits::read_text(path, crate::limits::CONFIG)
-            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
-        RunConfig::from_json(&text, path)
-    }
-
-    /// The configuration named by [`CONFIG_ENV`], or `None` when unset.
-    pub fn from_env() -> Result<Option<RunConfig>, ConfigError> {
-        match std::env::var_os(CONFIG_ENV) {
-            Some(p) => RunConfig::load(Path::new(&p)).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    /// Check the settings and compile their kernel patterns: the one
+    /// validation of a run configuration.
+    pub fn check(self) -> Result<RunConfig, ConfigError> {
         if self.sample_every == 0 {
             return Err(ConfigError::Invalid("sample_every must be at least 1".into()));
         }
@@ -136,12 +274,77 @@ impl RunConfig {
                 return Err(ConfigError::Invalid(format!("empty instruction range {a}:{b}")));
             }
         }
-        self.filter().map(|_| ())
+        let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
+        Ok(RunConfig { settings: self, filter })
+    }
+}
+
+/// A checked run configuration: its settings (read through `Deref`) and
+/// its compiled kernel filter.
+#[derive(Debug, Clone, Default)]
+pub struct RunConfig {
+    settings: RunSettings,
+    filter: KernelFilter,
+}
+
+impl PartialEq for RunConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.settings == other.settings
+    }
+}
+
+impl std::ops::Deref for RunConfig {
+    type Target = RunSettings;
+    fn deref(&self) -> &RunSettings {
+        &self.settings
+    }
+}
+
+impl RunConfig {
+    /// The settings, e.g. to write them for another process.
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
     }
 
     /// The compiled kernel filter.
-    pub fn filter(&self) -> Result<KernelFilter, ConfigError> {
-        KernelFilter::new(&self.kernels, &self.exclude)
+    pub fn filter(&self) -> &KernelFilter {
+        &self.filter
+    }
+
+    /// The same configuration reporting to `events_socket` and writing its
+    /// report (when it cannot reach the socket) to `report_path`: settings
+    /// that need no check.
+    pub fn reporting_to(mut self, events_socket: Option<PathBuf>, report_path: PathBuf) -> RunConfig {
+        self.settings.events_socket = events_socket;
+        self.settings.report_path = report_path;
+        self
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.settings).unwrap_or_default()
+    }
+
+    pub fn from_json(text: &str, path: &Path) -> Result<RunConfig, ConfigError> {
+        let s: RunSettings =
+            serde_json::from_str(text).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })?;
+        s.check()
+    }
+
+    pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+        let text = crate::limits::read_text(path, crate::limits::CONFIG)
+            .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        RunConfig::from_json(&text, path)
+    }
+
+    /// The configuration of an instrumented process: the file named by
+    /// [`CONFIG_ENV`] (which holds every setting), or, when that is unset,
+    /// the defaults with the environment's settings
+    /// ([`RunSettings::from_environment`]).
+    pub fn from_env() -> Result<RunConfig, ConfigError> {
+        match std::env::var_os(CONFIG_ENV) {
+            Some(p) => RunConfig::load(Path::new(&p)),
+            None => RunSettings::from_environment(|k| std::env::var_os(k)).check(),
+        }
     }
 
     /// The report's `sample_every`: the stride, or 0 when the launches
@@ -163,21 +366,30 @@ impl RunConfig {
     }
 }
 
-/// Include/exclude regular expressions over kernel names.
-#[derive(Debug, Clone)]
+/// Include/exclude regular expressions over kernel names, compiled. A
+/// kernel is known by its mangled name and, where it has one, its
+/// demangled name: a pattern matching either selects it.
+#[derive(Debug, Clone, Default)]
 pub struct KernelFilter {
     include: Vec<Regex>,
+    /// Names selected exactly (as by [`KernelFilter::exactly`]).
+    names: Vec<String>,
     exclude: Vec<Regex>,
 }
 
 impl KernelFilter {
+    /// Compile the patterns; a bad one is refused with a one-line reason.
     pub fn new(include: &[String], exclude: &[String]) -> Result<KernelFilter, ConfigError> {
-        let compile =
-            |p: &String| Regex::new(p).map_err(|e| ConfigError::Pattern { pattern: p.clone(), source: Box::new(e) });
         Ok(KernelFilter {
-            include: include.iter().map(compile).collect::<Result<_, _>>()?,
-            exclude: exclude.iter().map(compile).collect::<Result<_, _>>()?,
+            include: compile("--kernels", include)?,
+            names: Vec::new(),
+            exclude: compile("--exclude", exclude)?,
         })
+    }
+
+    /// Only the kernel whose mangled or demangled name is `name` exactly.
+    pub fn exactly(name: &str) -> KernelFilter {
+        KernelFilter { include: Vec::new(), names: vec![name.to_string()], exclude: Vec::new() }
     }
 
     /// True when a kernel known by any of `names` (e.g. mangled and
@@ -186,10 +398,31 @@ impl KernelFilter {
     pub fn admits(&self, names: &[&str]) -> bool {
         let demangled: Vec<String> = names.iter().filter_map(|n| crate::names::demangle(n)).collect();
         let all: Vec<&str> = names.iter().copied().chain(demangled.iter().map(String::as_str)).collect();
-        let inc = self.include.is_empty() || all.iter().any(|n| self.include.iter().any(|r| r.is_match(n)));
+        let inc = (self.include.is_empty() && self.names.is_empty())
+            || all.iter().any(|n| self.include.iter().any(|r| r.is_match(n)) || self.names.iter().any(|x| x == n));
         let exc = all.iter().any(|n| self.exclude.iter().any(|r| r.is_match(n)));
         inc && !exc
     }
+}
+
+/// Compile each pattern of `list`, the first bad one an error in one line
+/// (`regex`'s own messages span several).
+fn compile(list: &'static str, patterns: &[String]) -> Result<Vec<Regex>, ConfigError> {
+    patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p).map_err(|e| {
+                let reason = match &e {
+                    regex::Error::Syntax(text) => {
+                        text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("syntax error").trim().to_string()
+                    }
+                    other => other.to_string(),
+                };
+                let reason = reason.strip_prefix("error: ").unwrap_or(&reason).to_string();
+                ConfigError::Pattern { list, pattern: p.clone(), reason }
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -199,14 +432,74 @@ mod tests {
 
     #[test]
     fn round_trip_and_validation() {
-        let c = RunConfig { kernels: vec!["^gemm".into()], sample_every: 3, ..RunConfig::default() };
-        let back = RunConfig::from_json(&c.to_json(), Path::new("c.json")).expect("valid");
-        assert_eq!(back, c);
-        let bad = RunConfig { kernels: vec!["(".into()], ..RunConfig::default() };
-        assert!(matches!(bad.validate(), Err(ConfigError::Pattern { .. })));
-        let bad = RunConfig { sample_every: 0, ..RunConfig::default() };
-        assert!(bad.validate().is_err());
+        let c = RunSettings { kernels: vec!["^gemm".into()], sample_every: 3, ..RunSettings::default() };
+        let back =
+            RunConfig::from_json(&c.clone().check().expect("valid").to_json(), Path::new("c.json")).expect("valid");
+        assert_eq!(back.settings(), &c);
+        let bad = RunSettings { kernels: vec!["(".into()], ..RunSettings::default() };
+        let e = bad.check().expect_err("bad pattern");
+        assert!(matches!(e, ConfigError::Pattern { .. }));
+        let e = e.to_string();
+        assert!(
+            !e.contains('\n') && e.starts_with("invalid --kernels pattern `(`: ") && e.contains("unclosed group"),
+            "{e}"
+        );
+        let bad = RunSettings { sample_every: 0, ..RunSettings::default() };
+        assert!(bad.check().is_err());
         assert!(RunConfig::from_json("{", Path::new("c.json")).is_err());
+        // a file written before the tool settings existed still reads
+        let old = r#"{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"r.json","events_socket":null,"dump_dir":null}"#;
+        let c = RunConfig::from_json(old, Path::new("c.json")).expect("old file");
+        assert_eq!(c.tools, ToolSettings::default());
+        // and one naming some tool settings only
+        let some = old.replace("}", r#","tools":{"keep_device_code":"/k","source_lines":"with_libraries"}}"#);
+        let c = RunConfig::from_json(&some, Path::new("c.json")).expect("partial tools");
+        assert_eq!(c.tools.keep_device_code, Some(PathBuf::from("/k")));
+        assert_eq!(c.tools.source_lines, SourceLines::WithLibraries);
+        assert_eq!(c.tools.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
+    }
+
+    #[test]
+    fn settings_from_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| OsString::from(*v))
+        };
+        assert_eq!(ToolSettings::from_environment(env(&[])), ToolSettings::default());
+        let t = ToolSettings::from_environment(env(&[
+            ("XFPX_NVIDIA_LINES", "libs"),
+            ("XFPX_NVIDIA_LINES_MAX_MB", "8"),
+            ("XFPX_NVIDIA_KEEP_CUBIN", "/k"),
+            ("XFPX_NVDISASM", "/n"),
+            ("XFPX_CUOBJDUMP", "/c"),
+            ("XFPX_NVDISASM_CACHE", "0"),
+            ("XFPX_PREFILL", " 7 "),
+        ]));
+        assert_eq!(
+            t,
+            ToolSettings {
+                source_lines: SourceLines::WithLibraries,
+                lines_max_file_mb: 8,
+                keep_device_code: Some("/k".into()),
+                line_disassembler: "/n".into(),
+                device_code_extractor: "/c".into(),
+                disassembly_cache: DisassemblyCache::Off,
+                disassemble_ahead: 7,
+            }
+        );
+        let t = ToolSettings::from_environment(env(&[
+            ("XFPX_NVIDIA_LINES", "0"),
+            ("XFPX_NVIDIA_LINES_MAX_MB", "many"),
+            ("XFPX_NVDISASM_CACHE", "/c"),
+            ("XFPX_PREFILL", "x"),
+        ]));
+        assert_eq!(t.source_lines, SourceLines::Off);
+        assert_eq!(t.lines_max_file_mb, 64);
+        assert_eq!(t.disassembly_cache, DisassemblyCache::At("/c".into()));
+        assert_eq!(t.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
+        assert_eq!(
+            ToolSettings::from_environment(env(&[("XFPX_NVIDIA_LINES", "1")])).source_lines,
+            SourceLines::Program
+        );
     }
 
     #[test]
@@ -222,13 +515,17 @@ mod tests {
         let f = KernelFilter::new(&[], &["^app::".into()]).expect("patterns");
         assert!(!f.admits(&["_ZN3app10normalizedEPfPKfi"]));
         assert!(f.admits(&["_ZN3lib10normalizedEPfPKfi"]));
-        assert_eq!(RunConfig { sample_every: 4, ..RunConfig::default() }.reported_sample_every(), 4);
-        assert_eq!(RunConfig { sample_doubling: true, ..RunConfig::default() }.reported_sample_every(), 0);
-        let c = RunConfig { sample_every: 4, ..RunConfig::default() };
-        let sampled: Vec<u64> = (0..9).filter(|i| c.samples_launch(*i)).collect();
+        let f = KernelFilter::exactly("k.x");
+        assert!(f.admits(&["k.x"]) && !f.admits(&["kax"]) && !f.admits(&["k.x2"]));
+        assert!(KernelFilter::default().admits(&["anything"]));
+        let c = |s: RunSettings| s.check().expect("valid");
+        assert_eq!(c(RunSettings { sample_every: 4, ..RunSettings::default() }).reported_sample_every(), 4);
+        assert_eq!(c(RunSettings { sample_doubling: true, ..RunSettings::default() }).reported_sample_every(), 0);
+        let every4 = c(RunSettings { sample_every: 4, ..RunSettings::default() });
+        let sampled: Vec<u64> = (0..9).filter(|i| every4.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 4, 8]);
-        let c = RunConfig { sample_doubling: true, ..RunConfig::default() };
-        let sampled: Vec<u64> = (0..100).filter(|i| c.samples_launch(*i)).collect();
+        let doubling = c(RunSettings { sample_doubling: true, ..RunSettings::default() });
+        let sampled: Vec<u64> = (0..100).filter(|i| doubling.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 1, 2, 3, 7, 15, 31, 63]);
     }
 }

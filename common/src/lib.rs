@@ -14,13 +14,16 @@
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
-//! - [`config`]: the run configuration handed from the CLI to a backend;
+//! - [`config`]: the run configuration handed from the CLI to a backend,
+//!   checked once, and the one mode and output-format enums;
+//! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
-//! - [`limits`]: size limits on the files xfpx reads, and their reader.
+//! - [`limits`]: size limits on the files xfpx reads, and their reader;
 //! - [`names`]: kernel names as people read them (demangling).
 
+pub mod backend;
 pub mod class;
 pub mod config;
 pub mod event;

@@ -141,3 +141,31 @@ fn amd_rewrite_shows_and_writes_the_rewritten_object() {
     std::fs::write(d.path().join("text.co"), "not a code object").expect("write");
     run(c).assert_one_line_error(1, "cannot rewrite text.co");
 }
+
+/// `--kernel` of an AMD rewrite is a regular expression over the mangled or
+/// demangled name, as `xfpx run --kernels` is (it was a substring, which no
+/// kernel name contains here); a bad one is one `error:` line.
+#[test]
+fn amd_rewrite_kernel_filter_is_a_regular_expression() {
+    let d = tempfile::tempdir().expect("scratch");
+    let co = fixture(AMD_CODE_OBJECT);
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "--format", "json", "--kernel", "^(div|sqrt)_f32$"])
+        .arg(&co);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    let states: Vec<(String, String)> = v["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap_or("").to_string(), k["state"].as_str().unwrap_or("").to_string()))
+        .collect();
+    let instrumented: Vec<&str> = states.iter().filter(|(_, s)| s == "instrumented").map(|(n, _)| n.as_str()).collect();
+    assert_eq!(instrumented, ["div_f32", "sqrt_f32"], "{states:?}");
+    assert!(states.iter().filter(|(_, s)| s == "excluded").count() == 3, "{states:?}");
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "--kernel", "(div"]).arg(&co);
+    run(c).assert_one_line_error(1, "invalid --kernel pattern `(div`: unclosed group");
+}

@@ -369,7 +369,7 @@ fn flags_reach_the_backend_configuration() {
     let under_root = |p: &Path| p.canonicalize().is_ok_and(|p| p.starts_with(&root));
     assert!(c.dump_dir.as_deref().is_some_and(under_root), "{:?}", c.dump_dir);
     assert!(c.report_path.is_absolute() && c.report_path.ends_with("out.json"));
-    let socket = c.events_socket.expect("socket path");
+    let socket = c.events_socket.clone().expect("socket path");
     assert!(!socket.exists(), "the socket is removed after the run");
     assert_eq!(read_report(&d.path().join("out.json")).run.sample_every, 4);
 }

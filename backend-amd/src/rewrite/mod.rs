@@ -23,10 +23,10 @@ pub mod view;
 pub mod waitcnt;
 
 use std::fmt::Write as _;
-use std::str::FromStr;
 
 use serde::Serialize;
 use xfpx_amd_isa::{DecodeError, Opcode, Target};
+use xfpx_common::config::KernelFilter;
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::{self, Plan};
 use xfpx_common::site::SiteTable;
@@ -59,44 +59,29 @@ pub enum RewriteError {
     /// A kernel cannot be instrumented.
     #[error("{0}")]
     Kernel(String),
+    /// A mode the rewriter does not lower.
+    #[error("mode {} is not available for AMD rewrites (detect, screen, count)", .0.name())]
+    Mode(Mode),
     /// A site cannot be instrumented (the kernel still is, without it).
     #[error("{0}")]
     Refused(String),
 }
 
-/// What the appended code does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Check the results of FP instructions, one record per (site, kind, format).
-    Detect,
-    /// Read TRAPSTS exception bits at the end of each wave, one record per kernel.
-    Screen,
-    /// Count the wave instructions each kernel executes (a counter probe
-    /// before every instruction): the relocation of every kind of
-    /// instruction, branches and calls included, is exercised by this mode.
-    Count,
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "detect" => Ok(Mode::Detect),
-            "screen" => Ok(Mode::Screen),
-            "count" => Ok(Mode::Count),
-            other => Err(format!("unknown rewrite mode '{other}' (detect, screen, count)")),
-        }
-    }
-}
+/// What the appended code does: the common mode list. `Detect` checks the
+/// results of FP instructions, one record per (site, kind, format);
+/// `Screen` reads TRAPSTS exception bits at the end of each wave, one record
+/// per kernel; `Count` counts the wave instructions each kernel executes (a
+/// counter probe before every instruction: the relocation of every kind of
+/// instruction, branches and calls included, is exercised by this mode).
+/// `Fast` is not lowered here.
+pub use xfpx_common::config::Mode;
 
 /// Options of [`rewrite`].
 #[derive(Debug, Clone)]
 pub struct RewriteOptions {
     pub mode: Mode,
-    /// Only kernels whose name, mangled or demangled, contains one of these
-    /// (all when empty).
-    pub kernels: Vec<String>,
+    /// Only kernels this filter admits (by mangled or demangled name).
+    pub kernels: KernelFilter,
     /// Device address of the table (patched into the code).
     pub table_address: u64,
     /// Place appended code at least this far above the last segment (forces a
@@ -109,19 +94,15 @@ pub struct RewriteOptions {
     pub progress: Option<std::sync::Arc<Progress>>,
 }
 
-/// How far a rewrite is: kernels lowered of those to lower (both start
-/// again from 0 when placement starts over).
-#[derive(Debug, Default)]
-pub struct Progress {
-    pub done: std::sync::atomic::AtomicU64,
-    pub total: std::sync::atomic::AtomicU64,
-}
+/// How far a rewrite is: kernels lowered (`done`) of those to lower
+/// (`total`; both start again from 0 when placement starts over).
+pub use xfpx_common::backend::Progress;
 
 impl Default for RewriteOptions {
     fn default() -> Self {
         RewriteOptions {
             mode: Mode::Detect,
-            kernels: Vec::new(),
+            kernels: KernelFilter::default(),
             table_address: 0,
             min_distance: None,
             insert_waits: true,
@@ -286,6 +267,7 @@ pub fn rewrite(bytes: &[u8], opts: &RewriteOptions) -> Result<RewriteOutcome, Re
         Mode::Detect => Some(&detector),
         Mode::Count => Some(&InstructionCounter),
         Mode::Screen => None,
+        Mode::Fast => return Err(RewriteError::Mode(Mode::Fast)),
     };
     rewrite_planned(bytes, opts, tool)
 }
@@ -337,10 +319,7 @@ fn rewrite_planned(
             dx10_clamp_cleared: false,
             metadata_counts_kept: None,
         };
-        let demangled = xfpx_common::names::demangle(&k.name);
-        let named =
-            |f: &String| k.name.contains(f.as_str()) || demangled.as_ref().is_some_and(|d| d.contains(f.as_str()));
-        if !opts.kernels.is_empty() && !opts.kernels.iter().any(named) {
+        if !opts.kernels.admits(&[&k.name]) {
             o.state = KernelState::Excluded;
             outcomes.push(o);
             continue;
@@ -810,7 +789,7 @@ fn lower_kernel(
     };
     let mut cleared = false;
     let result = match opts.mode {
-        Mode::Detect | Mode::Count => lowering.lower(&p.view, &p.plan, sites),
+        Mode::Detect | Mode::Count | Mode::Fast => lowering.lower(&p.view, &p.plan, sites),
         Mode::Screen => {
             let mut out = KernelLowering::default();
             let ends: Vec<usize> =

@@ -32,16 +32,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Environment variable: `0` turns the prefill off, a number bounds how
-/// many functions one run disassembles ahead (default [`DEFAULT_LIMIT`]).
+/// Environment variable (read into the run configuration): `0` turns the
+/// prefill off, a number bounds how many functions one run disassembles
+/// ahead (default [`DEFAULT_LIMIT`]).
 pub const PREFILL_ENV: &str = "XFPX_PREFILL";
-/// Functions disassembled ahead per run unless `XFPX_PREFILL` says.
-pub const DEFAULT_LIMIT: usize = 512;
+/// Functions disassembled ahead per run unless the run configuration says.
+pub const DEFAULT_LIMIT: usize = xfpx_common::config::DEFAULT_DISASSEMBLE_AHEAD;
 
 /// Every bound on one run's disassembly ahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrefillLimits {
-    /// Functions disassembled ahead, the program's first (`XFPX_PREFILL`).
+    /// Functions disassembled ahead, the program's first (the run
+    /// configuration's `tools.disassemble_ahead`, `XFPX_PREFILL`).
     pub functions: usize,
     /// Largest program file read (it is read whole).
     pub program_bytes: u64,
@@ -62,9 +64,9 @@ impl PrefillLimits {
         libraries_fatbin_bytes: 1 << 30,
     };
 
-    /// The default limits with the function limit of `XFPX_PREFILL`.
-    pub fn from_env(value: Option<&str>) -> PrefillLimits {
-        PrefillLimits { functions: limit_from_env(value), ..PrefillLimits::DEFAULT }
+    /// The default limits with the run configuration's function limit.
+    pub fn with_functions(functions: usize) -> PrefillLimits {
+        PrefillLimits { functions, ..PrefillLimits::DEFAULT }
     }
 }
 
@@ -78,14 +80,6 @@ pub fn nvbit_disassembler_args(sm: u32) -> [String; 2] {
 pub fn target_number(target: &str) -> Option<u32> {
     let digits: String = target.strip_prefix("sm_")?.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
-}
-
-/// How many functions to disassemble ahead, from `XFPX_PREFILL`.
-pub fn limit_from_env(value: Option<&str>) -> usize {
-    match value.map(str::trim) {
-        None | Some("") => DEFAULT_LIMIT,
-        Some(v) => v.parse().unwrap_or(DEFAULT_LIMIT),
-    }
 }
 
 /// What to disassemble ahead, in the order the program's file holds it.
@@ -371,10 +365,8 @@ mod tests {
         assert_eq!(target_number("sm_100"), Some(100));
         assert_eq!(target_number("compute_90"), None);
         assert_eq!(nvbit_disassembler_args(90), ["-b".to_string(), "SM90".to_string()]);
-        assert_eq!(limit_from_env(None), DEFAULT_LIMIT);
-        assert_eq!(limit_from_env(Some("0")), 0);
-        assert_eq!(limit_from_env(Some("12")), 12);
-        assert_eq!(limit_from_env(Some("many")), DEFAULT_LIMIT);
+        assert_eq!(PrefillLimits::with_functions(12).functions, 12);
+        assert_eq!(PrefillLimits::with_functions(12).libraries, PrefillLimits::DEFAULT.libraries);
         assert_eq!(jobs_for(1), 1);
         assert_eq!(jobs_for(16), 8);
         assert_eq!(jobs_for(64), 8);

@@ -20,8 +20,8 @@ XFPX_TOOL_OUT="$out/tool" "$root/backend-nvidia/build-tool.sh" > "$out/build-too
 tool="$out/tool/libxfpx_nvbit.so"
 nvcc -arch=sm_90 -lineinfo -O2 -o "$out/smoke" "$here/smoke.cu" > "$out/build-smoke.log" 2>&1 || { cat "$out/build-smoke.log"; exit 1; }
 
-config() { # report_path events_socket dump_dir
-    printf '{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"%s","events_socket":%s,"dump_dir":%s}\n' "$1" "$2" "$3"
+config() { # report_path events_socket dump_dir [keep_device_code]
+    printf '{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"%s","events_socket":%s,"dump_dir":%s,"tools":{"keep_device_code":%s}}\n' "$1" "$2" "$3" "${4:-null}"
 }
 
 cd "$here"   # relative source paths in the line table: smoke.cu
@@ -29,8 +29,8 @@ cd "$here"   # relative source paths in the line table: smoke.cu
 mkdir -p "$out/cubins"
 "$out/smoke" > "$out/plain.stdout" 2> "$out/plain.stderr"; echo "plain exit $?"
 
-config "$out/report-preload.json" null "\"$out/dump\"" > "$out/config-preload.json"
-XFPX_NVIDIA_KEEP_CUBIN="$out/cubins" XFPX_CONFIG="$out/config-preload.json" LD_PRELOAD="$tool" "$out/smoke" > "$out/preload.stdout" 2> "$out/preload.stderr"; echo "preload exit $?"
+config "$out/report-preload.json" null "\"$out/dump\"" "\"$out/cubins\"" > "$out/config-preload.json"
+XFPX_CONFIG="$out/config-preload.json" LD_PRELOAD="$tool" "$out/smoke" > "$out/preload.stdout" 2> "$out/preload.stderr"; echo "preload exit $?"
 
 config "$out/report-inject.json" null null > "$out/config-inject.json"
 XFPX_CONFIG="$out/config-inject.json" CUDA_INJECTION64_PATH="$tool" "$out/smoke" > "$out/inject.stdout" 2> "$out/inject.stderr"; echo "injection exit $?"

@@ -127,12 +127,14 @@ static DEVICE_TARGET: DeviceTarget = DeviceTarget::new();
 
 /// Disassemble the program's functions and its libraries' ahead of NVBit, in the
 /// background, through the caching wrapper (module `prefill`). Does
-/// nothing when the cache is off or `XFPX_PREFILL=0`.
+/// nothing when the cache is off or the run configuration disassembles
+/// nothing ahead (`XFPX_PREFILL=0`).
 #[no_mangle]
 pub extern "C" fn xfpx_prefill_start() {
     let _ = catch_unwind(|| {
         let Some(Some(wrapper)) = NVDISASM_WRAPPER.get() else { return };
-        let limits = prefill::PrefillLimits::from_env(std::env::var(prefill::PREFILL_ENV).ok().as_deref());
+        let ahead = with_core(0, |c| c.tool_settings().disassemble_ahead);
+        let limits = prefill::PrefillLimits::with_functions(ahead);
         if limits.functions == 0 {
             return;
         }
@@ -188,7 +190,8 @@ static NVDISASM_WRAPPER: OnceLock<Option<CString>> = OnceLock::new();
 pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
     let made = catch_unwind(|| {
         NVDISASM_WRAPPER.get_or_init(|| {
-            let cache = DisasmCache::from_env(|k| std::env::var(k).ok())?;
+            let setting = with_core(None, |c| Some(c.tool_settings().disassembly_cache.clone()))?;
+            let cache = DisasmCache::resolve(&setting, |k| std::env::var(k).ok())?;
             match cache.write_wrapper() {
                 Ok(p) => CString::new(p.into_os_string().into_encoded_bytes()).ok(),
                 Err(e) => {
@@ -204,7 +207,8 @@ pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
     }
 }
 
-/// 1 when source lines are wanted (unless `XFPX_NVIDIA_LINES=0`).
+/// 1 when source lines are wanted (the run configuration's
+/// `tools.source_lines`, `XFPX_NVIDIA_LINES`).
 #[no_mangle]
 pub extern "C" fn xfpx_lines_enabled() -> c_int {
     with_core(0, |c| c_int::from(c.lines_enabled()))

@@ -13,15 +13,19 @@ fn instrument_launch_record_finish() {
     std::fs::create_dir_all(&dir).expect("mkdir");
     let report = dir.join("report.json");
     let config = dir.join("config.json");
-    let cfg = xfpx_common::config::RunConfig {
+    let cfg = xfpx_common::config::RunSettings {
         mode: xfpx_common::config::Mode::Detect,
         report_path: report.clone(),
+        tools: xfpx_common::config::ToolSettings {
+            source_lines: xfpx_common::config::SourceLines::Off,
+            ..Default::default()
+        },
         ..Default::default()
     };
-    std::fs::write(&config, cfg.to_json()).expect("write config");
+    std::fs::write(&config, serde_json::to_string(&cfg).expect("json")).expect("write config");
     std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
-    std::env::set_var("XFPX_NVIDIA_LINES", "0");
     assert_eq!(xfpx_init(), 0);
+    assert_eq!(xfpx_lines_enabled(), 0, "source lines off in the configuration");
 
     let mangled = CString::new("_Z1kPd").expect("name");
     let demangled = CString::new("k(double*)").expect("name");
@@ -110,8 +114,8 @@ fn bad_configuration_is_refused_in_one_line() {
     std::fs::write(&bad, "{ not json").expect("write");
     let e = xfpx_common::config::RunConfig::load(&bad).expect_err("not json").to_string();
     assert!(e.contains("bad.json") && !e.contains('\n'), "{e}");
-    let zero = xfpx_common::config::RunConfig { sample_every: 0, ..Default::default() };
-    let e = xfpx_nvidia::runtime::ToolCore::new(zero).expect_err("invalid");
+    std::fs::write(&bad, r#"{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":0,"instr_range":null,"max_records":null,"report_path":"r.json","events_socket":null,"dump_dir":null}"#).expect("write");
+    let e = xfpx_common::config::RunConfig::load(&bad).expect_err("invalid").to_string();
     assert!(e.contains("sample_every") && !e.contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }

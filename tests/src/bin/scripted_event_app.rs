@@ -105,11 +105,12 @@ fn script(args: &[String]) -> Result<u8, String> {
     if let Some(text) = &s.say {
         println!("{text}");
     }
-    let config = RunConfig::from_env().map_err(|e| e.to_string())?.ok_or("XFPX_CONFIG is not set")?;
+    let path = std::env::var_os(xfpx_common::config::CONFIG_ENV).ok_or("XFPX_CONFIG is not set")?;
+    let config = RunConfig::load(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
     if let Some(path) = &s.save_config {
         std::fs::write(path, config.to_json()).map_err(|e| format!("{path}: {e}"))?;
     }
-    let socket = config.events_socket.ok_or("the configuration names no event socket")?;
+    let socket = config.events_socket.clone().ok_or("the configuration names no event socket")?;
     let mut conns = (0..s.connections)
         .map(|_| UnixStream::connect(&socket).map_err(|e| format!("connect {}: {e}", socket.display())))
         .collect::<Result<Vec<_>, _>>()?;

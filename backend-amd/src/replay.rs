@@ -1,18 +1,18 @@
 //! `xfpx replay --mode detect|screen`: the AMD exception detector end to
 //! end without a GPU. The launch's code object is rewritten
-//! (`xfpx_amd::rewrite`) with its table placed in emulated memory, the
+//! ([`crate::rewrite`]) with its table placed in emulated memory, the
 //! rewritten kernel runs on the emulator, and the table it filled becomes
 //! the report: what the instrumentation itself recorded, not what the
 //! emulator observed.
 
-use crate::args::RewriteMode;
-use crate::dump::rewrite_mode;
+use crate::rewrite::{self, table, KernelState, Mode, RewriteOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
-use xfpx_amd::rewrite::{self, table, KernelState, RewriteOptions};
 use xfpx_amd_emu::launch::{BufferSpec, Elem, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::{OutputBuffer, ReplayOptions};
+use xfpx_amd_emu::ReplayOptions;
+use xfpx_common::backend::OutputBuffer;
+use xfpx_common::config::KernelFilter;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::limits;
 use xfpx_common::report::{Collector, KernelStatus, Report};
@@ -31,7 +31,7 @@ pub struct RewrittenReplay {
 }
 
 /// The code object file a launch names, `{target}` filled in.
-pub(crate) fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf> {
+pub fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
@@ -47,17 +47,17 @@ pub(crate) fn code_object_path(launch: &Launch, target: Option<&str>, explicit: 
 
 /// Replay the launch in `launch_path` rewritten for `mode`, with the
 /// target, code object and limits of `opts` (its `out_dir` is not used).
-pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOptions) -> Result<RewrittenReplay> {
+pub fn replay_rewritten(launch_path: &Path, mode: Mode, opts: &ReplayOptions) -> Result<RewrittenReplay> {
     let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
     opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
     let target = opts.target.as_deref();
     let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
     let bytes = limits::read(&path, limits::CODE_OBJECT)
         .with_context(|| format!("cannot read code object {}", path.display()))?;
-    let extracted = xfpx_amd::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let extracted = crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let elf: &[u8] = &extracted.bytes;
     let mut rewrite_opts =
-        RewriteOptions { mode: rewrite_mode(mode), kernels: vec![launch.kernel.clone()], ..Default::default() };
+        RewriteOptions { mode, kernels: KernelFilter::exactly(&launch.kernel), ..Default::default() };
 
     // The table goes after the launch's buffers, which the emulator maps
     // in order from a fresh address space: the same allocations here give
@@ -95,13 +95,11 @@ pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOpti
     let table_out =
         outputs.iter().position(|o| o.name == TABLE_BUFFER).ok_or_else(|| anyhow!("the table was not read back"))?;
     let table = outputs.remove(table_out);
+    let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
     let contents =
         table::decode(&rewritten.table, &rewritten.sites, &table.bytes, 0).map_err(|e| anyhow!("table: {e}"))?;
 
-    let mode_name = match mode {
-        RewriteMode::Detect => "detect",
-        RewriteMode::Screen => "screen",
-    };
+    let mode_name = mode.name();
     let mut notes = vec![format!(
         "the rewritten kernel ran {} wave instructions in {} waves of {} workgroups on the emulator",
         stats.instructions, stats.waves, stats.workgroups
@@ -147,7 +145,7 @@ pub fn replay_rewritten(launch_path: &Path, mode: RewriteMode, opts: &ReplayOpti
         ));
         screened_kinds.extend(s.kinds.iter().copied());
     }
-    if mode == RewriteMode::Screen && contents.screened.is_empty() {
+    if mode == Mode::Screen && contents.screened.is_empty() {
         c.run_mut().notes.push(format!("{}: no exception bits set at the end of its waves", launch.kernel));
     }
     Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds })

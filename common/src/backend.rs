@@ -1,0 +1,154 @@
+//! The seam between the command line and a GPU vendor's backend. The CLI
+//! drives every vendor through [`Backend`]: describe the kernels of a saved
+//! image as vendor-neutral views, dump an image as it is or with the plans
+//! of a run configuration lowered, run a program live on a GPU
+//! ([`LiveBackend`]) or a captured launch on an emulator
+//! ([`EmulatedBackend`]). A new tool is a new [`Mode`] (and the actions and
+//! plans behind it) that backends lower; the CLI's commands stay as they are.
+//!
+//! [`Mode`]: crate::config::Mode
+
+use crate::config::{KernelFilter, OutputFormat, RunConfig};
+use crate::fp::ExceptionKind;
+use crate::report::Report;
+use crate::view::KernelView;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// A backend's failure: a message whose causes read as one line.
+pub type BackendError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How far a long piece of work is, for a progress display: `done` of
+/// `total` units (kernels rewritten, workgroups run). The backend sets
+/// `total` (again, when it starts over) and counts `done`.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: Arc<AtomicU64>,
+    pub total: AtomicU64,
+}
+
+/// What [`Backend::dump`] shows.
+#[derive(Debug, Clone, Default)]
+pub struct DumpRequest<'a> {
+    /// Only the kernel of this exact name (all when `None`; an error when
+    /// the image has none of that name).
+    pub kernel: Option<&'a str>,
+    pub format: OutputFormat,
+    /// Lower the plans of this configuration (its mode, its kernel filter)
+    /// and show the instrumented kernels; `None`: the image as it is, where
+    /// the backend can show one.
+    pub lower: Option<&'a RunConfig>,
+    /// Counts the kernels lowered.
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// What [`Backend::dump`] produced.
+#[derive(Debug, Clone)]
+pub struct Dumped {
+    /// The rendering, in the format asked for.
+    pub text: String,
+    /// The instrumented image, where lowering writes one (AMD code objects).
+    pub image: Option<Vec<u8>>,
+}
+
+/// One GPU vendor's backend.
+pub trait Backend {
+    /// The vendor's name, as reports and messages give it.
+    fn name(&self) -> &'static str;
+
+    /// The vendor-neutral views of the kernels in a saved image (a SASS
+    /// listing, a code object) that `kernels` admits: what a tool plans over.
+    fn describe(&self, image: &[u8], kernels: &KernelFilter) -> Result<Vec<KernelView>, BackendError>;
+
+    /// Show a saved image, as it is or instrumented (`xfpx dump`).
+    fn dump(&self, image: &[u8], request: &DumpRequest<'_>) -> Result<Dumped, BackendError>;
+
+    /// Running programs on this vendor's GPUs, where the backend can.
+    fn live(&self) -> Option<&dyn LiveBackend> {
+        None
+    }
+
+    /// Running captured launches on an emulator, where the backend has one.
+    fn emulated(&self) -> Option<&dyn EmulatedBackend> {
+        None
+    }
+}
+
+/// How the instrumentation library enters the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inject {
+    /// Preloaded by the dynamic loader (`LD_PRELOAD`, appended to a value
+    /// already there).
+    Preload,
+    /// Loaded by the GPU driver's own injection hook, only into processes
+    /// that use the GPU.
+    DriverHook,
+}
+
+/// A program run on a GPU with instrumentation loaded into it. The CLI
+/// starts the program with [`LiveBackend::environment`] and the run
+/// configuration's file, and collects the events it streams.
+pub trait LiveBackend {
+    /// The instrumentation library programs load.
+    fn library(&self) -> Result<PathBuf, BackendError>;
+
+    /// Check, before the program starts, what the instrumentation needs on
+    /// this machine besides the library (e.g. a disassembler).
+    fn check_machine(&self) -> Result<(), BackendError>;
+
+    /// The environment variables that load `library` into the program.
+    fn environment(
+        &self,
+        library: &Path,
+        inject: Inject,
+        existing_preload: Option<OsString>,
+    ) -> Vec<(OsString, OsString)>;
+}
+
+/// A captured kernel launch to run on the emulator.
+#[derive(Debug, Clone)]
+pub struct ReplayRequest<'a> {
+    /// The launch description.
+    pub launch: &'a Path,
+    /// The device target (fills `{target}` in the launch's image path and
+    /// picks a bundle's entry).
+    pub target: Option<&'a str>,
+    /// Run this image instead of the one the launch names.
+    pub code_object: Option<&'a Path>,
+    /// Instrument the launch's kernel for this configuration (its mode)
+    /// and report what the instrumentation recorded; `None`: report what
+    /// the emulator observes in the original kernel.
+    pub instrument: Option<&'a RunConfig>,
+    /// Instruction limit (0: the emulator's).
+    pub max_instructions: u64,
+    /// Launches of more waves are refused before they start (0: the
+    /// emulator's limit).
+    pub max_waves: u64,
+    /// Counts the workgroups run.
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// One output buffer of a replayed launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputBuffer {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What a replay produced.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    pub report: Report,
+    /// The launch's output buffers.
+    pub outputs: Vec<OutputBuffer>,
+    /// Kinds whose exception bits waves ended with (screen mode): they are
+    /// findings for `--fail-on` though no record names an instruction.
+    pub screened_kinds: Vec<ExceptionKind>,
+}
+
+/// Captured launches run on an emulator.
+pub trait EmulatedBackend {
+    fn replay(&self, request: &ReplayRequest<'_>) -> Result<Replayed, BackendError>;
+}
