@@ -30,12 +30,14 @@ struct AppRng {
   uint8_t byte() { return (uint8_t)(next() >> 56); }
 };
 
-// Options `--name value` (unsigned integers); anything else is a usage error.
+// Options `--name value` (unsigned integers). Every get() names an option;
+// done() then rejects unknown options and bad values with the full usage.
 struct AppArgs {
   int argc;
   char **argv;
   const char *app;
   std::vector<std::string> known;
+  std::string error;
   AppArgs(const char *app_name, int c, char **v) : argc(c), argv(v), app(app_name) {}
   // The value of `--name`, or `def` when absent.
   uint64_t get(const char *name, uint64_t def) {
@@ -43,19 +45,20 @@ struct AppArgs {
     for (int i = 1; i < argc; i++) {
       if (strcmp(argv[i], name) != 0) continue;
       char *end = nullptr;
-      if (i + 1 >= argc || !*argv[i + 1] || (strtoull(argv[i + 1], &end, 0), *end))
-        usage(std::string(name) + " needs an unsigned integer");
-      return strtoull(argv[i + 1], nullptr, 0);
+      if (i + 1 < argc && *argv[i + 1] && (strtoull(argv[i + 1], &end, 0), !*end))
+        return strtoull(argv[i + 1], nullptr, 0);
+      if (error.empty()) error = std::string(name) + " needs an unsigned integer";
+      return def;
     }
     return def;
   }
-  // Call after every get(): rejects options nobody asked for.
   void done() {
-    for (int i = 1; i < argc; i += 2) {
+    for (int i = 1; i < argc && error.empty(); i += 2) {
       bool ok = false;
       for (auto &k : known) ok = ok || k == argv[i];
-      if (!ok) usage(std::string("unknown option ") + argv[i]);
+      if (!ok) error = std::string("unknown option ") + argv[i];
     }
+    if (!error.empty()) usage(error);
   }
   [[noreturn]] void usage(const std::string &why) {
     std::string opts;

@@ -1,7 +1,11 @@
 // Sobel edge detector on an 8-bit grayscale image: each block stages its
 // IMAGE_BLOCK square plus a one-pixel halo in shared memory (edges clamped),
 // then each thread applies the two 3x3 kernels and writes the gradient
-// magnitude sqrt(gx^2 + gy^2).
+// magnitude sqrt(gx^2 + gy^2). At flat pixels (gx = gy = 0) the correctly
+// rounded square-root sequence meets an exceptional value before it selects
+// the exact result 0: on gfx90a/gfx942 its correction FMAs yield NaN (what
+// xfpx's detect mode reports there); on NVIDIA the reciprocal square root
+// of 0 is +Inf (expected, not yet observed).
 #include "portable.h"
 #include "apps.h"
 
