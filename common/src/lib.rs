@@ -16,6 +16,7 @@
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
 //! - [`config`]: the run configuration handed from the CLI to a backend;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
+//! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader.
@@ -24,6 +25,7 @@
 pub mod class;
 pub mod config;
 pub mod event;
+pub mod fault;
 pub mod fp;
 pub mod launcher;
 pub mod limits;
