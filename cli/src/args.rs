@@ -30,6 +30,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Build and install the NVIDIA tool library for this machine's GPUs (needs nvcc and NVBit).
     Setup(SetupArgs),
+    /// Fault-injection campaigns: a golden run, then runs with one permanent fault each, classified Masked, SDC, DUE or not activated.
+    Campaign(crate::campaign::CampaignArgs),
 }
 
 /// Which GPU vendor's backend to use.

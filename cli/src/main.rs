@@ -1,10 +1,11 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
 //! `report`, `replay` a captured AMD launch on the emulator, the bundled
-//! `demo`, and `setup` of the NVIDIA tool library. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! `demo`, `setup` of the NVIDIA tool library, and fault-injection `campaign`s. Errors end in one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
+mod campaign;
 mod console;
 mod demo;
 mod dump;
@@ -50,6 +51,7 @@ fn main() {
         Command::Replay(a) => replay::replay(&a),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
+        Command::Campaign(a) => campaign::campaign(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -50,6 +50,14 @@ impl Bar {
         (bar, done)
     }
 
+    /// A bar over the injection runs of a campaign: `done` of `total`
+    /// (runs finished before a restart count as done).
+    pub fn runs(total: u64, done: Arc<AtomicU64>) -> Option<Bar> {
+        Bar::start("xfpx: campaign [{bar:30}] {pos}/{len} runs, {eta} left", move || {
+            (done.load(Ordering::Relaxed), total)
+        })
+    }
+
     /// A bar over the kernels of a code object being rewritten, fed by the
     /// rewriter's counters.
     pub fn kernels(work: Arc<xfpx_amd::rewrite::Progress>) -> Option<Bar> {
