@@ -134,6 +134,11 @@ pub struct RunArgs {
     /// How to load the instrumentation library into the program.
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
+    /// What the run does: `detect` floating-point exceptions, or `inject` one permanent fault (see docs/cli.md).
+    #[arg(long, value_enum, default_value = "detect")]
+    pub tool: crate::fault_args::ToolChoice,
+    #[command(flatten)]
+    pub fault: crate::fault_args::FaultArgs,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -268,6 +273,11 @@ pub struct ReplayArgs {
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// What the replay does: `detect` (the default), or `inject` one permanent fault.
+    #[arg(long, value_enum, default_value = "detect")]
+    pub tool: crate::fault_args::ToolChoice,
+    #[command(flatten)]
+    pub fault: crate::fault_args::FaultArgs,
 }
 
 /// What `xfpx setup` prepares.

@@ -11,6 +11,7 @@ mod demo;
 mod dump;
 mod events;
 mod exit;
+mod fault_args;
 mod findings;
 mod html;
 mod output;
@@ -45,10 +46,10 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => a.fault.check(a.tool).and_then(|()| run::run(a)),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
-        Command::Replay(a) => replay::replay(&a),
+        Command::Replay(a) => a.fault.check(a.tool).and_then(|()| replay::replay(&a)),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
         Command::Campaign(a) => campaign::campaign(a),

@@ -137,7 +137,7 @@ impl Param {
             Param::Register => "--register",
             Param::Unit => "--unit",
             Param::Mask => "--mask",
-            Param::Target => "--target",
+            Param::Target => "--store",
             Param::Predicate => "--predicate",
             Param::Dim => "--dim",
             Param::LaneFault => "--lane-fault",
@@ -445,7 +445,7 @@ impl FaultFlags {
             target: self
                 .target
                 .as_deref()
-                .map(|s| one_of("--target", s, &[("data", StoreTarget::Data), ("address", StoreTarget::Address)]))
+                .map(|s| one_of("--store", s, &[("data", StoreTarget::Data), ("address", StoreTarget::Address)]))
                 .transpose()?,
             predicate,
             dim: self
@@ -539,7 +539,7 @@ impl FaultSpec {
             push("--mask", format!("{k:#x}"));
         }
         if let Some(t) = p.target {
-            push("--target", if t == StoreTarget::Data { "data" } else { "address" }.into());
+            push("--store", if t == StoreTarget::Data { "data" } else { "address" }.into());
         }
         if let Some(n) = p.predicate {
             push("--predicate", n.to_string());

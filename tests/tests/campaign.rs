@@ -218,6 +218,49 @@ fn bad_campaigns_are_refused_in_one_line() {
     run_refused(&mut c, "the golden run wrote no missing.bin");
 }
 
+#[test]
+fn faulty_runs_check_the_fault_and_refuse_until_the_tool_is_lowered() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--tool", "inject", "--model", "IRA", "--sm", "3", "--", "true"], "the IRA model needs --operand"),
+        (
+            &["run", "--tool", "inject", "--model", "WV", "--predicate", "1", "--mask", "4", "--sm", "0", "--", "true"],
+            "--mask does not apply to the WV model",
+        ),
+        (&["run", "--tool", "inject", "--model", "XX", "--sm", "0", "--", "true"], "unknown error model `XX`"),
+        (&["run", "--model", "IVOC", "--sm", "0", "--", "true"], "need --tool inject"),
+        (
+            &[
+                "run",
+                "--tool",
+                "inject",
+                "--model",
+                "IRA",
+                "--operand",
+                "src0",
+                "--register",
+                "7",
+                "--sm",
+                "3",
+                "--lanes",
+                "0-3",
+                "--",
+                "true",
+            ],
+            "not lowered on any backend yet: fault `--model IRA --operand src0 --register 7 --sm 3 --lanes 0-3`",
+        ),
+        (
+            &["replay", "--tool", "inject", "--model", "IMD", "--mask", "1", "--store", "data", "--sm", "0", "l.json"],
+            "not lowered",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut c = xfpx(tmp.path());
+        c.args(*args);
+        run(c).assert_one_line_error(1, needle);
+    }
+}
+
 fn run_refused(c: &mut Command, needle: &str) {
     let out = run(std::mem::replace(c, Command::new("true")));
     out.assert_one_line_error(1, needle);
