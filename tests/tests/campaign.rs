@@ -73,8 +73,14 @@ fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// `xfpx campaign` in `dir` with the stand-in runner, the workload last.
 fn campaign(dir: &Path, args: &[&str]) -> Command {
+    let app = dir.join("app.sh");
+    campaign_of(dir, args, &app.to_string_lossy())
+}
+
+/// The same, the workload named by `app`.
+fn campaign_of(dir: &Path, args: &[&str], app: &str) -> Command {
     let runner = script(dir, "runner.sh", RUNNER);
-    let app = script(dir, "app.sh", APP);
+    script(dir, "app.sh", APP);
     let mut c = xfpx(dir);
     c.env("XFPX_CAMPAIGN_RUNNER", runner).env_remove("FAULT_MODEL").arg("campaign").args(args).arg("--");
     c.arg(app);
@@ -155,7 +161,8 @@ fn every_outcome_is_classified_from_real_processes() {
 fn a_tolerance_masks_small_numeric_differences() {
     let tmp = tempfile::tempdir().expect("dir");
     let args = ["--dir", "c", "--models", "IMD,IRA", "--runs", "2", "--output", "out.txt", "--tolerance", "1e-6"];
-    let out = run(campaign(tmp.path(), &args));
+    // the program named relatively, as users do: runs start in their own directories
+    let out = run(campaign_of(tmp.path(), &args, "./app.sh"));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let got: Vec<String> = results(&tmp.path().join("c")).into_values().map(|r| format!("{} {}", r.0, r.1)).collect();
     assert_eq!(got, ["IMD Masked", "IRA SDC"]);

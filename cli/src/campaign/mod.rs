@@ -204,11 +204,16 @@ fn definition(a: &StartArgs) -> Result<Definition> {
     if faults.is_empty() {
         bail!("the campaign has no runs (--runs 0)");
     }
-    let command = a
+    let mut command = a
         .command
         .iter()
         .map(|c| c.to_str().map(String::from).context("the program's arguments must be UTF-8 text"))
         .collect::<Result<Vec<_>>>()?;
+    // runs start in their own directories: a program named by a path is named absolutely
+    if let Some(program) = command.first_mut().filter(|p| p.contains('/')) {
+        let abs = std::path::absolute(&*program).with_context(|| format!("bad program path {program}"))?;
+        *program = abs.to_string_lossy().into_owned();
+    }
     let replay = a
         .replay
         .as_ref()
