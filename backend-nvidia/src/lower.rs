@@ -264,6 +264,9 @@ impl Lowering for NvbitLowering<'_> {
                 Action::Count { .. } => {
                     return Err(LowerError::Unsupported { probe: i, what: "a counter".into() });
                 }
+                Action::Inject { .. } => {
+                    return Err(LowerError::Unsupported { probe: i, what: "fault injection (not lowered yet)".into() });
+                }
                 _ => return Err(LowerError::Unsupported { probe: i, what: "this action".into() }),
             }
         }
@@ -860,5 +863,13 @@ mod tests {
             NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites),
             Err(LowerError::Unsupported { .. })
         ));
+        plan.probes[0].action = Action::Inject {
+            change: xfpx_common::probe::Change::Trap,
+            threads: xfpx_common::fault::FaultLocation::sm(0),
+            activations: xfpx_common::probe::CounterId(0),
+        };
+        verify(&plan, &k.view, &sites).expect("verifies");
+        let e = NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites).expect_err("refused");
+        assert!(e.to_string().contains("fault injection"), "{e}");
     }
 }

@@ -44,6 +44,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Build and install the NVIDIA tool library for this machine's GPUs (needs nvcc and NVBit).
     Setup(SetupArgs),
+    /// Fault-injection campaigns: a golden run, then runs with one permanent fault each, classified Masked, SDC, DUE or not activated.
+    Campaign(crate::campaign::CampaignArgs),
 }
 
 /// Which GPU vendor's backend to use.
@@ -132,6 +134,11 @@ pub struct RunArgs {
     /// How to load the instrumentation library into the program.
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
+    /// What the run does: `detect` floating-point exceptions, or `inject` one permanent fault (see docs/cli.md).
+    #[arg(long, value_enum, default_value = "detect")]
+    pub tool: crate::fault_args::ToolChoice,
+    #[command(flatten)]
+    pub fault: crate::fault_args::FaultArgs,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -239,6 +246,11 @@ pub struct ReplayArgs {
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// What the replay does: `detect` (the default), or `inject` one permanent fault.
+    #[arg(long, value_enum, default_value = "detect")]
+    pub tool: crate::fault_args::ToolChoice,
+    #[command(flatten)]
+    pub fault: crate::fault_args::FaultArgs,
 }
 
 /// What `xfpx setup` prepares.

@@ -1,15 +1,17 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
 //! `report`, `replay` a captured AMD launch on the emulator, the bundled
-//! `demo`, and `setup` of the NVIDIA tool library. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! `demo`, `setup` of the NVIDIA tool library, and fault-injection `campaign`s. Errors end in one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
+mod campaign;
 mod console;
 mod demo;
 mod dump;
 mod events;
 mod exit;
+mod fault_args;
 mod findings;
 mod html;
 mod output;
@@ -43,12 +45,13 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => a.fault.check(a.tool).and_then(|()| run::run(a)),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
-        Command::Replay(a) => replay::replay(&a),
+        Command::Replay(a) => a.fault.check(a.tool).and_then(|()| replay::replay(&a)),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
+        Command::Campaign(a) => campaign::campaign(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -7,7 +7,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -44,6 +44,14 @@ impl Bar {
     pub fn workgroups(work: Arc<xfpx_common::backend::Progress>) -> Option<Bar> {
         Bar::start("xfpx: replaying [{bar:30}] {pos}/{len} workgroups, {eta} left", move || {
             (work.done.load(Ordering::Relaxed), work.total.load(Ordering::Relaxed))
+        })
+    }
+
+    /// A bar over the injection runs of a campaign: `done` of `total`
+    /// (runs finished before a restart count as done).
+    pub fn runs(total: u64, done: Arc<AtomicU64>) -> Option<Bar> {
+        Bar::start("xfpx: campaign [{bar:30}] {pos}/{len} runs, {eta} left", move || {
+            (done.load(Ordering::Relaxed), total)
         })
     }
 

@@ -69,6 +69,31 @@ pub fn send(pid: u32, sig: i32) -> std::io::Result<()> {
     }
 }
 
+/// Send `sig` to every process of group `pgid` (a campaign run started
+/// with its own group, so its program's children go with it).
+pub fn send_group(pgid: u32, sig: i32) -> std::io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid).map_err(|_| std::io::Error::other("process group out of range"))?;
+    // SAFETY: killpg has no memory-safety preconditions.
+    if unsafe { libc::killpg(pgid, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Have the kernel kill `command`'s process when the thread that starts it
+/// ends (a campaign killed outright leaves no run behind).
+pub fn die_with_parent(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
 /// The conventional name of a signal (`SIGSEGV`), or its number.
 pub fn name(sig: i32) -> String {
     const NAMES: &[(i32, &str)] = &[

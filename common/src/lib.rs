@@ -18,6 +18,7 @@
 //!   checked once, and the one mode and output-format enums;
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
+//! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
@@ -27,6 +28,7 @@ pub mod backend;
 pub mod class;
 pub mod config;
 pub mod event;
+pub mod fault;
 pub mod fp;
 pub mod launcher;
 pub mod limits;

@@ -1,9 +1,10 @@
 //! Plans: the ordered probes of one kernel, and the verifier that states the
 //! invariants a backend may assume when it lowers a plan.
 
-use crate::probe::{Action, CounterDef, Probe, ValueRef, When};
+use crate::probe::{Action, Change, CounterDef, Probe, ValueRef, When};
 use crate::site::SiteTable;
-use crate::view::{KernelView, Operand};
+use crate::view::{InstrView, RegFile};
+use crate::view::{KernelView, Operand, RegRange};
 use serde::{Deserialize, Serialize};
 
 /// Everything one tool asks of one kernel.
@@ -54,6 +55,8 @@ pub enum PlanError {
     EmptyCheck { probe: usize },
     #[error("probe {probe}: counter {counter} is not declared by the plan")]
     UnknownCounter { probe: usize, counter: u16 },
+    #[error("probe {probe}: injection on instruction {instr}: {why}")]
+    BadInjection { probe: usize, instr: u32, why: String },
 }
 
 /// Check the invariants lowering may assume:
@@ -67,7 +70,9 @@ pub enum PlanError {
 /// 5. every checked value is a register range wide enough for the format
 ///    (or a value known at instrumentation time); an `after` probe reads
 ///    no source that the instruction overwrites;
-/// 6. checks have at least one value and one kind; counters are declared.
+/// 6. checks have at least one value and one kind; counters are declared;
+/// 7. an injection ([`check_injection`]) changes a register the
+///    instruction has, at the point its change needs, for some lane.
 pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
     if plan.kernel != view.name {
         return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
@@ -131,7 +136,84 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     return Err(PlanError::UnknownCounter { probe: i, counter: counter.0 });
                 }
             }
+            Action::Inject { change, threads, activations } => {
+                if activations.0 as usize >= plan.counters.len() {
+                    return Err(PlanError::UnknownCounter { probe: i, counter: activations.0 });
+                }
+                if threads.lanes.0 == 0 {
+                    return Err(PlanError::BadInjection { probe: i, instr: p.instr, why: "it selects no lane".into() });
+                }
+                check_injection(change, p.when, ins).map_err(|why| PlanError::BadInjection {
+                    probe: i,
+                    instr: p.instr,
+                    why,
+                })?;
+            }
         }
     }
     Ok(())
 }
+
+/// An injection's change fits its instruction: a destination is changed
+/// `after` and a source, guard or special read `before` (and an
+/// instruction that leaves cannot have a source restored after it); the
+/// operand is a register; a substitute or redirect register is of the same
+/// file and width and not the operand itself; a restored source is not
+/// overwritten by the instruction; a mask is non-zero; an inverted value
+/// is a predicate; a forced guard exists.
+pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(), String> {
+    let def = |n: u8| -> Result<RegRange, String> {
+        if when != When::After {
+            return Err("a destination is changed after the instruction".into());
+        }
+        match ins.defs.get(n as usize) {
+            Some(Operand::Reg(r)) => Ok(*r),
+            Some(_) => Err(format!("destination {n} is not a register")),
+            None => Err(format!("the instruction has no destination {n}")),
+        }
+    };
+    let source = |n: u8| -> Result<RegRange, String> {
+        if when != When::Before {
+            return Err("a source is changed before the instruction".into());
+        }
+        if ins.control.leaves() {
+            return Err("the instruction leaves, so its source cannot be restored after it".into());
+        }
+        match ins.uses.get(n as usize) {
+            Some(Operand::Reg(r)) if ins.writes(r) => {
+                Err(format!("source {n} is overwritten by the instruction, so restoring it would undo the result"))
+            }
+            Some(Operand::Reg(r)) => Ok(*r),
+            Some(_) => Err(format!("source {n} is not a register")),
+            None => Err(format!("the instruction has no source {n}")),
+        }
+    };
+    let nonzero = |mask: u64| if mask == 0 { Err("a zero mask changes nothing".to_string()) } else { Ok(()) };
+    let same_shape = |r: RegRange, other: RegRange| {
+        if other.file != r.file || other.count != r.count {
+            Err(format!("register {other:?} is not of the file and width of {r:?}"))
+        } else if other.overlaps(&r) {
+            Err(format!("register {other:?} is the operand itself"))
+        } else {
+            Ok(())
+        }
+    };
+    match *change {
+        Change::XorDef { def: n, mask } | Change::SpecialRead { def: n, mask } => def(n).and(nonzero(mask)),
+        Change::XorUse { use_index, mask } => source(use_index).and(nonzero(mask)),
+        Change::SubstituteUse { use_index, from } => same_shape(source(use_index)?, from),
+        Change::RedirectDef { def: n, to } => same_shape(def(n)?, to),
+        Change::DiscardDef { def: n } | Change::OtherOperation { def: n } => def(n).map(|_| ()),
+        Change::InvertPredicate { def: n } => match def(n)?.file {
+            RegFile::Predicate => Ok(()),
+            _ => Err(format!("destination {n} is not a predicate")),
+        },
+        Change::ForceGuard if when != When::Before => Err("a guard is forced before the instruction".into()),
+        Change::ForceGuard if !ins.guarded => Err("the instruction has no guard predicate".into()),
+        Change::Trap if when != When::Before => Err("a trap is placed before the instruction".into()),
+        Change::ForceGuard | Change::Trap => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -9,13 +9,16 @@
 //! - *counters* beyond instruction counts (instruction mix per class,
 //!   inactive lanes, divergence) are new [`CounterKind`]s behind the same
 //!   `Count` action;
-//! - *fault injection* will add `Inject { target, model, threads }` to
-//!   change a destination, a predicate or a source register for chosen
-//!   threads (the permanent-fault models of prior work).
+//! - *fault injection* is [`Action::Inject`]: change a destination, a
+//!   source (restored after), a predicate or a special-register read, for
+//!   the threads a [`FaultLocation`] selects (the error models of
+//!   [`crate::fault`]). No backend lowers it yet; both refuse it in one line.
 
 use crate::class::FpFormat;
+use crate::fault::FaultLocation;
 use crate::fp::ExceptionKinds;
 use crate::site::SiteId;
+use crate::view::RegRange;
 use serde::{Deserialize, Serialize};
 
 /// Whether a probe runs before or after its instruction.
@@ -71,6 +74,43 @@ pub enum Action {
     CheckFp { values: Vec<ValueRef>, format: FpFormat, kinds: ExceptionKinds },
     /// Add to a counter.
     Count { counter: CounterId },
+    /// Corrupt one value of the instruction for the selected threads, and
+    /// add the number of corrupted thread instances to `activations` (so a
+    /// fault that never fires is known as such).
+    Inject { change: Change, threads: FaultLocation, activations: CounterId },
+}
+
+/// What an injection changes. A change of a destination is placed `after`
+/// its instruction and one of a source, guard or special register
+/// `before`; a backend adds the other half a change needs (the old
+/// destination saved before, a source restored after).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    /// XOR the n-th written value with `mask` (IIO, IMS).
+    XorDef { def: u8, mask: u64 },
+    /// XOR the n-th read value with `mask` for this instruction only (IMD
+    /// on a store's data or address).
+    XorUse { use_index: u8, mask: u64 },
+    /// Read register `from` in place of the n-th source (IRA, IVRA).
+    SubstituteUse { use_index: u8, from: RegRange },
+    /// Write the n-th result into `to`; the destination keeps its old
+    /// value (IRA, IVRA on the destination).
+    RedirectDef { def: u8, to: RegRange },
+    /// The destination keeps its old value: the result is dropped (IAL ignore).
+    DiscardDef { def: u8 },
+    /// The result of another valid operation of the same unit on the same
+    /// sources; the backend documents which (IOC).
+    OtherOperation { def: u8 },
+    /// Invert the n-th written value, a predicate (WV).
+    InvertPredicate { def: u8 },
+    /// Execute where the guard predicate is off (IAL force).
+    ForceGuard,
+    /// XOR the index a special-register read returns (thread or block
+    /// index: IAT, IAW, IAC), the read's n-th written value.
+    SpecialRead { def: u8, mask: u64 },
+    /// Stop the thread as an invalid instruction would (IVOC).
+    Trap,
 }
 
 /// One probe of a plan.

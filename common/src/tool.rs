@@ -158,7 +158,7 @@ mod tests {
             .iter()
             .map(|p| match &p.action {
                 Action::CheckFp { kinds, .. } => (p.instr, p.when, kinds.0),
-                Action::Count { .. } => (p.instr, p.when, 0xff),
+                Action::Count { .. } | Action::Inject { .. } => (p.instr, p.when, 0xff),
             })
             .collect();
         assert_eq!(

@@ -94,3 +94,64 @@ pub fn bars(kernels: &[KernelFindings]) -> String {
     }
     out
 }
+
+/// One bar of a [`stacked`] chart: a label and a count per segment.
+#[derive(Debug, Clone)]
+pub struct StackedBar {
+    pub label: String,
+    pub counts: Vec<usize>,
+}
+
+/// Horizontal bars of equal length, each split into its segments' shares
+/// (named and coloured by `segments`), with a legend and the counts as
+/// tooltips and `data-` attributes.
+pub fn stacked(id: &str, bars: &[StackedBar], segments: &[(&str, &str)]) -> String {
+    let width = LABEL_WIDTH + BAR_WIDTH + 60;
+    let height = TOP + ROW * bars.len() + 8;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg id=\"{}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">",
+        escape(id)
+    );
+    for (i, (name, fill)) in segments.iter().enumerate() {
+        let x = LABEL_WIDTH + i * 110;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{fill}\"/><text x=\"{}\" y=\"16\">{}</text>",
+            x + 16,
+            escape(name)
+        );
+    }
+    for (row, b) in bars.iter().enumerate() {
+        let y = TOP + row * ROW;
+        let total: usize = b.counts.iter().sum();
+        let _ = writeln!(
+            out,
+            "<g class=\"bar\" data-label=\"{0}\"><text x=\"{1}\" y=\"{2}\" text-anchor=\"end\">{0}</text>",
+            escape(&b.label),
+            LABEL_WIDTH - 8,
+            y + 15
+        );
+        let mut x = LABEL_WIDTH;
+        for (&n, (name, fill)) in b.counts.iter().zip(segments) {
+            if n == 0 {
+                continue;
+            }
+            let w = (n * BAR_WIDTH / total.max(1)).max(1);
+            let _ = writeln!(
+                out,
+                "<rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"{}\" fill=\"{fill}\" data-segment=\"{}\" \
+                 data-count=\"{n}\"><title>{}: {n} of {total}</title></rect>",
+                y + 3,
+                ROW - 6,
+                escape(name),
+                escape(name)
+            );
+            x += w;
+        }
+        let _ = writeln!(out, "<text x=\"{}\" y=\"{}\">{total}</text></g>", LABEL_WIDTH + BAR_WIDTH + 8, y + 15);
+    }
+    out.push_str("</svg>\n");
+    out
+}

@@ -5,7 +5,7 @@
 //! formats, counts, first launch, instructions), and a table of all
 //! kernels. Every text taken from the report is escaped.
 
-mod chart;
+pub mod chart;
 
 use crate::findings::{self, KernelFindings, LineFindings};
 use crate::report_io::{self, FileKind};
@@ -33,6 +33,15 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A self-contained page with the report's style around `body` (HTML).
+pub fn standalone(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
+         <style>\n{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
 }
 
 /// Fail early when the page cannot be written at `path`.

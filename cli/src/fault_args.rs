@@ -1,0 +1,97 @@
+//! The flags of one permanent fault (`--tool inject`), shared by `xfpx run`
+//! and `xfpx replay`, turned into a validated [`FaultSpec`].
+
+use anyhow::{anyhow, Result};
+use clap::{Args, ValueEnum};
+use xfpx_common::fault::{FaultFlags, FaultSpec};
+
+/// What a run does to the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolChoice {
+    /// Find floating-point exceptions.
+    Detect,
+    /// Inject one permanent fault (the flags below; not lowered on any backend yet).
+    Inject,
+}
+
+#[derive(Debug, Args, Default)]
+pub struct FaultArgs {
+    /// Inject: the error model (IOC, IVOC, IRA, IVRA, IIO, IMS, IMD, WV, IAT, IAW, IAC, IAL).
+    #[arg(long, value_name = "MODEL", help_heading = "Fault (--tool inject)")]
+    pub model: Option<String>,
+    /// The SM (AMD: compute unit) the fault sits on.
+    #[arg(long, value_name = "N", help_heading = "Fault (--tool inject)")]
+    pub sm: Option<String>,
+    /// The sub-partition / warp scheduler (AMD: SIMD); default all.
+    #[arg(long, value_name = "N", help_heading = "Fault (--tool inject)")]
+    pub subpartition: Option<String>,
+    /// Warp slots on the sub-partition, e.g. 0,4-5; default all.
+    #[arg(long, value_name = "LIST", help_heading = "Fault (--tool inject)")]
+    pub warps: Option<String>,
+    /// Lanes, e.g. 0-3; default all.
+    #[arg(long, value_name = "LIST", help_heading = "Fault (--tool inject)")]
+    pub lanes: Option<String>,
+    /// IRA, IVRA: src0, src1, ... or dst.
+    #[arg(long, value_name = "OPERAND", help_heading = "Fault (--tool inject)")]
+    pub operand: Option<String>,
+    /// IRA: the wrong register addressed.
+    #[arg(long, value_name = "N", help_heading = "Fault (--tool inject)")]
+    pub register: Option<String>,
+    /// IOC, IAL: int or fp.
+    #[arg(long, value_name = "UNIT", help_heading = "Fault (--tool inject)")]
+    pub unit: Option<String>,
+    /// IIO, IMS, IMD, IAT, IAW, IAC: the error mask (XORed).
+    #[arg(long, value_name = "BITS", help_heading = "Fault (--tool inject)")]
+    pub mask: Option<String>,
+    /// IMD: data or address of the shared-memory store.
+    #[arg(long, value_name = "WHAT", help_heading = "Fault (--tool inject)")]
+    pub store: Option<String>,
+    /// WV: the predicate whose writes are inverted.
+    #[arg(long, value_name = "N", help_heading = "Fault (--tool inject)")]
+    pub predicate: Option<String>,
+    /// IAT, IAW, IAC: x, y or z.
+    #[arg(long, value_name = "DIM", help_heading = "Fault (--tool inject)")]
+    pub dim: Option<String>,
+    /// IAL: ignore (results dropped) or force (predicated-off instructions run).
+    #[arg(long = "lane-fault", value_name = "HOW", help_heading = "Fault (--tool inject)")]
+    pub lane_fault: Option<String>,
+}
+
+impl FaultArgs {
+    fn flags(&self) -> FaultFlags {
+        FaultFlags {
+            model: self.model.clone(),
+            sm: self.sm.clone(),
+            subpartition: self.subpartition.clone(),
+            warps: self.warps.clone(),
+            lanes: self.lanes.clone(),
+            operand: self.operand.clone(),
+            register: self.register.clone(),
+            unit: self.unit.clone(),
+            mask: self.mask.clone(),
+            target: self.store.clone(),
+            predicate: self.predicate.clone(),
+            dim: self.dim.clone(),
+            lane_fault: self.lane_fault.clone(),
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.flags() != FaultFlags::default()
+    }
+
+    /// With `--tool inject`: the validated fault, then the refusal (no
+    /// backend lowers injections yet). Without: fault flags are an error.
+    pub fn check(&self, tool: ToolChoice) -> Result<()> {
+        match tool {
+            ToolChoice::Detect if self.any() => Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject")),
+            ToolChoice::Detect => Ok(()),
+            ToolChoice::Inject => {
+                let spec: FaultSpec = self.flags().spec().map_err(|e| anyhow!("invalid fault: {e}"))?;
+                Err(anyhow!(
+                    "the inject tool is not lowered on any backend yet: fault `{spec}` was checked but cannot be injected"
+                ))
+            }
+        }
+    }
+}
