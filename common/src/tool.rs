@@ -8,7 +8,33 @@ use crate::plan::Plan;
 use crate::probe::{Action, Probe, ValueRef, When};
 use crate::site::SiteTable;
 use crate::view::{KernelView, Operand};
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// The tool a run or dump uses: the exception detector, or the counters
+/// ([`crate::count_tool`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    #[default]
+    Detector,
+    Counters,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 2] = [ToolKind::Detector, ToolKind::Counters];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::Detector => "detector",
+            ToolKind::Counters => "counters",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ToolKind> {
+        ToolKind::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
 
 /// Something that decides what to check or count in a kernel.
 pub trait Tool {
