@@ -12,7 +12,7 @@ use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
 use xfpx_common::site::SiteTable;
-use xfpx_common::tool::Detector;
+use xfpx_common::tool::{Detector, ToolKind};
 
 /// Output format of a dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,11 +30,13 @@ pub struct DumpOptions {
     pub format: DumpFormat,
     /// The run mode whose plan is shown.
     pub mode: Mode,
+    /// The tool whose plan is shown (the detector in `mode`, or counters).
+    pub tool: ToolKind,
 }
 
 impl Default for DumpOptions {
     fn default() -> Self {
-        DumpOptions { kernel: None, format: DumpFormat::Text, mode: Mode::Detect }
+        DumpOptions { kernel: None, format: DumpFormat::Text, mode: Mode::Detect, tool: ToolKind::Detector }
     }
 }
 
@@ -134,7 +136,8 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
     }
 }
 
-/// Dump a saved SASS listing as the detector would instrument it.
+/// Dump a saved SASS listing as the detector (or the counters tool) would
+/// instrument it.
 pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     let functions = parse_listing(text)?;
     if functions.is_empty() {
@@ -150,6 +153,10 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     for f in selected {
         let kernel = build_kernel(f);
         let fail = |message: String| Error::Kernel { kernel: f.name.clone(), message };
+        if opts.tool == ToolKind::Counters {
+            parts.push(crate::counts::dump_counts(&kernel, &mut sites, opts.format).map_err(fail)?);
+            continue;
+        }
         let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;
         let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, 0)
@@ -191,7 +198,7 @@ mod tests {
         assert!(t.contains("kernel j"));
         let j = dump_listing(
             LISTING,
-            &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, mode: Mode::Detect },
+            &DumpOptions { kernel: Some("k".into()), format: DumpFormat::Json, ..DumpOptions::default() },
         )
         .expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
@@ -209,7 +216,7 @@ mod tests {
         ] {
             let e = dump_listing(
                 text,
-                &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, mode: Mode::Detect },
+                &DumpOptions { kernel: kernel.map(String::from), format: DumpFormat::Text, ..DumpOptions::default() },
             )
             .expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");

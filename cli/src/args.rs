@@ -153,6 +153,9 @@ pub struct DumpArgs {
     /// NVIDIA: show the plan of this run mode.
     #[arg(long, value_enum, default_value = "fast")]
     pub mode: RunMode,
+    /// NVIDIA: show the plan of this tool (`detector`, or `counters`: one count per region of each kernel).
+    #[arg(long, value_name = "TOOL", default_value = "detector", value_parser = parse_tool)]
+    pub tool: xfpx_common::tool::ToolKind,
     /// AMD only: rewrite the code object for this mode and show the rewritten kernels.
     #[arg(long, value_enum, value_name = "MODE")]
     pub rewrite: Option<RewriteMode>,
@@ -294,6 +297,11 @@ pub struct SetupArgs {
     /// Print each nvcc command and its output.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// Parse a tool name (`detector`, `counters`).
+pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
+    xfpx_common::tool::ToolKind::from_name(s).ok_or_else(|| format!("unknown tool `{s}` (detector, counters)"))
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.

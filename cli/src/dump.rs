@@ -11,6 +11,9 @@ use anyhow::{bail, Context, Result};
 pub fn dump(a: &DumpArgs) -> Result<i32> {
     let bytes = xfpx_common::limits::read(&a.file, xfpx_common::limits::CODE_OBJECT)
         .with_context(|| format!("cannot read {}", a.file.display()))?;
+    if a.tool != xfpx_common::tool::ToolKind::Detector && a.vendor != DumpVendor::Nvidia {
+        bail!("--tool {} is dumped for NVIDIA listings only (--vendor nvidia)", a.tool.name());
+    }
     if let Some(mode) = a.rewrite {
         if a.vendor != DumpVendor::Amd {
             bail!("--rewrite applies to AMD code objects only (--vendor amd)");
@@ -28,6 +31,7 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
                     OutputFormat::Json => xfpx_nvidia::dump::DumpFormat::Json,
                 },
                 mode: a.mode.config_mode(),
+                tool: a.tool,
             };
             let text =
                 xfpx_nvidia::dump::dump_listing(listing, &opts).with_context(|| format!("{}", a.file.display()))?;
