@@ -30,6 +30,28 @@ pub enum Command {
     Demo(DemoArgs),
     /// Build and install the NVIDIA tool library for this machine's GPUs (needs nvcc and NVBit).
     Setup(SetupArgs),
+    /// Operational regions of kernels' counters: `region build REPORTS... -o region.json`.
+    #[command(subcommand)]
+    Region(RegionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegionCommand {
+    /// Learn each kernel's operational region (min and max of each normalised counter per sampling window) from the reports of fault-free runs with counters.
+    Build(RegionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegionArgs {
+    /// Reports of fault-free runs made with counters.
+    #[arg(value_name = "REPORT", required = true, num_args = 1..)]
+    pub reports: Vec<PathBuf>,
+    /// Where the region is written (JSON, schema xfpx-region/1).
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Normalised counters to learn: inact, stack, lane_efficiency, pred_on, divergence (default: inact,stack).
+    #[arg(long, value_name = "LIST")]
+    pub counters: Option<String>,
 }
 
 /// Which GPU vendor's backend to use.
@@ -214,9 +236,12 @@ pub struct ReportArgs {
     /// Write the report as one self-contained HTML page here instead of printing it.
     #[arg(long, value_name = "OUT.html", conflicts_with = "format")]
     pub html: Option<PathBuf>,
-    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all), 4 when its run checked nothing.
+    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region), 4 when its run checked nothing.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
+    /// Check the report's counters against this operational region (from `xfpx region build`): every window outside it is printed.
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -297,6 +322,17 @@ pub struct SetupArgs {
     /// Print each nvcc command and its output.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// Split `--fail-on` into its exception kinds (if any) and whether
+/// `region` was named.
+pub fn parse_fail_on_region(s: &str) -> Result<(Option<ExceptionKinds>, bool)> {
+    let region = s.split(',').any(|k| k.trim() == "region");
+    let rest: Vec<&str> = s.split(',').map(str::trim).filter(|k| *k != "region").collect();
+    if rest.iter().all(|k| k.is_empty()) {
+        return if region { Ok((None, true)) } else { parse_fail_on(s).map(|k| (Some(k), false)) };
+    }
+    Ok((Some(parse_fail_on(&rest.join(","))?), region))
 }
 
 /// Parse a tool name (`detector`, `counters`).

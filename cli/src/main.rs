@@ -1,7 +1,8 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
 //! `report`, `replay` a captured AMD launch on the emulator, the bundled
-//! `demo`, and `setup` of the NVIDIA tool library. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! `demo`, `setup` of the NVIDIA tool library, and `region build` (the
+//! operational regions of counters). Errors end in one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
@@ -16,6 +17,7 @@ mod output;
 mod progress;
 #[cfg(test)]
 mod proptests;
+mod region_cmd;
 mod replay;
 mod replay_rewritten;
 mod report_cmd;
@@ -50,6 +52,7 @@ fn main() {
         Command::Replay(a) => replay::replay(&a),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
+        Command::Region(args::RegionCommand::Build(a)) => region_cmd::build(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),
