@@ -172,3 +172,57 @@ fn bad_region_inputs_are_one_line_each() {
     run(c).assert_one_line_error(1, "windows of 8 blocks");
     assert!(!dir.join("nothing.json").exists());
 }
+
+/// `xfpx dump --tool counters` on every committed SASS listing: per
+/// kernel, one region call per region, regions tiling the kernel's
+/// instructions in order, one guard count per guarded instruction of the
+/// listing (`@P..`, `@!P..`; not `@PT`).
+#[test]
+fn counting_plans_of_the_gpu_listings_cover_every_instruction_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gpu/listings");
+    let mut listings: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("listings")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sass"))
+        .collect();
+    listings.sort();
+    assert!(listings.len() >= 14);
+    let mut kernels = 0;
+    for l in &listings {
+        let mut c = xfpx(&dir);
+        c.args(["dump", "--vendor", "nvidia", "--tool", "counters", "--format", "json"]).arg(l);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}: {}", l.display(), o.stderr);
+        let dumps: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+        for k in dumps.as_array().expect("kernels") {
+            kernels += 1;
+            let instrs = k["instructions"].as_array().expect("instructions");
+            let regions: Vec<(u64, u64)> = k["plan"]["counters"]
+                .as_array()
+                .expect("counters")
+                .iter()
+                .filter(|c| c["kind"]["kind"] == "region")
+                .map(|c| (c["kind"]["first"].as_u64().expect("first"), c["kind"]["end"].as_u64().expect("end")))
+                .collect();
+            let mut next = 0;
+            for (first, end) in &regions {
+                assert_eq!(*first, next, "{}: regions tile the kernel", k["kernel"]);
+                next = *end;
+            }
+            assert_eq!(next as usize, instrs.len(), "{}", k["kernel"]);
+            let calls = k["calls"].as_array().expect("calls");
+            let of = |f: &str| calls.iter().filter(|c| c["function"] == f).count();
+            assert_eq!(of("xfpx_count_region"), regions.len(), "{}", k["kernel"]);
+            let guarded = instrs
+                .iter()
+                .filter(|i| {
+                    let t = i["sass"].as_str().expect("sass");
+                    t.starts_with('@') && !t.starts_with("@PT ")
+                })
+                .count();
+            assert_eq!(of("xfpx_count_guard"), guarded, "{}", k["kernel"]);
+            assert_eq!(calls.len(), regions.len() + guarded);
+        }
+    }
+    assert!(kernels > 20, "{kernels}");
+}
