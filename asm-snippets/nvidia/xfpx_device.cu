@@ -166,3 +166,45 @@ extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t preds,
     xfpx_record_found(active, f1, (uint32_t)site_meta1, m1 & XFPX_META_FORMAT_MASK, state, launch);
     xfpx_record_found(active, f2, (uint32_t)site_meta2, m2 & XFPX_META_FORMAT_MASK, state, launch);
 }
+
+/* Counters: one update per region execution, by the lowest active lane. */
+static __device__ __forceinline__ XfpxCountSlot *xfpx_count_slot(uint64_t table, uint32_t slot) {
+    XfpxCountTable *t = (XfpxCountTable *)table;
+    uint32_t w = 0u;
+    if (t->window_blocks != 0u) {
+        uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        w = block / t->window_blocks;
+        if (w >= t->windows) w = t->windows - 1u;
+    }
+    return &t->slot[w * t->slots + slot];
+}
+
+static __device__ __forceinline__ uint32_t xfpx_lane_id(void) {
+    uint32_t lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+extern "C" __device__ __noinline__ void xfpx_count_region(uint32_t preds, uint64_t slot_meta, uint64_t table) {
+    uint32_t active = __activemask();
+    uint32_t meta = (uint32_t)(slot_meta >> 32);
+    bool divergent = false;
+    if (meta & XFPX_COUNT_BRANCH) {
+        uint32_t guard = (preds >> ((meta >> XFPX_COUNT_PRED_SHIFT) & 7u)) & 1u;
+        if (meta & XFPX_COUNT_NEGATED) guard ^= 1u;
+        uint32_t taken = __ballot_sync(active, guard);
+        divergent = taken != 0u && taken != active;
+    }
+    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+    XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
+    atomicAdd(&s->warps, 1ull);
+    atomicAdd(&s->lanes, (unsigned long long)__popc(active));
+    if (divergent) atomicAdd(&s->divergent, 1ull);
+}
+
+extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t slot_meta, uint64_t table) {
+    uint32_t active = __activemask();
+    uint32_t held = __ballot_sync(active, guard != 0);
+    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+    atomicAdd(&xfpx_count_slot(table, (uint32_t)slot_meta)->lanes, (unsigned long long)__popc(held));
+}

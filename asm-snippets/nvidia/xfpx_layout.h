@@ -74,4 +74,28 @@ typedef struct XfpxDeviceState {
     uint32_t capacity;
 } XfpxDeviceState;
 
+/* Counters (xfpx_count_region / xfpx_count_guard, see abi.def): one table
+ * per instrumented kernel in device memory, zeroed by the host before a
+ * launch and read after it. Window w of slot s is slot[w * slots + s];
+ * a block's window is its linear index / window_blocks (0: one window),
+ * clamped to the last window. Mirrored in xfpx-nvidia `counts`. */
+#define XFPX_COUNT_BRANCH 1u
+#define XFPX_COUNT_PRED_SHIFT 1
+#define XFPX_COUNT_NEGATED (1u << 4)
+
+typedef struct XfpxCountSlot {
+    unsigned long long warps;
+    unsigned long long lanes;
+    unsigned long long divergent;
+    unsigned long long reserved;
+} XfpxCountSlot;
+
+typedef struct XfpxCountTable {
+    uint32_t slots;
+    uint32_t windows;
+    uint32_t window_blocks;
+    uint32_t reserved;
+    XfpxCountSlot slot[1]; /* windows * slots */
+} XfpxCountTable;
+
 #endif

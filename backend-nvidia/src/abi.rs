@@ -143,6 +143,12 @@ pub const CHECK_VALUE: &str = "xfpx_check_value";
 /// and meta packed per slot, empty slots with meta 0).
 pub const CHECK_VALUES3: &str = "xfpx_check_values3";
 
+/// Name of the counters' region function (one call per count region).
+pub const COUNT_REGION: &str = "xfpx_count_region";
+
+/// Name of the counters' guard function (lanes whose guard held).
+pub const COUNT_GUARD: &str = "xfpx_count_guard";
+
 #[cfg(test)]
 mod tests {
     use super::*;

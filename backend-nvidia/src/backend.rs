@@ -38,6 +38,7 @@ impl Backend for Nvidia {
             kernel: request.kernel.map(str::to_string),
             format: request.format,
             mode: request.lower.map_or(Mode::Fast, |c| c.mode),
+            tool: request.lower.map_or(xfpx_common::tool::ToolKind::Detect, |c| c.tool),
         };
         Ok(Dumped { text: dump_listing(listing(image)?, &opts)?, image: None })
     }

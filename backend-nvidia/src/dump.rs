@@ -12,7 +12,7 @@ use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
 use xfpx_common::site::SiteTable;
-use xfpx_common::tool::Detector;
+use xfpx_common::tool::{Detector, ToolKind};
 
 /// What to dump.
 #[derive(Debug, Clone)]
@@ -22,11 +22,13 @@ pub struct DumpOptions {
     pub format: OutputFormat,
     /// The run mode whose plan is shown.
     pub mode: Mode,
+    /// The tool whose plan is shown (the detector in `mode`, or counters).
+    pub tool: ToolKind,
 }
 
 impl Default for DumpOptions {
     fn default() -> Self {
-        DumpOptions { kernel: None, format: OutputFormat::Text, mode: Mode::Detect }
+        DumpOptions { kernel: None, format: OutputFormat::Text, mode: Mode::Detect, tool: ToolKind::Detect }
     }
 }
 
@@ -128,7 +130,8 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
     }
 }
 
-/// Dump a saved SASS listing as the detector would instrument it.
+/// Dump a saved SASS listing as the detector (or the counters tool) would
+/// instrument it.
 pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     if !crate::modes::MODES.contains(&opts.mode) {
         return Err(Error::Mode(opts.mode));
@@ -147,6 +150,10 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     for f in selected {
         let kernel = build_kernel(f);
         let fail = |message: String| Error::Kernel { kernel: f.name.clone(), message };
+        if opts.tool == ToolKind::Counters {
+            parts.push(crate::counts::dump_counts(&kernel, &mut sites, opts.format).map_err(fail)?);
+            continue;
+        }
         let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;
         let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, 0)
@@ -188,7 +195,7 @@ mod tests {
         assert!(t.contains("kernel j"));
         let j = dump_listing(
             LISTING,
-            &DumpOptions { kernel: Some("k".into()), format: OutputFormat::Json, mode: Mode::Detect },
+            &DumpOptions { kernel: Some("k".into()), format: OutputFormat::Json, ..DumpOptions::default() },
         )
         .expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
@@ -206,7 +213,7 @@ mod tests {
         ] {
             let e = dump_listing(
                 text,
-                &DumpOptions { kernel: kernel.map(String::from), format: OutputFormat::Text, mode: Mode::Detect },
+                &DumpOptions { kernel: kernel.map(String::from), format: OutputFormat::Text, ..DumpOptions::default() },
             )
             .expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");

@@ -261,8 +261,11 @@ impl Lowering for NvbitLowering<'_> {
                         calls.push(call);
                     }
                 }
-                Action::Count { .. } => {
-                    return Err(LowerError::Unsupported { probe: i, what: "a counter".into() });
+                Action::Count { counter } => {
+                    // the counters tool: `state_addr` is the kernel's count table
+                    let call = crate::counts::count_call(self.kernel, plan, i, p, *counter, self.state_addr)?;
+                    self.check_abi(&call)?;
+                    calls.push(call);
                 }
                 Action::Inject { .. } => {
                     return Err(LowerError::Unsupported { probe: i, what: "fault injection (not lowered yet)".into() });

@@ -46,6 +46,28 @@ pub enum Command {
     Setup(SetupArgs),
     /// Fault-injection campaigns: a golden run, then runs with one permanent fault each, classified Masked, SDC, DUE or not activated.
     Campaign(crate::campaign::CampaignArgs),
+    /// Operational regions of kernels' counters: `region build REPORTS... -o region.json`.
+    #[command(subcommand)]
+    Region(RegionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegionCommand {
+    /// Learn each kernel's operational region (min and max of each normalised counter per sampling window) from the reports of fault-free runs with counters.
+    Build(RegionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegionArgs {
+    /// Reports of fault-free runs made with counters.
+    #[arg(value_name = "REPORT", required = true, num_args = 1..)]
+    pub reports: Vec<PathBuf>,
+    /// Where the region is written (JSON, schema xfpx-region/1).
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Normalised counters to learn: inact, stack, lane_efficiency, pred_on, divergence (default: inact,stack).
+    #[arg(long, value_name = "LIST")]
+    pub counters: Option<String>,
 }
 
 /// Which GPU vendor's backend to use.
@@ -135,8 +157,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
     /// What the run does: `detect` floating-point exceptions, or `inject` one permanent fault (see docs/cli.md).
-    #[arg(long, value_enum, default_value = "detect")]
-    pub tool: crate::fault_args::ToolChoice,
+    #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
+    pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]
     pub fault: crate::fault_args::FaultArgs,
     /// The program and its arguments.
@@ -160,6 +182,9 @@ pub struct DumpArgs {
     /// NVIDIA: show the plan of this run mode.
     #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
     pub mode: Mode,
+    /// NVIDIA: show the plan of this tool (`detect`, or `counters`: one count per region of each kernel).
+    #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
+    pub tool: xfpx_common::tool::ToolKind,
     /// AMD only: rewrite the code object for this mode and show the rewritten kernels (with --kernel RE: only the kernels whose mangled or demangled name matches the regular expression).
     #[arg(long, value_parser = modes(REWRITE_MODES), value_name = "MODE")]
     pub rewrite: Option<Mode>,
@@ -191,9 +216,12 @@ pub struct ReportArgs {
     /// Write the report as one self-contained HTML page here instead of printing it.
     #[arg(long, value_name = "OUT.html", conflicts_with = "format")]
     pub html: Option<PathBuf>,
-    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all), 4 when its run checked nothing.
+    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region), 4 when its run checked nothing.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
+    /// Check the report's counters against this operational region (from `xfpx region build`): every window outside it is printed.
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -247,8 +275,8 @@ pub struct ReplayArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
     /// What the replay does: `detect` (the default), or `inject` one permanent fault.
-    #[arg(long, value_enum, default_value = "detect")]
-    pub tool: crate::fault_args::ToolChoice,
+    #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
+    pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]
     pub fault: crate::fault_args::FaultArgs,
 }
@@ -279,6 +307,22 @@ pub struct SetupArgs {
     /// Print each nvcc command and its output.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// Split `--fail-on` into its exception kinds (if any) and whether
+/// `region` was named.
+pub fn parse_fail_on_region(s: &str) -> Result<(Option<ExceptionKinds>, bool)> {
+    let region = s.split(',').any(|k| k.trim() == "region");
+    let rest: Vec<&str> = s.split(',').map(str::trim).filter(|k| *k != "region").collect();
+    if rest.iter().all(|k| k.is_empty()) {
+        return if region { Ok((None, true)) } else { parse_fail_on(s).map(|k| (Some(k), false)) };
+    }
+    Ok((Some(parse_fail_on(&rest.join(","))?), region))
+}
+
+/// Parse a tool name (`detector`, `counters`).
+pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
+    xfpx_common::tool::ToolKind::from_name(s).ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject)"))
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.

@@ -16,6 +16,9 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
     if a.rewrite.is_some() && a.vendor != DumpVendor::Amd {
         bail!("--rewrite applies to AMD code objects only (--vendor amd)");
     }
+    if a.tool != xfpx_common::tool::ToolKind::Detect && a.vendor != DumpVendor::Nvidia {
+        bail!("--tool {} is dumped for NVIDIA listings only (--vendor nvidia)", a.tool.name());
+    }
     // What is lowered: NVIDIA listings always in `--mode`; AMD code objects
     // with `--rewrite` only, `--kernel` then a pattern of the filter.
     let (mode, kernel, patterns) = match (a.vendor, a.rewrite) {
@@ -24,7 +27,7 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
         (DumpVendor::Amd, None) => (None, a.kernel.as_deref(), Vec::new()),
     };
     let config = mode
-        .map(|mode| RunSettings { mode, kernels: patterns, ..RunSettings::default() }.check())
+        .map(|mode| RunSettings { mode, kernels: patterns, tool: a.tool, ..RunSettings::default() }.check())
         .transpose()
         .map_err(|e| match e {
             ConfigError::Pattern { pattern, reason, .. } => anyhow!("invalid --kernel pattern `{pattern}`: {reason}"),

@@ -2,17 +2,9 @@
 //! and `xfpx replay`, turned into a validated [`FaultSpec`].
 
 use anyhow::{anyhow, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use xfpx_common::fault::{FaultFlags, FaultSpec};
-
-/// What a run does to the program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ToolChoice {
-    /// Find floating-point exceptions.
-    Detect,
-    /// Inject one permanent fault (the flags below; not lowered on any backend yet).
-    Inject,
-}
+use xfpx_common::tool::ToolKind;
 
 #[derive(Debug, Args, Default)]
 pub struct FaultArgs {
@@ -82,11 +74,18 @@ impl FaultArgs {
 
     /// With `--tool inject`: the validated fault, then the refusal (no
     /// backend lowers injections yet). Without: fault flags are an error.
-    pub fn check(&self, tool: ToolChoice) -> Result<()> {
+    /// `--tool counters` is refused too: its counts are planned and dumped
+    /// (`xfpx dump --tool counters`) but no run collects them yet.
+    pub fn check(&self, tool: ToolKind) -> Result<()> {
         match tool {
-            ToolChoice::Detect if self.any() => Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject")),
-            ToolChoice::Detect => Ok(()),
-            ToolChoice::Inject => {
+            ToolKind::Detect | ToolKind::Counters if self.any() => {
+                Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject"))
+            }
+            ToolKind::Detect => Ok(()),
+            ToolKind::Counters => Err(anyhow!(
+                "the counters tool is not collected by runs or replays yet: `xfpx dump --tool counters` shows its plan"
+            )),
+            ToolKind::Inject => {
                 let spec: FaultSpec = self.flags().spec().map_err(|e| anyhow!("invalid fault: {e}"))?;
                 Err(anyhow!(
                     "the inject tool is not lowered on any backend yet: fault `{spec}` was checked but cannot be injected"

@@ -1,7 +1,9 @@
 //! The `xfpx` command line: `run` a program with floating-point exception
 //! detection, `dump` how a kernel would be instrumented, print a saved
 //! `report`, `replay` a captured AMD launch on the emulator, the bundled
-//! `demo`, `setup` of the NVIDIA tool library, and fault-injection `campaign`s. Errors end in one `error: ...` line on stderr and a non-zero exit
+//! `demo`, `setup` of the NVIDIA tool library, fault-injection `campaign`s
+//! and `region build` (the operational regions of counters). Errors end in
+//! one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
@@ -18,6 +20,7 @@ mod output;
 mod progress;
 #[cfg(test)]
 mod proptests;
+mod region_cmd;
 mod replay;
 mod report_cmd;
 mod report_io;
@@ -52,6 +55,7 @@ fn main() {
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
         Command::Campaign(a) => campaign::campaign(a),
+        Command::Region(args::RegionCommand::Build(a)) => region_cmd::build(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

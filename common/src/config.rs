@@ -220,6 +220,9 @@ pub struct RunSettings {
     /// The backend's host-side tools (source lines, disassembly).
     #[serde(default)]
     pub tools: ToolSettings,
+    /// What the instrumentation does (detect exceptions by default).
+    #[serde(default)]
+    pub tool: crate::tool::ToolKind,
 }
 
 impl Default for RunSettings {
@@ -237,6 +240,7 @@ impl Default for RunSettings {
             events_socket: None,
             dump_dir: None,
             tools: ToolSettings::default(),
+            tool: crate::tool::ToolKind::Detect,
         }
     }
 }

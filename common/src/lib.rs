@@ -8,7 +8,11 @@
 //! - [`site`]: stable instruction sites and the host-side site table;
 //! - [`probe`] and [`plan`]: what to check or count, before or after which
 //!   instruction, and the invariants a backend may assume when lowering;
-//! - [`tool`]: the tools that produce plans (today: the exception detector);
+//! - [`tool`]: the tools that produce plans (the exception detector) and
+//!   the tool a run uses ([`tool::ToolKind`]);
+//! - [`count_tool`] and [`counters`]: the counters tool (one update per
+//!   count region) and the counters a run reports; [`region`]: operational
+//!   regions learnt from counters, and the in-field check against them;
 //! - [`lower`]: the one trait each backend implements to lower a plan;
 //! - [`observe`]: the control-flow graph and the analysis of which results
 //!   are certain to reach a later check (the fast detector's thinning);
@@ -27,6 +31,8 @@
 pub mod backend;
 pub mod class;
 pub mod config;
+pub mod count_tool;
+pub mod counters;
 pub mod event;
 pub mod fault;
 pub mod fp;
@@ -38,6 +44,7 @@ pub mod names;
 pub mod observe;
 pub mod plan;
 pub mod probe;
+pub mod region;
 pub mod report;
 pub mod site;
 pub mod tool;

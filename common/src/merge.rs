@@ -198,6 +198,9 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
     } else {
         format!("merged from {} reports of ranks {}", inputs.len(), ranks_text(&ranks))
     };
+    let (counters, counter_note) =
+        crate::counters::merge_sections(inputs.iter().map(|(l, r)| (l.as_str(), r.counters.as_ref())));
+    let notes: Vec<String> = notes.into_iter().chain(counter_note).collect();
     run.notes.push(merged_from);
     run.notes.extend(notes.iter().cloned());
     let report = Report {
@@ -206,6 +209,7 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
         run,
         kernels,
         processes,
+        counters,
     };
     Ok(Merged { report, notes })
 }

@@ -1,10 +1,9 @@
 //! Plans: the ordered probes of one kernel, and the verifier that states the
 //! invariants a backend may assume when it lowers a plan.
 
-use crate::probe::{Action, Change, CounterDef, Probe, ValueRef, When};
+use crate::probe::{Action, Change, CounterDef, CounterKind, Probe, ValueRef, When};
 use crate::site::SiteTable;
-use crate::view::{InstrView, RegFile};
-use crate::view::{KernelView, Operand, RegRange};
+use crate::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
 use serde::{Deserialize, Serialize};
 
 /// Everything one tool asks of one kernel.
@@ -57,6 +56,10 @@ pub enum PlanError {
     UnknownCounter { probe: usize, counter: u16 },
     #[error("probe {probe}: injection on instruction {instr}: {why}")]
     BadInjection { probe: usize, instr: u32, why: String },
+    #[error("probe {probe}: counter {counter} ({what}) is placed at instruction {instr}, where it cannot count")]
+    MisplacedCount { probe: usize, counter: u16, instr: u32, what: &'static str },
+    #[error("counter {counter}: its region or branch does not fit the kernel")]
+    BadRegion { counter: u16 },
 }
 
 /// Check the invariants lowering may assume:
@@ -72,10 +75,28 @@ pub enum PlanError {
 ///    no source that the instruction overwrites;
 /// 6. checks have at least one value and one kind; counters are declared;
 /// 7. an injection ([`check_injection`]) changes a register the
-///    instruction has, at the point its change needs, for some lane.
+///    instruction has, at the point its change needs, for some lane;
+/// 8. a region counter spans instructions of the kernel, its branch is its
+///    last instruction and a conditional branch; its probe runs `before`
+///    the region's first unguarded instruction (its first when all are
+///    guarded); a guard counter's probe runs `before` its guarded
+///    instruction.
 pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
     if plan.kernel != view.name {
         return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
+    }
+    for (c, def) in plan.counters.iter().enumerate() {
+        let bad = PlanError::BadRegion { counter: c as u16 };
+        if let CounterKind::Region { first, end, branch } = def.kind {
+            if first >= end || end as usize > view.instrs.len() {
+                return Err(bad);
+            }
+            if let Some(b) = branch {
+                if b + 1 != end || view.instrs[b as usize].control != Control::CondBranch {
+                    return Err(bad);
+                }
+            }
+        }
     }
     let mut last: Option<(u32, When)> = None;
     for (i, p) in plan.probes.iter().enumerate() {
@@ -132,8 +153,24 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                 }
             }
             Action::Count { counter } => {
-                if counter.0 as usize >= plan.counters.len() {
-                    return Err(PlanError::UnknownCounter { probe: i, counter: counter.0 });
+                let def = plan
+                    .counters
+                    .get(counter.0 as usize)
+                    .ok_or(PlanError::UnknownCounter { probe: i, counter: counter.0 })?;
+                let misplaced = |what| PlanError::MisplacedCount { probe: i, counter: counter.0, instr: p.instr, what };
+                match def.kind {
+                    CounterKind::Region { first, end, .. } => {
+                        let head = (first..end).find(|&j| !view.instrs[j as usize].guarded).unwrap_or(first);
+                        if p.when != When::Before || p.instr != head {
+                            return Err(misplaced("a region's count"));
+                        }
+                    }
+                    CounterKind::GuardHeld { instr } => {
+                        if p.when != When::Before || p.instr != instr || !ins.guarded {
+                            return Err(misplaced("a guard's count"));
+                        }
+                    }
+                    CounterKind::WarpExecutions | CounterKind::ThreadExecutions => {}
                 }
             }
             Action::Inject { change, threads, activations } => {

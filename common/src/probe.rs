@@ -55,6 +55,15 @@ pub enum CounterKind {
     WarpExecutions,
     /// Executions of the probed instructions, one per active thread/lane.
     ThreadExecutions,
+    /// Executions of the count region `first..end` (instruction indices):
+    /// warps and their active lanes, counted once per region execution at
+    /// the probe (see [`crate::count_tool`]). `branch`: the region's
+    /// closing conditional branch, whose executions that split the warp
+    /// are counted too.
+    Region { first: u32, end: u32, branch: Option<u32> },
+    /// Lanes whose guard held at the guarded instruction `instr`, counted
+    /// by a probe before it.
+    GuardHeld { instr: u32 },
 }
 
 /// A counter declared by a plan.

@@ -176,7 +176,7 @@ pub struct ToolInfo {
 }
 
 /// A whole report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema: String,
     pub tool: ToolInfo,
@@ -185,6 +185,10 @@ pub struct Report {
     /// The instrumented processes that reported (absent in older reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessInfo>,
+    /// Execution counters (`--tool counters`; absent otherwise and in
+    /// older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::CountersSection>,
 }
 
 /// Failure to read or write a report.
@@ -275,6 +279,7 @@ pub struct Collector {
     processes: Vec<ProcessInfo>,
     max_records: Option<u64>,
     records: u64,
+    counters: Option<crate::counters::CountersSection>,
 }
 
 /// What [`Collector::record`] did with a finding.
@@ -297,6 +302,7 @@ impl Collector {
             processes: Vec::new(),
             max_records,
             records: 0,
+            counters: None,
         }
     }
 
@@ -402,7 +408,13 @@ impl Collector {
                 p.sort();
                 p
             },
+            counters: self.counters.clone(),
         }
+    }
+
+    /// The run's counters (`--tool counters`), replacing any set before.
+    pub fn set_counters(&mut self, counters: crate::counters::CountersSection) {
+        self.counters = Some(counters);
     }
 }
 

@@ -8,7 +8,36 @@ use crate::plan::Plan;
 use crate::probe::{Action, Probe, ValueRef, When};
 use crate::site::SiteTable;
 use crate::view::{KernelView, Operand};
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
+
+/// The tool a run, replay or dump uses: the exception detector, the
+/// counters ([`crate::count_tool`]), or the injection of one permanent
+/// fault ([`crate::fault`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    #[default]
+    Detect,
+    Counters,
+    Inject,
+}
+
+impl ToolKind {
+    pub const ALL: [ToolKind; 3] = [ToolKind::Detect, ToolKind::Counters, ToolKind::Inject];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolKind::Detect => "detect",
+            ToolKind::Counters => "counters",
+            ToolKind::Inject => "inject",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ToolKind> {
+        ToolKind::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
 
 /// Something that decides what to check or count in a kernel.
 pub trait Tool {

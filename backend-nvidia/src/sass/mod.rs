@@ -1,7 +1,9 @@
 //! SASS: the opcode table, the text parser, the kernel view built from
-//! parsed instructions, and compiler idioms the fast detector relies on.
+//! parsed instructions, compiler idioms the fast detector relies on, and
+//! the instruction-mix classes of the counters ([`mix`]).
 
 pub mod idioms;
+pub mod mix;
 pub mod opcodes;
 pub mod parse;
 pub mod view;

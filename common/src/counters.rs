@@ -1,0 +1,404 @@
+//! Execution counters, vendor-neutral: what one kernel launch executed,
+//! per sampling window (a range of thread blocks / workgroups).
+//!
+//! Counted per *count region* (see [`crate::count_tool`]): a run of
+//! instructions that a warp executes together, so one device update per
+//! region execution gives every instruction of the region. From the
+//! per-region device slots the host folds ([`fold`]):
+//! - `warp_instructions`: warp (wave) instructions executed, predicated-off
+//!   ones included (NVIDIA `smsp__inst_executed`);
+//! - `thread_instructions`: the same, once per active lane
+//!   (`smsp__thread_inst_executed`);
+//! - `thread_instructions_pred_on`: per active lane whose guard held
+//!   (`smsp__thread_inst_executed_pred_on`);
+//! - `inactive_lanes`: lane slots left idle by executed warp instructions,
+//!   `warp_size * warp_instructions - thread_instructions` (the paper's
+//!   INACT counter);
+//! - `divergent_branches`: executions of a conditional branch whose active
+//!   lanes did not all go the same way (the divergence stack's pushes);
+//! - `reconvergences`: warp parts merged at a reconvergence instruction
+//!   (NVIDIA `BSYNC`/`WARPSYNC`; the stack's pops);
+//! - `mix`: warp instructions per [`MixClass`] label.
+//!
+//! Normalised counters ([`Normalised`]) are what operational regions are
+//! learnt on ([`crate::region`]).
+
+use crate::class::InstrClass;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where a memory instruction goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    Constant,
+    /// A generic (flat) address, resolved at run time.
+    Generic,
+}
+
+impl MemSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemSpace::Global => "global",
+            MemSpace::Shared => "shared",
+            MemSpace::Local => "local",
+            MemSpace::Constant => "constant",
+            MemSpace::Generic => "generic",
+        }
+    }
+}
+
+/// What an instruction is for the instruction mix. Backends map their
+/// opcodes onto these classes; floating-point work keeps its
+/// [`InstrClass`] (format and kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "mix", rename_all = "snake_case")]
+pub enum MixClass {
+    Fp {
+        class: InstrClass,
+    },
+    Integer,
+    Load {
+        space: MemSpace,
+    },
+    Store {
+        space: MemSpace,
+    },
+    Atomic {
+        space: MemSpace,
+    },
+    /// Branches, calls, returns, exits.
+    Branch,
+    /// Waits for the other threads of a block (`BAR`, `s_barrier`).
+    Barrier,
+    /// Reconvergence of a diverged warp (`BSYNC`, `WARPSYNC`).
+    Reconverge,
+    /// Moves, special registers, no-ops and everything else.
+    Other,
+}
+
+impl MixClass {
+    /// The label a report keys the mix by: `f32.fma`, `int`, `load.global`,
+    /// `atomic.shared`, `branch`, `barrier`, `reconverge`, `other`.
+    pub fn label(self) -> String {
+        match self {
+            MixClass::Fp { class } => class.label(),
+            MixClass::Integer => "int".into(),
+            MixClass::Load { space } => format!("load.{}", space.name()),
+            MixClass::Store { space } => format!("store.{}", space.name()),
+            MixClass::Atomic { space } => format!("atomic.{}", space.name()),
+            MixClass::Branch => "branch".into(),
+            MixClass::Barrier => "barrier".into(),
+            MixClass::Reconverge => "reconverge".into(),
+            MixClass::Other => "other".into(),
+        }
+    }
+}
+
+/// One count region of a kernel, as the host folds its device slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionShape {
+    /// Instructions `first..end` of the kernel view.
+    pub first: u32,
+    pub end: u32,
+    /// Warp instructions per mix label, for one execution of the region.
+    pub mix: BTreeMap<String, u64>,
+    /// The region ends in a reconvergence instruction and the next region
+    /// is entered only from it: warp parts merged there are
+    /// `warps(this) - warps(next)`.
+    pub reconverges_into: Option<u32>,
+}
+
+/// How the device slots of one kernel fold into counters: the regions
+/// (slots `0..regions.len()`) and, after them, one slot per guarded
+/// instruction (lanes whose guard held).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountLayout {
+    pub kernel: String,
+    pub regions: Vec<RegionShape>,
+    /// Per guard slot: the region of its instruction.
+    pub guards: Vec<u32>,
+    /// Lanes per warp (32 on NVIDIA, 64 on CDNA).
+    pub warp_size: u32,
+}
+
+impl CountLayout {
+    /// Device slots per window.
+    pub fn slots(&self) -> usize {
+        self.regions.len() + self.guards.len()
+    }
+
+    /// Instructions counted per execution of each region.
+    pub fn instructions(&self) -> u64 {
+        self.regions.iter().map(|r| u64::from(r.end - r.first)).sum()
+    }
+}
+
+/// What the device accumulates in one slot during one window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SlotCount {
+    /// Warp executions of the region (guard slots: unused).
+    pub warps: u64,
+    /// Active lanes summed over those executions (guard slots: lanes whose
+    /// guard held).
+    pub lanes: u64,
+    /// Executions of the region's closing conditional branch that split
+    /// the warp.
+    pub divergent: u64,
+}
+
+/// The counters of one sampling window of one launch.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WindowCounters {
+    /// Index of the window in its launch (blocks `index * window_blocks`
+    /// onwards; 0 when the launch is one window).
+    pub index: u32,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+    pub thread_instructions_pred_on: u64,
+    pub inactive_lanes: u64,
+    pub divergent_branches: u64,
+    pub reconvergences: u64,
+    /// Warp instructions per [`MixClass::label`].
+    pub mix: BTreeMap<String, u64>,
+}
+
+/// Why device slots could not be folded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FoldError {
+    #[error("kernel `{kernel}`: {got} counter slots, its layout has {want}")]
+    Slots { kernel: String, got: usize, want: usize },
+    #[error("kernel `{kernel}`: guard slot {slot} names region {region}, which does not exist")]
+    Guard { kernel: String, slot: usize, region: u32 },
+}
+
+/// Fold one window's device slots (`layout.slots()` of them) into counters.
+pub fn fold(layout: &CountLayout, index: u32, slots: &[SlotCount]) -> Result<WindowCounters, FoldError> {
+    if slots.len() != layout.slots() {
+        return Err(FoldError::Slots { kernel: layout.kernel.clone(), got: slots.len(), want: layout.slots() });
+    }
+    let mut w = WindowCounters { index, ..WindowCounters::default() };
+    let ws = u64::from(layout.warp_size);
+    for (r, s) in layout.regions.iter().zip(slots) {
+        let n = u64::from(r.end - r.first);
+        w.warp_instructions += s.warps * n;
+        w.thread_instructions += s.lanes * n;
+        w.inactive_lanes += (ws * s.warps).saturating_sub(s.lanes) * n;
+        w.divergent_branches += s.divergent;
+        for (label, per) in &r.mix {
+            *w.mix.entry(label.clone()).or_default() += per * s.warps;
+        }
+        if let Some(next) = r.reconverges_into {
+            let after = slots.get(next as usize).map_or(0, |x| x.warps);
+            w.reconvergences += s.warps.saturating_sub(after);
+        }
+    }
+    w.thread_instructions_pred_on = w.thread_instructions;
+    for (g, &region) in layout.guards.iter().enumerate() {
+        let r = slots
+            .get(region as usize)
+            .filter(|_| (region as usize) < layout.regions.len())
+            .ok_or(FoldError::Guard { kernel: layout.kernel.clone(), slot: g, region })?;
+        let held = slots[layout.regions.len() + g].lanes;
+        w.thread_instructions_pred_on -= r.lanes.saturating_sub(held).min(w.thread_instructions_pred_on);
+    }
+    w.mix.retain(|_, v| *v > 0);
+    Ok(w)
+}
+
+/// The counters of one launch of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchCounters {
+    /// Index (from 0) of the kernel's launch.
+    pub launch: u64,
+    pub windows: Vec<WindowCounters>,
+}
+
+/// The counters of one kernel over the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelCounters {
+    pub kernel: String,
+    pub launches: Vec<LaunchCounters>,
+}
+
+impl KernelCounters {
+    /// Every window of every launch summed.
+    pub fn total(&self) -> WindowCounters {
+        let mut t = WindowCounters::default();
+        for w in self.launches.iter().flat_map(|l| &l.windows) {
+            t.add(w);
+        }
+        t
+    }
+}
+
+impl WindowCounters {
+    pub fn add(&mut self, o: &WindowCounters) {
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.thread_instructions_pred_on += o.thread_instructions_pred_on;
+        self.inactive_lanes += o.inactive_lanes;
+        self.divergent_branches += o.divergent_branches;
+        self.reconvergences += o.reconvergences;
+        for (k, v) in &o.mix {
+            *self.mix.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// The normalised counters of this window.
+    pub fn normalised(&self, warp_size: u32) -> Normalised {
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let slots = self.warp_instructions * u64::from(warp_size);
+        Normalised {
+            inact: ratio(self.inactive_lanes, slots),
+            stack: ratio(self.divergent_branches + self.reconvergences, self.divergent_branches),
+            lane_efficiency: ratio(self.thread_instructions, slots),
+            pred_on: ratio(self.thread_instructions_pred_on, self.thread_instructions),
+            divergence: ratio(self.divergent_branches, self.warp_instructions),
+        }
+    }
+}
+
+/// The counters of a run: the section `counters` of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountersSection {
+    /// Thread blocks per sampling window (0: each launch is one window).
+    pub window_blocks: u32,
+    /// Lanes per warp of the device.
+    pub warp_size: u32,
+    pub kernels: Vec<KernelCounters>,
+    /// The windows outside an operational region, when the run or report
+    /// was checked against one (`--region`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_check: Option<crate::region::RegionCheck>,
+}
+
+/// The counters of several processes' reports in one section: each
+/// kernel's launches in input order (a parallel job's ranks). Sections
+/// with other windows or warp sizes than the first are left out, with a
+/// note naming them.
+pub fn merge_sections<'a>(
+    inputs: impl Iterator<Item = (&'a str, Option<&'a CountersSection>)>,
+) -> (Option<CountersSection>, Option<String>) {
+    let mut out: Option<CountersSection> = None;
+    let mut left_out = Vec::new();
+    for (label, s) in inputs {
+        let Some(s) = s else { continue };
+        let o = out.get_or_insert_with(|| CountersSection {
+            window_blocks: s.window_blocks,
+            warp_size: s.warp_size,
+            kernels: Vec::new(),
+            region_check: None,
+        });
+        if (o.window_blocks, o.warp_size) != (s.window_blocks, s.warp_size) {
+            left_out.push(label.to_string());
+            continue;
+        }
+        for k in &s.kernels {
+            match o.kernels.iter_mut().find(|x| x.kernel == k.kernel) {
+                Some(x) => x.launches.extend(k.launches.iter().cloned()),
+                None => o.kernels.push(k.clone()),
+            }
+        }
+    }
+    let note = (!left_out.is_empty())
+        .then(|| format!("counters of {} left out: other sampling windows or warp size", left_out.join(", ")));
+    (out, note)
+}
+
+/// Counters normalised per window, each in [0, 1] except `stack`
+/// (pushes and pops per divergence: 0 without divergence, else at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Normalised {
+    /// Inactive lane slots per lane slot of the executed warp instructions.
+    pub inact: f64,
+    /// (divergent branches + reconvergences) / divergent branches.
+    pub stack: f64,
+    /// Active lanes per lane slot (`1 - inact`).
+    pub lane_efficiency: f64,
+    /// Thread instructions whose guard held, per thread instruction.
+    pub pred_on: f64,
+    /// Divergent branches per warp instruction.
+    pub divergence: f64,
+}
+
+impl Normalised {
+    /// The names of the normalised counters, as region files and the
+    /// command line name them.
+    pub const NAMES: [&'static str; 5] = ["inact", "stack", "lane_efficiency", "pred_on", "divergence"];
+
+    pub fn get(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "inact" => self.inact,
+            "stack" => self.stack,
+            "lane_efficiency" => self.lane_efficiency,
+            "pred_on" => self.pred_on,
+            "divergence" => self.divergence,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn layout() -> CountLayout {
+        let mix = |pairs: &[(&str, u64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        CountLayout {
+            kernel: "k".into(),
+            regions: vec![
+                // 3 instructions ending in a divergent-capable branch
+                RegionShape { first: 0, end: 3, mix: mix(&[("int", 2), ("branch", 1)]), reconverges_into: None },
+                // 2 instructions ending in BSYNC, merging into region 2
+                RegionShape {
+                    first: 3,
+                    end: 5,
+                    mix: mix(&[("f32.add", 1), ("reconverge", 1)]),
+                    reconverges_into: Some(2),
+                },
+                RegionShape { first: 5, end: 6, mix: mix(&[("branch", 1)]), reconverges_into: None },
+            ],
+            guards: vec![0],
+            warp_size: 32,
+        }
+    }
+
+    #[test]
+    fn folds_regions_guards_and_reconvergence() {
+        // one warp of 32 lanes splits 20/12 at region 0's branch; both
+        // parts run region 1 and merge before region 2; the guarded
+        // instruction of region 0 held on 20 lanes
+        let slots = [
+            SlotCount { warps: 1, lanes: 32, divergent: 1 },
+            SlotCount { warps: 2, lanes: 32, divergent: 0 },
+            SlotCount { warps: 1, lanes: 32, divergent: 0 },
+            SlotCount { warps: 0, lanes: 20, divergent: 0 },
+        ];
+        let w = fold(&layout(), 0, &slots).unwrap();
+        assert_eq!(w.warp_instructions, 3 + 2 * 2 + 1);
+        assert_eq!(w.thread_instructions, 32 * 3 + 32 * 2 + 32);
+        assert_eq!(w.thread_instructions_pred_on, w.thread_instructions - 12);
+        assert_eq!(w.inactive_lanes, 2 * 32 * 2 - 64);
+        assert_eq!((w.divergent_branches, w.reconvergences), (1, 1));
+        assert_eq!(w.mix["f32.add"], 2);
+        assert_eq!(w.mix["branch"], 2);
+        let n = w.normalised(32);
+        assert_eq!(n.stack, 2.0);
+        assert!((n.inact - 64.0 / (8.0 * 32.0)).abs() < 1e-12);
+        assert!((n.inact + n.lane_efficiency - 1.0).abs() < 1e-12);
+        assert!(fold(&layout(), 0, &slots[..3]).is_err());
+    }
+
+    #[test]
+    fn an_idle_window_normalises_to_zero() {
+        let n = WindowCounters::default().normalised(32);
+        assert_eq!(n, Normalised::default());
+        assert_eq!(Normalised::NAMES.iter().filter(|c| n.get(c).is_some()).count(), 5);
+        assert_eq!(n.get("bogus"), None);
+    }
+}

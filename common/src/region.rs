@@ -1,0 +1,335 @@
+//! Operational regions (Guerrero-Balaguera et al., ICECS'21): per kernel,
+//! the range (min, max) of each normalised counter over every sampling
+//! window of fault-free runs; in the field, a window outside its kernel's
+//! region may be a fault. A region file is JSON of schema
+//! [`REGION_SCHEMA`] (documented in `docs/report-schema.md`).
+//!
+//! Everything here is pure: reports' counter sections in, a region or the
+//! deviations out.
+
+use crate::counters::{CountersSection, Normalised};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema name and version of region files.
+pub const REGION_SCHEMA: &str = "xfpx-region/1";
+
+/// Counters a region is learnt on when none are named: the paper's two.
+pub const DEFAULT_COUNTERS: [&str; 2] = ["inact", "stack"];
+
+/// A value this close to a bound is inside (the bounds are written as
+/// decimal JSON numbers).
+const SLACK: f64 = 1e-9;
+
+/// The range of one normalised counter.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    pub min: f64,
+    pub max: f64,
+}
+
+/// One kernel's operational region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelRegion {
+    /// Reports (runs) the kernel was seen in.
+    pub runs: u32,
+    /// Windows learnt from, over all runs and launches.
+    pub windows: u64,
+    /// Per counter name.
+    pub bounds: BTreeMap<String, Bounds>,
+}
+
+/// A region file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    pub schema: String,
+    /// The sampling windows the runs used (thread blocks per window, 0:
+    /// whole launches); a check needs the same.
+    pub window_blocks: u32,
+    pub warp_size: u32,
+    /// The normalised counters learnt, in order.
+    pub counters: Vec<String>,
+    pub kernels: BTreeMap<String, KernelRegion>,
+}
+
+/// A window outside its kernel's region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deviation {
+    pub kernel: String,
+    pub launch: u64,
+    pub window: u32,
+    pub counter: String,
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// The outcome of checking a run's counters against a region.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RegionCheck {
+    /// Windows compared with a region.
+    pub windows_checked: u64,
+    pub deviations: Vec<Deviation>,
+    /// Kernels with counters that the region does not know (not faults).
+    pub unknown_kernels: Vec<String>,
+}
+
+/// Why a region could not be learnt, read or applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegionError {
+    #[error("unknown counter `{0}` (known: inact, stack, lane_efficiency, pred_on, divergence)")]
+    UnknownCounter(String),
+    #[error("no counters named")]
+    NoCounters,
+    #[error("{0} has no counters (run it with --tool counters)")]
+    NoCountersIn(String),
+    #[error("{name} used windows of {got} blocks, the others {want} (0: whole launches)")]
+    WindowMismatch { name: String, got: u32, want: u32 },
+    #[error("{name} was run with warps of {got} lanes, the others {want}")]
+    WarpMismatch { name: String, got: u32, want: u32 },
+    #[error("region file is not valid JSON of schema {REGION_SCHEMA}: {0}")]
+    Json(String),
+    #[error("region file has schema `{0}`, expected `{REGION_SCHEMA}`")]
+    Schema(String),
+    #[error("region file: kernel `{kernel}`, counter `{counter}`: {what}")]
+    Malformed { kernel: String, counter: String, what: &'static str },
+}
+
+/// Check counter names against [`Normalised::NAMES`].
+pub fn parse_counters(list: &str) -> Result<Vec<String>, RegionError> {
+    let names: Vec<String> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+    if names.is_empty() {
+        return Err(RegionError::NoCounters);
+    }
+    for n in &names {
+        if !Normalised::NAMES.contains(&n.as_str()) {
+            return Err(RegionError::UnknownCounter(n.clone()));
+        }
+    }
+    Ok(names)
+}
+
+/// Learn the region of every kernel in `runs` (name, counters section,
+/// one per fault-free run) on `counters`.
+pub fn learn(runs: &[(String, Option<&CountersSection>)], counters: &[String]) -> Result<Region, RegionError> {
+    if counters.is_empty() {
+        return Err(RegionError::NoCounters);
+    }
+    if let Some(c) = counters.iter().find(|c| !Normalised::NAMES.contains(&c.as_str())) {
+        return Err(RegionError::UnknownCounter(c.clone()));
+    }
+    let mut region: Option<Region> = None;
+    for (name, section) in runs {
+        let s = section.ok_or_else(|| RegionError::NoCountersIn(name.clone()))?;
+        let r = region.get_or_insert_with(|| Region {
+            schema: REGION_SCHEMA.into(),
+            window_blocks: s.window_blocks,
+            warp_size: s.warp_size,
+            counters: counters.to_vec(),
+            kernels: BTreeMap::new(),
+        });
+        same_windows(r, name, s)?;
+        for k in &s.kernels {
+            let kr = r.kernels.entry(k.kernel.clone()).or_insert_with(|| KernelRegion {
+                runs: 0,
+                windows: 0,
+                bounds: BTreeMap::new(),
+            });
+            kr.runs += 1;
+            for w in k.launches.iter().flat_map(|l| &l.windows) {
+                kr.windows += 1;
+                let n = w.normalised(s.warp_size);
+                for c in counters {
+                    let v = n.get(c).unwrap_or(0.0);
+                    let b = kr.bounds.entry(c.clone()).or_insert(Bounds { min: v, max: v });
+                    b.min = b.min.min(v);
+                    b.max = b.max.max(v);
+                }
+            }
+        }
+    }
+    region.ok_or(RegionError::NoCounters)
+}
+
+fn same_windows(r: &Region, name: &str, s: &CountersSection) -> Result<(), RegionError> {
+    if s.window_blocks != r.window_blocks {
+        return Err(RegionError::WindowMismatch { name: name.into(), got: s.window_blocks, want: r.window_blocks });
+    }
+    if s.warp_size != r.warp_size {
+        return Err(RegionError::WarpMismatch { name: name.into(), got: s.warp_size, want: r.warp_size });
+    }
+    Ok(())
+}
+
+impl Region {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Read and validate a region file's text.
+    pub fn from_json(text: &str) -> Result<Region, RegionError> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| RegionError::Json(e.to_string()))?;
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(REGION_SCHEMA) => {}
+            Some(other) => return Err(RegionError::Schema(other.into())),
+            None => return Err(RegionError::Json("no `schema` field".into())),
+        }
+        let r: Region = serde_json::from_value(v).map_err(|e| RegionError::Json(e.to_string()))?;
+        for c in &r.counters {
+            if !Normalised::NAMES.contains(&c.as_str()) {
+                return Err(RegionError::UnknownCounter(c.clone()));
+            }
+        }
+        for (kernel, k) in &r.kernels {
+            let bad =
+                |counter: &str, what| RegionError::Malformed { kernel: kernel.clone(), counter: counter.into(), what };
+            for c in &r.counters {
+                if !k.bounds.contains_key(c) && k.windows > 0 {
+                    return Err(bad(c, "no bounds"));
+                }
+            }
+            for (c, b) in &k.bounds {
+                if !r.counters.contains(c) {
+                    return Err(RegionError::UnknownCounter(c.clone()));
+                }
+                if !(b.min.is_finite() && b.max.is_finite()) || b.min > b.max {
+                    return Err(bad(c, "bounds must be finite with min <= max"));
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Check every window of a run (`name` for messages) against the region.
+    pub fn check(&self, name: &str, s: &CountersSection) -> Result<RegionCheck, RegionError> {
+        same_windows(self, name, s)?;
+        let mut out = RegionCheck::default();
+        for k in &s.kernels {
+            let Some(kr) = self.kernels.get(&k.kernel) else {
+                out.unknown_kernels.push(k.kernel.clone());
+                continue;
+            };
+            for l in &k.launches {
+                for w in &l.windows {
+                    out.windows_checked += 1;
+                    let n = w.normalised(s.warp_size);
+                    for (c, b) in &kr.bounds {
+                        let v = n.get(c).unwrap_or(0.0);
+                        if v < b.min - SLACK || v > b.max + SLACK {
+                            out.deviations.push(Deviation {
+                                kernel: k.kernel.clone(),
+                                launch: l.launch,
+                                window: w.index,
+                                counter: c.clone(),
+                                value: v,
+                                min: b.min,
+                                max: b.max,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::counters::{fold, CountLayout, KernelCounters, LaunchCounters, RegionShape, SlotCount};
+
+    /// A kernel of one 4-instruction region ending in a branch and a
+    /// 2-instruction region merging after it; `split` lanes take the
+    /// branch in each of `windows` windows.
+    fn section(splits: &[u32]) -> CountersSection {
+        let layout = CountLayout {
+            kernel: "k".into(),
+            regions: vec![
+                RegionShape { first: 0, end: 4, mix: BTreeMap::new(), reconverges_into: None },
+                RegionShape { first: 4, end: 6, mix: BTreeMap::new(), reconverges_into: None },
+            ],
+            guards: vec![],
+            warp_size: 32,
+        };
+        let windows = splits
+            .iter()
+            .enumerate()
+            .map(|(i, &taken)| {
+                let divergent = u64::from(taken != 0 && taken != 32);
+                let slots = [
+                    SlotCount { warps: 1, lanes: 32, divergent },
+                    SlotCount { warps: 1, lanes: u64::from(32 - taken), divergent: 0 },
+                ];
+                fold(&layout, i as u32, &slots).unwrap()
+            })
+            .collect();
+        CountersSection {
+            window_blocks: 4,
+            warp_size: 32,
+            kernels: vec![KernelCounters { kernel: "k".into(), launches: vec![LaunchCounters { launch: 0, windows }] }],
+            region_check: None,
+        }
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn learns_min_and_max_over_runs_and_flags_windows_outside() {
+        let a = section(&[0, 8]);
+        let b = section(&[4]);
+        let r = learn(&[("a".into(), Some(&a)), ("b".into(), Some(&b))], &names(&["inact", "stack"])).unwrap();
+        let k = &r.kernels["k"];
+        assert_eq!((k.runs, k.windows), (2, 3));
+        // inact = taken*2 / (6*32): 0 .. 16/192
+        assert_eq!(k.bounds["inact"].min, 0.0);
+        assert!((k.bounds["inact"].max - 16.0 / 192.0).abs() < 1e-12);
+        let back = Region::from_json(&r.to_json()).unwrap();
+        assert_eq!(back, r);
+        // inside: no deviation; 16 lanes off: inact above the region
+        assert!(back.check("c", &section(&[2, 8])).unwrap().deviations.is_empty());
+        let c = back.check("c", &section(&[0, 16])).unwrap();
+        assert_eq!(c.windows_checked, 2);
+        assert_eq!(c.deviations.len(), 1);
+        assert_eq!((c.deviations[0].window, c.deviations[0].counter.as_str()), (1, "inact"));
+    }
+
+    #[test]
+    fn unknown_kernels_are_listed_not_flagged() {
+        let r = learn(&[("a".into(), Some(&section(&[0])))], &names(&["stack"])).unwrap();
+        let mut other = section(&[16]);
+        other.kernels[0].kernel = "j".into();
+        let c = r.check("o", &other).unwrap();
+        assert_eq!(c.unknown_kernels, vec!["j".to_string()]);
+        assert!(c.deviations.is_empty());
+        assert_eq!(c.windows_checked, 0);
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        let a = section(&[0]);
+        assert!(matches!(learn(&[("a".into(), Some(&a))], &names(&["bogus"])), Err(RegionError::UnknownCounter(_))));
+        assert!(matches!(learn(&[("a".into(), None)], &names(&["inact"])), Err(RegionError::NoCountersIn(_))));
+        let mut w = section(&[0]);
+        w.window_blocks = 8;
+        assert!(matches!(
+            learn(&[("a".into(), Some(&a)), ("w".into(), Some(&w))], &names(&["inact"])),
+            Err(RegionError::WindowMismatch { .. })
+        ));
+        let r = learn(&[("a".into(), Some(&a))], &names(&["inact"])).unwrap();
+        assert!(matches!(r.check("w", &w), Err(RegionError::WindowMismatch { .. })));
+        assert!(matches!(Region::from_json("{"), Err(RegionError::Json(_))));
+        assert!(matches!(Region::from_json(r#"{"schema":"x/9"}"#), Err(RegionError::Schema(_))));
+        let text = r.to_json().replace("\"inact\"", "\"bogus\"");
+        assert!(matches!(Region::from_json(&text), Err(RegionError::UnknownCounter(_))));
+        let mut m = r.clone();
+        m.kernels.get_mut("k").unwrap().bounds.get_mut("inact").unwrap().min = 1.0;
+        assert!(matches!(Region::from_json(&m.to_json()), Err(RegionError::Malformed { .. })));
+        assert!(parse_counters("inact,,stack").is_ok());
+        assert!(matches!(parse_counters("inact,nope"), Err(RegionError::UnknownCounter(_))));
+        assert!(matches!(parse_counters(""), Err(RegionError::NoCounters)));
+    }
+}
