@@ -3,7 +3,7 @@
 
 use crate::probe::{Action, CounterDef, Probe, ValueRef, When};
 use crate::site::SiteTable;
-use crate::view::{KernelView, Operand};
+use crate::view::{Control, KernelView, Operand};
 use serde::{Deserialize, Serialize};
 
 /// Everything one tool asks of one kernel.
@@ -54,6 +54,8 @@ pub enum PlanError {
     EmptyCheck { probe: usize },
     #[error("probe {probe}: counter {counter} is not declared by the plan")]
     UnknownCounter { probe: usize, counter: u16 },
+    #[error("probe {probe}: exception flags are read only before an instruction that ends the thread group ({instr} does not)")]
+    FlagsNotAtExit { probe: usize, instr: u32 },
 }
 
 /// Check the invariants lowering may assume:
@@ -67,7 +69,8 @@ pub enum PlanError {
 /// 5. every checked value is a register range wide enough for the format
 ///    (or a value known at instrumentation time); an `after` probe reads
 ///    no source that the instruction overwrites;
-/// 6. checks have at least one value and one kind; counters are declared.
+/// 6. checks have at least one value and one kind; counters are declared;
+/// 7. exception flags are read `before` an instruction that exits.
 pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
     if plan.kernel != view.name {
         return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
@@ -129,6 +132,11 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
             Action::Count { counter } => {
                 if counter.0 as usize >= plan.counters.len() {
                     return Err(PlanError::UnknownCounter { probe: i, counter: counter.0 });
+                }
+            }
+            Action::ReadExceptionFlags => {
+                if p.when != When::Before || ins.control != Control::Exit {
+                    return Err(PlanError::FlagsNotAtExit { probe: i, instr: p.instr });
                 }
             }
         }
