@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xfpx_amd::rewrite::{self, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, Mode, RewriteOptions, TableAddress};
 
 /// (target, fixture, kernel, mode, snippet name).
 const CASES: &[(&str, &str, &str, Mode, &str)] = &[
@@ -28,8 +28,12 @@ fn snippets() -> PathBuf {
 fn appended(target: &str, fixture: &str, kernel: &str, mode: Mode) -> (String, Vec<u8>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(target).join(format!("{fixture}.co"));
     let bytes = std::fs::read(&path).expect("fixture");
-    let opts =
-        RewriteOptions { mode, kernels: vec![kernel.to_string()], table_address: TABLE_ADDRESS, ..Default::default() };
+    let opts = RewriteOptions {
+        mode,
+        kernels: vec![kernel.to_string()],
+        table: TableAddress::Known(TABLE_ADDRESS),
+        ..Default::default()
+    };
     let out = rewrite::rewrite(&bytes, &opts).expect("rewrites");
     let k = out.kernels.iter().find(|k| k.name == kernel).expect("kernel");
     assert!(!k.appended.is_empty(), "{target}/{kernel}: nothing appended: {:?}", k.state);

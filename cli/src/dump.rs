@@ -2,11 +2,13 @@
 //! would be instrumented, without a GPU. The reading and rendering belong
 //! to the backends; this module reads the file and hands it over. With
 //! `--rewrite MODE`, an AMD code object is rewritten for the exception
-//! detector and the rewritten kernels are shown (and written with `--out`).
+//! detector and the rewritten kernels are shown (and written with `--out`,
+//! with a patchable table and the record `xfpx replay` reads).
 
 use crate::args::{DumpArgs, DumpVendor, OutputFormat, RewriteMode};
 use crate::console::show_raw;
 use anyhow::{bail, Context, Result};
+use xfpx_amd::rewrite::TableAddress;
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
     let bytes = xfpx_common::limits::read(&a.file, xfpx_common::limits::CODE_OBJECT)
@@ -63,6 +65,8 @@ fn rewrite(a: &DumpArgs, bytes: &[u8], mode: RewriteMode) -> Result<i32> {
         mode: rewrite_mode(mode),
         kernels: a.kernel.iter().cloned().collect(),
         progress: Some(work.clone()),
+        // A file written is to run: its table is placed by whoever runs it.
+        table: if a.out.is_some() { TableAddress::Patchable } else { TableAddress::Known(0) },
         ..Default::default()
     };
     let shown = crate::progress::Bar::kernels(work);

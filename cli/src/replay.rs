@@ -1,9 +1,9 @@
 //! `xfpx replay LAUNCH`: run a captured AMD kernel launch on the emulator
 //! (no GPU needed), print what it found, write the report and, if asked,
 //! the output buffers. Without `--mode` the emulator checks the original
-//! kernel's results; with `--mode detect|screen` the kernel is rewritten
-//! and the report is what the instrumentation recorded
-//! ([`crate::replay_rewritten`]). Launches beyond the wave limit are
+//! kernel's results; with `--mode detect|screen`, or for a code object
+//! rewritten already (`xfpx dump --rewrite MODE --out`), the report is what
+//! the instrumentation recorded ([`crate::replay_rewritten`]). Launches beyond the wave limit are
 //! refused before they start; long ones show progress on a terminal.
 
 use crate::args::{self, ReplayArgs};
@@ -41,15 +41,20 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     let workgroups: u64 = launch.grid.iter().map(|&n| u64::from(n)).product();
     let (shown, counter) = progress::Bar::workgroups(workgroups);
     opts.progress = shown.is_some().then_some(counter);
-    let outcome = match a.mode {
-        None => xfpx_amd_emu::replay(&a.launch, &opts)
+    // Instrumented code (asked for, or a code object rewritten already) reports what it recorded.
+    let instrumented = match a.mode {
+        Some(mode) => crate::replay_rewritten::replay_rewritten(&a.launch, mode, &opts).map(Some),
+        None => crate::replay_rewritten::replay_saved(&a.launch, &opts),
+    };
+    let outcome = match instrumented {
+        Ok(Some(r)) => Ok((r.report, r.outputs, r.screened_kinds)),
+        Ok(None) => xfpx_amd_emu::replay(&a.launch, &opts)
             .map(|mut o| {
                 locate(&mut o.report, a);
                 (o.report, o.outputs, Vec::new())
             })
             .map_err(|e| anyhow::anyhow!("{e}")),
-        Some(mode) => crate::replay_rewritten::replay_rewritten(&a.launch, mode, &opts)
-            .map(|r| (r.report, r.outputs, r.screened_kinds)),
+        Err(e) => Err(e),
     };
     drop(shown);
     let (report, outputs, screened) = outcome.with_context(cannot)?;
