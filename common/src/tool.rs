@@ -125,7 +125,12 @@ impl Tool for Screener {
         for (i, ins) in view.instrs.iter().enumerate() {
             if ins.control == Control::Exit {
                 let site = sites_intern(sites, view, i);
-                plan.probes.push(Probe { instr: i as u32, site, when: When::Before, action: Action::ReadExceptionFlags });
+                plan.probes.push(Probe {
+                    instr: i as u32,
+                    site,
+                    when: When::Before,
+                    action: Action::ReadExceptionFlags,
+                });
             }
         }
         plan
