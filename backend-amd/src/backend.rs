@@ -3,7 +3,7 @@
 //! or rewritten, and captured launches replayed on the emulator, the
 //! original kernel or the rewritten one ([`crate::replay`]).
 
-use crate::rewrite::{self, view, RewriteOptions};
+use crate::rewrite::{self, view, RewriteOptions, TableAddress};
 use crate::{dump, extract, CodeObject, DumpOptions};
 use anyhow::anyhow;
 use std::path::Path;
@@ -60,8 +60,14 @@ impl Backend for Amd {
         if let Some(name) = request.kernel {
             kernels = KernelFilter::exactly(name);
         }
-        let opts =
-            RewriteOptions { mode: config.mode, kernels, progress: request.progress.clone(), ..Default::default() };
+        let table = if request.runnable { TableAddress::Patchable } else { TableAddress::Known(0) };
+        let opts = RewriteOptions {
+            mode: config.mode,
+            kernels,
+            progress: request.progress.clone(),
+            table,
+            ..Default::default()
+        };
         let outcome = rewrite::rewrite(image, &opts)?;
         let text = match request.format {
             OutputFormat::Text => outcome.to_text(),
@@ -92,7 +98,12 @@ impl EmulatedBackend for Amd {
             p.total.store(workgroups, std::sync::atomic::Ordering::Relaxed);
         }
         match request.instrument {
+            // a code object rewritten already (`xfpx dump --rewrite --out`)
+            // replays as it was rewritten
             None => {
+                if let Some(r) = crate::replay::replay_saved(request.launch, &opts)? {
+                    return Ok(Replayed { report: r.report, outputs: r.outputs, screened_kinds: r.screened_kinds });
+                }
                 let mut o = xfpx_amd_emu::replay(request.launch, &opts).map_err(|e| anyhow!("{e}"))?;
                 locate(&mut o.report, &launch, request);
                 let outputs = o.outputs.into_iter().map(|b| OutputBuffer { name: b.name, bytes: b.bytes }).collect();

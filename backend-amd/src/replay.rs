@@ -1,30 +1,29 @@
-//! `xfpx replay --mode detect|screen`: the AMD exception detector end to
-//! end without a GPU. The launch's code object is rewritten
-//! ([`crate::rewrite`]) with its table placed in emulated memory, the
-//! rewritten kernel runs on the emulator, and the table it filled becomes
-//! the report: what the instrumentation itself recorded, not what the
-//! emulator observed.
+//! `xfpx replay` of instrumented AMD code: the exception detector (or the
+//! screener) end to end without a GPU. The launch's code object is either
+//! rewritten here (`--mode detect|screen`: prepared once, its table
+//! allocated in emulated memory after the launch's buffers, then emitted
+//! with that address), or was rewritten already (`xfpx dump --rewrite MODE
+//! --out`), in which case its rewrite record gives the mode, the table's
+//! size and where its address goes. The rewritten kernel runs on the
+//! emulator, and the table it filled becomes the report: what the
+//! instrumentation itself recorded, not what the emulator observed.
 
-use crate::rewrite::{self, table, KernelState, Mode, RewriteOptions};
+use crate::rewrite::{self, table, KernelState, Mode, Prepared, RewriteOptions, RewriteRecord, TableAddress};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
-use xfpx_amd_emu::launch::{BufferSpec, Elem, Launch};
-use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::ReplayOptions;
+use xfpx_amd_emu::launch::Launch;
+use xfpx_amd_emu::{LaunchMemory, ReplayOptions};
 use xfpx_common::backend::OutputBuffer;
 use xfpx_common::config::KernelFilter;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::limits;
 use xfpx_common::report::{Collector, KernelStatus, Report};
 
-/// Name of the extra buffer that holds the instrumentation's table.
-const TABLE_BUFFER: &str = "xfpx.table";
-
 /// What a replay of the rewritten kernel produced.
 #[derive(Debug)]
 pub struct RewrittenReplay {
     pub report: Report,
-    /// The launch's output buffers (the table left out).
+    /// The launch's output buffers.
     pub outputs: Vec<OutputBuffer>,
     /// Kinds the screening bits stand for (screen mode).
     pub screened_kinds: Vec<ExceptionKind>,
@@ -45,61 +44,131 @@ pub fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<
     Ok(launch.dir.join(rel))
 }
 
-/// Replay the launch in `launch_path` rewritten for `mode`, with the
-/// target, code object and limits of `opts` (its `out_dir` is not used).
+/// The instrumented code to run.
+enum Instrumented {
+    /// Rewritten here, but for the table's address.
+    Prepared(Box<Prepared>),
+    /// Rewritten by `xfpx dump --rewrite --out`.
+    Saved { elf: Vec<u8>, record: RewriteRecord },
+}
+
+/// Replays the launch in `launch_path` rewritten for `mode` (or as its
+/// code object was rewritten already, for that mode).
 pub fn replay_rewritten(launch_path: &Path, mode: Mode, opts: &ReplayOptions) -> Result<RewrittenReplay> {
+    replay_instrumented(launch_path, Some(mode), opts)?.ok_or_else(|| anyhow!("the code object was not rewritten"))
+}
+
+/// Replays the launch in `launch_path` as its code object was rewritten
+/// already; None when it was not (or cannot be read: the plain replay says why).
+pub fn replay_saved(launch_path: &Path, opts: &ReplayOptions) -> Result<Option<RewrittenReplay>> {
+    replay_instrumented(launch_path, None, opts)
+}
+
+/// Replays the launch instrumented: rewritten for `mode`, or as its code
+/// object was rewritten already; None without a mode and a rewritten object.
+fn replay_instrumented(
+    launch_path: &Path,
+    mode: Option<Mode>,
+    opts: &ReplayOptions,
+) -> Result<Option<RewrittenReplay>> {
     let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
     opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
     let target = opts.target.as_deref();
-    let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
-    let bytes = limits::read(&path, limits::CODE_OBJECT)
-        .with_context(|| format!("cannot read code object {}", path.display()))?;
-    let extracted = crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let elf: &[u8] = &extracted.bytes;
-    let mut rewrite_opts =
-        RewriteOptions { mode, kernels: KernelFilter::exactly(&launch.kernel), ..Default::default() };
-
-    // The table goes after the launch's buffers, which the emulator maps
-    // in order from a fresh address space: the same allocations here give
-    // its address, which the rewrite patches into the code.
-    let sizing = rewrite::rewrite(elf, &rewrite_opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
-    let table_bytes = usize::try_from(sizing.table.bytes()).unwrap_or(0).max(4);
-    let mut layout = GlobalMemory::new();
-    for b in &launch.buffers {
-        layout.allocate(b.bytes.clone());
-    }
-    rewrite_opts.table_address = layout.allocate(vec![0; table_bytes]);
-    let rewritten =
-        rewrite::rewrite(elf, &rewrite_opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
-    let state = rewritten.kernels.iter().find(|k| k.name == launch.kernel).map(|k| k.state.clone());
-    if let Some(KernelState::Skipped { reason }) = &state {
-        bail!("kernel {} was not instrumented: {reason}", launch.kernel);
-    }
-
-    let mut run = launch.clone();
-    if run.buffers.iter().any(|b| b.name == TABLE_BUFFER) {
-        bail!("the launch already has a buffer named {TABLE_BUFFER}");
-    }
-    run.buffers.push(BufferSpec {
-        name: TABLE_BUFFER.into(),
-        elem: Elem::U8,
-        count: table_bytes,
-        bytes: vec![0; table_bytes],
+    let elf = code_object_path(&launch, target, opts.code_object.as_deref()).and_then(|path| {
+        let bytes = limits::read(&path, limits::CODE_OBJECT)
+            .with_context(|| format!("cannot read code object {}", path.display()))?;
+        let extracted =
+            crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok((path, extracted.bytes.to_vec()))
     });
-    run.outputs.push(TABLE_BUFFER.into());
-    let object = xfpx_amd_emu::Program::parse(&rewritten.bytes)
-        .map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
-    let started = xfpx_common::report::unix_now();
-    let (mut outputs, stats) =
-        xfpx_amd_emu::run_launch_with(&run, &object, &opts.limits()).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
-    let table_out =
-        outputs.iter().position(|o| o.name == TABLE_BUFFER).ok_or_else(|| anyhow!("the table was not read back"))?;
-    let table = outputs.remove(table_out);
-    let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
-    let contents =
-        table::decode(&rewritten.table, &rewritten.sites, &table.bytes, 0).map_err(|e| anyhow!("table: {e}"))?;
+    let (path, elf) = match (elf, mode) {
+        (Ok(x), _) => x,
+        (Err(_), None) => return Ok(None),
+        (Err(e), Some(_)) => return Err(e),
+    };
+    let saved = RewriteRecord::read(&elf).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let instrumented = match (saved, mode) {
+        (None, None) => return Ok(None),
+        (None, Some(mode)) => {
+            let opts = RewriteOptions {
+                mode,
+                kernels: KernelFilter::exactly(&launch.kernel),
+                table: TableAddress::Patchable,
+                ..Default::default()
+            };
+            let prepared =
+                rewrite::prepare(&elf, &opts).with_context(|| format!("cannot rewrite {}", path.display()))?;
+            Instrumented::Prepared(Box::new(prepared))
+        }
+        (Some(record), asked) => {
+            let recorded = record.mode.name();
+            if record.mode == Mode::Count {
+                bail!("{} was rewritten to count instructions; replay reads detect and screen tables", path.display());
+            }
+            if let Some(asked) = asked.filter(|&m| m != record.mode) {
+                bail!(
+                    "{} was rewritten for --mode {recorded}, not {}: replay it with --mode {recorded} or without --mode",
+                    path.display(),
+                    asked.name()
+                );
+            }
+            Instrumented::Saved { elf, record }
+        }
+    };
+    run(&launch, launch_path, &path, instrumented, opts).map(Some)
+}
 
-    let mode_name = mode.name();
+/// Allocates the table after the launch's buffers, writes its address into
+/// the code, runs it and reads the table into a report.
+fn run(
+    launch: &Launch,
+    launch_path: &Path,
+    path: &Path,
+    instrumented: Instrumented,
+    opts: &ReplayOptions,
+) -> Result<RewrittenReplay> {
+    let table_bytes = match &instrumented {
+        Instrumented::Prepared(p) => p.table_bytes(),
+        Instrumented::Saved { record, .. } => record.table_bytes(),
+    };
+    let table_bytes = usize::try_from(table_bytes).unwrap_or(0).max(4);
+    let mut memory = LaunchMemory::new(launch);
+    let table_address = memory.allocate(vec![0; table_bytes]);
+    let (code, record, command) = match instrumented {
+        Instrumented::Prepared(p) => {
+            let record = p.record().clone();
+            let out = p.emit(table_address).with_context(|| format!("cannot rewrite {}", path.display()))?;
+            let command =
+                vec!["replay".into(), "--mode".into(), record.mode.name().into(), launch_path.display().to_string()];
+            (out.bytes, record, command)
+        }
+        Instrumented::Saved { elf, record } => {
+            let code = record.place_table(&elf, table_address).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let command = vec![
+                "replay".into(),
+                "--code-object".into(),
+                path.display().to_string(),
+                launch_path.display().to_string(),
+            ];
+            (code, record, command)
+        }
+    };
+    match record.kernels.iter().find(|k| k.name == launch.kernel).map(|k| &k.state) {
+        Some(KernelState::Skipped { reason }) => bail!("kernel {} was not instrumented: {reason}", launch.kernel),
+        Some(KernelState::Excluded) => {
+            bail!("kernel {} was not instrumented: {} was rewritten without it", launch.kernel, path.display())
+        }
+        _ => {}
+    }
+    let object =
+        xfpx_amd_emu::Program::parse(&code).map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
+    let started = xfpx_common::report::unix_now();
+    let (outputs, stats) = memory.run(launch, &object, &opts.limits()).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
+    let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
+    let table = memory.allocation(table_address).ok_or_else(|| anyhow!("the table was not read back"))?;
+    let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
+
+    let mode_name = record.mode.name();
     let mut notes = vec![format!(
         "the rewritten kernel ran {} wave instructions in {} waves of {} workgroups on the emulator",
         stats.instructions, stats.waves, stats.workgroups
@@ -112,22 +181,19 @@ pub fn replay_rewritten(launch_path: &Path, mode: Mode, opts: &ReplayOptions) ->
             hazards[0].pc
         ));
     }
-    let command = vec!["replay".into(), "--mode".into(), mode_name.into(), launch_path.display().to_string()];
-    let run_info = xfpx_amd_emu::replay::emulated_run_info(&rewritten.target, command, mode_name, started, notes);
+    let run_info = xfpx_amd_emu::replay::emulated_run_info(&record.target, command, mode_name, started, notes);
     let mut c = Collector::new(run_info, None);
-    c.run_mut().notes.extend(rewritten.notes.iter().cloned());
-    for k in &rewritten.kernels {
+    c.run_mut().notes.extend(record.notes.iter().cloned());
+    for k in record.kernels.iter().filter(|k| k.name == launch.kernel) {
         let status = match &k.state {
             KernelState::Instrumented => KernelStatus::Instrumented,
             KernelState::Excluded => KernelStatus::Excluded,
             KernelState::Skipped { reason } => KernelStatus::Skipped { reason: reason.clone() },
         };
-        if k.name == launch.kernel {
-            c.kernel_status(&k.name, status, k.probes as u64);
-            c.launch(&k.name, true);
-            if k.waits_added > 0 {
-                c.run_mut().notes.push(format!("{}: {} memory waits added by the rewrite", k.name, k.waits_added));
-            }
+        c.kernel_status(&k.name, status, k.probes as u64);
+        c.launch(&k.name, true);
+        if k.waits_added > 0 {
+            c.run_mut().notes.push(format!("{}: {} memory waits added by the rewrite", k.name, k.waits_added));
         }
     }
     for (kernel, r) in contents.records {
@@ -145,7 +211,7 @@ pub fn replay_rewritten(launch_path: &Path, mode: Mode, opts: &ReplayOptions) ->
         ));
         screened_kinds.extend(s.kinds.iter().copied());
     }
-    if mode == Mode::Screen && contents.screened.is_empty() {
+    if record.mode == Mode::Screen && contents.screened.is_empty() {
         c.run_mut().notes.push(format!("{}: no exception bits set at the end of its waves", launch.kernel));
     }
     Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds })

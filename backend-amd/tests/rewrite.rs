@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd::CodeObject;
 
 fn tool(name: &str) -> Option<String> {
@@ -53,8 +53,12 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
         let original = common::read(&path);
         let co = CodeObject::parse(&original).expect("fixture parses");
         for (mode, far) in [(Mode::Detect, None), (Mode::Screen, None), (Mode::Detect, Some(4u64 << 20))] {
-            let opts =
-                RewriteOptions { mode, table_address: 0x7f00_0000_0000, min_distance: far, ..Default::default() };
+            let opts = RewriteOptions {
+                mode,
+                table: TableAddress::Known(0x7f00_0000_0000),
+                min_distance: far,
+                ..Default::default()
+            };
             let out = rewrite::rewrite(&original, &opts).unwrap_or_else(|e| panic!("{target}/{name} {mode:?}: {e}"));
             let again = CodeObject::parse(&out.bytes).expect("rewritten object parses");
             assert_eq!(again.kernels.len(), co.kernels.len());

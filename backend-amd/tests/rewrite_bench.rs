@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
-use xfpx_amd::rewrite::{self, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, Mode, RewriteOptions, TableAddress};
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits};
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
@@ -80,7 +80,7 @@ fn rewrite_benchmark() {
                     let opts = RewriteOptions {
                         mode,
                         kernels: KernelFilter::exactly(&launch.kernel),
-                        table_address: table,
+                        table: TableAddress::Known(table),
                         ..Default::default()
                     };
                     let out = rewrite::rewrite(&original, &opts).expect("rewrites");

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd::CodeObject;
 
 fn calls_fixture(target: &str) -> Vec<u8> {
@@ -38,7 +38,7 @@ fn call_word(kind: u8, a: u16, b: u16) -> u32 {
 
 fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     for mode in [Mode::Detect, Mode::Count] {
-        let opts = RewriteOptions { mode, table_address: 0x1000_0000, ..Default::default() };
+        let opts = RewriteOptions { mode, table: TableAddress::Known(0x1000_0000), ..Default::default() };
         match rewrite::rewrite(bytes, &opts) {
             Ok(out) => {
                 prop_assert!(CodeObject::parse(&out.bytes).is_ok());
@@ -100,8 +100,9 @@ fn an_unknown_call_target_reaches_every_function() {
     };
     // s_swappc_b64 s[30:31], s[40:41]: a pair nothing set.
     bytes[at..at + 4].copy_from_slice(&0xBE9E_1E28u32.to_le_bytes());
-    let out = rewrite::rewrite(&bytes, &RewriteOptions { table_address: 0x1000_0000, ..Default::default() })
-        .expect("rewrites");
+    let out =
+        rewrite::rewrite(&bytes, &RewriteOptions { table: TableAddress::Known(0x1000_0000), ..Default::default() })
+            .expect("rewrites");
     for f in &out.functions {
         assert!(f.reached_by.iter().any(|k| k == "call_shared_a"), "{}: {:?}", f.name, f.reached_by);
     }

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::memory::GlobalMemory;
@@ -604,7 +604,7 @@ fn rewritten_run_with(
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     let outcome = std::cell::RefCell::new(None);
     let rw = run(launch, original, &|addr| {
-        let out = rewrite_fn(original, &RewriteOptions { table_address: addr, ..opts.clone() });
+        let out = rewrite_fn(original, &RewriteOptions { table: TableAddress::Known(addr), ..opts.clone() });
         let b = out.bytes.clone();
         *outcome.borrow_mut() = Some(out);
         b

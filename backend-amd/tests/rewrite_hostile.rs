@@ -8,7 +8,7 @@ mod common;
 
 use proptest::prelude::*;
 use xfpx_amd::descriptor::{raw, DescriptorWord};
-use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd::CodeObject;
 
 fn fixture(target: &str, name: &str) -> Vec<u8> {
@@ -16,7 +16,7 @@ fn fixture(target: &str, name: &str) -> Vec<u8> {
 }
 
 fn opts(mode: Mode) -> RewriteOptions {
-    RewriteOptions { mode, table_address: 0x1000_0000, ..Default::default() }
+    RewriteOptions { mode, table: TableAddress::Known(0x1000_0000), ..Default::default() }
 }
 
 /// File offset of a kernel's descriptor.

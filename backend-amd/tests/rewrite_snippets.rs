@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xfpx_amd::rewrite::{self, Mode, RewriteOptions};
+use xfpx_amd::rewrite::{self, Mode, RewriteOptions, TableAddress};
 use xfpx_common::config::KernelFilter;
 
 /// (target, fixture, kernel, mode, snippet name).
@@ -32,7 +32,7 @@ fn appended(target: &str, fixture: &str, kernel: &str, mode: Mode) -> (String, V
     let opts = RewriteOptions {
         mode,
         kernels: KernelFilter::exactly(kernel),
-        table_address: TABLE_ADDRESS,
+        table: TableAddress::Known(TABLE_ADDRESS),
         ..Default::default()
     };
     let out = rewrite::rewrite(&bytes, &opts).expect("rewrites");

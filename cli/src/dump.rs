@@ -3,7 +3,7 @@
 //! to the backends, reached through their seam; this module reads the file
 //! and hands it over. With `--rewrite MODE`, an AMD code object is
 //! rewritten for that mode and the rewritten kernels are shown (and written
-//! with `--out`).
+//! with `--out`, with a patchable table and the record `xfpx replay` reads).
 
 use crate::args::{DumpArgs, DumpVendor};
 use crate::console::show_raw;
@@ -38,7 +38,13 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
     let backend = backend_of(a.vendor);
     let progress = std::sync::Arc::new(Progress::default());
     let shown = a.rewrite.is_some().then(|| crate::progress::Bar::kernels(progress.clone())).flatten();
-    let request = DumpRequest { kernel, format: a.format, lower: config.as_ref(), progress: Some(progress.clone()) };
+    let request = DumpRequest {
+        kernel,
+        format: a.format,
+        lower: config.as_ref(),
+        progress: Some(progress.clone()),
+        runnable: a.out.is_some(),
+    };
     let dumped = backend.dump(&bytes, &request);
     drop(shown);
     let what = if a.rewrite.is_some() { "cannot rewrite " } else { "" };

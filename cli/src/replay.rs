@@ -1,10 +1,10 @@
 //! `xfpx replay LAUNCH`: run a captured kernel launch on the emulator of
 //! the AMD backend (no GPU needed), print what it found, write the report
 //! and, if asked, the output buffers. Without `--mode` the emulator checks
-//! the original kernel's results; with `--mode detect|screen` the kernel is
-//! rewritten and the report is what the instrumentation recorded. Launches
-//! beyond the wave limit are refused before they start; long ones show
-//! progress on a terminal.
+//! the original kernel's results; with `--mode detect|screen`, or for a code
+//! object rewritten already (`xfpx dump --rewrite MODE --out`), the report
+//! is what the instrumentation recorded. Launches beyond the wave limit are
+//! refused before they start; long ones show progress on a terminal.
 
 use crate::args::{self, ReplayArgs};
 use crate::output::Outputs;

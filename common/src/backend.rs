@@ -42,6 +42,10 @@ pub struct DumpRequest<'a> {
     pub lower: Option<&'a RunConfig>,
     /// Counts the kernels lowered.
     pub progress: Option<Arc<Progress>>,
+    /// The lowered image is saved to be run later: where the backend
+    /// places runtime data (the AMD record table) is left for whoever runs
+    /// it to fill in, and recorded in the image.
+    pub runnable: bool,
 }
 
 /// What [`Backend::dump`] produced.

@@ -60,6 +60,8 @@ pub enum PlanError {
     MisplacedCount { probe: usize, counter: u16, instr: u32, what: &'static str },
     #[error("counter {counter}: its region or branch does not fit the kernel")]
     BadRegion { counter: u16 },
+    #[error("probe {probe}: exception flags are read only before an instruction that ends the thread group ({instr} does not)")]
+    FlagsNotAtExit { probe: usize, instr: u32 },
 }
 
 /// Check the invariants lowering may assume:
@@ -81,6 +83,7 @@ pub enum PlanError {
 ///    the region's first unguarded instruction (its first when all are
 ///    guarded); a guard counter's probe runs `before` its guarded
 ///    instruction.
+/// 9. exception flags are read `before` an instruction that exits.
 pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
     if plan.kernel != view.name {
         return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
@@ -185,6 +188,11 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     instr: p.instr,
                     why,
                 })?;
+            }
+            Action::ReadExceptionFlags => {
+                if p.when != When::Before || ins.control != Control::Exit {
+                    return Err(PlanError::FlagsNotAtExit { probe: i, instr: p.instr });
+                }
             }
         }
     }

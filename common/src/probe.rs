@@ -1,7 +1,8 @@
 //! Probes: one action placed before or after one instruction.
 //!
-//! Today's actions are [`Action::CheckFp`] (the exception detector) and
-//! [`Action::Count`] (counters). The IR is shaped so that the next tools are
+//! Today's actions are [`Action::CheckFp`] (the exception detector),
+//! [`Action::Count`] (counters) and [`Action::ReadExceptionFlags`] (the
+//! screener: the hardware's sticky exception flags at a thread group's end). The IR is shaped so that the next tools are
 //! new actions lowered by the same backends, not new architectures:
 //! - the *analyzer* will add `Record { values, when }` to capture the values
 //!   of sources before and of the destination after an instruction, from
@@ -83,6 +84,10 @@ pub enum Action {
     CheckFp { values: Vec<ValueRef>, format: FpFormat, kinds: ExceptionKinds },
     /// Add to a counter.
     Count { counter: CounterId },
+    /// Read the exception flags the hardware accumulated for the warp/wave
+    /// (sticky status bits) and record, per kernel, each flag found set.
+    /// Runs `before` an instruction that ends the warp/wave.
+    ReadExceptionFlags,
     /// Corrupt one value of the instruction for the selected threads, and
     /// add the number of corrupted thread instances to `activations` (so a
     /// fault that never fires is known as such).

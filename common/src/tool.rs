@@ -1,13 +1,14 @@
-//! Tools turn a kernel view into a plan. The exception detector is the
-//! first; the analyzer, counters and fault injection will be further tools
-//! emitting further actions (see [`crate::probe`]).
+//! Tools turn a kernel view into a plan: the exception detector, the
+//! screener (the hardware's sticky exception flags at each exit) and an
+//! instruction counter; the analyzer and fault injection will be further
+//! tools emitting further actions (see [`crate::probe`]).
 
 use crate::class::{FpOp, InstrClass};
 use crate::fp::{ExceptionKind, ExceptionKinds};
 use crate::plan::Plan;
-use crate::probe::{Action, Probe, ValueRef, When};
+use crate::probe::{Action, CounterDef, CounterId, CounterKind, Probe, ValueRef, When};
 use crate::site::SiteTable;
-use crate::view::{KernelView, Operand};
+use crate::view::{Control, KernelView, Operand};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -138,6 +139,63 @@ impl Tool for Detector {
     }
 }
 
+/// The screener: before every instruction that ends the thread group, read
+/// the exception flags the hardware accumulated ([`Action::ReadExceptionFlags`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Screener;
+
+impl Tool for Screener {
+    fn name(&self) -> &'static str {
+        "screener"
+    }
+
+    fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
+        let mut plan = Plan::new(view.name.clone());
+        for (i, ins) in view.instrs.iter().enumerate() {
+            if ins.control == Control::Exit {
+                let site = sites_intern(sites, view, i);
+                plan.probes.push(Probe {
+                    instr: i as u32,
+                    site,
+                    when: When::Before,
+                    action: Action::ReadExceptionFlags,
+                });
+            }
+        }
+        plan
+    }
+}
+
+/// Name of the [`InstructionCounter`]'s counter.
+pub const WAVE_INSTRUCTIONS: &str = "wave_instructions";
+
+/// Counts warp/wave executions of every instruction: one counter,
+/// [`WAVE_INSTRUCTIONS`], probed before each instruction (which exercises
+/// the relocation of every kind of instruction, branches and calls included).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstructionCounter;
+
+impl Tool for InstructionCounter {
+    fn name(&self) -> &'static str {
+        "instruction-counter"
+    }
+
+    fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
+        let mut plan = Plan::new(view.name.clone());
+        plan.counters.push(CounterDef { name: WAVE_INSTRUCTIONS.into(), kind: CounterKind::WarpExecutions });
+        for i in 0..view.instrs.len() {
+            let site = sites_intern(sites, view, i);
+            plan.probes.push(Probe {
+                instr: i as u32,
+                site,
+                when: When::Before,
+                action: Action::Count { counter: CounterId(0) },
+            });
+        }
+        plan
+    }
+}
+
 fn sites_intern(sites: &mut SiteTable, view: &KernelView, i: usize) -> crate::site::SiteId {
     let ins = &view.instrs[i];
     sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone())
@@ -187,7 +245,7 @@ mod tests {
             .iter()
             .map(|p| match &p.action {
                 Action::CheckFp { kinds, .. } => (p.instr, p.when, kinds.0),
-                Action::Count { .. } | Action::Inject { .. } => (p.instr, p.when, 0xff),
+                Action::Count { .. } | Action::Inject { .. } | Action::ReadExceptionFlags => (p.instr, p.when, 0xff),
             })
             .collect();
         assert_eq!(
@@ -227,5 +285,32 @@ mod tests {
             values[0] = ValueRef::Use(2);
         }
         assert!(matches!(verify(&plan, &view, &sites), Err(crate::plan::PlanError::ClobberedUse { .. })));
+    }
+
+    #[test]
+    fn screener_reads_flags_before_exits_only() {
+        let view = kernel();
+        let mut sites = SiteTable::new();
+        let plan = Screener.plan(&view, &mut sites);
+        verify(&plan, &view, &sites).expect("screener plans verify");
+        assert_eq!(plan.probes.len(), 1);
+        assert_eq!((plan.probes[0].instr, plan.probes[0].when), (4, When::Before));
+        let mut after = plan.clone();
+        after.probes[0].when = When::After;
+        assert!(verify(&after, &view, &sites).is_err());
+        let mut not_exit = plan.clone();
+        not_exit.probes[0].instr = 0;
+        not_exit.probes[0].site = sites.intern("k", 0x0, "FADD R1, R2, R3", None);
+        assert!(matches!(verify(&not_exit, &view, &sites), Err(crate::plan::PlanError::FlagsNotAtExit { .. })));
+    }
+
+    #[test]
+    fn counter_counts_every_instruction() {
+        let view = kernel();
+        let mut sites = SiteTable::new();
+        let plan = InstructionCounter.plan(&view, &mut sites);
+        verify(&plan, &view, &sites).expect("counter plans verify");
+        assert_eq!(plan.probes.len(), view.instrs.len());
+        assert_eq!(plan.counters[0].name, WAVE_INSTRUCTIONS);
     }
 }

@@ -219,3 +219,88 @@ fn replay_reads_compressed_bundles_and_host_executables() {
         assert_eq!(f32_output(d.path()), vec![4.5; 64], "{target}");
     }
 }
+
+/// The records of a report, as (kernel, kind, format, site offset, occurrences).
+fn records(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .kernels
+        .iter()
+        .flat_map(|k| {
+            k.records
+                .iter()
+                .map(move |x| format!("{} {:?} {:?} +{:#x} {}", k.name, x.kind, x.format, x.site.offset, x.occurrences))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_code_object_rewritten_by_dump_replays_as_it_was_rewritten() {
+    let d = tempfile::tempdir().expect("scratch");
+    for (target, launch_name) in
+        [("gfx90a", "exc_nan.json"), ("gfx942", "div_special.json"), ("gfx90a", "call_f64.json")]
+    {
+        let l = launch(launch_name);
+        let text = std::fs::read_to_string(&l).expect("launch");
+        let co = text.split('"').find(|s| s.contains("{target}")).expect("code object").replace("{target}", target);
+        let rewritten = d.path().join(format!("{launch_name}.{target}.co"));
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "--out"])
+            .arg(&rewritten)
+            .arg(l.parent().expect("dir").join(&co));
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+
+        // Replayed as it is (no --mode): what the instrumentation recorded...
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--format", "json", "--report", "-", "--code-object"]).arg(&rewritten).arg(&l);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{launch_name}: {}", o.stderr);
+        let saved = Report::from_json(&o.stdout).expect("json on stdout");
+        // ... equal to a replay that rewrites the original for detect mode.
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", target, "--mode", "detect", "--format", "json", "--report", "-"]).arg(&l);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{launch_name}: {}", o.stderr);
+        let fresh = Report::from_json(&o.stdout).expect("json on stdout");
+        assert_eq!(saved.run.mode, "detect");
+        assert!(saved.run.notes.iter().any(|n| n.starts_with("the rewritten kernel ran")), "{:?}", saved.run.notes);
+        assert_eq!(records(&saved), records(&fresh), "{launch_name} on {target}");
+        assert_eq!(saved.kernels[0].probes, fresh.kernels[0].probes);
+        assert!(!records(&saved).is_empty() || launch_name == "call_f64.json");
+
+        // With --mode, the mode it was rewritten for.
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--mode", "detect", "--format", "json", "--report", "-", "--code-object"])
+            .arg(&rewritten)
+            .arg(&l);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert_eq!(records(&Report::from_json(&o.stdout).expect("json")), records(&fresh));
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--mode", "screen", "--code-object"]).arg(&rewritten).arg(&l);
+        run(c).assert_one_line_error(1, "was rewritten for --mode detect, not screen");
+    }
+}
+
+#[test]
+fn replaying_an_original_code_object_explicitly_is_unchanged() {
+    // Without --mode, an original object is run as it is and checked by the emulator.
+    let d = tempfile::tempdir().expect("scratch");
+    let l = launch("exc_nan.json");
+    let co = l.parent().expect("dir").join("../gfx90a/exceptions.co");
+    let report = |args: &[&str]| {
+        let mut c = xfpx(d.path());
+        c.args(args).args(["--format", "json", "--report", "-"]).arg(&l);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        Report::from_json(&o.stdout).expect("json")
+    };
+    let explicit = report(&["replay", "--code-object", co.to_str().expect("path")]);
+    let by_target = report(&["replay", "--target", "gfx90a"]);
+    assert_ne!(explicit.run.mode, "detect");
+    assert_eq!(explicit.run.mode, by_target.run.mode);
+    assert_eq!(records(&explicit), records(&by_target));
+    assert!(!records(&explicit).is_empty());
+}

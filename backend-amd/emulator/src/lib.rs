@@ -19,6 +19,7 @@ pub use dispatch::{run_kernel, Dispatch, LoadedCode, RunError, RunLimits, RunSta
 pub use launch::{Launch, LaunchError};
 pub use program::{Program, ProgramError};
 pub use replay::{
-    compare, replay, run_launch, run_launch_with, Comparison, Error, OutputBuffer, ReplayOptions, ReplayOutcome,
+    compare, replay, run_launch, run_launch_with, Comparison, Error, LaunchMemory, OutputBuffer, ReplayOptions,
+    ReplayOutcome,
 };
 pub use timing::{Hazard, HazardKind, Reg};

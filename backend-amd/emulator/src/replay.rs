@@ -141,64 +141,101 @@ pub fn run_launch_with(
     object: &Program,
     limits: &RunLimits,
 ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
-    let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
-        let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
-        Error(format!("kernel \"{}\" not found in the code object (it has: {})", launch.kernel, names.join(", ")))
-    })?;
-    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-    if explicit.len() != launch.args.len() {
-        return Err(Error(format!(
-            "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
-            kernel.name,
-            explicit.len(),
-            launch.args.len()
-        )));
+    LaunchMemory::new(launch).run(launch, object, limits)
+}
+
+/// Emulated memory holding a launch's buffers (allocated in the launch's
+/// order) before its run. What else the run needs (an instrumentation's
+/// table) is allocated after them, at the address the memory gives.
+#[derive(Debug)]
+pub struct LaunchMemory {
+    mem: GlobalMemory,
+    /// (name, address) of each buffer.
+    buffers: Vec<(String, u64)>,
+}
+
+impl LaunchMemory {
+    /// Memory with the buffers of `launch`.
+    pub fn new(launch: &Launch) -> LaunchMemory {
+        let mut mem = GlobalMemory::new();
+        let buffers = launch.buffers.iter().map(|b| (b.name.clone(), mem.allocate(b.bytes.clone()))).collect();
+        LaunchMemory { mem, buffers }
     }
-    let mut mem = GlobalMemory::new();
-    let mut addrs = Vec::new();
-    for b in &launch.buffers {
-        addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
+
+    /// Allocates `bytes`; returns their address.
+    pub fn allocate(&mut self, bytes: Vec<u8>) -> u64 {
+        self.mem.allocate(bytes)
     }
-    let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
-    let mut kernarg = vec![0u8; end];
-    for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
-        let o = meta.offset as usize;
-        let bytes = match arg {
-            ArgSpec::Buffer(name) => {
-                if meta.value_kind != "global_buffer" || meta.size != 8 {
-                    return Err(Error(format!(
-                        "argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)",
-                        meta.value_kind, meta.size
-                    )));
+
+    /// The allocation at `base` (as the run left it).
+    pub fn allocation(&self, base: u64) -> Option<&[u8]> {
+        self.mem.allocation(base)
+    }
+
+    /// Runs `launch` on `object` in this memory: lays out the arguments
+    /// against the kernel's metadata, runs, and returns the output buffers
+    /// with the run's statistics.
+    pub fn run(
+        &mut self,
+        launch: &Launch,
+        object: &Program,
+        limits: &RunLimits,
+    ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
+        let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
+            let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
+            Error(format!("kernel \"{}\" not found in the code object (it has: {})", launch.kernel, names.join(", ")))
+        })?;
+        let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+        if explicit.len() != launch.args.len() {
+            return Err(Error(format!(
+                "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
+                kernel.name,
+                explicit.len(),
+                launch.args.len()
+            )));
+        }
+        let (mem, addrs) = (&mut self.mem, &self.buffers);
+        let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
+        let mut kernarg = vec![0u8; end];
+        for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
+            let o = meta.offset as usize;
+            let bytes = match arg {
+                ArgSpec::Buffer(name) => {
+                    if meta.value_kind != "global_buffer" || meta.size != 8 {
+                        return Err(Error(format!(
+                            "argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)",
+                            meta.value_kind, meta.size
+                        )));
+                    }
+                    let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
+                    addr.to_le_bytes().to_vec()
                 }
-                let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
-                addr.to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(elem, bytes) => {
-                if meta.value_kind != "by_value" || meta.size as usize != bytes.len() {
-                    return Err(Error(format!(
-                        "argument mismatch: args[{i}] is {} ({} bytes) but the kernel's argument {i} is {} ({} bytes)",
-                        elem.name(),
-                        bytes.len(),
-                        meta.value_kind,
-                        meta.size
-                    )));
+                ArgSpec::Scalar(elem, bytes) => {
+                    if meta.value_kind != "by_value" || meta.size as usize != bytes.len() {
+                        return Err(Error(format!(
+                            "argument mismatch: args[{i}] is {} ({} bytes) but the kernel's argument {i} is {} ({} bytes)",
+                            elem.name(),
+                            bytes.len(),
+                            meta.value_kind,
+                            meta.size
+                        )));
+                    }
+                    bytes.clone()
                 }
-                bytes.clone()
-            }
-        };
-        kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
+            };
+            kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
+        }
+        let code = LoadedCode::load(mem, object.clone());
+        let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
+        let stats = run_kernel(mem, &code, kernel, &kernarg, &d, limits)
+            .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
+        let mut outputs = Vec::new();
+        for name in &launch.outputs {
+            let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
+            outputs.push(OutputBuffer { name: name.clone(), bytes: mem.allocation(addr).unwrap_or(&[]).to_vec() });
+        }
+        Ok((outputs, stats))
     }
-    let code = LoadedCode::load(&mut mem, object.clone());
-    let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-    let stats = run_kernel(&mut mem, &code, kernel, &kernarg, &d, limits)
-        .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
-    let mut outputs = Vec::new();
-    for name in &launch.outputs {
-        let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
-        outputs.push(OutputBuffer { name: name.clone(), bytes: mem.allocation(addr).unwrap_or(&[]).to_vec() });
-    }
-    Ok((outputs, stats))
 }
 
 /// `xfpx replay LAUNCH`: loads the launch file, runs it, writes outputs to

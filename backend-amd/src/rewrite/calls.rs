@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use xfpx_amd_isa::operand::{Operand, RegFile};
-use xfpx_amd_isa::{ControlFlow, Opcode, Target};
+use xfpx_amd_isa::{ControlFlow, Opcode};
 
 use super::view::DecodedInstr;
 use crate::code_object::CodeObject;
@@ -254,23 +254,20 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
     out
 }
 
-fn decode(target: Target, co: &CodeObject<'_>, code: &Range<u64>) -> Result<Vec<DecodedInstr>, String> {
-    let bytes = co.elf.bytes_at_addr(code.start, code.end - code.start).map_err(|e| e.to_string())?;
-    xfpx_amd_isa::disassemble(target, bytes, code.start)
-        .map(|(a, r)| r.map(|insn| DecodedInstr { addr: a, insn }).map_err(|e| format!("at {a:#x}: {e}")))
-        .collect()
-}
+/// Decodes a function's code (from the rewrite's one pass over the code).
+pub type DecodeFunction<'a> = &'a dyn Fn(&Range<u64>) -> Result<Vec<DecodedInstr>, String>;
 
 impl CallGraph {
     /// The call graph of `co`; `kernel_code` gives each kernel's decoded
-    /// code (None: it could not be decoded, so whether it calls is unknown).
+    /// code (None: it could not be decoded, so whether it calls is unknown)
+    /// and `decode` the code of each function found.
     /// `clobbered` is what any device function may write ([`written_sgprs`]
     /// of all code outside the kernels): it stands for every callee while
     /// functions are found; then what each function may write (its own
     /// writes and its callees', a least fixed point) sharpens the targets.
     pub fn build(
         co: &CodeObject<'_>,
-        target: Target,
+        decode: DecodeFunction<'_>,
         kernel_code: &[Option<&[DecodedInstr]>],
         clobbered: &BTreeSet<u16>,
     ) -> CallGraph {
@@ -278,7 +275,7 @@ impl CallGraph {
             .functions
             .iter()
             .filter(|f| !f.is_kernel && !co.kernels.iter().any(|k| k.code.contains(&f.code.start)))
-            .map(|f| DeviceFunction { name: f.name.clone(), code: f.code.clone(), instrs: decode(target, co, &f.code) })
+            .map(|f| DeviceFunction { name: f.name.clone(), code: f.code.clone(), instrs: decode(&f.code) })
             .collect();
         let text_end = |addr: u64| co.elf.section_at_addr(addr).map(|s| s.addr.saturating_add(s.size));
         let in_kernel = |addr: u64| co.kernels.iter().any(|k| k.code.contains(&addr));
@@ -317,11 +314,7 @@ impl CallGraph {
                     .unwrap_or(end)
                     .min(end);
                 let code = t..next;
-                functions.push(DeviceFunction {
-                    name: format!("function@{t:#x}"),
-                    instrs: decode(target, co, &code),
-                    code,
-                });
+                functions.push(DeviceFunction { name: format!("function@{t:#x}"), instrs: decode(&code), code });
                 unnamed += 1;
             }
             if i == functions.len() {
@@ -426,6 +419,7 @@ impl CallGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xfpx_amd_isa::Target;
 
     fn decode_words(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();

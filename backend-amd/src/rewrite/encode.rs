@@ -29,8 +29,11 @@ pub enum Src {
     Special(SpecialReg),
     /// An integer inline constant (-16..=64).
     Int(i8),
-    /// A 32-bit literal dword.
+    /// A 32-bit literal dword (an inline constant where the value fits one).
     Literal(u32),
+    /// A 32-bit literal dword even where the value fits an inline constant
+    /// (a value written again after encoding).
+    FixedLiteral(u32),
 }
 
 /// The operand code of a special register, found in the decoder's code space.
@@ -64,7 +67,7 @@ impl Src {
             Src::Int(v) => (int_code(v).ok_or_else(bad)?, None),
             // Small values need no literal dword.
             Src::Literal(v) if v <= 64 => (int_code(v as i8).ok_or_else(bad)?, None),
-            Src::Literal(v) => (LITERAL_CODE, Some(v)),
+            Src::Literal(v) | Src::FixedLiteral(v) => (LITERAL_CODE, Some(v)),
             _ => return Err(bad()),
         })
     }

@@ -8,6 +8,8 @@
 //!
 //! The code-end padding (`s_nop 0` after the last kernel) is repeated after
 //! the appended code, and the gap up to the appended code is `s_nop 0` too.
+//! A non-allocated section can be appended too ([`append_section`]: the
+//! rewrite's record).
 
 use serde::Serialize;
 
@@ -325,16 +327,52 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
     ] {
         wr(&mut b, at + o, n, v)?;
     }
+    push_section(
+        &mut b,
+        &h,
+        APPENDED_SECTION,
+        &[
+            (4, 4, u64::from(SHT_PROGBITS)),
+            (8, 8, SHF_ALLOC | SHF_EXECINSTR),
+            (16, 8, region.start),
+            (24, 8, code_off),
+            (32, 8, size),
+            (48, 8, CODE_ALIGN),
+        ],
+    )?;
+    Ok(b)
+}
+
+/// `b` with a non-allocated section `name` holding `contents` at its end
+/// (the loader ignores it; readers find it by name).
+pub fn append_section(mut b: Vec<u8>, name: &str, contents: &[u8]) -> Result<Vec<u8>, RewriteError> {
+    let h = header(&b)?;
+    let at = b.len() as u64;
+    b.extend_from_slice(contents);
+    push_section(
+        &mut b,
+        &h,
+        name,
+        &[(4, 4, u64::from(SHT_PROGBITS)), (24, 8, at), (32, 8, contents.len() as u64), (48, 8, 1)],
+    )?;
+    Ok(b)
+}
+
+/// Appends a copy of the section-name table with `name` added and a copy of
+/// the section-header table with one more header (`fields`: offset in the
+/// header, width, value; the name is set here), and points the ELF header
+/// at them (`h`: the headers as they were).
+fn push_section(b: &mut Vec<u8>, h: &Header, name: &str, fields: &[(usize, usize, u64)]) -> Result<(), RewriteError> {
     // New section-name table: the old names plus ours.
     let shoff = to_usize(h.shoff)?;
     let strhdr = shoff + h.shstrndx * h.shentsize;
-    let (str_off, str_size) = (to_usize(rd(&b, strhdr + 24, 8)?)?, to_usize(rd(&b, strhdr + 32, 8)?)?);
+    let (str_off, str_size) = (to_usize(rd(b, strhdr + 24, 8)?)?, to_usize(rd(b, strhdr + 32, 8)?)?);
     let mut names = b
         .get(str_off..str_off.saturating_add(str_size))
         .ok_or_else(|| RewriteError::Layout("section name table out of the file".into()))?
         .to_vec();
     let name_at = names.len() as u64;
-    names.extend_from_slice(APPENDED_SECTION.as_bytes());
+    names.extend_from_slice(name.as_bytes());
     names.push(0);
     let names_off = b.len() as u64;
     b.extend_from_slice(&names);
@@ -348,22 +386,15 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
     b.extend_from_slice(&table);
     let entsize = h.shentsize;
     let strhdr = to_usize(new_shoff)? + h.shstrndx * entsize;
-    wr(&mut b, strhdr + 24, 8, names_off)?;
-    wr(&mut b, strhdr + 32, 8, names.len() as u64)?;
+    wr(b, strhdr + 24, 8, names_off)?;
+    wr(b, strhdr + 32, 8, names.len() as u64)?;
     let mut sh = vec![0u8; entsize];
-    for (o, n, v) in [
-        (0, 4, name_at),
-        (4, 4, u64::from(SHT_PROGBITS)),
-        (8, 8, SHF_ALLOC | SHF_EXECINSTR),
-        (16, 8, region.start),
-        (24, 8, code_off),
-        (32, 8, size),
-        (48, 8, CODE_ALIGN),
-    ] {
+    wr(&mut sh, 0, 4, name_at)?;
+    for &(o, n, v) in fields {
         wr(&mut sh, o, n, v)?;
     }
     b.extend_from_slice(&sh);
-    wr(&mut b, 40, 8, new_shoff)?;
-    wr(&mut b, 60, 2, (h.shnum + 1) as u64)?;
-    Ok(b)
+    wr(b, 40, 8, new_shoff)?;
+    wr(b, 60, 2, (h.shnum + 1) as u64)?;
+    Ok(())
 }

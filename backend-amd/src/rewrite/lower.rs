@@ -6,6 +6,9 @@
 //! out of `s_branch` reach). SCC is saved around every stretch that writes
 //! it; EXEC is saved around the single-lane table update; VCC and M0 are
 //! never written. All scratch registers lie above the kernel's allocation.
+//! Reading the exception flags ([`Action::ReadExceptionFlags`]) has its own
+//! trampoline at `s_endpgm`: the wave's sticky TRAPSTS bits, one table slot
+//! per bit and kernel.
 
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
 use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
@@ -18,7 +21,7 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::encode::{Encoder, Src};
 use super::layout::Patch;
-use super::table::{SlotKind, TableLayout, TRAPSTS_EXCP_BITS};
+use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
@@ -79,11 +82,37 @@ impl Scratch {
 pub struct Appended {
     pub base: u64,
     pub words: Vec<u32>,
+    /// Words that hold half of the table's address, to be written when the
+    /// address is known ([`TableAddress::Patchable`]).
+    pub table_literals: Vec<TableLiteral>,
+}
+
+/// A literal dword of the appended code holding half of the table's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableLiteral {
+    /// Index of the word in the appended code.
+    pub word: usize,
+    /// The high half (else the low one).
+    pub high: bool,
 }
 
 impl Appended {
+    pub fn new(base: u64) -> Appended {
+        Appended { base, words: Vec::new(), table_literals: Vec::new() }
+    }
     pub fn here(&self) -> u64 {
         self.base + 4 * self.words.len() as u64
+    }
+    /// Drops the words from `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        self.words.truncate(len);
+        self.table_literals.retain(|l| l.word < len);
+    }
+    /// Writes the table's address into its literal words.
+    pub fn set_table_address(&mut self, address: u64) {
+        for l in &self.table_literals {
+            self.words[l.word] = if l.high { (address >> 32) as u32 } else { address as u32 };
+        }
     }
     fn push(&mut self, w: Vec<u32>) {
         self.words.extend(w);
@@ -128,11 +157,20 @@ pub struct AmdLowering<'a> {
     pub waits: &'a WaitAnalysis,
     pub scratch: Scratch,
     pub table: &'a mut TableLayout,
-    pub table_address: u64,
+    pub table_address: TableAddress,
     pub appended: &'a mut Appended,
     /// Never-executed padding inside `.text` for long-jump islands.
     pub islands: &'a mut IslandPool,
     pub insert_waits: bool,
+}
+
+/// What a failed lowering gives back: the appended code, the table's slots
+/// and the island pool as they were.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    words: usize,
+    slots: usize,
+    islands: IslandPool,
 }
 
 /// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
@@ -222,6 +260,18 @@ enum Half {
 impl AmdLowering<'_> {
     fn e(&self) -> Encoder {
         self.enc
+    }
+
+    /// The state [`Self::rollback`] returns to.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.clone() }
+    }
+
+    /// Forgets what was lowered since `c`.
+    pub fn rollback(&mut self, c: Checkpoint) {
+        self.appended.truncate(c.words);
+        self.table.slots.truncate(c.slots);
+        *self.islands = c.islands;
     }
 
     fn emit(&mut self, w: Vec<u32>) {
@@ -371,16 +421,18 @@ impl AmdLowering<'_> {
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
-        self.emit(e.sop1(
-            Opcode::S_MOV_B32,
-            Some(Src::Sgpr(s.table())),
-            Some(Src::Literal(self.table_address as u32)),
-        )?);
-        self.emit(e.sop1(
-            Opcode::S_MOV_B32,
-            Some(Src::Sgpr(s.table() + 1)),
-            Some(Src::Literal((self.table_address >> 32) as u32)),
-        )?);
+        for (reg, high) in [(s.table(), false), (s.table() + 1, true)] {
+            let value = match self.table_address {
+                TableAddress::Known(a) => Src::Literal(if high { (a >> 32) as u32 } else { a as u32 }),
+                TableAddress::Patchable => Src::FixedLiteral(0),
+            };
+            let words = e.sop1(Opcode::S_MOV_B32, Some(Src::Sgpr(reg)), Some(value))?;
+            if self.table_address == TableAddress::Patchable {
+                let word = self.appended.words.len() + words.len() - 1;
+                self.appended.table_literals.push(TableLiteral { word, high });
+            }
+            self.emit(words);
+        }
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
@@ -646,9 +698,16 @@ impl AmdLowering<'_> {
     /// The screening trampoline at an `s_endpgm`: for each TRAPSTS
     /// exception bit the wave has set, add 1 to the kernel's slot of that
     /// bit (so the table holds, per bit, how many waves raised it); then end
-    /// the wave.
-    pub fn screen_endpgm(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
+    /// the wave. A wave that ends in a trap is not screened (the trap is not
+    /// moved: its handler may return after it).
+    pub fn screen_exit(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
         let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        if d.insn.control_flow(d.addr) != ControlFlow::End {
+            return Err(RewriteError::Refused(format!(
+                "{} is not moved (its handler may return after it): waves ending here are not screened",
+                d.insn.base_mnemonic
+            )));
+        }
         let rel = self.entry_branch(&d, out)?;
         let e = self.e();
         let s = self.scratch;
@@ -741,6 +800,11 @@ impl AmdLowering<'_> {
         Ok(())
     }
 
+    /// Whether instruction `index` ends the wave (`s_endpgm`).
+    fn ends_wave(&self, index: usize) -> bool {
+        self.instrs.get(index).is_some_and(|d| d.insn.control_flow(d.addr) == ControlFlow::End)
+    }
+
     /// Points the SOPP branch at word `at` to the current end of the code.
     fn patch_skip(&mut self, at: usize) -> Result<(), RewriteError> {
         let rel = rel16(self.appended.base + 4 * at as u64, self.appended.here())
@@ -761,20 +825,29 @@ impl Lowering for AmdLowering<'_> {
     type Output = KernelLowering;
     type Error = RewriteError;
 
+    /// Lowers every probe group; a group refused is left out (the site is
+    /// listed as refused), except the flag reads at `s_endpgm`: a kernel
+    /// screens the ends of all its waves or none (a count missing some
+    /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
         for (instr, probes) in plan.by_instr() {
             let refs: Vec<&Probe> = probes.iter().collect();
-            let mark = self.appended.words.len();
-            let slots = self.table.slots.len();
-            let pool = self.islands.clone();
+            let checkpoint = self.checkpoint();
             let (anchors, islands) = (out.anchors.len(), out.islands);
-            if let Err(err) = self.trampoline(view, plan, instr as usize, &refs, &mut out) {
+            let reads_flags = probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
+            let lowered = match (reads_flags, probes.len()) {
+                (false, _) => self.trampoline(view, plan, instr as usize, &refs, &mut out),
+                (true, 1) => self.screen_exit(&view.name, instr as usize, &mut out).map_err(|e| match e {
+                    RewriteError::Refused(why) if self.ends_wave(instr as usize) => RewriteError::Kernel(why),
+                    other => other,
+                }),
+                (true, _) => Err(RewriteError::Refused("exception flags are read only by a probe of their own".into())),
+            };
+            if let Err(err) = lowered {
                 match err {
                     RewriteError::Refused(reason) => {
-                        self.appended.words.truncate(mark);
-                        self.table.slots.truncate(slots);
-                        *self.islands = pool;
+                        self.rollback(checkpoint);
                         out.anchors.truncate(anchors);
                         out.islands = islands;
                         let ins = &view.instrs[instr as usize];
@@ -792,9 +865,8 @@ impl Lowering for AmdLowering<'_> {
 mod tests {
     use super::*;
     use crate::rewrite::view::kernel_view;
-    use crate::rewrite::InstructionCounter;
     use xfpx_amd_isa::Target;
-    use xfpx_common::tool::Tool;
+    use xfpx_common::tool::{InstructionCounter, Tool};
 
     fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -823,7 +895,7 @@ mod tests {
         let plan = InstructionCounter.plan(&view, &mut sites);
         let waits = WaitAnalysis::run(&instrs);
         let mut table = TableLayout::default();
-        let mut appended = Appended { base: 0x2000, words: Vec::new() };
+        let mut appended = Appended::new(0x2000);
         let mut islands = IslandPool::default();
         let mut low = AmdLowering {
             enc: Encoder { target },
@@ -832,7 +904,7 @@ mod tests {
             waits: &waits,
             scratch: Scratch { sgpr: 40, vgpr: 8 },
             table: &mut table,
-            table_address: 0x10_0000,
+            table_address: TableAddress::Known(0x10_0000),
             appended: &mut appended,
             islands: &mut islands,
             insert_waits: true,

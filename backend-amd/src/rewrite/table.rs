@@ -2,10 +2,12 @@
 //! (site, kind, format) of a check, per counter, and per screened kernel.
 //! A check's slot counts the wave executions that found its kind; a
 //! counter's slot accumulates; a screening slot ORs the wave's TRAPSTS
-//! exception bits. The table's address is patched into the code when the
-//! object is rewritten; after the run its bytes decode into report records.
+//! exception bits. The appended code loads the table's address from two
+//! `s_mov_b32` literals, written when the object is rewritten or, for a
+//! patchable object, again by whoever places the table; after the run its
+//! bytes decode into report records.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use xfpx_common::report::{ExceptionRecord, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable};
 use xfpx_common::{ExceptionKind, FpFormat};
@@ -13,8 +15,21 @@ use xfpx_common::{ExceptionKind, FpFormat};
 /// Bytes per slot.
 pub const SLOT_BYTES: u64 = 4;
 
+/// Where the appended code finds the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableAddress {
+    /// Known before the code is placed: each half of the address takes its
+    /// shortest encoding (an inline constant where it fits one).
+    Known(u64),
+    /// Given when the placed code is emitted: each half is a 32-bit literal
+    /// whose address the rewritten object records, so that the table can be
+    /// placed again (see [`super::record`]).
+    Patchable,
+}
+
 /// What a slot holds (a screened kernel has one slot per TRAPSTS bit).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "slot", rename_all = "snake_case")]
 pub enum SlotKind {
     /// Wave executions at `site` that produced `kind` in `format`.
@@ -26,7 +41,7 @@ pub enum SlotKind {
 }
 
 /// One slot of the table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSlot {
     pub kernel: String,
     #[serde(flatten)]
@@ -34,7 +49,7 @@ pub struct TableSlot {
 }
 
 /// The table's layout: slot `i` is at byte `4 * i`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableLayout {
     pub slots: Vec<TableSlot>,
 }

@@ -1,0 +1,169 @@
+//! Rendering a rewrite: the lines of appended code and of overwritten
+//! instructions (decoded from the words written), and the text and JSON
+//! forms of a [`RewriteOutcome`] that `xfpx dump --rewrite` prints.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use xfpx_amd_isa::Target;
+
+use super::layout::Patch;
+use super::lower::{Appended, RefusedSite};
+use super::outcome::{AnchorLine, KernelState, ListingLine, RewriteOutcome};
+use super::view::DecodedInstr;
+
+/// An overwritten instruction of `instrs` and what replaced it.
+pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> AnchorLine {
+    let original = instrs
+        .iter()
+        .find(|d| d.addr == patch.addr)
+        .map(|d| d.insn.to_string())
+        .unwrap_or_else(|| "padding".to_string());
+    let replaced_by = match xfpx_amd_isa::decode(target, &patch.bytes) {
+        Ok(i) => match i.control_flow(patch.addr) {
+            xfpx_amd_isa::ControlFlow::Branch { target } => format!("{i}  // {target:#x}"),
+            _ => format!("{i} ... (island)"),
+        },
+        Err(e) => format!("<{e}>"),
+    };
+    AnchorLine { address: patch.addr, original, replaced_by }
+}
+
+/// The appended code in `words` (indices into `appended`), instruction by instruction.
+pub fn listing(target: Target, appended: &Appended, words: Range<usize>) -> Vec<ListingLine> {
+    let end = words.end.min(appended.words.len());
+    let from_word = words.start.min(end);
+    let bytes: Vec<u8> = appended.words[from_word..end].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let base = appended.base + 4 * from_word as u64;
+    xfpx_amd_isa::disassemble(target, &bytes, base)
+        .map(|(a, r)| ListingLine {
+            address: a,
+            words: match &r {
+                Ok(i) => i.dwords().to_vec(),
+                Err(_) => Vec::new(),
+            },
+            text: match r {
+                Ok(i) => match i.control_flow(a) {
+                    xfpx_amd_isa::ControlFlow::Branch { target } | xfpx_amd_isa::ControlFlow::CondBranch { target } => {
+                        format!("{i}  // {target:#x}")
+                    }
+                    _ => i.to_string(),
+                },
+                Err(e) => format!("<{e}>"),
+            },
+        })
+        .collect()
+}
+
+/// The code a rewrite changed in one kernel or function: anchors, refused
+/// sites and the appended listing.
+fn render_code_changes(s: &mut String, anchors: &[AnchorLine], refused: &[RefusedSite], appended: &[ListingLine]) {
+    for a in anchors {
+        let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+    }
+    for r in refused {
+        let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
+    }
+    if !appended.is_empty() {
+        let _ = writeln!(s, "  appended:");
+    }
+    for l in appended {
+        let _ = writeln!(s, "  {:8x}:  {}", l.address, l.text);
+    }
+}
+
+impl RewriteOutcome {
+    /// JSON rendering (the rewritten bytes are not included).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Text rendering for `xfpx dump --rewrite`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "target {}  mode {:?}", self.target, self.mode);
+        match (self.strategy, self.appended_at) {
+            (Some(st), Some(at)) => {
+                let _ = writeln!(
+                    s,
+                    "appended {} bytes at {at:#x} ({st:?}); table at {:#x}, {} slots",
+                    self.appended_bytes,
+                    self.table_address,
+                    self.table.slots.len()
+                );
+            }
+            _ => {
+                let _ = writeln!(s, "nothing appended");
+            }
+        }
+        for k in &self.kernels {
+            let state = match &k.state {
+                KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Excluded => "excluded".to_string(),
+                KernelState::Skipped { reason } => format!("skipped: {reason}"),
+            };
+            let _ = writeln!(s, "\nkernel {}: {state}", k.name);
+            if k.state != KernelState::Instrumented {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added{}",
+                k.instructions,
+                k.probes,
+                k.trampolines,
+                k.islands,
+                k.waits_added,
+                if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
+            );
+            if let Some(r) = &k.registers {
+                let _ = writeln!(
+                    s,
+                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
+                    r.vgprs_before,
+                    r.vgprs_after,
+                    r.accum_offset_before,
+                    r.accum_offset_after,
+                    r.sgprs_before,
+                    r.sgprs_after,
+                    r.scratch_sgpr,
+                    r.scratch_vgpr
+                );
+            }
+            if let Some(why) = &k.metadata_counts_kept {
+                let _ = writeln!(s, "  metadata register counts not updated: {why}");
+            }
+            for (f, a, b) in &k.descriptor_diff {
+                let _ = writeln!(s, "  descriptor {f}: {a:#010x} -> {b:#010x}");
+            }
+            render_code_changes(&mut s, &k.anchors, &k.refused_sites, &k.appended);
+        }
+        for f in &self.functions {
+            let state = match &f.state {
+                KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Excluded => "excluded".to_string(),
+                KernelState::Skipped { reason } => format!("skipped: {reason}"),
+            };
+            let _ = writeln!(s, "\nfunction {} at {:#x} (reached by {}): {state}", f.name, f.address, {
+                if f.reached_by.is_empty() {
+                    "no kernel".to_string()
+                } else {
+                    f.reached_by.join(", ")
+                }
+            });
+            if f.state != KernelState::Instrumented {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added",
+                f.instructions, f.probes, f.trampolines, f.islands, f.waits_added
+            );
+            if let Some((sg, vg)) = f.scratch {
+                let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");
+            }
+            render_code_changes(&mut s, &f.anchors, &f.refused_sites, &f.appended);
+        }
+        s
+    }
+}

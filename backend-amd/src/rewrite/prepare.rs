@@ -1,0 +1,284 @@
+//! The units of a rewrite, made ready to place: every kernel and device
+//! function decoded once ([`super::units`]), viewed, planned by the tool and
+//! verified, with its memory-wait analysis and the registers it uses; the
+//! call graph that says which kernels reach which functions; the padding
+//! that long-jump islands may use; and the sites, located in the line
+//! tables.
+
+use std::collections::BTreeMap;
+
+use xfpx_amd_isa::Target;
+use xfpx_common::plan::{self, Plan};
+use xfpx_common::site::SiteTable;
+use xfpx_common::tool::Tool;
+use xfpx_common::view::KernelView;
+
+use super::calls::{self, CallGraph};
+use super::lower::{IslandPool, Scratch};
+use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
+use super::regs;
+use super::units::{TextCode, UnitError};
+use super::view::{self, DecodedInstr};
+use super::waitcnt::WaitAnalysis;
+use crate::code_object::CodeObject;
+
+/// A kernel to instrument.
+#[derive(Debug)]
+pub struct KernelUnit {
+    /// Index in the code object's kernels (and in the kernel outcomes).
+    pub index: usize,
+    pub instrs: Vec<DecodedInstr>,
+    pub view: KernelView,
+    pub plan: Plan,
+    pub waits: WaitAnalysis,
+    /// Registers its code names (with what it may call): (next SGPR, next VGPR).
+    pub used: (u16, u16),
+}
+
+/// A device function to instrument unless a kernel reaching it fails.
+#[derive(Debug)]
+pub struct FunctionUnit {
+    /// Index in the call graph's functions (and in the function outcomes).
+    pub index: usize,
+    pub instrs: Vec<DecodedInstr>,
+    pub view: KernelView,
+    pub plan: Plan,
+    pub waits: WaitAnalysis,
+    /// Shared by every kernel reaching it: above all their registers.
+    pub scratch: Scratch,
+}
+
+/// Everything placement needs, computed once.
+#[derive(Debug)]
+pub struct Units<'a> {
+    pub co: CodeObject<'a>,
+    pub target: Target,
+    pub graph: CallGraph,
+    pub kernels: Vec<KernelUnit>,
+    pub functions: Vec<FunctionUnit>,
+    /// The outcome of every kernel and function before placement.
+    pub kernel_outcomes: Vec<KernelOutcome>,
+    pub function_outcomes: Vec<FunctionOutcome>,
+    /// Padding no instrumented code covers, for long-jump islands.
+    pub islands: IslandPool,
+    pub sites: SiteTable,
+    /// What a reader of the findings should know (e.g. unreadable line tables).
+    pub notes: Vec<String>,
+}
+
+impl<'a> Units<'a> {
+    /// Decodes, views, plans and verifies every unit of `bytes`.
+    pub fn read(bytes: &'a [u8], opts: &RewriteOptions, tool: &dyn Tool) -> Result<Units<'a>, RewriteError> {
+        let co = CodeObject::parse(bytes)?;
+        let target = co.target.processor;
+        let text = TextCode::decode(&co, target);
+        let code = text.instructions();
+        // Code outside every kernel (device functions): what a calling kernel may also run.
+        let outside: Vec<DecodedInstr> =
+            code.iter().filter(|d| !co.kernels.iter().any(|k| k.code.contains(&d.addr))).cloned().collect();
+        let callee_regs = regs::used_registers(&outside);
+        let kernel_code: Vec<Result<Vec<DecodedInstr>, RewriteError>> = co
+            .kernels
+            .iter()
+            .map(|k| match text.unit(&co, target, &k.code, k.preload_header_bytes) {
+                Ok(instrs) => Ok(instrs),
+                Err(UnitError::Bytes(e)) => Err(RewriteError::Input(e)),
+                Err(UnitError::Decode(a, e)) => {
+                    Err(RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))
+                }
+            })
+            .collect();
+        let decode_function = |code: &std::ops::Range<u64>| match text.unit(&co, target, code, 0) {
+            Ok(instrs) => Ok(instrs),
+            Err(UnitError::Bytes(e)) => Err(e.to_string()),
+            Err(UnitError::Decode(a, e)) => Err(format!("at {a:#x}: {e}")),
+        };
+        let graph = CallGraph::build(
+            &co,
+            &decode_function,
+            &kernel_code.iter().map(|c| c.as_ref().ok().map(Vec::as_slice)).collect::<Vec<_>>(),
+            &calls::written_sgprs(&outside),
+        );
+        let mut sites = SiteTable::new();
+        let mut kernel_outcomes = Vec::new();
+        let mut kernels = Vec::new();
+        for (index, (k, instrs)) in co.kernels.iter().zip(kernel_code).enumerate() {
+            let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
+            if !opts.kernels.admits(&[&k.name]) {
+                o.state = KernelState::Excluded;
+                kernel_outcomes.push(o);
+                continue;
+            }
+            let unit = instrs.and_then(|instrs| {
+                let view = view::kernel_view(&k.name, k.entry, &instrs);
+                let plan = plan_for(&view, tool, &mut sites)?;
+                let waits = WaitAnalysis::run(&instrs);
+                let own = regs::used_registers(&instrs);
+                let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
+                let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
+                Ok(KernelUnit { index, instrs, view, plan, waits, used })
+            });
+            match unit {
+                Ok(unit) => {
+                    o.instructions = unit.instrs.len();
+                    kernels.push(unit);
+                }
+                Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+            }
+            kernel_outcomes.push(o);
+        }
+        let mut units = Units {
+            islands: IslandPool::from_code(&code),
+            co,
+            target,
+            graph,
+            kernels,
+            functions: Vec::new(),
+            kernel_outcomes,
+            function_outcomes: Vec::new(),
+            sites,
+            notes: Vec::new(),
+        };
+        units.prepare_functions(opts.mode, tool);
+        units.notes = units.locate_sites();
+        // Padding inside a kernel's own range, or a function's that may be
+        // instrumented, stays out of the pool (its instructions may be anchors themselves).
+        let (co, graph, functions) = (&units.co, &units.graph, &units.functions);
+        units.islands.free.retain(|r| {
+            !co.kernels.iter().any(|k| r.start < k.code.end && k.code.start < r.end)
+                && !functions.iter().any(|c| {
+                    let f = &graph.functions[c.index].code;
+                    r.start < f.end && f.start < r.end
+                })
+        });
+        Ok(units)
+    }
+
+    /// The outcome of every device function, and those to instrument: a
+    /// function is instrumented when every kernel reaching it is being
+    /// instrumented and can grow to hold the function's scratch registers.
+    fn prepare_functions(&mut self, mode: Mode, tool: &dyn Tool) {
+        let co = &self.co;
+        let processor = co.target.processor;
+        let by_kernel: BTreeMap<usize, &KernelUnit> = self.kernels.iter().map(|k| (k.index, k)).collect();
+        // The scratch base each kernel needs so far (its own, raised by the functions accepted).
+        let mut needed: BTreeMap<usize, Scratch> = BTreeMap::new();
+        for (&k, unit) in &by_kernel {
+            if let Ok(s) = regs::scratch_base(processor, &co.kernels[k].descriptor, unit.used) {
+                needed.insert(k, s);
+            }
+        }
+        for (fi, f) in self.graph.functions.iter().enumerate() {
+            let callers = self.graph.callers_of(fi);
+            let mut o = FunctionOutcome {
+                name: f.name.clone(),
+                address: f.code.start,
+                reached_by: callers.iter().map(|&k| co.kernels[k].name.clone()).collect(),
+                state: KernelState::Instrumented,
+                instructions: f.instrs.as_ref().map(Vec::len).unwrap_or(0),
+                probes: 0,
+                trampolines: 0,
+                waits_added: 0,
+                islands: 0,
+                refused_sites: Vec::new(),
+                scratch: None,
+                anchors: Vec::new(),
+                appended: Vec::new(),
+            };
+            let skip = |reason: String| KernelState::Skipped { reason };
+            let blocker = callers.iter().find(|&&k| !by_kernel.contains_key(&k) || !needed.contains_key(&k));
+            let ready = match (&f.instrs, blocker) {
+                _ if mode == Mode::Screen => {
+                    Err(skip("screen mode reads at the calling kernels' s_endpgm the bits its exceptions set".into()))
+                }
+                _ if callers.is_empty() => Err(skip("no kernel calls it".into())),
+                (_, Some(&k)) => {
+                    let name = &co.kernels[k].name;
+                    let why = match self.kernel_outcomes.iter().find(|o| &o.name == name).map(|o| &o.state) {
+                        Some(KernelState::Excluded) => "is excluded".to_string(),
+                        Some(KernelState::Skipped { reason }) => format!("is not instrumented ({reason})"),
+                        _ => "has an unreadable descriptor".to_string(),
+                    };
+                    Err(skip(format!("reached by kernel {}, which {why}", co.kernels[k].name)))
+                }
+                (Err(e), None) => Err(skip(format!("cannot decode the instruction {e}"))),
+                (Ok(instrs), None) => {
+                    let view = view::kernel_view(&f.name, f.code.start, instrs);
+                    match plan_for(&view, tool, &mut self.sites) {
+                        Ok(plan) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
+                        Ok(plan) => Ok((view, plan)),
+                        Err(e) => Err(skip(e.to_string())),
+                    }
+                }
+            };
+            let (view, plan) = match ready {
+                Ok(x) => x,
+                Err(state) => {
+                    o.state = state;
+                    self.function_outcomes.push(o);
+                    continue;
+                }
+            };
+            // Scratch above every register of every kernel reaching it.
+            let scratch = callers.iter().map(|k| needed[k]).fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch {
+                sgpr: a.sgpr.max(b.sgpr),
+                vgpr: a.vgpr.max(b.vgpr),
+            });
+            let refusal = callers.iter().find_map(|&k| {
+                let kernel = &co.kernels[k];
+                let n = needed[&k];
+                let want = (n.sgpr.max(scratch.sgpr), n.vgpr.max(scratch.vgpr));
+                regs::grow(processor, &kernel.descriptor, want, max_workgroup(co, &kernel.name))
+                    .err()
+                    .map(|e| format!("kernel {} cannot hold its scratch registers: {e}", kernel.name))
+            });
+            if let Some(reason) = refusal {
+                o.state = KernelState::Skipped { reason };
+                self.function_outcomes.push(o);
+                continue;
+            }
+            for &k in &callers {
+                let n = needed.get_mut(&k).expect("checked above");
+                *n = Scratch { sgpr: n.sgpr.max(scratch.sgpr), vgpr: n.vgpr.max(scratch.vgpr) };
+            }
+            let instrs = f.instrs.clone().unwrap_or_default();
+            let waits = WaitAnalysis::run(&instrs);
+            self.functions.push(FunctionUnit { index: fi, instrs, view, plan, waits, scratch });
+            self.function_outcomes.push(o);
+        }
+    }
+
+    /// Give the sites of kernels and device functions the source positions of
+    /// the object's line tables (where it was built with `-g`); returns a note
+    /// when the tables are there but cannot be read.
+    fn locate_sites(&mut self) -> Vec<String> {
+        let lines = match crate::lines::SourceLines::read(&self.co.elf) {
+            Ok(Some(lines)) => lines,
+            Ok(None) => return Vec::new(),
+            Err(e) => return vec![format!("source lines are unknown: {e}")],
+        };
+        for k in &self.co.kernels {
+            self.sites.locate(&k.name, |offset| lines.locate(k.entry + offset));
+        }
+        for f in &self.graph.functions {
+            self.sites.locate(&f.name, |offset| lines.locate(f.code.start + offset));
+        }
+        Vec::new()
+    }
+}
+
+/// The metadata's `max_flat_workgroup_size` of a kernel (None: unknown).
+pub fn max_workgroup(co: &CodeObject<'_>, kernel: &str) -> Option<u64> {
+    co.metadata
+        .as_ref()
+        .and_then(|m| m.kernels.iter().find(|km| km.name == kernel))
+        .map(|km| km.max_flat_workgroup_size)
+        .filter(|&w| w > 0)
+}
+
+/// The tool's verified plan for `view`.
+fn plan_for(view: &KernelView, tool: &dyn Tool, sites: &mut SiteTable) -> Result<Plan, RewriteError> {
+    let plan = tool.plan(view, sites);
+    plan::verify(&plan, view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
+    Ok(plan)
+}
