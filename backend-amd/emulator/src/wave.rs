@@ -2,7 +2,7 @@
 //! are keyed by the decoded mnemonic, grouped by encoding; anything the
 //! emulator does not implement stops with [`ExecError::Unsupported`].
 
-use crate::decode::{Encoding, Instruction};
+use crate::decode::{Encoding, Instruction, Target};
 use crate::fpu::{Flags, FpMode};
 use crate::memory::{GlobalMemory, Lds};
 use crate::timing::{Hazard, HazardKind, Reg, Timing};
@@ -71,8 +71,8 @@ pub struct Env<'a> {
     pub global: &'a mut GlobalMemory,
     pub lds: &'a mut Lds,
     pub obs: &'a mut Observations,
-    /// The processor name (gfx90a, gfx942, ...): selects target-specific forms.
-    pub target: &'a str,
+    /// The processor: selects target-specific forms.
+    pub target: Target,
 }
 
 /// What the scheduler must do after an instruction.
@@ -345,7 +345,7 @@ impl Wave {
                 self.valu(inst, env)?;
                 Ok(Step::Continue)
             }
-            Encoding::Ds | Encoding::Mubuf if env.target != "gfx908" && Self::agpr_data(inst) => {
+            Encoding::Ds | Encoding::Mubuf if env.target.is_gfx90a_plus() && Self::agpr_data(inst) => {
                 self.unsupported(format!("{} with AGPR data", inst.mnemonic))
             }
             Encoding::Ds => self.ds(inst, env),

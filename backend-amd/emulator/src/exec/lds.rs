@@ -1,7 +1,8 @@
 //! LDS instructions (DS): reads, writes, atomics and the lane permutes.
 
-use super::memory::atomic;
+use super::memory::AtomicOp;
 use super::*;
+use xfpx_amd_isa::{DataType, Family};
 
 impl Wave {
     pub(crate) fn ds(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
@@ -17,7 +18,6 @@ impl Wave {
         let exec = self.exec();
         let obs = &mut *env.obs;
         let mut regs = Vec::new();
-        let op = &m[3..];
         if inst.op == Opcode::DS_BPERMUTE_B32 || inst.op == Opcode::DS_PERMUTE_B32 {
             // Lane crossing through the LDS hardware, without touching LDS:
             // bpermute pulls data0 from lane addr/4, permute pushes it there.
@@ -68,8 +68,9 @@ impl Wave {
                 | Opcode::DS_WRITE2ST64_B32
                 | Opcode::DS_WRITE2_B64
                 | Opcode::DS_WRITE2ST64_B64 => {
-                    let b64 = op.ends_with("b64");
-                    let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
+                    let b64 = matches!(inst.op, Opcode::DS_WRITE2_B64 | Opcode::DS_WRITE2ST64_B64);
+                    let st64 = matches!(inst.op, Opcode::DS_WRITE2ST64_B32 | Opcode::DS_WRITE2ST64_B64);
+                    let unit = if b64 { 8 } else { 4 } * if st64 { 64 } else { 1 };
                     for (k, (off, d)) in [(off0, d0), (off1, d1)].into_iter().enumerate() {
                         let _ = k;
                         for i in 0..if b64 { 2 } else { 1 } {
@@ -102,9 +103,10 @@ impl Wave {
                     }
                 }
                 Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 | Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64 => {
-                    let b64 = op.ends_with("b64");
+                    let b64 = matches!(inst.op, Opcode::DS_READ2_B64 | Opcode::DS_READ2ST64_B64);
+                    let st64 = matches!(inst.op, Opcode::DS_READ2ST64_B32 | Opcode::DS_READ2ST64_B64);
                     let n = if b64 { 2 } else { 1 };
-                    let unit = if b64 { 8 } else { 4 } * if op.contains("st64") { 64 } else { 1 };
+                    let unit = if b64 { 8 } else { 4 } * if st64 { 64 } else { 1 };
                     for (k, off) in [off0, off1].into_iter().enumerate() {
                         for i in 0..n {
                             let v = rd(env.lds, base.wrapping_add(off * unit + 4 * i))?;
@@ -115,7 +117,7 @@ impl Wave {
                 Opcode::DS_READ_U16 | Opcode::DS_READ_I16 | Opcode::DS_READ_U8 | Opcode::DS_READ_I8 => {
                     let a = base.wrapping_add(off16);
                     let mut b = [0u8; 2];
-                    let n = if op.ends_with("16") { 2 } else { 1 };
+                    let n = if matches!(inst.op, Opcode::DS_READ_U16 | Opcode::DS_READ_I16) { 2 } else { 1 };
                     if !env.lds.read(a, &mut b[..n]) {
                         return Err(fault(a));
                     }
@@ -129,30 +131,16 @@ impl Wave {
                 }
                 _ => {
                     // Atomics: ds_<op>_u32 (no return) and ds_<op>_rtn_u32.
-                    let (name, rtn) = match op
-                        .strip_suffix("_u32")
-                        .or_else(|| op.strip_suffix("_b32"))
-                        .or_else(|| op.strip_suffix("_i32"))
-                    {
-                        Some(n) => match n.strip_suffix("_rtn") {
-                            Some(n) => (n, true),
-                            None => (n, false),
-                        },
-                        None => return self.unsupported(m),
-                    };
+                    if !matches!(inst.op.data_type(), Some(DataType::U32 | DataType::B32 | DataType::I32)) {
+                        return self.unsupported(m);
+                    }
+                    let rtn = inst.op.family() == Family::LdsReturn;
                     let a = base.wrapping_add(off16);
                     let old = rd(env.lds, a)? as u64;
                     let data = self.rv(obs, d0, lane) as u64;
                     let cmp = self.rv(obs, d1, lane) as u64;
-                    let signed = op.ends_with("_i32");
-                    let name = match (name, signed) {
-                        ("min", true) => "smin",
-                        ("max", true) => "smax",
-                        ("min", false) => "umin",
-                        ("max", false) => "umax",
-                        (n, _) => n,
-                    };
-                    let Some(new) = atomic(name, old, data, cmp, false) else { return self.unsupported(m) };
+                    let Some(atomic) = lds_atomic(inst.op) else { return self.unsupported(m) };
+                    let new = atomic.apply(old, data, cmp, false);
                     env.lds.write(a, &(new as u32).to_le_bytes());
                     if rtn {
                         self.wv(obs, vdst, lane, old as u32);
@@ -160,7 +148,7 @@ impl Wave {
                 }
             }
         }
-        if op.starts_with("read") || op.contains("_rtn") {
+        if matches!(inst.op.family(), Family::LdsRead | Family::LdsReturn) {
             let n = match inst.op {
                 Opcode::DS_READ_B64 | Opcode::DS_READ2_B32 | Opcode::DS_READ2ST64_B32 => 2,
                 Opcode::DS_READ_B96 => 3,
@@ -174,4 +162,24 @@ impl Wave {
         self.timing.issue(Counter::Lds, self.cur_pc, regs);
         Ok(Step::Continue)
     }
+}
+
+/// The operation of a 32-bit DS atomic the emulator executes (with or
+/// without return).
+fn lds_atomic(op: Opcode) -> Option<AtomicOp> {
+    use Opcode as O;
+    Some(match op {
+        O::DS_ADD_U32 | O::DS_ADD_RTN_U32 => AtomicOp::Add,
+        O::DS_SUB_U32 | O::DS_SUB_RTN_U32 => AtomicOp::Sub,
+        O::DS_INC_U32 | O::DS_INC_RTN_U32 => AtomicOp::Inc,
+        O::DS_DEC_U32 | O::DS_DEC_RTN_U32 => AtomicOp::Dec,
+        O::DS_MIN_I32 | O::DS_MIN_RTN_I32 => AtomicOp::SMin,
+        O::DS_MAX_I32 | O::DS_MAX_RTN_I32 => AtomicOp::SMax,
+        O::DS_MIN_U32 | O::DS_MIN_RTN_U32 => AtomicOp::UMin,
+        O::DS_MAX_U32 | O::DS_MAX_RTN_U32 => AtomicOp::UMax,
+        O::DS_AND_B32 | O::DS_AND_RTN_B32 => AtomicOp::And,
+        O::DS_OR_B32 | O::DS_OR_RTN_B32 => AtomicOp::Or,
+        O::DS_XOR_B32 | O::DS_XOR_RTN_B32 => AtomicOp::Xor,
+        _ => return None,
+    })
 }

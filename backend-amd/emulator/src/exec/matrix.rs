@@ -2,6 +2,7 @@
 //! through the ISA decoder, the multiply, and result-latency hazards.
 
 use super::*;
+use xfpx_amd_isa::Family;
 
 impl Wave {
     /// A matrix instruction's result read too soon is a hazard.
@@ -99,9 +100,7 @@ impl Wave {
     /// come from the ISA decoder.
     pub(crate) fn matrix(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
         let obs = &mut *env.obs;
-        let Some(target) = Target::from_name(env.target) else {
-            return self.unsupported(format!("{} on target {}", inst.mnemonic, env.target));
-        };
+        let target = env.target;
         let bytes: Vec<u8> = inst.words[..inst.len as usize / 4].iter().flat_map(|w| w.to_le_bytes()).collect();
         let full = match xfpx_amd_isa::decode(target, &bytes) {
             Ok(i) => i,
@@ -110,7 +109,7 @@ impl Wave {
         let ops: Vec<IsaOperand> = full.operands.iter().map(|o| o.operand.clone()).collect();
         let exec = self.exec();
         let m = inst.mnemonic;
-        if m.starts_with("v_accvgpr_") {
+        if inst.op.family() == Family::AccvgprMove {
             let (Some(IsaOperand::Reg(dst)), Some(src)) = (ops.first(), ops.get(1)) else {
                 return self.unsupported(format!("{m} operands"));
             };

@@ -3,6 +3,7 @@
 //! through the private segment, and the atomic operations they share.
 
 use super::*;
+use xfpx_amd_isa::Family;
 
 impl Wave {
     pub(crate) fn smem(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
@@ -100,13 +101,12 @@ impl Wave {
         let vaddr = (w1 & 0xFF) as u16;
         // gfx90a+: with the acc bit the data registers are AGPRs, here as
         // their index in the unified file.
-        let data_base = if env.target != "gfx908" && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
+        let data_base = if env.target.is_gfx90a_plus() && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
         let vdata = ((w1 >> 8) & 0xFF) as u16 + data_base;
         let saddr = ((w1 >> 16) & 0x7F) as u16;
         let vdst = ((w1 >> 24) & 0xFF) as u16 + data_base;
         let use_saddr = global && saddr != 0x7F;
         let exec = self.exec();
-        let op = &m[m.find('_').map(|i| i + 1).unwrap_or(0)..];
         let counter = if global { Counter::Vm } else { Counter::Flat };
         let mut regs = Vec::new();
         let obs = &mut *env.obs;
@@ -134,9 +134,11 @@ impl Wave {
             Opcode::FLAT_STORE_DWORDX2 | Opcode::GLOBAL_STORE_DWORDX2 => (b's', 8, 2),
             Opcode::FLAT_STORE_DWORDX3 | Opcode::GLOBAL_STORE_DWORDX3 => (b's', 12, 3),
             Opcode::FLAT_STORE_DWORDX4 | Opcode::GLOBAL_STORE_DWORDX4 => (b's', 16, 4),
-            _ if op.starts_with("atomic_") => {
-                (b'a', if op.ends_with("_x2") { 8 } else { 4 }, if op.ends_with("_x2") { 2 } else { 1 })
-            }
+            // The float atomics are 32-bit here and stop as unsupported below.
+            _ if inst.op.family() == Family::FlatAtomic => match AtomicOp::of_flat(inst.op) {
+                Some((_, true)) => (b'a', 8, 2),
+                _ => (b'a', 4, 1),
+            },
             _ => return self.unsupported(m),
         };
         for lane in lanes(exec) {
@@ -197,8 +199,6 @@ impl Wave {
                     }
                 }
                 _ => {
-                    let name = &op[7..];
-                    let name = name.strip_suffix("_x2").unwrap_or(name);
                     let mut buf = [0u8; 8];
                     if !self.flat_read(env.global, env.lds, !global, lane, addr, &mut buf[..size]) {
                         return Err(fault("atomic"));
@@ -211,10 +211,8 @@ impl Wave {
                     } else {
                         self.rv(obs, vdata + 1, lane) as u64
                     };
-                    let new = match atomic(name, old, data, cmp, dwords == 2) {
-                        Some(v) => v,
-                        None => return self.unsupported(m),
-                    };
+                    let Some((atomic, _)) = AtomicOp::of_flat(inst.op) else { return self.unsupported(m) };
+                    let new = atomic.apply(old, data, cmp, dwords == 2);
                     self.flat_write(env.global, env.lds, !global, lane, addr, &new.to_le_bytes()[..size]);
                     if glc {
                         self.wv(obs, vdst, lane, old as u32);
@@ -314,11 +312,11 @@ impl Wave {
         let obs = &mut *env.obs;
         let offset = ((w0 & 0x1FFF) << 19) as i32 as i64 >> 19;
         let vaddr = (w1 & 0xFF) as u16;
-        let data_base = if env.target != "gfx908" && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
+        let data_base = if env.target.is_gfx90a_plus() && Self::agpr_data(inst) { self.acc_base as u16 } else { 0 };
         let vdata = ((w1 >> 8) & 0xFF) as u16 + data_base;
         let saddr = ((w1 >> 16) & 0x7F) as u16;
         let vdst = ((w1 >> 24) & 0xFF) as u16 + data_base;
-        let gfx940 = matches!(env.target, "gfx940" | "gfx941" | "gfx942" | "gfx950");
+        let gfx940 = env.target.is_gfx940_plus();
         let use_v = if gfx940 { (w0 >> 13) & 1 != 0 } else { saddr == 0x7F };
         let sbase = if saddr != 0x7F { self.rs(obs, saddr) as i64 } else { 0 };
         let op = inst.op;
@@ -392,55 +390,109 @@ impl Wave {
     }
 }
 
-pub(crate) fn atomic(op: &str, old: u64, data: u64, cmp: u64, wide: bool) -> Option<u64> {
-    let mask = if wide { u64::MAX } else { 0xFFFF_FFFF };
-    let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
-    Some(
-        match op {
-            "add" => old.wrapping_add(data),
-            "sub" => old.wrapping_sub(data),
-            "swap" => data,
-            "cmpswap" => {
+/// Read-modify-write operations of the atomics (FLAT, GLOBAL and DS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtomicOp {
+    Add,
+    Sub,
+    Swap,
+    CmpSwap,
+    And,
+    Or,
+    Xor,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    Inc,
+    Dec,
+}
+
+impl AtomicOp {
+    /// The operation of a FLAT/GLOBAL atomic and whether it is 64-bit
+    /// (`_x2`); `None` for the float atomics, which the emulator lacks.
+    fn of_flat(op: Opcode) -> Option<(AtomicOp, bool)> {
+        use Opcode as O;
+        Some(match op {
+            O::FLAT_ATOMIC_ADD | O::GLOBAL_ATOMIC_ADD => (AtomicOp::Add, false),
+            O::FLAT_ATOMIC_ADD_X2 | O::GLOBAL_ATOMIC_ADD_X2 => (AtomicOp::Add, true),
+            O::FLAT_ATOMIC_SUB | O::GLOBAL_ATOMIC_SUB => (AtomicOp::Sub, false),
+            O::FLAT_ATOMIC_SUB_X2 | O::GLOBAL_ATOMIC_SUB_X2 => (AtomicOp::Sub, true),
+            O::FLAT_ATOMIC_SWAP | O::GLOBAL_ATOMIC_SWAP => (AtomicOp::Swap, false),
+            O::FLAT_ATOMIC_SWAP_X2 | O::GLOBAL_ATOMIC_SWAP_X2 => (AtomicOp::Swap, true),
+            O::FLAT_ATOMIC_CMPSWAP | O::GLOBAL_ATOMIC_CMPSWAP => (AtomicOp::CmpSwap, false),
+            O::FLAT_ATOMIC_CMPSWAP_X2 | O::GLOBAL_ATOMIC_CMPSWAP_X2 => (AtomicOp::CmpSwap, true),
+            O::FLAT_ATOMIC_AND | O::GLOBAL_ATOMIC_AND => (AtomicOp::And, false),
+            O::FLAT_ATOMIC_AND_X2 | O::GLOBAL_ATOMIC_AND_X2 => (AtomicOp::And, true),
+            O::FLAT_ATOMIC_OR | O::GLOBAL_ATOMIC_OR => (AtomicOp::Or, false),
+            O::FLAT_ATOMIC_OR_X2 | O::GLOBAL_ATOMIC_OR_X2 => (AtomicOp::Or, true),
+            O::FLAT_ATOMIC_XOR | O::GLOBAL_ATOMIC_XOR => (AtomicOp::Xor, false),
+            O::FLAT_ATOMIC_XOR_X2 | O::GLOBAL_ATOMIC_XOR_X2 => (AtomicOp::Xor, true),
+            O::FLAT_ATOMIC_SMIN | O::GLOBAL_ATOMIC_SMIN => (AtomicOp::SMin, false),
+            O::FLAT_ATOMIC_SMIN_X2 | O::GLOBAL_ATOMIC_SMIN_X2 => (AtomicOp::SMin, true),
+            O::FLAT_ATOMIC_SMAX | O::GLOBAL_ATOMIC_SMAX => (AtomicOp::SMax, false),
+            O::FLAT_ATOMIC_SMAX_X2 | O::GLOBAL_ATOMIC_SMAX_X2 => (AtomicOp::SMax, true),
+            O::FLAT_ATOMIC_UMIN | O::GLOBAL_ATOMIC_UMIN => (AtomicOp::UMin, false),
+            O::FLAT_ATOMIC_UMIN_X2 | O::GLOBAL_ATOMIC_UMIN_X2 => (AtomicOp::UMin, true),
+            O::FLAT_ATOMIC_UMAX | O::GLOBAL_ATOMIC_UMAX => (AtomicOp::UMax, false),
+            O::FLAT_ATOMIC_UMAX_X2 | O::GLOBAL_ATOMIC_UMAX_X2 => (AtomicOp::UMax, true),
+            O::FLAT_ATOMIC_INC | O::GLOBAL_ATOMIC_INC => (AtomicOp::Inc, false),
+            O::FLAT_ATOMIC_INC_X2 | O::GLOBAL_ATOMIC_INC_X2 => (AtomicOp::Inc, true),
+            O::FLAT_ATOMIC_DEC | O::GLOBAL_ATOMIC_DEC => (AtomicOp::Dec, false),
+            O::FLAT_ATOMIC_DEC_X2 | O::GLOBAL_ATOMIC_DEC_X2 => (AtomicOp::Dec, true),
+            _ => return None,
+        })
+    }
+
+    /// The new memory value from the `old` one, the `data` operand and (for
+    /// compare-swap) the `cmp` operand, over 32 or 64 (`wide`) bits.
+    pub(crate) fn apply(self, old: u64, data: u64, cmp: u64, wide: bool) -> u64 {
+        let mask = if wide { u64::MAX } else { 0xFFFF_FFFF };
+        let sx = |v: u64| if wide { v as i64 } else { v as u32 as i32 as i64 };
+        (match self {
+            AtomicOp::Add => old.wrapping_add(data),
+            AtomicOp::Sub => old.wrapping_sub(data),
+            AtomicOp::Swap => data,
+            AtomicOp::CmpSwap => {
                 if old & mask == cmp & mask {
                     data
                 } else {
                     old
                 }
             }
-            "and" => old & data,
-            "or" => old | data,
-            "xor" => old ^ data,
-            "umin" => old.min(data),
-            "umax" => old.max(data),
-            "smin" => {
+            AtomicOp::And => old & data,
+            AtomicOp::Or => old | data,
+            AtomicOp::Xor => old ^ data,
+            AtomicOp::UMin => old.min(data),
+            AtomicOp::UMax => old.max(data),
+            AtomicOp::SMin => {
                 if sx(old) < sx(data) {
                     old
                 } else {
                     data
                 }
             }
-            "smax" => {
+            AtomicOp::SMax => {
                 if sx(old) > sx(data) {
                     old
                 } else {
                     data
                 }
             }
-            "inc" => {
+            AtomicOp::Inc => {
                 if old >= data {
                     0
                 } else {
                     old + 1
                 }
             }
-            "dec" => {
+            AtomicOp::Dec => {
                 if old == 0 || old > data {
                     data
                 } else {
                     old - 1
                 }
             }
-            _ => return None,
-        } & mask,
-    )
+        }) & mask
+    }
 }

@@ -46,7 +46,7 @@ mod tests {
         let mut global = GlobalMemory::new();
         let mut lds = Lds::new(0);
         let mut obs = Observations::default();
-        wave.step(&inst, &mut Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: "gfx942" })
+        wave.step(&inst, &mut Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: Target::Gfx942 })
     }
 
     fn wave(mode: u32) -> Wave {

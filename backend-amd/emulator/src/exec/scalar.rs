@@ -2,6 +2,7 @@
 //! SCC, EXEC and the program counter, hardware registers (MODE, TRAPSTS).
 
 use super::*;
+use xfpx_amd_isa::{CmpCond, DataType, Family};
 
 impl Wave {
     pub(crate) fn scalar(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
@@ -40,7 +41,7 @@ impl Wave {
                     | Opcode::S_CMPK_LT_I32
                     | Opcode::S_CMPK_LE_I32 => {
                         let a = self.rs(obs, sdst) as i32;
-                        self.scc = cmp_i(&m[7..9], a as i64, simm as i64);
+                        self.scc = cmp_i(cond(inst.op), a as i64, simm as i64);
                     }
                     Opcode::S_CMPK_EQ_U32
                     | Opcode::S_CMPK_LG_U32
@@ -49,7 +50,7 @@ impl Wave {
                     | Opcode::S_CMPK_LT_U32
                     | Opcode::S_CMPK_LE_U32 => {
                         let a = self.rs(obs, sdst);
-                        self.scc = cmp_i(&m[7..9], a as i64, imm as i64);
+                        self.scc = cmp_i(cond(inst.op), a as i64, imm as i64);
                     }
                     Opcode::S_GETREG_B32 => {
                         let v = self.hwreg_read(imm)?;
@@ -71,8 +72,8 @@ impl Wave {
                 }
             }
             Encoding::Sop1 => {
-                let ty =
-                    if m.ends_with("_b64") || m.ends_with("_i64") || m.ends_with("_u64") { Ty::B64 } else { Ty::B32 };
+                let wide = matches!(inst.op.data_type(), Some(DataType::B64 | DataType::I64 | DataType::U64));
+                let ty = if wide { Ty::B64 } else { Ty::B32 };
                 match inst.op {
                     Opcode::S_GETPC_B64 => {
                         let pc = self.pc;
@@ -92,11 +93,12 @@ impl Wave {
                     }
                     _ => {}
                 }
-                if let Some(op) = m.strip_suffix("_saveexec_b64") {
+                if inst.op.family() == Family::SaveExec {
                     let s = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let e = self.exec();
                     self.ws64(obs, sdst, e);
-                    let r = logic64(&op[2..], s, e).ok_or(()).or_else(|_| self.unsupported(m))?;
+                    let Some(logic) = Logic::of(inst.op) else { return self.unsupported(m) };
+                    let r = logic.apply(s, e);
                     self.set_exec(r);
                     self.scc = r != 0;
                     return Ok(Step::Continue);
@@ -149,13 +151,14 @@ impl Wave {
                     Opcode::S_BITSET0_B64 | Opcode::S_BITSET1_B64 | Opcode::S_BITSET0_B32 | Opcode::S_BITSET1_B32
                 ) {
                     let bit = self.ssrc(obs, c0, lit, Ty::B32)?;
-                    if m.ends_with("_b64") {
+                    let set = matches!(inst.op, Opcode::S_BITSET1_B32 | Opcode::S_BITSET1_B64);
+                    if matches!(inst.op, Opcode::S_BITSET0_B64 | Opcode::S_BITSET1_B64) {
                         let d = self.rs(obs, sdst) as u64 | (self.rs(obs, sdst + 1) as u64) << 32;
-                        let v = if m.starts_with("s_bitset1") { d | 1 << (bit & 63) } else { d & !(1 << (bit & 63)) };
+                        let v = if set { d | 1 << (bit & 63) } else { d & !(1 << (bit & 63)) };
                         self.ws64(obs, sdst, v);
                     } else {
                         let d = self.rs(obs, sdst);
-                        let v = if m.starts_with("s_bitset1") { d | 1 << (bit & 31) } else { d & !(1 << (bit & 31)) };
+                        let v = if set { d | 1 << (bit & 31) } else { d & !(1 << (bit & 31)) };
                         self.ws(obs, sdst, v);
                     }
                     return Ok(Step::Continue);
@@ -218,8 +221,9 @@ impl Wave {
                 }
             }
             Encoding::Sop2 => {
-                if m.ends_with("_b64") && !m.starts_with("s_lsh") && !m.starts_with("s_ashr") && !m.starts_with("s_bfe")
-                    || inst.op == Opcode::S_CSELECT_B64
+                // 64-bit logic (and s_cselect_b64, s_bfm_b64): two 64-bit sources.
+                if inst.op.data_type() == Some(DataType::B64)
+                    && !matches!(inst.op, Opcode::S_LSHL_B64 | Opcode::S_LSHR_B64)
                 {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
@@ -230,7 +234,8 @@ impl Wave {
                             b
                         }
                     } else {
-                        let r = logic64(&m[2..m.len() - 4], a, b).ok_or(()).or_else(|_| self.unsupported(m))?;
+                        let Some(logic) = Logic::of(inst.op) else { return self.unsupported(m) };
+                        let r = logic.apply(a, b);
                         self.scc = r != 0;
                         r
                     };
@@ -287,7 +292,7 @@ impl Wave {
                     Opcode::S_MUL_HI_I32 => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
                     Opcode::S_MIN_I32 | Opcode::S_MAX_I32 => {
                         let lt = (a as i32) < (b as i32);
-                        self.scc = lt == m.contains("min");
+                        self.scc = lt == (inst.op == Opcode::S_MIN_I32);
                         if self.scc {
                             a
                         } else {
@@ -296,7 +301,7 @@ impl Wave {
                     }
                     Opcode::S_MIN_U32 | Opcode::S_MAX_U32 => {
                         let lt = a < b;
-                        self.scc = lt == m.contains("min");
+                        self.scc = lt == (inst.op == Opcode::S_MIN_U32);
                         if self.scc {
                             a
                         } else {
@@ -323,7 +328,12 @@ impl Wave {
                     | Opcode::S_LSHL2_ADD_U32
                     | Opcode::S_LSHL3_ADD_U32
                     | Opcode::S_LSHL4_ADD_U32 => {
-                        let sh = (m.as_bytes()[6] - b'0') as u32;
+                        let sh = match inst.op {
+                            Opcode::S_LSHL1_ADD_U32 => 1,
+                            Opcode::S_LSHL2_ADD_U32 => 2,
+                            Opcode::S_LSHL3_ADD_U32 => 3,
+                            _ => 4,
+                        };
                         let t = ((a as u64) << sh) + b as u64;
                         self.scc = t >> 32 != 0;
                         t as u32
@@ -338,19 +348,20 @@ impl Wave {
                     Opcode::S_PACK_LL_B32_B16 => (a & 0xFFFF) | (b << 16),
                     Opcode::S_PACK_LH_B32_B16 => (a & 0xFFFF) | (b & 0xFFFF_0000),
                     Opcode::S_PACK_HH_B32_B16 => (a >> 16) | (b & 0xFFFF_0000),
-                    _ => match logic32(&m[2..m.len() - 4], a, b) {
-                        Some(r) if m.ends_with("_b32") => {
+                    _ => match Logic::of(inst.op) {
+                        Some(logic) => {
+                            let r = logic.apply(a as u64, b as u64) as u32;
                             self.scc = r != 0;
                             r
                         }
-                        _ => return self.unsupported(m),
+                        None => return self.unsupported(m),
                     },
                 };
                 self.ws(obs, sdst, r);
             }
             Encoding::Sopc => {
-                let is64 = m.ends_with("_u64");
-                if is64 {
+                let compare = inst.op.compare();
+                if compare.is_some_and(|c| c.ty == DataType::U64) {
                     let a = self.ssrc64(obs, c0, lit, Ty::B64)?;
                     let b = self.ssrc64(obs, c1, lit, Ty::B64)?;
                     self.scc = match inst.op {
@@ -364,9 +375,11 @@ impl Wave {
                     self.scc = match inst.op {
                         Opcode::S_BITCMP0_B32 => a >> (b & 31) & 1 == 0,
                         Opcode::S_BITCMP1_B32 => a >> (b & 31) & 1 == 1,
-                        _ if m.ends_with("_i32") => cmp_i(&m[6..8], a as i32 as i64, b as i32 as i64),
-                        _ if m.ends_with("_u32") => cmp_i(&m[6..8], a as i64, b as i64),
-                        _ => return self.unsupported(m),
+                        _ => match compare {
+                            Some(c) if c.ty == DataType::I32 => cmp_i(c.cond, a as i32 as i64, b as i32 as i64),
+                            Some(c) if c.ty == DataType::U32 => cmp_i(c.cond, a as i64, b as i64),
+                            _ => return self.unsupported(m),
+                        },
                     };
                 }
             }
@@ -436,33 +449,67 @@ impl Wave {
     }
 }
 
-pub(crate) fn cmp_i(cond: &str, a: i64, b: i64) -> bool {
+/// The condition of a compare opcode (`F`, never true, for any other).
+fn cond(op: Opcode) -> CmpCond {
+    op.compare().map_or(CmpCond::F, |c| c.cond)
+}
+
+/// A scalar comparison (SCC): false for conditions scalar compares lack.
+fn cmp_i(cond: CmpCond, a: i64, b: i64) -> bool {
     match cond {
-        "eq" => a == b,
-        "lg" | "ne" => a != b,
-        "gt" => a > b,
-        "ge" => a >= b,
-        "lt" => a < b,
-        "le" => a <= b,
+        CmpCond::Eq => a == b,
+        CmpCond::Lg | CmpCond::Ne => a != b,
+        CmpCond::Gt => a > b,
+        CmpCond::Ge => a >= b,
+        CmpCond::Lt => a < b,
+        CmpCond::Le => a <= b,
         _ => false,
     }
 }
 
-pub(crate) fn logic64(op: &str, a: u64, b: u64) -> Option<u64> {
-    Some(match op {
-        "and" => a & b,
-        "or" => a | b,
-        "xor" => a ^ b,
-        "andn2" => a & !b,
-        "orn2" => a | !b,
-        "nand" => !(a & b),
-        "nor" => !(a | b),
-        "xnor" => !(a ^ b),
-        _ => return None,
-    })
+/// Bitwise operations of the scalar ALU (`s_<op>_b32`, `s_<op>_b64`,
+/// `s_<op>_saveexec_b64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Logic {
+    And,
+    Or,
+    Xor,
+    Andn2,
+    Orn2,
+    Nand,
+    Nor,
+    Xnor,
 }
-pub(crate) fn logic32(op: &str, a: u32, b: u32) -> Option<u32> {
-    logic64(op, a as u64, b as u64).map(|v| v as u32)
+
+impl Logic {
+    /// The operation of a scalar logic opcode.
+    fn of(op: Opcode) -> Option<Logic> {
+        use Opcode as O;
+        Some(match op {
+            O::S_AND_B32 | O::S_AND_B64 | O::S_AND_SAVEEXEC_B64 => Logic::And,
+            O::S_OR_B32 | O::S_OR_B64 | O::S_OR_SAVEEXEC_B64 => Logic::Or,
+            O::S_XOR_B32 | O::S_XOR_B64 | O::S_XOR_SAVEEXEC_B64 => Logic::Xor,
+            O::S_ANDN2_B32 | O::S_ANDN2_B64 | O::S_ANDN2_SAVEEXEC_B64 => Logic::Andn2,
+            O::S_ORN2_B32 | O::S_ORN2_B64 | O::S_ORN2_SAVEEXEC_B64 => Logic::Orn2,
+            O::S_NAND_B32 | O::S_NAND_B64 | O::S_NAND_SAVEEXEC_B64 => Logic::Nand,
+            O::S_NOR_B32 | O::S_NOR_B64 | O::S_NOR_SAVEEXEC_B64 => Logic::Nor,
+            O::S_XNOR_B32 | O::S_XNOR_B64 | O::S_XNOR_SAVEEXEC_B64 => Logic::Xnor,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, a: u64, b: u64) -> u64 {
+        match self {
+            Logic::And => a & b,
+            Logic::Or => a | b,
+            Logic::Xor => a ^ b,
+            Logic::Andn2 => a & !b,
+            Logic::Orn2 => a | !b,
+            Logic::Nand => !(a & b),
+            Logic::Nor => !(a | b),
+            Logic::Xnor => !(a ^ b),
+        }
+    }
 }
 
 pub(crate) fn bfe(a: u32, off: u32, width: u32, signed: bool) -> u32 {

@@ -3,6 +3,7 @@
 
 use super::scalar::bfe;
 use super::*;
+use xfpx_amd_isa::Family;
 
 /// VALU operand fields, unified over VOP1/VOP2/VOPC/VOP3/VOP3P.
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,25 +60,17 @@ impl Wave {
 
     pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
         let f = self.valu_fields(inst);
-        let m = inst.mnemonic;
-        let base = m.strip_suffix("_e64").or_else(|| m.strip_suffix("_e32")).unwrap_or(m);
         if f.omod != 0 {
-            return self.unsupported(format!("{m} with an output modifier"));
+            return self.unsupported(format!("{} with an output modifier", inst.mnemonic));
         }
-        if let Some(rest) = base.strip_prefix("v_cmp_") {
-            return self.vcmp(inst, &f, rest, false, env.obs);
+        if let Some(compare) = inst.op.compare() {
+            return self.vcmp(inst, &f, compare, env.obs);
         }
-        if let Some(rest) = base.strip_prefix("v_cmpx_") {
-            return self.vcmp(inst, &f, rest, true, env.obs);
-        }
-        if base.starts_with("v_mfma") || base.starts_with("v_smfmac") || base.starts_with("v_accvgpr_") {
-            return self.matrix(inst, env);
-        }
-        if base.starts_with("v_fma_mix") {
-            return self.fma_mix(inst, &f, env.obs);
-        }
-        if base.starts_with("v_pk_") {
-            return self.vop3p(inst, &f, env.obs);
+        match inst.op.family() {
+            Family::Matrix | Family::AccvgprMove => return self.matrix(inst, env),
+            Family::FmaMix => return self.fma_mix(inst, &f, env.obs),
+            Family::Packed => return self.vop3p(inst, &f, env.obs),
+            _ => {}
         }
         match inst.op {
             Opcode::V_READFIRSTLANE_B32 => {
@@ -118,7 +111,7 @@ impl Wave {
         if let Some(op) = int_op(inst.op) {
             return self.vint(inst, &f, op, env.obs);
         }
-        self.vfloat(inst, &f, base, env.obs)
+        self.vfloat(inst, &f, env.obs)
     }
 
     /// Lane-wise integer VALU.

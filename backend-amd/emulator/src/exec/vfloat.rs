@@ -3,6 +3,7 @@
 //! exception flags and result observations.
 
 use super::*;
+use xfpx_amd_isa::{DataType, Family};
 
 impl Wave {
     /// FP source with VOP3 abs/neg modifiers applied.
@@ -38,12 +39,12 @@ impl Wave {
     }
 
     /// Lane-wise floating-point VALU.
-    pub(crate) fn vfloat(&mut self, inst: &Instruction, f: &Valu, base: &str, obs: &mut Observations) -> R<()> {
+    pub(crate) fn vfloat(&mut self, inst: &Instruction, f: &Valu, obs: &mut Observations) -> R<()> {
         let m = inst.mnemonic;
         let lit = inst.literal;
         let mode = self.fp_mode()?;
         let exec = self.exec();
-        let Some(kind) = float_kind(base) else { return self.unsupported(m) };
+        let Some(kind) = float_kind(inst.op) else { return self.unsupported(m) };
         let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
         let mut vcc_out = 0u64;
         let mut kinds = 0u8;
@@ -423,7 +424,7 @@ impl Wave {
             };
             all_flags |= fl;
             // Result width follows the destination type of the mnemonic.
-            let dst_w = dst_width(base, kind.1);
+            let dst_w = dst_width(inst.op, kind.1);
             match dst_w {
                 64 => {
                     self.wv(obs, f.dst, lane, res as u32);
@@ -436,12 +437,14 @@ impl Wave {
                 _ => self.wv(obs, f.dst, lane, res as u32),
             }
         }
-        if base.starts_with("v_div_scale") {
+        if matches!(inst.op, Opcode::V_DIV_SCALE_F32 | Opcode::V_DIV_SCALE_F64) {
             let sdst = if e32 { VCC } else { f.sdst };
             self.ws64(obs, sdst, vcc_out);
         }
         self.raise(all_flags);
-        if kinds != 0 && (!base.starts_with("v_cvt_") || base.starts_with("v_cvt_f")) {
+        // Every conversion executed here produces a float (v_cvt_f*), so
+        // every result with a class of interest is observed.
+        if kinds != 0 {
             self.observe(obs, format, kinds);
         }
         Ok(())
@@ -455,37 +458,36 @@ pub(crate) enum W {
     F64,
 }
 
-/// The source width of an FP mnemonic (by its type suffix or conversion source).
-pub(crate) fn float_kind(base: &str) -> Option<((), W)> {
-    let w = if let Some(rest) = base.strip_prefix("v_cvt_") {
-        match rest.rsplit('_').next()? {
-            "f16" => W::F16,
-            "f64" => W::F64,
-            _ => W::F32,
-        }
-    } else if base.ends_with("_f16") || base == "v_pack_b32_f16" {
-        W::F16
-    } else if base.ends_with("_f64") {
-        W::F64
-    } else if base.ends_with("_f32") {
-        W::F32
-    } else {
-        return None;
-    };
-    // Conversions produce the destination type: route by destination.
-    let w = match base {
-        "v_cvt_f32_i32" | "v_cvt_f32_u32" | "v_cvt_f32_f64" | "v_cvt_f32_f16" | "v_cvt_f32_ubyte0" => W::F32,
-        "v_cvt_f64_i32" | "v_cvt_f64_u32" | "v_cvt_f64_f32" => W::F64,
-        "v_cvt_f16_f32" => W::F16,
-        _ => w,
+/// The lane width of an FP opcode: its source type (the type its mnemonic
+/// names last), except that conversions to f32 and f64 and `v_cvt_f16_f32`
+/// go by their destination, and other conversions from neither f16 nor f64
+/// run as f32. `None` for an opcode named by no float type.
+pub(crate) fn float_kind(op: Opcode) -> Option<((), W)> {
+    use Opcode as O;
+    let w = match op {
+        O::V_CVT_F32_I32_E32
+        | O::V_CVT_F32_U32_E32
+        | O::V_CVT_F32_F64_E32
+        | O::V_CVT_F32_F16_E32
+        | O::V_CVT_F32_UBYTE0_E32 => W::F32,
+        O::V_CVT_F64_I32_E32 | O::V_CVT_F64_U32_E32 | O::V_CVT_F64_F32_E32 => W::F64,
+        O::V_CVT_F16_F32_E32 => W::F16,
+        _ => match (op.family() == Family::Convert, op.data_type()) {
+            (_, Some(DataType::F16)) => W::F16,
+            (_, Some(DataType::F64)) => W::F64,
+            (true, _) | (false, Some(DataType::F32)) => W::F32,
+            _ => return None,
+        },
     };
     Some(((), w))
 }
 
-pub(crate) fn dst_width(base: &str, w: W) -> u32 {
+/// The destination width in bits: f16 results fill the low half, except
+/// `v_pack_b32_f16`'s two halves.
+pub(crate) fn dst_width(op: Opcode, w: W) -> u32 {
     match w {
         W::F64 => 64,
-        W::F16 if base != "v_pack_b32_f16" => 16,
+        W::F16 if op != Opcode::V_PACK_B32_F16 => 16,
         _ => 32,
     }
 }
