@@ -1,6 +1,9 @@
-//! One wave64: its registers and the execution of one instruction. Semantics
-//! are keyed by the decoded mnemonic, grouped by encoding; anything the
-//! emulator does not implement stops with [`ExecError::Unsupported`].
+//! One wave64: its state (SGPRs, VGPRs/AGPRs, EXEC, VCC, SCC, PC, MODE,
+//! TRAPSTS, private memory, in-flight memory and matrix results), operand
+//! reads and writes with hazard tracking, and [`Wave::step`], which routes an
+//! instruction by encoding to its family in `exec/` (semantics keyed by the
+//! typed opcode); anything the emulator does not implement stops with
+//! [`ExecError::Unsupported`].
 
 use crate::decode::{Encoding, Instruction, Target};
 use crate::fpu::{Flags, FpMode};
