@@ -109,9 +109,9 @@ fn executed_encoding(e: IsaEncoding) -> Result<Encoding, &'static str> {
     })
 }
 
-/// (mnemonic stem, target mask) to (encoding family, opcode) of a 32-bit
+/// (`_e32` opcode, target mask) to (encoding family, opcode) of a 32-bit
 /// VOP1/VOP2/VOPC form.
-type E32Forms = HashMap<(&'static str, u8), (Encoding, u16)>;
+type E32Forms = HashMap<(Opcode, u8), (Encoding, u16)>;
 
 /// The 32-bit form of each promoted (`_e64`) VOP1/VOP2/VOPC mnemonic, per
 /// target mask, read from the ISA decoder's instruction table.
@@ -126,28 +126,14 @@ fn e32_forms() -> &'static E32Forms {
                 IsaEncoding::Vopc => Encoding::Vopc,
                 _ => continue,
             };
-            let Some(stem) = row.mnemonic().strip_suffix("_e32") else { continue };
             for bit in xfpx_amd_isa::Target::ALL.map(xfpx_amd_isa::Target::mask) {
                 if row.targets & bit != 0 {
-                    forms.insert((stem, bit), (family, row.opcode));
+                    forms.insert((row.op, bit), (family, row.opcode));
                 }
             }
         }
         forms
     })
-}
-
-/// The opcode standing for every form of `op`'s mnemonic stem: the `_e32`
-/// one where the table has it.
-fn stem_opcode(op: Opcode) -> Opcode {
-    static STEMS: OnceLock<Vec<Opcode>> = OnceLock::new();
-    let stems = STEMS.get_or_init(|| {
-        let all = Opcode::all();
-        all.iter()
-            .map(|o| Opcode::from_mnemonic(&format!("{}_e32", strip_form_suffix(o.mnemonic()))).unwrap_or(*o))
-            .collect()
-    });
-    stems[op as usize]
 }
 
 fn strip_form_suffix(m: &'static str) -> &'static str {
@@ -170,8 +156,10 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let mut opcode = insn.opcode;
     let mut vop3 = false;
     let mnemonic = strip_form_suffix(insn.base_mnemonic);
-    if encoding == Encoding::Vop3 && insn.base_mnemonic.ends_with("_e64") {
-        if let Some(&(family, op32)) = e32_forms().get(&(mnemonic, insn.target.mask())) {
+    let op = insn.op.stem();
+    // An `_e64` form of a VOP1/VOP2/VOPC mnemonic.
+    if encoding == Encoding::Vop3 && op != insn.op {
+        if let Some(&(family, op32)) = e32_forms().get(&(op, insn.target.mask())) {
             (encoding, opcode, vop3) = (family, op32, true);
         }
     }
@@ -182,7 +170,6 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let mut words = [0u32; 3];
     words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
     let literal = (insn.length > base).then(|| words[base / 4]);
-    let op = stem_opcode(insn.op);
     Ok(Instruction { encoding, opcode, op, mnemonic, vop3, len: insn.length as u8, words, literal })
 }
 
@@ -225,12 +212,12 @@ mod tests {
     #[test]
     fn stem_opcodes_name_the_mnemonic() {
         for op in Opcode::all() {
-            let stem = stem_opcode(*op);
+            let stem = op.stem();
             assert_eq!(strip_form_suffix(stem.mnemonic()), strip_form_suffix(op.mnemonic()), "{op}");
-            assert_eq!(stem_opcode(stem), stem);
+            assert_eq!(stem.stem(), stem);
         }
-        assert_eq!(stem_opcode(Opcode::V_MUL_LEGACY_F32), Opcode::V_MUL_LEGACY_F32_E32);
-        assert_eq!(stem_opcode(Opcode::V_FMA_F32), Opcode::V_FMA_F32);
+        assert_eq!(Opcode::V_MUL_LEGACY_F32.stem(), Opcode::V_MUL_LEGACY_F32_E32);
+        assert_eq!(Opcode::V_FMA_F32.stem(), Opcode::V_FMA_F32);
     }
 
     #[test]

@@ -92,11 +92,6 @@ impl std::fmt::Display for RunError {
     }
 }
 
-/// Targets whose workitem ids arrive packed in v0.
-fn packed_workitem_ids(target: &str) -> bool {
-    matches!(target, "gfx90a" | "gfx940" | "gfx941" | "gfx942" | "gfx950")
-}
-
 /// A code object placed in emulated memory, ready to launch its kernels.
 #[derive(Debug, Clone)]
 pub struct LoadedCode {
@@ -159,7 +154,6 @@ pub fn run_kernel(
     limits: &RunLimits,
 ) -> Result<RunStats, RunError> {
     let isa = code.object.target;
-    let target = isa.name();
     let kd = &kernel.descriptor;
     if kd.kernel_code_properties & (1 << 10) != 0 {
         return Err(RunError::Launch(format!("kernel {} is wave32; the emulator runs wave64 only", kernel.name)));
@@ -204,7 +198,8 @@ pub fn run_kernel(
     let preload_off = (kd.kernarg_preload >> 7) as usize;
     let entry = code.base + kernel.entry_vaddr + if preload_len > 0 { 256 } else { 0 };
     let vgpr_ids = (rsrc2 >> 11) & 3;
-    let packed = packed_workitem_ids(target);
+    // gfx90a and later receive the workitem ids packed in v0.
+    let packed = isa.is_gfx90a_plus();
 
     let mut stats = RunStats { code_base: code.base, ..RunStats::default() };
     let mut cache: HashMap<u64, Instruction> = HashMap::new();
@@ -305,7 +300,7 @@ pub fn run_kernel(
                     wave.sgpr[EXEC as usize + 1] = (exec >> 32) as u32;
                     waves.push(wave);
                 }
-                run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, target, &mut stats, limits)?;
+                run_workgroup(mem, &mut lds, &mut waves, &mut cache, isa, &mut stats, limits)?;
                 stats.workgroups += 1;
                 if let Some(p) = &limits.progress {
                     p.fetch_add(1, Ordering::Relaxed);
@@ -342,14 +337,12 @@ fn fetch(
     Ok(inst)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_workgroup(
     mem: &mut GlobalMemory,
     lds: &mut Lds,
     waves: &mut [Wave],
     cache: &mut HashMap<u64, Instruction>,
     isa: Target,
-    target: &str,
     stats: &mut RunStats,
     limits: &RunLimits,
 ) -> Result<(), RunError> {
@@ -362,7 +355,7 @@ fn run_workgroup(
             progressed = true;
             loop {
                 let inst = fetch(mem, cache, isa, wave.pc).map_err(RunError::Exec)?;
-                let mut env = Env { global: mem, lds, obs: &mut stats.observations, target };
+                let mut env = Env { global: mem, lds, obs: &mut stats.observations, target: isa };
                 let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
                 stats.instructions += 1;
                 if stats.instructions > limits.max_instructions {

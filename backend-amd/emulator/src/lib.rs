@@ -6,6 +6,7 @@
 
 pub mod decode;
 pub mod dispatch;
+mod exec;
 pub mod fpu;
 pub mod launch;
 pub mod matrix;

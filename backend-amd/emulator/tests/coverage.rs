@@ -32,7 +32,7 @@ fn every_decodable_instruction_executes() {
             let mut global = GlobalMemory::new();
             let mut lds = Lds::new(1 << 16);
             let mut obs = Observations::default();
-            let mut env = Env { global: &mut global, lds: &mut lds, obs: &mut obs, target };
+            let mut env = Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: isa };
             match wave.step(&inst, &mut env) {
                 Ok(_) | Err(ExecError::MemoryFault { .. }) => ran += 1,
                 Err(e) => unsupported.push(format!("{target}: {}: {e}", asm.trim())),

@@ -5,7 +5,9 @@
 //! disassembler by `tools/probe.py` + `tools/mktable.py`, and compiled into
 //! `src/generated/gfx9.rs` by the `tablegen` crate, which also generates
 //! [`Opcode`] (one variant per mnemonic) and its control-flow kinds from
-//! `tables/control.tsv`. Encoding bit positions live
+//! `tables/control.tsv`, and its operation facts (data type, compare,
+//! family; [`operation`]) from the mnemonics and `tables/family.tsv`.
+//! Encoding bit positions live
 //! in [`encoding`]; the operand-code space in [`operand`].
 //!
 //! ```
@@ -20,6 +22,7 @@ pub mod encoding;
 pub mod modifier;
 pub mod opcode;
 pub mod operand;
+pub mod operation;
 mod render;
 pub mod semantics;
 pub mod symbolic;
@@ -30,6 +33,7 @@ pub mod target;
 pub(crate) mod generated {
     pub mod gfx9;
     pub mod opcode;
+    pub mod operation;
 }
 
 pub use decode::{decode, disassemble, DecodeError, Disassembly, Instruction, Variant};
@@ -37,5 +41,6 @@ pub use encoding::{Encoding, Field};
 pub use modifier::Modifier;
 pub use opcode::Opcode;
 pub use operand::{InvalidOperand, LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};
+pub use operation::{CmpCond, CmpUnit, Compare, DataType, Family};
 pub use semantics::{ControlFlow, ControlKind, Counters};
 pub use target::{Target, UnknownTarget};

@@ -12,10 +12,13 @@ pub struct Generated {
     pub table: String,
     /// `src/generated/opcode.rs`: the `Opcode` enum and its per-mnemonic facts.
     pub opcodes: String,
+    /// `src/generated/operation.rs`: data types, compares, families and stems.
+    pub operations: String,
 }
 
-/// Generate the Rust sources from the text of `tables/gfx9.tsv` and `tables/control.tsv`.
-pub fn generate(tsv: &str, control_tsv: &str) -> Result<Generated, String> {
+/// Generate the Rust sources from the text of `tables/gfx9.tsv`,
+/// `tables/control.tsv` and `tables/family.tsv`.
+pub fn generate(tsv: &str, control_tsv: &str, family_tsv: &str) -> Result<Generated, String> {
     let mut mnemonics = BTreeSet::new();
     let mut rows: Vec<(u8, u16, String)> = Vec::new();
     for (n, line) in tsv.lines().enumerate().skip(1) {
@@ -80,7 +83,8 @@ pub fn generate(tsv: &str, control_tsv: &str) -> Result<Generated, String> {
     }
     out.push_str("];\n");
     let control = control_kinds(control_tsv, &mnemonics)?;
-    Ok(Generated { table: out, opcodes: opcodes(&mnemonics, &control) })
+    let operations = operations(&mnemonics, family_tsv)?;
+    Ok(Generated { table: out, opcodes: opcodes(&mnemonics, &control), operations })
 }
 
 /// The enum variant of a mnemonic: the mnemonic in upper case, as the ISA
@@ -299,4 +303,191 @@ fn class(s: &str) -> Option<String> {
             format!("InstrClass::Arith {{ format: {f}, op: FpOp::{o} }}")
         }
     })
+}
+
+/// A mnemonic without its form suffix (`_e32`, `_e64`).
+fn stem(mnemonic: &str) -> &str {
+    mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic)
+}
+
+/// The `DataType` variant of a type part of a mnemonic.
+fn data_type(part: &str) -> Option<&'static str> {
+    Some(match part {
+        "b16" => "B16",
+        "b32" => "B32",
+        "b64" => "B64",
+        "i8" => "I8",
+        "u8" => "U8",
+        "i16" => "I16",
+        "u16" => "U16",
+        "i24" => "I24",
+        "u24" => "U24",
+        "i32" => "I32",
+        "u32" => "U32",
+        "i64" => "I64",
+        "u64" => "U64",
+        "f16" => "F16",
+        "bf16" => "Bf16",
+        "f32" => "F32",
+        "f64" => "F64",
+        _ => return None,
+    })
+}
+
+const CMP_CONDS: &[(&str, &str)] = &[
+    ("f", "F"),
+    ("lt", "Lt"),
+    ("eq", "Eq"),
+    ("le", "Le"),
+    ("gt", "Gt"),
+    ("lg", "Lg"),
+    ("ge", "Ge"),
+    ("o", "O"),
+    ("u", "U"),
+    ("nge", "Nge"),
+    ("nlg", "Nlg"),
+    ("ngt", "Ngt"),
+    ("nle", "Nle"),
+    ("neq", "Neq"),
+    ("nlt", "Nlt"),
+    ("tru", "Tru"),
+    ("ne", "Ne"),
+    ("t", "T"),
+    ("class", "Class"),
+];
+
+/// The `Compare` of a compare mnemonic (`v_cmpx_lt_f32_e64`), `None` for
+/// other mnemonics; a compare whose condition or type is unknown is an error.
+fn compare(mnemonic: &str) -> Result<Option<String>, String> {
+    let stem = stem(mnemonic);
+    let Some((unit, rest)) =
+        [("v_cmpx_", "VectorExec"), ("v_cmp_", "Vector"), ("s_cmpk_", "ScalarImm"), ("s_cmp_", "Scalar")]
+            .iter()
+            .find_map(|(p, unit)| stem.strip_prefix(p).map(|rest| (*unit, rest)))
+    else {
+        return Ok(None);
+    };
+    let parsed = rest.rsplit_once('_').and_then(|(cond, ty)| {
+        let cond = CMP_CONDS.iter().find(|c| c.0 == cond)?.1;
+        Some((cond, data_type(ty)?))
+    });
+    let (cond, ty) = parsed.ok_or_else(|| format!("compare {mnemonic}: unknown condition or type"))?;
+    Ok(Some(format!("Compare {{ unit: CmpUnit::{unit}, cond: CmpCond::{cond}, ty: DataType::{ty} }}")))
+}
+
+const FAMILIES: &[(&str, &str)] = &[
+    ("packed", "Packed"),
+    ("fma_mix", "FmaMix"),
+    ("matrix", "Matrix"),
+    ("accvgpr_move", "AccvgprMove"),
+    ("convert", "Convert"),
+    ("flat_atomic", "FlatAtomic"),
+    ("lds_read", "LdsRead"),
+    ("lds_return", "LdsReturn"),
+    ("save_exec", "SaveExec"),
+];
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, tail)) => {
+            let Some(rest) = text.strip_prefix(head) else { return false };
+            (0..=rest.len()).any(|i| rest.is_char_boundary(i) && glob(tail, &rest[i..]))
+        }
+    }
+}
+
+/// `(pattern, Family variant)` rows of `tables/family.tsv`, in order.
+fn family_rules(tsv: &str) -> Result<Vec<(String, &'static str)>, String> {
+    let mut rules = Vec::new();
+    for (n, line) in tsv.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() != 2 {
+            return Err(format!("tables/family.tsv:{}: expected 2 columns", n + 1));
+        }
+        let family = FAMILIES
+            .iter()
+            .find(|f| f.0 == cols[1])
+            .ok_or_else(|| format!("tables/family.tsv:{}: unknown family {}", n + 1, cols[1]))?;
+        rules.push((cols[0].to_string(), family.1));
+    }
+    Ok(rules)
+}
+
+/// The source of `src/generated/operation.rs`.
+fn operations(mnemonics: &BTreeSet<String>, family_tsv: &str) -> Result<String, String> {
+    let rules = family_rules(family_tsv)?;
+    let mut out = String::new();
+    out.push_str("//! What each opcode's mnemonic says about its operation (data type, compare,\n");
+    out.push_str("//! family, stem), generated from `tables/gfx9.tsv` and `tables/family.tsv` by\n");
+    out.push_str("//! `cargo run -p xfpx-amd-isa-tablegen`. Do not edit.\n\n");
+    out.push_str("use super::opcode::Opcode;\n");
+    out.push_str("use crate::operation::{CmpCond, CmpUnit, Compare, DataType, Family};\n\n");
+    out.push_str("/// The data type the mnemonic names last.\n");
+    out.push_str("#[rustfmt::skip]\npub const fn data_type(op: Opcode) -> Option<DataType> {\n    match op {\n");
+    for m in mnemonics {
+        if let Some(t) = stem(m).rsplit('_').next().and_then(data_type) {
+            out.push_str(&format!("        Opcode::{} => Some(DataType::{t}),\n", variant(m)));
+        }
+    }
+    out.push_str("        _ => None,\n    }\n}\n\n");
+    out.push_str("/// The comparison a compare opcode makes.\n");
+    out.push_str("#[rustfmt::skip]\npub const fn compare(op: Opcode) -> Option<Compare> {\n    match op {\n");
+    for m in mnemonics {
+        if let Some(c) = compare(m)? {
+            out.push_str(&format!("        Opcode::{} => Some({c}),\n", variant(m)));
+        }
+    }
+    out.push_str("        _ => None,\n    }\n}\n\n");
+    out.push_str("/// The operation family of an opcode (the first matching rule of `tables/family.tsv`).\n");
+    out.push_str("#[rustfmt::skip]\npub const fn family(op: Opcode) -> Family {\n    match op {\n");
+    for m in mnemonics {
+        if let Some((_, f)) = rules.iter().find(|(p, _)| glob(p, m)) {
+            out.push_str(&format!("        Opcode::{} => Family::{f},\n", variant(m)));
+        }
+    }
+    out.push_str("        _ => Family::Other,\n    }\n}\n\n");
+    out.push_str("/// The opcode of every form of a mnemonic: its `_e32` form where there is one.\n");
+    out.push_str("#[rustfmt::skip]\npub const fn stem(op: Opcode) -> Opcode {\n    match op {\n");
+    for m in mnemonics {
+        let e32 = format!("{}_e32", stem(m));
+        if *m != e32 && mnemonics.contains(&e32) {
+            out.push_str(&format!("        Opcode::{} => Opcode::{},\n", variant(m), variant(&e32)));
+        }
+    }
+    out.push_str("        _ => op,\n    }\n}\n");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_prefixes_and_infixes() {
+        assert!(glob("v_pk_*", "v_pk_add_f16"));
+        assert!(!glob("v_pk_*", "v_add_f16"));
+        assert!(glob("ds_*_rtn_*", "ds_add_rtn_u32"));
+        assert!(!glob("ds_*_rtn_*", "ds_add_u32"));
+        assert!(glob("s_*_saveexec_b64", "s_and_saveexec_b64"));
+        assert!(!glob("s_*_saveexec_b64", "s_and_saveexec_b32"));
+    }
+
+    #[test]
+    fn compares_parse_and_unknown_ones_are_errors() {
+        assert_eq!(
+            compare("v_cmpx_lt_f32_e64").expect("parses").as_deref(),
+            Some("Compare { unit: CmpUnit::VectorExec, cond: CmpCond::Lt, ty: DataType::F32 }")
+        );
+        assert_eq!(
+            compare("s_cmpk_lg_u32").expect("parses").as_deref(),
+            Some("Compare { unit: CmpUnit::ScalarImm, cond: CmpCond::Lg, ty: DataType::U32 }")
+        );
+        assert_eq!(compare("v_add_f32_e32").expect("parses"), None);
+        assert!(compare("v_cmp_zz_f32_e32").is_err());
+    }
 }

@@ -1,5 +1,5 @@
-//! Regenerates `src/generated/{gfx9,opcode}.rs` of xfpx-amd-isa from
-//! `tables/gfx9.tsv` and `tables/control.tsv`.
+//! Regenerates `src/generated/{gfx9,opcode,operation}.rs` of xfpx-amd-isa from
+//! `tables/gfx9.tsv`, `tables/control.tsv` and `tables/family.tsv`.
 //! Usage: `cargo run -p xfpx-amd-isa-tablegen [ISA_CRATE_DIR]`.
 
 use std::path::PathBuf;
@@ -24,14 +24,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = match xfpx_amd_isa_tablegen::generate(&tsv, &control) {
+    let family = match std::fs::read_to_string(dir.join("tables/family.tsv")) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read tables/family.tsv: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = match xfpx_amd_isa_tablegen::generate(&tsv, &control, &family) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    for (name, text) in [("gfx9.rs", &code.table), ("opcode.rs", &code.opcodes)] {
+    for (name, text) in [("gfx9.rs", &code.table), ("opcode.rs", &code.opcodes), ("operation.rs", &code.operations)] {
         if let Err(e) = std::fs::write(dir.join("src/generated").join(name), text) {
             eprintln!("error: cannot write src/generated/{name}: {e}");
             return ExitCode::FAILURE;

@@ -1,0 +1,130 @@
+//! Instruction execution, one module per family. Each adds the methods of
+//! its family to [`Wave`]; `Wave::step` routes an instruction by encoding.
+
+mod compare;
+mod lds;
+mod matrix;
+mod memory;
+mod packed;
+mod scalar;
+mod valu;
+mod vfloat;
+
+pub(crate) use valu::Valu;
+
+use crate::decode::{Encoding, Instruction, Target};
+use crate::fpu::{self, flag, BinOp, Flags, FpMode};
+use crate::matrix::Generation;
+use crate::memory::{GlobalMemory, Lds};
+use crate::timing::{Counter, Hazard, HazardKind, Reg};
+use crate::wave::*;
+use xfpx_amd_isa::{Opcode, Operand as IsaOperand, RegFile};
+use xfpx_common::class::FpFormat;
+
+pub(crate) fn classify(nan: bool, inf: bool, sub: bool, div0: bool) -> u8 {
+    let mut k = 0;
+    if nan {
+        k |= 1;
+    }
+    if inf {
+        k |= if div0 { 8 } else { 2 };
+    }
+    if sub {
+        k |= 4;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode;
+
+    fn run(wave: &mut Wave, words: &[u32]) -> R<Step> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let inst = decode(Target::Gfx942, &bytes).map_err(|e| ExecError::Decode { pc: 0, what: e.to_string() })?;
+        let mut global = GlobalMemory::new();
+        let mut lds = Lds::new(0);
+        let mut obs = Observations::default();
+        wave.step(&inst, &mut Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: Target::Gfx942 })
+    }
+
+    fn wave(mode: u32) -> Wave {
+        let mut w = Wave::new(0, mode);
+        w.sgpr[EXEC as usize] = u32::MAX;
+        w.sgpr[EXEC as usize + 1] = u32::MAX;
+        w
+    }
+
+    // v_rcp_f32_e32 v0, v1 / s_getreg_b32 s0, hwreg(HW_REG_TRAPSTS, 0, 9) /
+    // s_setreg_imm32_b32 hwreg(HW_REG_TRAPSTS, 0, 9), 0 (encodings from llvm-mc).
+    const V_RCP_V0_V1: u32 = 0x7E00_4501;
+    const S_GETREG_TRAPSTS: u32 = 0xB880_4003;
+    const S_SETREG_IMM_TRAPSTS: [u32; 2] = [0xBA00_4003, 0];
+
+    #[test]
+    fn trapsts_is_sticky_readable_clearable_and_gated_by_dx10_clamp() {
+        // IEEE mode, denormals kept, DX10_CLAMP clear: 1/0 records DIV0.
+        let mut w = wave(0xF0 | 1 << 9);
+        w.vgpr[1][7] = 0; // lane 7 divides by zero, the others by 0 too (zeroed file)
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts & flag::DIV0, flag::DIV0);
+        // Sticky: a clean operation keeps the bit.
+        for l in 0..64 {
+            w.vgpr[1][l] = 2.0f32.to_bits();
+        }
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts & flag::DIV0, flag::DIV0);
+        run(&mut w, &[S_GETREG_TRAPSTS]).expect("runs");
+        assert_eq!(w.sgpr[0] & flag::DIV0, flag::DIV0);
+        run(&mut w, &S_SETREG_IMM_TRAPSTS).expect("runs");
+        assert_eq!(w.trapsts, 0);
+        run(&mut w, &[S_GETREG_TRAPSTS]).expect("runs");
+        assert_eq!(w.sgpr[0], 0);
+        // DX10_CLAMP set: the same division records nothing.
+        let mut w = wave(0xF0 | 1 << 9 | 1 << 8);
+        run(&mut w, &[V_RCP_V0_V1]).expect("runs");
+        assert_eq!(w.trapsts, 0);
+        assert_eq!(w.vgpr[0][0], f32::INFINITY.to_bits());
+    }
+
+    #[test]
+    fn matrix_instructions_outside_the_table_or_with_broadcasts_are_refused() {
+        let mut w = wave(0xF0);
+        // v_mfma_f32_16x16x32_fp8_fp8 v[2:5], v[2:3], v[4:5], 0
+        let e = run(&mut w, &[0xD3F3_0002, 0x0202_0902]).expect_err("fp8 is not modelled");
+        assert!(e.to_string().contains("unsupported matrix instruction"), "{e}");
+        // v_mfma_f32_16x16x16_f16 with cbsz:1 (bit 8 of the first word).
+        let e = run(&mut w, &[0xD3CD_0102, 0x0202_0902]).expect_err("cbsz is not modelled");
+        assert!(e.to_string().contains("cbsz"), "{e}");
+        // The plain form runs, and a partial EXEC mask is refused.
+        run(&mut w, &[0xD3CD_0002, 0x0202_0902]).expect("runs");
+        w.sgpr[EXEC as usize] = 1;
+        let e = run(&mut w, &[0xD3CD_0002, 0x0202_0902]).expect_err("partial EXEC");
+        assert!(e.to_string().contains("EXEC"), "{e}");
+    }
+
+    #[test]
+    fn agprs_live_at_the_accumulation_offset_of_the_unified_file() {
+        let mut w = wave(0xF0);
+        w.acc_base = 8;
+        for l in 0..64 {
+            w.vgpr[1][l] = l as u32;
+        }
+        // v_accvgpr_write_b32 a2, v1 (gfx942: VOP3P opcode 0x59)
+        let bytes: Vec<u8> = [0xD3D9_4002u32, 0x1800_0101].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i = xfpx_amd_isa::decode(xfpx_amd_isa::Target::Gfx942, &bytes).expect("decodes");
+        assert_eq!(i.to_string(), "v_accvgpr_write_b32 a2, v1");
+        run(&mut w, &[0xD3D9_4002, 0x1800_0101]).expect("runs");
+        assert_eq!(w.vgpr[10][5], 5, "a2 is register 8 + 2 of the unified file");
+        // v_accvgpr_read_b32 v3, a2 back.
+        let bytes: Vec<u8> = [0xD3D8_4003u32, 0x1800_0102].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i = xfpx_amd_isa::decode(xfpx_amd_isa::Target::Gfx942, &bytes).expect("decodes");
+        assert_eq!(i.to_string(), "v_accvgpr_read_b32 v3, a2");
+        run(&mut w, &[0xD3D8_4003, 0x1800_0102]).expect("runs");
+        assert_eq!(w.vgpr[3][63], 63);
+        // v_accvgpr_mov_b32 a1, a2 (VOP1; llvm-mc-19 encoding 0x7E02A502).
+        run(&mut w, &[0x7E02_A502]).expect("runs");
+        assert_eq!(w.vgpr[9][17], 17);
+    }
+}

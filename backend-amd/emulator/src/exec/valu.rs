@@ -1,0 +1,385 @@
+//! The vector ALU: operand fields of VOP1/VOP2/VOPC/VOP3/VOP3P, routing of
+//! a VALU instruction to its family, lane moves, and integer operations.
+
+use super::scalar::bfe;
+use super::*;
+use xfpx_amd_isa::Family;
+
+/// VALU operand fields, unified over VOP1/VOP2/VOPC/VOP3/VOP3P.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Valu {
+    pub(crate) dst: u16,
+    pub(crate) src: [u16; 3],
+    /// VOP3B scalar destination, VOPC destination (VCC in e32).
+    pub(crate) sdst: u16,
+    pub(crate) abs: u8,
+    pub(crate) neg: u8,
+    pub(crate) clamp: bool,
+    pub(crate) omod: u8,
+    pub(crate) op_sel: u8,
+    pub(crate) op_sel_hi: u8,
+    pub(crate) neg_hi: u8,
+}
+
+impl Wave {
+    pub(crate) fn valu_fields(&self, inst: &Instruction) -> Valu {
+        let (w0, w1) = (inst.words[0], inst.words[1]);
+        let mut f = Valu::default();
+        match inst.encoding {
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !inst.vop3 => {
+                f.src[0] = (w0 & 0x1FF) as u16;
+                f.src[1] = 256 + ((w0 >> 9) & 0xFF) as u16;
+                f.dst = ((w0 >> 17) & 0xFF) as u16;
+                f.sdst = VCC;
+                f.src[2] = VCC; // carry-in / mask of e32 forms
+            }
+            Encoding::Vop3p => {
+                f.dst = (w0 & 0xFF) as u16;
+                f.neg_hi = ((w0 >> 8) & 7) as u8;
+                f.op_sel = ((w0 >> 11) & 7) as u8;
+                f.clamp = (w0 >> 15) & 1 != 0;
+                f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
+                f.op_sel_hi = (((w1 >> 27) & 3) | ((w0 >> 14) & 1) << 2) as u8;
+                f.neg = ((w1 >> 29) & 7) as u8;
+            }
+            _ => {
+                f.dst = (w0 & 0xFF) as u16;
+                f.abs = ((w0 >> 8) & 7) as u8;
+                f.sdst = ((w0 >> 8) & 0x7F) as u16;
+                f.clamp = (w0 >> 15) & 1 != 0;
+                f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
+                f.omod = ((w1 >> 27) & 3) as u8;
+                f.neg = ((w1 >> 29) & 7) as u8;
+                if inst.encoding == Encoding::Vopc {
+                    f.sdst = (w0 & 0xFF) as u16;
+                }
+            }
+        }
+        f
+    }
+
+    pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
+        let f = self.valu_fields(inst);
+        if f.omod != 0 {
+            return self.unsupported(format!("{} with an output modifier", inst.mnemonic));
+        }
+        if let Some(compare) = inst.op.compare() {
+            return self.vcmp(inst, &f, compare, env.obs);
+        }
+        match inst.op.family() {
+            Family::Matrix | Family::AccvgprMove => return self.matrix(inst, env),
+            Family::FmaMix => return self.fma_mix(inst, &f, env.obs),
+            Family::Packed => return self.vop3p(inst, &f, env.obs),
+            _ => {}
+        }
+        match inst.op {
+            Opcode::V_READFIRSTLANE_B32 => {
+                let e = self.exec();
+                let lane = if e == 0 { 0 } else { e.trailing_zeros() as usize };
+                let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
+                self.ws(env.obs, f.dst, v);
+                return Ok(());
+            }
+            Opcode::V_READLANE_B32 => {
+                let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
+                let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
+                self.ws(env.obs, f.dst, v);
+                return Ok(());
+            }
+            Opcode::V_WRITELANE_B32 => {
+                let v = self.ssrc(env.obs, f.src[0], inst.literal, Ty::B32)?;
+                let lane = self.ssrc(env.obs, f.src[1], inst.literal, Ty::B32)? as usize & 63;
+                self.wv(env.obs, f.dst, lane, v);
+                return Ok(());
+            }
+            _ => {}
+        }
+        if matches!(inst.op, Opcode::V_CVT_I32_F64_E32 | Opcode::V_CVT_U32_F64_E32) {
+            let exec = self.exec();
+            let mut fl = 0;
+            for lane in lanes(exec) {
+                let x = f64::from_bits(self.fp_src64(env.obs, &f, 0, inst.literal, lane)?);
+                if x.is_nan() {
+                    fl |= flag::INVALID;
+                }
+                let r = if inst.op == Opcode::V_CVT_I32_F64_E32 { x as i32 as u32 } else { x as u32 };
+                self.wv(env.obs, f.dst, lane, r);
+            }
+            self.raise(fl);
+            return Ok(());
+        }
+        if let Some(op) = int_op(inst.op) {
+            return self.vint(inst, &f, op, env.obs);
+        }
+        self.vfloat(inst, &f, env.obs)
+    }
+
+    /// Lane-wise integer VALU.
+    pub(crate) fn vint(&mut self, inst: &Instruction, f: &Valu, op: IntOp, obs: &mut Observations) -> R<()> {
+        let exec = self.exec();
+        let lit = inst.literal;
+        let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
+        let mut carry_out = 0u64;
+        for lane in lanes(exec) {
+            let s = |w: &Self, obs: &mut Observations, i: usize| w.vsrc(obs, f.src[i], lit, Ty::B32, lane);
+            let mask_in = |w: &Self, obs: &mut Observations| -> R<bool> {
+                let m = if e32 { w.vcc() } else { w.ssrc64(obs, f.src[2], lit, Ty::B64)? };
+                Ok(m >> lane & 1 != 0)
+            };
+            let r: u64 = match op {
+                IntOp::Mov => s(self, obs, 0)? as u64,
+                IntOp::Bin(g) => g(s(self, obs, 0)?, s(self, obs, 1)?) as u64,
+                IntOp::Tri(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, s(self, obs, 2)?) as u64,
+                IntOp::Un(g) => g(s(self, obs, 0)?) as u64,
+                IntOp::Lane(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, lane) as u64,
+                IntOp::Mov64 => {
+                    let v = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    self.wv(obs, f.dst, lane, v as u32);
+                    self.wv(obs, f.dst + 1, lane, (v >> 32) as u32);
+                    continue;
+                }
+                IntOp::Cndmask => {
+                    if mask_in(self, obs)? {
+                        s(self, obs, 1)? as u64
+                    } else {
+                        s(self, obs, 0)? as u64
+                    }
+                }
+                IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev => {
+                    let (a, b) = (s(self, obs, 0)? as u64, s(self, obs, 1)? as u64);
+                    let cin = match op {
+                        IntOp::Addc | IntOp::Subb | IntOp::Subbrev => mask_in(self, obs)? as u64,
+                        _ => 0,
+                    };
+                    let (a, b) = if matches!(op, IntOp::SubrevCo | IntOp::Subbrev) { (b, a) } else { (a, b) };
+                    let (r, c) = match op {
+                        IntOp::AddCo | IntOp::Addc => {
+                            let t = a + b + cin;
+                            (t as u32, t >> 32 != 0)
+                        }
+                        _ => (a.wrapping_sub(b).wrapping_sub(cin) as u32, b + cin > a),
+                    };
+                    if c {
+                        carry_out |= 1 << lane;
+                    }
+                    r as u64
+                }
+                IntOp::MadU64U32 | IntOp::MadI64I32 => {
+                    let (a, b) = (s(self, obs, 0)?, s(self, obs, 1)?);
+                    let c = self.vsrc64(obs, f.src[2], lit, Ty::B64, lane)?;
+                    let p = if op == IntOp::MadU64U32 {
+                        a as u128 * b as u128
+                    } else {
+                        (a as i32 as i128 * b as i32 as i128) as u128
+                    };
+                    let t = p.wrapping_add(if op == IntOp::MadU64U32 { c as u128 } else { c as i64 as i128 as u128 });
+                    let carry = if op == IntOp::MadU64U32 { t >> 64 != 0 } else { false };
+                    if carry {
+                        carry_out |= 1 << lane;
+                    }
+                    self.wv(obs, f.dst, lane, t as u32);
+                    self.wv(obs, f.dst + 1, lane, (t >> 32) as u32);
+                    continue;
+                }
+                IntOp::Shift64(g) => {
+                    let a = s(self, obs, 0)?;
+                    let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
+                    let r = g(b, a);
+                    self.wv(obs, f.dst, lane, r as u32);
+                    self.wv(obs, f.dst + 1, lane, (r >> 32) as u32);
+                    continue;
+                }
+                IntOp::LshlAdd64 => {
+                    let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let sh = s(self, obs, 1)? & 63;
+                    let c = self.vsrc64(obs, f.src[2], lit, Ty::B64, lane)?;
+                    let r = (a << sh).wrapping_add(c);
+                    self.wv(obs, f.dst, lane, r as u32);
+                    self.wv(obs, f.dst + 1, lane, (r >> 32) as u32);
+                    continue;
+                }
+            };
+            self.wv(obs, f.dst, lane, r as u32);
+        }
+        if matches!(
+            op,
+            IntOp::AddCo
+                | IntOp::SubCo
+                | IntOp::SubrevCo
+                | IntOp::Addc
+                | IntOp::Subb
+                | IntOp::Subbrev
+                | IntOp::MadU64U32
+                | IntOp::MadI64I32
+        ) {
+            let sdst = if e32 { VCC } else { f.sdst };
+            self.ws64(obs, sdst, carry_out);
+        }
+        Ok(())
+    }
+}
+
+/// Integer VALU operations.
+#[derive(Clone, Copy)]
+pub(crate) enum IntOp {
+    Mov,
+    Un(fn(u32) -> u32),
+    Bin(fn(u32, u32) -> u32),
+    Tri(fn(u32, u32, u32) -> u32),
+    Cndmask,
+    AddCo,
+    SubCo,
+    SubrevCo,
+    Addc,
+    Subb,
+    Subbrev,
+    MadU64U32,
+    MadI64I32,
+    /// 64-bit shift: (value, amount) -> result.
+    Shift64(fn(u64, u32) -> u64),
+    LshlAdd64,
+    /// Two sources and the lane index.
+    Lane(fn(u32, u32, usize) -> u32),
+    Mov64,
+}
+
+impl PartialEq for IntOp {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+impl std::fmt::Debug for IntOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IntOp")
+    }
+}
+
+/// The integer VALU table: opcode (of the mnemonic stem) -> semantics.
+pub(crate) fn int_op(op: Opcode) -> Option<IntOp> {
+    use IntOp::*;
+    Some(match op {
+        Opcode::V_MOV_B32_E32 => Mov,
+        Opcode::V_NOT_B32_E32 => Un(|a| !a),
+        Opcode::V_BFREV_B32_E32 => Un(|a| a.reverse_bits()),
+        Opcode::V_FFBH_U32_E32 => Un(|a| if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        Opcode::V_FFBL_B32_E32 => Un(|a| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        // Leading bits equal to the sign bit; -1 for 0 and -1.
+        Opcode::V_FFBH_I32_E32 => Un(|a| {
+            if a == 0 || a == u32::MAX {
+                u32::MAX
+            } else if a >> 31 == 1 {
+                a.leading_ones()
+            } else {
+                a.leading_zeros()
+            }
+        }),
+        Opcode::V_CVT_U32_F32_E32 => Un(|a| f32::from_bits(a) as u32),
+        // Exponent e with x = m * 2^e, 0.5 <= |m| < 1; 0 for 0, inf, NaN.
+        Opcode::V_FREXP_EXP_I32_F32_E32 => Un(|a| {
+            let x = f32::from_bits(a);
+            if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                let mut e = (x.abs() as f64).log2().floor() as i32 + 1;
+                let m = (x.abs() as f64) * (2f64).powi(-e);
+                if m >= 1.0 {
+                    e += 1;
+                } else if m < 0.5 {
+                    e -= 1;
+                }
+                e as u32
+            }
+        }),
+        Opcode::V_CVT_I32_F32_E32 => Un(|a| f32::from_bits(a) as i32 as u32),
+        Opcode::V_ADD_U32_E32 => Bin(|a, b| a.wrapping_add(b)),
+        Opcode::V_SUB_U32_E32 => Bin(|a, b| a.wrapping_sub(b)),
+        Opcode::V_SUBREV_U32_E32 => Bin(|a, b| b.wrapping_sub(a)),
+        Opcode::V_AND_B32_E32 => Bin(|a, b| a & b),
+        Opcode::V_OR_B32_E32 => Bin(|a, b| a | b),
+        Opcode::V_XOR_B32_E32 => Bin(|a, b| a ^ b),
+        Opcode::V_LSHLREV_B32_E32 => Bin(|a, b| b << (a & 31)),
+        Opcode::V_LSHRREV_B32_E32 => Bin(|a, b| b >> (a & 31)),
+        Opcode::V_ASHRREV_I32_E32 => Bin(|a, b| ((b as i32) >> (a & 31)) as u32),
+        Opcode::V_LSHLREV_B16_E32 => Bin(|a, b| ((b as u16) << (a & 15)) as u32),
+        Opcode::V_LSHRREV_B16_E32 => Bin(|a, b| ((b as u16) >> (a & 15)) as u32),
+        Opcode::V_MUL_LO_U32 => Bin(|a, b| a.wrapping_mul(b)),
+        Opcode::V_MUL_HI_U32 => Bin(|a, b| ((a as u64 * b as u64) >> 32) as u32),
+        Opcode::V_MUL_HI_I32 => Bin(|a, b| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),
+        Opcode::V_MUL_U32_U24_E32 => Bin(|a, b| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
+        Opcode::V_MUL_I32_I24_E32 => Bin(|a, b| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8)) as u32),
+        Opcode::V_MIN_I32_E32 => Bin(|a, b| (a as i32).min(b as i32) as u32),
+        Opcode::V_MAX_I32_E32 => Bin(|a, b| (a as i32).max(b as i32) as u32),
+        Opcode::V_MIN_U32_E32 => Bin(|a, b| a.min(b)),
+        Opcode::V_MAX_U32_E32 => Bin(|a, b| a.max(b)),
+        Opcode::V_BCNT_U32_B32 => Bin(|a, b| a.count_ones().wrapping_add(b)),
+        Opcode::V_BFM_B32 => Bin(|a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        Opcode::V_CVT_PKRTZ_F16_F32 => return None,
+        Opcode::V_LSHL_ADD_U32 => Tri(|a, b, c| (a << (b & 31)).wrapping_add(c)),
+        Opcode::V_ADD_LSHL_U32 => Tri(|a, b, c| a.wrapping_add(b) << (c & 31)),
+        Opcode::V_LSHL_OR_B32 => Tri(|a, b, c| (a << (b & 31)) | c),
+        Opcode::V_AND_OR_B32 => Tri(|a, b, c| (a & b) | c),
+        Opcode::V_OR3_B32 => Tri(|a, b, c| a | b | c),
+        Opcode::V_XAD_U32 => Tri(|a, b, c| (a ^ b).wrapping_add(c)),
+        Opcode::V_ADD3_U32 => Tri(|a, b, c| a.wrapping_add(b).wrapping_add(c)),
+        Opcode::V_MAD_U32_U24 => Tri(|a, b, c| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        Opcode::V_BFE_U32 => Tri(|a, b, c| bfe(a, b & 31, c & 31, false)),
+        Opcode::V_BFE_I32 => Tri(|a, b, c| bfe(a, b & 31, c & 31, true)),
+        Opcode::V_BFI_B32 => Tri(|a, b, c| (a & b) | (!a & c)),
+        Opcode::V_ALIGNBIT_B32 => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (c & 31)) as u32),
+        Opcode::V_PERM_B32 => Tri(|a, b, sel| {
+            let data = (a as u64) << 32 | b as u64;
+            let byte = |s: u32| -> u32 {
+                match s {
+                    0..=7 => (data >> (8 * s) & 0xFF) as u32,
+                    8 => 0xFF * (data >> 15 & 1) as u32,
+                    9 => 0xFF * (data >> 31 & 1) as u32,
+                    10 => 0xFF * (data >> 47 & 1) as u32,
+                    11 => 0xFF * (data >> 63 & 1) as u32,
+                    12 => 0,
+                    _ => 0xFF,
+                }
+            };
+            (0..4).map(|k| byte(sel >> (8 * k) & 0xFF) << (8 * k)).fold(0, |x, y| x | y)
+        }),
+        Opcode::V_MIN3_I32 => Tri(|a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
+        Opcode::V_MAX3_I32 => Tri(|a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
+        Opcode::V_MIN3_U32 => Tri(|a, b, c| a.min(b).min(c)),
+        Opcode::V_MED3_I32 => Tri(|a, b, c| {
+            let (a, b, c) = (a as i32, b as i32, c as i32);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        Opcode::V_MED3_U32 => Tri(|a, b, c| a.max(b).min(a.min(b).max(c))),
+        Opcode::V_MAX3_U32 => Tri(|a, b, c| a.max(b).max(c)),
+        Opcode::V_CNDMASK_B32_E32 => Cndmask,
+        Opcode::V_ADD_CO_U32_E32 => AddCo,
+        Opcode::V_SUB_CO_U32_E32 => SubCo,
+        Opcode::V_SUBREV_CO_U32_E32 => SubrevCo,
+        Opcode::V_ADDC_CO_U32_E32 => Addc,
+        Opcode::V_SUBB_CO_U32_E32 => Subb,
+        Opcode::V_SUBBREV_CO_U32_E32 => Subbrev,
+        Opcode::V_MAD_U64_U32 => MadU64U32,
+        Opcode::V_MAD_I64_I32 => MadI64I32,
+        Opcode::V_LSHLREV_B64 => Shift64(|v, s| v << (s & 63)),
+        Opcode::V_LSHRREV_B64 => Shift64(|v, s| v >> (s & 63)),
+        Opcode::V_ASHRREV_I64 => Shift64(|v, s| ((v as i64) >> (s & 63)) as u64),
+        Opcode::V_LSHL_ADD_U64 => LshlAdd64,
+        Opcode::V_MOV_B64_E32 => Mov64,
+        // Bits of S0 below this lane (low / high 32 lanes) plus S1.
+        Opcode::V_MBCNT_LO_U32_B32 => Lane(|a, b, lane| {
+            let mask = if lane >= 32 { u32::MAX } else { (1u32 << lane) - 1 };
+            (a & mask).count_ones().wrapping_add(b)
+        }),
+        Opcode::V_MBCNT_HI_U32_B32 => Lane(|a, b, lane| {
+            let mask = if lane < 32 {
+                0
+            } else if lane == 63 {
+                u32::MAX >> 1
+            } else {
+                (1u32 << (lane - 32)) - 1
+            };
+            (a & mask).count_ones().wrapping_add(b)
+        }),
+        _ => return None,
+    })
+}

@@ -1,0 +1,493 @@
+//! Lane-wise floating-point VALU (f16, f32, f64): arithmetic, conversions,
+//! transcendentals and the division helpers, with source modifiers, MODE,
+//! exception flags and result observations.
+
+use super::*;
+use xfpx_amd_isa::{DataType, Family};
+
+impl Wave {
+    /// FP source with VOP3 abs/neg modifiers applied.
+    pub(crate) fn fp_src32(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
+        let mut v = self.vsrc(obs, f.src[i], lit, Ty::B32, lane)?;
+        if f.abs >> i & 1 != 0 {
+            v &= 0x7FFF_FFFF;
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 0x8000_0000;
+        }
+        Ok(v)
+    }
+    pub(crate) fn fp_src64(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u64> {
+        let mut v = self.vsrc64(obs, f.src[i], lit, Ty::F64, lane)?;
+        if f.abs >> i & 1 != 0 {
+            v &= !(1 << 63);
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 1 << 63;
+        }
+        Ok(v)
+    }
+    pub(crate) fn fp_src16(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
+        let mut v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)? & 0xFFFF;
+        if f.abs >> i & 1 != 0 {
+            v &= 0x7FFF;
+        }
+        if f.neg >> i & 1 != 0 {
+            v ^= 0x8000;
+        }
+        Ok(v)
+    }
+
+    /// Lane-wise floating-point VALU.
+    pub(crate) fn vfloat(&mut self, inst: &Instruction, f: &Valu, obs: &mut Observations) -> R<()> {
+        let m = inst.mnemonic;
+        let lit = inst.literal;
+        let mode = self.fp_mode()?;
+        let exec = self.exec();
+        let Some(kind) = float_kind(inst.op) else { return self.unsupported(m) };
+        let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
+        let mut vcc_out = 0u64;
+        let mut kinds = 0u8;
+        let mut all_flags = 0;
+        let format = match kind.1 {
+            W::F16 => FpFormat::F16,
+            W::F32 => FpFormat::F32,
+            W::F64 => FpFormat::F64,
+        };
+        for lane in lanes(exec) {
+            let mut fl: Flags = 0;
+            let mut classify_div0 = false;
+            let res: u64 = match kind.1 {
+                W::F32 => {
+                    let a = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f32> {
+                        Ok(f32::from_bits(w.fp_src32(obs, f, i, lit, lane)?))
+                    };
+                    let r: f32 = match inst.op {
+                        Opcode::V_ADD_F32_E32 => fpu::op32(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUB_F32_E32 => fpu::op32(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUBREV_F32_E32 => fpu::op32(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        Opcode::V_MUL_F32_E32 => fpu::op32(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F32 => fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        // v_mad*: unfused (product rounded) and always flushing
+                        // f32 denormals, whatever MODE says.
+                        Opcode::V_MAD_F32 | Opcode::V_MADMK_F32 | Opcode::V_MADAK_F32 => {
+                            let flush = FpMode { denorm32: 0, ..mode };
+                            let k = f32::from_bits(lit.unwrap_or(0));
+                            let (b, c) = match inst.op {
+                                Opcode::V_MAD_F32 => (src(self, obs, 1)?, src(self, obs, 2)?),
+                                Opcode::V_MADMK_F32 => (k, src(self, obs, 1)?),
+                                _ => (src(self, obs, 1)?, k),
+                            };
+                            let p = fpu::op32(BinOp::Mul, a, b, flush, &mut fl);
+                            fpu::op32(BinOp::Add, p, c, flush, &mut fl)
+                        }
+                        Opcode::V_FMAC_F32_E32 => {
+                            let c = f32::from_bits(self.rv(obs, f.dst, lane));
+                            fpu::fma32(a, src(self, obs, 1)?, c, mode, &mut fl)
+                        }
+                        Opcode::V_FMAMK_F32 => {
+                            fpu::fma32(a, f32::from_bits(lit.unwrap_or(0)), src(self, obs, 1)?, mode, &mut fl)
+                        }
+                        Opcode::V_FMAAK_F32 => {
+                            fpu::fma32(a, src(self, obs, 1)?, f32::from_bits(lit.unwrap_or(0)), mode, &mut fl)
+                        }
+                        Opcode::V_MIN_F32_E32 => fpu::minmax32(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        Opcode::V_MAX_F32_E32 => fpu::minmax32(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        Opcode::V_MAX3_F32 | Opcode::V_MIN3_F32 => {
+                            let mx = inst.op == Opcode::V_MAX3_F32;
+                            let t = fpu::minmax32(a, src(self, obs, 1)?, mx, mode, &mut fl);
+                            fpu::minmax32(t, src(self, obs, 2)?, mx, mode, &mut fl)
+                        }
+                        Opcode::V_MED3_F32 => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let (a, b, c) =
+                                (fpu::in32(a, mode, &mut fl), fpu::in32(b, mode, &mut fl), fpu::in32(c, mode, &mut fl));
+                            if a.is_nan() || b.is_nan() || c.is_nan() {
+                                let t = fpu::minmax32(a, b, false, mode, &mut fl);
+                                fpu::minmax32(t, c, false, mode, &mut fl)
+                            } else {
+                                let mx = a.max(b).max(c);
+                                if mx == a {
+                                    b.max(c)
+                                } else if mx == b {
+                                    a.max(c)
+                                } else {
+                                    a.max(b)
+                                }
+                            }
+                        }
+                        // Revolutions: sin(2*pi*x), valid for |x| <= 256.
+                        Opcode::V_SIN_F32_E32 | Opcode::V_COS_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl) as f64;
+                            if x.is_infinite() {
+                                fl |= flag::INVALID;
+                            }
+                            let t = 2.0 * std::f64::consts::PI * x;
+                            let r = if inst.op == Opcode::V_SIN_F32_E32 { t.sin() } else { t.cos() };
+                            fpu::round32(r, false, x.is_nan(), false, mode, &mut fl)
+                        }
+                        Opcode::V_FREXP_MANT_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x.is_nan() || x.is_infinite() {
+                                f32::NAN
+                            } else if x == 0.0 {
+                                x
+                            } else {
+                                let e = (x.abs() as f64).log2().floor() as i32 + 1;
+                                let m = x as f64 * (2f64).powi(-e);
+                                // Guard against log2 rounding at exact powers of two.
+                                let m = if m.abs() >= 1.0 {
+                                    m / 2.0
+                                } else if m.abs() < 0.5 {
+                                    m * 2.0
+                                } else {
+                                    m
+                                };
+                                m as f32
+                            }
+                        }
+                        Opcode::V_TRUNC_F32_E32 => fpu::in32(a, mode, &mut fl).trunc(),
+                        Opcode::V_FLOOR_F32_E32 => fpu::in32(a, mode, &mut fl).floor(),
+                        Opcode::V_CEIL_F32_E32 => fpu::in32(a, mode, &mut fl).ceil(),
+                        Opcode::V_RNDNE_F32_E32 => fpu::in32(a, mode, &mut fl).round_ties_even(),
+                        Opcode::V_FRACT_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x.is_infinite() {
+                                f32::NAN
+                            } else {
+                                (x - x.floor()).min(f32::from_bits(0x3F7F_FFFF))
+                            }
+                        }
+                        Opcode::V_RCP_F32_E32 | Opcode::V_RCP_IFLAG_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= if inst.op == Opcode::V_RCP_IFLAG_F32_E32 { flag::INT_DIV0 } else { flag::DIV0 };
+                                classify_div0 = true;
+                            }
+                            let r = (1.0 / x as f64) as f32;
+                            let exact = x == 0.0 || x.is_infinite() || r as f64 * x as f64 == 1.0;
+                            fpu::round32(r as f64, exact, x.is_nan(), true, mode, &mut fl)
+                        }
+                        Opcode::V_RSQ_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::round32(1.0 / (x as f64).sqrt(), false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        Opcode::V_SQRT_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            let r = (x as f64).sqrt();
+                            fpu::round32(r, r * r == x as f64, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_EXP_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            fpu::round32((x as f64).exp2(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_LOG_F32_E32 => {
+                            let x = fpu::in32(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                            }
+                            fpu::round32(
+                                (x as f64).log2(),
+                                false,
+                                x.is_nan(),
+                                x.is_infinite() || x == 0.0,
+                                mode,
+                                &mut fl,
+                            )
+                        }
+                        Opcode::V_LDEXP_F32 => {
+                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let x = fpu::in32(a, mode, &mut fl);
+                            fpu::round32(
+                                x as f64 * (2f64).powi(e.clamp(-400, 400)),
+                                false,
+                                x.is_nan(),
+                                x.is_infinite(),
+                                mode,
+                                &mut fl,
+                            )
+                        }
+                        Opcode::V_CVT_F32_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
+                        Opcode::V_CVT_F32_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
+                        Opcode::V_CVT_F32_F64_E32 => {
+                            let x = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
+                            fpu::round32(x, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_CVT_F32_F16_E32 => {
+                            fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16) as f32
+                        }
+                        Opcode::V_CVT_F32_UBYTE0_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? & 0xFF) as f32,
+                        Opcode::V_DIV_SCALE_F32 => {
+                            let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
+                            if v {
+                                vcc_out |= 1 << lane;
+                            }
+                            r
+                        }
+                        Opcode::V_DIV_FMAS_F32 => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let scale = if self.vcc() >> lane & 1 != 0 {
+                                if fpu::exp32(c) > 127 {
+                                    64
+                                } else {
+                                    -64
+                                }
+                            } else {
+                                0
+                            };
+                            fpu::fma32_scaled(a, b, c, scale, mode, &mut fl)
+                        }
+                        Opcode::V_DIV_FIXUP_F32 => {
+                            let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            if den == 0.0 && num != 0.0 && !num.is_nan() {
+                                classify_div0 = true;
+                            }
+                            let q = fpu::div_fixup(
+                                a as f64,
+                                den as f64,
+                                num as f64,
+                                -150,
+                                (fpu::exp32(num), fpu::exp32(den)),
+                                255,
+                                &mut fl,
+                            ) as f32;
+                            // Output denormals flush as MODE says.
+                            if q.is_subnormal() && mode.denorm32 & 2 == 0 {
+                                0.0f32.copysign(q)
+                            } else {
+                                q
+                            }
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    // Clamp to [0, 1]; with DX10_CLAMP a NaN clamps to 0.
+                    let r = match (f.clamp, r.is_nan()) {
+                        (true, false) => r.clamp(0.0, 1.0),
+                        (true, true) if self.mode & (1 << 8) != 0 => 0.0,
+                        _ => r,
+                    };
+                    kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
+                    r.to_bits() as u64
+                }
+                W::F64 => {
+                    // Conversions to f64 read a 32-bit source: no 64-bit read.
+                    let a = if matches!(
+                        inst.op,
+                        Opcode::V_CVT_F64_I32_E32 | Opcode::V_CVT_F64_U32_E32 | Opcode::V_CVT_F64_F32_E32
+                    ) {
+                        0.0
+                    } else {
+                        f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?)
+                    };
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<f64> {
+                        Ok(f64::from_bits(w.fp_src64(obs, f, i, lit, lane)?))
+                    };
+                    let r: f64 = match inst.op {
+                        Opcode::V_ADD_F64 => fpu::op64(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_MUL_F64 => fpu::op64(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F64 => fpu::fma64(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        Opcode::V_FMAC_F64_E32 => {
+                            let c = f64::from_bits(
+                                self.rv(obs, f.dst, lane) as u64 | (self.rv(obs, f.dst + 1, lane) as u64) << 32,
+                            );
+                            fpu::fma64(a, src(self, obs, 1)?, c, mode, &mut fl)
+                        }
+                        Opcode::V_MIN_F64 => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
+                        Opcode::V_MAX_F64 => fpu::minmax64(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        Opcode::V_TRUNC_F64_E32 => fpu::in64(a, mode, &mut fl).trunc(),
+                        Opcode::V_FLOOR_F64_E32 => fpu::in64(a, mode, &mut fl).floor(),
+                        Opcode::V_CEIL_F64_E32 => fpu::in64(a, mode, &mut fl).ceil(),
+                        Opcode::V_RNDNE_F64_E32 => fpu::in64(a, mode, &mut fl).round_ties_even(),
+                        Opcode::V_FRACT_F64_E32 => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x.is_infinite() {
+                                f64::NAN
+                            } else {
+                                (x - x.floor()).min(f64::from_bits(0x3FEF_FFFF_FFFF_FFFF))
+                            }
+                        }
+                        Opcode::V_RCP_F64_E32 => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::finish64(1.0 / x, false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        Opcode::V_RSQ_F64_E32 => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            if x == 0.0 {
+                                fl |= flag::DIV0;
+                                classify_div0 = true;
+                            }
+                            fpu::finish64(1.0 / x.sqrt(), false, x.is_nan(), true, mode, &mut fl)
+                        }
+                        Opcode::V_SQRT_F64_E32 => {
+                            let x = fpu::in64(a, mode, &mut fl);
+                            fpu::finish64(x.sqrt(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_LDEXP_F64 => {
+                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let x = fpu::in64(a, mode, &mut fl);
+                            let e = e.clamp(-2200, 2200);
+                            // Two steps keep intermediate scale factors finite.
+                            let r = x * (2f64).powi(e / 2) * (2f64).powi(e - e / 2);
+                            fpu::finish64(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_CVT_F64_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
+                        Opcode::V_CVT_F64_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
+                        Opcode::V_CVT_F64_F32_E32 => {
+                            let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                            fpu::in32(x, mode, &mut fl) as f64
+                        }
+                        Opcode::V_DIV_SCALE_F64 => {
+                            let (r, v) = fpu::div_scale64(a, src(self, obs, 1)?, src(self, obs, 2)?);
+                            if v {
+                                vcc_out |= 1 << lane;
+                            }
+                            r
+                        }
+                        Opcode::V_DIV_FMAS_F64 => {
+                            let (b, c) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let r = fpu::fma64(a, b, c, mode, &mut fl);
+                            if self.vcc() >> lane & 1 != 0 {
+                                r * (2f64).powi(if fpu::exp64(c) > 1023 { 128 } else { -128 })
+                            } else {
+                                r
+                            }
+                        }
+                        Opcode::V_DIV_FIXUP_F64 => {
+                            let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            if den == 0.0 && num != 0.0 && !num.is_nan() {
+                                classify_div0 = true;
+                            }
+                            let q =
+                                fpu::div_fixup(a, den, num, -1075, (fpu::exp64(num), fpu::exp64(den)), 2047, &mut fl);
+                            if q.is_subnormal() && mode.denorm16_64 & 2 == 0 {
+                                0.0f64.copysign(q)
+                            } else {
+                                q
+                            }
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    let r = match (f.clamp, r.is_nan()) {
+                        (true, false) => r.clamp(0.0, 1.0),
+                        (true, true) if self.mode & (1 << 8) != 0 => 0.0,
+                        _ => r,
+                    };
+                    kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), classify_div0);
+                    r.to_bits()
+                }
+                W::F16 => {
+                    let a = self.fp_src16(obs, f, 0, lit, lane)? as u16;
+                    let src = |w: &Self, obs: &mut Observations, i: usize| -> R<u16> {
+                        Ok(w.fp_src16(obs, f, i, lit, lane)? as u16)
+                    };
+                    let r: u16 = match inst.op {
+                        Opcode::V_ADD_F16_E32 => fpu::op16(BinOp::Add, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUB_F16_E32 => fpu::op16(BinOp::Sub, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_SUBREV_F16_E32 => fpu::op16(BinOp::Sub, src(self, obs, 1)?, a, mode, &mut fl),
+                        Opcode::V_MUL_F16_E32 => fpu::op16(BinOp::Mul, a, src(self, obs, 1)?, mode, &mut fl),
+                        Opcode::V_FMA_F16 => fpu::fma16(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
+                        Opcode::V_CVT_F16_F32_E32 => {
+                            let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                            fpu::round16(x as f64, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_PACK_B32_F16 => {
+                            let lo = self.fp_src16(obs, f, 0, lit, lane)?;
+                            let hi = self.fp_src16(obs, f, 1, lit, lane)?;
+                            let lo = if f.op_sel & 1 != 0 {
+                                self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16
+                            } else {
+                                lo
+                            };
+                            let hi = if f.op_sel & 2 != 0 {
+                                self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16
+                            } else {
+                                hi
+                            };
+                            self.wv(obs, f.dst, lane, (lo & 0xFFFF) | (hi & 0xFFFF) << 16);
+                            continue;
+                        }
+                        _ => return self.unsupported(m),
+                    };
+                    let h = r & 0x7FFF;
+                    kinds |= classify(h > 0x7C00, h == 0x7C00, h != 0 && h < 0x400, false);
+                    r as u64
+                }
+            };
+            all_flags |= fl;
+            // Result width follows the destination type of the mnemonic.
+            let dst_w = dst_width(inst.op, kind.1);
+            match dst_w {
+                64 => {
+                    self.wv(obs, f.dst, lane, res as u32);
+                    self.wv(obs, f.dst + 1, lane, (res >> 32) as u32);
+                }
+                16 => {
+                    // gfx9 f16 VALU zeroes the high half of the destination.
+                    self.wv(obs, f.dst, lane, res as u32 & 0xFFFF);
+                }
+                _ => self.wv(obs, f.dst, lane, res as u32),
+            }
+        }
+        if matches!(inst.op, Opcode::V_DIV_SCALE_F32 | Opcode::V_DIV_SCALE_F64) {
+            let sdst = if e32 { VCC } else { f.sdst };
+            self.ws64(obs, sdst, vcc_out);
+        }
+        self.raise(all_flags);
+        // Every conversion executed here produces a float (v_cvt_f*), so
+        // every result with a class of interest is observed.
+        if kinds != 0 {
+            self.observe(obs, format, kinds);
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum W {
+    F16,
+    F32,
+    F64,
+}
+
+/// The lane width of an FP opcode: its source type (the type its mnemonic
+/// names last), except that conversions to f32 and f64 and `v_cvt_f16_f32`
+/// go by their destination, and other conversions from neither f16 nor f64
+/// run as f32. `None` for an opcode named by no float type.
+pub(crate) fn float_kind(op: Opcode) -> Option<((), W)> {
+    use Opcode as O;
+    let w = match op {
+        O::V_CVT_F32_I32_E32
+        | O::V_CVT_F32_U32_E32
+        | O::V_CVT_F32_F64_E32
+        | O::V_CVT_F32_F16_E32
+        | O::V_CVT_F32_UBYTE0_E32 => W::F32,
+        O::V_CVT_F64_I32_E32 | O::V_CVT_F64_U32_E32 | O::V_CVT_F64_F32_E32 => W::F64,
+        O::V_CVT_F16_F32_E32 => W::F16,
+        _ => match (op.family() == Family::Convert, op.data_type()) {
+            (_, Some(DataType::F16)) => W::F16,
+            (_, Some(DataType::F64)) => W::F64,
+            (true, _) | (false, Some(DataType::F32)) => W::F32,
+            _ => return None,
+        },
+    };
+    Some(((), w))
+}
+
+/// The destination width in bits: f16 results fill the low half, except
+/// `v_pack_b32_f16`'s two halves.
+pub(crate) fn dst_width(op: Opcode, w: W) -> u32 {
+    match w {
+        W::F64 => 64,
+        W::F16 if op != Opcode::V_PACK_B32_F16 => 16,
+        _ => 32,
+    }
+}
