@@ -194,6 +194,64 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Processes of one node (MPI ranks) asking for the same bytes at once:
+    /// one disassembler run, every caller gets the whole answer, and the
+    /// cache holds it once with no leftovers.
+    #[test]
+    fn concurrent_callers_share_one_disassembler_run() {
+        let dir = temp("concurrent");
+        let marks = dir.join("marks");
+        let real = dir.join("nvdisasm");
+        // slow enough that every caller arrives while the first still runs;
+        // a long answer, so a torn read would show
+        std::fs::write(
+            &real,
+            format!(
+                "#!/bin/sh\necho run >> '{}'\nsleep 0.5\nseq 2000 | sed \"s/$/ $(cat \"$3\")/\"\n",
+                marks.display()
+            ),
+        )
+        .expect("write");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let cache = DisasmCache { dir: dir.join("cache"), real };
+        let wrapper = cache.write_wrapper().expect("wrapper");
+        let code = dir.join("raw.bin");
+        std::fs::write(&code, b"FFMA R1").expect("write");
+        let callers: Vec<_> = (0..8)
+            .map(|_| {
+                Command::new(&wrapper)
+                    .args(["-b", "SM90"])
+                    .arg(&code)
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        let outputs: Vec<String> = callers
+            .into_iter()
+            .map(|c| {
+                let out = c.wait_with_output().expect("wait");
+                assert!(out.status.success());
+                String::from_utf8(out.stdout).expect("text")
+            })
+            .collect();
+        assert_eq!(outputs[0].lines().count(), 2000);
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "every caller got the same, whole answer");
+        assert_eq!(std::fs::read_to_string(&marks).expect("marks").lines().count(), 1, "one disassembler run");
+        let names: Vec<String> = std::fs::read_dir(&cache.dir)
+            .expect("cache")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names.iter().filter(|n| n.starts_with('.')).count(),
+            0,
+            "no busy mark or partial file left: {names:?}"
+        );
+        assert_eq!(names.len(), 2, "the wrapper and one answer: {names:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn unquotable_paths_are_refused() {
         let dir = temp("quote");

@@ -18,7 +18,7 @@ use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef};
+use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::Detector;
 
@@ -48,6 +48,68 @@ enum Sink {
 #[derive(Debug)]
 struct KernelEntry {
     launches: u64,
+}
+
+/// How findings reached the host: by a ring record that names the launch
+/// serial the device was given, or only from the site table read at the
+/// end (launch unknown). Told in a note, so a report shows which path
+/// carried its findings and what launch values the device sent.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// Findings that arrived by a ring record.
+    pub by_ring: u64,
+    /// Ring records naming a serial no launch had (dated unknown).
+    pub unmatched_serials: u64,
+    /// Findings known only from the final site table.
+    pub by_sweep_only: u64,
+    /// Lowest and highest launch serial the ring's records named.
+    pub serials: Option<(u32, u32)>,
+    /// Distinct serials named (counted up to [`Delivery::DISTINCT_CAP`]).
+    pub distinct: HashSet<u32>,
+}
+
+impl Delivery {
+    const DISTINCT_CAP: usize = 4096;
+
+    fn saw_serial(&mut self, serial: u32) {
+        self.serials = Some(match self.serials {
+            None => (serial, serial),
+            Some((lo, hi)) => (lo.min(serial), hi.max(serial)),
+        });
+        if self.distinct.len() < Self::DISTINCT_CAP {
+            self.distinct.insert(serial);
+        }
+    }
+
+    /// The note for a run of `launches` launches; none without findings.
+    pub fn note(&self, launches: u64) -> Option<String> {
+        if self.by_ring == 0 && self.by_sweep_only == 0 {
+            return None;
+        }
+        let serials = match self.serials {
+            None => String::new(),
+            Some((lo, hi)) => format!(
+                " (launch serials named: {}{} distinct, from {lo} to {hi}, of {launches} launches)",
+                self.distinct.len(),
+                if self.distinct.len() >= Self::DISTINCT_CAP { " or more" } else { "" }
+            ),
+        };
+        let unmatched = if self.unmatched_serials > 0 {
+            format!(", {} of them naming a serial no launch had (launch unknown)", self.unmatched_serials)
+        } else {
+            String::new()
+        };
+        let swept = if self.by_sweep_only > 0 {
+            format!(
+                "; {} only from the site table read at the end, whose launch is unknown (their record never \
+                 reached the host)",
+                self.by_sweep_only
+            )
+        } else {
+            String::new()
+        };
+        Some(format!("device findings: {} by the record ring{serials}{unmatched}{swept}", self.by_ring))
+    }
 }
 
 /// The tool's state for one process.
@@ -85,6 +147,8 @@ pub struct ToolCore {
     lines_enabled: bool,
     /// Fast mode: what thinning did over all kernels so far.
     thinned: ThinStats,
+    /// How findings reached the host.
+    delivery: Delivery,
     finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
@@ -165,6 +229,7 @@ impl ToolCore {
             scanned_files: HashSet::new(),
             target: None,
             thinned: ThinStats::default(),
+            delivery: Delivery::default(),
             finished: false,
             rank,
         };
@@ -497,9 +562,17 @@ impl ToolCore {
         for chunk in bytes.chunks(RECORD_SIZE) {
             match DeviceRecord::decode(chunk) {
                 Ok(r) => {
-                    let launch = self.launches.get(r.launch as usize).map(|l| l.1).unwrap_or(0);
+                    self.delivery.saw_serial(r.launch);
+                    let launch = match self.launches.get(r.launch as usize) {
+                        Some(l) => l.1,
+                        None => {
+                            self.delivery.unmatched_serials += 1;
+                            LAUNCH_UNKNOWN
+                        }
+                    };
                     for kind in r.kinds.iter() {
                         if !self.sent.contains_key(&(r.site, kind, r.format)) {
+                            self.delivery.by_ring += 1;
                             self.add_finding(r.site, kind, r.format, launch, 1);
                         }
                     }
@@ -519,14 +592,21 @@ impl ToolCore {
                 let sent = self.sent.get(&(site, kind, format)).copied();
                 let total_sent = sent.unwrap_or(0);
                 if count > total_sent {
-                    // a known finding keeps its first launch; one whose record
-                    // never arrived is dated to the kernel's first launch
-                    let launch = if sent.is_some() { u64::MAX } else { 0 };
-                    self.add_finding(site, kind, format, launch, count - total_sent);
+                    // a known finding keeps its first launch; one whose
+                    // record never arrived has no known launch
+                    if sent.is_none() {
+                        self.delivery.by_sweep_only += 1;
+                    }
+                    self.add_finding(site, kind, format, LAUNCH_UNKNOWN, count - total_sent);
                 }
             }
         }
         Ok(())
+    }
+
+    /// How findings reached the host so far.
+    pub fn delivery(&self) -> &Delivery {
+        &self.delivery
     }
 
     /// The report so far.
@@ -540,6 +620,9 @@ impl ToolCore {
             return Ok(());
         }
         self.finished = true;
+        if let Some(text) = self.delivery.note(self.launches.len() as u64) {
+            self.note(&text);
+        }
         if self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;
             let text = format!(
@@ -721,6 +804,67 @@ mod tests {
         );
         assert_eq!(rec.site.location.as_ref().map(|l| l.to_string()), Some("k.cu:9".into()));
         assert_eq!(r.run.target.as_deref(), Some("sm_90"));
+        let _ = std::fs::remove_file(report);
+    }
+
+    #[test]
+    fn launches_come_from_records_and_a_swept_finding_has_none() {
+        let report = temp("late.json");
+        let config =
+            RunSettings { mode: Mode::Detect, report_path: report.clone(), sample_every: 1, ..RunSettings::default() }
+                .check()
+                .expect("valid");
+        let mut core = ToolCore::new(config).expect("core");
+        core.set_lines_enabled(false);
+        let other = KernelNames { mangled: "_Z4fillPf", demangled: "fill(float*)" };
+        core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        // serial 0 is another kernel's; k's launch 5 is serial 6
+        assert_eq!(core.launch(other).serial, 0);
+        for i in 0..8 {
+            assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: i + 1 });
+        }
+        let rec = |site, launch, seq| DeviceRecord {
+            site: SiteId(site),
+            launch,
+            kinds: ExceptionKinds::NONE.with(ExceptionKind::Nan),
+            format: FpFormat::F32,
+            seq,
+        };
+        let mut bytes = rec(0, 6, 1).encode().to_vec();
+        bytes.extend_from_slice(&rec(1, 99, 2).encode()); // a serial no launch had
+        assert_eq!(core.on_records(&bytes), 0);
+        assert_eq!(core.delivery().by_ring, 2);
+        assert_eq!(core.delivery().unmatched_serials, 1);
+        // the table knows three findings: the two above and an inf at site 0
+        let mut chunk = vec![0u8; 2 * SITE_ENTRY_SIZE];
+        chunk[0..4].copy_from_slice(&(0b0011u32 << 16).to_le_bytes());
+        chunk[8..16].copy_from_slice(&3u64.to_le_bytes());
+        chunk[16..24].copy_from_slice(&2u64.to_le_bytes());
+        chunk[SITE_ENTRY_SIZE..SITE_ENTRY_SIZE + 4].copy_from_slice(&(0b0001u32 << 16).to_le_bytes());
+        chunk[SITE_ENTRY_SIZE + 8..SITE_ENTRY_SIZE + 16].copy_from_slice(&1u64.to_le_bytes());
+        core.on_table_chunk(0, &chunk).expect("chunk");
+        assert_eq!(core.delivery().by_sweep_only, 1);
+        core.finish().expect("written");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let k = r.kernels.iter().find(|k| k.name == "k(float*)").expect("k");
+        let found: Vec<(u64, ExceptionKind, Option<u64>, u64)> =
+            k.records.iter().map(|x| (x.site.offset, x.kind, x.known_first_launch(), x.occurrences)).collect();
+        assert_eq!(
+            found,
+            [
+                (0, ExceptionKind::Nan, Some(5), 3),
+                (0, ExceptionKind::Inf, None, 2),
+                (0x10, ExceptionKind::Nan, None, 1)
+            ]
+        );
+        let note = r.run.notes.iter().find(|n| n.starts_with("device findings:")).expect("delivery note");
+        assert_eq!(
+            note,
+            "device findings: 2 by the record ring (launch serials named: 2 distinct, from 6 to 99, of 9 launches), \
+             1 of them naming a serial no launch had (launch unknown); 1 only from the site table read at the end, \
+             whose launch is unknown (their record never reached the host)"
+        );
         let _ = std::fs::remove_file(report);
     }
 

@@ -38,7 +38,8 @@ pub struct LineFindings<'a> {
     pub instructions: Vec<InstrFindings<'a>>,
     pub findings: usize,
     pub occurrences: u64,
-    pub first_launch: u64,
+    /// The earliest launch known to raise any of them (none known: `None`).
+    pub first_launch: Option<u64>,
 }
 
 impl LineFindings<'_> {
@@ -108,7 +109,7 @@ fn line_findings(records: Vec<&ExceptionRecord>) -> LineFindings<'_> {
         instructions,
         findings: records.len(),
         occurrences: records.iter().map(|r| r.occurrences).sum(),
-        first_launch: records.iter().map(|r| r.first_launch).min().unwrap_or(0),
+        first_launch: records.iter().filter_map(|r| r.known_first_launch()).min(),
     }
 }
 
@@ -156,7 +157,7 @@ pub(crate) mod tests {
         let places: Vec<String> = k.lines.iter().map(LineFindings::place).collect();
         assert_eq!(places, ["div.cu:3", "div.cu:12", "unknown location"]);
         let div = &k.lines[1];
-        assert_eq!((div.findings, div.instructions.len(), div.occurrences, div.first_launch), (14, 12, 26, 0));
+        assert_eq!((div.findings, div.instructions.len(), div.occurrences, div.first_launch), (14, 12, 26, Some(0)));
         let kinds: Vec<(ExceptionKind, usize, u64)> =
             div.kinds.iter().map(|c| (c.kind, c.findings, c.occurrences)).collect();
         assert_eq!(kinds, [(ExceptionKind::Nan, 12, 24), (ExceptionKind::Div0, 2, 2)]);
@@ -165,6 +166,6 @@ pub(crate) mod tests {
         let at_first: Vec<ExceptionKind> = first.records.iter().map(|r| r.kind).collect();
         assert_eq!(at_first, [ExceptionKind::Nan, ExceptionKind::Div0]);
         assert!(div.instructions.windows(2).all(|w| w[0].offset < w[1].offset));
-        assert_eq!(k.lines[0].first_launch, 4);
+        assert_eq!(k.lines[0].first_launch, Some(4));
     }
 }

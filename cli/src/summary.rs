@@ -239,6 +239,12 @@ fn ranks_line(report: &Report) -> Option<String> {
     Some(line)
 }
 
+/// `first in launch 5000`, or that no launch is known (a finding the tool
+/// learned of only from counters read at the end of the run).
+fn first_in_launch(launch: Option<u64>) -> String {
+    launch.map_or_else(|| "launch unknown".to_string(), |l| format!("first in launch {l}"))
+}
+
 /// `, on ranks 0-3` for a finding of a parallel job.
 fn seen_on(ranks: &[u32]) -> String {
     match ranks {
@@ -285,7 +291,7 @@ fn by_line(out: &mut String, report: &Report, limits: Limits) {
         for line in k.lines.iter().take(limits.lines_per_kernel) {
             let _ = writeln!(
                 out,
-                "    {}: {}; {} finding{} at {} instruction{}, {} occurrence{}, first in launch {}",
+                "    {}: {}; {} finding{} at {} instruction{}, {} occurrence{}, {}",
                 line.place(),
                 kinds_words(&line.kinds),
                 line.findings,
@@ -294,7 +300,7 @@ fn by_line(out: &mut String, report: &Report, limits: Limits) {
                 plural(line.instructions.len()),
                 line.occurrences,
                 plural(line.occurrences as usize),
-                line.first_launch
+                first_in_launch(line.first_launch)
             );
             let instr_width =
                 line.instructions.iter().map(|i| i.instr.chars().count()).max().unwrap_or(0).min(INSTR_WIDTH);
@@ -304,10 +310,10 @@ fn by_line(out: &mut String, report: &Report, limits: Limits) {
                     .iter()
                     .map(|r| {
                         format!(
-                            "{} ({}), first in launch {}, {} occurrence{}{}",
+                            "{} ({}), {}, {} occurrence{}{}",
                             r.kind.name(),
                             r.format.name(),
-                            r.first_launch,
+                            first_in_launch(r.known_first_launch()),
                             r.occurrences,
                             plural(r.occurrences as usize),
                             seen_on(&r.ranks)
@@ -537,6 +543,22 @@ mod tests {
         assert!(s.contains("  - a note"));
         let full = summary(&sample(), true);
         assert!(full.contains("\n    app.cu:42: nan (f32), div0 (f64); 2 findings at 2 instructions, 6 occurrences, first in launch 0\n      +0x130  FADD R1, R2, R3  nan (f32), first in launch 0, 5 occurrences\n      +0x200  FADD R1, R2, R3  div0 (f64), first in launch 0, 1 occurrence\n"), "{full}");
+    }
+
+    #[test]
+    fn an_unknown_first_launch_is_said_not_claimed() {
+        let mut r = sample();
+        for rec in &mut r.kernels[1].records {
+            rec.first_launch_unknown = true;
+        }
+        let full = summary(&r, true);
+        assert!(full.contains("6 occurrences, launch unknown\n"), "{full}");
+        assert!(full.contains("nan (f32), launch unknown, 5 occurrences"), "{full}");
+        assert!(!full.contains("first in launch 0"), "{full}");
+        // one known launch in the line dates the line
+        r.kernels[1].records[1].first_launch_unknown = false;
+        r.kernels[1].records[1].first_launch = 9;
+        assert!(summary(&r, true).contains("6 occurrences, first in launch 9\n"));
     }
 
     /// The layout of the findings by source line, pinned in

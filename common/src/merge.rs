@@ -224,7 +224,9 @@ fn add_ranks(into: &mut Vec<u32>, ranks: &[u32]) {
 
 fn add_sighting(into: &mut ExceptionRecord, rec: &ExceptionRecord, ranks: &[u32]) {
     into.occurrences = into.occurrences.saturating_add(rec.occurrences);
-    into.first_launch = into.first_launch.min(rec.first_launch);
+    if let Some(launch) = rec.known_first_launch() {
+        into.saw_in_launch(launch);
+    }
     if into.site.location.is_none() {
         into.site.location.clone_from(&rec.site.location);
     }

@@ -90,6 +90,10 @@ impl RunInfo {
     }
 }
 
+/// The launch value of a finding whose launch is not known (in
+/// [`Collector::record`] and the event stream's findings).
+pub const LAUNCH_UNKNOWN: u64 = u64::MAX;
+
 /// Where a finding happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteRef {
@@ -107,14 +111,53 @@ pub struct ExceptionRecord {
     pub kind: ExceptionKind,
     pub format: FpFormat,
     pub site: SiteRef,
-    /// Index (from 0) of the kernel's first launch that raised it.
+    /// Index (from 0) of the kernel's first launch that raised it; 0 and
+    /// meaningless when `first_launch_unknown` is set.
     pub first_launch: u64,
+    /// No launch index is known for it: the tool learned of it only from
+    /// counters read at the end of the run, never from a record that named
+    /// its launch. Reports written before this field existed read as false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_launch_unknown: bool,
     /// Warp (wave) executions that raised it, over all instrumented launches.
     pub occurrences: u64,
     /// Ranks of the parallel job whose processes saw it (sorted; absent
     /// when no process named a rank).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<u32>,
+}
+
+impl ExceptionRecord {
+    /// A first sighting in `launch` ([`LAUNCH_UNKNOWN`]: not known).
+    pub fn new(kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64) -> ExceptionRecord {
+        let unknown = launch == LAUNCH_UNKNOWN;
+        ExceptionRecord {
+            kind,
+            format,
+            site,
+            first_launch: if unknown { 0 } else { launch },
+            first_launch_unknown: unknown,
+            occurrences,
+            ranks: Vec::new(),
+        }
+    }
+
+    /// The first launch known to raise it.
+    pub fn known_first_launch(&self) -> Option<u64> {
+        (!self.first_launch_unknown).then_some(self.first_launch)
+    }
+
+    /// Fold in a sighting in `launch` ([`LAUNCH_UNKNOWN`]: not known): the
+    /// earliest known launch wins, an unknown one changes nothing.
+    pub fn saw_in_launch(&mut self, launch: u64) {
+        if launch == LAUNCH_UNKNOWN {
+            return;
+        }
+        if self.first_launch_unknown || launch < self.first_launch {
+            self.first_launch = launch;
+            self.first_launch_unknown = false;
+        }
+    }
 }
 
 /// One instrumented process of the run, as it introduced itself.
@@ -347,7 +390,8 @@ impl Collector {
         idx
     }
 
-    /// Note a finding of `occurrences` warp executions in launch `launch`.
+    /// Note a finding of `occurrences` warp executions in launch `launch`
+    /// ([`LAUNCH_UNKNOWN`] when the launch is not known).
     pub fn record(
         &mut self,
         kernel: &str,
@@ -362,7 +406,7 @@ impl Collector {
             let k = self.kernel(kernel);
             let r = &mut k.records[i];
             r.occurrences += occurrences;
-            r.first_launch = r.first_launch.min(launch);
+            r.saw_in_launch(launch);
             return Recorded::Known;
         }
         if self.max_records.is_some_and(|m| self.records >= m) {
@@ -371,7 +415,7 @@ impl Collector {
         }
         self.records += 1;
         let k = self.kernel(kernel);
-        k.records.push(ExceptionRecord { kind, format, site, first_launch: launch, occurrences, ranks: Vec::new() });
+        k.records.push(ExceptionRecord::new(kind, format, site, launch, occurrences));
         let i = k.records.len() - 1;
         self.index.insert(key, i);
         Recorded::New
@@ -449,6 +493,26 @@ mod tests {
         assert_eq!(r.kernels[0].records.len(), 2);
         assert_eq!(r.kernels[0].records[0].occurrences, 5);
         assert_eq!(r.kernels[0].records[0].first_launch, 0);
+    }
+
+    #[test]
+    fn an_unknown_launch_says_so_and_yields_to_a_known_one() {
+        let mut c = Collector::new(run(), None);
+        let nan =
+            |c: &mut Collector, launch| c.record("k", ExceptionKind::Nan, FpFormat::F32, site(0, 0x10), launch, 1);
+        assert_eq!(nan(&mut c, LAUNCH_UNKNOWN), Recorded::New);
+        let r = c.report();
+        let rec = &r.kernels[0].records[0];
+        assert_eq!((rec.first_launch_unknown, rec.known_first_launch()), (true, None));
+        assert!(r.to_json().contains("\"first_launch_unknown\": true"), "{}", r.to_json());
+        assert_eq!(Report::from_json(&r.to_json()).expect("json"), r);
+        // a known launch replaces the unknown one; a later unknown changes nothing
+        nan(&mut c, 5000);
+        nan(&mut c, LAUNCH_UNKNOWN);
+        nan(&mut c, 7000);
+        let rec = c.report().kernels[0].records[0].clone();
+        assert_eq!((rec.first_launch_unknown, rec.known_first_launch(), rec.occurrences), (false, Some(5000), 4));
+        assert!(!c.report().to_json().contains("first_launch_unknown"), "absent when known");
     }
 
     #[test]

@@ -123,19 +123,18 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                 let info = sites.get(*site).ok_or_else(|| format!("slot {i} names unknown site {}", site.0))?;
                 out.records.push((
                     slot.kernel.clone(),
-                    ExceptionRecord {
-                        kind: *kind,
-                        format: *format,
-                        site: SiteRef {
+                    ExceptionRecord::new(
+                        *kind,
+                        *format,
+                        SiteRef {
                             id: *site,
                             offset: info.offset,
                             instr: info.instr.clone(),
                             location: info.location.clone(),
                         },
-                        first_launch: launch,
-                        occurrences: u64::from(v),
-                        ranks: Vec::new(),
-                    },
+                        launch,
+                        u64::from(v),
+                    ),
                 ));
             }
             SlotKind::Counter { name, .. } => {

@@ -240,13 +240,26 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
         g_codegen_pending = true;
         g_codegen_start = std::chrono::steady_clock::now();
     }
-    /* with sampled launches, tell NVBit only when the choice changes */
-    auto last = g_instrumented.find(f);
-    if (last == g_instrumented.end() || last->second != (instrument != 0)) {
-        nvbit_enable_instrumented(ctx, f, instrument != 0);
-        g_instrumented[f] = instrument != 0;
+    if (instrument) {
+        /* The launch serial the device records carry. NVBit (1.7.7.1)
+         * keeps a value set for an ordinary launch (no launch handle)
+         * pending on the function and hands it to the launch only inside
+         * nvbit_enable_instrumented: set it first, then enable, on every
+         * instrumented launch (enabling only when the choice changed left
+         * every launch reading 0). A graph node's value (launch handle
+         * given) is applied by nvbit_set_at_launch itself. */
+        nvbit_set_at_launch(ctx, f, serial, stream, launch_handle);
+        nvbit_enable_instrumented(ctx, f, true);
+        g_instrumented[f] = true;
+        return;
     }
-    nvbit_set_at_launch(ctx, f, serial, stream, launch_handle);
+    /* an uninstrumented launch carries no value: tell NVBit only when the
+     * choice changes */
+    auto last = g_instrumented.find(f);
+    if (last == g_instrumented.end() || last->second) {
+        nvbit_enable_instrumented(ctx, f, false);
+        g_instrumented[f] = false;
+    }
 }
 
 /* Read the site table back for the final counts (needs a live context). */

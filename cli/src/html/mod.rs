@@ -261,7 +261,7 @@ fn line_row(out: &mut String, line: &LineFindings) {
         num(line.findings),
         num(line.instructions.len()),
         num(line.occurrences),
-        num(line.first_launch)
+        line.first_launch.map_or_else(|| num("unknown"), num)
     );
     for i in &line.instructions {
         let found: Vec<String> = i
@@ -273,7 +273,7 @@ fn line_row(out: &mut String, line: &LineFindings) {
                     r.kind.name(),
                     r.format.name(),
                     r.occurrences,
-                    r.first_launch
+                    r.known_first_launch().map_or_else(|| "unknown".to_string(), |l| l.to_string())
                 )
             })
             .collect();
