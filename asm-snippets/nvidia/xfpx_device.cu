@@ -167,9 +167,12 @@ extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t preds,
     xfpx_record_found(active, f2, (uint32_t)site_meta2, m2 & XFPX_META_FORMAT_MASK, state, launch);
 }
 
-/* Counters: one update per region execution, by the lowest active lane. */
+/* Counters: one update per region execution, by the lowest active lane.
+ * A slot outside the launch's table (which the host never plans) is not
+ * counted rather than written out of bounds. */
 static __device__ __forceinline__ XfpxCountSlot *xfpx_count_slot(uint64_t table, uint32_t slot) {
     XfpxCountTable *t = (XfpxCountTable *)table;
+    if (t == nullptr || slot >= t->slots) return nullptr;
     uint32_t w = 0u;
     if (t->window_blocks != 0u) {
         uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
@@ -197,6 +200,7 @@ extern "C" __device__ __noinline__ void xfpx_count_region(uint32_t preds, uint64
     }
     if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
     XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
+    if (s == nullptr) return;
     atomicAdd(&s->warps, 1ull);
     atomicAdd(&s->lanes, (unsigned long long)__popc(active));
     if (divergent) atomicAdd(&s->divergent, 1ull);
@@ -206,5 +210,6 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
     uint32_t active = __activemask();
     uint32_t held = __ballot_sync(active, guard != 0);
     if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
-    atomicAdd(&xfpx_count_slot(table, (uint32_t)slot_meta)->lanes, (unsigned long long)__popc(held));
+    XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
+    if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held));
 }

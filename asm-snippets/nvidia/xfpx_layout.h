@@ -75,10 +75,14 @@ typedef struct XfpxDeviceState {
 } XfpxDeviceState;
 
 /* Counters (xfpx_count_region / xfpx_count_guard, see abi.def): one table
- * per instrumented kernel in device memory, zeroed by the host before a
- * launch and read after it. Window w of slot s is slot[w * slots + s];
- * a block's window is its linear index / window_blocks (0: one window),
- * clamped to the last window. Mirrored in xfpx-nvidia `counts`. */
+ * per counted launch in device memory, its address the launch's per-launch
+ * value; the host writes it (header, zero slots) on the launch's stream
+ * before the launch and reads it back once the launch has completed.
+ * Slots: the slots of the functions the kernel calls (numbered across the
+ * program) first, then the kernel's own. Window w of slot s is
+ * slot[w * slots + s]; a block's window is its linear index /
+ * window_blocks (0: one window), clamped to the last window. Mirrored in
+ * xfpx-nvidia `counts`. */
 #define XFPX_COUNT_BRANCH 1u
 #define XFPX_COUNT_PRED_SHIFT 1
 #define XFPX_COUNT_NEGATED (1u << 4)

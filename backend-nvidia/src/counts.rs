@@ -3,6 +3,12 @@
 //! calls of `xfpx_count_region` / `xfpx_count_guard` (declared in
 //! `abi.def`), and the host-side mirror of the device count table.
 //!
+//! Each counted launch has a table of its own, its address the launch's
+//! per-launch value; a function's slots start at a base the run gives it
+//! ([`NvbitLowering::count_slots_from`]): called functions get bases
+//! across the program, and a kernel's slots follow those of every
+//! function called so far, so one table holds a kernel and its callees.
+//!
 //! A region's call can run anywhere in its region (the active mask is the
 //! same throughout), so when the region ends in a conditional branch the
 //! call moves to the latest unguarded point before it at which the
@@ -66,21 +72,21 @@ fn per_instruction(n: usize) -> Cfg {
     Cfg { blocks, block_of: (0..n).collect() }
 }
 
-/// The call of one `Count` probe; `table` is the device address of the
-/// kernel's count table.
+/// The call of one `Count` probe; the function's slots start at `base`
+/// in its launch's table (the per-launch value).
 pub fn count_call(
     kernel: &SassKernel,
     plan: &Plan,
     index: usize,
     p: &Probe,
     counter: CounterId,
-    table: u64,
+    base: u32,
 ) -> Result<CallInsertion, LowerError> {
     let def = plan
         .counters
         .get(counter.0 as usize)
         .ok_or_else(|| LowerError::Unsupported { probe: index, what: "an undeclared counter".into() })?;
-    let slot = u64::from(counter.0);
+    let slot = u64::from(base) + u64::from(counter.0);
     match def.kind {
         CounterKind::Region { branch, .. } => {
             let (instr, when, meta) = match branch.and_then(|b| branch_point(kernel, p.instr, b)) {
@@ -94,7 +100,7 @@ pub fn count_call(
                 args: vec![
                     CallArg::Preds,
                     CallArg::Const64 { value: slot | (u64::from(meta) << 32) },
-                    CallArg::Const64 { value: table },
+                    CallArg::LaunchVal64,
                 ],
             })
         }
@@ -102,7 +108,7 @@ pub fn count_call(
             instr: p.instr,
             when: p.when,
             function: abi::COUNT_GUARD.into(),
-            args: vec![CallArg::GuardPred, CallArg::Const64 { value: slot }, CallArg::Const64 { value: table }],
+            args: vec![CallArg::GuardPred, CallArg::Const64 { value: slot }, CallArg::LaunchVal64],
         }),
         _ => Err(LowerError::Unsupported { probe: index, what: "a per-instruction counter".into() }),
     }
@@ -172,6 +178,45 @@ pub fn dump_counts(kernel: &SassKernel, sites: &mut SiteTable, format: OutputFor
     Ok(out)
 }
 
+/// The header of one launch's count table (`XfpxCountTable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableShape {
+    /// Slots per window.
+    pub slots: u32,
+    pub windows: u32,
+    /// Thread blocks per window (0: one window).
+    pub window_blocks: u32,
+}
+
+impl TableShape {
+    /// The table of a launch of `blocks` thread blocks with `slots` slots
+    /// per window and `window_blocks` blocks per window.
+    pub fn new(slots: u32, blocks: u64, window_blocks: u32) -> TableShape {
+        let windows = xfpx_common::counters::window_count(blocks, window_blocks);
+        TableShape { slots, windows, window_blocks: if windows == 1 { 0 } else { window_blocks } }
+    }
+
+    /// Bytes of the table: header and `windows * slots` slots.
+    pub fn bytes(&self) -> usize {
+        TABLE_HEADER_BYTES + self.windows as usize * self.slots as usize * SLOT_BYTES
+    }
+
+    /// The header as the device reads it (little-endian).
+    pub fn header(&self) -> [u8; TABLE_HEADER_BYTES] {
+        let mut h = [0u8; TABLE_HEADER_BYTES];
+        for (i, v) in [self.slots, self.windows, self.window_blocks, 0].into_iter().enumerate() {
+            h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        h
+    }
+
+    /// The header of a table read back.
+    pub fn parse(table: &[u8]) -> Option<TableShape> {
+        let word = |i: usize| table.get(4 * i..4 * i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Some(TableShape { slots: word(0)?, windows: word(1)?, window_blocks: word(2)? })
+    }
+}
+
 /// Read a count table's slots for one window from its bytes as the
 /// device wrote them (little-endian `XfpxCountSlot`s after the header).
 pub fn read_window(table: &[u8], slots: usize, window: usize) -> Option<Vec<SlotCount>> {
@@ -213,7 +258,7 @@ mod tests {
         // region 0 (0..3) ends in @P0 BRA: its call goes after the ISETP
         assert_eq!((regions[0].instr, regions[0].when), (1, When::After));
         assert_eq!(regions[0].args[1], CallArg::Const64 { value: u64::from(COUNT_BRANCH) << 32 });
-        assert_eq!(regions[0].args[2], CallArg::Const64 { value: 0x1000 });
+        assert_eq!(regions[0].args[2], CallArg::LaunchVal64);
         // the guarded store has its own guard count
         let guards: Vec<u32> = calls.iter().filter(|c| c.function == abi::COUNT_GUARD).map(|c| c.instr).collect();
         assert_eq!(guards, vec![2, 4]);
@@ -224,5 +269,28 @@ mod tests {
         let w1 = read_window(&bytes, cp.layout.slots(), 1).unwrap();
         assert_eq!(w1[1].warps, 7);
         assert!(read_window(&bytes, cp.layout.slots(), 2).is_none());
+        // slots from a base: the same calls, moved up
+        let based = NvbitLowering::new(&k, 0).unwrap().count_slots_from(40).lower(&k.view, &cp.plan, &sites).unwrap();
+        for (a, b) in calls.iter().zip(&based) {
+            let slot = |c: &CallInsertion| match c.args[1] {
+                CallArg::Const64 { value } => value,
+                _ => panic!("slot"),
+            };
+            assert_eq!(slot(b), slot(a) + 40);
+        }
+    }
+
+    #[test]
+    fn table_shapes_match_the_device_layout() {
+        // XfpxCountTable: u32 slots, windows, window_blocks, reserved; then
+        // XfpxCountSlot { u64 warps, lanes, divergent, reserved }
+        let t = TableShape::new(3, 100, 16);
+        assert_eq!((t.windows, t.window_blocks), (7, 16));
+        assert_eq!(t.bytes(), 16 + 7 * 3 * 32);
+        assert_eq!(&t.header()[..12], &[3, 0, 0, 0, 7, 0, 0, 0, 16, 0, 0, 0]);
+        assert_eq!(TableShape::parse(&t.header()), Some(t));
+        // a launch that fits one window is one window
+        assert_eq!(TableShape::new(3, 10, 16), TableShape { slots: 3, windows: 1, window_blocks: 0 });
+        assert_eq!(TableShape::parse(&[1, 2]), None);
     }
 }

@@ -3,7 +3,7 @@
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), the counters tool's
-//! plan and calls ([`counts`]), where the built tool is found ([`tool_library`]),
+//! plan and calls ([`counts`]) and its tables during a run ([`count_run`]), where the built tool is found ([`tool_library`]),
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]), fat binaries
 //! and cubins ([`fatbin`]) and where files hold them ([`mapped`]), the disassembly of a program's functions
 //! ahead of NVBit ([`prefill`]) and how the tool library is built
@@ -15,6 +15,7 @@
 
 pub mod abi;
 pub mod backend;
+pub mod count_run;
 pub mod counts;
 pub mod disasm_cache;
 pub mod dump;

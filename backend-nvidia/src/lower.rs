@@ -106,11 +106,21 @@ pub struct NvbitLowering<'k> {
     /// Put checks of unguarded instructions that are still intact at a
     /// common later point of their block into one call (fast mode).
     grouped: bool,
+    /// The counters tool: the first slot of this function's counters in
+    /// its launch's count table.
+    count_base: u32,
 }
 
 impl<'k> NvbitLowering<'k> {
     pub fn new(kernel: &'k SassKernel, state_addr: u64) -> Result<Self, LowerError> {
-        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()?, grouped: false })
+        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()?, grouped: false, count_base: 0 })
+    }
+
+    /// The counters tool: this function's slots start at `base` in its
+    /// launch's count table (see [`crate::counts`]).
+    pub fn count_slots_from(mut self, base: u32) -> Self {
+        self.count_base = base;
+        self
     }
 
     /// Group checks, up to [`GROUP_SLOTS`] per call (see [`group_checks`]).
@@ -262,8 +272,8 @@ impl Lowering for NvbitLowering<'_> {
                     }
                 }
                 Action::Count { counter } => {
-                    // the counters tool: `state_addr` is the kernel's count table
-                    let call = crate::counts::count_call(self.kernel, plan, i, p, *counter, self.state_addr)?;
+                    // the counters tool: the table is the per-launch value
+                    let call = crate::counts::count_call(self.kernel, plan, i, p, *counter, self.count_base)?;
                     self.check_abi(&call)?;
                     calls.push(call);
                 }

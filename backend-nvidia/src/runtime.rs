@@ -1,8 +1,12 @@
 //! The host side of the NVBit tool, free of FFI: which kernels to
 //! instrument and when, the site table, the plans and their call
 //! insertions, line tables read from dumped cubins, and the findings the
-//! device sends, streamed as events to the CLI or written as a report.
+//! device sends (or, with the counters tool, the count tables of launches,
+//! see [`crate::count_run`]), streamed as events to the CLI or written as
+//! a report.
 
+use crate::count_run::CountRun;
+use crate::counts::{plan_counts, TableShape, WARP_SIZE};
 use crate::dump::render_kernel;
 use crate::lower::{CallInsertion, NvbitLowering};
 use crate::modes::plan_kernel;
@@ -20,7 +24,7 @@ use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
-use xfpx_common::tool::Detector;
+use xfpx_common::tool::{Detector, ToolKind};
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -152,6 +156,11 @@ pub struct ToolCore {
     finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
+    /// The counters tool: counters instead of exception checks.
+    counting: Option<CountRun>,
+    /// The kernel whose first launch the functions instrumented next
+    /// belong to (the others are functions it calls).
+    instrumenting_for: Option<String>,
 }
 
 fn command_line() -> Vec<String> {
@@ -197,7 +206,7 @@ impl ToolCore {
             device: "unknown".into(),
             target: None,
             command: command_line(),
-            mode: config.mode.name().into(),
+            mode: if config.tool == ToolKind::Counters { "counters".into() } else { config.mode.name().into() },
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
             exit: ExitStatus::Unknown,
@@ -232,7 +241,12 @@ impl ToolCore {
             delivery: Delivery::default(),
             finished: false,
             rank,
+            counting: None,
+            instrumenting_for: None,
         };
+        if core.config.tool == ToolKind::Counters {
+            core.counting = Some(CountRun::new(core.config.count_window_blocks));
+        }
         // The first event of the connection: the CLI knows the tool attached, and to which process.
         core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
         for text in notes {
@@ -465,6 +479,9 @@ impl ToolCore {
             parsed.push(ins);
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
+        if self.counting.is_some() {
+            return self.plan_counts(name, mangled, &kernel);
+        }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
             self.thinned += stats;
@@ -489,6 +506,89 @@ impl ToolCore {
         Ok((calls, plan.probes.len() as u64))
     }
 
+    /// The counters tool's plan of one function: its slots follow those
+    /// given out so far (see [`crate::count_run`]).
+    fn plan_counts(
+        &mut self,
+        name: &str,
+        mangled: &str,
+        kernel: &crate::sass::SassKernel,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        let Some(counting) = &self.counting else { return Err("internal: not counting".into()) };
+        let base = counting.next_base();
+        let (cp, unknown) = plan_counts(kernel, &mut self.sites);
+        xfpx_common::plan::verify(&cp.plan, &kernel.view, &self.sites)
+            .map_err(|e| format!("internal: counting plan rejected: {e}"))?;
+        let calls = NvbitLowering::new(kernel, 0)
+            .map(|l| l.count_slots_from(base))
+            .and_then(|mut l| l.lower(&kernel.view, &cp.plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if let Some(e) = unknown {
+            self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
+        }
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let text = render_kernel(kernel, &cp.plan, &calls, OutputFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        let is_kernel = self.instrumenting_for.as_deref().is_none_or(|k| k == mangled);
+        let probes = cp.plan.probes.len() as u64;
+        if let Some(counting) = &mut self.counting {
+            if is_kernel {
+                counting.add_kernel(mangled, name, base, cp.layout);
+            } else {
+                counting.add_callee(base, cp.layout);
+            }
+        }
+        Ok((calls, probes))
+    }
+
+    /// The functions instrumented next are `kernel_mangled` (a kernel about
+    /// to be launched for the first time) and the functions it calls.
+    pub fn instrumenting_for(&mut self, kernel_mangled: &str) {
+        self.instrumenting_for = Some(kernel_mangled.to_string());
+    }
+
+    /// Whether the run counts (the counters tool) rather than checks.
+    pub fn counting(&self) -> bool {
+        self.counting.is_some()
+    }
+
+    /// The counters tool: the table of instrumented launch `serial` of
+    /// `blocks` thread blocks (0: not known). `None`: the launch must run
+    /// its original code.
+    pub fn count_table(&mut self, serial: u64, blocks: u64) -> Option<TableShape> {
+        self.counting.as_mut()?.table_for(serial, blocks)
+    }
+
+    /// The counters tool: the table of launch `serial` read back after it
+    /// completed (`None`: it could not be allocated or read). Its counters
+    /// go to the report and the CLI.
+    pub fn on_count_table(&mut self, serial: u64, table: Option<&[u8]>) {
+        let Some(counting) = &mut self.counting else { return };
+        let window_blocks = counting.window_blocks();
+        let folded = match table {
+            Some(t) => counting.fold_table(serial, t).map_err(|e| e.to_string()),
+            None => {
+                counting.lose(serial);
+                Err("its count table could not be allocated or read back".to_string())
+            }
+        };
+        match folded {
+            Ok((kernel, launch)) => {
+                self.collector.add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
+                self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, launch });
+            }
+            Err(e) => {
+                let kernel = self.launches.get(serial as usize).map(|l| format!("{} launch {}", l.0, l.1));
+                self.note(&format!("{} not counted: {e}", kernel.unwrap_or_else(|| format!("launch {serial}"))));
+            }
+        }
+    }
+
     /// Number of sites so far: the device table must cover ids below it.
     pub fn site_count(&self) -> u32 {
         self.sites.len() as u32
@@ -501,8 +601,11 @@ impl ToolCore {
         let entry = self.kernels.entry(names.mangled.to_string()).or_insert(KernelEntry { launches: 0 });
         let index = entry.launches;
         entry.launches += 1;
-        let instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
         let serial = self.launches.len() as u64;
+        let mut instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
+        if let (Some(counting), true) = (&mut self.counting, instrument) {
+            instrument = counting.grant(serial, names.mangled, index);
+        }
         self.launches.push((name.clone(), index));
         self.collector.launch(&name, instrument);
         self.emit(Event::Launch { kernel: name, index, instrumented: instrument });
@@ -623,7 +726,13 @@ impl ToolCore {
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
         }
-        if self.config.mode == Mode::Fast && self.thinned.checks > 0 {
+        let unread = self.counting.as_ref().map_or(0, CountRun::unread);
+        if unread > 0 {
+            self.note(&format!(
+                "{unread} counted launches were not read back (the program ended before the tool could read them)"
+            ));
+        }
+        if self.counting.is_none() && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;
             let text = format!(
                 "fast mode: {} of {} checks dropped: {} because their values reach a later check, {} because \
@@ -865,6 +974,71 @@ mod tests {
              1 of them naming a serial no launch had (launch unknown); 1 only from the site table read at the end, \
              whose launch is unknown (their record never reached the host)"
         );
+    }
+
+    #[test]
+    fn the_counters_tool_counts_launches_into_tables_of_their_own() {
+        use crate::counts::{SLOT_BYTES, TABLE_HEADER_BYTES};
+        let report = temp("counters.json");
+        let config = RunSettings {
+            report_path: report.clone(),
+            tool: ToolKind::Counters,
+            count_window_blocks: 2,
+            ..RunSettings::default()
+        }
+        .check()
+        .expect("valid");
+        let mut core = ToolCore::new(config).expect("core");
+        core.set_lines_enabled(false);
+        assert!(core.counting());
+        // a callee first, then the kernel whose first launch it belongs to
+        core.instrumenting_for(NAMES.mangled);
+        let callee = KernelNames { mangled: "_Z1fv", demangled: "f()" };
+        let f_calls = core.instrument_function(
+            callee,
+            &[(0, "FADD R1, R2, R3 ;".into()), (0x10, "RET.REL.NODEC R20 0x0 ;".into())],
+            0,
+        );
+        let calls = core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        // one region each: the callee's slot 0, the kernel's slot 1, both
+        // counting into the launch's table
+        assert_eq!(f_calls.expect("callee")[0].args[1], CallArg::Const64 { value: 0 });
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].args[1], CallArg::Const64 { value: 1 });
+        assert_eq!(calls[0].args[2], CallArg::LaunchVal64);
+        // a kernel the tool could not plan is not counted: it runs as it is
+        let other = KernelNames { mangled: "_Z1gv", demangled: "g()" };
+        assert!(!core.launch(other).instrument);
+        let d = core.launch(NAMES);
+        assert_eq!(d, LaunchDecision { instrument: true, serial: 1 });
+        assert_eq!(core.count_table(0, 4), None, "not granted");
+        let shape = core.count_table(1, 3).expect("table");
+        assert_eq!((shape.slots, shape.windows, shape.window_blocks), (2, 2, 2));
+        let mut table = vec![0u8; shape.bytes()];
+        table[..TABLE_HEADER_BYTES].copy_from_slice(&shape.header());
+        // window 1: a warp of 32 lanes ran the kernel (3 instructions) and
+        // called f (2) once
+        for slot in 0..2 {
+            let at = TABLE_HEADER_BYTES + (2 + slot) * SLOT_BYTES;
+            table[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+            table[at + 8..at + 16].copy_from_slice(&32u64.to_le_bytes());
+        }
+        core.on_count_table(1, Some(&table));
+        // a second launch whose table was lost
+        let d = core.launch(NAMES);
+        core.count_table(d.serial, 1).expect("table");
+        core.on_count_table(d.serial, None);
+        core.finish().expect("written");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let c = r.counters.expect("counters");
+        assert_eq!((c.window_blocks, c.warp_size, c.kernels.len()), (2, 32, 1));
+        let k = &c.kernels[0];
+        assert_eq!((k.kernel.as_str(), k.launches.len(), k.launches[0].launch), ("k(float*)", 1, 0));
+        let w = &k.launches[0].windows;
+        assert_eq!((w.len(), w[0].warp_instructions, w[1].warp_instructions), (2, 0, 5));
+        assert_eq!(w[1].thread_instructions, 5 * 32);
+        assert!(r.run.notes.iter().any(|n| n.contains("k(float*) launch 1 not counted")), "{:?}", r.run.notes);
         let _ = std::fs::remove_file(report);
     }
 

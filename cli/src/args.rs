@@ -147,16 +147,22 @@ pub struct RunArgs {
     /// `text`: live findings and a summary on stderr; `json`: the report as JSON on stdout (the program's stdout goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded, 4 when nothing was checked.
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region) is recorded, 4 when nothing was checked.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
+    /// With --tool counters: thread blocks per sampling window, by linear block index (0: each launch is one window; at most 1024 windows a launch, the last taking the remaining blocks).
+    #[arg(long = "window-blocks", value_name = "N", default_value_t = 0)]
+    pub window_blocks: u32,
+    /// With --tool counters: check the run's counters against this operational region (from `xfpx region build`) at the end; every window outside it is printed.
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<PathBuf>,
     /// Write per-kernel instrumentation dumps into this directory.
     #[arg(long, value_name = "DIR")]
     pub dump: Option<PathBuf>,
     /// How to load the instrumentation library into the program.
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
-    /// What the run does: `detect` floating-point exceptions, or `inject` one permanent fault (see docs/cli.md).
+    /// What the run does: `detect` floating-point exceptions, `counters` (NVIDIA: instructions, mix, active lanes and divergence per kernel and launch), or `inject` one permanent fault (see docs/cli.md).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]

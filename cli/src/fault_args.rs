@@ -74,16 +74,18 @@ impl FaultArgs {
 
     /// With `--tool inject`: the validated fault, then the refusal (no
     /// backend lowers injections yet). Without: fault flags are an error.
-    /// `--tool counters` is refused too: its counts are planned and dumped
-    /// (`xfpx dump --tool counters`) but no run collects them yet.
-    pub fn check(&self, tool: ToolKind) -> Result<()> {
+    /// `--tool counters` is accepted where the command collects counters
+    /// (`counts`: `xfpx run`, on NVIDIA) and refused otherwise (replays:
+    /// no AMD lowering of counters yet).
+    pub fn check(&self, tool: ToolKind, counts: bool) -> Result<()> {
         match tool {
             ToolKind::Detect | ToolKind::Counters if self.any() => {
                 Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject"))
             }
             ToolKind::Detect => Ok(()),
+            ToolKind::Counters if counts => Ok(()),
             ToolKind::Counters => Err(anyhow!(
-                "the counters tool is not collected by runs or replays yet: `xfpx dump --tool counters` shows its plan"
+                "the counters tool is not collected by replays yet (`xfpx run --tool counters` counts on NVIDIA; `xfpx dump --tool counters` shows the plan)"
             )),
             ToolKind::Inject => {
                 let spec: FaultSpec = self.flags().spec().map_err(|e| anyhow!("invalid fault: {e}"))?;

@@ -1,17 +1,19 @@
 //! `xfpx run`: check the flags, start the program with the instrumentation
 //! library and the run configuration, collect the events it streams, and
-//! write the report however the program ends.
+//! write the report however the program ends. With `--tool counters` the
+//! report carries the counters, the per-kernel table follows the summary,
+//! and `--region` checks them against an operational region.
 
 use crate::args::{self, Inject, Mode, OutputFormat, RunArgs};
 use crate::console::say;
 use crate::events::{EventSocket, Message};
-use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use crate::exit::{ExitError, EXIT_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE};
 use crate::output::Outputs;
 use crate::progress::RunProgress;
 use crate::report_io::Destination;
 use crate::report_name::{self, NameFields};
 use crate::tool_library::{self, ToolLoad, TOOL_LIBRARY_ENV};
-use crate::{signals, summary, vendor};
+use crate::{region_cmd, signals, summary, vendor};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -44,6 +46,10 @@ struct RunPlan {
     /// Where the report goes (`None`: `--no-report`).
     report: Option<Destination>,
     fail_on: Option<ExceptionKinds>,
+    /// `--region`: the operational region the counters are checked against.
+    region: Option<PathBuf>,
+    /// `--fail-on region`: status 3 when a window is outside the region.
+    fail_on_region: bool,
     format: OutputFormat,
     inject: Inject,
     command: Vec<OsString>,
@@ -52,8 +58,10 @@ struct RunPlan {
 }
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
+    let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
-        None if a.mode == Mode::Fast => (1, true),
+        // counters count every launch unless asked otherwise
+        None if a.mode == Mode::Fast && !counters => (1, true),
         None => (1, false),
         Some("auto") => (1, true),
         Some(k) => match k.parse::<u32>() {
@@ -74,10 +82,26 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         instr_range,
         max_records: a.max_records,
         dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
+        tool: a.tool,
+        count_window_blocks: a.window_blocks,
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
     .check()?;
-    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
+    let (fail_on, fail_on_region) = match a.fail_on.as_deref() {
+        Some(f) => args::parse_fail_on_region(f)?,
+        None => (None, false),
+    };
+    if !counters && (a.region.is_some() || a.window_blocks != 0) {
+        let flag = if a.region.is_some() { "--region" } else { "--window-blocks" };
+        return Err(ExitError::new(EXIT_USAGE, format!("{flag} needs --tool counters")).into());
+    }
+    if fail_on_region && a.region.is_none() {
+        return Err(ExitError::new(EXIT_USAGE, "--fail-on region needs --region REGION".to_string()).into());
+    }
+    if let Some(r) = &a.region {
+        // a bad region file is found before the program runs
+        region_cmd::read(r)?;
+    }
     let report = (!a.no_report)
         .then(|| report_name::expand(&a.report, &NameFields::of_this_process()))
         .transpose()?
@@ -97,6 +121,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         config,
         report,
         fail_on,
+        region: a.region,
+        fail_on_region,
         format: a.format,
         inject: a.inject.for_command(&a.command),
         command: a.command,
@@ -211,7 +237,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
         device: "unknown".into(),
         target: None,
         command: p.command.iter().map(|s| s.to_string_lossy().into_owned()).collect(),
-        mode: config.mode.name().to_string(),
+        mode: run_mode(&config),
         started_unix,
         finished_unix: None,
         exit: ExitStatus::Unknown,
@@ -223,11 +249,30 @@ pub fn run(a: RunArgs) -> Result<i32> {
     };
     let mut state = LoopState::new(Collector::new(run_info, config.max_records));
     let exit = state.pump(&mut socket, &tx, &rx, pid);
-    let report = state.finish(exit, &load, p.inject);
+    let mut report = state.finish(exit, &load, p.inject);
     drop(scratch);
-    Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format)
-        .finish(&report, &summary::summary(&report, false))?;
+    // the region check goes into the report; a failed check still leaves
+    // the report written, then is the command's error
+    let checked = p.region.as_deref().map(|r| region_cmd::check(&mut report, &p.command[0].to_string_lossy(), r));
+    let text = format!("{}{}", summary::summary(&report, false), region_cmd::table(&report));
+    Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format).finish(&report, &text)?;
+    let outside = match checked.transpose()? {
+        Some(outcome) => !outcome.deviations.is_empty(),
+        None => false,
+    };
+    if p.fail_on_region && outside {
+        return Ok(EXIT_FINDINGS);
+    }
     Ok(exit_code(&report, p.fail_on))
+}
+
+/// The run's mode as the report names it: the counters tool's runs are
+/// `counters` (the detector's modes do not apply to them).
+pub fn run_mode(config: &RunConfig) -> String {
+    match config.tool {
+        xfpx_common::tool::ToolKind::Counters => "counters".into(),
+        _ => config.mode.name().into(),
+    }
 }
 
 /// The environment variables that load the tool library into the program
@@ -427,6 +472,17 @@ impl LoopState {
                             self.warned_full = true;
                             say!("xfpx: the record limit was reached; further new findings are not recorded");
                         }
+                    }
+                }
+            }
+            Event::Counters { kernel, window_blocks, warp_size, launch } => {
+                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, launch) {
+                    let text = format!(
+                        "counters of kernel {kernel} left out: other sampling windows or warp size than the run's first"
+                    );
+                    let notes = &mut self.collector.run_mut().notes;
+                    if !notes.contains(&text) {
+                        notes.push(text);
                     }
                 }
             }

@@ -116,6 +116,15 @@ pub fn headline(report: &Report) -> String {
                 plural(report.kernels.len())
             )
         }
+        // a counters run finds nothing: it counts (its table follows)
+        None if records == 0 && report.counters.is_some() => {
+            let counted = report.counters.as_ref().map_or(0, |s| s.kernels.len());
+            format!(
+                "counters of {counted} of {} kernel{} ({about})",
+                report.kernels.len(),
+                plural(report.kernels.len())
+            )
+        }
         None => format!(
             "{records} finding{} in {with_findings} of {} kernel{} ({about})",
             plural(records),

@@ -223,6 +223,12 @@ pub struct RunSettings {
     /// What the instrumentation does (detect exceptions by default).
     #[serde(default)]
     pub tool: crate::tool::ToolKind,
+    /// The counters tool: thread blocks (workgroups) per sampling window,
+    /// by linear block index; 0 (the default) counts each launch as one
+    /// window. A launch has at most [`crate::counters::MAX_WINDOWS`]
+    /// windows: blocks past the last count into it.
+    #[serde(default)]
+    pub count_window_blocks: u32,
 }
 
 impl Default for RunSettings {
@@ -241,6 +247,7 @@ impl Default for RunSettings {
             dump_dir: None,
             tools: ToolSettings::default(),
             tool: crate::tool::ToolKind::Detect,
+            count_window_blocks: 0,
         }
     }
 }

@@ -209,6 +209,20 @@ pub fn fold(layout: &CountLayout, index: u32, slots: &[SlotCount]) -> Result<Win
     Ok(w)
 }
 
+/// Most sampling windows one launch is counted in; blocks past the last
+/// window count into it.
+pub const MAX_WINDOWS: u32 = 1024;
+
+/// Sampling windows of a launch of `blocks` thread blocks (workgroups)
+/// with `window_blocks` blocks per window (0: the launch is one window):
+/// `ceil(blocks / window_blocks)`, at least 1 and at most [`MAX_WINDOWS`].
+pub fn window_count(blocks: u64, window_blocks: u32) -> u32 {
+    if window_blocks == 0 {
+        return 1;
+    }
+    blocks.div_ceil(u64::from(window_blocks)).clamp(1, u64::from(MAX_WINDOWS)) as u32
+}
+
 /// The counters of one launch of one kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchCounters {
@@ -392,6 +406,15 @@ mod tests {
         assert!((n.inact - 64.0 / (8.0 * 32.0)).abs() < 1e-12);
         assert!((n.inact + n.lane_efficiency - 1.0).abs() < 1e-12);
         assert!(fold(&layout(), 0, &slots[..3]).is_err());
+    }
+
+    #[test]
+    fn windows_cover_the_launch_up_to_the_cap() {
+        assert_eq!(window_count(1000, 0), 1);
+        assert_eq!(window_count(0, 16), 1);
+        assert_eq!(window_count(16, 16), 1);
+        assert_eq!(window_count(17, 16), 2);
+        assert_eq!(window_count(u64::MAX, 1), MAX_WINDOWS);
     }
 
     #[test]

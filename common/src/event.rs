@@ -3,6 +3,7 @@
 //! survives a program that crashes or is killed.
 
 use crate::class::FpFormat;
+use crate::counters::LaunchCounters;
 use crate::fp::ExceptionKind;
 use crate::report::{KernelStatus, ProcessInfo, SiteRef};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,10 @@ pub enum Event {
     Launch { kernel: String, index: u64, instrumented: bool },
     /// Exception findings.
     Finding { kernel: String, kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64 },
+    /// The counters of one launch, read back after it completed (the
+    /// counters tool): `window_blocks` and `warp_size` as in the report's
+    /// `counters` section.
+    Counters { kernel: String, window_blocks: u32, warp_size: u32, launch: LaunchCounters },
     /// Something the user should read.
     Note { text: String },
     /// The backend is done (the program is exiting normally).

@@ -460,6 +460,34 @@ impl Collector {
     pub fn set_counters(&mut self, counters: crate::counters::CountersSection) {
         self.counters = Some(counters);
     }
+
+    /// Add the counters of one launch of `kernel` (in arrival order). A
+    /// launch counted with other sampling windows or another warp size
+    /// than the first one added is left out: returns false.
+    pub fn add_launch_counters(
+        &mut self,
+        kernel: &str,
+        window_blocks: u32,
+        warp_size: u32,
+        launch: crate::counters::LaunchCounters,
+    ) -> bool {
+        let s = self.counters.get_or_insert_with(|| crate::counters::CountersSection {
+            window_blocks,
+            warp_size,
+            kernels: Vec::new(),
+            region_check: None,
+        });
+        if (s.window_blocks, s.warp_size) != (window_blocks, warp_size) {
+            return false;
+        }
+        match s.kernels.iter_mut().find(|k| k.kernel == kernel) {
+            Some(k) => k.launches.push(launch),
+            None => {
+                s.kernels.push(crate::counters::KernelCounters { kernel: kernel.to_string(), launches: vec![launch] })
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -513,6 +541,27 @@ mod tests {
         let rec = c.report().kernels[0].records[0].clone();
         assert_eq!((rec.first_launch_unknown, rec.known_first_launch(), rec.occurrences), (false, Some(5000), 4));
         assert!(!c.report().to_json().contains("first_launch_unknown"), "absent when known");
+    }
+
+    #[test]
+    fn launch_counters_gather_per_kernel_and_other_windows_are_left_out() {
+        use crate::counters::{LaunchCounters, WindowCounters};
+        let launch = |n: u64| LaunchCounters {
+            launch: n,
+            windows: vec![WindowCounters { warp_instructions: 10 * (n + 1), ..WindowCounters::default() }],
+        };
+        let mut c = Collector::new(run(), None);
+        assert!(c.report().counters.is_none());
+        assert!(c.add_launch_counters("k", 0, 32, launch(0)));
+        assert!(c.add_launch_counters("j", 0, 32, launch(0)));
+        assert!(c.add_launch_counters("k", 0, 32, launch(1)));
+        assert!(!c.add_launch_counters("k", 64, 32, launch(2)));
+        let s = c.report().counters.expect("counters");
+        assert_eq!((s.window_blocks, s.warp_size), (0, 32));
+        let k: Vec<u64> = s.kernels[0].launches.iter().map(|l| l.launch).collect();
+        assert_eq!((s.kernels[0].kernel.as_str(), k), ("k", vec![0, 1]));
+        assert_eq!(s.kernels[0].total().warp_instructions, 30);
+        assert_eq!(s.kernels[1].kernel, "j");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 /* The NVBit side of the xfpx tool: a thin shim. It implements NVBit's
- * callbacks, owns the GPU memory (site table, record ring) and the thread
- * that polls the ring, and forwards everything else to the Rust core
- * through xfpx_nvbit.h, which decides what to instrument and how. */
+ * callbacks, owns the GPU memory (site table, record ring; with the
+ * counters tool, each counted launch's count table) and the thread that
+ * polls the ring, and forwards everything else to the Rust core through
+ * xfpx_nvbit.h, which decides what to instrument and how. */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -47,6 +50,26 @@ std::unordered_set<CUfunction> g_seen;
 std::unordered_map<CUfunction, bool> g_instrumented;
 
 void note(const std::string &s) { xfpx_note(s.c_str()); }
+
+/* The counters tool: every counted launch gets a count table of its own
+ * in device memory, its address the launch's per-launch value, written on
+ * the launch's stream before the launch (so launches on any stream, or
+ * several at once, never share one). Tables are read back in batches:
+ * once the pending ones exceed the limits below, before the next launch,
+ * and when the context ends, after a device-wide synchronisation; then
+ * they are reused. */
+bool g_counting = false;
+struct PendingCount {
+    uint64_t serial;
+    void *table;
+    uint64_t bytes;
+    uint8_t header[16]; /* the source of the header copy, kept until read */
+};
+std::deque<PendingCount> g_count_pending;
+uint64_t g_count_pending_bytes = 0;
+std::multimap<uint64_t, void *> g_count_free; /* idle tables by size */
+const uint64_t XFPX_COUNT_BATCH_BYTES = 256ull << 20;
+const size_t XFPX_COUNT_BATCH_LAUNCHES = 4096;
 
 /* Host time the tool spends preparing instrumented code, by phase; the
  * report carries it as one note so a user sees what instrumenting cost. */
@@ -119,6 +142,58 @@ bool ensure_chunks(uint32_t count) {
         g_chunks.push_back(chunk);
     }
     return true;
+}
+
+/* Read every pending count table back (after all work on the device
+ * completed), hand each to the core, and keep the tables for reuse. */
+void read_count_tables(void) {
+    if (g_count_pending.empty()) return;
+    bool synced = cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize before reading count tables");
+    std::vector<uint8_t> host;
+    for (const PendingCount &p : g_count_pending) {
+        host.resize(p.bytes);
+        if (synced && cuda_ok(cudaMemcpy(host.data(), p.table, p.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy count table"))
+            xfpx_count_result(p.serial, host.data(), p.bytes);
+        else
+            xfpx_count_result(p.serial, nullptr, 0);
+        g_count_free.emplace(p.bytes, p.table);
+    }
+    g_count_pending.clear();
+    g_count_pending_bytes = 0;
+}
+
+/* The table of counted launch `serial` of `blocks` thread blocks (0: not
+ * known), written on `stream` ahead of the launch; null when the launch
+ * must run its original code (the core was told). */
+void *count_table_for(uint64_t serial, uint64_t blocks, cudaStream_t stream) {
+    PendingCount p;
+    p.serial = serial;
+    p.bytes = 0;
+    if (!xfpx_count_table(serial, blocks, p.header, &p.bytes) || p.bytes < sizeof(p.header)) return nullptr;
+    if (g_count_pending.size() >= XFPX_COUNT_BATCH_LAUNCHES ||
+        g_count_pending_bytes + p.bytes > XFPX_COUNT_BATCH_BYTES)
+        read_count_tables();
+    p.table = nullptr;
+    auto idle = g_count_free.find(p.bytes);
+    if (idle != g_count_free.end()) {
+        p.table = idle->second;
+        g_count_free.erase(idle);
+    } else if (!cuda_ok(cudaMalloc(&p.table, p.bytes), "cudaMalloc count table")) {
+        xfpx_count_result(serial, nullptr, 0);
+        return nullptr;
+    }
+    g_count_pending.push_back(p);
+    PendingCount &kept = g_count_pending.back();
+    if (!cuda_ok(cudaMemsetAsync(kept.table, 0, kept.bytes, stream), "cudaMemsetAsync count table") ||
+        !cuda_ok(cudaMemcpyAsync(kept.table, kept.header, sizeof(kept.header), cudaMemcpyHostToDevice, stream),
+                 "cudaMemcpyAsync count table header")) {
+        g_count_free.emplace(kept.bytes, kept.table);
+        g_count_pending.pop_back();
+        xfpx_count_result(serial, nullptr, 0);
+        return nullptr;
+    }
+    g_count_pending_bytes += kept.bytes;
+    return kept.table;
 }
 
 void add_args(Instr *instr, const XfpxCall &c) {
@@ -205,6 +280,7 @@ void first_sight(CUcontext ctx, CUfunction f) {
         return;
     }
     read_lines(ctx, f);
+    xfpx_instrumenting_for(mangled.c_str());
     std::vector<CUfunction> funcs = nvbit_get_related_functions(ctx, f);
     funcs.push_back(f);
     for (CUfunction g : funcs) {
@@ -219,7 +295,10 @@ void first_sight(CUcontext ctx, CUfunction f) {
     }
 }
 
-void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_handle) {
+/* `blocks`: the launch's thread blocks (0: not known, as for a graph
+ * node); `per_thread`: a null stream is the per-thread default stream. */
+void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_handle, uint64_t blocks,
+               bool per_thread) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (ctx != g_ctx) {
         /* the site table and ring live in the first context's memory */
@@ -236,19 +315,29 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     uint64_t serial = 0;
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
+    /* the per-launch value: the launch's serial number, or with the
+     * counters tool the address of its count table */
+    uint64_t launch_value = serial;
+    if (instrument && g_counting) {
+        cudaStream_t s = (stream == nullptr && per_thread) ? cudaStreamPerThread : (cudaStream_t)stream;
+        void *table = count_table_for(serial, blocks, s);
+        if (table == nullptr) instrument = 0;
+        launch_value = (uint64_t)(uintptr_t)table;
+    }
     if (instrument && g_generated.insert(f).second) {
         g_codegen_pending = true;
         g_codegen_start = std::chrono::steady_clock::now();
     }
     if (instrument) {
-        /* The launch serial the device records carry. NVBit (1.7.7.1)
+        /* The per-launch value (the serial the device records carry, or
+         * the count table). NVBit (1.7.7.1)
          * keeps a value set for an ordinary launch (no launch handle)
          * pending on the function and hands it to the launch only inside
          * nvbit_enable_instrumented: set it first, then enable, on every
          * instrumented launch (enabling only when the choice changed left
          * every launch reading 0). A graph node's value (launch handle
          * given) is applied by nvbit_set_at_launch itself. */
-        nvbit_set_at_launch(ctx, f, serial, stream, launch_handle);
+        nvbit_set_at_launch(ctx, f, launch_value, stream, launch_handle);
         nvbit_enable_instrumented(ctx, f, true);
         g_instrumented[f] = true;
         return;
@@ -267,6 +356,7 @@ void sweep(void) {
     if (!g_ready || g_swept) return;
     g_swept = true;
     cudaDeviceSynchronize();
+    read_count_tables();
     std::vector<XfpxSiteEntry> host(XFPX_SITES_PER_CHUNK);
     for (size_t c = 0; c < g_chunks.size(); c++) {
         if (cudaMemcpy(host.data(), g_chunks[c], host.size() * sizeof(XfpxSiteEntry), cudaMemcpyDeviceToHost) !=
@@ -298,6 +388,7 @@ __attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
 
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
+    g_counting = g_active && xfpx_counting() != 0;
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
     const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
@@ -369,12 +460,16 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
     if (!g_ready || g_in_tool || is_exit) return;
     CUfunction f = nullptr;
     CUstream stream = nullptr;
+    uint64_t blocks = 0;
+    bool per_thread = cbid == API_CUDA_cuLaunchKernel_ptsz || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
+                      cbid == API_CUDA_cuLaunchKernelEx_ptsz;
     switch (cbid) {
     case API_CUDA_cuLaunchKernel:
     case API_CUDA_cuLaunchKernel_ptsz: {
         cuLaunchKernel_params *p = (cuLaunchKernel_params *)params;
         f = p->f;
         stream = p->hStream;
+        blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
         break;
     }
     case API_CUDA_cuLaunchCooperativeKernel:
@@ -382,6 +477,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchCooperativeKernel_params *p = (cuLaunchCooperativeKernel_params *)params;
         f = p->f;
         stream = p->hStream;
+        blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
         break;
     }
     case API_CUDA_cuLaunchKernelEx:
@@ -389,6 +485,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernelEx_params *p = (cuLaunchKernelEx_params *)params;
         f = p->f;
         stream = p->config ? p->config->hStream : nullptr;
+        if (p->config) blocks = (uint64_t)p->config->gridDimX * p->config->gridDimY * p->config->gridDimZ;
         break;
     }
     default:
@@ -400,7 +497,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
      * the tool's own CUDA calls would break a global-mode capture. */
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture == CU_STREAM_CAPTURE_STATUS_NONE) {
-        on_launch(ctx, f, stream, 0);
+        on_launch(ctx, f, stream, 0, blocks, per_thread);
     }
     g_in_tool = false;
 }
@@ -408,7 +505,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
 void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream, uint64_t launch_handle) {
     if (!g_ready || g_in_tool) return;
     g_in_tool = true;
-    on_launch(ctx, func, stream, launch_handle);
+    on_launch(ctx, func, stream, launch_handle, 0, false);
     g_in_tool = false;
 }
 

@@ -50,6 +50,11 @@ uint32_t xfpx_site_count(void);
 int xfpx_launch(const char *mangled, const char *demangled, uint64_t *serial);
 void xfpx_records(const uint8_t *bytes, uint64_t len);
 void xfpx_table_chunk(uint32_t first, const uint8_t *bytes, uint64_t len);
+/* the counters tool: a table per instrumented launch (see xfpx_layout.h) */
+int xfpx_counting(void);
+void xfpx_instrumenting_for(const char *mangled);
+int xfpx_count_table(uint64_t serial, uint64_t blocks, uint8_t *header, uint64_t *bytes);
+void xfpx_count_result(uint64_t serial, const uint8_t *table, uint64_t len);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

@@ -399,6 +399,59 @@ pub unsafe extern "C" fn xfpx_table_chunk(first: u32, bytes: *const u8, len: u64
     });
 }
 
+/// 1 when the run counts (the counters tool): each instrumented launch
+/// then needs a count table ([`xfpx_count_table`]) as its per-launch value.
+#[no_mangle]
+pub extern "C" fn xfpx_counting() -> c_int {
+    with_core(0, |c| c_int::from(c.counting()))
+}
+
+/// The functions instrumented next are this kernel (about to be launched
+/// for the first time) and the functions it calls.
+///
+/// # Safety
+/// `mangled` is null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_instrumenting_for(mangled: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let mangled = unsafe { str_arg(mangled) };
+    with_core((), |c| c.instrumenting_for(mangled));
+}
+
+/// The count table of instrumented launch `serial` of `blocks` thread
+/// blocks (0: not known): its 16-byte header in `header` and its size in
+/// `*bytes`; the rest of the table is zero. Returns 0 when the launch has
+/// no table (it must then run its original code).
+///
+/// # Safety
+/// `header` points to 16 writable bytes and `bytes` is a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_count_table(serial: u64, blocks: u64, header: *mut u8, bytes: *mut u64) -> c_int {
+    if header.is_null() || bytes.is_null() {
+        return 0;
+    }
+    let Some(shape) = with_core(None, |c| c.count_table(serial, blocks)) else { return 0 };
+    let h = shape.header();
+    // SAFETY: the caller passes 16 writable bytes and a valid pointer.
+    unsafe {
+        std::ptr::copy_nonoverlapping(h.as_ptr(), header, h.len());
+        *bytes = shape.bytes() as u64;
+    }
+    1
+}
+
+/// The count table of launch `serial` read back after the launch
+/// completed (`len` bytes), or null when it could not be allocated or read.
+///
+/// # Safety
+/// `table` is null or points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_count_result(serial: u64, table: *const u8, len: u64) {
+    // SAFETY: the caller guarantees len readable bytes.
+    let t = (!table.is_null()).then(|| unsafe { std::slice::from_raw_parts(table, len as usize) });
+    with_core((), |c| c.on_count_table(serial, t));
+}
+
 /// The program is exiting.
 #[no_mangle]
 pub extern "C" fn xfpx_finish() {
@@ -443,6 +496,10 @@ mod tests {
             "xfpx_finish",
             "xfpx_nvdisasm_wrapper",
             "xfpx_prefill_start",
+            "xfpx_counting",
+            "xfpx_instrumenting_for",
+            "xfpx_count_table",
+            "xfpx_count_result",
         ] {
             assert!(
                 header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")),
