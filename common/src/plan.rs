@@ -205,7 +205,7 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
 /// operand is a register; a substitute or redirect register is of the same
 /// file and width and not the operand itself; a restored source is not
 /// overwritten by the instruction; a mask is non-zero; an inverted value
-/// is a predicate; a forced guard exists.
+/// is a predicate (or a lane mask: a uniform register pair); a forced guard exists.
 pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(), String> {
     let def = |n: u8| -> Result<RegRange, String> {
         if when != When::After {
@@ -249,9 +249,12 @@ pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(
         Change::SubstituteUse { use_index, from } => same_shape(source(use_index)?, from),
         Change::RedirectDef { def: n, to } => same_shape(def(n)?, to),
         Change::DiscardDef { def: n } | Change::OtherOperation { def: n } => def(n).map(|_| ()),
-        Change::InvertPredicate { def: n } => match def(n)?.file {
-            RegFile::Predicate => Ok(()),
-            _ => Err(format!("destination {n} is not a predicate")),
+        // AMD has no predicate registers: a compare's wave64 lane mask (a
+        // uniform register pair) is its predicate; the backend checks the
+        // instruction is a compare.
+        Change::InvertPredicate { def: n } => match def(n)? {
+            RegRange { file: RegFile::Predicate, .. } | RegRange { file: RegFile::Uniform, count: 2, .. } => Ok(()),
+            _ => Err(format!("destination {n} is not a predicate or a lane mask")),
         },
         Change::ForceGuard if when != When::Before => Err("a guard is forced before the instruction".into()),
         Change::ForceGuard if !ins.guarded => Err("the instruction has no guard predicate".into()),

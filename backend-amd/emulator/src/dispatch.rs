@@ -5,12 +5,14 @@
 
 use crate::decode::{decode, Instruction, Target};
 use crate::memory::{GlobalMemory, Lds};
+use crate::placement::Placement;
 use crate::program::{Kernel, Program};
 use crate::timing::Hazard;
 use crate::wave::{Env, ExecError, Observations, Step, Wave, EXEC, PRIVATE_BUFFER_MARK};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use xfpx_amd_isa::hwid::has_xcc_id;
 
 /// Grid and workgroup shape of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +32,9 @@ pub struct RunLimits {
     pub max_instructions: u64,
     /// Counts the workgroups finished, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Compute units the waves are placed on (None: the target's; see
+    /// [`crate::placement`]).
+    pub compute_units: Option<u32>,
 }
 
 /// Launches of more waves than this are refused before they start
@@ -38,7 +43,7 @@ pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_instructions: 4_000_000_000, progress: None }
+        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None }
     }
 }
 
@@ -205,6 +210,7 @@ pub fn run_kernel(
     let mut cache: HashMap<u64, Instruction> = HashMap::new();
     let lds_size = (kernel.group_segment_fixed_size.max(kd.group_segment_fixed_size) + d.dynamic_lds) as usize;
     let nwaves = threads.div_ceil(64);
+    let placement = Placement::new(isa, limits.compute_units);
     // Per-lane private memory: the fixed size (a dynamic stack is not sized).
     let private_size = kernel.private_segment_fixed_size.max(kd.private_segment_fixed_size) as usize;
     for gz in 0..d.grid[2] {
@@ -214,6 +220,11 @@ pub fn run_kernel(
                 let mut waves = Vec::new();
                 for w in 0..nwaves {
                     let mut wave = Wave::new(entry, mode);
+                    let workgroup =
+                        u64::from(gx) + u64::from(d.grid[0]) * (u64::from(gy) + u64::from(d.grid[1]) * u64::from(gz));
+                    let place = placement.place(workgroup, w);
+                    wave.hw_id = place.hw_id;
+                    wave.xcc_id = has_xcc_id(isa).then_some(place.xcc_id);
                     // gfx90a+: AGPRs start at ACCUM_OFFSET (rsrc3 [5:0] = offset/4 - 1)
                     // of the unified file; gfx908 keeps them apart.
                     if isa != Target::Gfx908 {

@@ -20,7 +20,8 @@
 //! }
 //! ```
 //! An optional `"targets": ["gfx90a", ...]` names the only targets whose code
-//! object has the kernel.
+//! object has the kernel; an optional `"compute_units": N` the compute units
+//! the emulator places workgroups on (see [`crate::placement`]).
 //! `init` is `"zero"`, `{"constant": v}`, `{"range": {"start": a, "step": b}}`,
 //! `{"random": {"seed": s, "min": a, "max": b}}` or `{"file": "path"}` (raw
 //! little-endian bytes). `specials` values: `nan`, `inf`, `-inf`, `zero`,
@@ -122,6 +123,9 @@ pub struct Launch {
     /// The targets whose code object has the kernel (`"targets"`; absent:
     /// every target).
     pub targets: Option<Vec<String>>,
+    /// Compute units the emulator places workgroups on (`"compute_units"`;
+    /// absent: the target's, see [`crate::placement`]).
+    pub compute_units: Option<u32>,
     /// Directory the relative paths are resolved against.
     pub dir: PathBuf,
 }
@@ -249,6 +253,7 @@ impl Launch {
                     | "args"
                     | "outputs"
                     | "targets"
+                    | "compute_units"
             ) {
                 return bad(format!("launch: unknown key \"{key}\""));
             }
@@ -321,7 +326,17 @@ impl Launch {
             }
             Some(_) => return bad("launch: \"targets\" must be an array of processor names"),
         };
+        let compute_units = match o.get("compute_units") {
+            None => None,
+            Some(x) => Some(
+                x.as_u64()
+                    .filter(|&n| (1..=4096).contains(&n))
+                    .ok_or_else(|| LaunchError("launch: \"compute_units\" must be from 1 to 4096".into()))?
+                    as u32,
+            ),
+        };
         Ok(Launch {
+            compute_units,
             code_object,
             kernel,
             grid,

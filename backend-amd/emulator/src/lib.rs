@@ -11,6 +11,7 @@ pub mod fpu;
 pub mod launch;
 pub mod matrix;
 pub mod memory;
+pub mod placement;
 pub mod program;
 pub mod replay;
 pub mod timing;

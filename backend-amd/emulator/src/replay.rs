@@ -51,6 +51,7 @@ impl ReplayOptions {
         RunLimits {
             max_instructions: if self.max_instructions == 0 { d.max_instructions } else { self.max_instructions },
             progress: self.progress.clone(),
+            compute_units: None,
         }
     }
 
@@ -227,7 +228,9 @@ impl LaunchMemory {
         }
         let code = LoadedCode::load(mem, object.clone());
         let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-        let stats = run_kernel(mem, &code, kernel, &kernarg, &d, limits)
+        let mut limits = limits.clone();
+        limits.compute_units = limits.compute_units.or(launch.compute_units);
+        let stats = run_kernel(mem, &code, kernel, &kernarg, &d, &limits)
             .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
         let mut outputs = Vec::new();
         for name in &launch.outputs {

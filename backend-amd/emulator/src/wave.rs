@@ -46,6 +46,9 @@ pub enum ExecError {
     MemoryFault { pc: u64, addr: u64, what: &'static str },
     /// Bytes at the PC that do not decode.
     Decode { pc: u64, what: String },
+    /// `s_trap`: the emulator has no trap handler, so the wave (and the
+    /// run) stops, as a kernel does on a GPU whose handler aborts it.
+    Trap { pc: u64, id: u8 },
 }
 
 impl std::fmt::Display for ExecError {
@@ -56,6 +59,7 @@ impl std::fmt::Display for ExecError {
                 write!(f, "memory fault at pc {pc:#x}: {what} of address {addr:#x}")
             }
             ExecError::Decode { pc, what } => write!(f, "cannot decode the instruction at pc {pc:#x}: {what}"),
+            ExecError::Trap { pc, id } => write!(f, "the wave trapped (s_trap {id}) at pc {pc:#x}"),
         }
     }
 }
@@ -112,6 +116,10 @@ pub struct Wave {
     pub wait_states: u64,
     /// Results of matrix instructions still being produced.
     pub(crate) matrix_pending: Vec<PendingMatrix>,
+    /// What `s_getreg_b32` of `HW_ID` reads (see [`crate::placement`]).
+    pub hw_id: u32,
+    /// What `s_getreg_b32` of `XCC_ID` reads; `None` where the target has no such register.
+    pub xcc_id: Option<u32>,
 }
 
 /// Registers a matrix instruction writes, and when they may be read.
@@ -202,6 +210,8 @@ impl Wave {
             acc_base: 256,
             wait_states: 0,
             matrix_pending: Vec::new(),
+            hw_id: 0,
+            xcc_id: None,
         }
     }
 

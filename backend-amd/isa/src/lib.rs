@@ -19,6 +19,7 @@
 
 pub mod decode;
 pub mod encoding;
+pub mod hwid;
 pub mod modifier;
 pub mod opcode;
 pub mod operand;

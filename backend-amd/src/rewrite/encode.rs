@@ -250,6 +250,30 @@ impl Encoder {
         )
     }
 
+    /// `insn` again with opcode `op` (of the same encoding) and its
+    /// destination field `dst_field` set to `dst`; every other bit (sources,
+    /// modifiers, literal) as it was.
+    pub fn reencode(
+        &self,
+        insn: &xfpx_amd_isa::Instruction,
+        op: Opcode,
+        dst_field: Field,
+        dst: u32,
+    ) -> Result<Vec<u32>, RewriteError> {
+        let enc = insn.encoding;
+        let mut words = insn.words[..insn.length / 4].to_vec();
+        for (f, v) in [(Field::Op, u32::from(opcode(self.target, enc, op)?)), (dst_field, dst)] {
+            let (dw, lo, width) =
+                field_position(enc, f).ok_or_else(|| RewriteError::Encode(format!("{enc} has no field {f:?}")))?;
+            let mask = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
+            if let Some(w) = words.get_mut(dw as usize) {
+                *w &= !(mask << lo);
+            }
+            put(&mut words, enc, f, v)?;
+        }
+        Ok(words)
+    }
+
     /// A GLOBAL atomic without return: `op vaddr, vdata, s[saddr:saddr+1]`.
     pub fn global_atomic(&self, op: Opcode, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
         self.base(

@@ -26,6 +26,11 @@ use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 
+#[path = "inject.rs"]
+mod inject;
+use inject::Part;
+pub use inject::{other_operation, OTHER_OPERATION};
+
 /// Scratch SGPRs the trampolines use, from the first one up.
 pub const SCRATCH_SGPRS: u16 = 14;
 /// Scratch VGPRs the trampolines use.
@@ -571,6 +576,7 @@ impl AmdLowering<'_> {
                 };
                 self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, data)
             }
+            Action::Inject { .. } => self.inject(view, plan, p, Part::Main),
             other => Err(RewriteError::Refused(format!("action {other:?} is not lowered on AMD"))),
         }
     }
@@ -658,23 +664,51 @@ impl AmdLowering<'_> {
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
             return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
         }
+        // Injections of two parts: the part before an `after` change, the
+        // part after a `before` one (see `inject`).
+        let pre: Vec<&Probe> =
+            after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
+        let post: Vec<&Probe> =
+            before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
+        if pre.len() + post.len() > 0 && injections > 1 {
+            return Err(RewriteError::Refused(
+                "an injection of two parts shares its instruction with another injection".into(),
+            ));
+        }
         let mut waits = 0usize;
-        if !before.is_empty() {
-            self.wait(index, false, &Self::probe_reads(view, &before), &mut waits)?;
+        if !before.is_empty() || !pre.is_empty() {
+            let mut reads = Self::probe_reads(view, &before);
+            reads.extend(
+                before.iter().chain(&pre).flat_map(|p| {
+                    Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
+                }),
+            );
+            self.wait(index, false, &reads, &mut waits)?;
             self.save_scc()?;
             for p in &before {
                 self.probe(view, plan, p)?;
             }
+            for p in &pre {
+                self.inject(view, plan, p, Part::Pre)?;
+            }
             self.restore_scc()?;
         }
         let returns = self.displaced(&d)?;
-        if !after.is_empty() {
+        if !after.is_empty() || !post.is_empty() {
             if !returns {
                 return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
             }
             self.hazard_nops(&d.insn)?;
-            self.wait(index, true, &Self::probe_reads(view, &after), &mut waits)?;
+            let mut reads = Self::probe_reads(view, &after);
+            reads.extend(after.iter().chain(&post).flat_map(|p| {
+                Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
+            }));
+            self.wait(index, true, &reads, &mut waits)?;
             self.save_scc()?;
+            for p in &post {
+                self.inject(view, plan, p, Part::Post)?;
+            }
             for p in &after {
                 self.probe(view, plan, p)?;
             }

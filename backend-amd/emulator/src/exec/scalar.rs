@@ -393,6 +393,8 @@ impl Wave {
         let v = match id {
             1 => self.mode,
             3 => self.trapsts,
+            xfpx_amd_isa::hwid::HW_REG_HW_ID => self.hw_id,
+            xfpx_amd_isa::hwid::HW_REG_XCC_ID if self.xcc_id.is_some() => self.xcc_id.unwrap_or(0),
             _ => return self.unsupported(format!("s_getreg of hardware register {id}")),
         };
         let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
@@ -427,6 +429,7 @@ impl Wave {
                 return Ok(Step::End);
             }
             Opcode::S_BARRIER => return Ok(Step::Barrier),
+            Opcode::S_TRAP => return Err(ExecError::Trap { pc: self.cur_pc, id: imm as u8 }),
             Opcode::S_WAITCNT => {
                 let vm = (imm as u32 & 0xF) | ((imm as u32 >> 14) & 3) << 4;
                 let lgkm = (imm as u32 >> 8) & 0xF;
