@@ -381,7 +381,7 @@ fn far_trampolines_through_islands_match_the_original() {
                 assert!(r.reason.contains("island"), "{}", r.reason);
             }
             for f in functions {
-                assert_eq!(f.state, KernelState::Instrumented, "{target}/{kernel} {}", f.name);
+                assert!(f.state.instrumented(), "{target}/{kernel} {}", f.name);
                 function_islands += f.islands;
             }
             // Every record found is one the emulator observed at that site

@@ -43,7 +43,7 @@ struct RunPlan {
     config: RunConfig,
     /// Where the report goes (`None`: `--no-report`).
     report: Option<Destination>,
-    fail_on: Option<ExceptionKinds>,
+    fail_on: Option<args::FailOn>,
     format: OutputFormat,
     inject: Inject,
     command: Vec<OsString>,
@@ -77,7 +77,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
     .check()?;
-    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_run).transpose()?;
     let report = (!a.no_report)
         .then(|| report_name::expand(&a.report, &NameFields::of_this_process()))
         .transpose()?
@@ -227,7 +227,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     drop(scratch);
     Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format)
         .finish(&report, &summary::summary(&report, false))?;
-    Ok(exit_code(&report, p.fail_on))
+    Ok(exit_code_gated(&report, p.fail_on))
 }
 
 /// The environment variables that load the tool library into the program
@@ -253,6 +253,28 @@ pub fn exit_code(report: &Report, fail_on: Option<ExceptionKinds>) -> i32 {
         ExitStatus::Code { code } => code,
         ExitStatus::Signal { signal } => 128 + signal,
         ExitStatus::Unknown => 1,
+    }
+}
+
+/// The exit code of a run or replay gated by `--fail-on`: [`exit_code`]
+/// for its kinds, and with `coverage` [`EXIT_FINDINGS`] when a kernel was
+/// partly or not instrumented.
+pub fn exit_code_gated(report: &Report, fail_on: Option<args::FailOn>) -> i32 {
+    match fail_on {
+        Some(f) if f.coverage => coverage_gate(report).unwrap_or_else(|| exit_code(report, f.kinds)),
+        f => exit_code(report, f.and_then(|f| f.kinds)),
+    }
+}
+
+/// The verdict of `--fail-on coverage` on a report, if it fails: a kernel
+/// partly or not instrumented, or nothing checked at all.
+pub fn coverage_gate(report: &Report) -> Option<i32> {
+    if report.coverage_lost().next().is_some() {
+        Some(EXIT_FINDINGS)
+    } else if report.nothing_checked().is_some() {
+        Some(EXIT_NOTHING_CHECKED)
+    } else {
+        None
     }
 }
 
@@ -566,6 +588,35 @@ mod tests {
         );
         let quiet = attached.finish(ExitStatus::Code { code: 0 }, &lib, Inject::Preload).run.notes;
         assert!(!quiet.iter().any(|n| n.contains("never attached")), "{quiet:?}");
+    }
+
+    #[test]
+    fn fail_on_coverage_gates_partial_and_skipped_kernels() {
+        use xfpx_common::report::SiteCoverage;
+        let mut c = collector();
+        c.run_mut().exit = ExitStatus::Code { code: 0 };
+        c.run_mut().attached = true;
+        c.launch("k", true);
+        c.kernel_coverage("k", SiteCoverage { fp_sites: 4, checked: 4, refused: Vec::new() });
+        let gate = |kinds| Some(args::FailOn { kinds, coverage: true, region: false });
+        assert_eq!(exit_code_gated(&c.report(), gate(None)), 0);
+        let mut partial = SiteCoverage { fp_sites: 4, checked: 3, refused: Vec::new() };
+        partial.refuse("island out of reach", 1);
+        c.kernel_status("k", KernelStatus::Partial, 3);
+        c.kernel_coverage("k", partial);
+        assert_eq!(exit_code_gated(&c.report(), gate(None)), EXIT_FINDINGS);
+        assert_eq!(exit_code_gated(&c.report(), gate(Some(ExceptionKinds::ALL))), EXIT_FINDINGS);
+        // Without `coverage` a partial kernel does not fail the run.
+        let kinds_only = args::FailOn { kinds: Some(ExceptionKinds::ALL), coverage: false, region: false };
+        assert_eq!(exit_code_gated(&c.report(), Some(kinds_only)), 0);
+        let text = summary::summary(&c.report(), true);
+        assert!(text.contains("coverage: 3 of 4 FP sites checked; 1 kernel partly or not instrumented"), "{text}");
+        assert!(text.contains("k (partial): 3 of 4 checked; 1 refused: island out of reach"), "{text}");
+        let mut skipped = collector();
+        skipped.run_mut().attached = true;
+        skipped.launch("other", true);
+        skipped.kernel_status("k", KernelStatus::Skipped { reason: "too many registers".into() }, 0);
+        assert_eq!(exit_code_gated(&skipped.report(), gate(None)), EXIT_FINDINGS);
     }
 
     #[test]
