@@ -1,6 +1,8 @@
 //! Coverage in the rewrite's outcome, its record and replay's report: a
 //! kernel some of whose sites were refused reads `partial`, with its FP
-//! sites, the sites checked and those refused by reason.
+//! sites, the sites checked and those refused by reason; a kernel with no
+//! floating-point instruction runs as it is, fully covered, instead of
+//! being refused with "nothing to instrument".
 
 use std::path::{Path, PathBuf};
 
@@ -89,4 +91,22 @@ fn a_fully_instrumented_kernel_reports_every_site_checked() {
     let screened = replay_rewritten(&launch_path("exc_nan"), Mode::Screen, &options("gfx942", None)).expect("replays");
     let s = screened.report.kernels[0].coverage.as_ref().expect("coverage");
     assert_eq!((s.checked, s.fp_sites), (s.fp_sites, c.fp_sites));
+}
+
+/// `replay --mode detect` of a kernel with no floating-point instruction
+/// runs it (zero sites, fully covered) instead of refusing it.
+#[test]
+fn a_kernel_without_fp_instructions_runs_under_detect() {
+    for name in ["atomics_mix", "collatz"] {
+        let path = launch_path(name);
+        let plain = xfpx_amd_emu::replay::replay(&path, &options("gfx942", None)).expect("plain replay");
+        let replayed =
+            replay_rewritten(&path, Mode::Detect, &options("gfx942", None)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let k = &replayed.report.kernels[0];
+        assert_eq!((k.status.clone(), k.probes, k.instrumented_launches), (KernelStatus::Instrumented, 0, 1));
+        assert_eq!(k.coverage.as_ref().map(|c| (c.fp_sites, c.checked)), Some((0, 0)), "{name}");
+        let plain_outputs: Vec<(String, Vec<u8>)> = plain.outputs.into_iter().map(|o| (o.name, o.bytes)).collect();
+        let outputs: Vec<(String, Vec<u8>)> = replayed.outputs.into_iter().map(|o| (o.name, o.bytes)).collect();
+        assert_eq!(outputs, plain_outputs, "{name}");
+    }
 }

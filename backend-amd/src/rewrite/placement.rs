@@ -184,6 +184,11 @@ impl<'u, 'a> Pass<'u, 'a> {
             // instrumented functions it reaches (their scratch is above it).
             let reached: Vec<usize> =
                 self.units.graph.reach[k.index].iter().copied().filter(|f| self.live.contains_key(f)).collect();
+            if k.plan.probes.is_empty() && reached.is_empty() {
+                // Nothing to check: it runs as it is, fully covered.
+                self.kernels[k.index].coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], None);
+                continue;
+            }
             // (A kernel reaching a function has a readable descriptor: its base was known.)
             let own = regs::scratch_base(processor, &kernel.descriptor, k.used)
                 .unwrap_or(Scratch { sgpr: k.used.0, vgpr: k.used.1 });
