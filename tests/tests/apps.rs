@@ -25,11 +25,8 @@ const APPS: [&str; 7] = ["fft", "gray", "matmul", "reduce", "sobel", "sort", "tr
 /// Sobel's detect run will then report the NaNs that the square-root
 /// sequence meets at flat pixels, see `tests/apps/src/sobel.cu`, which its
 /// check must expect).
-const EMULATOR_GAPS: [(&str, &str); 3] = [
-    ("gray", "Unsupported(v_cvt_f32_ubyte1"),
-    ("sobel", "unsupported operand form SDWA"),
-    ("sort_merge_block", "unsupported operand form SDWA"),
-];
+const EMULATOR_GAPS: [(&str, &str); 2] =
+    [("sobel", "unsupported operand form SDWA"), ("sort_merge_block", "unsupported operand form SDWA")];
 
 /// Launches whose kernel has no floating-point instruction (transpose only
 /// moves values): detect mode runs them with no probe, zero sites covered.
