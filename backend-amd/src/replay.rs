@@ -187,10 +187,14 @@ fn run(
     for k in record.kernels.iter().filter(|k| k.name == launch.kernel) {
         let status = match &k.state {
             KernelState::Instrumented => KernelStatus::Instrumented,
+            KernelState::Partial => KernelStatus::Partial,
             KernelState::Excluded => KernelStatus::Excluded,
             KernelState::Skipped { reason } => KernelStatus::Skipped { reason: reason.clone() },
         };
         c.kernel_status(&k.name, status, k.probes as u64);
+        if let Some(coverage) = &k.coverage {
+            c.kernel_coverage(&k.name, coverage.clone());
+        }
         c.launch(&k.name, true);
         if k.waits_added > 0 {
             c.run_mut().notes.push(format!("{}: {} memory waits added by the rewrite", k.name, k.waits_added));

@@ -42,7 +42,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
         match rewrite::rewrite(bytes, &opts) {
             Ok(out) => {
                 prop_assert!(CodeObject::parse(&out.bytes).is_ok());
-                for f in out.functions.iter().filter(|f| f.state == KernelState::Instrumented) {
+                for f in out.functions.iter().filter(|f| f.state.instrumented()) {
                     let (sg, vg) = f.scratch.expect("an instrumented function has scratch registers");
                     for k in out.kernels.iter().filter(|k| f.reached_by.contains(&k.name)) {
                         prop_assert_eq!(&k.state, &KernelState::Instrumented);

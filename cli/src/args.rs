@@ -147,7 +147,7 @@ pub struct RunArgs {
     /// `text`: live findings and a summary on stderr; `json`: the report as JSON on stdout (the program's stdout goes to stderr).
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region) is recorded, 4 when nothing was checked.
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded (`coverage`: a kernel partly or not instrumented; `region`: a window outside --region), 4 when nothing was checked.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     /// With --tool counters: thread blocks per sampling window, by linear block index (0: each launch is one window; at most 1024 windows a launch, the last taking the remaining blocks).
@@ -222,7 +222,7 @@ pub struct ReportArgs {
     /// Write the report as one self-contained HTML page here instead of printing it.
     #[arg(long, value_name = "OUT.html", conflicts_with = "format")]
     pub html: Option<PathBuf>,
-    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region), 4 when its run checked nothing.
+    /// Exit with status 3 when the report has a finding of these kinds (nan,inf,sub,div0,all; `coverage`: a kernel partly or not instrumented; `region`: a window outside --region), 4 when its run checked nothing.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     /// Check the report's counters against this operational region (from `xfpx region build`): every window outside it is printed.
@@ -275,7 +275,7 @@ pub struct ReplayArgs {
     /// Refuse launches of more waves than this (default 262144).
     #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
     pub max_waves: Option<u64>,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded (`coverage`: the kernel partly or not instrumented).
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
@@ -315,15 +315,36 @@ pub struct SetupArgs {
     pub verbose: bool,
 }
 
-/// Split `--fail-on` into its exception kinds (if any) and whether
-/// `region` was named.
-pub fn parse_fail_on_region(s: &str) -> Result<(Option<ExceptionKinds>, bool)> {
-    let region = s.split(',').any(|k| k.trim() == "region");
-    let rest: Vec<&str> = s.split(',').map(str::trim).filter(|k| *k != "region").collect();
-    if rest.iter().all(|k| k.is_empty()) {
-        return if region { Ok((None, true)) } else { parse_fail_on(s).map(|k| (Some(k), false)) };
+/// What `--fail-on` names: exception kinds (None when it names only
+/// gates) and the gates `coverage` (a kernel partly or not instrumented)
+/// and `region` (a counter window outside the region; `xfpx report` only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailOn {
+    pub kinds: Option<ExceptionKinds>,
+    pub coverage: bool,
+    pub region: bool,
+}
+
+/// Split `--fail-on` into its exception kinds and gates.
+pub fn parse_fail_on_gates(s: &str) -> Result<FailOn> {
+    let named = |gate: &str| s.split(',').any(|k| k.trim() == gate);
+    let (coverage, region) = (named("coverage"), named("region"));
+    let rest: Vec<&str> = s.split(',').map(str::trim).filter(|k| !matches!(*k, "coverage" | "region")).collect();
+    let kinds = if (coverage || region) && rest.iter().all(|k| k.is_empty()) {
+        None
+    } else {
+        Some(parse_fail_on(&rest.join(","))?)
+    };
+    Ok(FailOn { kinds, coverage, region })
+}
+
+/// `--fail-on` of `xfpx run` and `xfpx replay`: kinds and `coverage`.
+pub fn parse_fail_on_run(s: &str) -> Result<FailOn> {
+    let f = parse_fail_on_gates(s)?;
+    if f.region {
+        bail!("invalid --fail-on `{s}`: `region` gates `xfpx report --region`, not a run");
     }
-    Ok((Some(parse_fail_on(&rest.join(","))?), region))
+    Ok(f)
 }
 
 /// Parse a tool name (`detector`, `counters`).
@@ -373,6 +394,14 @@ mod tests {
         assert_eq!(parse_fail_on("all").expect("valid"), ExceptionKinds::ALL);
         assert!(parse_fail_on("").is_err());
         assert!(parse_fail_on("nan,bogus").is_err());
+        let f = parse_fail_on_run("coverage").expect("valid");
+        assert_eq!((f.kinds, f.coverage), (None, true));
+        let f = parse_fail_on_run("nan, coverage").expect("valid");
+        assert_eq!((f.kinds, f.coverage), (Some(ExceptionKinds::NONE.with(xfpx_common::ExceptionKind::Nan)), true));
+        assert!(parse_fail_on_run("region").is_err());
+        let f = parse_fail_on_gates("region,all").expect("valid");
+        assert_eq!((f.kinds, f.coverage, f.region), (Some(ExceptionKinds::ALL), false, true));
+        assert!(parse_fail_on_gates("coverage,bogus").is_err());
     }
 
     #[test]

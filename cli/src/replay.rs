@@ -9,7 +9,7 @@
 use crate::args::{self, ReplayArgs};
 use crate::output::Outputs;
 use crate::report_io::Destination;
-use crate::run::exit_code;
+use crate::run::exit_code_gated;
 use crate::vendor::emulator;
 use crate::{progress, summary};
 use anyhow::{anyhow, bail, Context, Result};
@@ -18,7 +18,7 @@ use xfpx_common::backend::{Progress, ReplayRequest};
 use xfpx_common::config::RunSettings;
 
 pub fn replay(a: &ReplayArgs) -> Result<i32> {
-    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on).transpose()?;
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_run).transpose()?;
     let dest = (!a.no_report).then(|| Destination::from_arg(&a.report));
     let destinations = Outputs {
         report: dest.as_ref(),
@@ -60,8 +60,8 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
         text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
     }
     destinations.finish(&report, &text)?;
-    if fail_on.is_some_and(|k| replayed.screened_kinds.iter().any(|s| k.contains(*s))) {
+    if fail_on.and_then(|f| f.kinds).is_some_and(|k| replayed.screened_kinds.iter().any(|s| k.contains(*s))) {
         return Ok(crate::exit::EXIT_FINDINGS);
     }
-    Ok(exit_code(&report, fail_on))
+    Ok(exit_code_gated(&report, fail_on))
 }

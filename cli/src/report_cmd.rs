@@ -16,10 +16,8 @@ use xfpx_common::merge::merge;
 use xfpx_common::report::Report;
 
 pub fn report(a: &ReportArgs) -> Result<i32> {
-    let (fail_on, fail_on_region) = match a.fail_on.as_deref() {
-        Some(f) => args::parse_fail_on_region(f)?,
-        None => (None, false),
-    };
+    let gates = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?.unwrap_or_default();
+    let fail_on_region = gates.region;
     if fail_on_region && a.region.is_none() {
         return Err(ExitError::new(EXIT_USAGE, "--fail-on region needs --region REGION".to_string()).into());
     }
@@ -62,7 +60,12 @@ pub fn report(a: &ReportArgs) -> Result<i32> {
     if fail_on_region && outside {
         return Ok(crate::exit::EXIT_FINDINGS);
     }
-    Ok(fail_on.and_then(|kinds| run::gate(&report, kinds)).unwrap_or(0))
+    if gates.coverage {
+        if let Some(code) = run::coverage_gate(&report) {
+            return Ok(code);
+        }
+    }
+    Ok(gates.kinds.and_then(|kinds| run::gate(&report, kinds)).unwrap_or(0))
 }
 
 /// The merged report of all files, written to `--output` when given.

@@ -45,11 +45,9 @@ struct RunPlan {
     config: RunConfig,
     /// Where the report goes (`None`: `--no-report`).
     report: Option<Destination>,
-    fail_on: Option<ExceptionKinds>,
+    fail_on: Option<args::FailOn>,
     /// `--region`: the operational region the counters are checked against.
     region: Option<PathBuf>,
-    /// `--fail-on region`: status 3 when a window is outside the region.
-    fail_on_region: bool,
     format: OutputFormat,
     inject: Inject,
     command: Vec<OsString>,
@@ -87,10 +85,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
     .check()?;
-    let (fail_on, fail_on_region) = match a.fail_on.as_deref() {
-        Some(f) => args::parse_fail_on_region(f)?,
-        None => (None, false),
-    };
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
+    let fail_on_region = fail_on.is_some_and(|f| f.region);
     if !counters && (a.region.is_some() || a.window_blocks != 0) {
         let flag = if a.region.is_some() { "--region" } else { "--window-blocks" };
         return Err(ExitError::new(EXIT_USAGE, format!("{flag} needs --tool counters")).into());
@@ -122,7 +118,6 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         report,
         fail_on,
         region: a.region,
-        fail_on_region,
         format: a.format,
         inject: a.inject.for_command(&a.command),
         command: a.command,
@@ -260,10 +255,10 @@ pub fn run(a: RunArgs) -> Result<i32> {
         Some(outcome) => !outcome.deviations.is_empty(),
         None => false,
     };
-    if p.fail_on_region && outside {
+    if p.fail_on.is_some_and(|f| f.region) && outside {
         return Ok(EXIT_FINDINGS);
     }
-    Ok(exit_code(&report, p.fail_on))
+    Ok(exit_code_gated(&report, p.fail_on))
 }
 
 /// The run's mode as the report names it: the counters tool's runs are
@@ -298,6 +293,28 @@ pub fn exit_code(report: &Report, fail_on: Option<ExceptionKinds>) -> i32 {
         ExitStatus::Code { code } => code,
         ExitStatus::Signal { signal } => 128 + signal,
         ExitStatus::Unknown => 1,
+    }
+}
+
+/// The exit code of a run or replay gated by `--fail-on`: [`exit_code`]
+/// for its kinds, and with `coverage` [`EXIT_FINDINGS`] when a kernel was
+/// partly or not instrumented.
+pub fn exit_code_gated(report: &Report, fail_on: Option<args::FailOn>) -> i32 {
+    match fail_on {
+        Some(f) if f.coverage => coverage_gate(report).unwrap_or_else(|| exit_code(report, f.kinds)),
+        f => exit_code(report, f.and_then(|f| f.kinds)),
+    }
+}
+
+/// The verdict of `--fail-on coverage` on a report, if it fails: a kernel
+/// partly or not instrumented, or nothing checked at all.
+pub fn coverage_gate(report: &Report) -> Option<i32> {
+    if report.coverage_lost().next().is_some() {
+        Some(EXIT_FINDINGS)
+    } else if report.nothing_checked().is_some() {
+        Some(EXIT_NOTHING_CHECKED)
+    } else {
+        None
     }
 }
 
@@ -622,6 +639,35 @@ mod tests {
         );
         let quiet = attached.finish(ExitStatus::Code { code: 0 }, &lib, Inject::Preload).run.notes;
         assert!(!quiet.iter().any(|n| n.contains("never attached")), "{quiet:?}");
+    }
+
+    #[test]
+    fn fail_on_coverage_gates_partial_and_skipped_kernels() {
+        use xfpx_common::report::SiteCoverage;
+        let mut c = collector();
+        c.run_mut().exit = ExitStatus::Code { code: 0 };
+        c.run_mut().attached = true;
+        c.launch("k", true);
+        c.kernel_coverage("k", SiteCoverage { fp_sites: 4, checked: 4, refused: Vec::new() });
+        let gate = |kinds| Some(args::FailOn { kinds, coverage: true, region: false });
+        assert_eq!(exit_code_gated(&c.report(), gate(None)), 0);
+        let mut partial = SiteCoverage { fp_sites: 4, checked: 3, refused: Vec::new() };
+        partial.refuse("island out of reach", 1);
+        c.kernel_status("k", KernelStatus::Partial, 3);
+        c.kernel_coverage("k", partial);
+        assert_eq!(exit_code_gated(&c.report(), gate(None)), EXIT_FINDINGS);
+        assert_eq!(exit_code_gated(&c.report(), gate(Some(ExceptionKinds::ALL))), EXIT_FINDINGS);
+        // Without `coverage` a partial kernel does not fail the run.
+        let kinds_only = args::FailOn { kinds: Some(ExceptionKinds::ALL), coverage: false, region: false };
+        assert_eq!(exit_code_gated(&c.report(), Some(kinds_only)), 0);
+        let text = summary::summary(&c.report(), true);
+        assert!(text.contains("coverage: 3 of 4 FP sites checked; 1 kernel partly or not instrumented"), "{text}");
+        assert!(text.contains("k (partial): 3 of 4 checked; 1 refused: island out of reach"), "{text}");
+        let mut skipped = collector();
+        skipped.run_mut().attached = true;
+        skipped.launch("other", true);
+        skipped.kernel_status("k", KernelStatus::Skipped { reason: "too many registers".into() }, 0);
+        assert_eq!(exit_code_gated(&skipped.report(), gate(None)), EXIT_FINDINGS);
     }
 
     #[test]

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::launcher::ranks_text;
-use xfpx_common::report::{ExceptionRecord, ExitStatus, KernelReport, KernelStatus, Report, RunInfo, SiteRef};
+use xfpx_common::report::{
+    ExceptionRecord, ExitStatus, KernelReport, KernelStatus, Report, RunInfo, SiteCoverage, SiteRef,
+};
 
 /// Longest kernel name shown in tables; longer ones are shortened.
 const NAME_WIDTH: usize = 60;
@@ -44,6 +46,7 @@ pub fn exit_words(exit: &ExitStatus) -> String {
 pub fn status_words(s: &KernelStatus) -> String {
     match s {
         KernelStatus::Instrumented => "instrumented".into(),
+        KernelStatus::Partial => "partial".into(),
         KernelStatus::Excluded => "excluded".into(),
         KernelStatus::Skipped { reason } => format!("skipped: {reason}"),
     }
@@ -186,6 +189,9 @@ pub fn summary(report: &Report, full: bool) -> String {
             );
         }
     }
+    for line in coverage_lines(report) {
+        let _ = writeln!(out, "xfpx: {line}");
+    }
     let totals = report.totals();
     if !totals.is_empty() {
         out.push_str("\nper format and kind:\n");
@@ -217,6 +223,42 @@ pub fn summary(report: &Report, full: bool) -> String {
         }
     }
     out
+}
+
+/// The kernels' coverage: FP sites checked of all, then each kernel that
+/// lost some, with its sites refused by reason; nothing when no kernel
+/// says its coverage.
+pub fn coverage_lines(report: &Report) -> Vec<String> {
+    let covered: Vec<(&KernelReport, &SiteCoverage)> =
+        report.kernels.iter().filter_map(|k| k.coverage.as_ref().map(|c| (k, c))).collect();
+    if covered.is_empty() {
+        return Vec::new();
+    }
+    let fp_sites: u64 = covered.iter().map(|(_, c)| c.fp_sites).sum();
+    let checked: u64 = covered.iter().map(|(_, c)| c.checked).sum();
+    let lost: Vec<&KernelReport> = report.coverage_lost().collect();
+    let mut lines = vec![format!(
+        "coverage: {checked} of {fp_sites} FP site{} checked{}",
+        plural(fp_sites as usize),
+        if lost.is_empty() {
+            String::new()
+        } else {
+            format!("; {} kernel{} partly or not instrumented", lost.len(), plural(lost.len()))
+        }
+    )];
+    for k in lost {
+        let refused = k.coverage.as_ref().map(|c| c.refused.as_slice()).unwrap_or_default();
+        let why: Vec<String> = refused.iter().map(|r| format!("{} refused: {}", r.sites, r.reason)).collect();
+        let (checked, of) = k.coverage.as_ref().map_or((0, 0), |c| (c.checked, c.fp_sites));
+        lines.push(format!(
+            "  {} ({}): {checked} of {of} checked{}{}",
+            shorten(k.display_name()),
+            status_words(&k.status),
+            if why.is_empty() { "" } else { "; " },
+            why.join("; ")
+        ));
+    }
+    lines
 }
 
 /// Which ranks of a parallel job reported, and which of the job's ranks

@@ -38,6 +38,7 @@ fn severity(exit: &ExitStatus) -> u8 {
 fn merged_status(a: &KernelStatus, b: &KernelStatus) -> KernelStatus {
     match (a, b) {
         (KernelStatus::Instrumented, _) | (_, KernelStatus::Instrumented) => KernelStatus::Instrumented,
+        (KernelStatus::Partial, _) | (_, KernelStatus::Partial) => KernelStatus::Partial,
         (KernelStatus::Skipped { .. }, _) => a.clone(),
         (_, KernelStatus::Skipped { .. }) => b.clone(),
         _ => KernelStatus::Excluded,
@@ -140,12 +141,17 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
                 launches: 0,
                 instrumented_launches: 0,
                 probes: 0,
+                coverage: None,
                 records: Vec::new(),
             });
             merged.status = merged_status(&merged.status, &k.status);
             merged.launches = merged.launches.saturating_add(k.launches);
             merged.instrumented_launches = merged.instrumented_launches.saturating_add(k.instrumented_launches);
             merged.probes = merged.probes.max(k.probes);
+            // The input that checked the most sites says the coverage.
+            if k.coverage.as_ref().map(|c| c.checked) > merged.coverage.as_ref().map(|c| c.checked) {
+                merged.coverage = k.coverage.clone();
+            }
             for rec in &k.records {
                 let ranks = if rec.ranks.is_empty() { &fallback } else { &rec.ranks };
                 let key = (k.name.clone(), rec.site.offset, rec.kind, rec.format);

@@ -178,6 +178,9 @@ pub struct ProcessInfo {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum KernelStatus {
     Instrumented,
+    /// Instrumented, but some of its floating-point sites were refused
+    /// (its `coverage` says which and why).
+    Partial,
     /// Filtered out by the user's include/exclude patterns.
     Excluded,
     /// Could not be instrumented; the reason says why.
@@ -201,7 +204,46 @@ pub struct KernelReport {
     pub instrumented_launches: u64,
     /// Probes placed in the kernel.
     pub probes: u64,
+    /// How many of its floating-point sites are checked (absent where the
+    /// backend does not say, and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<SiteCoverage>,
     pub records: Vec<ExceptionRecord>,
+}
+
+/// How many of a kernel's floating-point sites its instrumentation checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteCoverage {
+    /// Floating-point instructions in the kernel's own code.
+    pub fp_sites: u64,
+    /// Of those, the ones the instrumentation checks (in screen mode: all,
+    /// through the exception bits read at the end of every wave).
+    pub checked: u64,
+    /// Sites that were meant to be checked but were refused, by reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedSites>,
+}
+
+/// Sites refused for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedSites {
+    pub reason: String,
+    pub sites: u64,
+}
+
+impl SiteCoverage {
+    /// Sites refused for any reason.
+    pub fn refused_sites(&self) -> u64 {
+        self.refused.iter().map(|r| r.sites).sum()
+    }
+
+    /// Adds `n` sites refused for `reason`.
+    pub fn refuse(&mut self, reason: &str, n: u64) {
+        match self.refused.iter_mut().find(|r| r.reason == reason) {
+            Some(r) => r.sites += n,
+            None => self.refused.push(RefusedSites { reason: reason.to_string(), sites: n }),
+        }
+    }
 }
 
 impl KernelReport {
@@ -300,6 +342,12 @@ impl Report {
         }
     }
 
+    /// The kernels whose floating-point sites were not all checked: partial
+    /// or skipped (not those the user excluded).
+    pub fn coverage_lost(&self) -> impl Iterator<Item = &KernelReport> {
+        self.kernels.iter().filter(|k| matches!(k.status, KernelStatus::Partial | KernelStatus::Skipped { .. }))
+    }
+
     /// Counts of records per (format, kind) over the whole run.
     pub fn totals(&self) -> BTreeMap<(FpFormat, ExceptionKind), u64> {
         let mut m = BTreeMap::new();
@@ -368,8 +416,14 @@ impl Collector {
             launches: 0,
             instrumented_launches: 0,
             probes: 0,
+            coverage: None,
             records: Vec::new(),
         })
+    }
+
+    /// Note how many of a kernel's floating-point sites are checked.
+    pub fn kernel_coverage(&mut self, name: &str, coverage: SiteCoverage) {
+        self.kernel(name).coverage = Some(coverage);
     }
 
     /// Note a kernel's status and number of probes.

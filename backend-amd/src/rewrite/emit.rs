@@ -67,6 +67,7 @@ impl Prepared {
                     state: k.state.clone(),
                     probes: k.probes,
                     waits_added: k.waits_added,
+                    coverage: k.coverage.clone(),
                 })
                 .collect(),
             notes: units.notes.clone(),

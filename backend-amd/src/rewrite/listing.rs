@@ -57,6 +57,15 @@ pub fn listing(target: Target, appended: &Appended, words: Range<usize>) -> Vec<
 
 /// The code a rewrite changed in one kernel or function: anchors, refused
 /// sites and the appended listing.
+/// `C of N FP sites checked` and the refused ones by reason.
+pub fn coverage_words(c: &xfpx_common::report::SiteCoverage) -> String {
+    let mut s = format!("{} of {} FP sites checked", c.checked, c.fp_sites);
+    for r in &c.refused {
+        let _ = write!(s, "; {} refused: {}", r.sites, r.reason);
+    }
+    s
+}
+
 fn render_code_changes(s: &mut String, anchors: &[AnchorLine], refused: &[RefusedSite], appended: &[ListingLine]) {
     for a in anchors {
         let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
@@ -99,11 +108,15 @@ impl RewriteOutcome {
         for k in &self.kernels {
             let state = match &k.state {
                 KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Partial => "partial".to_string(),
                 KernelState::Excluded => "excluded".to_string(),
                 KernelState::Skipped { reason } => format!("skipped: {reason}"),
             };
             let _ = writeln!(s, "\nkernel {}: {state}", k.name);
-            if k.state != KernelState::Instrumented {
+            if let Some(c) = &k.coverage {
+                let _ = writeln!(s, "  coverage: {}", coverage_words(c));
+            }
+            if !k.state.instrumented() {
                 continue;
             }
             let _ = writeln!(
@@ -141,6 +154,7 @@ impl RewriteOutcome {
         for f in &self.functions {
             let state = match &f.state {
                 KernelState::Instrumented => "instrumented".to_string(),
+                KernelState::Partial => "partial".to_string(),
                 KernelState::Excluded => "excluded".to_string(),
                 KernelState::Skipped { reason } => format!("skipped: {reason}"),
             };
@@ -151,7 +165,10 @@ impl RewriteOutcome {
                     f.reached_by.join(", ")
                 }
             });
-            if f.state != KernelState::Instrumented {
+            if let Some(c) = &f.coverage {
+                let _ = writeln!(s, "  coverage: {}", coverage_words(c));
+            }
+            if !f.state.instrumented() {
                 continue;
             }
             let _ = writeln!(

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use xfpx_common::config::KernelFilter;
+use xfpx_common::report::SiteCoverage;
 use xfpx_common::site::SiteTable;
 
 use super::layout::Strategy;
@@ -94,8 +95,12 @@ impl Default for RewriteOptions {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum KernelState {
     Instrumented,
+    /// Instrumented, but some of its floating-point sites were refused.
+    Partial,
     Excluded,
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
 }
 
 /// One line of appended code.
@@ -130,6 +135,10 @@ pub struct KernelOutcome {
     /// Long-jump islands placed in `.text` padding.
     pub islands: usize,
     pub refused_sites: Vec<RefusedSite>,
+    /// How many of its floating-point sites are checked (None: excluded,
+    /// or a mode that checks none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<SiteCoverage>,
     pub registers: Option<RegisterChange>,
     /// Descriptor words that changed: (field, before, after).
     pub descriptor_diff: Vec<(String, u64, u64)>,
@@ -160,6 +169,9 @@ pub struct FunctionOutcome {
     pub waits_added: usize,
     pub islands: usize,
     pub refused_sites: Vec<RefusedSite>,
+    /// How many of its floating-point sites are checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<SiteCoverage>,
     /// First scratch SGPR and VGPR of its trampolines: above every register
     /// of every kernel reaching it (whose descriptors grow to hold them).
     pub scratch: Option<(u16, u16)>,
@@ -193,6 +205,13 @@ pub struct RewriteOutcome {
     pub notes: Vec<String>,
 }
 
+impl KernelState {
+    /// Whether the unit runs instrumented code (all or part of its sites).
+    pub fn instrumented(&self) -> bool {
+        matches!(self, KernelState::Instrumented | KernelState::Partial)
+    }
+}
+
 impl KernelOutcome {
     /// The outcome of kernel `name` before anything is lowered.
     pub fn new(name: &str, state: KernelState) -> KernelOutcome {
@@ -205,6 +224,7 @@ impl KernelOutcome {
             waits_added: 0,
             islands: 0,
             refused_sites: Vec::new(),
+            coverage: None,
             registers: None,
             descriptor_diff: Vec::new(),
             anchors: Vec::new(),

@@ -10,13 +10,16 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 
+use xfpx_common::plan::Plan;
 use xfpx_common::probe::Action;
+use xfpx_common::report::SiteCoverage;
+use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
 use super::layout::{self, Patch, Region, Strategy};
 use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scratch};
 use super::note;
-use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, RewriteError, RewriteOptions};
+use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, KernelUnit, Units};
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
@@ -136,9 +139,11 @@ impl<'u, 'a> Pass<'u, 'a> {
                 Ok(x) => x,
                 Err(e) => {
                     o.state = KernelState::Skipped { reason: e.to_string() };
+                    o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &[], Some(&e.to_string()));
                     continue;
                 }
             };
+            o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &low.refused, None);
             o.probes = low.probes;
             o.trampolines = low.trampolines;
             o.waits_added = low.waits_added;
@@ -147,9 +152,14 @@ impl<'u, 'a> Pass<'u, 'a> {
             o.scratch = Some((f.scratch.sgpr, f.scratch.vgpr));
             self.function_code[f.index].words = Some(words);
             if low.trampolines == 0 {
-                o.state = KernelState::Skipped { reason: nothing_instrumented(&o.refused_sites) };
+                let reason = nothing_instrumented(&o.refused_sites);
+                o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &[], Some(&reason));
+                o.state = KernelState::Skipped { reason };
                 o.scratch = None;
                 continue;
+            }
+            if !o.refused_sites.is_empty() {
+                o.state = KernelState::Partial;
             }
             self.function_code[f.index].anchors = low.anchors.clone();
             self.patches.extend(low.anchors);
@@ -174,6 +184,11 @@ impl<'u, 'a> Pass<'u, 'a> {
             // instrumented functions it reaches (their scratch is above it).
             let reached: Vec<usize> =
                 self.units.graph.reach[k.index].iter().copied().filter(|f| self.live.contains_key(f)).collect();
+            if k.plan.probes.is_empty() && reached.is_empty() {
+                // Nothing to check: it runs as it is, fully covered.
+                self.kernels[k.index].coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], None);
+                continue;
+            }
             // (A kernel reaching a function has a readable descriptor: its base was known.)
             let own = regs::scratch_base(processor, &kernel.descriptor, k.used)
                 .unwrap_or(Scratch { sgpr: k.used.0, vgpr: k.used.1 });
@@ -194,11 +209,14 @@ impl<'u, 'a> Pass<'u, 'a> {
                     return Some(reached.into_iter().map(|f| (f, why.clone())).collect());
                 }
                 Err(e) => {
-                    self.kernels[k.index].state = KernelState::Skipped { reason: e.to_string() };
+                    let o = &mut self.kernels[k.index];
+                    o.coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], Some(&e.to_string()));
+                    o.state = KernelState::Skipped { reason: e.to_string() };
                     continue;
                 }
             };
             let o = &mut self.kernels[k.index];
+            o.coverage = coverage(self.opts.mode, &k.view, &k.plan, &l.lowering.refused, None);
             o.probes = l.lowering.probes;
             o.trampolines = l.lowering.trampolines;
             o.waits_added = l.lowering.waits_added;
@@ -210,9 +228,14 @@ impl<'u, 'a> Pass<'u, 'a> {
             // A kernel reaching instrumented functions keeps its grown
             // descriptor even with no trampoline of its own.
             if l.lowering.trampolines == 0 && reached.is_empty() {
-                o.state = KernelState::Skipped { reason: nothing_instrumented(&o.refused_sites) };
+                let reason = nothing_instrumented(&o.refused_sites);
+                o.coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], Some(&reason));
+                o.state = KernelState::Skipped { reason };
                 o.descriptor_diff.clear();
                 continue;
+            }
+            if !o.refused_sites.is_empty() {
+                o.state = KernelState::Partial;
             }
             o.registers = Some(l.registers.clone());
             self.kernel_code[k.index].anchors = l.lowering.anchors.clone();
@@ -315,6 +338,46 @@ fn descriptor_diff(a: &KernelDescriptor, b: &KernelDescriptor) -> Vec<(String, u
         }
     }
     out
+}
+
+/// How many of a unit's floating-point sites its lowered plan checks:
+/// those planned less those `refused`, or none (all planned sites refused
+/// for `skipped`) when the unit was left as it was. Screening checks every
+/// site of an instrumented unit through the bits it reads at the end of
+/// every wave. None in count mode, which checks no site.
+fn coverage(
+    mode: Mode,
+    view: &KernelView,
+    plan: &Plan,
+    refused: &[RefusedSite],
+    skipped: Option<&str>,
+) -> Option<SiteCoverage> {
+    let fp_sites = view.instrs.iter().filter(|i| i.class.format().is_some()).count() as u64;
+    let planned = match mode {
+        Mode::Detect => plan.by_instr().count() as u64,
+        Mode::Screen => fp_sites,
+        Mode::Count | Mode::Fast => return None,
+    };
+    let mut c = SiteCoverage { fp_sites, checked: 0, refused: Vec::new() };
+    match skipped {
+        Some(reason) => {
+            if planned > 0 {
+                c.refuse(reason, planned);
+            }
+        }
+        // A wave end left unscreened leaves every site unchecked on its paths.
+        None if mode == Mode::Screen => match refused.first() {
+            Some(r) if fp_sites > 0 => c.refuse(&r.reason, fp_sites),
+            _ => c.checked = fp_sites,
+        },
+        None => {
+            for r in refused {
+                c.refuse(&r.reason, 1);
+            }
+            c.checked = planned.saturating_sub(c.refused_sites());
+        }
+    }
+    Some(c)
 }
 
 /// Why a unit with no trampoline is left as it was.

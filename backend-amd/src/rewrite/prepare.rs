@@ -181,6 +181,7 @@ impl<'a> Units<'a> {
                 waits_added: 0,
                 islands: 0,
                 refused_sites: Vec::new(),
+                coverage: None,
                 scratch: None,
                 anchors: Vec::new(),
                 appended: Vec::new(),

@@ -52,6 +52,10 @@ pub struct RecordedKernel {
     pub state: KernelState,
     pub probes: usize,
     pub waits_added: usize,
+    /// How many of its floating-point sites are checked (absent in records
+    /// of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<xfpx_common::report::SiteCoverage>,
 }
 
 fn record_error(what: impl std::fmt::Display) -> RewriteError {

@@ -105,6 +105,28 @@ mod tests {
     }
 
     #[test]
+    fn cvt_f32_ubyte_n_converts_byte_n() {
+        let mut w = wave(0xF0);
+        for l in 0..64 {
+            w.vgpr[1][l] = 0xC8A0_3C00 | l as u32;
+        }
+        // v_cvt_f32_ubyteN_e32 v0, v1 (llvm-mc-19), then ubyte3's VOP3 form.
+        for (words, byte) in [
+            (&[0x7E00_2301u32][..], 0),
+            (&[0x7E00_2501][..], 1),
+            (&[0x7E00_2701][..], 2),
+            (&[0x7E00_2901][..], 3),
+            (&[0xD154_0000, 0x0000_0101][..], 3),
+        ] {
+            run(&mut w, words).expect("runs");
+            for l in [0usize, 5, 63] {
+                let want = ((0xC8A0_3C00u32 | l as u32) >> (8 * byte) & 0xFF) as f32;
+                assert_eq!(w.vgpr[0][l], want.to_bits(), "byte {byte} lane {l}");
+            }
+        }
+    }
+
+    #[test]
     fn agprs_live_at_the_accumulation_offset_of_the_unified_file() {
         let mut w = wave(0xF0);
         w.acc_base = 8;

@@ -221,7 +221,13 @@ impl Wave {
                         Opcode::V_CVT_F32_F16_E32 => {
                             fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16) as f32
                         }
-                        Opcode::V_CVT_F32_UBYTE0_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? & 0xFF) as f32,
+                        Opcode::V_CVT_F32_UBYTE0_E32
+                        | Opcode::V_CVT_F32_UBYTE1_E32
+                        | Opcode::V_CVT_F32_UBYTE2_E32
+                        | Opcode::V_CVT_F32_UBYTE3_E32 => {
+                            let byte = ubyte_index(inst.op);
+                            (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? >> (8 * byte) & 0xFF) as f32
+                        }
                         Opcode::V_DIV_SCALE_F32 => {
                             let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
                             if v {
@@ -469,7 +475,10 @@ pub(crate) fn float_kind(op: Opcode) -> Option<((), W)> {
         | O::V_CVT_F32_U32_E32
         | O::V_CVT_F32_F64_E32
         | O::V_CVT_F32_F16_E32
-        | O::V_CVT_F32_UBYTE0_E32 => W::F32,
+        | O::V_CVT_F32_UBYTE0_E32
+        | O::V_CVT_F32_UBYTE1_E32
+        | O::V_CVT_F32_UBYTE2_E32
+        | O::V_CVT_F32_UBYTE3_E32 => W::F32,
         O::V_CVT_F64_I32_E32 | O::V_CVT_F64_U32_E32 | O::V_CVT_F64_F32_E32 => W::F64,
         O::V_CVT_F16_F32_E32 => W::F16,
         _ => match (op.family() == Family::Convert, op.data_type()) {
@@ -480,6 +489,16 @@ pub(crate) fn float_kind(op: Opcode) -> Option<((), W)> {
         },
     };
     Some(((), w))
+}
+
+/// Which byte of its source `v_cvt_f32_ubyteN` converts (N).
+fn ubyte_index(op: Opcode) -> u32 {
+    match op {
+        Opcode::V_CVT_F32_UBYTE1_E32 => 1,
+        Opcode::V_CVT_F32_UBYTE2_E32 => 2,
+        Opcode::V_CVT_F32_UBYTE3_E32 => 3,
+        _ => 0,
+    }
 }
 
 /// The destination width in bits: f16 results fill the low half, except
