@@ -223,6 +223,9 @@ pub struct RunSettings {
     /// What the instrumentation does (detect exceptions by default).
     #[serde(default)]
     pub tool: crate::tool::ToolKind,
+    /// The one permanent fault of an inject run (`tool` is `inject`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::fault::FaultSpec>,
 }
 
 impl Default for RunSettings {
@@ -241,6 +244,7 @@ impl Default for RunSettings {
             dump_dir: None,
             tools: ToolSettings::default(),
             tool: crate::tool::ToolKind::Detect,
+            fault: None,
         }
     }
 }
@@ -277,6 +281,16 @@ impl RunSettings {
             if a >= b {
                 return Err(ConfigError::Invalid(format!("empty instruction range {a}:{b}")));
             }
+        }
+        match (&self.fault, self.tool) {
+            (None, crate::tool::ToolKind::Inject) => {
+                return Err(ConfigError::Invalid("the inject tool needs a fault".into()))
+            }
+            (Some(f), crate::tool::ToolKind::Inject) => {
+                f.validate().map_err(|e| ConfigError::Invalid(format!("invalid fault: {e}")))?
+            }
+            (Some(_), _) => return Err(ConfigError::Invalid("a fault is injected only by the inject tool".into())),
+            (None, _) => {}
         }
         let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
         Ok(RunConfig { settings: self, filter })

@@ -27,6 +27,8 @@ pub enum Event {
     Launch { kernel: String, index: u64, instrumented: bool },
     /// Exception findings.
     Finding { kernel: String, kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64 },
+    /// The fault of an inject run and its activations, read at the end.
+    Injection { injection: crate::report::Injection },
     /// Something the user should read.
     Note { text: String },
     /// The backend is done (the program is exiting normally).
