@@ -208,3 +208,5 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
     if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
     atomicAdd(&xfpx_count_slot(table, (uint32_t)slot_meta)->lanes, (unsigned long long)__popc(held));
 }
+
+#include "xfpx_inject.cuh"

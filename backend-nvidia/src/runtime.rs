@@ -15,12 +15,13 @@ use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
 use xfpx_common::event::Event;
+use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef};
+use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
-use xfpx_common::tool::Detector;
+use xfpx_common::tool::{Detector, ToolKind};
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +89,10 @@ pub struct ToolCore {
     finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
+    /// The inject tool: device address of its `XfpxInjectState` (0 until
+    /// the shim made it), and whether its result was reported.
+    inject_state: u64,
+    injection_reported: bool,
 }
 
 fn command_line() -> Vec<String> {
@@ -167,6 +172,8 @@ impl ToolCore {
             thinned: ThinStats::default(),
             finished: false,
             rank,
+            inject_state: 0,
+            injection_reported: false,
         };
         // The first event of the connection: the CLI knows the tool attached, and to which process.
         core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
@@ -400,6 +407,9 @@ impl ToolCore {
             parsed.push(ins);
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
+        if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
+            return self.plan_injection(&kernel, mangled, &fault);
+        }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
             self.thinned += stats;
@@ -422,6 +432,61 @@ impl ToolCore {
             }
         }
         Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// The inject tool's calls for one function (every launch of it runs
+    /// them: the fault is permanent).
+    fn plan_injection(
+        &mut self,
+        kernel: &crate::sass::SassKernel,
+        mangled: &str,
+        fault: &FaultSpec,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        if self.inject_state == 0 {
+            return Err("the tool has no device memory for the fault's state".into());
+        }
+        let (ip, kernel) = crate::inject::plan_injection(kernel, fault, &mut self.sites)?;
+        let calls = NvbitLowering::new(&kernel, self.inject_state)
+            .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        Ok((calls, ip.plan.probes.len() as u64))
+    }
+
+    /// Bytes of device memory the inject tool's state needs (0 when the
+    /// run injects nothing).
+    pub fn inject_bytes(&self) -> u64 {
+        if self.config.tool == ToolKind::Inject {
+            crate::inject::STATE_BYTES
+        } else {
+            0
+        }
+    }
+
+    /// The device address of the inject tool's state.
+    pub fn set_inject_state(&mut self, addr: u64) {
+        self.inject_state = addr;
+    }
+
+    /// The fault's activations as read back at the end; `exact` is false
+    /// when only the mapped flag could be read (`activations` 1 if it fired).
+    pub fn inject_result(&mut self, activations: u64, exact: bool) {
+        let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) else {
+            return;
+        };
+        if std::mem::replace(&mut self.injection_reported, true) {
+            return;
+        }
+        let injection = Injection { fault, activations, exact };
+        self.collector.set_injection(injection.clone());
+        self.emit(Event::Injection { injection });
     }
 
     /// Number of sites so far: the device table must cover ids below it.
@@ -540,6 +605,9 @@ impl ToolCore {
             return Ok(());
         }
         self.finished = true;
+        // an inject run whose state was never read back (no GPU context
+        // reached the end): nothing is known of the count
+        self.inject_result(0, false);
         if self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;
             let text = format!(

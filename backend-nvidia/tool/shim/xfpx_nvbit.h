@@ -50,6 +50,9 @@ uint32_t xfpx_site_count(void);
 int xfpx_launch(const char *mangled, const char *demangled, uint64_t *serial);
 void xfpx_records(const uint8_t *bytes, uint64_t len);
 void xfpx_table_chunk(uint32_t first, const uint8_t *bytes, uint64_t len);
+uint64_t xfpx_inject_bytes(void);
+void xfpx_inject_state(uint64_t addr);
+void xfpx_inject_result(uint64_t activations, int exact);
 void xfpx_finish(void);
 
 #ifdef __cplusplus
