@@ -213,3 +213,5 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
     XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
     if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held));
 }
+
+#include "xfpx_inject.cuh"

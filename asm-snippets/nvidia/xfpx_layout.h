@@ -102,4 +102,46 @@ typedef struct XfpxCountTable {
     XfpxCountSlot slot[1]; /* windows * slots */
 } XfpxCountTable;
 
+/* Fault injection (xfpx_inject, see abi.def): one XfpxInjectState per
+ * run in device memory, made by the host before the first launch and read
+ * back at the end. Mirrored in xfpx-nvidia `inject`.
+ *
+ * A thread is selected when it runs on SM `sm` (%smid), on sub-partition
+ * %warpid % 4 (when one is named), in warp slot %warpid / 4 of the
+ * sub-partition (bit of `warps`), in a lane of `lanes`. Changes made in two
+ * halves (a value saved before the instruction, used after it) keep it in
+ * the thread's scratch words, indexed by (%warpid, %laneid) on that SM. */
+#define XFPX_INJECT_XOR 1u           /* after: registers ^= mask */
+#define XFPX_INJECT_INVERT_PRED 2u   /* after: predicate ^= 1 */
+#define XFPX_INJECT_SAVE 3u          /* before: scratch = registers */
+#define XFPX_INJECT_DISCARD 4u       /* after: registers = scratch */
+#define XFPX_INJECT_REDIRECT 5u      /* after: other = registers; registers = scratch */
+#define XFPX_INJECT_SUBSTITUTE 6u    /* before: scratch = registers; registers = other */
+#define XFPX_INJECT_RESTORE 7u       /* after: registers = scratch (no activation) */
+#define XFPX_INJECT_OTHER_OP 8u      /* before: scratch = other operation of (a, b) */
+#define XFPX_INJECT_WRITE_SCRATCH 9u /* after: register = scratch */
+#define XFPX_INJECT_FORCE_SET 10u    /* before the guarded instruction: guard forced on */
+#define XFPX_INJECT_FORCE_RESTORE 11u /* after it: the forced guard restored */
+#define XFPX_INJECT_TRAP 12u         /* before: the thread traps */
+#define XFPX_INJECT_XOR_SAVE 13u     /* before: scratch = registers; registers ^= mask */
+#define XFPX_INJECT_XOR_UNIFORM 14u  /* after: uniform register ^= mask, once for the warp */
+
+/* op argument: bits 0-7 the operation, 8-15 the register (or predicate),
+ * 16-23 the register count, 24-31 the other register, 32-39 the detail
+ * (OTHER_OP: 0 integer xor, 1 f32 multiply, 2 f32 add; FORCE_*: 1 when
+ * the guard is negated). */
+#define XFPX_INJECT_MAX_WARPS 64u
+#define XFPX_INJECT_WORDS 8u
+#define XFPX_INJECT_OTHER_XOR 0u
+#define XFPX_INJECT_OTHER_FMUL 1u
+#define XFPX_INJECT_OTHER_FADD 2u
+
+typedef struct XfpxInjectState {
+    unsigned long long activations; /* thread instances corrupted */
+    unsigned long long fired_host;  /* uint32_t in mapped host memory: 1 once the fault fired */
+    uint32_t fired;                 /* device copy of that flag */
+    uint32_t reserved[3];
+    uint32_t scratch[XFPX_INJECT_MAX_WARPS * 32u * XFPX_INJECT_WORDS];
+} XfpxInjectState;
+
 #endif

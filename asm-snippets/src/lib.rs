@@ -13,6 +13,10 @@ pub const NVIDIA_ABI_DEF: &str = include_str!("../nvidia/abi.def");
 /// The CUDA source of the NVIDIA device functions.
 pub const NVIDIA_DEVICE_SOURCE: &str = include_str!("../nvidia/xfpx_device.cu");
 
+/// The CUDA source of the fault-injection device function, included by
+/// [`NVIDIA_DEVICE_SOURCE`].
+pub const NVIDIA_INJECT_SOURCE: &str = include_str!("../nvidia/xfpx_inject.cuh");
+
 /// The layout of the device state and records shared by the device
 /// functions and the tool shim.
 pub const NVIDIA_LAYOUT_HEADER: &str = include_str!("../nvidia/xfpx_layout.h");
@@ -25,5 +29,7 @@ mod tests {
     fn device_source_includes_the_abi() {
         assert!(NVIDIA_DEVICE_SOURCE.contains("#include \"abi.def\""));
         assert!(NVIDIA_ABI_DEF.contains("XFPX_DEVICE_FN(xfpx_check_value"));
+        assert!(NVIDIA_DEVICE_SOURCE.contains("#include \"xfpx_inject.cuh\""));
+        assert!(NVIDIA_INJECT_SOURCE.contains("void xfpx_inject("));
     }
 }

@@ -149,6 +149,9 @@ pub const COUNT_REGION: &str = "xfpx_count_region";
 /// Name of the counters' guard function (lanes whose guard held).
 pub const COUNT_GUARD: &str = "xfpx_count_guard";
 
+/// Name of the fault-injection function (the inject tool).
+pub const INJECT: &str = "xfpx_inject";
+
 #[cfg(test)]
 mod tests {
     use super::*;

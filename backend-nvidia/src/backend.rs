@@ -39,6 +39,7 @@ impl Backend for Nvidia {
             format: request.format,
             mode: request.lower.map_or(Mode::Fast, |c| c.mode),
             tool: request.lower.map_or(xfpx_common::tool::ToolKind::Detect, |c| c.tool),
+            fault: request.lower.and_then(|c| c.fault.clone()),
         };
         Ok(Dumped { text: dump_listing(listing(image)?, &opts)?, image: None })
     }

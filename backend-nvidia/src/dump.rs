@@ -24,11 +24,19 @@ pub struct DumpOptions {
     pub mode: Mode,
     /// The tool whose plan is shown (the detector in `mode`, or counters).
     pub tool: ToolKind,
+    /// The fault the inject tool injects (with `tool` inject).
+    pub fault: Option<xfpx_common::fault::FaultSpec>,
 }
 
 impl Default for DumpOptions {
     fn default() -> Self {
-        DumpOptions { kernel: None, format: OutputFormat::Text, mode: Mode::Detect, tool: ToolKind::Detect }
+        DumpOptions {
+            kernel: None,
+            format: OutputFormat::Text,
+            mode: Mode::Detect,
+            tool: ToolKind::Detect,
+            fault: None,
+        }
     }
 }
 
@@ -130,8 +138,8 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
     }
 }
 
-/// Dump a saved SASS listing as the detector (or the counters tool) would
-/// instrument it.
+/// Dump a saved SASS listing as the detector (or the counters or inject
+/// tool) would instrument it.
 pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     if !crate::modes::MODES.contains(&opts.mode) {
         return Err(Error::Mode(opts.mode));
@@ -150,6 +158,12 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     for f in selected {
         let kernel = build_kernel(f);
         let fail = |message: String| Error::Kernel { kernel: f.name.clone(), message };
+        if opts.tool == ToolKind::Inject {
+            let fault =
+                opts.fault.as_ref().ok_or_else(|| fail("the inject tool needs a fault (--model ...)".into()))?;
+            parts.push(crate::inject::dump_injection(&kernel, fault, &mut sites, opts.format).map_err(fail)?);
+            continue;
+        }
         if opts.tool == ToolKind::Counters {
             parts.push(crate::counts::dump_counts(&kernel, &mut sites, opts.format).map_err(fail)?);
             continue;

@@ -20,6 +20,7 @@ pub mod counts;
 pub mod disasm_cache;
 pub mod dump;
 pub mod fatbin;
+pub mod inject;
 pub mod lower;
 pub mod mapped;
 pub mod modes;

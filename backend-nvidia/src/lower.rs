@@ -277,8 +277,12 @@ impl Lowering for NvbitLowering<'_> {
                     self.check_abi(&call)?;
                     calls.push(call);
                 }
-                Action::Inject { .. } => {
-                    return Err(LowerError::Unsupported { probe: i, what: "fault injection (not lowered yet)".into() });
+                Action::Inject { change, threads, .. } => {
+                    // the inject tool: `state_addr` is the run's XfpxInjectState
+                    for call in crate::inject::inject_calls(self.kernel, i, p, change, threads, self.state_addr)? {
+                        self.check_abi(&call)?;
+                        calls.push(call);
+                    }
                 }
                 _ => return Err(LowerError::Unsupported { probe: i, what: "this action".into() }),
             }
@@ -848,7 +852,7 @@ mod tests {
     }
 
     #[test]
-    fn known_values_become_constants_and_counters_are_refused() {
+    fn known_values_become_constants_counters_are_refused_and_injections_lowered() {
         let f = parse_listing(LISTING).expect("parses");
         let k = build_kernel(&f[0]);
         let mut sites = SiteTable::new();
@@ -882,7 +886,7 @@ mod tests {
             activations: xfpx_common::probe::CounterId(0),
         };
         verify(&plan, &k.view, &sites).expect("verifies");
-        let e = NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites).expect_err("refused");
-        assert!(e.to_string().contains("fault injection"), "{e}");
+        let calls = NvbitLowering::new(&k, 1).expect("abi").lower(&k.view, &plan, &sites).expect("lowers");
+        assert_eq!((calls[0].function.as_str(), calls[0].instr, calls[0].when), (abi::INJECT, 3, When::Before));
     }
 }

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
 use xfpx_common::event::Event;
+use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
+use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
 
@@ -161,6 +162,10 @@ pub struct ToolCore {
     /// The kernel whose first launch the functions instrumented next
     /// belong to (the others are functions it calls).
     instrumenting_for: Option<String>,
+    /// The inject tool: device address of its `XfpxInjectState` (0 until
+    /// the shim made it), and whether its result was reported.
+    inject_state: u64,
+    injection_reported: bool,
 }
 
 fn command_line() -> Vec<String> {
@@ -243,6 +248,8 @@ impl ToolCore {
             rank,
             counting: None,
             instrumenting_for: None,
+            inject_state: 0,
+            injection_reported: false,
         };
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
@@ -482,6 +489,9 @@ impl ToolCore {
         if self.counting.is_some() {
             return self.plan_counts(name, mangled, &kernel);
         }
+        if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
+            return self.plan_injection(&kernel, mangled, &fault);
+        }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
             self.thinned += stats;
@@ -587,6 +597,61 @@ impl ToolCore {
                 self.note(&format!("{} not counted: {e}", kernel.unwrap_or_else(|| format!("launch {serial}"))));
             }
         }
+    }
+
+    /// The inject tool's calls for one function (every launch of it runs
+    /// them: the fault is permanent).
+    fn plan_injection(
+        &mut self,
+        kernel: &crate::sass::SassKernel,
+        mangled: &str,
+        fault: &FaultSpec,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        if self.inject_state == 0 {
+            return Err("the tool has no device memory for the fault's state".into());
+        }
+        let (ip, kernel) = crate::inject::plan_injection(kernel, fault, &mut self.sites)?;
+        let calls = NvbitLowering::new(&kernel, self.inject_state)
+            .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        Ok((calls, ip.plan.probes.len() as u64))
+    }
+
+    /// Bytes of device memory the inject tool's state needs (0 when the
+    /// run injects nothing).
+    pub fn inject_bytes(&self) -> u64 {
+        if self.config.tool == ToolKind::Inject {
+            crate::inject::STATE_BYTES
+        } else {
+            0
+        }
+    }
+
+    /// The device address of the inject tool's state.
+    pub fn set_inject_state(&mut self, addr: u64) {
+        self.inject_state = addr;
+    }
+
+    /// The fault's activations as read back at the end; `exact` is false
+    /// when only the mapped flag could be read (`activations` 1 if it fired).
+    pub fn inject_result(&mut self, activations: u64, exact: bool) {
+        let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) else {
+            return;
+        };
+        if std::mem::replace(&mut self.injection_reported, true) {
+            return;
+        }
+        let injection = Injection { fault, activations, exact };
+        self.collector.set_injection(injection.clone());
+        self.emit(Event::Injection { injection });
     }
 
     /// Number of sites so far: the device table must cover ids below it.
@@ -726,13 +791,16 @@ impl ToolCore {
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
         }
+        // an inject run whose state was never read back (no GPU context
+        // reached the end): nothing is known of the count
+        self.inject_result(0, false);
         let unread = self.counting.as_ref().map_or(0, CountRun::unread);
         if unread > 0 {
             self.note(&format!(
                 "{unread} counted launches were not read back (the program ended before the tool could read them)"
             ));
         }
-        if self.counting.is_none() && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
+        if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;
             let text = format!(
                 "fast mode: {} of {} checks dropped: {} because their values reach a later check, {} because \

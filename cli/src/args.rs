@@ -188,9 +188,11 @@ pub struct DumpArgs {
     /// NVIDIA: show the plan of this run mode.
     #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
     pub mode: Mode,
-    /// NVIDIA: show the plan of this tool (`detect`, or `counters`: one count per region of each kernel).
+    /// NVIDIA: show the plan of this tool (`detect`; `counters`: one count per region of each kernel; `inject`: the calls one fault makes, with the fault flags).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
+    #[command(flatten)]
+    pub fault: crate::fault_args::FaultArgs,
     /// AMD only: rewrite the code object for this mode and show the rewritten kernels (with --kernel RE: only the kernels whose mangled or demangled name matches the regular expression).
     #[arg(long, value_parser = modes(REWRITE_MODES), value_name = "MODE")]
     pub rewrite: Option<Mode>,

@@ -19,6 +19,12 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
     if a.tool != xfpx_common::tool::ToolKind::Detect && a.vendor != DumpVendor::Nvidia {
         bail!("--tool {} is dumped for NVIDIA listings only (--vendor nvidia)", a.tool.name());
     }
+    // fault flags only with the inject tool (whose counters-style refusal
+    // for runs does not apply to dumps)
+    let fault = match a.tool {
+        xfpx_common::tool::ToolKind::Inject => a.fault.check(a.tool, false)?,
+        _ => a.fault.check(xfpx_common::tool::ToolKind::Detect, false)?,
+    };
     // What is lowered: NVIDIA listings always in `--mode`; AMD code objects
     // with `--rewrite` only, `--kernel` then a pattern of the filter.
     let (mode, kernel, patterns) = match (a.vendor, a.rewrite) {
@@ -27,7 +33,10 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
         (DumpVendor::Amd, None) => (None, a.kernel.as_deref(), Vec::new()),
     };
     let config = mode
-        .map(|mode| RunSettings { mode, kernels: patterns, tool: a.tool, ..RunSettings::default() }.check())
+        .map(|mode| {
+            RunSettings { mode, kernels: patterns, tool: a.tool, fault: fault.clone(), ..RunSettings::default() }
+                .check()
+        })
         .transpose()
         .map_err(|e| match e {
             ConfigError::Pattern { pattern, reason, .. } => anyhow!("invalid --kernel pattern `{pattern}`: {reason}"),

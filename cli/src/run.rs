@@ -69,6 +69,9 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         },
     };
     let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
+    let fault = a.fault.check(a.tool, true)?;
+    // a permanent fault is in every launch: no sampling
+    let (sample_every, sample_doubling) = if fault.is_some() { (1, false) } else { (sample_every, sample_doubling) };
     // The one check of the configuration, before anything is created; the
     // settings that environment variables give are read here, once.
     let config = RunSettings {
@@ -82,6 +85,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
         tool: a.tool,
         count_window_blocks: a.window_blocks,
+        fault,
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
     .check()?;
@@ -509,6 +513,15 @@ impl LoopState {
                 if !notes.contains(&text) {
                     notes.push(text);
                 }
+            }
+            Event::Injection { injection } => {
+                let fired = match (injection.activations, injection.exact) {
+                    (0, _) => "never fired (not activated)".to_string(),
+                    (n, true) => format!("corrupted {n} thread instances"),
+                    (_, false) => "fired (its count was lost with the GPU context)".to_string(),
+                };
+                say!("xfpx: fault `{}` {fired}", injection.fault);
+                self.collector.set_injection(injection);
             }
             Event::Finished => {
                 self.finished.insert(conn);

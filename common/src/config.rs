@@ -229,6 +229,9 @@ pub struct RunSettings {
     /// windows: blocks past the last count into it.
     #[serde(default)]
     pub count_window_blocks: u32,
+    /// The one permanent fault of an inject run (`tool` is `inject`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::fault::FaultSpec>,
 }
 
 impl Default for RunSettings {
@@ -248,6 +251,7 @@ impl Default for RunSettings {
             tools: ToolSettings::default(),
             tool: crate::tool::ToolKind::Detect,
             count_window_blocks: 0,
+            fault: None,
         }
     }
 }
@@ -284,6 +288,16 @@ impl RunSettings {
             if a >= b {
                 return Err(ConfigError::Invalid(format!("empty instruction range {a}:{b}")));
             }
+        }
+        match (&self.fault, self.tool) {
+            (None, crate::tool::ToolKind::Inject) => {
+                return Err(ConfigError::Invalid("the inject tool needs a fault".into()))
+            }
+            (Some(f), crate::tool::ToolKind::Inject) => {
+                f.validate().map_err(|e| ConfigError::Invalid(format!("invalid fault: {e}")))?
+            }
+            (Some(_), _) => return Err(ConfigError::Invalid("a fault is injected only by the inject tool".into())),
+            (None, _) => {}
         }
         let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
         Ok(RunConfig { settings: self, filter })

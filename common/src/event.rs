@@ -32,6 +32,8 @@ pub enum Event {
     /// counters tool): `window_blocks` and `warp_size` as in the report's
     /// `counters` section.
     Counters { kernel: String, window_blocks: u32, warp_size: u32, launch: LaunchCounters },
+    /// The fault of an inject run and its activations, read at the end.
+    Injection { injection: crate::report::Injection },
     /// Something the user should read.
     Note { text: String },
     /// The backend is done (the program is exiting normally).

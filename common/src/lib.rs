@@ -23,6 +23,7 @@
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
 //! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
+//!   [`inject_tool`]: the plan of Inject probes one fault makes of a kernel;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
@@ -36,6 +37,7 @@ pub mod counters;
 pub mod event;
 pub mod fault;
 pub mod fp;
+pub mod inject_tool;
 pub mod launcher;
 pub mod limits;
 pub mod lower;

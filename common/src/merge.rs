@@ -216,8 +216,22 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
         kernels,
         processes,
         counters,
+        injection: merge_injections(inputs.iter().filter_map(|(_, r)| r.injection.as_ref())),
     };
     Ok(Merged { report, notes })
+}
+
+/// The processes of one faulty run report the same fault: their
+/// activations add up (the first fault is kept if they differ).
+fn merge_injections<'a>(
+    mut all: impl Iterator<Item = &'a crate::report::Injection>,
+) -> Option<crate::report::Injection> {
+    let mut merged = all.next()?.clone();
+    for i in all.filter(|i| i.fault == merged.fault) {
+        merged.activations = merged.activations.saturating_add(i.activations);
+        merged.exact &= i.exact;
+    }
+    Some(merged)
 }
 
 fn add_ranks(into: &mut Vec<u32>, ranks: &[u32]) {

@@ -245,6 +245,14 @@ pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(
     };
     match *change {
         Change::XorDef { def: n, mask } | Change::SpecialRead { def: n, mask } => def(n).and(nonzero(mask)),
+        // a memory operand's address is changed for this instruction only
+        Change::XorUse { use_index, mask }
+            if when == When::Before
+                && !ins.control.leaves()
+                && matches!(ins.uses.get(use_index as usize), Some(Operand::Memory { .. })) =>
+        {
+            nonzero(mask)
+        }
         Change::XorUse { use_index, mask } => source(use_index).and(nonzero(mask)),
         Change::SubstituteUse { use_index, from } => same_shape(source(use_index)?, from),
         Change::RedirectDef { def: n, to } => same_shape(def(n)?, to),

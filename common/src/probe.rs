@@ -13,7 +13,8 @@
 //! - *fault injection* is [`Action::Inject`]: change a destination, a
 //!   source (restored after), a predicate or a special-register read, for
 //!   the threads a [`FaultLocation`] selects (the error models of
-//!   [`crate::fault`]). No backend lowers it yet; both refuse it in one line.
+//!   [`crate::fault`]), planned by [`crate::inject_tool`]; NVIDIA lowers
+//!   it, AMD refuses it in one line.
 
 use crate::class::FpFormat;
 use crate::fault::FaultLocation;
@@ -104,7 +105,8 @@ pub enum Change {
     /// XOR the n-th written value with `mask` (IIO, IMS).
     XorDef { def: u8, mask: u64 },
     /// XOR the n-th read value with `mask` for this instruction only (IMD
-    /// on a store's data or address).
+    /// on a store's data or address); for a memory operand, the register
+    /// that addresses it.
     XorUse { use_index: u8, mask: u64 },
     /// Read register `from` in place of the n-th source (IRA, IVRA).
     SubstituteUse { use_index: u8, from: RegRange },

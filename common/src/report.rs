@@ -274,6 +274,31 @@ pub struct Report {
     /// older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::counters::CountersSection>,
+    /// The fault of an inject run and how often it fired (`--tool
+    /// inject`; absent otherwise and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injection: Option<Injection>,
+}
+
+/// The report's record of an injected fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Injection {
+    pub fault: crate::fault::FaultSpec,
+    /// Dynamic thread instances the fault corrupted (0: it never fired).
+    pub activations: u64,
+    /// False when the count could not be read back (the GPU context was
+    /// lost, e.g. by the fault's own trap): `activations` is then a lower
+    /// bound (1 when the fault was seen to fire, else 0).
+    #[serde(default = "exact_default", skip_serializing_if = "is_true")]
+    pub exact: bool,
+}
+
+fn exact_default() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Failure to read or write a report.
@@ -371,6 +396,7 @@ pub struct Collector {
     max_records: Option<u64>,
     records: u64,
     counters: Option<crate::counters::CountersSection>,
+    injection: Option<Injection>,
 }
 
 /// What [`Collector::record`] did with a finding.
@@ -394,6 +420,7 @@ impl Collector {
             max_records,
             records: 0,
             counters: None,
+            injection: None,
         }
     }
 
@@ -507,7 +534,21 @@ impl Collector {
                 p
             },
             counters: self.counters.clone(),
+            injection: self.injection.clone(),
         }
+    }
+
+    /// The fault of an inject run and its activations; a process reporting
+    /// the same fault again adds its activations.
+    pub fn set_injection(&mut self, injection: Injection) {
+        self.injection = Some(match self.injection.take() {
+            Some(old) if old.fault == injection.fault => Injection {
+                activations: old.activations.saturating_add(injection.activations),
+                exact: old.exact && injection.exact,
+                ..old
+            },
+            _ => injection,
+        });
     }
 
     /// The run's counters (`--tool counters`), replacing any set before.

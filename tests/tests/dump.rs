@@ -169,3 +169,78 @@ fn amd_rewrite_kernel_filter_is_a_regular_expression() {
     c.args(["dump", "--vendor", "amd", "--rewrite", "detect", "--kernel", "(div"]).arg(&co);
     run(c).assert_one_line_error(1, "invalid --kernel pattern `(div`: unclosed group");
 }
+
+/// The committed GPU listings the inject tool's plans are shown on.
+const INJECT_LISTINGS: &[&str] = &[
+    "tests/gpu/listings/fpx_basic.sass",
+    "tests/gpu/listings/fpx_clean.sass",
+    "tests/gpu/listings/fpx_half.sass",
+    "tests/gpu/listings/fpx_loops.sass",
+    "tests/gpu/listings/ms_threads.sass",
+    "tests/gpu/listings/many_sites.sass",
+];
+
+/// Instructions the fault touches over the inject listings, and the lines
+/// of kernels it leaves alone.
+fn inject_dump(dir: &std::path::Path, fault: &[&str]) -> (u64, Vec<String>) {
+    let (mut touched, mut untouched) = (0, Vec::new());
+    for listing in INJECT_LISTINGS {
+        let mut c = xfpx(dir);
+        c.args(["dump", "--vendor", "nvidia", "--tool", "inject"]).args(fault).arg(fixture(listing));
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{fault:?} on {listing}: {}", o.stderr);
+        let before = touched;
+        for line in o.stdout.lines().filter(|l| l.starts_with("inject: ")) {
+            match line.split(" touches ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u64>().ok()) {
+                Some(n) => touched += n,
+                None => untouched.push(line.to_string()),
+            }
+        }
+        assert_eq!(touched > before, o.stdout.contains("xfpx_inject("), "{fault:?} on {listing}: calls shown");
+    }
+    (touched, untouched)
+}
+
+#[test]
+fn nvidia_inject_plans_on_gpu_listings() {
+    let d = tempfile::tempdir().expect("scratch");
+    let faults: &[&[&str]] = &[
+        &["--model", "IOC", "--unit", "fp"],
+        &["--model", "IOC", "--unit", "int"],
+        &["--model", "IVOC"],
+        &["--model", "IRA", "--operand", "src0", "--register", "9"],
+        &["--model", "IRA", "--operand", "dst", "--register", "9"],
+        &["--model", "IVRA", "--operand", "src1"],
+        &["--model", "IIO", "--mask", "0x10"],
+        &["--model", "IMS", "--mask", "0x1"],
+        &["--model", "WV", "--predicate", "0"],
+        &["--model", "IAT", "--dim", "x", "--mask", "1", "--lanes", "0-3"],
+        &["--model", "IAW", "--dim", "x", "--mask", "32"],
+        &["--model", "IAC", "--dim", "x", "--mask", "1"],
+        &["--model", "IAL", "--unit", "fp", "--lane-fault", "ignore", "--lanes", "5"],
+        &["--model", "IAL", "--unit", "int", "--lane-fault", "force", "--lanes", "5"],
+    ];
+    for fault in faults {
+        let mut args = fault.to_vec();
+        args.extend(["--sm", "3"]);
+        let (touched, _) = inject_dump(d.path(), &args);
+        assert!(touched > 0, "{fault:?} touches nothing on the GPU listings");
+    }
+    // no listing stores to shared memory: each kernel says so in one line
+    let (touched, untouched) =
+        inject_dump(d.path(), &["--model", "IMD", "--mask", "4", "--store", "data", "--sm", "1"]);
+    assert_eq!(touched, 0);
+    assert!(!untouched.is_empty());
+    assert!(
+        untouched.iter().all(|l| l.starts_with("inject: IMD touches nothing in ")
+            && l.ends_with(": it has no stores to shared memory through registers")),
+        "{untouched:?}"
+    );
+    // a fault flag without the inject tool, the inject tool without a fault
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--model", "IVOC", "--sm", "0"]).arg(fixture(INJECT_LISTINGS[0]));
+    run(c).assert_one_line_error(1, "need --tool inject");
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--tool", "inject"]).arg(fixture(INJECT_LISTINGS[0]));
+    run(c).assert_one_line_error(1, "a fault needs --model");
+}

@@ -70,6 +70,11 @@ uint64_t g_count_pending_bytes = 0;
 std::multimap<uint64_t, void *> g_count_free; /* idle tables by size */
 const uint64_t XFPX_COUNT_BATCH_BYTES = 256ull << 20;
 const size_t XFPX_COUNT_BATCH_LAUNCHES = 4096;
+/* The inject tool's state (device memory) and the flag it raises in mapped
+ * host memory when the fault fires (readable after a trap lost the context). */
+XfpxInjectState *g_inject_dev = nullptr;
+volatile uint32_t *g_inject_fired = nullptr;
+bool g_inject_reported = false;
 
 /* Host time the tool spends preparing instrumented code, by phase; the
  * report carries it as one note so a user sees what instrumenting cost. */
@@ -351,12 +356,51 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     }
 }
 
+/* Read the fault's activations back (in a context that may have failed). */
+void report_injection(void) {
+    if (g_inject_dev == nullptr || g_inject_reported) return;
+    g_inject_reported = true;
+    unsigned long long activations = 0;
+    if (cudaMemcpy(&activations, g_inject_dev, sizeof(activations), cudaMemcpyDeviceToHost) == cudaSuccess) {
+        xfpx_inject_result(activations, 1);
+    } else {
+        note("the fault's activation count could not be read back (the GPU context failed)");
+        xfpx_inject_result(*g_inject_fired ? 1 : 0, 0);
+    }
+}
+
+/* Make the inject tool's state when the run injects a fault. */
+bool make_inject_state(void) {
+    uint64_t bytes = xfpx_inject_bytes();
+    if (bytes == 0) return true;
+    uint32_t *fired_host = nullptr;
+    void *fired_dev = nullptr;
+    bool ok = cuda_ok(cudaMalloc(&g_inject_dev, bytes), "cudaMalloc inject state") &&
+              cuda_ok(cudaMemset(g_inject_dev, 0, bytes), "cudaMemset inject state") &&
+              cuda_ok(cudaHostAlloc(&fired_host, 64, cudaHostAllocMapped), "cudaHostAlloc inject flag") &&
+              cuda_ok(cudaHostGetDevicePointer(&fired_dev, fired_host, 0), "inject flag device pointer");
+    if (ok) {
+        memset(fired_host, 0, 64);
+        unsigned long long addr = (unsigned long long)(uintptr_t)fired_dev;
+        ok = cuda_ok(cudaMemcpy(&g_inject_dev->fired_host, &addr, sizeof(addr), cudaMemcpyHostToDevice),
+                     "cudaMemcpy inject flag");
+    }
+    if (!ok) {
+        g_inject_dev = nullptr;
+        return false;
+    }
+    g_inject_fired = fired_host;
+    xfpx_inject_state((uint64_t)(uintptr_t)g_inject_dev);
+    return true;
+}
+
 /* Read the site table back for the final counts (needs a live context). */
 void sweep(void) {
     if (!g_ready || g_swept) return;
     g_swept = true;
     cudaDeviceSynchronize();
     read_count_tables();
+    report_injection();
     std::vector<XfpxSiteEntry> host(XFPX_SITES_PER_CHUNK);
     for (size_t c = 0; c < g_chunks.size(); c++) {
         if (cudaMemcpy(host.data(), g_chunks[c], host.size() * sizeof(XfpxSiteEntry), cudaMemcpyDeviceToHost) !=
@@ -427,6 +471,7 @@ void nvbit_tool_init(CUcontext ctx) {
         state.capacity = XFPX_RING_CAPACITY;
         ok = ok && cuda_ok(cudaMemcpy(g_state_dev, &state, sizeof(state), cudaMemcpyHostToDevice), "cudaMemcpy state");
     }
+    ok = ok && make_inject_state();
     if (ok) {
         g_ring = ring_host;
         g_host_tail = tail_host;

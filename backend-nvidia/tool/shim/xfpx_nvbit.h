@@ -55,6 +55,10 @@ int xfpx_counting(void);
 void xfpx_instrumenting_for(const char *mangled);
 int xfpx_count_table(uint64_t serial, uint64_t blocks, uint8_t *header, uint64_t *bytes);
 void xfpx_count_result(uint64_t serial, const uint8_t *table, uint64_t len);
+/* the inject tool: its state in device memory and the activations read back */
+uint64_t xfpx_inject_bytes(void);
+void xfpx_inject_state(uint64_t addr);
+void xfpx_inject_result(uint64_t activations, int exact);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

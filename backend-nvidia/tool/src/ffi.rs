@@ -452,6 +452,26 @@ pub unsafe extern "C" fn xfpx_count_result(serial: u64, table: *const u8, len: u
     with_core((), |c| c.on_count_table(serial, t));
 }
 
+/// Bytes of device memory the inject tool's state needs (0: the run
+/// injects nothing).
+#[no_mangle]
+pub extern "C" fn xfpx_inject_bytes() -> u64 {
+    with_core(0, |c| c.inject_bytes())
+}
+
+/// The device address of the inject tool's state, made by the shim.
+#[no_mangle]
+pub extern "C" fn xfpx_inject_state(addr: u64) {
+    with_core((), |c| c.set_inject_state(addr));
+}
+
+/// The fault's activations read back (`exact` 0: only the mapped flag
+/// could be read, `activations` is then 1 if the fault fired).
+#[no_mangle]
+pub extern "C" fn xfpx_inject_result(activations: u64, exact: c_int) {
+    with_core((), |c| c.inject_result(activations, exact != 0));
+}
+
 /// The program is exiting.
 #[no_mangle]
 pub extern "C" fn xfpx_finish() {
@@ -494,6 +514,9 @@ mod tests {
             "xfpx_records",
             "xfpx_table_chunk",
             "xfpx_finish",
+            "xfpx_inject_bytes",
+            "xfpx_inject_state",
+            "xfpx_inject_result",
             "xfpx_nvdisasm_wrapper",
             "xfpx_prefill_start",
             "xfpx_counting",

@@ -6,7 +6,7 @@
 use super::classify::{classify, Observed, Outcome};
 use super::exec::{self, Finished};
 use super::results::{self, Journal, RunResult};
-use super::{Definition, INJECT_LOWERED};
+use super::Definition;
 use crate::console::say;
 use crate::signals;
 use anyhow::{bail, Context, Result};
@@ -189,9 +189,9 @@ pub fn run_campaign(
     sort: bool,
 ) -> Result<i32> {
     let (exe, overridden) = runner()?;
-    if !INJECT_LOWERED && !overridden {
+    if def.replay.is_some() && !overridden {
         bail!(
-            "the inject tool is not lowered on any backend yet (`xfpx run --tool inject` refuses every fault), \
+            "the inject tool is not lowered for replays yet (`xfpx replay --tool inject` refuses every fault), \
              so this campaign cannot run its faulty runs; {} holds its definition",
             dir.display()
         );

@@ -5,9 +5,10 @@
 //! locally or as a Slurm job array whose shards `merge` combines.
 //!
 //! The runs' command is built in one place ([`engine::injection_command`]).
-//! The inject tool itself is not lowered on any backend yet, so a campaign
-//! refuses to start its injection runs unless `XFPX_CAMPAIGN_RUNNER` names
-//! a program to run in place of `xfpx` for them (the test suite's hook).
+//! Faulty runs are `xfpx run --tool inject` (NVIDIA); replays do not inject
+//! yet, so a replay campaign refuses to start its injection runs unless
+//! `XFPX_CAMPAIGN_RUNNER` names a program to run in place of `xfpx` for
+//! them (the test suite's hook, which stands in for every faulty run).
 
 mod classify;
 mod engine;
@@ -22,10 +23,6 @@ use clap::{Args, Subcommand};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use xfpx_common::fault::{parse_ranges, ErrorModel, FaultSpec};
-
-/// Whether `xfpx run --tool inject` lowers faults on some backend. Until it
-/// does, campaigns need `XFPX_CAMPAIGN_RUNNER`.
-pub const INJECT_LOWERED: bool = false;
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
