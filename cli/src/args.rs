@@ -269,14 +269,17 @@ pub struct ReplayArgs {
     /// Refuse launches of more waves than this (default 262144).
     #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
     pub max_waves: Option<u64>,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded.
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all; `region`: a window outside --region) is recorded.
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// What the replay does: `detect` (the default), or `inject` one permanent fault.
+    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), or `inject` one permanent fault.
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
+    /// With --tool counters: check the counters against this operational region (from `xfpx region build`).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<PathBuf>,
     #[command(flatten)]
     pub fault: crate::fault_args::FaultArgs,
 }

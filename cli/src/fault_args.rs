@@ -76,6 +76,15 @@ impl FaultArgs {
     /// backend lowers injections yet). Without: fault flags are an error.
     /// `--tool counters` is refused too: its counts are planned and dumped
     /// (`xfpx dump --tool counters`) but no run collects them yet.
+    /// [`FaultArgs::check`] for a replay, where the counters tool is
+    /// collected (AMD, through the rewriter on the emulator).
+    pub fn check_replay(&self, tool: ToolKind) -> Result<()> {
+        match tool {
+            ToolKind::Counters if !self.any() => Ok(()),
+            other => self.check(other),
+        }
+    }
+
     pub fn check(&self, tool: ToolKind) -> Result<()> {
         match tool {
             ToolKind::Detect | ToolKind::Counters if self.any() => {

@@ -51,7 +51,7 @@ fn main() {
         Command::Run(a) => a.fault.check(a.tool).and_then(|()| run::run(a)),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
-        Command::Replay(a) => a.fault.check(a.tool).and_then(|()| replay::replay(&a)),
+        Command::Replay(a) => a.fault.check_replay(a.tool).and_then(|()| replay::replay(&a)),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
         Command::Campaign(a) => campaign::campaign(a),
