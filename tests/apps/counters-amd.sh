@@ -4,10 +4,10 @@
 # detection demo (an operational region learnt from fault-free replays of
 # reduce_sum with new inputs; a planted change of thread activity is
 # flagged, the fault-free replays are not).
-# Usage: tests/apps/amd/counters.sh [XFPX]   (default: target/debug/xfpx)
+# Usage: tests/apps/counters-amd.sh [XFPX]   (default: target/debug/xfpx)
 # Prints Markdown; needs python3 (to read the JSON files).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
+HERE="$(cd "$(dirname "$0")/amd" && pwd)"
 X="${1:-$HERE/../../../target/debug/xfpx}"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
