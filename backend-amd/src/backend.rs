@@ -12,6 +12,7 @@ use xfpx_common::backend::{
 };
 use xfpx_common::config::{KernelFilter, Mode, OutputFormat};
 use xfpx_common::report::Report;
+use xfpx_common::tool::ToolKind;
 use xfpx_common::view::KernelView;
 
 /// The AMD backend.
@@ -108,6 +109,10 @@ impl EmulatedBackend for Amd {
                 locate(&mut o.report, &launch, request);
                 let outputs = o.outputs.into_iter().map(|b| OutputBuffer { name: b.name, bytes: b.bytes }).collect();
                 Ok(Replayed { report: o.report, outputs, screened_kinds: Vec::new() })
+            }
+            Some(config) if config.tool == ToolKind::Counters => {
+                let r = crate::replay::replay_counters(request.launch, &opts)?;
+                Ok(Replayed { report: r.report, outputs: r.outputs, screened_kinds: Vec::new() })
             }
             Some(config) => {
                 if !REWRITE_MODES.contains(&config.mode) {

@@ -8,13 +8,14 @@
 //! emulator, and the table it filled becomes the report: what the
 //! instrumentation itself recorded, not what the emulator observed.
 
-use crate::rewrite::{self, table, KernelState, Mode, Prepared, RewriteOptions, RewriteRecord, TableAddress};
+use crate::rewrite::{self, counts, table, KernelState, Mode, Prepared, RewriteOptions, RewriteRecord, TableAddress};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::{LaunchMemory, ReplayOptions};
 use xfpx_common::backend::OutputBuffer;
 use xfpx_common::config::KernelFilter;
+use xfpx_common::counters::{CountersSection, KernelCounters, LaunchCounters, WindowCounters};
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::limits;
 use xfpx_common::report::{Collector, KernelStatus, Report};
@@ -27,6 +28,10 @@ pub struct RewrittenReplay {
     pub outputs: Vec<OutputBuffer>,
     /// Kinds the screening bits stand for (screen mode).
     pub screened_kinds: Vec<ExceptionKind>,
+    /// The counters in the table (counters tool).
+    pub counter_values: Vec<table::CounterValue>,
+    /// Memory hazards the emulator saw in the rewritten code.
+    pub hazards: usize,
 }
 
 /// The code object file a launch names, `{target}` filled in.
@@ -137,9 +142,13 @@ fn run(
     let (code, record, command) = match instrumented {
         Instrumented::Prepared(p) => {
             let record = p.record().clone();
+            let counting = !p.count_layouts().is_empty();
             let out = p.emit(table_address).with_context(|| format!("cannot rewrite {}", path.display()))?;
-            let command =
-                vec!["replay".into(), "--mode".into(), record.mode.name().into(), launch_path.display().to_string()];
+            let command = if !counting {
+                vec!["replay".into(), "--mode".into(), record.mode.name().into(), launch_path.display().to_string()]
+            } else {
+                vec!["replay".into(), "--tool".into(), "counters".into(), launch_path.display().to_string()]
+            };
             (out.bytes, record, command)
         }
         Instrumented::Saved { elf, record } => {
@@ -167,6 +176,7 @@ fn run(
     let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
     let table = memory.allocation(table_address).ok_or_else(|| anyhow!("the table was not read back"))?;
     let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
+    let counter_values = contents.counters.clone();
 
     let mode_name = record.mode.name();
     let mut notes = vec![format!(
@@ -218,5 +228,81 @@ fn run(
     if record.mode == Mode::Screen && contents.screened.is_empty() {
         c.run_mut().notes.push(format!("{}: no exception bits set at the end of its waves", launch.kernel));
     }
-    Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds })
+    Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds, counter_values, hazards: hazards.len() })
+}
+
+/// Replays the launch in `launch_path` with its kernel rewritten for the
+/// counters tool ([`crate::rewrite::counts`]); the report's counters
+/// section is what the kernel's own table says, folded (one window: the
+/// whole launch). A kernel, or a device function it reaches, that could
+/// not be counted everywhere is an error: partial counts would mislead.
+pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<RewrittenReplay> {
+    let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
+    opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
+    let target = opts.target.as_deref();
+    let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
+    let bytes = limits::read(&path, limits::CODE_OBJECT)
+        .with_context(|| format!("cannot read code object {}", path.display()))?;
+    let elf = crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let elf = elf.bytes.to_vec();
+    if RewriteRecord::read(&elf).map_err(|e| anyhow!("{}: {e}", path.display()))?.is_some() {
+        bail!("{} was rewritten already: the counters replay rewrites the original code object", path.display());
+    }
+    // every kernel: a device function shared with another kernel is
+    // instrumented only when all its callers are; only this one runs
+    let ropts = RewriteOptions {
+        mode: Mode::Count,
+        kernels: KernelFilter::default(),
+        table: TableAddress::Patchable,
+        ..Default::default()
+    };
+    let prepared =
+        rewrite::prepare_counters(&elf, &ropts).with_context(|| format!("cannot rewrite {}", path.display()))?;
+    let (kernels, functions) = prepared.outcomes();
+    for k in kernels.iter().filter(|k| k.name == launch.kernel) {
+        if let KernelState::Skipped { reason } = &k.state {
+            bail!("kernel {} cannot be counted: {reason}", k.name);
+        }
+        if let Some(r) = k.refused_sites.first() {
+            bail!(
+                "kernel {} cannot be counted: the count at {:#x} ({}) is refused: {}",
+                k.name,
+                r.offset,
+                r.instr,
+                r.reason
+            );
+        }
+    }
+    for f in functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
+        match (&f.state, f.refused_sites.first()) {
+            (KernelState::Skipped { reason }, _) => {
+                bail!("kernel {} cannot be counted: device function {} is not counted: {reason}", launch.kernel, f.name)
+            }
+            (_, Some(r)) => bail!(
+                "kernel {} cannot be counted: device function {}'s count at {:#x} is refused: {}",
+                launch.kernel,
+                f.name,
+                r.offset,
+                r.reason
+            ),
+            _ => {}
+        }
+    }
+    let layouts = prepared.count_layouts().to_vec();
+    let mut replayed = run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts)?;
+    let mut window = WindowCounters::default();
+    for layout in &layouts {
+        let w = counts::fold_table(layout, &replayed.counter_values).map_err(|e| anyhow!("counters: {e}"))?;
+        window.add(&w);
+    }
+    replayed.report.counters = Some(CountersSection {
+        window_blocks: 0,
+        warp_size: counts::WAVE_SIZE,
+        kernels: vec![KernelCounters {
+            kernel: launch.kernel.clone(),
+            launches: vec![LaunchCounters { launch: 0, windows: vec![window] }],
+        }],
+        region_check: None,
+    });
+    Ok(replayed)
 }

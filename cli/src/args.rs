@@ -277,14 +277,17 @@ pub struct ReplayArgs {
     /// Refuse launches of more waves than this (default 262144).
     #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
     pub max_waves: Option<u64>,
-    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded (`coverage`: the kernel partly or not instrumented).
+    /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded (`coverage`: the kernel partly or not instrumented; `region`: a window outside --region).
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// What the replay does: `detect` (the default), or `inject` one permanent fault.
+    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), or `inject` one permanent fault.
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
+    /// With --tool counters: check the counters against this operational region (from `xfpx region build`).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<PathBuf>,
     #[command(flatten)]
     pub fault: crate::fault_args::FaultArgs,
 }
@@ -340,15 +343,6 @@ pub fn parse_fail_on_gates(s: &str) -> Result<FailOn> {
     Ok(FailOn { kinds, coverage, region })
 }
 
-/// `--fail-on` of `xfpx run` and `xfpx replay`: kinds and `coverage`.
-pub fn parse_fail_on_run(s: &str) -> Result<FailOn> {
-    let f = parse_fail_on_gates(s)?;
-    if f.region {
-        bail!("invalid --fail-on `{s}`: `region` gates `xfpx report --region`, not a run");
-    }
-    Ok(f)
-}
-
 /// Parse a tool name (`detector`, `counters`).
 pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
     xfpx_common::tool::ToolKind::from_name(s).ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject)"))
@@ -396,11 +390,11 @@ mod tests {
         assert_eq!(parse_fail_on("all").expect("valid"), ExceptionKinds::ALL);
         assert!(parse_fail_on("").is_err());
         assert!(parse_fail_on("nan,bogus").is_err());
-        let f = parse_fail_on_run("coverage").expect("valid");
+        let f = parse_fail_on_gates("coverage").expect("valid");
         assert_eq!((f.kinds, f.coverage), (None, true));
-        let f = parse_fail_on_run("nan, coverage").expect("valid");
+        let f = parse_fail_on_gates("nan, coverage").expect("valid");
         assert_eq!((f.kinds, f.coverage), (Some(ExceptionKinds::NONE.with(xfpx_common::ExceptionKind::Nan)), true));
-        assert!(parse_fail_on_run("region").is_err());
+        assert!(parse_fail_on_gates("region").expect("valid").region);
         let f = parse_fail_on_gates("region,all").expect("valid");
         assert_eq!((f.kinds, f.coverage, f.region), (Some(ExceptionKinds::ALL), false, true));
         assert!(parse_fail_on_gates("coverage,bogus").is_err());

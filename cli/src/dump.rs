@@ -22,8 +22,8 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
     // fault flags only with the inject tool (whose counters-style refusal
     // for runs does not apply to dumps)
     let fault = match a.tool {
-        xfpx_common::tool::ToolKind::Inject => a.fault.check(a.tool, false)?,
-        _ => a.fault.check(xfpx_common::tool::ToolKind::Detect, false)?,
+        xfpx_common::tool::ToolKind::Inject => a.fault.check(a.tool)?,
+        _ => a.fault.check(xfpx_common::tool::ToolKind::Detect)?,
     };
     // What is lowered: NVIDIA listings always in `--mode`; AMD code objects
     // with `--rewrite` only, `--kernel` then a pattern of the filter.

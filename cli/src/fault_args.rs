@@ -73,19 +73,13 @@ impl FaultArgs {
     }
 
     /// With `--tool inject`: the validated fault. Without: fault flags are
-    /// an error. `--tool counters` is accepted where the command collects
-    /// counters (`counts`: `xfpx run`, on NVIDIA) and refused otherwise
-    /// (replays: no AMD lowering of counters yet).
-    pub fn check(&self, tool: ToolKind, counts: bool) -> Result<Option<FaultSpec>> {
+    /// an error.
+    pub fn check(&self, tool: ToolKind) -> Result<Option<FaultSpec>> {
         match tool {
             ToolKind::Detect | ToolKind::Counters if self.any() => {
                 Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject"))
             }
-            ToolKind::Detect => Ok(None),
-            ToolKind::Counters if counts => Ok(None),
-            ToolKind::Counters => Err(anyhow!(
-                "the counters tool is not collected by replays yet (`xfpx run --tool counters` counts on NVIDIA; `xfpx dump --tool counters` shows the plan)"
-            )),
+            ToolKind::Detect | ToolKind::Counters => Ok(None),
             ToolKind::Inject => self.flags().spec().map(Some).map_err(|e| anyhow!("invalid fault: {e}")),
         }
     }

@@ -51,7 +51,7 @@ fn main() {
         Command::Run(a) => run::run(a),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
-        Command::Replay(a) => a.fault.check(a.tool, false).and_then(|fault| match fault {
+        Command::Replay(a) => a.fault.check(a.tool).and_then(|fault| match fault {
             Some(f) => Err(anyhow::anyhow!(
                 "replay --tool inject: injections are lowered for NVIDIA runs only so far; fault `{f}` was checked but cannot be replayed"
             )),

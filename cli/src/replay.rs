@@ -3,22 +3,43 @@
 //! and, if asked, the output buffers. Without `--mode` the emulator checks
 //! the original kernel's results; with `--mode detect|screen`, or for a code
 //! object rewritten already (`xfpx dump --rewrite MODE --out`), the report
-//! is what the instrumentation recorded. Launches beyond the wave limit are
+//! is what the instrumentation recorded. With `--tool counters` the kernel
+//! is rewritten to count what it executes (the report's counters section),
+//! checked against `--region` when given (`--fail-on region`: status 3 when
+//! a window is outside). Launches beyond the wave limit are
 //! refused before they start; long ones show progress on a terminal.
 
 use crate::args::{self, ReplayArgs};
+use crate::exit::{ExitError, EXIT_USAGE};
 use crate::output::Outputs;
 use crate::report_io::Destination;
 use crate::run::exit_code_gated;
 use crate::vendor::emulator;
-use crate::{progress, summary};
+use crate::{progress, region_cmd, summary};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use xfpx_common::backend::{Progress, ReplayRequest};
-use xfpx_common::config::RunSettings;
+use xfpx_common::config::{Mode, RunSettings};
+use xfpx_common::tool::ToolKind;
 
 pub fn replay(a: &ReplayArgs) -> Result<i32> {
-    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_run).transpose()?;
+    let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
+    let fail_on_region = fail_on.is_some_and(|f| f.region);
+    let counting = a.tool == ToolKind::Counters;
+    if a.region.is_some() && !counting {
+        return Err(ExitError::new(EXIT_USAGE, "--region needs --tool counters".to_string()).into());
+    }
+    if fail_on_region && a.region.is_none() {
+        return Err(ExitError::new(EXIT_USAGE, "--fail-on region needs --region REGION".to_string()).into());
+    }
+    if counting && a.mode.is_some() {
+        return Err(ExitError::new(
+            EXIT_USAGE,
+            "--tool counters rewrites the kernel itself: leave out --mode".to_string(),
+        )
+        .into());
+    }
+    let region = a.region.as_deref().map(region_cmd::read).transpose()?;
     let dest = (!a.no_report).then(|| Destination::from_arg(&a.report));
     let destinations = Outputs {
         report: dest.as_ref(),
@@ -31,7 +52,11 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     if a.max_waves == Some(0) {
         bail!("invalid --max-waves 0: a launch runs at least one wave");
     }
-    let config = a.mode.map(|mode| RunSettings { mode, ..RunSettings::default() }.check()).transpose()?;
+    let config = if counting {
+        Some(RunSettings { mode: Mode::Count, tool: ToolKind::Counters, ..RunSettings::default() }.check()?)
+    } else {
+        a.mode.map(|mode| RunSettings { mode, ..RunSettings::default() }.check()).transpose()?
+    };
     let work = Arc::new(Progress::default());
     let shown = progress::Bar::workgroups(work.clone());
     let request = ReplayRequest {
@@ -46,7 +71,13 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     let outcome = emulator().replay(&request);
     drop(shown);
     let replayed = outcome.map_err(|e| anyhow!(e)).with_context(|| format!("cannot replay {}", a.launch.display()))?;
-    let (report, outputs) = (replayed.report, replayed.outputs);
+    let (mut report, outputs) = (replayed.report, replayed.outputs);
+    let outside = match (&region, &a.region) {
+        (Some(_), Some(path)) => {
+            !region_cmd::check(&mut report, &a.launch.display().to_string(), path)?.deviations.is_empty()
+        }
+        _ => false,
+    };
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for o in &outputs {
@@ -55,11 +86,15 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
         }
     }
     let mut text = summary::summary(&report, true);
+    text.push_str(&region_cmd::table(&report));
     if let Some(dir) = &a.out {
         let names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
         text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
     }
     destinations.finish(&report, &text)?;
+    if fail_on_region && outside {
+        return Ok(crate::exit::EXIT_FINDINGS);
+    }
     if fail_on.and_then(|f| f.kinds).is_some_and(|k| replayed.screened_kinds.iter().any(|s| k.contains(*s))) {
         return Ok(crate::exit::EXIT_FINDINGS);
     }

@@ -3,7 +3,9 @@
 //!
 //! A count region is a run of instructions of one basic block that a warp
 //! executes with one active mask: a block, split after each reconvergence
-//! instruction (where parts of a diverged warp merge). Each region gets
+//! instruction (where parts of a diverged warp merge) and, where the
+//! program manages the active mask itself, after each instruction that
+//! changes it ([`MaskEffect`], given by the backend like the mix). Each region gets
 //! one `Count` probe at its first unguarded instruction (a call placed at
 //! a guarded instruction runs only where the guard holds); the device
 //! adds the warp's execution and its active lanes to the region's slot,
@@ -20,7 +22,7 @@
 //! conserved along edges; warp counts are not (a divergent branch turns
 //! one warp execution into two), so every region is counted here.
 
-use crate::counters::{CountLayout, MixClass, RegionShape};
+use crate::counters::{CountLayout, MaskEffect, MixClass, RegionShape};
 use crate::observe::Cfg;
 use crate::plan::Plan;
 use crate::probe::{Action, CounterDef, CounterId, CounterKind, Probe, When};
@@ -52,6 +54,21 @@ impl Counters {
     /// Plan `view`, whose control-flow graph is `cfg`; `mix[i]` is the
     /// mix class of instruction `i`.
     pub fn plan(&self, view: &KernelView, cfg: &Cfg, mix: &[MixClass], sites: &mut SiteTable) -> CountPlan {
+        self.plan_masked(view, cfg, mix, &[], sites)
+    }
+
+    /// [`Counters::plan`] where `masks[i]` says what instruction `i` does to
+    /// the active mask (missing entries: nothing): a region ends after each
+    /// instruction that changes it, and counts its saves and restores.
+    pub fn plan_masked(
+        &self,
+        view: &KernelView,
+        cfg: &Cfg,
+        mix: &[MixClass],
+        masks: &[MaskEffect],
+        sites: &mut SiteTable,
+    ) -> CountPlan {
+        let mask = |i: usize| masks.get(i).copied().unwrap_or_default();
         let mut regions: Vec<RegionShape> = Vec::new();
         let mut branches: Vec<Option<u32>> = Vec::new();
         for block in &cfg.blocks {
@@ -59,7 +76,8 @@ impl Counters {
             for i in block.start..block.end {
                 let last_of_block = i + 1 == block.end;
                 let reconverges = mix.get(i) == Some(&MixClass::Reconverge);
-                if !(last_of_block || reconverges) {
+                let changes_mask = mask(i) != MaskEffect::None;
+                if !(last_of_block || reconverges || changes_mask) {
                     continue;
                 }
                 let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -73,6 +91,8 @@ impl Counters {
                     end: i as u32 + 1,
                     mix: counts,
                     reconverges_into: into,
+                    mask_saves: (first..=i).filter(|&j| mask(j) == MaskEffect::Save).count() as u32,
+                    mask_restores: (first..=i).filter(|&j| mask(j) == MaskEffect::Restore).count() as u32,
                 });
                 let ins = &view.instrs[i];
                 let splits =
@@ -197,6 +217,25 @@ mod tests {
         let mut bad = cp.plan.clone();
         bad.counters[1].kind = CounterKind::Region { first: 2, end: 4, branch: Some(2) };
         assert!(matches!(verify(&bad, &view, &sites), Err(crate::plan::PlanError::BadRegion { .. })));
+    }
+
+    #[test]
+    fn a_change_of_the_active_mask_ends_its_region() {
+        let (mut view, mix) = kernel();
+        view.instrs[1].control = Control::None;
+        view.instrs[1].guarded = false;
+        view.instrs[4].guarded = false;
+        let cfg = Cfg::build(&view, |_| Target::Leave).unwrap();
+        let mut sites = SiteTable::new();
+        let mix = vec![MixClass::Integer; mix.len()];
+        let masks = [MaskEffect::None, MaskEffect::Save, MaskEffect::None, MaskEffect::Write, MaskEffect::Restore];
+        let cp = Counters { warp_size: 64 }.plan_masked(&view, &cfg, &mix, &masks, &mut sites);
+        verify(&cp.plan, &view, &sites).unwrap();
+        let spans: Vec<(u32, u32)> = cp.layout.regions.iter().map(|r| (r.first, r.end)).collect();
+        assert_eq!(spans, vec![(0, 2), (2, 4), (4, 5), (5, 6)]);
+        let pushes: Vec<(u32, u32)> = cp.layout.regions.iter().map(|r| (r.mask_saves, r.mask_restores)).collect();
+        assert_eq!(pushes, vec![(1, 0), (0, 0), (0, 1), (0, 0)]);
+        assert_eq!(cp.layout.instructions(), view.instrs.len() as u64);
     }
 
     #[test]

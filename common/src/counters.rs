@@ -18,6 +18,11 @@
 //!   lanes did not all go the same way (the divergence stack's pushes);
 //! - `reconvergences`: warp parts merged at a reconvergence instruction
 //!   (NVIDIA `BSYNC`/`WARPSYNC`; the stack's pops);
+//! - on targets with no divergence stack but an active-mask register the
+//!   program saves and restores itself (AMD EXEC), the stack's pushes are
+//!   the executions of instructions that save the mask and narrow it
+//!   ([`MaskEffect::Save`], counted as `divergent_branches`) and its pops
+//!   those that restore it ([`MaskEffect::Restore`], as `reconvergences`);
 //! - `mix`: warp instructions per [`MixClass`] label.
 //!
 //! Normalised counters ([`Normalised`]) are what operational regions are
@@ -110,6 +115,38 @@ pub struct RegionShape {
     /// is entered only from it: warp parts merged there are
     /// `warps(this) - warps(next)`.
     pub reconverges_into: Option<u32>,
+    /// Instructions of the region that save the active mask and narrow it
+    /// ([`MaskEffect::Save`]): each execution of the region pushes this many.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mask_saves: u32,
+    /// Instructions of the region that restore the active mask
+    /// ([`MaskEffect::Restore`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mask_restores: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What an instruction does to the warp's active mask, where the program
+/// manages the mask itself (AMD EXEC). A region ends after any instruction
+/// that changes the mask, so that one mask holds throughout each region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaskEffect {
+    /// Leaves the active mask alone.
+    #[default]
+    None,
+    /// Saves the active mask and narrows it (entering divergent control
+    /// flow: AMD `s_*_saveexec_*`): a push of the divergence stack.
+    Save,
+    /// Restores a saved mask (leaving divergent control flow: AMD
+    /// `s_or_b64 exec, exec, s[..]`, `s_mov_b64 exec, s[..]`): a pop.
+    Restore,
+    /// Changes the active mask otherwise (lanes leaving a loop, a vector
+    /// compare that writes the mask).
+    Write,
 }
 
 /// How the device slots of one kernel fold into counters: the regions
@@ -187,7 +224,8 @@ pub fn fold(layout: &CountLayout, index: u32, slots: &[SlotCount]) -> Result<Win
         w.warp_instructions += s.warps * n;
         w.thread_instructions += s.lanes * n;
         w.inactive_lanes += (ws * s.warps).saturating_sub(s.lanes) * n;
-        w.divergent_branches += s.divergent;
+        w.divergent_branches += s.divergent + s.warps * u64::from(r.mask_saves);
+        w.reconvergences += s.warps * u64::from(r.mask_restores);
         for (label, per) in &r.mix {
             *w.mix.entry(label.clone()).or_default() += per * s.warps;
         }
@@ -361,21 +399,69 @@ impl Normalised {
 mod tests {
     use super::*;
 
+    #[test]
+    fn mask_saves_and_restores_count_per_region_execution() {
+        let shape = |first, end, saves, restores| RegionShape {
+            first,
+            end,
+            mix: BTreeMap::new(),
+            reconverges_into: None,
+            mask_saves: saves,
+            mask_restores: restores,
+        };
+        let l = CountLayout {
+            kernel: "k".into(),
+            regions: vec![shape(0, 3, 1, 0), shape(3, 5, 0, 1), shape(5, 6, 1, 2)],
+            guards: vec![],
+            warp_size: 64,
+        };
+        let slots = [
+            SlotCount { warps: 4, lanes: 256, divergent: 0 },
+            SlotCount { warps: 3, lanes: 40, divergent: 0 },
+            SlotCount { warps: 2, lanes: 128, divergent: 0 },
+        ];
+        let w = fold(&l, 0, &slots).unwrap();
+        assert_eq!((w.divergent_branches, w.reconvergences), (4 + 2, 3 + 4));
+        assert_eq!(w.warp_instructions, 4 * 3 + 3 * 2 + 2);
+        assert_eq!(w.inactive_lanes, (3 * 64 - 40) * 2);
+        // a layout written before these fields existed still reads
+        let old = r#"{"first":0,"end":1,"mix":{},"reconverges_into":null}"#;
+        let r: RegionShape = serde_json::from_str(old).unwrap();
+        assert_eq!((r.mask_saves, r.mask_restores), (0, 0));
+        assert_eq!(serde_json::to_string(&r).unwrap(), old);
+    }
+
     fn layout() -> CountLayout {
         let mix = |pairs: &[(&str, u64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         CountLayout {
             kernel: "k".into(),
             regions: vec![
                 // 3 instructions ending in a divergent-capable branch
-                RegionShape { first: 0, end: 3, mix: mix(&[("int", 2), ("branch", 1)]), reconverges_into: None },
+                RegionShape {
+                    first: 0,
+                    end: 3,
+                    mix: mix(&[("int", 2), ("branch", 1)]),
+                    reconverges_into: None,
+                    mask_saves: 0,
+                    mask_restores: 0,
+                },
                 // 2 instructions ending in BSYNC, merging into region 2
                 RegionShape {
                     first: 3,
                     end: 5,
                     mix: mix(&[("f32.add", 1), ("reconverge", 1)]),
                     reconverges_into: Some(2),
+                    mask_saves: 0,
+                    mask_restores: 0,
                 },
-                RegionShape { first: 5, end: 6, mix: mix(&[("branch", 1)]), reconverges_into: None },
+                RegionShape {
+                    first: 5,
+                    end: 6,
+                    mix: mix(&[("branch", 1)]),
+                    reconverges_into: None,
+                    mask_saves: 0,
+                    mask_restores: 0,
+                },
             ],
             guards: vec![0],
             warp_size: 32,

@@ -247,8 +247,22 @@ mod tests {
         let layout = CountLayout {
             kernel: "k".into(),
             regions: vec![
-                RegionShape { first: 0, end: 4, mix: BTreeMap::new(), reconverges_into: None },
-                RegionShape { first: 4, end: 6, mix: BTreeMap::new(), reconverges_into: None },
+                RegionShape {
+                    first: 0,
+                    end: 4,
+                    mix: BTreeMap::new(),
+                    reconverges_into: None,
+                    mask_saves: 0,
+                    mask_restores: 0,
+                },
+                RegionShape {
+                    first: 4,
+                    end: 6,
+                    mix: BTreeMap::new(),
+                    reconverges_into: None,
+                    mask_saves: 0,
+                    mask_restores: 0,
+                },
             ],
             guards: vec![],
             warp_size: 32,

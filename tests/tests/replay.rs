@@ -304,3 +304,70 @@ fn replaying_an_original_code_object_explicitly_is_unchanged() {
     assert_eq!(records(&explicit), records(&by_target));
     assert!(!records(&explicit).is_empty());
 }
+
+/// The application launch `name` (tests/apps/amd), written to `dir` with
+/// its paths made absolute and its last argument replaced by `n`.
+fn app_launch_with_size(dir: &std::path::Path, name: &str, n: u32) -> PathBuf {
+    let apps = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("apps/amd/launches");
+    let text = std::fs::read_to_string(apps.join(name)).expect("launch");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let abs = |p: &str| apps.join(p).display().to_string();
+    v["code_object"] = abs(v["code_object"].as_str().expect("path")).into();
+    for (_, b) in v["buffers"].as_object_mut().expect("buffers") {
+        if let Some(f) = b["init"].get("file").and_then(|f| f.as_str()).map(str::to_string) {
+            b["init"]["file"] = abs(&f).into();
+        }
+    }
+    let args = v["args"].as_array_mut().expect("args");
+    *args.last_mut().expect("an argument") = serde_json::json!({ "u32": n });
+    let out = dir.join(format!("{n}-{name}"));
+    std::fs::write(&out, v.to_string()).expect("write");
+    out
+}
+
+#[test]
+fn replay_with_the_counters_tool_checks_an_operational_region() {
+    let d = tempfile::tempdir().expect("scratch");
+    let fault_free = app_launch_with_size(d.path(), "reduce_partial.json", 100000);
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx942", "--tool", "counters", "--report", "r.json"]).arg(&fault_free);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stdout.contains("counters (whole launches):"), "{}", o.stdout);
+    let r = Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
+    let s = r.counters.expect("a counters section");
+    assert_eq!((s.warp_size, s.kernels[0].kernel.as_str()), (64, "reduce_sum"));
+    let w = s.kernels[0].total();
+    assert!(w.warp_instructions > 0 && w.divergent_branches > 0 && w.reconvergences > 0, "{w:?}");
+    assert_eq!(w.inactive_lanes, 64 * w.warp_instructions - w.thread_instructions);
+
+    let mut c = xfpx(d.path());
+    c.args(["region", "build", "r.json", "-o", "region.json"]);
+    assert_eq!(run(c).code, Some(0));
+    let check = |launch: &PathBuf| {
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", "gfx942", "--tool", "counters", "--no-report"])
+            .args(["--region", "region.json", "--fail-on", "region"])
+            .arg(launch);
+        run(c)
+    };
+    let o = check(&fault_free);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // a size argument of 99000: lanes idle in the last grid stride
+    let o = check(&app_launch_with_size(d.path(), "reduce_partial.json", 99000));
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    assert!(o.stderr.contains("kernel reduce_sum launch 0 window 0: inact"), "{}", o.stderr);
+
+    for (args, says, code) in [
+        (&["--region", "region.json"][..], "--region needs --tool counters", 2),
+        (&["--tool", "counters", "--fail-on", "region"][..], "--fail-on region needs --region", 2),
+        (&["--tool", "counters", "--mode", "detect"][..], "leave out --mode", 2),
+        (&["--tool", "counters", "--region", "nothing.json"][..], "cannot read region nothing.json", 1),
+    ] {
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", "gfx942", "--no-report"]).args(args).arg(&fault_free);
+        let o = run(c);
+        assert_eq!(o.code, Some(code), "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(says) && o.stderr.trim().lines().count() == 1, "{args:?}: {}", o.stderr);
+    }
+}

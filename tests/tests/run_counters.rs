@@ -134,8 +134,4 @@ fn counters_flags_misused_get_one_line() {
     std::fs::write(dir.join("bad.json"), "{ not a region").expect("write");
     xfpx_run(&["--tool", "counters", "--region", "bad.json"]).assert_one_line_error(1, "bad.json");
     assert!(!dir.join("xfpx-report.json").exists(), "the program did not run");
-    // replays do not count yet
-    let mut c = xfpx(dir);
-    c.args(["replay", "--tool", "counters", "launch.json"]);
-    run(c).assert_one_line_error(1, "not collected by replays yet");
 }

@@ -55,6 +55,9 @@ pub struct Instruction {
     pub words: [u32; 3],
     /// The literal constant, where the instruction carries one.
     pub literal: Option<u32>,
+    /// What it does to EXEC, as the decoder says (`exec_effect`): counted
+    /// by [`crate::ExecCounts`].
+    pub exec: xfpx_common::counters::MaskEffect,
 }
 
 /// Why bytes do not decode to an instruction the emulator executes.
@@ -170,7 +173,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let mut words = [0u32; 3];
     words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
     let literal = (insn.length > base).then(|| words[base / 4]);
-    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, len: insn.length as u8, words, literal })
+    let exec = insn.exec_effect();
+    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, len: insn.length as u8, words, literal, exec })
 }
 
 #[cfg(test)]

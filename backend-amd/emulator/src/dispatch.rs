@@ -59,6 +59,36 @@ pub struct RunStats {
     pub observations: Observations,
     /// Global address of the code image (PCs minus this are image offsets).
     pub code_base: u64,
+    /// What the kernel executed, counted as the counters tool defines it.
+    pub counts: ExecCounts,
+}
+
+/// The emulator's own counts of what a kernel executed, by the counters
+/// tool's definitions (`xfpx_common::counters`): each executed wave
+/// instruction counts once, and once per lane active in EXEC when it
+/// issued (scalar instructions too: AMD has no per-instruction guard, so
+/// thread instructions and those with the guard on are the same); EXEC
+/// saves and restores are what the decoder's `exec_effect` says. The
+/// oracle for instrumented counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecCounts {
+    pub wave_instructions: u64,
+    pub thread_instructions: u64,
+    pub mask_saves: u64,
+    pub mask_restores: u64,
+}
+
+impl ExecCounts {
+    fn record(&mut self, inst: &Instruction, exec: u64) {
+        use xfpx_common::counters::MaskEffect;
+        self.wave_instructions += 1;
+        self.thread_instructions += u64::from(exec.count_ones());
+        match inst.exec {
+            MaskEffect::Save => self.mask_saves += 1,
+            MaskEffect::Restore => self.mask_restores += 1,
+            MaskEffect::None | MaskEffect::Write => {}
+        }
+    }
 }
 
 impl RunStats {
@@ -366,6 +396,7 @@ fn run_workgroup(
             progressed = true;
             loop {
                 let inst = fetch(mem, cache, isa, wave.pc).map_err(RunError::Exec)?;
+                stats.counts.record(&inst, wave.exec());
                 let mut env = Env { global: mem, lds, obs: &mut stats.observations, target: isa };
                 let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
                 stats.instructions += 1;

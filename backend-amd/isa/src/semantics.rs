@@ -142,6 +142,36 @@ impl Instruction {
         out
     }
 
+    /// Whether the instruction writes EXEC (explicitly, or implied as by
+    /// `v_cmpx_*` and the `saveexec`/`wrexec` forms), without allocating:
+    /// the emulator asks at every step.
+    pub fn writes_exec(&self) -> bool {
+        let m = self.base_mnemonic;
+        self.operands.iter().any(|o| o.written && matches!(o.operand, Operand::Special { reg: SpecialReg::Exec, .. }))
+            || m.starts_with("v_cmpx_")
+            || m.contains("saveexec")
+            || m.contains("_wrexec")
+    }
+
+    /// What the instruction does to EXEC, for the counters' divergence
+    /// stack analogue: the `s_*_saveexec_*` family saves EXEC and combines
+    /// it (a push); an `s_or` or `s_mov` into EXEC restores a saved mask (a
+    /// pop); any other write of EXEC changes it (`s_andn2_b64 exec` as lanes
+    /// leave a loop, `s_xor_b64 exec` entering an else, `v_cmpx_*`).
+    pub fn exec_effect(&self) -> xfpx_common::counters::MaskEffect {
+        use xfpx_common::counters::MaskEffect;
+        if self.op.family() == crate::Family::SaveExec {
+            return MaskEffect::Save;
+        }
+        if !self.writes_exec() {
+            return MaskEffect::None;
+        }
+        match self.op {
+            Opcode::S_OR_B64 | Opcode::S_OR_B32 | Opcode::S_MOV_B64 | Opcode::S_MOV_B32 => MaskEffect::Restore,
+            _ => MaskEffect::Write,
+        }
+    }
+
     /// Special registers the instruction reads, explicit or implied (the
     /// trailing VCC of `v_cndmask_b32_e32` and carry-in VOP2 forms).
     pub fn specials_read(&self) -> Vec<SpecialReg> {
@@ -190,5 +220,25 @@ fn reg_of(op: &Operand) -> Option<RegRange> {
         Operand::Reg(r) => Some(*r),
         Operand::Special { reg: SpecialReg::M0, .. } => Some(RegRange::new(RegFile::Sgpr, 124, 1)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{decode, Target};
+    use xfpx_common::counters::MaskEffect;
+
+    #[test]
+    fn exec_effects_follow_the_mnemonics() {
+        let cases: [(u32, &str, MaskEffect); 4] = [
+            (0xBE80_206A, "s_and_saveexec_b64", MaskEffect::Save),
+            (0x87FE_007E, "s_or_b64", MaskEffect::Restore),
+            (0x89FE_007E, "s_andn2_b64", MaskEffect::Write),
+            (0x8780_7E6A, "s_or_b64", MaskEffect::None),
+        ];
+        for (word, mnemonic, effect) in cases {
+            let insn = decode(Target::Gfx90a, &word.to_le_bytes()).expect("decodes");
+            assert_eq!((insn.base_mnemonic, insn.exec_effect()), (mnemonic, effect), "{insn}");
+        }
     }
 }

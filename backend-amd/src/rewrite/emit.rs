@@ -31,6 +31,8 @@ pub struct Prepared {
     /// Where the table's address goes.
     literals: Vec<LiteralAt>,
     record: RewriteRecord,
+    /// How the counters of each counted kernel and device function fold.
+    count_layouts: Vec<xfpx_common::counters::CountLayout>,
 }
 
 impl Prepared {
@@ -82,7 +84,14 @@ impl Prepared {
         if check.kernels.len() != units.co.kernels.len() {
             return Err(RewriteError::Layout("rewritten object lost kernels".into()));
         }
+        let count_layouts = units
+            .kernels
+            .iter()
+            .filter_map(|k| k.counts.clone())
+            .chain(units.functions.iter().filter_map(|f| f.counts.clone()))
+            .collect();
         Ok(Prepared {
+            count_layouts,
             target,
             mode: opts.mode,
             table_address: opts.table,
@@ -97,6 +106,18 @@ impl Prepared {
     /// What the rewrite did, as a patchable object records it.
     pub fn record(&self) -> &RewriteRecord {
         &self.record
+    }
+
+    /// How the counters of each counted kernel and device function fold
+    /// (empty unless prepared for the counters).
+    pub fn count_layouts(&self) -> &[xfpx_common::counters::CountLayout] {
+        &self.count_layouts
+    }
+
+    /// Where every kernel and device function stands after placement
+    /// (instrumented or not, with the sites refused).
+    pub fn outcomes(&self) -> (&[super::KernelOutcome], &[super::FunctionOutcome]) {
+        (&self.placed.kernels, &self.placed.functions)
     }
 
     /// Bytes the table needs.

@@ -426,7 +426,43 @@ impl AmdLowering<'_> {
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
-        for (reg, high) in [(s.table(), false), (s.table() + 1, true)] {
+        self.table_address_to(s.table())?;
+        self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        Ok(())
+    }
+
+    /// A count region's update (see [`super::counts`]): one single-lane
+    /// 64-bit atomic adds `popcount(EXEC)` to the region's lanes slot and,
+    /// through the high dword, 1 to its waves slot (the lanes of one region
+    /// never reach 2^32 in a window, so no carry crosses).
+    fn count_region(&mut self, kernel: &str, region: usize) -> Result<(), RewriteError> {
+        let [lanes, waves] = super::counts::region_slots(region);
+        let lo = self.table.slot(kernel, lanes);
+        let hi = self.table.slot(kernel, waves);
+        if hi != lo + 1 || !lo.is_multiple_of(2) {
+            return Err(RewriteError::Refused(format!("region {region}'s count slots are not an aligned pair")));
+        }
+        let e = self.e();
+        let s = self.scratch;
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
+        self.emit(e.sop1(Opcode::S_BCNT1_I32_B64, Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(lo * 4))?);
+        // the data pair starts at an even VGPR (gfx90a+ align 64-bit operands)
+        let data = if s.vgpr.is_multiple_of(2) { s.vgpr + 2 } else { s.vgpr + 1 };
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, data, s.tmp())?);
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, data + 1, Src::Int(1))?);
+        self.table_address_to(s.table())?;
+        self.emit(e.global_atomic(Opcode::GLOBAL_ATOMIC_ADD_X2, s.v_addr(), data, s.table())?);
+        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        Ok(())
+    }
+
+    /// `s[reg:reg+1]` := the table's address (literals recorded when patchable).
+    fn table_address_to(&mut self, reg: u16) -> Result<(), RewriteError> {
+        let e = self.e();
+        for (reg, high) in [(reg, false), (reg + 1, true)] {
             let value = match self.table_address {
                 TableAddress::Known(a) => Src::Literal(if high { (a >> 32) as u32 } else { a as u32 }),
                 TableAddress::Patchable => Src::FixedLiteral(0),
@@ -438,8 +474,6 @@ impl AmdLowering<'_> {
             }
             self.emit(words);
         }
-        self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
-        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
     }
 
@@ -566,6 +600,10 @@ impl AmdLowering<'_> {
                     .counters
                     .get(counter.0 as usize)
                     .ok_or_else(|| RewriteError::Refused(format!("counter {} undeclared", counter.0)))?;
+                if let CounterKind::Region { .. } = def.kind {
+                    let region = counter.0 as usize;
+                    return self.count_region(&view.name, region);
+                }
                 let per_lane = matches!(def.kind, CounterKind::ThreadExecutions);
                 let slot = self.table.slot(&view.name, SlotKind::Counter { name: def.name.clone(), per_lane });
                 let data = if per_lane {

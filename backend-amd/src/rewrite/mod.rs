@@ -20,6 +20,7 @@
 //! behaviour screening relies on.
 
 pub mod calls;
+pub mod counts;
 pub mod emit;
 pub mod encode;
 pub mod layout;
@@ -53,7 +54,22 @@ pub fn prepare(bytes: &[u8], opts: &RewriteOptions) -> Result<Prepared, RewriteE
 
 /// [`prepare`] for the plans of any `tool` (the mode recorded is `opts.mode`).
 pub fn prepare_with(bytes: &[u8], opts: &RewriteOptions, tool: &dyn Tool) -> Result<Prepared, RewriteError> {
-    let units = prepare::Units::read(bytes, opts, tool)?;
+    prepare_planned(bytes, opts, prepare::Planner::Tool(tool))
+}
+
+/// [`prepare`] for the counters tool ([`counts`]); `opts.mode` should be
+/// [`Mode::Count`]. The prepared rewrite carries each unit's count layout
+/// ([`Prepared::count_layouts`]).
+pub fn prepare_counters(bytes: &[u8], opts: &RewriteOptions) -> Result<Prepared, RewriteError> {
+    prepare_planned(bytes, opts, prepare::Planner::Counters)
+}
+
+fn prepare_planned(
+    bytes: &[u8],
+    opts: &RewriteOptions,
+    planner: prepare::Planner<'_>,
+) -> Result<Prepared, RewriteError> {
+    let units = prepare::Units::read(bytes, opts, planner)?;
     let placed = placement::place(&units, bytes, opts)?;
     Prepared::new(units, placed, opts)
 }

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use xfpx_amd_isa::Target;
+use xfpx_common::counters::CountLayout;
 use xfpx_common::plan::{self, Plan};
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::Tool;
@@ -33,6 +34,8 @@ pub struct KernelUnit {
     pub waits: WaitAnalysis,
     /// Registers its code names (with what it may call): (next SGPR, next VGPR).
     pub used: (u16, u16),
+    /// How its count table folds (the counters planner only).
+    pub counts: Option<CountLayout>,
 }
 
 /// A device function to instrument unless a kernel reaching it fails.
@@ -46,6 +49,27 @@ pub struct FunctionUnit {
     pub waits: WaitAnalysis,
     /// Shared by every kernel reaching it: above all their registers.
     pub scratch: Scratch,
+    /// How its count table folds (the counters planner only).
+    pub counts: Option<CountLayout>,
+}
+
+/// How a rewrite plans each unit.
+#[derive(Clone, Copy)]
+pub enum Planner<'t> {
+    /// A tool over the unit's view.
+    Tool(&'t dyn Tool),
+    /// The counters tool ([`super::counts`]), which needs the decoded
+    /// branch targets besides the view.
+    Counters,
+}
+
+impl std::fmt::Debug for Planner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Planner::Tool(t) => write!(f, "Planner::Tool({})", t.name()),
+            Planner::Counters => write!(f, "Planner::Counters"),
+        }
+    }
 }
 
 /// Everything placement needs, computed once.
@@ -68,7 +92,7 @@ pub struct Units<'a> {
 
 impl<'a> Units<'a> {
     /// Decodes, views, plans and verifies every unit of `bytes`.
-    pub fn read(bytes: &'a [u8], opts: &RewriteOptions, tool: &dyn Tool) -> Result<Units<'a>, RewriteError> {
+    pub fn read(bytes: &'a [u8], opts: &RewriteOptions, tool: Planner<'_>) -> Result<Units<'a>, RewriteError> {
         let co = CodeObject::parse(bytes)?;
         let target = co.target.processor;
         let text = TextCode::decode(&co, target);
@@ -111,12 +135,12 @@ impl<'a> Units<'a> {
             }
             let unit = instrs.and_then(|instrs| {
                 let view = view::kernel_view(&k.name, k.entry, &instrs);
-                let plan = plan_for(&view, tool, &mut sites)?;
+                let (plan, counts) = plan_for(&view, &instrs, tool, &mut sites)?;
                 let waits = WaitAnalysis::run(&instrs);
                 let own = regs::used_registers(&instrs);
                 let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
                 let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
-                Ok(KernelUnit { index, instrs, view, plan, waits, used })
+                Ok(KernelUnit { index, instrs, view, plan, waits, used, counts })
             });
             match unit {
                 Ok(unit) => {
@@ -157,7 +181,7 @@ impl<'a> Units<'a> {
     /// The outcome of every device function, and those to instrument: a
     /// function is instrumented when every kernel reaching it is being
     /// instrumented and can grow to hold the function's scratch registers.
-    fn prepare_functions(&mut self, mode: Mode, tool: &dyn Tool) {
+    fn prepare_functions(&mut self, mode: Mode, tool: Planner<'_>) {
         let co = &self.co;
         let processor = co.target.processor;
         let by_kernel: BTreeMap<usize, &KernelUnit> = self.kernels.iter().map(|k| (k.index, k)).collect();
@@ -205,14 +229,14 @@ impl<'a> Units<'a> {
                 (Err(e), None) => Err(skip(format!("cannot decode the instruction {e}"))),
                 (Ok(instrs), None) => {
                     let view = view::kernel_view(&f.name, f.code.start, instrs);
-                    match plan_for(&view, tool, &mut self.sites) {
-                        Ok(plan) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
-                        Ok(plan) => Ok((view, plan)),
+                    match plan_for(&view, instrs, tool, &mut self.sites) {
+                        Ok((plan, _)) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
+                        Ok((plan, counts)) => Ok((view, plan, counts)),
                         Err(e) => Err(skip(e.to_string())),
                     }
                 }
             };
-            let (view, plan) = match ready {
+            let (view, plan, counts) = match ready {
                 Ok(x) => x,
                 Err(state) => {
                     o.state = state;
@@ -244,7 +268,7 @@ impl<'a> Units<'a> {
             }
             let instrs = f.instrs.clone().unwrap_or_default();
             let waits = WaitAnalysis::run(&instrs);
-            self.functions.push(FunctionUnit { index: fi, instrs, view, plan, waits, scratch });
+            self.functions.push(FunctionUnit { index: fi, instrs, view, plan, waits, scratch, counts });
             self.function_outcomes.push(o);
         }
     }
@@ -277,9 +301,22 @@ pub fn max_workgroup(co: &CodeObject<'_>, kernel: &str) -> Option<u64> {
         .filter(|&w| w > 0)
 }
 
-/// The tool's verified plan for `view`.
-fn plan_for(view: &KernelView, tool: &dyn Tool, sites: &mut SiteTable) -> Result<Plan, RewriteError> {
-    let plan = tool.plan(view, sites);
+/// The verified plan for `view` (decoded as `instrs`), and for the
+/// counters how their table folds.
+fn plan_for(
+    view: &KernelView,
+    instrs: &[DecodedInstr],
+    planner: Planner<'_>,
+    sites: &mut SiteTable,
+) -> Result<(Plan, Option<CountLayout>), RewriteError> {
+    let (plan, counts) = match planner {
+        Planner::Tool(tool) => (tool.plan(view, sites), None),
+        Planner::Counters => {
+            let cp = super::counts::plan(view, instrs, sites)
+                .map_err(|e| RewriteError::Kernel(format!("control flow not known, not counted: {e}")))?;
+            (cp.plan, Some(cp.layout))
+        }
+    };
     plan::verify(&plan, view, sites).map_err(|e| RewriteError::Kernel(format!("plan rejected: {e}")))?;
-    Ok(plan)
+    Ok((plan, counts))
 }
