@@ -93,7 +93,7 @@ pub fn split(listing: &str, sizes: &[u64]) -> Result<Vec<Result<String, SplitErr
     if total > MAX_BATCH_BYTES {
         return Err(SplitError::Sizes(format!("{total} bytes, more than {MAX_BATCH_BYTES}")));
     }
-    if let Some(s) = sizes.iter().find(|s| **s == 0 || **s % INSTRUCTION_BYTES != 0) {
+    if let Some(s) = sizes.iter().find(|s| **s == 0 || !s.is_multiple_of(INSTRUCTION_BYTES)) {
         return Err(SplitError::Sizes(format!("{s} bytes is not a whole number of instructions")));
     }
     let mut lines = listing.split_inclusive('\n').enumerate().peekable();
