@@ -13,6 +13,9 @@
 //! disassembler: [`crate::prefill`] disassembles a program's functions
 //! ahead, in parallel, and NVBit's call for one still in progress waits
 //! for it. A mark older than a minute is stale (a killed call) and removed.
+//! [`DisasmCache::claim`] and [`DisasmCache::store`] let the prefill file
+//! answers itself (from one disassembler run over many functions) under
+//! the same keys and marks, as the wrapper would.
 //!
 //! The run configuration's `tools.disassembly_cache` (environment variable
 //! `XFPX_NVDISASM_CACHE`) names the cache folder (default
@@ -66,11 +69,7 @@ impl DisasmCache {
             Ok(format!("'{s}'"))
         };
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
-        // the disassembler's identity: its path, size and modification time
-        let meta = std::fs::metadata(&self.real).map_err(|e| format!("{}: {e}", self.real.display()))?;
-        let mtime =
-            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
-        let tag = format!("{}:{}:{}", self.real.display(), meta.len(), mtime);
+        let tag = self.tag()?;
         let script = format!(
             "#!/bin/sh\n\
              # xfpx: NVBit's disassembler calls, answered from a cache keyed by the bytes disassembled\n\
@@ -84,7 +83,7 @@ impl DisasmCache {
              if [ \"${{#key}}\" -eq 64 ]; then\n\
              \x20 if [ -s \"$dir/$key\" ]; then exec cat -- \"$dir/$key\"; fi\n\
              \x20 busy=\"$dir/.$key.busy\"\n\
-             \x20 if [ -d \"$busy\" ] && [ -n \"$(find \"$busy\" -maxdepth 0 -mmin +1 2>/dev/null)\" ]; then rmdir -- \"$busy\" 2>/dev/null; fi\n\
+             \x20 if [ -d \"$busy\" ] && [ -n \"$(find \"$busy\" -maxdepth 0 -mmin +{stale} 2>/dev/null)\" ]; then rmdir -- \"$busy\" 2>/dev/null; fi\n\
              \x20 if mkdir -- \"$busy\" 2>/dev/null; then\n\
              \x20   tmp=\"$dir/.$key.$$\"\n\
              \x20   trap 'rm -f -- \"$tmp\"; rmdir -- \"$busy\" 2>/dev/null; exit 1' HUP INT TERM\n\
@@ -100,6 +99,7 @@ impl DisasmCache {
             real = quote(&self.real)?,
             dir = quote(&self.dir)?,
             tag = quote(Path::new(&tag))?,
+            stale = STALE_MARK_MINUTES,
         );
         // one script per disassembler, written atomically
         let name = format!("nvdisasm-{:016x}.sh", fnv1a(script.as_bytes()));
@@ -113,6 +113,87 @@ impl DisasmCache {
                 .map_err(|e| format!("cannot install {}: {e}", path.display()))?;
         }
         Ok(path)
+    }
+}
+
+/// Minutes after which a busy mark is taken for a killed call's and removed.
+const STALE_MARK_MINUTES: u64 = 1;
+
+/// What [`DisasmCache::claim`] found for some bytes.
+#[derive(Debug)]
+pub enum Claim {
+    /// The answer is in the cache.
+    Cached,
+    /// Another call is disassembling them now.
+    Busy,
+    /// Ours to disassemble: the mark is removed when this is dropped.
+    Mine(BusyMark),
+}
+
+/// A `.<key>.busy` mark this process holds.
+#[derive(Debug)]
+pub struct BusyMark(PathBuf);
+
+impl Drop for BusyMark {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+impl DisasmCache {
+    /// The disassembler's identity, part of every key: its path, size and
+    /// modification time (another disassembler, other answers).
+    pub fn tag(&self) -> Result<String, String> {
+        let meta = std::fs::metadata(&self.real).map_err(|e| format!("{}: {e}", self.real.display()))?;
+        let mtime =
+            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+        Ok(format!("{}:{}:{}", self.real.display(), meta.len(), mtime))
+    }
+
+    /// The key the wrapper files a call under: the SHA-256 of the tag, the
+    /// options (each after a space) and the bytes disassembled.
+    pub fn key(tag: &str, options: &[String], code: &[u8]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(tag.as_bytes());
+        h.update(b"|");
+        for o in options {
+            h.update(b" ");
+            h.update(o.as_bytes());
+        }
+        h.update(b"|");
+        h.update(code);
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Whether the answer for `key` is cached, being made, or ours to make
+    /// (a stale mark is removed first, as the wrapper does).
+    pub fn claim(&self, key: &str) -> Claim {
+        if std::fs::metadata(self.dir.join(key)).is_ok_and(|m| m.len() > 0) {
+            return Claim::Cached;
+        }
+        let busy = self.dir.join(format!(".{key}.busy"));
+        let stale = std::time::Duration::from_secs(60 * STALE_MARK_MINUTES);
+        if std::fs::metadata(&busy).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a > stale)) {
+            let _ = std::fs::remove_dir(&busy);
+        }
+        match std::fs::create_dir(&busy) {
+            Ok(()) => Claim::Mine(BusyMark(busy)),
+            Err(_) => Claim::Busy,
+        }
+    }
+
+    /// File `answer` under `key`: written to a private temporary file and
+    /// renamed into place, so a reader sees all of it or nothing.
+    pub fn store(&self, key: &str, answer: &[u8]) -> std::io::Result<()> {
+        static STORED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STORED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".{key}.p{}-{n}", std::process::id()));
+        let written = std::fs::write(&tmp, answer).and_then(|()| std::fs::rename(&tmp, self.dir.join(key)));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 }
 
@@ -249,6 +330,43 @@ mod tests {
             "no busy mark or partial file left: {names:?}"
         );
         assert_eq!(names.len(), 2, "the wrapper and one answer: {names:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An answer filed by [`DisasmCache::store`] under [`DisasmCache::key`]
+    /// is the one the wrapper finds for the same call: the key is computed
+    /// alike on both sides.
+    #[test]
+    fn answers_stored_here_are_found_by_the_wrapper() {
+        let dir = temp("store");
+        let marks = dir.join("marks");
+        let real = dir.join("nvdisasm");
+        std::fs::write(&real, format!("#!/bin/sh\necho run >> '{}'\necho real\n", marks.display())).expect("write");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let cache = DisasmCache { dir: dir.join("cache"), real };
+        let wrapper = cache.write_wrapper().expect("wrapper");
+        let code = dir.join("raw.bin");
+        std::fs::write(&code, b"\x00\x01FFMA R1|x").expect("write");
+        let options = ["-b".to_string(), "SM90".to_string()];
+        let key = DisasmCache::key(&cache.tag().expect("tag"), &options, b"\x00\x01FFMA R1|x");
+        let Claim::Mine(mark) = cache.claim(&key) else { panic!("the bytes were free") };
+        assert!(matches!(cache.claim(&key), Claim::Busy), "a second claim while the first holds the mark");
+        cache.store(&key, b"stored answer\n").expect("store");
+        drop(mark);
+        assert!(matches!(cache.claim(&key), Claim::Cached));
+        let out = Command::new(&wrapper).args(&options).arg(&code).output().expect("runs");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "stored answer\n");
+        assert!(!marks.exists(), "the disassembler did not run");
+        // other options: another key, the disassembler runs
+        let out = Command::new(&wrapper).args(["-b", "SM80"]).arg(&code).output().expect("runs");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "real\n");
+        let names: Vec<String> = std::fs::read_dir(&cache.dir)
+            .expect("cache")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

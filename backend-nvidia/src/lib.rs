@@ -4,7 +4,8 @@
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), the counters tool's
 //! plan and calls ([`counts`]) and its tables during a run ([`count_run`]), where the built tool is found ([`tool_library`]),
-//! the cache of NVBit's disassembler calls ([`disasm_cache`]), fat binaries
+//! the cache of NVBit's disassembler calls ([`disasm_cache`]) and one
+//! disassembler run cut into many functions' listings ([`disasm_split`]), fat binaries
 //! and cubins ([`fatbin`]) and where files hold them ([`mapped`]), the disassembly of a program's functions
 //! ahead of NVBit ([`prefill`]) and how the tool library is built
 //! ([`toolbuild`]).
@@ -18,6 +19,7 @@ pub mod backend;
 pub mod count_run;
 pub mod counts;
 pub mod disasm_cache;
+pub mod disasm_split;
 pub mod dump;
 pub mod fatbin;
 pub mod inject;

@@ -1,8 +1,9 @@
 //! Fat binaries and the disassembly ahead of NVBit, against the captured
 //! fixtures (`fixtures/capture.sh`): every function the fat binary reader
 //! finds has exactly the code `cuobjdump -sass` printed for it, and a
-//! prefill through the cache's wrapper answers NVBit's later call for the
-//! same bytes without running the disassembler again.
+//! prefill (batched, or through the cache's wrapper) answers NVBit's later
+//! call for the same bytes with that call's own answer, without running
+//! the disassembler again.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -108,18 +109,38 @@ fn a_host_file_gives_its_fat_binary_and_a_plan() {
     assert_eq!(prefill::sole_target(&plain), None);
 }
 
-/// A stand-in disassembler: marks each run, takes `delay` seconds, prints
-/// its options and a digest of the bytes.
-fn fake_disassembler(dir: &Path, delay: &str) -> (PathBuf, PathBuf) {
+/// A stand-in disassembler shaped like `nvdisasm -b`: marks each run,
+/// takes `delay` seconds, prints a header of its options and one line per
+/// 16-byte instruction, its address comment and its bytes (as `OP <hex>`,
+/// or `BRA 0x0`, a branch to the start of the listing, when `op` says so).
+fn fake_disassembler_with(dir: &Path, delay: &str, op: &str) -> (PathBuf, PathBuf) {
     let marks = dir.join("marks");
     let real = dir.join("nvdisasm");
+    let print = if op == "BRA" { "BRA 0x0" } else { "OP %s" };
     std::fs::write(
         &real,
-        format!("#!/bin/sh\necho run >> '{}'\nsleep {delay}\necho \"$1 $2\"; sha256sum < \"$3\"\n", marks.display()),
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nsleep {delay}\nprintf '\\t.header %s %s\\n' \"$1\" \"$2\"\n\
+             od -An -v -tx1 -w16 \"$3\" | awk '{{ s = $0; gsub(/ /, \"\", s); \
+             printf \"        /*%04x*/                   {print} ;\\n\", (NR - 1) * 16, s }}'\n",
+            marks.display()
+        ),
     )
     .expect("write");
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     (real, marks)
+}
+
+fn fake_disassembler(dir: &Path, delay: &str) -> (PathBuf, PathBuf) {
+    fake_disassembler_with(dir, delay, "OP")
+}
+
+/// The stand-in's output for `code` alone.
+fn alone(real: &Path, dir: &Path, code: &[u8]) -> String {
+    let file = dir.join("alone");
+    std::fs::write(&file, code).expect("write");
+    let out = Command::new(real).args(["-b", "SM90"]).arg(&file).output().expect("runs");
+    String::from_utf8(out.stdout).expect("text")
 }
 
 fn runs(marks: &Path) -> usize {
@@ -139,20 +160,46 @@ fn nvbit_call(wrapper: &Path, dir: &Path, code: &[u8]) -> String {
 fn a_prefill_answers_nvbits_later_calls() {
     let dir = temp("answers");
     let (real, marks) = fake_disassembler(&dir, "0");
-    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
+    let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
+    let wrapper = cache.write_wrapper().expect("wrapper");
     let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
-    let out = prefill::run(&wrapper, &plan, 4, &dir.join("scratch"));
-    assert_eq!((out.disassembled, out.failed), (8, 0));
-    assert_eq!(runs(&marks), 8);
+    let out = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"));
+    assert_eq!((out.disassembled, out.failed, out.batches, out.alone), (8, 0, 1, 0), "{out:?}");
+    assert_eq!(runs(&marks), 1, "one disassembler run for the 8 functions");
     assert!(!dir.join("scratch").exists(), "the scratch folder is removed");
-    for f in &plan.functions {
-        let text = nvbit_call(&wrapper, &dir, &f.code);
-        assert!(text.starts_with("-b SM90\n"), "{text}");
+    let expected: Vec<String> = plan.functions.iter().map(|f| alone(&real, &dir, &f.code)).collect();
+    let before = runs(&marks);
+    for (f, expected) in plan.functions.iter().zip(&expected) {
+        assert_eq!(&nvbit_call(&wrapper, &dir, &f.code), expected, "{}: the function's own listing", f.name);
     }
-    assert_eq!(runs(&marks), 8, "every NVBit call came from the cache");
+    assert_eq!(runs(&marks), before, "every NVBit call came from the cache");
     // bytes the prefill did not see still reach the disassembler
-    nvbit_call(&wrapper, &dir, b"other code");
-    assert_eq!(runs(&marks), 9);
+    nvbit_call(&wrapper, &dir, &[7u8; 32]);
+    assert_eq!(runs(&marks), before + 1);
+    // a second prefill finds everything cached
+    let again = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"));
+    assert_eq!((again.disassembled, again.batches, again.alone), (8, 0, 0), "{again:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Functions the cut refuses (here: branches leaving their function) are
+/// disassembled alone, and still answered exactly.
+#[test]
+fn functions_the_cut_refuses_are_disassembled_alone() {
+    let dir = temp("refused");
+    let (real, marks) = fake_disassembler_with(&dir, "0", "BRA");
+    let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
+    let wrapper = cache.write_wrapper().expect("wrapper");
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
+    let out = prefill::run(&cache, &wrapper, &plan, 2, &dir.join("scratch"));
+    // the first function's branches stay inside it; the others' do not
+    assert_eq!((out.disassembled, out.failed, out.batches, out.alone), (8, 0, 1, 7), "{out:?}");
+    assert_eq!(runs(&marks), 8);
+    for f in &plan.functions {
+        let expected = alone(&real, &dir, &f.code);
+        assert_eq!(nvbit_call(&wrapper, &dir, &f.code), expected, "{}", f.name);
+    }
+    assert_eq!(runs(&marks), 8 + 8, "the calls came from the cache (and `alone` ran 8 times)");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -160,17 +207,23 @@ fn a_prefill_answers_nvbits_later_calls() {
 fn a_call_for_bytes_in_flight_waits_for_that_run() {
     let dir = temp("inflight");
     let (real, marks) = fake_disassembler(&dir, "1");
-    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
-    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |n| n == "f64_ops", 100).expect("plan");
-    let code = plan.functions[0].code.clone();
-    let (w, d) = (wrapper.clone(), dir.clone());
-    let prefill = std::thread::spawn(move || prefill::run(&w, &plan, 1, &d.join("scratch")));
-    // NVBit asks while the prefill's disassembler is still running
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let text = nvbit_call(&wrapper, &dir, &code);
-    assert_eq!(prefill.join().expect("prefill").disassembled, 1);
-    assert!(text.starts_with("-b SM90\n"), "{text}");
-    assert_eq!(runs(&marks), 1, "one disassembler run for both calls");
+    let cache = DisasmCache { dir: dir.join("cache"), real };
+    let wrapper = cache.write_wrapper().expect("wrapper");
+    // one function alone (through the wrapper), then all of them (batched)
+    for (wanted, expected_runs) in [("f64_ops", 1), ("", 2)] {
+        let plan =
+            prefill::plan(&host_elf(&fatbin_fixture()), 90, |n| wanted.is_empty() || n == wanted, 100).expect("plan");
+        let code = plan.functions.last().expect("a function").code.clone();
+        let (c, w, d) = (cache.clone(), wrapper.clone(), dir.clone());
+        let prefill = std::thread::spawn(move || prefill::run(&c, &w, &plan, 1, &d.join("scratch")));
+        // NVBit asks while the prefill's disassembler is still running
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let text = nvbit_call(&wrapper, &dir, &code);
+        let out = prefill.join().expect("prefill");
+        assert_eq!(out.failed, 0, "{out:?}");
+        assert!(text.starts_with("\t.header -b SM90\n") && text.contains("/*0000*/"), "{text}");
+        assert_eq!(runs(&marks), expected_runs, "one disassembler run for the prefill and NVBit's call");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -181,7 +234,7 @@ fn a_stale_busy_mark_does_not_block_calls() {
     let cache = dir.join("cache");
     let wrapper = DisasmCache { dir: cache.clone(), real }.write_wrapper().expect("wrapper");
     // a call that was killed left its mark for these bytes two minutes ago
-    let first = nvbit_call(&wrapper, &dir, b"some code");
+    let first = nvbit_call(&wrapper, &dir, &[1u8; 16]);
     let key = std::fs::read_dir(&cache)
         .expect("cache")
         .flatten()
@@ -194,7 +247,7 @@ fn a_stale_busy_mark_does_not_block_calls() {
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
     std::fs::File::open(&busy).and_then(|f| f.set_modified(old)).expect("age the mark");
     let t0 = std::time::Instant::now();
-    assert_eq!(nvbit_call(&wrapper, &dir, b"some code"), first);
+    assert_eq!(nvbit_call(&wrapper, &dir, &[1u8; 16]), first);
     assert!(t0.elapsed().as_secs() < 10, "the stale mark was not waited on");
     assert_eq!(runs(&marks), 2);
     assert!(!busy.exists());
@@ -260,7 +313,8 @@ static TARGET_90: prefill::DeviceTarget = prefill::DeviceTarget::new();
 fn a_program_without_device_code_prefills_its_libraries() {
     let dir = temp("programlibs");
     let (real, marks) = fake_disassembler(&dir, "0");
-    let wrapper = DisasmCache { dir: dir.join("cache"), real }.write_wrapper().expect("wrapper");
+    let cache = DisasmCache { dir: dir.join("cache"), real };
+    let wrapper = cache.write_wrapper().expect("wrapper");
     // a program without device code (a Python interpreter), one library
     let exe = dir.join("python");
     std::fs::write(&exe, host_elf(&[])).expect("write");
@@ -268,28 +322,31 @@ fn a_program_without_device_code_prefills_its_libraries() {
     TARGET_90.tell(90);
     let libraries = [lib];
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
-    let line = prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true)
-        .expect("a line");
+    let line =
+        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true)
+            .expect("a line");
     assert!(
-        line.contains("disassembled 8 sm_90 functions") && line.contains("0 of the program, 8 of 1 libraries"),
+        line.contains("disassembled 8 sm_90 functions")
+            && line.contains("(1 batched disassembler runs, 0 functions alone;")
+            && line.contains("0 of the program, 8 of 1 libraries"),
         "{line}"
     );
-    assert_eq!(runs(&marks), 8);
+    assert_eq!(runs(&marks), 1);
     let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
     for f in &plan.functions {
         nvbit_call(&wrapper, &dir, &f.code);
     }
-    assert_eq!(runs(&marks), 8, "NVBit's calls for the library's functions came from the cache");
+    assert_eq!(runs(&marks), 1, "NVBit's calls for the library's functions came from the cache");
     // nothing anywhere: no line
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&[]) };
     assert_eq!(
-        prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
         None
     );
     // the libraries mapped into this test process: none with device code
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Mapped };
     assert_eq!(
-        prefill::prefill_files(&sources, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
         None
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -301,20 +358,22 @@ fn concurrent_prefills_share_one_cache_safely() {
     let dir = temp("ranks");
     let (real, marks) = fake_disassembler(&dir, "0.05");
     let cache = dir.join("cache");
-    let wrapper = DisasmCache { dir: cache.clone(), real: real.clone() }.write_wrapper().expect("wrapper");
+    let disasm = DisasmCache { dir: cache.clone(), real: real.clone() };
+    let wrapper = disasm.write_wrapper().expect("wrapper");
     let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
     let outcomes: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..4)
             .map(|rank| {
-                let (w, p, d) = (&wrapper, &plan, &dir);
-                s.spawn(move || prefill::run(w, p, 4, &d.join(format!("scratch-{rank}"))))
+                let (c, w, p, d) = (&disasm, &wrapper, &plan, &dir);
+                s.spawn(move || prefill::run(c, w, p, 4, &d.join(format!("scratch-{rank}"))))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("rank")).collect()
     });
     assert!(outcomes.iter().all(|o| (o.disassembled, o.failed) == (8, 0)), "{outcomes:?}");
-    // the busy marks keep the repeats few: at most one run per function per rank
-    assert!((8..=32).contains(&runs(&marks)), "{} runs", runs(&marks));
+    // each function is claimed by one rank: at most one run per rank (a
+    // batch, or a single function a rank claimed alone)
+    assert!((1..=4).contains(&runs(&marks)), "{} runs", runs(&marks));
     // every answer is whole: the disassembler's own output for the bytes
     let direct = dir.join("direct");
     for f in &plan.functions {

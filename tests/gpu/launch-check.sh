@@ -9,9 +9,11 @@
 #   B  NVBit's per-function disassembler runs (`nvdisasm -b SM90 FILE`, FILE
 #      the bytes of one `.text.<name>` section) against one run over all of
 #      a cubin's functions laid end to end: both outputs are kept as
-#      fixtures ($OUT/disasm-capture/) and the batched one, cut at the
-#      functions' offsets and rebased, is compared byte for byte; and a
-#      program's first run (empty disassembly cache) against its warm run.
+#      fixtures ($OUT/disasm-capture/) and the batched one, cut by the
+#      splitter the prefill uses (backend-nvidia example split_check), is
+#      compared byte for byte with each function's own run; and gemm's and
+#      late_nan's first run (empty disassembly cache, batched prefill)
+#      against their warm run.
 #   C  what checking every launch costs on late_nan: plain, default and
 #      --sample 1 wall time, and whether the default found the NaN.
 #
@@ -84,12 +86,28 @@ row A "late_nan default: $(verdict "$a2")" "${a2}"
 ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
 row C "late_nan wall plain / default / --sample 1" "${plain} s / ${def} s ($(ratio "$def" "$plain")) / ${s1} s ($(ratio "$s1" "$plain"))"
 
-# --- B: first run against warm run ---------------------------------------
-rm -rf "$XFPX_NVDISASM_CACHE"
-gplain=$(timed gemm-plain "$progs/gemm")
-first=$(timed gemm-first "$xfpx" run --report "$out/gemm-first.json" -- "$progs/gemm")
-warm=$(timed gemm-warm "$xfpx" run --report "$out/gemm-warm.json" -- "$progs/gemm")
-row B "gemm wall plain / first run / warm run" "${gplain} s / ${first} s / ${warm} s (first/warm $(ratio "$first" "$warm"))"
+# --- B: first run against warm run (batched prefill) ---------------------
+# the prefill's note in a report: "N batched disassembler runs, M functions alone"
+prefill_of() {
+    python3 - "$1" <<'EOF'
+import json, re, sys
+try:
+    notes = json.load(open(sys.argv[1]))["run"]["notes"]
+except Exception as e:
+    print(f"no report ({e})"); sys.exit()
+n = next((n for n in notes if "ahead of their first launch" in n), "")
+m = re.search(r"disassembled (\d+) .* in ([0-9.]+ s) \((\d+) batched disassembler runs, (\d+) functions alone", n)
+print(f"prefill {m.group(1)} functions in {m.group(2)}: {m.group(3)} batched runs, {m.group(4)} alone" if m else "no prefill note")
+EOF
+}
+for p in gemm late_nan; do
+    rm -rf "$XFPX_NVDISASM_CACHE"
+    gplain=$(timed "$p-plain" "$progs/$p")
+    first=$(timed "$p-first" "$xfpx" run --report "$out/$p-first.json" -- "$progs/$p")
+    warm=$(timed "$p-warm" "$xfpx" run --report "$out/$p-warm.json" -- "$progs/$p")
+    row B "$p wall plain / first run / warm run" \
+        "${gplain} s / ${first} s / ${warm} s (first/warm $(ratio "$first" "$warm")); $(prefill_of "$out/$p-first.json")"
+done
 
 # --- B: per-function against batched disassembly ------------------------
 cap="$out/disasm-capture"
@@ -127,42 +145,13 @@ batched = subprocess.run(["nvdisasm", "-b", "SM90", os.path.join(d, "all.bin")],
 t_all = time.time() - t0
 open(os.path.join(d, "all.nvdisasm.txt"), "w").write(batched)
 open(os.path.join(d, "functions.txt"), "w").write("".join(f"func{i} {n} {len(c)}\n" for i, (n, c) in enumerate(funcs)))
-# cut the batched listing at the functions' offsets, rebasing the address
-# comments (a first model of the splitter: the fixtures show what else differs)
-bases, at = [], 0
-for _, c in funcs:
-    bases.append(at); at += len(c)
-cut = [[] for _ in funcs]
-head = []
-addr = re.compile(r"/\*([0-9a-f]{4,})\*/")
-k = None
-for l in batched.splitlines(keepends=True):
-    m = addr.search(l)
-    if m:
-        a = int(m.group(1), 16)
-        k = max(i for i, base in enumerate(bases) if base <= a)
-        l = l[:m.start()] + f"/*{a - bases[k]:04x}*/" + l[m.end():]
-    if k is None:
-        head.append(l)
-    else:
-        cut[k].append(l)
-same = sum(1 for i in range(len(funcs)) if "".join(head + cut[i]) == per[i])
-first_diff = ""
-for i in range(len(funcs)):
-    mine, theirs = ("".join(head + cut[i])).splitlines(), per[i].splitlines()
-    for j, (x, y) in enumerate(zip(mine, theirs)):
-        if x != y:
-            first_diff = f"; func{i} line {j + 1}: split {x.strip()[:60]!r} vs {y.strip()[:60]!r}"
-            break
-    else:
-        if len(mine) != len(theirs):
-            first_diff = f"; func{i}: {len(mine)} lines split vs {len(theirs)}"
-    if first_diff:
-        break
-print(f"{same}/{len(funcs)} identical after a plain rebase; nvdisasm {len(funcs)} runs {t_per:.2f} s vs one run {t_all:.2f} s{first_diff}")
+print(f"nvdisasm {len(funcs)} runs {t_per:.2f} s vs one run {t_all:.2f} s")
 EOF
 )
-    row B "$p: per-function == batched" "$line"
+    # the example is built where Rust is (the GPU machine has none):
+    # cargo build --release -p xfpx-nvidia --example split_check
+    cut=$("$root/target/release/examples/split_check" "$d" 2>&1 | tail -1)
+    row B "$p: per-function == split" "$cut; $line"
 done
 
 # --- the table -------------------------------------------------------------

@@ -9,22 +9,22 @@
 //! `nvdisasm -b SM<nn> FILE`, FILE holding exactly the bytes of the
 //! function's `.text.<name>` section in the program's cubin (checked on
 //! the H100 for every function of two benchmark programs); each run costs
-//! 0.4-0.5 s, nearly all of it the disassembler starting. The prefill runs
-//! the cache's wrapper the same way on the same bytes, several at once, so
-//! the wrapper files the answer under the key NVBit's call will look up.
+//! 0.4-0.5 s, nearly all of it the disassembler starting. The prefill
+//! files each function's answer under the key NVBit's call will look up.
 //! A function whose bytes differ at load time (relocated calls, code
 //! compiled just in time from PTX) simply finds nothing: the cache is keyed
 //! by content, so a prefill can make a call faster, never answer it wrong.
 //!
-//! Why one disassembler run per function and not one per cubin: the
-//! answer NVBit reads is `nvdisasm`'s output for the raw bytes of one
-//! function, and nothing here shows that a whole cubin's listing, cut
-//! into functions, is that output byte for byte (labels, headers and
-//! branch targets differ in form), so the runs stay per function and go
-//! in parallel.
+//! Functions go through the disassembler in batches ([`batch`]): one run
+//! over many functions laid end to end, its listing cut into each
+//! function's own ([`crate::disasm_split`], checked byte for byte against
+//! per-function runs on the H100) and filed under NVBit's key; a function
+//! the cut refuses is disassembled alone through the wrapper.
 
+pub mod batch;
 pub mod libraries;
 
+use crate::disasm_cache::DisasmCache;
 use crate::fatbin::{self, DeviceFunction};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -132,13 +132,19 @@ fn plan_fatbin(section: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: us
 pub struct PrefillOutcome {
     pub disassembled: usize,
     pub failed: usize,
+    /// Runs of the disassembler over several functions at once.
+    pub batches: usize,
+    /// Functions put through the wrapper one at a time (refused by the
+    /// cut, in progress elsewhere, or alone in their group).
+    pub alone: usize,
     pub seconds: f64,
 }
 
-/// Run `wrapper` (the cache's disassembler wrapper) on every planned
-/// function, `jobs` at a time, as NVBit would call it; each function's
-/// bytes go through a file in `scratch` (created, and removed after).
-pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> PrefillOutcome {
+/// Put every planned function through `cache`, `jobs` groups at a time:
+/// batched where they can be ([`batch`]), else through `wrapper` (the
+/// cache's disassembler wrapper) as NVBit would call it; the code goes
+/// through files in `scratch` (created, and removed after).
+pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> PrefillOutcome {
     let t0 = Instant::now();
     if plan.functions.is_empty() {
         return PrefillOutcome::default();
@@ -146,26 +152,44 @@ pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> P
     if std::fs::create_dir_all(scratch).is_err() {
         return PrefillOutcome { failed: plan.functions.len(), ..PrefillOutcome::default() };
     }
+    let groups = batch::groups(&plan.functions, plan.sm);
+    let tag = cache.tag().ok();
     let next = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(0);
+    let [done, failed, batches, alone] = [(); 4].map(|()| AtomicUsize::new(0));
     let args = nvbit_disassembler_args(plan.sm);
     std::thread::scope(|s| {
         for worker in 0..jobs.clamp(1, 64) {
-            let (next, failed, args) = (&next, &failed, &args);
+            let (next, args, groups, tag) = (&next, &args, &groups, &tag);
+            let (done, failed, batches, alone) = (&done, &failed, &batches, &alone);
             s.spawn(move || {
                 let file = scratch.join(format!("code-{worker}"));
-                while let Some(f) = plan.functions.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let ok = std::fs::write(&file, &f.code).is_ok()
-                        && std::process::Command::new(wrapper)
-                            .args(args.iter())
-                            .arg(&file)
-                            .stdin(std::process::Stdio::null())
-                            .stdout(std::process::Stdio::null())
-                            .stderr(std::process::Stdio::null())
-                            .status()
-                            .is_ok_and(|st| st.success());
-                    if !ok {
-                        failed.fetch_add(1, Ordering::Relaxed);
+                while let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let group: Vec<&DeviceFunction> = group.iter().map(|&i| &plan.functions[i]).collect();
+                    let one_by_one = match tag {
+                        Some(tag) if group.len() > 1 => {
+                            let b = batch::run_group(cache, tag, args, &group, &file);
+                            done.fetch_add(b.answered, Ordering::Relaxed);
+                            batches.fetch_add(usize::from(b.ran), Ordering::Relaxed);
+                            b.alone
+                        }
+                        _ => group,
+                    };
+                    for f in one_by_one {
+                        alone.fetch_add(1, Ordering::Relaxed);
+                        let ok = std::fs::write(&file, &f.code).is_ok()
+                            && std::process::Command::new(wrapper)
+                                .args(args.iter())
+                                .arg(&file)
+                                .stdin(std::process::Stdio::null())
+                                .stdout(std::process::Stdio::null())
+                                .stderr(std::process::Stdio::null())
+                                .status()
+                                .is_ok_and(|st| st.success());
+                        if ok {
+                            done.fetch_add(1, Ordering::Relaxed)
+                        } else {
+                            failed.fetch_add(1, Ordering::Relaxed)
+                        };
                     }
                 }
                 let _ = std::fs::remove_file(&file);
@@ -173,8 +197,13 @@ pub fn run(wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> P
         }
     });
     let _ = std::fs::remove_dir(scratch);
-    let failed = failed.into_inner();
-    PrefillOutcome { disassembled: plan.functions.len() - failed, failed, seconds: t0.elapsed().as_secs_f64() }
+    PrefillOutcome {
+        disassembled: done.into_inner(),
+        failed: failed.into_inner(),
+        batches: batches.into_inner(),
+        alone: alone.into_inner(),
+        seconds: t0.elapsed().as_secs_f64(),
+    }
 }
 
 /// Parallel disassembler runs for a machine with `cpus` processors: half
@@ -227,6 +256,7 @@ impl DeviceTarget {
 /// user when it ends (nothing when there was nothing to do).
 pub fn start_background(
     exe: PathBuf,
+    cache: DisasmCache,
     wrapper: PathBuf,
     limits: PrefillLimits,
     target: &'static DeviceTarget,
@@ -235,7 +265,7 @@ pub fn start_background(
 ) -> std::io::Result<()> {
     std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
         let sources = Sources { exe: &exe, libraries: Libraries::Mapped };
-        if let Some(line) = prefill_files(&sources, &wrapper, &limits, target, wanted) {
+        if let Some(line) = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted) {
             done(line);
         }
     })?;
@@ -279,6 +309,7 @@ impl Libraries<'_> {
 /// when there was nothing to do).
 pub fn prefill_files(
     sources: &Sources<'_>,
+    cache: &DisasmCache,
     wrapper: &Path,
     limits: &PrefillLimits,
     target: &DeviceTarget,
@@ -317,12 +348,14 @@ pub fn prefill_files(
     }
     let cpus = std::thread::available_parallelism().map_or(2, usize::from);
     let jobs = jobs_for(cpus);
-    let out = run(wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()));
+    let out = run(cache, wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()));
     let mut line = format!(
-        "disassembled {} sm_{sm} functions ahead of their first launch in {:.2} s ({jobs} at a time): \
-         {own} of the program, {} of {} libraries",
+        "disassembled {} sm_{sm} functions ahead of their first launch in {:.2} s ({} batched disassembler runs, \
+         {} functions alone; {jobs} at a time): {own} of the program, {} of {} libraries",
         out.disassembled,
         out.seconds,
+        out.batches,
+        out.alone,
         libs.functions.len(),
         libs.libraries
     );

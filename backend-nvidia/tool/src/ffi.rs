@@ -132,7 +132,7 @@ static DEVICE_TARGET: DeviceTarget = DeviceTarget::new();
 #[no_mangle]
 pub extern "C" fn xfpx_prefill_start() {
     let _ = catch_unwind(|| {
-        let Some(Some(wrapper)) = NVDISASM_WRAPPER.get() else { return };
+        let Some(Some((cache, wrapper))) = NVDISASM_WRAPPER.get() else { return };
         let ahead = with_core(0, |c| c.tool_settings().disassemble_ahead);
         let limits = prefill::PrefillLimits::with_functions(ahead);
         if limits.functions == 0 {
@@ -141,7 +141,15 @@ pub extern "C" fn xfpx_prefill_start() {
         let wrapper = Path::new(std::ffi::OsStr::from_bytes(wrapper.as_bytes())).to_path_buf();
         let wanted = |name: &str| with_core(true, |c| c.wants_kernel(KernelNames { mangled: name, demangled: name }));
         let done = |line: String| with_core((), |c| c.note(&line));
-        let started = prefill::start_background("/proc/self/exe".into(), wrapper, limits, &DEVICE_TARGET, wanted, done);
+        let started = prefill::start_background(
+            "/proc/self/exe".into(),
+            cache.clone(),
+            wrapper,
+            limits,
+            &DEVICE_TARGET,
+            wanted,
+            done,
+        );
         if let Err(e) = started {
             with_core((), |c| c.note(&format!("the program's functions are not disassembled ahead: {e}")));
         }
@@ -181,7 +189,8 @@ pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: 
     with_core((), |c| c.exclude_kernel(names));
 }
 
-static NVDISASM_WRAPPER: OnceLock<Option<CString>> = OnceLock::new();
+/// The disassembler cache and its wrapper script, once set up.
+static NVDISASM_WRAPPER: OnceLock<Option<(DisasmCache, CString)>> = OnceLock::new();
 
 /// The disassembler NVBit should run: the caching wrapper of
 /// [`xfpx_nvidia::disasm_cache`], or null (NVBit's own choice) when the
@@ -193,7 +202,7 @@ pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
             let setting = with_core(None, |c| Some(c.tool_settings().disassembly_cache.clone()))?;
             let cache = DisasmCache::resolve(&setting, |k| std::env::var(k).ok())?;
             match cache.write_wrapper() {
-                Ok(p) => CString::new(p.into_os_string().into_encoded_bytes()).ok(),
+                Ok(p) => CString::new(p.into_os_string().into_encoded_bytes()).ok().map(|w| (cache, w)),
                 Err(e) => {
                     with_core((), |c| c.note(&format!("NVBit's disassembler calls are not cached: {e}")));
                     None
@@ -202,7 +211,7 @@ pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
         })
     });
     match made {
-        Ok(Some(w)) => w.as_ptr(),
+        Ok(Some((_, w))) => w.as_ptr(),
         _ => std::ptr::null(),
     }
 }
