@@ -224,7 +224,7 @@ fn bad_campaigns_are_refused_in_one_line() {
 }
 
 #[test]
-fn faulty_runs_check_the_fault_and_replays_refuse_it() {
+fn faulty_runs_check_the_fault() {
     let tmp = tempfile::tempdir().expect("dir");
     let cases: &[(&[&str], &str)] = &[
         (&["run", "--tool", "inject", "--model", "IRA", "--sm", "3", "--", "true"], "the IRA model needs --operand"),
@@ -257,7 +257,8 @@ fn faulty_runs_check_the_fault_and_replays_refuse_it() {
         ),
         (
             &["replay", "--tool", "inject", "--model", "IMD", "--mask", "1", "--store", "data", "--sm", "0", "l.json"],
-            "fault `--model IMD --mask 0x1 --store data --sm 0` was checked but cannot be replayed",
+            // a valid fault goes on to the replay, which needs its launch
+            "cannot replay l.json",
         ),
     ];
     for (args, needle) in cases {
@@ -447,4 +448,34 @@ fn a_slurm_job_array_merges_to_the_local_results() {
         assert!(cluster.join(format!("shards/shard-{i}.jsonl")).exists(), "shard {i} wrote nothing");
     }
     assert_eq!(results(&tmp.path().join("local")), results(&cluster), "local and Slurm classifications differ");
+}
+
+#[test]
+fn a_replay_campaign_injects_for_real_on_the_emulator() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/tests/inject/micro.json");
+    let go = |dir: &str| {
+        let mut c = xfpx(tmp.path());
+        c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", dir, "--replay"]).arg(&launch);
+        c.args([
+            "--target", "gfx90a", "--runs", "24", "--seed", "3", "--sms", "0-2", "--warps", "2", "--lanes", "0-63",
+        ]);
+        let o = c.output().expect("campaign runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        results(&tmp.path().join(dir))
+    };
+    let first = go("a");
+    assert_eq!(first.len(), 24);
+    let outcomes: std::collections::BTreeSet<String> = first.values().map(|r| r.1.clone()).collect();
+    // real injections: some runs fire and change the output, the IVOC trap is a DUE
+    assert!(outcomes.contains("SDC") && outcomes.contains("DUE"), "{first:?}");
+    assert_eq!(go("b"), first, "same seed, same classifications");
+}
+
+#[test]
+fn a_program_campaign_that_cannot_inject_stops_after_the_first_run() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let mut c = xfpx(tmp.path());
+    c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", "c", "--runs", "5", "--", "true"]);
+    run(c).assert_one_line_error(1, "could not inject");
 }
