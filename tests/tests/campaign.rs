@@ -419,13 +419,21 @@ fn a_slurm_job_array_merges_to_the_local_results() {
             return;
         }
     };
+    // real faulty replays on the emulator, no stand-in runner
     let tmp = tempfile::tempdir().expect("dir");
-    let common = ["--models", MODELS, "--runs", "12", "--seed", "5", "--timeout", "2", "--output", "out.txt"];
-    let local: Vec<&str> = ["--dir", "local", "--jobs", "2"].iter().chain(&common).copied().collect();
-    let out = run(campaign(tmp.path(), &local));
+    let launch = micro_launch();
+    let common = [
+        "--replay", &launch, "--target", "gfx942", "--runs", "12", "--seed", "5", "--sms", "0-2", "--warps", "2",
+        "--lanes", "0-63",
+    ];
+    let real = |args: &[&str]| {
+        let mut c = xfpx(tmp.path());
+        c.env_remove("XFPX_CAMPAIGN_RUNNER").arg("campaign").args(args).args(common);
+        c
+    };
+    let out = run(real(&["--dir", "local", "--jobs", "2"]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let on_slurm: Vec<&str> = ["--dir", "cluster", "--slurm", "--shards", "3"].iter().chain(&common).copied().collect();
-    let out = run(campaign(tmp.path(), &on_slurm));
+    let out = run(real(&["--dir", "cluster", "--slurm", "--shards", "3"]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let cluster = tmp.path().join("cluster");
     let script = std::fs::read_to_string(cluster.join("campaign.sbatch")).expect("array script");
@@ -434,7 +442,7 @@ fn a_slurm_job_array_merges_to_the_local_results() {
     let submit = Command::new(cluster.join("submit.sh"))
         .current_dir(tmp.path())
         .env("SLURM_CONF", slurm.conf())
-        .env("XFPX_CAMPAIGN_RUNNER", tmp.path().join("runner.sh"))
+        .env_remove("XFPX_CAMPAIGN_RUNNER")
         .output()
         .expect("submit");
     assert!(submit.status.success(), "{}", String::from_utf8_lossy(&submit.stderr));
@@ -447,13 +455,20 @@ fn a_slurm_job_array_merges_to_the_local_results() {
     for i in 0..3 {
         assert!(cluster.join(format!("shards/shard-{i}.jsonl")).exists(), "shard {i} wrote nothing");
     }
-    assert_eq!(results(&tmp.path().join("local")), results(&cluster), "local and Slurm classifications differ");
+    let local = results(&tmp.path().join("local"));
+    assert!(local.values().any(|r| r.1 == "SDC" && r.3.is_some_and(|a| a > 0)), "real injections: {local:?}");
+    assert_eq!(local, results(&cluster), "local and Slurm classifications differ");
+}
+
+/// The AMD fault-injection micro-kernel's launch.
+fn micro_launch() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/tests/inject/micro.json").to_string_lossy().into()
 }
 
 #[test]
 fn a_replay_campaign_injects_for_real_on_the_emulator() {
     let tmp = tempfile::tempdir().expect("dir");
-    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/tests/inject/micro.json");
+    let launch = micro_launch();
     let go = |dir: &str| {
         let mut c = xfpx(tmp.path());
         c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", dir, "--replay"]).arg(&launch);
