@@ -16,6 +16,8 @@
 //!   y and z into v0 too; the fault then hits the packed word). Workgroup
 //!   indices arrive in scalar registers the descriptor enables and are not
 //!   located: IAC touches no instruction on AMD;
+//! - lane mask (WV): a `v_cmp_*_e64` writing its lanes' outcomes to a
+//!   scalar pair (compares writing VCC have no destination in the view);
 //! - guards: AMD instructions have none (IAL `force` touches nothing).
 
 use std::cell::Cell;
@@ -71,7 +73,17 @@ pub fn facts(d: &DecodedInstr) -> InjectFacts {
             Some((at(data)?, at(address)?))
         })
         .flatten();
-    InjectFacts { unit, immediate, memory_source, shared_store, special: None, forceable_guard: false }
+    // a vector compare's lane mask in a scalar pair (`_e64`; VCC is no def in the view)
+    let lane_mask = (insn.encoding == Encoding::Vop3 && mnemonic.starts_with("v_cmp"))
+        .then(|| {
+            insn.regs_written()
+                .into_iter()
+                .filter(|r| r.file != IsaFile::Ttmp)
+                .position(|r| r.file == IsaFile::Sgpr && r.count == 2)
+                .and_then(|p| u8::try_from(p).ok())
+        })
+        .flatten();
+    InjectFacts { unit, immediate, memory_source, shared_store, special: None, forceable_guard: false, lane_mask }
 }
 
 /// The index of the first instruction of a kernel reading the work-item
@@ -99,6 +111,9 @@ pub struct AmdInjector {
     kernels: HashSet<String>,
     /// Instructions the fault touches, over every view planned.
     targets: Cell<usize>,
+    /// Plan nothing but the activations counter (the fault's every site
+    /// was refused: the kernel runs as it is).
+    inert: bool,
 }
 
 impl AmdInjector {
@@ -108,7 +123,12 @@ impl AmdInjector {
         let text = TextCode::decode(&co, co.target.processor);
         let facts = text.instructions().iter().map(|d| (d.insn.to_string(), facts(d))).collect();
         let kernels = co.kernels.iter().map(|k| k.name.clone()).collect();
-        Ok(AmdInjector { injector: Injector { fault }, facts, kernels, targets: Cell::new(0) })
+        Ok(AmdInjector { injector: Injector { fault }, facts, kernels, targets: Cell::new(0), inert: false })
+    }
+
+    /// The same tool planning no injection, only its counter.
+    pub fn inert(self) -> AmdInjector {
+        AmdInjector { inert: true, targets: Cell::new(0), ..self }
     }
 
     /// Instructions the fault touched in the views planned so far.
@@ -134,6 +154,9 @@ impl Tool for AmdInjector {
             if let Some(i) = thread_index_read(view) {
                 facts[i].special = Some(SpecialIndex::Thread(Dim::X));
             }
+        }
+        if self.inert {
+            facts.iter_mut().for_each(|f| *f = InjectFacts::default());
         }
         let planned = self.injector.plan(view, &facts, sites);
         self.targets.set(self.targets.get() + planned.targets);

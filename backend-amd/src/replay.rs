@@ -82,9 +82,18 @@ pub fn replay_injected(launch_path: &Path, fault: &FaultSpec, opts: &ReplayOptio
         table: TableAddress::Patchable,
         ..Default::default()
     };
-    let prepared =
-        rewrite::prepare_with(&elf, &ropts, &tool).with_context(|| format!("cannot rewrite {}", path.display()))?;
-    let injected = Injected { fault, targets: tool.targets(), wanted: tool.wanted() };
+    let prepare = |tool: &AmdInjector| {
+        rewrite::prepare_with(&elf, &ropts, tool).with_context(|| format!("cannot rewrite {}", path.display()))
+    };
+    let mut prepared = prepare(&tool)?;
+    let mut injected = Injected { fault, targets: tool.targets(), wanted: tool.wanted(), refused: None };
+    let state = prepared.record().kernels.iter().find(|k| k.name == launch.kernel).map(|k| k.state.clone());
+    if let (Some(KernelState::Skipped { reason }), true) = (state, injected.targets > 0) {
+        // every instruction the fault touches was refused by the lowering:
+        // nothing is injected, the kernel runs as it is
+        prepared = prepare(&tool.inert())?;
+        injected.refused = Some(reason);
+    }
     run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, Some(injected))
 }
 
@@ -93,6 +102,8 @@ struct Injected<'a> {
     fault: &'a FaultSpec,
     targets: usize,
     wanted: String,
+    /// Why nothing was injected where the fault touches instructions.
+    refused: Option<String>,
 }
 
 /// The launch's code object (the one for the target, out of a bundle).
@@ -284,6 +295,12 @@ fn run(
             c.run_mut().notes.push(format!(
                 "fault `{}` touches no instruction of kernel {}: it has no {}",
                 i.fault, launch.kernel, i.wanted
+            ));
+        }
+        if let Some(why) = &i.refused {
+            c.run_mut().notes.push(format!(
+                "fault `{}`: every instruction it touches in kernel {} was refused, nothing was injected ({why})",
+                i.fault, launch.kernel
             ));
         }
         c.set_injection(Injection { fault: i.fault.clone(), activations, exact: true });

@@ -125,3 +125,32 @@ fn ivoc_traps_and_the_replay_fails_with_the_report_written() {
         assert_eq!(r.activations, Some(4), "{t}");
     }
 }
+
+#[test]
+fn wv_inverts_the_lane_mask_of_the_compare() {
+    // v_cmp_gt_u32_e64 s[10:11] is the kernel's one compare writing a lane
+    // mask: lanes 0-3 (t = 64..68, t >= 8) read it as true, so bit 16 is set.
+    let mut want = golden();
+    for g in HIT {
+        want[g] ^= 1 << 16;
+    }
+    check(&["--model", "WV", "--predicate", "0"], &want, 4);
+}
+
+#[test]
+fn a_fault_refused_at_every_site_injects_nothing_and_says_why() {
+    // matmul's only floating-point instruction writing a register is
+    // v_fmac_f32, which has no other operation: IOC on the fp unit is
+    // refused there, the kernel runs as it is and the fault never fires
+    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("apps/amd/launches/matmul.json");
+    let o = Command::new(xfpx_binary())
+        .args(["replay", "--target", "gfx90a", "--tool", "inject", "--model", "IOC", "--unit", "fp"])
+        .args(["--sm", "0", "--no-report"])
+        .arg(launch)
+        .output()
+        .expect("xfpx runs");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("was refused, nothing was injected"), "{stdout}");
+    assert!(stdout.contains("never fired"), "{stdout}");
+}
