@@ -103,16 +103,19 @@ impl EmulatedBackend for Amd {
             // replays as it was rewritten
             None => {
                 if let Some(r) = crate::replay::replay_saved(request.launch, &opts)? {
-                    return Ok(Replayed { report: r.report, outputs: r.outputs, screened_kinds: r.screened_kinds });
+                    return Ok(replayed(r));
                 }
                 let mut o = xfpx_amd_emu::replay(request.launch, &opts).map_err(|e| anyhow!("{e}"))?;
                 locate(&mut o.report, &launch, request);
                 let outputs = o.outputs.into_iter().map(|b| OutputBuffer { name: b.name, bytes: b.bytes }).collect();
-                Ok(Replayed { report: o.report, outputs, screened_kinds: Vec::new() })
+                Ok(Replayed { report: o.report, outputs, screened_kinds: Vec::new(), failure: None })
+            }
+            Some(config) if config.tool == ToolKind::Inject => {
+                let fault = config.fault.as_ref().ok_or("the inject tool needs a fault")?;
+                Ok(replayed(crate::replay::replay_injected(request.launch, fault, &opts)?))
             }
             Some(config) if config.tool == ToolKind::Counters => {
-                let r = crate::replay::replay_counters(request.launch, &opts)?;
-                Ok(Replayed { report: r.report, outputs: r.outputs, screened_kinds: Vec::new() })
+                Ok(replayed(crate::replay::replay_counters(request.launch, &opts)?))
             }
             Some(config) => {
                 if !REWRITE_MODES.contains(&config.mode) {
@@ -122,11 +125,14 @@ impl EmulatedBackend for Amd {
                     )
                     .into());
                 }
-                let r = crate::replay::replay_rewritten(request.launch, config.mode, &opts)?;
-                Ok(Replayed { report: r.report, outputs: r.outputs, screened_kinds: r.screened_kinds })
+                Ok(replayed(crate::replay::replay_rewritten(request.launch, config.mode, &opts)?))
             }
         }
     }
+}
+
+fn replayed(r: crate::replay::RewrittenReplay) -> Replayed {
+    Replayed { report: r.report, outputs: r.outputs, screened_kinds: r.screened_kinds, failure: r.failure }
 }
 
 /// Source lines for the findings of an emulator replay, from the launch's

@@ -23,6 +23,7 @@
 
 pub mod backend;
 pub mod dump;
+pub mod inject;
 pub mod lines;
 pub mod replay;
 pub mod rewrite;

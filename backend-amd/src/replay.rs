@@ -16,9 +16,13 @@ use xfpx_amd_emu::{LaunchMemory, ReplayOptions};
 use xfpx_common::backend::OutputBuffer;
 use xfpx_common::config::KernelFilter;
 use xfpx_common::counters::{CountersSection, KernelCounters, LaunchCounters, WindowCounters};
+use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
+use xfpx_common::inject_tool::ACTIVATIONS;
 use xfpx_common::limits;
-use xfpx_common::report::{Collector, KernelStatus, Report};
+use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Report};
+
+use crate::inject::AmdInjector;
 
 /// What a replay of the rewritten kernel produced.
 #[derive(Debug)]
@@ -32,6 +36,9 @@ pub struct RewrittenReplay {
     pub counter_values: Vec<table::CounterValue>,
     /// Memory hazards the emulator saw in the rewritten code.
     pub hazards: usize,
+    /// Why the kernel stopped, when an injected fault stopped it (its trap):
+    /// the report is still whole, with the injection's count.
+    pub failure: Option<String>,
 }
 
 /// The code object file a launch names, `{target}` filled in.
@@ -63,6 +70,57 @@ pub fn replay_rewritten(launch_path: &Path, mode: Mode, opts: &ReplayOptions) ->
     replay_instrumented(launch_path, Some(mode), opts)?.ok_or_else(|| anyhow!("the code object was not rewritten"))
 }
 
+/// Replays the launch in `launch_path` with `fault` injected: its code
+/// object rewritten with the inject tool's plans, the activations counter
+/// read back into the report's `injection` section.
+pub fn replay_injected(launch_path: &Path, fault: &FaultSpec, opts: &ReplayOptions) -> Result<RewrittenReplay> {
+    let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
+    opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
+    let (path, elf) = read_code_object(&launch, opts)?;
+    if RewriteRecord::read(&elf).map_err(|e| anyhow!("{}: {e}", path.display()))?.is_some() {
+        bail!("{} was rewritten already; inject into the original code object", path.display());
+    }
+    let tool = AmdInjector::new(&elf, fault.clone()).with_context(|| format!("cannot read {}", path.display()))?;
+    let ropts = RewriteOptions {
+        mode: Mode::Count,
+        kernels: KernelFilter::exactly(&launch.kernel),
+        table: TableAddress::Patchable,
+        ..Default::default()
+    };
+    let prepare = |tool: &AmdInjector| {
+        rewrite::prepare_with(&elf, &ropts, tool).with_context(|| format!("cannot rewrite {}", path.display()))
+    };
+    let mut prepared = prepare(&tool)?;
+    let mut injected = Injected { fault, targets: tool.targets(), wanted: tool.wanted(), refused: None };
+    let state = prepared.record().kernels.iter().find(|k| k.name == launch.kernel).map(|k| k.state.clone());
+    if let (Some(KernelState::Skipped { reason }), true) = (state, injected.targets > 0) {
+        // every instruction the fault touches was refused by the lowering:
+        // nothing is injected, the kernel runs as it is
+        prepared = prepare(&tool.inert())?;
+        injected.refused = Some(reason);
+    }
+    run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, Some(injected))
+}
+
+/// The fault a replay injects, and how many instructions it touches.
+struct Injected<'a> {
+    fault: &'a FaultSpec,
+    targets: usize,
+    wanted: String,
+    /// Why nothing was injected where the fault touches instructions.
+    refused: Option<String>,
+}
+
+/// The launch's code object (the one for the target, out of a bundle).
+fn read_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<(PathBuf, Vec<u8>)> {
+    let target = opts.target.as_deref();
+    let path = code_object_path(launch, target, opts.code_object.as_deref())?;
+    let bytes = limits::read(&path, limits::CODE_OBJECT)
+        .with_context(|| format!("cannot read code object {}", path.display()))?;
+    let extracted = crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    Ok((path, extracted.bytes.to_vec()))
+}
+
 /// Replays the launch in `launch_path` as its code object was rewritten
 /// already; None when it was not (or cannot be read: the plain replay says why).
 pub fn replay_saved(launch_path: &Path, opts: &ReplayOptions) -> Result<Option<RewrittenReplay>> {
@@ -78,14 +136,7 @@ fn replay_instrumented(
 ) -> Result<Option<RewrittenReplay>> {
     let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
     opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
-    let target = opts.target.as_deref();
-    let elf = code_object_path(&launch, target, opts.code_object.as_deref()).and_then(|path| {
-        let bytes = limits::read(&path, limits::CODE_OBJECT)
-            .with_context(|| format!("cannot read code object {}", path.display()))?;
-        let extracted =
-            crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok((path, extracted.bytes.to_vec()))
-    });
+    let elf = read_code_object(&launch, opts);
     let (path, elf) = match (elf, mode) {
         (Ok(x), _) => x,
         (Err(_), None) => return Ok(None),
@@ -120,7 +171,7 @@ fn replay_instrumented(
             Instrumented::Saved { elf, record }
         }
     };
-    run(&launch, launch_path, &path, instrumented, opts).map(Some)
+    run(&launch, launch_path, &path, instrumented, opts, None).map(Some)
 }
 
 /// Allocates the table after the launch's buffers, writes its address into
@@ -131,6 +182,7 @@ fn run(
     path: &Path,
     instrumented: Instrumented,
     opts: &ReplayOptions,
+    injected: Option<Injected<'_>>,
 ) -> Result<RewrittenReplay> {
     let table_bytes = match &instrumented {
         Instrumented::Prepared(p) => p.table_bytes(),
@@ -144,11 +196,16 @@ fn run(
             let record = p.record().clone();
             let counting = !p.count_layouts().is_empty();
             let out = p.emit(table_address).with_context(|| format!("cannot rewrite {}", path.display()))?;
-            let command = if !counting {
-                vec!["replay".into(), "--mode".into(), record.mode.name().into(), launch_path.display().to_string()]
-            } else {
-                vec!["replay".into(), "--tool".into(), "counters".into(), launch_path.display().to_string()]
-            };
+            let mut command = vec!["replay".into()];
+            match &injected {
+                Some(i) => {
+                    command.extend(["--tool".into(), "inject".into()]);
+                    command.extend(i.fault.to_string().split_whitespace().map(String::from));
+                }
+                None if counting => command.extend(["--tool".into(), "counters".into()]),
+                None => command.extend(["--mode".into(), record.mode.name().into()]),
+            }
+            command.push(launch_path.display().to_string());
             (out.bytes, record, command)
         }
         Instrumented::Saved { elf, record } => {
@@ -172,17 +229,28 @@ fn run(
     let object =
         xfpx_amd_emu::Program::parse(&code).map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
     let started = xfpx_common::report::unix_now();
-    let (outputs, stats) = memory.run(launch, &object, &opts.limits()).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
+    let ran = memory.run(launch, &object, &opts.limits());
+    // a fault's trap stops the kernel as it would stop the program: the
+    // table it filled so far is still read
+    let (ran, failure) = match (ran, &injected) {
+        (Ok(r), _) => (Some(r), None),
+        (Err(e), Some(_)) => (None, Some(format!("the faulty kernel stopped: {e}"))),
+        (Err(e), None) => bail!("rewritten kernel: {e}"),
+    };
+    let (outputs, stats) = ran.unwrap_or_default();
     let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
     let table = memory.allocation(table_address).ok_or_else(|| anyhow!("the table was not read back"))?;
     let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
     let counter_values = contents.counters.clone();
 
-    let mode_name = record.mode.name();
-    let mut notes = vec![format!(
-        "the rewritten kernel ran {} wave instructions in {} waves of {} workgroups on the emulator",
-        stats.instructions, stats.waves, stats.workgroups
-    )];
+    let mode_name = if injected.is_some() { "inject" } else { record.mode.name() };
+    let mut notes = Vec::new();
+    if failure.is_none() {
+        notes.push(format!(
+            "the rewritten kernel ran {} wave instructions in {} waves of {} workgroups on the emulator",
+            stats.instructions, stats.waves, stats.workgroups
+        ));
+    }
     let hazards = stats.hazards();
     if !hazards.is_empty() {
         notes.push(format!(
@@ -228,7 +296,28 @@ fn run(
     if record.mode == Mode::Screen && contents.screened.is_empty() {
         c.run_mut().notes.push(format!("{}: no exception bits set at the end of its waves", launch.kernel));
     }
-    Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds, counter_values, hazards: hazards.len() })
+    if let Some(i) = &injected {
+        let activations =
+            contents.counters.iter().filter(|v| v.name == ACTIVATIONS).map(|v| u64::from(v.value)).sum::<u64>();
+        if i.targets == 0 {
+            c.run_mut().notes.push(format!(
+                "fault `{}` touches no instruction of kernel {}: it has no {}",
+                i.fault, launch.kernel, i.wanted
+            ));
+        }
+        if let Some(why) = &i.refused {
+            c.run_mut().notes.push(format!(
+                "fault `{}`: every instruction it touches in kernel {} was refused, nothing was injected ({why})",
+                i.fault, launch.kernel
+            ));
+        }
+        c.set_injection(Injection { fault: i.fault.clone(), activations, exact: true });
+        if let Some(f) = &failure {
+            c.run_mut().exit = ExitStatus::Unknown;
+            c.run_mut().notes.push(f.clone());
+        }
+    }
+    Ok(RewrittenReplay { report: c.report(), outputs, screened_kinds, counter_values, hazards: hazards.len(), failure })
 }
 
 /// Replays the launch in `launch_path` with its kernel rewritten for the
@@ -239,12 +328,7 @@ fn run(
 pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<RewrittenReplay> {
     let launch = Launch::load(launch_path).map_err(|e| anyhow!("{}", e.0))?;
     opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
-    let target = opts.target.as_deref();
-    let path = code_object_path(&launch, target, opts.code_object.as_deref())?;
-    let bytes = limits::read(&path, limits::CODE_OBJECT)
-        .with_context(|| format!("cannot read code object {}", path.display()))?;
-    let elf = crate::image::code_object_for(&bytes, target).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let elf = elf.bytes.to_vec();
+    let (path, elf) = read_code_object(&launch, opts)?;
     if RewriteRecord::read(&elf).map_err(|e| anyhow!("{}: {e}", path.display()))?.is_some() {
         bail!("{} was rewritten already: the counters replay rewrites the original code object", path.display());
     }
@@ -289,7 +373,7 @@ pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewri
         }
     }
     let layouts = prepared.count_layouts().to_vec();
-    let mut replayed = run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts)?;
+    let mut replayed = run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, None)?;
     let mut window = WindowCounters::default();
     for layout in &layouts {
         let w = counts::fold_table(layout, &replayed.counter_values).map_err(|e| anyhow!("counters: {e}"))?;

@@ -122,7 +122,7 @@ pub fn facts(kernel: &SassKernel) -> Vec<InjectFacts> {
                     && view.instrs[i - 1].control == Control::None
                     && cfg.as_ref().is_some_and(|c| c.block_of.get(i - 1) == c.block_of.get(i))
             });
-            InjectFacts { unit, immediate, memory_source, shared_store, special, forceable_guard }
+            InjectFacts { unit, immediate, memory_source, shared_store, special, forceable_guard, lane_mask: None }
         })
         .collect()
 }

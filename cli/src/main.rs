@@ -51,12 +51,7 @@ fn main() {
         Command::Run(a) => run::run(a),
         Command::Dump(a) => dump::dump(&a),
         Command::Report(a) => report_cmd::report(&a),
-        Command::Replay(a) => a.fault.check(a.tool).and_then(|fault| match fault {
-            Some(f) => Err(anyhow::anyhow!(
-                "replay --tool inject: injections are lowered for NVIDIA runs only so far; fault `{f}` was checked but cannot be replayed"
-            )),
-            None => replay::replay(&a),
-        }),
+        Command::Replay(a) => a.fault.check(a.tool).and_then(|fault| replay::replay(&a, fault)),
         Command::Demo(a) => demo::demo(&a),
         Command::Setup(a) => setup::setup(&a),
         Command::Campaign(a) => campaign::campaign(a),

@@ -20,9 +20,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use xfpx_common::backend::{Progress, ReplayRequest};
 use xfpx_common::config::{Mode, RunSettings};
+use xfpx_common::fault::FaultSpec;
 use xfpx_common::tool::ToolKind;
 
-pub fn replay(a: &ReplayArgs) -> Result<i32> {
+pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
     let fail_on_region = fail_on.is_some_and(|f| f.region);
     let counting = a.tool == ToolKind::Counters;
@@ -52,10 +53,17 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     if a.max_waves == Some(0) {
         bail!("invalid --max-waves 0: a launch runs at least one wave");
     }
-    let config = if counting {
-        Some(RunSettings { mode: Mode::Count, tool: ToolKind::Counters, ..RunSettings::default() }.check()?)
-    } else {
-        a.mode.map(|mode| RunSettings { mode, ..RunSettings::default() }.check()).transpose()?
+    let config = match (fault, a.mode) {
+        _ if counting => {
+            Some(RunSettings { mode: Mode::Count, tool: ToolKind::Counters, ..RunSettings::default() }.check()?)
+        }
+        (Some(_), Some(mode)) => {
+            bail!("--mode {} and --tool inject: a replay injects a fault or checks, not both", mode.name())
+        }
+        (Some(fault), None) => {
+            Some(RunSettings { tool: ToolKind::Inject, fault: Some(fault), ..RunSettings::default() }.check()?)
+        }
+        (None, mode) => mode.map(|mode| RunSettings { mode, ..RunSettings::default() }.check()).transpose()?,
     };
     let work = Arc::new(Progress::default());
     let shown = progress::Bar::workgroups(work.clone());
@@ -87,11 +95,18 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     }
     let mut text = summary::summary(&report, true);
     text.push_str(&region_cmd::table(&report));
-    if let Some(dir) = &a.out {
+    if let (Some(dir), None) = (&a.out, &replayed.failure) {
         let names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
         text.push_str(&format!("xfpx: output buffers ({}) written to {}\n", names.join(", "), dir.display()));
     }
+    if let Some(i) = &report.injection {
+        text.push_str(&format!("xfpx: fault `{}` {}\n", i.fault, fired(i.activations)));
+    }
     destinations.finish(&report, &text)?;
+    if let Some(failure) = &replayed.failure {
+        // the fault stopped the kernel as a crash stops a program
+        bail!("{failure}");
+    }
     if fail_on_region && outside {
         return Ok(crate::exit::EXIT_FINDINGS);
     }
@@ -99,4 +114,12 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
         return Ok(crate::exit::EXIT_FINDINGS);
     }
     Ok(exit_code_gated(&report, fail_on))
+}
+
+/// What the summary says of a fault's activations.
+fn fired(activations: u64) -> String {
+    match activations {
+        0 => "never fired (not activated)".to_string(),
+        n => format!("corrupted {n} thread instances"),
+    }
 }

@@ -121,8 +121,8 @@ pub struct ReplayRequest<'a> {
     pub target: Option<&'a str>,
     /// Run this image instead of the one the launch names.
     pub code_object: Option<&'a Path>,
-    /// Instrument the launch's kernel for this configuration (its mode)
-    /// and report what the instrumentation recorded; `None`: report what
+    /// Instrument the launch's kernel for this configuration (its mode, or
+    /// its tool and fault) and report what the instrumentation recorded; `None`: report what
     /// the emulator observes in the original kernel.
     pub instrument: Option<&'a RunConfig>,
     /// Instruction limit (0: the emulator's).
@@ -150,6 +150,9 @@ pub struct Replayed {
     /// Kinds whose exception bits waves ended with (screen mode): they are
     /// findings for `--fail-on` though no record names an instruction.
     pub screened_kinds: Vec<ExceptionKind>,
+    /// Why the kernel stopped, when an injected fault stopped it (as a
+    /// crash would stop a program); the report is still whole.
+    pub failure: Option<String>,
 }
 
 /// Captured launches run on an emulator.

@@ -18,7 +18,8 @@
 //!   constant or shared memory (IMS): their result is XORed with the mask;
 //! - IMD: stores to shared memory: their data or address XORed, for that
 //!   store only;
-//! - WV: instructions writing the chosen predicate write its inverse;
+//! - WV: instructions writing the chosen predicate write its inverse (where
+//!   there are no predicate registers, compares writing a lane mask);
 //! - IAT, IAW / IAC: reads of the thread / block index in the chosen
 //!   dimension return it XORed with the mask (a read into a uniform
 //!   register, one per warp, changes it for the whole warp);
@@ -66,6 +67,10 @@ pub struct InjectFacts {
     /// Its guard is a per-lane predicate and every execution passes right
     /// before it through a point where the backend can set that guard.
     pub forceable_guard: bool,
+    /// A compare writing its per-lane outcome as a lane mask into general
+    /// registers (where there are no predicate registers): the def that WV
+    /// inverts, whichever predicate number the fault names.
+    pub lane_mask: Option<u8>,
 }
 
 /// The inject tool's plan of one kernel.
@@ -163,7 +168,9 @@ impl Injector {
                 ins.defs
                     .iter()
                     .position(|o| matches!(o, Operand::Reg(r) if r.file == RegFile::Predicate && r.first == n && r.count == 1))
-                    .map(|d| (Change::InvertPredicate { def: d as u8 }, When::After))
+                    .map(|d| d as u8)
+                    .or(facts.lane_mask)
+                    .map(|d| (Change::InvertPredicate { def: d }, When::After))
             }
             ErrorModel::Iat | ErrorModel::Iaw | ErrorModel::Iac => {
                 let want = match self.fault.model {

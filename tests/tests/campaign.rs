@@ -224,7 +224,7 @@ fn bad_campaigns_are_refused_in_one_line() {
 }
 
 #[test]
-fn faulty_runs_check_the_fault_and_replays_refuse_it() {
+fn faulty_runs_check_the_fault() {
     let tmp = tempfile::tempdir().expect("dir");
     let cases: &[(&[&str], &str)] = &[
         (&["run", "--tool", "inject", "--model", "IRA", "--sm", "3", "--", "true"], "the IRA model needs --operand"),
@@ -257,7 +257,8 @@ fn faulty_runs_check_the_fault_and_replays_refuse_it() {
         ),
         (
             &["replay", "--tool", "inject", "--model", "IMD", "--mask", "1", "--store", "data", "--sm", "0", "l.json"],
-            "fault `--model IMD --mask 0x1 --store data --sm 0` was checked but cannot be replayed",
+            // a valid fault goes on to the replay, which needs its launch
+            "cannot replay l.json",
         ),
     ];
     for (args, needle) in cases {
@@ -418,13 +419,21 @@ fn a_slurm_job_array_merges_to_the_local_results() {
             return;
         }
     };
+    // real faulty replays on the emulator, no stand-in runner
     let tmp = tempfile::tempdir().expect("dir");
-    let common = ["--models", MODELS, "--runs", "12", "--seed", "5", "--timeout", "2", "--output", "out.txt"];
-    let local: Vec<&str> = ["--dir", "local", "--jobs", "2"].iter().chain(&common).copied().collect();
-    let out = run(campaign(tmp.path(), &local));
+    let launch = micro_launch();
+    let common = [
+        "--replay", &launch, "--target", "gfx942", "--runs", "12", "--seed", "5", "--sms", "0-2", "--warps", "2",
+        "--lanes", "0-63",
+    ];
+    let real = |args: &[&str]| {
+        let mut c = xfpx(tmp.path());
+        c.env_remove("XFPX_CAMPAIGN_RUNNER").arg("campaign").args(args).args(common);
+        c
+    };
+    let out = run(real(&["--dir", "local", "--jobs", "2"]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let on_slurm: Vec<&str> = ["--dir", "cluster", "--slurm", "--shards", "3"].iter().chain(&common).copied().collect();
-    let out = run(campaign(tmp.path(), &on_slurm));
+    let out = run(real(&["--dir", "cluster", "--slurm", "--shards", "3"]));
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let cluster = tmp.path().join("cluster");
     let script = std::fs::read_to_string(cluster.join("campaign.sbatch")).expect("array script");
@@ -433,7 +442,7 @@ fn a_slurm_job_array_merges_to_the_local_results() {
     let submit = Command::new(cluster.join("submit.sh"))
         .current_dir(tmp.path())
         .env("SLURM_CONF", slurm.conf())
-        .env("XFPX_CAMPAIGN_RUNNER", tmp.path().join("runner.sh"))
+        .env_remove("XFPX_CAMPAIGN_RUNNER")
         .output()
         .expect("submit");
     assert!(submit.status.success(), "{}", String::from_utf8_lossy(&submit.stderr));
@@ -446,5 +455,42 @@ fn a_slurm_job_array_merges_to_the_local_results() {
     for i in 0..3 {
         assert!(cluster.join(format!("shards/shard-{i}.jsonl")).exists(), "shard {i} wrote nothing");
     }
-    assert_eq!(results(&tmp.path().join("local")), results(&cluster), "local and Slurm classifications differ");
+    let local = results(&tmp.path().join("local"));
+    assert!(local.values().any(|r| r.1 == "SDC" && r.3.is_some_and(|a| a > 0)), "real injections: {local:?}");
+    assert_eq!(local, results(&cluster), "local and Slurm classifications differ");
+}
+
+/// The AMD fault-injection micro-kernel's launch.
+fn micro_launch() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/tests/inject/micro.json").to_string_lossy().into()
+}
+
+#[test]
+fn a_replay_campaign_injects_for_real_on_the_emulator() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let launch = micro_launch();
+    let go = |dir: &str| {
+        let mut c = xfpx(tmp.path());
+        c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", dir, "--replay"]).arg(&launch);
+        c.args([
+            "--target", "gfx90a", "--runs", "24", "--seed", "3", "--sms", "0-2", "--warps", "2", "--lanes", "0-63",
+        ]);
+        let o = c.output().expect("campaign runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        results(&tmp.path().join(dir))
+    };
+    let first = go("a");
+    assert_eq!(first.len(), 24);
+    let outcomes: std::collections::BTreeSet<String> = first.values().map(|r| r.1.clone()).collect();
+    // real injections: some runs fire and change the output, the IVOC trap is a DUE
+    assert!(outcomes.contains("SDC") && outcomes.contains("DUE"), "{first:?}");
+    assert_eq!(go("b"), first, "same seed, same classifications");
+}
+
+#[test]
+fn a_program_campaign_that_cannot_inject_stops_after_the_first_run() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let mut c = xfpx(tmp.path());
+    c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", "c", "--runs", "5", "--", "true"]);
+    run(c).assert_one_line_error(1, "could not inject");
 }

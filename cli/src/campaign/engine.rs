@@ -26,10 +26,10 @@ const RUN_REPORT: &str = "inject-report.json";
 const GOLDEN_LIMIT: Duration = Duration::from_secs(3600);
 
 /// The program that runs faulty runs: `XFPX_CAMPAIGN_RUNNER`, else this `xfpx`.
-fn runner() -> Result<(OsString, bool)> {
+fn runner() -> Result<OsString> {
     match std::env::var_os("XFPX_CAMPAIGN_RUNNER").filter(|v| !v.is_empty()) {
-        Some(r) => Ok((r, true)),
-        None => Ok((std::env::current_exe().context("cannot find the xfpx executable")?.into_os_string(), false)),
+        Some(r) => Ok(r),
+        None => Ok(std::env::current_exe().context("cannot find the xfpx executable")?.into_os_string()),
     }
 }
 
@@ -44,6 +44,7 @@ pub fn injection_command(exe: &OsString, def: &Definition, fault: &FaultSpec) ->
     match &def.replay {
         Some(launch) => {
             argv.extend(words(&["--out", REPLAY_OUT]));
+            argv.extend(target_args(def));
             argv.push(launch.clone().into_os_string());
         }
         None => {
@@ -54,13 +55,20 @@ pub fn injection_command(exe: &OsString, def: &Definition, fault: &FaultSpec) ->
     argv
 }
 
+/// `--target T` of a replay campaign with a target.
+fn target_args(def: &Definition) -> Vec<OsString> {
+    def.target.iter().flat_map(|t| [OsString::from("--target"), OsString::from(t)]).collect()
+}
+
 /// The golden run's command: the program itself, or a plain replay.
 fn golden_command(def: &Definition) -> Result<Vec<OsString>> {
     Ok(match &def.replay {
         Some(launch) => {
             let exe = std::env::current_exe().context("cannot find the xfpx executable")?;
             let mut v: Vec<OsString> = vec![exe.into(), "replay".into(), "--no-report".into(), "--out".into()];
-            v.extend([OsString::from(REPLAY_OUT), launch.clone().into_os_string()]);
+            v.push(REPLAY_OUT.into());
+            v.extend(target_args(def));
+            v.push(launch.clone().into_os_string());
             v
         }
         None => def.command.iter().map(OsString::from).collect(),
@@ -188,14 +196,7 @@ pub fn run_campaign(
     journal: &Path,
     sort: bool,
 ) -> Result<i32> {
-    let (exe, overridden) = runner()?;
-    if def.replay.is_some() && !overridden {
-        bail!(
-            "the inject tool is not lowered for replays yet (`xfpx replay --tool inject` refuses every fault), \
-             so this campaign cannot run its faulty runs; {} holds its definition",
-            dir.display()
-        );
-    }
+    let exe = runner()?;
     signals::install().map_err(anyhow::Error::msg)?;
     let stop = Arc::new(AtomicBool::new(false));
     let watcher = {
@@ -315,10 +316,23 @@ fn one_run(
     fresh(work)?;
     let argv = injection_command(exe, def, fault);
     let Some(finished) = exec::run(&argv, work, env, timeout, stop)? else { return Ok(None) };
+    if cannot_inject(&finished, &work.join(RUN_REPORT)) {
+        let text = String::from_utf8_lossy(&finished.stderr);
+        let line = text.lines().rev().find(|l| l.starts_with("error: ")).unwrap_or("error: (no message)");
+        bail!("faulty run {id} could not inject ({}), so no run of this campaign can: {}", fault, &line[7..]);
+    }
     let keys: Vec<String> = golden.outputs.keys().cloned().collect();
-    let run = Observed { outputs: read_outputs(work, &def.outputs, Some(&keys)), finished };
+    let mut run = Observed { outputs: read_outputs(work, &def.outputs, Some(&keys)), finished };
     let act = activations(&work.join(RUN_REPORT));
-    let (outcome, detail) = classify(golden, &run, act, def.tolerance);
+    let (outcome, detail) = if def.replay.is_some() {
+        // a replay's stdout is xfpx's own summary: the launch's output buffers are its data
+        let mut golden = golden.clone();
+        golden.finished.stdout.clear();
+        run.finished.stdout.clear();
+        classify(&golden, &run, act, def.tolerance)
+    } else {
+        classify(golden, &run, act, def.tolerance)
+    };
     Ok(Some(RunResult {
         id,
         model: fault.model,
@@ -330,6 +344,17 @@ fn one_run(
         seconds: (run.finished.seconds * 1000.0).round() / 1000.0,
         fault: fault.clone(),
     }))
+}
+
+/// A faulty run that injected nothing because xfpx itself refused (no
+/// GPU, a fault it cannot lower): it wrote no report and ended with its
+/// own `error:` line, neither killed nor timed out.
+fn cannot_inject(f: &exec::Finished, report: &Path) -> bool {
+    !f.timed_out
+        && f.signal.is_none()
+        && f.code != Some(0)
+        && !report.exists()
+        && String::from_utf8_lossy(&f.stderr).lines().any(|l| l.starts_with("error: "))
 }
 
 /// Counts per model and class on stderr.

@@ -5,10 +5,11 @@
 //! locally or as a Slurm job array whose shards `merge` combines.
 //!
 //! The runs' command is built in one place ([`engine::injection_command`]).
-//! Faulty runs are `xfpx run --tool inject` (NVIDIA); replays do not inject
-//! yet, so a replay campaign refuses to start its injection runs unless
-//! `XFPX_CAMPAIGN_RUNNER` names a program to run in place of `xfpx` for
-//! them (the test suite's hook, which stands in for every faulty run).
+//! Faulty runs are `xfpx run --tool inject` (NVIDIA) or `xfpx replay
+//! --tool inject` (AMD, on the emulator). `XFPX_CAMPAIGN_RUNNER` names a
+//! program to run in place of `xfpx` for them (the test suite's hook for
+//! crashes and hangs). A faulty run that could not inject at all (no
+//! report, an `error:` from xfpx itself) stops the campaign with that line.
 
 mod classify;
 mod engine;
@@ -112,6 +113,9 @@ pub struct StartArgs {
     /// Inject into a captured AMD launch on the emulator (`xfpx replay`) instead of running a program.
     #[arg(long, value_name = "LAUNCH", conflicts_with = "command")]
     pub replay: Option<PathBuf>,
+    /// With --replay: the device target the launch's code object is for (e.g. gfx90a).
+    #[arg(long, value_name = "TARGET", requires = "replay")]
+    pub target: Option<String>,
     /// Write a Slurm job array (DIR/campaign.sbatch, DIR/merge.sbatch, DIR/submit.sh) instead of running.
     #[arg(long)]
     pub slurm: bool,
@@ -132,6 +136,9 @@ pub struct StartArgs {
 pub struct Definition {
     pub command: Vec<String>,
     pub replay: Option<PathBuf>,
+    /// The replay's device target (`--target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     pub outputs: Vec<String>,
     pub tolerance: Option<f64>,
     pub timeout: Option<f64>,
@@ -223,6 +230,7 @@ fn definition(a: &StartArgs) -> Result<Definition> {
     Ok(Definition {
         command,
         replay,
+        target: a.target.clone(),
         outputs,
         tolerance: a.tolerance,
         timeout: a.timeout,

@@ -179,3 +179,22 @@ fn runs_carry_the_fault_and_reports_add_activations() {
     let json = r.to_json();
     assert!(json.contains("\"activations\": 4") && json.contains("\"exact\": false"), "{json}");
 }
+
+#[test]
+fn wv_inverts_a_lane_mask_where_there_are_no_predicate_registers() {
+    // a compare writing its lanes' outcomes into a uniform register pair
+    let mut cmp = InstrView::new(0x00, "v_cmp_gt_u32_e64 s[10:11], 8, v1", InstrClass::Other);
+    cmp.defs = vec![Operand::Reg(RegRange::new(RegFile::Uniform, 10, 2))];
+    cmp.uses = vec![Operand::Known { bits: 8 }, reg(1, 1)];
+    let mut end = InstrView::new(0x08, "s_endpgm", InstrClass::Other);
+    end.control = Control::Exit;
+    let view = KernelView { name: "k".into(), instrs: vec![cmp, end] };
+    let wv = Injector { fault: spec(&[("model", "WV"), ("predicate", "0")]) };
+    let mut sites = SiteTable::new();
+    let plain = [InjectFacts { unit: Some(Unit::Int), ..InjectFacts::default() }, InjectFacts::default()];
+    assert_eq!(wv.plan(&view, &plain, &mut sites).targets, 0, "no predicate, no lane mask: untouched");
+    let masked = [InjectFacts { lane_mask: Some(0), ..plain[0] }, InjectFacts::default()];
+    let ip = wv.plan(&view, &masked, &mut sites);
+    assert_eq!(ip.targets, 1);
+    assert!(matches!(&ip.plan.probes[0].action, Action::Inject { change: Change::InvertPredicate { def: 0 }, .. }));
+}
