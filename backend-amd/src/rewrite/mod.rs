@@ -20,6 +20,7 @@
 //! behaviour screening relies on.
 
 pub mod calls;
+pub mod division;
 pub mod emit;
 pub mod encode;
 pub mod layout;
