@@ -163,10 +163,11 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 }
             };
             let code_base = orig.stats.code_base;
-            // The IR reports every infinite result of a division-class
-            // instruction (reciprocals, division steps) as div0 and any other
-            // infinite result (v_rsq of 0 included) as inf; the emulator tells
-            // overflow from a zero divisor by the operands. Normalise it.
+            // A division's check records div0 where the divisor was ±0 and inf
+            // where the quotient overflowed, as the emulator observes; the
+            // steps of a division sequence are judged at its v_div_fixup (no
+            // records of their own). Any other infinite result (v_rsq of 0
+            // included) is inf.
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
             let is_div = |addr: u64| {
@@ -174,20 +175,34 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
                 })
             };
+            let is_step = |addr: u64, off: u64| {
+                let start = addr - off;
+                let Ok(bytes) =
+                    parsed.elf.bytes_at_addr(start, off + 8).or_else(|_| parsed.elf.bytes_at_addr(start, off + 4))
+                else {
+                    return false;
+                };
+                let code: Vec<xfpx_amd::rewrite::view::DecodedInstr> = xfpx_amd_isa::disassemble(isa, bytes, start)
+                    .map_while(|(a, r)| r.ok().map(|insn| xfpx_amd::rewrite::view::DecodedInstr { addr: a, insn }))
+                    .collect();
+                code.iter().position(|d| d.addr == addr).is_some_and(|i| xfpx_amd::rewrite::division::is_step(&code, i))
+            };
             let observed: BTreeSet<Key> = orig
                 .stats
                 .observations
                 .results
                 .keys()
-                .map(|&(pc, k, f)| {
+                .filter_map(|&(pc, k, f)| {
                     let addr = pc - code_base;
                     let (function, off) = locate(&parsed, addr).expect("observed in a function");
+                    if is_step(addr, off) {
+                        return None;
+                    }
                     let k = match k {
-                        ExceptionKind::Inf | ExceptionKind::Div0 if is_div(addr) => ExceptionKind::Div0,
-                        ExceptionKind::Div0 => ExceptionKind::Inf,
+                        ExceptionKind::Div0 if !is_div(addr) => ExceptionKind::Inf,
                         k => k,
                     };
-                    (function, off, k, f)
+                    Some((function, off, k, f))
                 })
                 .collect();
             // Detect mode.

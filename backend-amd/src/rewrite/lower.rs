@@ -19,6 +19,7 @@ use xfpx_common::site::SiteTable;
 use xfpx_common::view::{KernelView, Operand, RegFile};
 use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
+use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
 use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
@@ -66,6 +67,11 @@ impl Scratch {
         self.sgpr + 8
     }
     fn jump(&self) -> u16 {
+        self.sgpr + 10
+    }
+    /// The lanes whose divisor is ±0, from the divisor's test before a
+    /// division to its checks after (the jump pair, unused in between).
+    fn zero_divisor(&self) -> u16 {
         self.sgpr + 10
     }
     fn v_addr(&self) -> u16 {
@@ -231,17 +237,29 @@ impl IslandPool {
 const CLASS_NAN: u32 = 0b00_0000_0011;
 const CLASS_INF: u32 = 0b10_0000_0100;
 const CLASS_SUBNORMAL: u32 = 0b00_1001_0000;
+const CLASS_ZERO: u32 = 0b00_0110_0000;
 
-/// The class mask that finds `kind` in the result of an instruction of `class`.
-fn class_mask(kind: ExceptionKind, class: InstrClass) -> u32 {
+/// The class mask that finds `kind` in the result of an instruction of
+/// `class`, and the lanes it counts in. A division's infinite quotient is
+/// division by zero where the divisor was ±0, infinity elsewhere.
+fn class_mask(kind: ExceptionKind, class: InstrClass) -> (u32, Lanes) {
     let is_div = matches!(class, InstrClass::Arith { op: FpOp::Div, .. });
     match kind {
-        ExceptionKind::Nan => CLASS_NAN,
-        ExceptionKind::Sub => CLASS_SUBNORMAL,
-        ExceptionKind::Inf if !is_div => CLASS_INF,
-        ExceptionKind::Div0 if is_div => CLASS_INF,
-        _ => 0,
+        ExceptionKind::Nan => (CLASS_NAN, Lanes::All),
+        ExceptionKind::Sub => (CLASS_SUBNORMAL, Lanes::All),
+        ExceptionKind::Inf if !is_div => (CLASS_INF, Lanes::All),
+        ExceptionKind::Inf => (CLASS_INF, Lanes::NonzeroDivisor),
+        ExceptionKind::Div0 if is_div => (CLASS_INF, Lanes::ZeroDivisor),
+        _ => (0, Lanes::All),
     }
+}
+
+/// The lanes a class test counts: all, or those whose divisor was (not) ±0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lanes {
+    All,
+    ZeroDivisor,
+    NonzeroDivisor,
 }
 
 /// How one value is brought to a `v_cmp_class` source.
@@ -566,14 +584,16 @@ impl AmdLowering<'_> {
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
                     vals.extend(self.values(op, *format)?);
                 }
-                let checks: Vec<(ExceptionKind, u32)> =
-                    kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, m)| m != 0).collect();
-                if checks.is_empty() || vals.is_empty() {
+                let checks: Vec<(ExceptionKind, (u32, Lanes))> =
+                    kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
+                // Steps of a division sequence are judged at its v_div_fixup.
+                let step = division::is_step(self.instrs, p.instr as usize);
+                if checks.is_empty() || vals.is_empty() || step {
                     return Ok(());
                 }
                 // Fast path: one test for every kind at once; the per-kind
                 // tests and records run only when some lane is exceptional.
-                let union = checks.iter().fold(0, |a, &(_, m)| a | m);
+                let union = checks.iter().fold(0, |a, &(_, (m, _))| a | m);
                 let skip_all = if checks.len() > 1 {
                     self.class_test(cmp, &vals, *format, union)?;
                     let at = self.appended.words.len();
@@ -582,9 +602,15 @@ impl AmdLowering<'_> {
                 } else {
                     None
                 };
-                for (kind, mask) in checks {
+                for (kind, (mask, lanes)) in checks {
                     let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
-                    self.class_test(cmp, &vals, *format, mask)?;
+                    let found = self.class_test(cmp, &vals, *format, mask)?;
+                    let zero = Src::Sgpr(s.zero_divisor());
+                    match lanes {
+                        Lanes::All => {}
+                        Lanes::ZeroDivisor => self.emit(e.sop2(Opcode::S_AND_B64, found, found, zero)?),
+                        Lanes::NonzeroDivisor => self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, zero)?),
+                    }
                     let skip = self.appended.words.len();
                     self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
                     self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
@@ -732,6 +758,7 @@ impl AmdLowering<'_> {
             }
             self.restore_scc()?;
         }
+        self.divisor_test(view, index, &after)?;
         let returns = self.displaced(&d)?;
         if !after.is_empty() || !post.is_empty() {
             if !returns {
@@ -852,8 +879,9 @@ impl AmdLowering<'_> {
         rel16(d.addr, island).ok_or_else(|| RewriteError::Refused("island out of reach".into()))
     }
 
-    /// SCC := some active lane has a value of `vals` in class `mask`.
-    fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<(), RewriteError> {
+    /// SCC := some active lane has a value of `vals` in class `mask`;
+    /// returns the pair holding those lanes.
+    fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<Src, RewriteError> {
         let e = self.e();
         let s = self.scratch;
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
@@ -869,6 +897,46 @@ impl AmdLowering<'_> {
             }
         }
         self.emit(e.sopc(Opcode::S_CMP_LG_U64, Src::Sgpr(result), Src::Int(0))?);
+        Ok(Src::Sgpr(result))
+    }
+
+    /// Before a division whose checks split infinite quotients by divisor
+    /// ([`Lanes`]): the lanes whose divisor is ±0 into the zero-divisor pair
+    /// (read now, as the division may overwrite its divisor). Writes
+    /// neither SCC nor VCC.
+    fn divisor_test(&mut self, view: &KernelView, index: usize, after: &[&Probe]) -> Result<(), RewriteError> {
+        let d = &self.instrs[index];
+        let Some(Role::Quotient { divisor }) = division::role(&d.insn) else { return Ok(()) };
+        if division::is_step(self.instrs, index) {
+            return Ok(());
+        }
+        let Some(format) = view.instrs[index].class.format() else { return Ok(()) };
+        let splits = after.iter().any(|p| match &p.action {
+            Action::CheckFp { kinds, .. } => kinds.contains(ExceptionKind::Div0) || kinds.contains(ExceptionKind::Inf),
+            _ => false,
+        });
+        if !splits {
+            return Ok(());
+        }
+        let e = self.e();
+        let s = self.scratch;
+        let (src, half) = match division::divisor(&d.insn, divisor, format).map_err(RewriteError::Refused)? {
+            Divisor::Constant { zero } => {
+                let lanes = if zero { Src::Special(SpecialReg::Exec) } else { Src::Int(0) };
+                self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.zero_divisor())), Some(lanes))?);
+                return Ok(());
+            }
+            Divisor::Vgpr { reg, high_half } => (Src::Vgpr(reg), if high_half { Half::HighToLow } else { Half::Whole }),
+            Divisor::Sgpr { reg } => (Src::Sgpr(reg), Half::Whole),
+        };
+        let cmp = match format {
+            FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
+            FpFormat::F16 => Opcode::V_CMP_CLASS_F16_E64,
+            _ => Opcode::V_CMP_CLASS_F32_E64,
+        };
+        let value = self.load_value(Value { src, agpr: None, half }, format)?;
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(CLASS_ZERO))?);
+        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, Src::Vgpr(s.v_class()))?);
         Ok(())
     }
 

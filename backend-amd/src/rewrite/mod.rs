@@ -21,6 +21,7 @@
 
 pub mod calls;
 pub mod counts;
+pub mod division;
 pub mod emit;
 pub mod encode;
 pub mod layout;

@@ -1,0 +1,161 @@
+//! How a division's check tells division by zero from overflow. An
+//! infinite quotient is division by zero only where the divisor was ±0
+//! (else the quotient overflowed: infinity). The divisor is tested before
+//! the instruction runs (it may overwrite it). The IEEE division sequence
+//! (`v_div_scale`, `v_rcp`, FMAs, `v_div_fmas`, `v_div_fixup`) is judged as
+//! a whole at `v_div_fixup`, whose operands are the quotient estimate, the
+//! divisor and the numerand: the scale and fmas steps hold scaled
+//! intermediates and get no check of their own.
+
+use super::view::DecodedInstr;
+use xfpx_amd_isa::operand::{Operand, RegFile, RegRange};
+use xfpx_amd_isa::{ControlFlow, Encoding, Instruction, Variant};
+use xfpx_common::{FpFormat, FpOp, InstrClass};
+
+/// What a division instruction is to its checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// It makes a quotient (`v_rcp*`, `v_div_fixup*`): its divisor is its
+    /// source with this index among the sources it reads.
+    Quotient { divisor: usize },
+    /// An intermediate step of the division sequence (`v_div_scale*`,
+    /// `v_div_fmas*`), judged at the sequence's `v_div_fixup`.
+    Step,
+}
+
+/// The role of `insn`, if it is a division.
+pub fn role(insn: &Instruction) -> Option<Role> {
+    let m = insn.base_mnemonic;
+    if m.starts_with("v_div_scale") || m.starts_with("v_div_fmas") {
+        return Some(Role::Step);
+    }
+    if !matches!(insn.class(), InstrClass::Arith { op: FpOp::Div, .. }) {
+        return None;
+    }
+    Some(if m.starts_with("v_div_fixup") { Role::Quotient { divisor: 1 } } else { Role::Quotient { divisor: 0 } })
+}
+
+/// How far back from an instruction a `v_div_scale` opening its sequence is looked for.
+const SEQUENCE_REACH: usize = 64;
+
+/// Whether instruction `index` of `code` (one unit, in order) is an
+/// intermediate step of an IEEE division sequence: a `v_div_scale` or
+/// `v_div_fmas`, or an instruction of the same straight-line stretch that
+/// reads (transitively) a `v_div_scale` result before the sequence's
+/// `v_div_fixup` (the reciprocal of the scaled divisor and the Newton
+/// refinement).
+pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
+    let Some(here) = code.get(index) else { return false };
+    match role(&here.insn) {
+        Some(Role::Step) => return true,
+        Some(Role::Quotient { divisor: 1 }) => return false,
+        _ => {}
+    }
+    // The earliest v_div_scale of the stretch before `index`, with no
+    // v_div_fixup after it (that would close its sequence).
+    let mut start = None;
+    for j in (index.saturating_sub(SEQUENCE_REACH)..index).rev() {
+        let insn = &code[j].insn;
+        if insn.control_flow(code[j].addr) != ControlFlow::Next || insn.base_mnemonic.starts_with("v_div_fixup") {
+            break;
+        }
+        if insn.base_mnemonic.starts_with("v_div_scale") {
+            start = Some(j);
+        }
+    }
+    let Some(start) = start else { return false };
+    let vgprs = |ranges: Vec<RegRange>| -> Vec<u16> {
+        ranges
+            .into_iter()
+            .filter(|r| r.file == RegFile::Vgpr)
+            .flat_map(|r| r.first..r.first + u16::from(r.count))
+            .collect()
+    };
+    let mut tainted: Vec<u16> = Vec::new();
+    for (j, d) in code.iter().enumerate().take(index + 1).skip(start) {
+        let written = vgprs(d.insn.regs_written());
+        let reads_tainted = vgprs(d.insn.regs_read()).iter().any(|r| tainted.contains(r));
+        if j == index {
+            return reads_tainted;
+        }
+        if d.insn.base_mnemonic.starts_with("v_div_scale") || reads_tainted {
+            tainted.extend(written);
+        } else {
+            tainted.retain(|r| !written.contains(r));
+        }
+    }
+    false
+}
+
+/// The divisor of a quotient, as its zero test reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Divisor {
+    /// A VGPR (or the first of a pair).
+    Vgpr { reg: u16, high_half: bool },
+    /// An SGPR (or the first of a pair).
+    Sgpr { reg: u16 },
+    /// A constant: whether it is ±0.
+    Constant { zero: bool },
+}
+
+/// The divisor of `insn` (of role [`Role::Quotient`] with index `index`),
+/// or why it cannot be tested.
+pub fn divisor(insn: &Instruction, index: usize, format: FpFormat) -> Result<Divisor, String> {
+    if insn.variant != Variant::Plain {
+        return Err(format!("the divisor of {} (DPP/SDWA form) is not tested for zero", insn.base_mnemonic));
+    }
+    let slot = insn
+        .operands
+        .iter()
+        .filter(|s| !s.written)
+        .nth(index)
+        .ok_or_else(|| format!("{} has no divisor operand", insn.base_mnemonic))?;
+    // An f16 source of a VOP3 form may be the high half (op_sel).
+    let high_half =
+        format == FpFormat::F16 && insn.encoding == Encoding::Vop3 && insn.words[0] >> (11 + index) & 1 == 1;
+    match &slot.operand {
+        Operand::Reg(r) if r.file == RegFile::Vgpr => Ok(Divisor::Vgpr { reg: r.first, high_half }),
+        Operand::Reg(r) if r.file == RegFile::Sgpr && !high_half => Ok(Divisor::Sgpr { reg: r.first }),
+        Operand::InlineInt(v) => Ok(Divisor::Constant { zero: *v == 0 }),
+        Operand::InlineFloat { .. } => Ok(Divisor::Constant { zero: false }),
+        Operand::Literal { value, .. } => {
+            let magnitude = match format {
+                FpFormat::F16 => value & 0x7FFF,
+                _ => value & 0x7FFF_FFFF,
+            };
+            Ok(Divisor::Constant { zero: magnitude == 0 })
+        }
+        other => Err(format!("the divisor {other} of {} is not tested for zero", insn.base_mnemonic)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xfpx_amd_isa::Target;
+
+    fn insn(words: &[u32]) -> Instruction {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        xfpx_amd_isa::decode(Target::Gfx90a, &bytes).expect("decodes")
+    }
+
+    #[test]
+    fn roles_and_divisors_of_the_division_steps() {
+        // v_rcp_f32_e32 v1, v2
+        let rcp = insn(&[0x7E02_4502]);
+        assert_eq!(rcp.base_mnemonic, "v_rcp_f32_e32");
+        assert_eq!(role(&rcp), Some(Role::Quotient { divisor: 0 }));
+        assert_eq!(divisor(&rcp, 0, FpFormat::F32), Ok(Divisor::Vgpr { reg: 2, high_half: false }));
+        // v_div_fixup_f32 v0, v3, v1, v4
+        let fixup = insn(&[0xD1DE_0000, 0x0412_0303]);
+        assert_eq!(fixup.base_mnemonic, "v_div_fixup_f32");
+        assert_eq!(role(&fixup), Some(Role::Quotient { divisor: 1 }));
+        assert_eq!(divisor(&fixup, 1, FpFormat::F32), Ok(Divisor::Vgpr { reg: 1, high_half: false }));
+        // v_div_scale_f32 v2, s[0:1], v1, v1, v0
+        let scale = insn(&[0xD1E0_0002, 0x0402_0301]);
+        assert_eq!(scale.base_mnemonic, "v_div_scale_f32");
+        assert_eq!(role(&scale), Some(Role::Step));
+        // v_add_f32_e32 v1, v2, v3: not a division
+        assert_eq!(role(&insn(&[0x0202_0702])), None);
+    }
+}
