@@ -164,7 +164,8 @@ fn run(
         xfpx_amd_emu::Program::parse(&code).map_err(|e| anyhow!("the rewritten code object does not load: {e}"))?;
     let started = xfpx_common::report::unix_now();
     let (outputs, stats) = memory.run(launch, &object, &opts.limits()).map_err(|e| anyhow!("rewritten kernel: {e}"))?;
-    let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
+    let outputs =
+        outputs.into_iter().map(|o| OutputBuffer { name: o.name, elem: Some(o.elem), bytes: o.bytes }).collect();
     let table = memory.allocation(table_address).ok_or_else(|| anyhow!("the table was not read back"))?;
     let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
 
