@@ -1,6 +1,7 @@
 //! `xfpx replay LAUNCH`: run a captured kernel launch on the emulator of
 //! the AMD backend (no GPU needed), print what it found, write the report
-//! and, if asked, the output buffers. Without `--mode` the emulator checks
+//! and, if asked, the output buffers (with `outputs.json`, their element
+//! types, for `xfpx compare`). Without `--mode` the emulator checks
 //! the original kernel's results; with `--mode detect|screen`, or for a code
 //! object rewritten already (`xfpx dump --rewrite MODE --out`), the report
 //! is what the instrumentation recorded. Launches beyond the wave limit are
@@ -11,7 +12,7 @@ use crate::output::Outputs;
 use crate::report_io::Destination;
 use crate::run::exit_code_gated;
 use crate::vendor::emulator;
-use crate::{progress, summary};
+use crate::{compare, progress, summary};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use xfpx_common::backend::{Progress, ReplayRequest};
@@ -53,6 +54,20 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
             let p = dir.join(format!("{}.bin", o.name));
             std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
         }
+        let manifest = compare::Manifest {
+            kernel: report.kernels.first().map(|k| k.name.clone()).unwrap_or_default(),
+            outputs: outputs
+                .iter()
+                .map(|o| compare::ManifestEntry {
+                    name: o.name.clone(),
+                    elem: o.elem.clone(),
+                    file: format!("{}.bin", o.name),
+                })
+                .collect(),
+        };
+        let p = dir.join(compare::MANIFEST);
+        let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+        std::fs::write(&p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let mut text = summary::summary(&report, true);
     if let Some(dir) = &a.out {
