@@ -41,8 +41,11 @@ fn is_ftz(i: &str) -> bool {
     i.split_whitespace().next().is_some_and(|op| op.split('.').any(|p| p == "FTZ"))
 }
 
+/// The operation of an instruction text: its first word, without an AMD
+/// encoding suffix (`v_rcp_f32_e32` and `v_rcp_f32` are one operation).
 fn mnemonic(i: &str) -> &str {
-    i.split_whitespace().next().unwrap_or("")
+    let m = i.split_whitespace().next().unwrap_or("");
+    ["_e32", "_e64", "_sdwa", "_dpp"].iter().find_map(|s| m.strip_suffix(s)).unwrap_or(m)
 }
 
 fn is_approx(i: &str) -> bool {
@@ -69,8 +72,8 @@ fn listed(instrs: &[String], pick: fn(&str) -> bool) -> Vec<&str> {
 }
 
 /// The likely causes of a line's difference ("cause unknown" when the
-/// reports show none).
-pub fn of_line(l: &LineDiff, a: Option<&Denormals>, b: Option<&Denormals>) -> Vec<String> {
+/// reports show none). `modes`: the reports' instrumentation modes.
+pub fn of_line(l: &LineDiff, modes: (&str, &str), a: Option<&Denormals>, b: Option<&Denormals>) -> Vec<String> {
     let mut causes = Vec::new();
     // denormal modes, for the formats whose classes differ
     let mut formats: Vec<&str> =
@@ -121,6 +124,12 @@ pub fn of_line(l: &LineDiff, a: Option<&Denormals>, b: Option<&Denormals>) -> Ve
             ));
         }
     }
+    if modes.0 != modes.1 {
+        causes.push(format!(
+            "the reports were made in different modes (A: {}, B: {}), which may classify one result differently",
+            modes.0, modes.1
+        ));
+    }
     if causes.is_empty() {
         causes.push(UNKNOWN.to_string());
     }
@@ -152,6 +161,8 @@ mod tests {
         }
     }
 
+    const M: (&str, &str) = ("detect", "detect");
+
     fn mode(f32: &str) -> Denormals {
         Denormals { f32: f32.into(), f16_f64: "keep".into() }
     }
@@ -160,19 +171,23 @@ mod tests {
     fn causes_come_only_from_evidence() {
         let l = line(&[("sub", "f32")], &[], &["v_mul_f32"], &[]);
         let (keep, flush) = (mode("keep"), mode("flush"));
-        let c = of_line(&l, Some(&keep), Some(&flush));
+        let c = of_line(&l, M, Some(&keep), Some(&flush));
         assert_eq!(c, ["denormal mode: A keeps f32 denormals, B flushes f32 denormals (the kernels' code objects)"]);
-        assert_eq!(of_line(&l, Some(&keep), Some(&keep)), [UNKNOWN]);
-        assert_eq!(of_line(&l, None, Some(&flush)), [UNKNOWN], "one side's mode unknown");
+        assert_eq!(of_line(&l, M, Some(&keep), Some(&keep)), [UNKNOWN]);
+        assert_eq!(of_line(&l, M, None, Some(&flush)), [UNKNOWN], "one side's mode unknown");
         // f64 classes look at the f16/f64 mode, which is the same here
         let d = line(&[("sub", "f64")], &[], &["v_mul_f64"], &[]);
-        assert_eq!(of_line(&d, Some(&keep), Some(&flush)), [UNKNOWN]);
+        assert_eq!(of_line(&d, M, Some(&keep), Some(&flush)), [UNKNOWN]);
 
         let ftz = line(&[("sub", "f32")], &[], &["FMUL R1, R2, R3"], &["FMUL.FTZ R1, R2, R3"]);
-        assert!(of_line(&ftz, None, None)[0].starts_with("flush-to-zero instruction on B only"));
+        assert!(of_line(&ftz, M, None, None)[0].starts_with("flush-to-zero instruction on B only"));
         let rcp = line(&[("inf", "f32")], &[("div0", "f32")], &["v_rcp_f32"], &["MUFU.RCP R1, R2"]);
-        assert!(of_line(&rcp, None, None)[0].contains("v_rcp_f32 on A, MUFU.RCP on B"));
+        assert!(of_line(&rcp, M, None, None)[0].contains("v_rcp_f32 on A, MUFU.RCP on B"));
         let fma = line(&[("nan", "f32")], &[], &["FFMA R1, R2, R3, R4"], &["FMUL R1, R2, R3", "FADD R1, R1, R4"]);
-        assert!(of_line(&fma, None, None)[0].starts_with("contracted FMA on A only (FFMA)"));
+        assert!(of_line(&fma, M, None, None)[0].starts_with("contracted FMA on A only (FFMA)"));
+        let same_op = line(&[("inf", "f32")], &[("div0", "f32")], &["v_rcp_f32"], &["v_rcp_f32_e32 v2, v2"]);
+        assert_eq!(of_line(&same_op, M, None, None), [UNKNOWN], "one operation in two spellings");
+        assert!(of_line(&same_op, ("replay", "detect"), None, None)[0]
+            .starts_with("the reports were made in different modes"));
     }
 }

@@ -121,20 +121,21 @@ fn matching(a: &KernelReport, b: &Report, taken: &BTreeSet<usize>) -> Option<usi
 
 /// Compares the findings of two reports, kernel by kernel and line by line.
 pub fn kernels(a: &Report, b: &Report) -> Vec<KernelDiff> {
+    let modes = (a.run.mode.as_str(), b.run.mode.as_str());
     let mut taken = BTreeSet::new();
     let mut out = Vec::new();
     for ka in &a.kernels {
         match matching(ka, b, &taken) {
             Some(i) => {
                 taken.insert(i);
-                out.push(kernel(ka, Some(&b.kernels[i])));
+                out.push(kernel(ka, Some(&b.kernels[i]), modes));
             }
-            None => out.push(kernel(ka, None).only(Side::A)),
+            None => out.push(kernel(ka, None, modes).only(Side::A)),
         }
     }
     for (i, kb) in b.kernels.iter().enumerate() {
         if !taken.contains(&i) {
-            let mut d = kernel(kb, None).only(Side::B);
+            let mut d = kernel(kb, None, modes).only(Side::B);
             std::mem::swap(&mut d.denormals_a, &mut d.denormals_b);
             for l in &mut d.lines {
                 std::mem::swap(&mut l.a, &mut l.b);
@@ -155,7 +156,7 @@ impl KernelDiff {
 }
 
 /// Kernel `a` against its match `b` (none: `a`'s lines are all its own).
-fn kernel(a: &KernelReport, b: Option<&KernelReport>) -> KernelDiff {
+fn kernel(a: &KernelReport, b: Option<&KernelReport>, modes: (&str, &str)) -> KernelDiff {
     let lines_of = |k: &KernelReport| -> BTreeMap<String, (Vec<Class>, Vec<String>)> {
         let grouped = findings::by_line_of(k);
         grouped.lines.iter().map(|l| (l.place(), (classes(l), instructions(l)))).collect()
@@ -183,7 +184,7 @@ fn kernel(a: &KernelReport, b: Option<&KernelReport>) -> KernelDiff {
                 causes: Vec::new(),
             };
             if b.is_some() && l.differs() {
-                l.causes = causes::of_line(&l, a.denormals.as_ref(), denormals_b.as_ref());
+                l.causes = causes::of_line(&l, modes, a.denormals.as_ref(), denormals_b.as_ref());
             }
             l
         })
