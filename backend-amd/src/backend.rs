@@ -98,24 +98,29 @@ impl EmulatedBackend for Amd {
             let workgroups: u64 = launch.grid.iter().map(|&n| u64::from(n)).product();
             p.total.store(workgroups, std::sync::atomic::Ordering::Relaxed);
         }
-        match request.instrument {
+        let mut out = match request.instrument {
             // a code object rewritten already (`xfpx dump --rewrite --out`)
             // replays as it was rewritten
             None => {
                 if let Some(r) = crate::replay::replay_saved(request.launch, &opts)? {
-                    return Ok(replayed(r));
-                }
+                    replayed(r)
+                } else {
                 let mut o = xfpx_amd_emu::replay(request.launch, &opts).map_err(|e| anyhow!("{e}"))?;
                 locate(&mut o.report, &launch, request);
-                let outputs = o.outputs.into_iter().map(|b| OutputBuffer { name: b.name, bytes: b.bytes }).collect();
-                Ok(Replayed { report: o.report, outputs, screened_kinds: Vec::new(), failure: None })
+                let outputs = o
+                    .outputs
+                    .into_iter()
+                    .map(|b| OutputBuffer { name: b.name, elem: Some(b.elem), bytes: b.bytes })
+                    .collect();
+                Replayed { report: o.report, outputs, screened_kinds: Vec::new(), failure: None }
+                }
             }
             Some(config) if config.tool == ToolKind::Inject => {
                 let fault = config.fault.as_ref().ok_or("the inject tool needs a fault")?;
-                Ok(replayed(crate::replay::replay_injected(request.launch, fault, &opts)?))
+                replayed(crate::replay::replay_injected(request.launch, fault, &opts)?)
             }
             Some(config) if config.tool == ToolKind::Counters => {
-                Ok(replayed(crate::replay::replay_counters(request.launch, &opts)?))
+                replayed(crate::replay::replay_counters(request.launch, &opts)?)
             }
             Some(config) => {
                 if !REWRITE_MODES.contains(&config.mode) {
@@ -125,9 +130,11 @@ impl EmulatedBackend for Amd {
                     )
                     .into());
                 }
-                Ok(replayed(crate::replay::replay_rewritten(request.launch, config.mode, &opts)?))
+                replayed(crate::replay::replay_rewritten(request.launch, config.mode, &opts)?)
             }
-        }
+        };
+        note_denormals(&mut out.report, &launch, request);
+        Ok(out)
     }
 }
 
@@ -151,4 +158,30 @@ fn locate(report: &mut Report, launch: &xfpx_amd_emu::Launch, request: &ReplayRe
         })
         .unwrap_or_else(|e| Some(format!("source lines are unknown: {e}")));
     report.run.notes.extend(note);
+}
+
+/// The denormal handling the launched kernel's descriptor starts it with,
+/// into its entry of the report (left out where the code object or its
+/// descriptor cannot be read: the replay itself says why).
+fn note_denormals(report: &mut Report, launch: &xfpx_amd_emu::Launch, request: &ReplayRequest<'_>) {
+    use xfpx_amd_object::descriptor::DenormMode;
+    let Some(kernel) = report.kernels.iter_mut().find(|k| k.name == launch.kernel) else { return };
+    let name = |m: DenormMode| match m {
+        DenormMode::FlushNone => "keep",
+        DenormMode::FlushSrcDst => "flush",
+        DenormMode::FlushSrc => "flush-inputs",
+        DenormMode::FlushDst => "flush-results",
+    };
+    let mode = (|| {
+        let path = crate::replay::code_object_path(launch, request.target, request.code_object).ok()?;
+        let bytes = xfpx_common::limits::read(&path, xfpx_common::limits::CODE_OBJECT).ok()?;
+        let elf = crate::image::code_object_for(&bytes, request.target).ok()?;
+        let co = xfpx_amd_object::CodeObject::parse(&elf.bytes).ok()?;
+        let k = co.kernel(&launch.kernel)?;
+        k.descriptor.decode(co.target.processor).ok().map(|d| d.float_mode)
+    })();
+    kernel.denormals = mode.map(|m| xfpx_common::report::Denormals {
+        f32: name(m.denorm_32).to_string(),
+        f16_f64: name(m.denorm_16_64).to_string(),
+    });
 }

@@ -238,7 +238,8 @@ fn run(
         (Err(e), None) => bail!("rewritten kernel: {e}"),
     };
     let (outputs, stats) = ran.unwrap_or_default();
-    let outputs = outputs.into_iter().map(|o| OutputBuffer { name: o.name, bytes: o.bytes }).collect();
+    let outputs =
+        outputs.into_iter().map(|o| OutputBuffer { name: o.name, elem: Some(o.elem), bytes: o.bytes }).collect();
     let table = memory.allocation(table_address).ok_or_else(|| anyhow!("the table was not read back"))?;
     let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
     let counter_values = contents.counters.clone();

@@ -49,6 +49,8 @@ pub enum Command {
     /// Operational regions of kernels' counters: `region build REPORTS... -o region.json`.
     #[command(subcommand)]
     Region(RegionCommand),
+    /// Compare two reports per kernel and source line (and the output buffers of the same launch), with the likely cause of each difference; status 0 when nothing differs, 3 when something does.
+    Compare(crate::compare::CompareArgs),
 }
 
 #[derive(Debug, Subcommand)]

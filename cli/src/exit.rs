@@ -7,6 +7,7 @@
 //! | 1 | an error of `xfpx` itself (bad input file, no GPU, missing tool library, ...) |
 //! | 2 | bad command-line usage |
 //! | 3 | `--fail-on KINDS` (`run`, `replay`, `report`): a finding of those kinds was recorded |
+//! | 3 | `compare`: the two reports (or their output buffers) differ |
 //! | 4 | `--fail-on KINDS`: nothing was checked (the instrumentation never attached, or no launch ran instrumented code) |
 //! | 126 | the program could not be executed |
 //! | 127 | the program was not found |

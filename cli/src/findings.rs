@@ -61,10 +61,11 @@ pub struct KernelFindings<'a> {
 
 /// Every kernel with findings, in report order.
 pub fn by_line(report: &Report) -> Vec<KernelFindings<'_>> {
-    report.kernels.iter().filter(|k| !k.records.is_empty()).map(kernel_findings).collect()
+    report.kernels.iter().filter(|k| !k.records.is_empty()).map(by_line_of).collect()
 }
 
-fn kernel_findings(kernel: &KernelReport) -> KernelFindings<'_> {
+/// The findings of one kernel, by source line.
+pub fn by_line_of(kernel: &KernelReport) -> KernelFindings<'_> {
     // Key: no location sorts after every known one; a line inlined into
     // two places of the caller is two lines.
     type LineKey<'a> = (bool, &'a str, u32, Option<(&'a str, u32)>);

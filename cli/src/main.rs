@@ -2,12 +2,14 @@
 //! detection, `dump` how a kernel would be instrumented, print a saved
 //! `report`, `replay` a captured AMD launch on the emulator, the bundled
 //! `demo`, `setup` of the NVIDIA tool library, fault-injection `campaign`s
-//! and `region build` (the operational regions of counters). Errors end in
+//! `region build` (the operational regions of counters) and `compare` of
+//! two reports. Errors end in
 //! one `error: ...` line on stderr and a non-zero exit
 //! code (see [`exit`]).
 
 mod args;
 mod campaign;
+mod compare;
 mod console;
 mod demo;
 mod dump;
@@ -56,6 +58,7 @@ fn main() {
         Command::Setup(a) => setup::setup(&a),
         Command::Campaign(a) => campaign::campaign(a),
         Command::Region(args::RegionCommand::Build(a)) => region_cmd::build(&a),
+        Command::Compare(a) => compare::compare(&a),
     };
     match result {
         Ok(code) => std::process::exit(code),

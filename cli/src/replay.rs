@@ -1,6 +1,7 @@
 //! `xfpx replay LAUNCH`: run a captured kernel launch on the emulator of
 //! the AMD backend (no GPU needed), print what it found, write the report
-//! and, if asked, the output buffers. Without `--mode` the emulator checks
+//! and, if asked, the output buffers (with `outputs.json`, their element
+//! types, for `xfpx compare`). Without `--mode` the emulator checks
 //! the original kernel's results; with `--mode detect|screen`, or for a code
 //! object rewritten already (`xfpx dump --rewrite MODE --out`), the report
 //! is what the instrumentation recorded. With `--tool counters` the kernel
@@ -15,7 +16,7 @@ use crate::output::Outputs;
 use crate::report_io::Destination;
 use crate::run::exit_code_gated;
 use crate::vendor::emulator;
-use crate::{progress, region_cmd, summary};
+use crate::{compare, progress, region_cmd, summary};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use xfpx_common::backend::{Progress, ReplayRequest};
@@ -92,6 +93,20 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
             let p = dir.join(format!("{}.bin", o.name));
             std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
         }
+        let manifest = compare::Manifest {
+            kernel: report.kernels.first().map(|k| k.name.clone()).unwrap_or_default(),
+            outputs: outputs
+                .iter()
+                .map(|o| compare::ManifestEntry {
+                    name: o.name.clone(),
+                    elem: o.elem.clone(),
+                    file: format!("{}.bin", o.name),
+                })
+                .collect(),
+        };
+        let p = dir.join(compare::MANIFEST);
+        let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+        std::fs::write(&p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let mut text = summary::summary(&report, true);
     text.push_str(&region_cmd::table(&report));

@@ -138,6 +138,8 @@ pub struct ReplayRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputBuffer {
     pub name: String,
+    /// Element type from the launch (`f32`, `f64`, `f16`, `u32`, ...), when known.
+    pub elem: Option<String>,
     pub bytes: Vec<u8>,
 }
 

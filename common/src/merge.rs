@@ -142,6 +142,7 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
                 instrumented_launches: 0,
                 probes: 0,
                 coverage: None,
+                denormals: k.denormals.clone(),
                 records: Vec::new(),
             });
             merged.status = merged_status(&merged.status, &k.status);

@@ -208,7 +208,20 @@ pub struct KernelReport {
     /// backend does not say, and in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<SiteCoverage>,
+    /// How the kernel's code object sets denormal handling at launch
+    /// (AMD: the descriptor's `FLOAT_DENORM_MODE_*`; absent where the
+    /// backend does not say, and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denormals: Option<Denormals>,
     pub records: Vec<ExceptionRecord>,
+}
+
+/// Denormal handling a kernel starts with, per format group. Each value is
+/// `keep`, `flush` (inputs and results), `flush-inputs` or `flush-results`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denormals {
+    pub f32: String,
+    pub f16_f64: String,
 }
 
 /// How many of a kernel's floating-point sites its instrumentation checks.
@@ -444,6 +457,7 @@ impl Collector {
             instrumented_launches: 0,
             probes: 0,
             coverage: None,
+            denormals: None,
             records: Vec::new(),
         })
     }

@@ -105,8 +105,11 @@ fn replay_of_the_rewritten_kernel() {
     let files: Vec<String> = std::fs::read_dir(d.path().join("out"))
         .expect("out")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".bin"))
         .collect();
     assert_eq!(files.len(), 2, "the launch's outputs only, not the table: {files:?}");
+    let manifest = std::fs::read_to_string(d.path().join("out/outputs.json")).expect("outputs.json");
+    assert!(manifest.contains("\"kernel\": \"div_special\"") && manifest.contains("\"elem\": \"f64\""), "{manifest}");
 
     let mut c = xfpx(d.path());
     c.args(["replay", "--mode", "screen", "--target", "gfx942", "--fail-on", "nan", "--report", "screen.json"])

@@ -72,6 +72,8 @@ impl ReplayOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputBuffer {
     pub name: String,
+    /// The launch's element type for it (`f32`, `u32`, ...).
+    pub elem: String,
     pub bytes: Vec<u8>,
 }
 
@@ -235,7 +237,12 @@ impl LaunchMemory {
         let mut outputs = Vec::new();
         for name in &launch.outputs {
             let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
-            outputs.push(OutputBuffer { name: name.clone(), bytes: mem.allocation(addr).unwrap_or(&[]).to_vec() });
+            let elem = launch.buffers.iter().find(|b| &b.name == name).map_or("u8", |b| b.elem.name());
+            outputs.push(OutputBuffer {
+                name: name.clone(),
+                elem: elem.to_string(),
+                bytes: mem.allocation(addr).unwrap_or(&[]).to_vec(),
+            });
         }
         Ok((outputs, stats))
     }
