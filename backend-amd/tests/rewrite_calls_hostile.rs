@@ -45,7 +45,12 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
                 for f in out.functions.iter().filter(|f| f.state.instrumented()) {
                     let (sg, vg) = f.scratch.expect("an instrumented function has scratch registers");
                     for k in out.kernels.iter().filter(|k| f.reached_by.contains(&k.name)) {
-                        prop_assert_eq!(&k.state, &KernelState::Instrumented);
+                        prop_assert!(
+                            matches!(k.state, KernelState::Instrumented | KernelState::Partial),
+                            "{}: {:?}",
+                            k.name,
+                            k.state
+                        );
                         let r = k.registers.as_ref().expect("grown");
                         prop_assert!(r.vgprs_after >= u32::from(vg) + 5, "{}: {:?} < v{}", k.name, r, vg);
                         prop_assert!(r.sgprs_after >= u32::from(sg) + 14, "{}: {:?} < s{}", k.name, r, sg);
