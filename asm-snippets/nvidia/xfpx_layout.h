@@ -144,4 +144,90 @@ typedef struct XfpxInjectState {
     uint32_t scratch[XFPX_INJECT_MAX_WARPS * 32u * XFPX_INJECT_WORDS];
 } XfpxInjectState;
 
+/* Launch screening (the scan kernel of xfpx_screen.cuh, launched by the
+ * shim on the program's stream before and after a launch; host side in
+ * xfpx-nvidia `screen`, which mirrors and tests these structures).
+ *
+ * A scan counts the NaN and infinite elements of up to
+ * XFPX_SCREEN_MAX_BUFFERS device buffers, each read as one format (f16,
+ * bf16, f32 or f64; a partial element at the end is not read), and sets the
+ * buffer's counter (slot) to the counts; a reporting scan sends a record
+ * when a count grew. Blocks add into the scan's scratch entry; the last
+ * block to finish settles every buffer and clears the entry for reuse. */
+#define XFPX_SCREEN_MAX_BUFFERS 16u
+#define XFPX_SCREEN_SLOTS 65536u
+#define XFPX_SCREEN_SCRATCH 1024u
+#define XFPX_SCREEN_RING 4096u
+#define XFPX_SCREEN_THREADS 256u
+
+/* One buffer of a scan. 24 bytes. */
+typedef struct XfpxScreenBuffer {
+    unsigned long long base;  /* device address, 16-byte aligned */
+    unsigned long long bytes; /* size of the allocation */
+    uint32_t slot;            /* its counter */
+    uint16_t param;           /* the kernel parameter that pointed into it */
+    uint8_t format;           /* XFPX_FMT_F16, _BF16, _F32 or _F64 */
+    uint8_t reserved;
+} XfpxScreenBuffer;
+
+/* One scan, passed to the scan kernel by value; grid grid_x by count. */
+typedef struct XfpxScreenLaunch {
+    uint32_t serial;  /* the program's launch it follows (or precedes) */
+    uint32_t report;  /* 1: send a record when a count grew */
+    uint32_t scratch; /* its scratch entry */
+    uint32_t count;   /* buffers (0: no scan) */
+    uint32_t grid_x;  /* blocks per buffer */
+    uint32_t reserved;
+    XfpxScreenBuffer buffer[XFPX_SCREEN_MAX_BUFFERS];
+} XfpxScreenLaunch;
+
+/* The scans of one launch: before it (buffers not counted yet), after it. */
+typedef struct XfpxScreenPlan {
+    XfpxScreenLaunch before;
+    XfpxScreenLaunch after;
+} XfpxScreenPlan;
+
+/* A buffer's counter: its counts at its last scan. 32 bytes. */
+typedef struct XfpxScreenSlot {
+    unsigned long long nan;
+    unsigned long long inf;
+    uint32_t serial; /* the launch that scan followed */
+    uint32_t reserved[3];
+} XfpxScreenSlot;
+
+/* What one scan's blocks add up; first holds ~(lowest element index). */
+typedef struct XfpxScreenScratch {
+    unsigned long long nan[XFPX_SCREEN_MAX_BUFFERS];
+    unsigned long long inf[XFPX_SCREEN_MAX_BUFFERS];
+    unsigned long long first[XFPX_SCREEN_MAX_BUFFERS];
+    uint32_t done; /* blocks finished */
+    uint32_t reserved;
+} XfpxScreenScratch;
+
+/* A count that grew, sent to the host. 64 bytes; first is ~0 when no
+ * element is NaN or infinite. */
+typedef struct XfpxScreenRecord {
+    uint32_t seq; /* slot + 1, written last */
+    uint32_t serial;
+    uint32_t previous; /* the launch the buffer's scan before followed */
+    uint16_t param;
+    uint8_t format;
+    uint8_t reserved;
+    unsigned long long nan_before;
+    unsigned long long nan_after;
+    unsigned long long inf_before;
+    unsigned long long inf_after;
+    unsigned long long first;
+    unsigned long long bytes;
+} XfpxScreenRecord;
+
+typedef struct XfpxScreenState {
+    unsigned long long slots;     /* XfpxScreenSlot[XFPX_SCREEN_SLOTS], device */
+    unsigned long long scratch;   /* XfpxScreenScratch[XFPX_SCREEN_SCRATCH], device */
+    unsigned long long records;   /* XfpxScreenRecord[capacity], mapped host memory */
+    unsigned long long host_tail; /* uint32_t, mapped host memory, written by the host */
+    uint32_t head;                /* next record slot to claim */
+    uint32_t capacity;
+} XfpxScreenState;
+
 #endif

@@ -21,6 +21,10 @@ pub const NVIDIA_INJECT_SOURCE: &str = include_str!("../nvidia/xfpx_inject.cuh")
 /// functions and the tool shim.
 pub const NVIDIA_LAYOUT_HEADER: &str = include_str!("../nvidia/xfpx_layout.h");
 
+/// The CUDA source of launch screening's scan kernel, compiled into the
+/// tool shim (not injected: the shim launches it on the program's streams).
+pub const NVIDIA_SCREEN_SOURCE: &str = include_str!("../nvidia/xfpx_screen.cuh");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +35,7 @@ mod tests {
         assert!(NVIDIA_ABI_DEF.contains("XFPX_DEVICE_FN(xfpx_check_value"));
         assert!(NVIDIA_DEVICE_SOURCE.contains("#include \"xfpx_inject.cuh\""));
         assert!(NVIDIA_INJECT_SOURCE.contains("void xfpx_inject("));
+        assert!(NVIDIA_SCREEN_SOURCE
+            .contains("__global__ void xfpx_screen_scan(XfpxScreenState *state, XfpxScreenLaunch scan)"));
     }
 }

@@ -7,7 +7,8 @@
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]) and one
 //! disassembler run cut into many functions' listings ([`disasm_split`]), fat binaries
 //! and cubins ([`fatbin`]) and where files hold them ([`mapped`]), the disassembly of a program's functions
-//! ahead of NVBit ([`prefill`]) and how the tool library is built
+//! ahead of NVBit ([`prefill`]), the screening of launches left
+//! uninstrumented ([`screen`]) and how the tool library is built
 //! ([`toolbuild`]).
 //!
 //! The NVBit tool itself is the `xfpx-nvbit` crate (`backend-nvidia/tool`),
@@ -30,6 +31,7 @@ pub mod prefill;
 pub mod record;
 pub mod runtime;
 pub mod sass;
+pub mod screen;
 pub mod toolbuild;
 mod toolpath;
 

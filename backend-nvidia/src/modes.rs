@@ -5,6 +5,8 @@
 
 use crate::sass::idioms::{reads_register_test, unexceptional_results};
 use crate::sass::SassKernel;
+use std::collections::BTreeSet;
+use xfpx_common::class::FpFormat;
 use xfpx_common::config::Mode;
 use xfpx_common::observe::{self, CfgError, ThinStats};
 use xfpx_common::plan::{verify, Plan};
@@ -25,6 +27,20 @@ pub struct ModePlan {
     /// Fast mode on a kernel whose control flow is not known: every
     /// result is checked, for this reason.
     pub fallback: Option<CfgError>,
+    /// The formats of every floating-point value the detector checks
+    /// before thinning (what launch screening reads the kernel's buffers as).
+    pub formats: BTreeSet<FpFormat>,
+}
+
+/// The formats the checks of `plan` look at.
+fn checked_formats(plan: &Plan) -> BTreeSet<FpFormat> {
+    plan.probes
+        .iter()
+        .filter_map(|p| match &p.action {
+            Action::CheckFp { format, .. } => Some(*format),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Plan `kernel` for `mode`; the plan is verified.
@@ -42,8 +58,9 @@ pub fn plan_kernel(
         drop_register_test_reads(&mut plan, kernel, &cfg.block_of);
     }
     verify(&plan, &kernel.view, sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
+    let formats = checked_formats(&plan);
     if mode == Mode::Detect {
-        return Ok(ModePlan { plan, thinned: None, fallback: None });
+        return Ok(ModePlan { plan, thinned: None, fallback: None, formats });
     }
     match cfg {
         Ok(cfg) => {
@@ -61,9 +78,9 @@ pub fn plan_kernel(
             stats.dropped += unexceptional;
             stats.unexceptional += unexceptional;
             verify(&thin, &kernel.view, sites).map_err(|e| format!("internal: thinned plan rejected: {e}"))?;
-            Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None })
+            Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None, formats })
         }
-        Err(e) => Ok(ModePlan { plan, thinned: None, fallback: Some(e) }),
+        Err(e) => Ok(ModePlan { plan, thinned: None, fallback: Some(e), formats }),
     }
 }
 
@@ -112,6 +129,12 @@ mod tests {
             if mode == Mode::Detect {
                 assert_eq!(at(0), 1);
             }
+            // what screening reads: the quotient's f64 and the compared f32
+            assert_eq!(
+                planned.formats.iter().copied().collect::<Vec<_>>(),
+                vec![FpFormat::F32, FpFormat::F64],
+                "{mode:?}"
+            );
         }
     }
 }

@@ -12,6 +12,9 @@ use crate::lower::{CallInsertion, NvbitLowering};
 use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
 use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
+use crate::screen::device::{ScreenPlan, ScreenRecord, RECORD_SIZE as SCREEN_RECORD_SIZE};
+use crate::screen::params::ParamSlot;
+use crate::screen::ScreenRun;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
@@ -24,6 +27,7 @@ use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
 use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
+use xfpx_common::screened::{LaunchCheck, ScreenedBefore, ScreenedFinding, Unchecked};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
 
@@ -40,6 +44,21 @@ pub struct LaunchDecision {
     pub instrument: bool,
     /// Serial number of the launch in the run (the per-launch value).
     pub serial: u64,
+    /// The scans of its buffers (launch screening), if any.
+    pub screen: Option<ScreenPlan>,
+}
+
+/// How a launch reached the tool, and what it knows of its parameters.
+#[derive(Debug, Clone, Copy)]
+pub enum LaunchWay<'a> {
+    /// Launched on a stream, with its parameter bytes and their layout.
+    Stream { params: &'a [u8], layout: &'a [ParamSlot] },
+    /// Launched on a stream; its parameters could not be read.
+    ParamsUnknown,
+    /// A node of a CUDA graph.
+    Graph,
+    /// In a CUDA context the tool does not instrument.
+    OtherContext,
 }
 
 /// Where events go.
@@ -53,6 +72,9 @@ enum Sink {
 #[derive(Debug)]
 struct KernelEntry {
     launches: u64,
+    /// Launch index sampling counts from (a screened finding starts the
+    /// kernel's sampling again, as if it were new).
+    sample_from: u64,
 }
 
 /// How findings reached the host: by a ring record that names the launch
@@ -166,6 +188,14 @@ pub struct ToolCore {
     /// the shim made it), and whether its result was reported.
     inject_state: u64,
     injection_reported: bool,
+    /// Launch screening (fast mode's default), while it is on.
+    screen: Option<ScreenRun>,
+    /// Whether the shim made the screen's device memory (screening starts then).
+    screen_ready: bool,
+    /// Screen records that named no launch, or were malformed.
+    screen_records_lost: u64,
+    /// Mangled names of launched kernels by the name they are shown by.
+    kernel_names: HashMap<String, String>,
 }
 
 fn command_line() -> Vec<String> {
@@ -190,6 +220,15 @@ impl ToolCore {
             notes.push(
                 "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
                  (--sample 1 instruments every launch)"
+                    .to_string(),
+            );
+        }
+        if config.screens_launches() {
+            notes.push(
+                "launches not instrumented were screened: after each, the device buffers its pointer arguments reach \
+                 were scanned for NaN and infinite values (f32, f64, f16 or bf16 elements, by the parameter's type or \
+                 the kernel's widest format); a count that grew is a screened finding, located by launch and buffer, \
+                 and the kernel's next launches are instrumented again (--screen-launches off turns this off)"
                     .to_string(),
             );
         }
@@ -250,7 +289,14 @@ impl ToolCore {
             instrumenting_for: None,
             inject_state: 0,
             injection_reported: false,
+            screen: None,
+            screen_ready: false,
+            screen_records_lost: 0,
+            kernel_names: HashMap::new(),
         };
+        if core.config.screens_launches() {
+            core.screen = Some(ScreenRun::new());
+        }
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
         }
@@ -493,6 +539,12 @@ impl ToolCore {
             return self.plan_injection(&kernel, mangled, &fault);
         }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
+        if let Some(screen) = &mut self.screen {
+            screen.planned(mangled, planned.formats.iter().copied());
+            if let Some(k) = &self.instrumenting_for {
+                screen.calls(k, mangled);
+            }
+        }
         if let Some(stats) = planned.thinned {
             self.thinned += stats;
         }
@@ -659,22 +711,201 @@ impl ToolCore {
         self.sites.len() as u32
     }
 
-    /// Decide one launch of a kernel.
+    /// Decide one launch of a kernel whose parameters are not known.
     pub fn launch(&mut self, names: KernelNames) -> LaunchDecision {
+        self.launch_with(names, LaunchWay::ParamsUnknown)
+    }
+
+    /// Decide one launch of a kernel: instrumented (as sampling says), or
+    /// screened (launch screening, where its buffers are known), or
+    /// neither, for a reason the report keeps.
+    pub fn launch_with(&mut self, names: KernelNames, way: LaunchWay) -> LaunchDecision {
         let name = Self::display_name(names);
         let admitted = self.wants_kernel(names);
-        let entry = self.kernels.entry(names.mangled.to_string()).or_insert(KernelEntry { launches: 0 });
+        let entry =
+            self.kernels.entry(names.mangled.to_string()).or_insert(KernelEntry { launches: 0, sample_from: 0 });
         let index = entry.launches;
+        let sampled = self.config.samples_launch(index - entry.sample_from);
         entry.launches += 1;
         let serial = self.launches.len() as u64;
-        let mut instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
+        let elsewhere = matches!(way, LaunchWay::OtherContext);
+        let mut instrument = admitted && sampled && !elsewhere && !self.collector.full();
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
+        if elsewhere && !self.collector.has_kernel(&name) {
+            let reason = "launched only in a second CUDA context, which the tool does not instrument".to_string();
+            self.collector.kernel_status(&name, KernelStatus::Skipped { reason }, 0);
+        }
+        if index == 0 {
+            self.kernel_names.insert(name.clone(), names.mangled.to_string());
+        }
+        let (check, screen) = self.screen_launch(names, way, serial, admitted, instrument, sampled);
         self.launches.push((name.clone(), index));
-        self.collector.launch(&name, instrument);
-        self.emit(Event::Launch { kernel: name, index, instrumented: instrument });
-        LaunchDecision { instrument, serial }
+        self.collector.launch_checked(&name, check);
+        self.emit(Event::launch(name, index, check));
+        LaunchDecision { instrument, serial, screen }
+    }
+
+    /// How a launch is checked, and the scans of its buffers: a screened
+    /// launch gets scans that report, an instrumented one a scan that
+    /// only brings the counts up to date.
+    fn screen_launch(
+        &mut self,
+        names: KernelNames,
+        way: LaunchWay,
+        serial: u64,
+        admitted: bool,
+        instrument: bool,
+        sampled: bool,
+    ) -> (LaunchCheck, Option<ScreenPlan>) {
+        let unchecked = |why: Unchecked| (LaunchCheck::Unchecked(Some(why)), None);
+        if !admitted {
+            return (LaunchCheck::Unchecked(None), None);
+        }
+        if matches!(way, LaunchWay::OtherContext) {
+            return unchecked(Unchecked::OtherContext);
+        }
+        let screening = self.screen_ready && self.counting.is_none();
+        let Some(screen) = self.screen.as_mut().filter(|_| screening) else {
+            return match (instrument, sampled && self.collector.full()) {
+                (true, _) => (LaunchCheck::Instrumented, None),
+                // the record limit, not sampling, left it out
+                (false, true) => (LaunchCheck::Unchecked(None), None),
+                (false, false) if self.config.sample_doubling || self.config.sample_every > 1 => {
+                    unchecked(Unchecked::Sampled)
+                }
+                (false, false) => (LaunchCheck::Unchecked(None), None),
+            };
+        };
+        let planned = match way {
+            LaunchWay::Stream { params, layout } => {
+                screen.plan(names.mangled, names.demangled, params, layout, serial, !instrument)
+            }
+            LaunchWay::ParamsUnknown => Err(Unchecked::ParamsUnknown),
+            LaunchWay::Graph => Err(Unchecked::Graph),
+            LaunchWay::OtherContext => Err(Unchecked::OtherContext),
+        };
+        for text in screen.take_notes() {
+            self.note(&text);
+        }
+        match (instrument, planned) {
+            (true, plan) => (LaunchCheck::Instrumented, plan.ok()),
+            (false, Ok(plan)) => (LaunchCheck::Screened, Some(plan)),
+            (false, Err(why)) => unchecked(why),
+        }
+    }
+
+    /// Whether launches are screened (the run asks for it and the device
+    /// memory for it is not known to be missing).
+    pub fn screening(&self) -> bool {
+        self.screen.is_some()
+    }
+
+    /// The shim made the screen's device memory (`ok`), or could not: the
+    /// launches sampling leaves out then run unchecked, as the notes say.
+    pub fn screen_ready(&mut self, ok: bool) {
+        self.screen_ready = ok && self.screen.is_some();
+        if !ok && self.screen.take().is_some() {
+            self.note("launch screening is off: the tool could not make its device memory");
+        }
+    }
+
+    /// The program allocated `bytes` of device memory at `base`.
+    pub fn allocated(&mut self, base: u64, bytes: u64) {
+        if let Some(s) = &mut self.screen {
+            s.allocated(base, bytes);
+        }
+    }
+
+    /// The program freed the device allocation at `base`.
+    pub fn freed(&mut self, base: u64) {
+        if let Some(s) = &mut self.screen {
+            s.freed(base);
+        }
+    }
+
+    /// Kernel `kernel` calls function `callee` (its formats count for the
+    /// kernel's screens).
+    pub fn kernel_calls(&mut self, kernel: &str, callee: &str) {
+        if let Some(s) = &mut self.screen {
+            s.calls(kernel, callee);
+        }
+    }
+
+    /// The screen of launch `serial`, counted as screened, could not be
+    /// enqueued (`why`: the CUDA error).
+    pub fn screen_lost(&mut self, serial: u64, why: &str) {
+        let Some((kernel, _)) = self.launches.get(serial as usize).cloned() else { return };
+        self.collector.screen_lost(&kernel);
+        self.emit(Event::ScreenLost { kernel });
+        self.note(&format!("a launch screen could not be enqueued ({why}); such launches ran unchecked"));
+    }
+
+    /// Records from the screen's ring, [`SCREEN_RECORD_SIZE`] bytes each: a
+    /// buffer held more NaN or infinite values after a launch than at its
+    /// scan before. Each growth is a screened finding; a finding new to its
+    /// kernel starts the kernel's sampling again, so that its next launches
+    /// run instrumented and a recurrence is found at its line.
+    pub fn on_screen_records(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(SCREEN_RECORD_SIZE) {
+            match ScreenRecord::decode(chunk) {
+                Ok(r) => self.screened_record(&r),
+                Err(_) => self.screen_records_lost += 1,
+            }
+        }
+    }
+
+    fn screened_record(&mut self, r: &ScreenRecord) {
+        let Some((kernel, index)) = self.launches.get(r.serial as usize).cloned() else {
+            self.screen_records_lost += 1;
+            return;
+        };
+        let mangled = self.launch_mangled(&kernel);
+        let screened_before = if r.previous == r.serial {
+            Some(ScreenedBefore { kernel: kernel.clone(), launch: index, just_before: true })
+        } else {
+            self.launches.get(r.previous as usize).map(|(k, i)| ScreenedBefore {
+                kernel: k.clone(),
+                launch: *i,
+                just_before: false,
+            })
+        };
+        let declared = mangled
+            .as_deref()
+            .and_then(|m| self.screen.as_ref().and_then(|s| s.declared_type(m, usize::from(r.param))));
+        let grown = [(ExceptionKind::Nan, r.nan_before, r.nan_after), (ExceptionKind::Inf, r.inf_before, r.inf_after)];
+        for (kind, before, after) in grown.into_iter().filter(|(_, b, a)| a > b) {
+            let finding = ScreenedFinding {
+                kind,
+                format: r.format,
+                param: u32::from(r.param),
+                declared: declared.clone(),
+                bytes: r.bytes,
+                first_launch: index,
+                before,
+                after,
+                first_element: r.first,
+                screened_before: screened_before.clone(),
+                again: 0,
+            };
+            if self.collector.screened(&kernel, finding.clone()) {
+                if let Some(m) = &mangled {
+                    if let Some(entry) = self.kernels.get_mut(m) {
+                        entry.sample_from = entry.launches;
+                    }
+                }
+            }
+            self.emit(Event::Screened { kernel: kernel.clone(), finding });
+        }
+    }
+
+    /// The mangled name of the kernel shown as `display`.
+    fn launch_mangled(&self, display: &str) -> Option<String> {
+        if self.kernels.contains_key(display) {
+            return Some(display.to_string());
+        }
+        self.kernel_names.get(display).cloned()
     }
 
     fn site_ref(&self, id: SiteId) -> Option<(String, SiteRef)> {
@@ -948,9 +1179,9 @@ mod tests {
             CallArg::Const32 { value } => value,
             _ => panic!("site"),
         };
-        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 0 });
-        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: false, serial: 1 });
-        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 2 });
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 0, screen: None });
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: false, serial: 1, screen: None });
+        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 2, screen: None });
         let rec = DeviceRecord {
             site: SiteId(site_of_rcp),
             launch: 2,
@@ -998,7 +1229,7 @@ mod tests {
         // serial 0 is another kernel's; k's launch 5 is serial 6
         assert_eq!(core.launch(other).serial, 0);
         for i in 0..8 {
-            assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: i + 1 });
+            assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: i + 1, screen: None });
         }
         let rec = |site, launch, seq| DeviceRecord {
             site: SiteId(site),
@@ -1078,7 +1309,7 @@ mod tests {
         let other = KernelNames { mangled: "_Z1gv", demangled: "g()" };
         assert!(!core.launch(other).instrument);
         let d = core.launch(NAMES);
-        assert_eq!(d, LaunchDecision { instrument: true, serial: 1 });
+        assert_eq!(d, LaunchDecision { instrument: true, serial: 1, screen: None });
         assert_eq!(core.count_table(0, 4), None, "not granted");
         let shape = core.count_table(1, 3).expect("table");
         assert_eq!((shape.slots, shape.windows, shape.window_blocks), (2, 2, 2));

@@ -1,5 +1,5 @@
 //! How the NVBit tool library `libxfpx_nvbit.so` is made: its C++/CUDA
-//! sources (the shim and the injected device functions, carried inside
+//! sources (the shim with the screen's scan kernel, and the injected device functions, carried inside
 //! the binary so that no source tree is needed), the GPU targets it is
 //! compiled for, and the three nvcc steps that turn the sources, NVBit's
 //! core and the Rust core (the static library of crate `xfpx-nvbit`) into
@@ -9,7 +9,9 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use xfpx_asm_snippets::{NVIDIA_ABI_DEF, NVIDIA_DEVICE_SOURCE, NVIDIA_INJECT_SOURCE, NVIDIA_LAYOUT_HEADER};
+use xfpx_asm_snippets::{
+    NVIDIA_ABI_DEF, NVIDIA_DEVICE_SOURCE, NVIDIA_INJECT_SOURCE, NVIDIA_LAYOUT_HEADER, NVIDIA_SCREEN_SOURCE,
+};
 
 /// Folder of the shim's sources under the directory [`write_sources`] fills.
 const SHIM_DIR: &str = "shim";
@@ -23,6 +25,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("snippets/xfpx_device.cu", NVIDIA_DEVICE_SOURCE),
     ("snippets/xfpx_inject.cuh", NVIDIA_INJECT_SOURCE),
     ("snippets/xfpx_layout.h", NVIDIA_LAYOUT_HEADER),
+    ("snippets/xfpx_screen.cuh", NVIDIA_SCREEN_SOURCE),
     ("snippets/abi.def", NVIDIA_ABI_DEF),
 ];
 

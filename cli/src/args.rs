@@ -114,6 +114,13 @@ impl InjectChoice {
     }
 }
 
+/// A setting that is on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// GPU vendor.
@@ -131,6 +138,9 @@ pub struct RunArgs {
     /// Instrument every K-th launch of each kernel, or `auto`: launches 1-4 of each kernel, then launches 8, 16, 32, ... (the default in fast mode; detect mode instruments every launch).
     #[arg(long, value_name = "K|auto")]
     pub sample: Option<String>,
+    /// NVIDIA: after each launch sampling leaves uninstrumented, scan the device buffers its pointer arguments reach for NaN and infinity, and instrument that kernel again when they gain some (`on`: the default in fast mode; `off`: the default in detect mode).
+    #[arg(long = "screen-launches", value_enum, value_name = "on|off")]
+    pub screen_launches: Option<Switch>,
     /// Instrument only instructions whose index in the kernel is in [A, B).
     #[arg(long = "instr-range", value_name = "A:B")]
     pub instr_range: Option<String>,

@@ -28,6 +28,7 @@ mod report_cmd;
 mod report_io;
 mod report_name;
 mod run;
+mod screen_lines;
 mod setup;
 mod signals;
 mod summary;

@@ -27,6 +27,7 @@ use xfpx_common::config::{RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKinds;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, Report, RunInfo};
+use xfpx_common::screened::LaunchCheck;
 
 /// How long to wait, after the program exits, for connections still open
 /// (held by a process it left behind) to deliver anything more.
@@ -72,6 +73,17 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     let fault = a.fault.check(a.tool)?;
     // a permanent fault is in every launch: no sampling
     let (sample_every, sample_doubling) = if fault.is_some() { (1, false) } else { (sample_every, sample_doubling) };
+    let screen_launches = match a.screen_launches {
+        Some(args::Switch::On) if a.tool != xfpx_common::tool::ToolKind::Detect => {
+            return Err(ExitError::new(
+                EXIT_USAGE,
+                "--screen-launches on needs the detector (--tool detect)".to_string(),
+            )
+            .into())
+        }
+        Some(s) => s == args::Switch::On,
+        None => a.mode == Mode::Fast && a.tool == xfpx_common::tool::ToolKind::Detect,
+    };
     // The one check of the configuration, before anything is created; the
     // settings that environment variables give are read here, once.
     let config = RunSettings {
@@ -80,6 +92,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         exclude: a.exclude,
         sample_every,
         sample_doubling,
+        screen_launches,
         instr_range,
         max_records: a.max_records,
         dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
@@ -323,9 +336,9 @@ pub fn coverage_gate(report: &Report) -> Option<i32> {
 }
 
 /// The verdict of `--fail-on KINDS` on a report, if it fails: a finding
-/// of those kinds, or nothing checked at all.
+/// (precise or screened) of those kinds, or nothing checked at all.
 pub fn gate(report: &Report, kinds: ExceptionKinds) -> Option<i32> {
-    if report.records().any(|(_, r)| kinds.contains(r.kind)) {
+    if report.records().any(|(_, r)| kinds.contains(r.kind)) || report.screened().any(|(_, f)| kinds.contains(f.kind)) {
         Some(EXIT_FINDINGS)
     } else if report.nothing_checked().is_some() {
         Some(EXIT_NOTHING_CHECKED)
@@ -470,10 +483,22 @@ impl LoopState {
                 self.kernels += u64::from(status == KernelStatus::Instrumented);
                 self.collector.kernel_status(&name, status, probes);
             }
-            Event::Launch { kernel, index: _, instrumented } => {
+            Event::Launch { .. } => {
+                let check = event.launch_check().unwrap_or(LaunchCheck::Unchecked(None));
+                let Event::Launch { kernel, .. } = event else { return };
                 self.launches += 1;
-                self.collector.launch(&kernel, instrumented);
+                self.collector.launch_checked(&kernel, check);
             }
+            Event::Screened { kernel, finding } => {
+                let mut line = crate::screen_lines::screened_line(&kernel, &finding);
+                if let Some(rank) = self.ranks.get(&conn) {
+                    line.push_str(&format!(" on rank {rank}"));
+                }
+                if self.collector.screened(&kernel, finding) {
+                    say!("{line}");
+                }
+            }
+            Event::ScreenLost { kernel } => self.collector.screen_lost(&kernel),
             Event::Finding { kernel, kind, format, site, launch, occurrences } => {
                 let rank = self.ranks.get(&conn).copied();
                 let mut line = summary::finding_line(&kernel, kind, format, &site);
@@ -745,6 +770,18 @@ mod tests {
         let detect = parse(&["--mode", "detect"]).expect("parses");
         assert_eq!((detect.config.mode, detect.config.sample_doubling), (Mode::Detect, false));
         assert!(parse(&["--sample", "often"]).is_err());
+        // launch screening: on in fast mode, off in detect mode, either way on request
+        assert!(default.config.screen_launches && default.config.screens_launches());
+        assert!(every.config.screen_launches && !every.config.screens_launches(), "nothing left to screen");
+        assert!(!detect.config.screen_launches);
+        let off = parse(&["--screen-launches", "off"]).expect("parses");
+        assert!(!off.config.screens_launches());
+        let on = parse(&["--mode", "detect", "--sample", "8", "--screen-launches", "on"]).expect("parses");
+        assert!(on.config.screens_launches());
+        let maybe = ["xfpx", "run", "--screen-launches", "maybe", "--", "./app"];
+        assert!(crate::args::Cli::try_parse_from(maybe).is_err());
+        assert!(parse(&["--tool", "counters", "--screen-launches", "on"]).is_err());
+        assert!(!parse(&["--tool", "counters"]).expect("parses").config.screen_launches);
         assert_eq!(ok.config.instr_range, Some((2, 9)));
         assert_eq!(ok.config.max_records, Some(3));
         assert!(ok.config.report_path.is_absolute());

@@ -128,12 +128,20 @@ pub fn headline(report: &Report) -> String {
                 plural(report.kernels.len())
             )
         }
-        None => format!(
-            "{records} finding{} in {with_findings} of {} kernel{} ({about})",
-            plural(records),
-            report.kernels.len(),
-            plural(report.kernels.len())
-        ),
+        None => {
+            let screened = report.screened().count();
+            let screened = if screened > 0 {
+                format!(", {screened} screened finding{} (by launch and buffer)", plural(screened))
+            } else {
+                String::new()
+            };
+            format!(
+                "{records} finding{} in {with_findings} of {} kernel{}{screened} ({about})",
+                plural(records),
+                report.kernels.len(),
+                plural(report.kernels.len())
+            )
+        }
     }
 }
 
@@ -154,9 +162,12 @@ pub fn summary(report: &Report, full: bool) -> String {
     if let Some(line) = ranks_line(report) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = crate::screen_lines::screened_launches_line(report) {
+        let _ = writeln!(out, "xfpx: {line}");
+    }
     if let Some(line) = unchecked_line(report) {
         let _ = writeln!(out, "xfpx: {line}");
-    } else if let Some(s) = sampling_words(run) {
+    } else if let (Some(s), None) = (sampling_words(run), crate::screen_lines::screened_launches_line(report)) {
         let _ = writeln!(out, "xfpx: {s}");
     }
     if run.truncated {
@@ -216,6 +227,7 @@ pub fn summary(report: &Report, full: bool) -> String {
         let limits = if full { Limits::NONE } else { Limits::LIVE };
         by_line(&mut out, report, limits);
     }
+    crate::screen_lines::screened_section(&mut out, report);
     if !run.notes.is_empty() {
         out.push_str("\nnotes:\n");
         for n in &run.notes {
@@ -444,19 +456,38 @@ pub fn sampling_words(run: &RunInfo) -> Option<String> {
 /// Kernels named in the line on unchecked launches; the rest are counted.
 const UNCHECKED_KERNELS_NAMED: usize = 5;
 
-/// The launches of instrumented kernels that ran without checks, by
-/// kernel, how they came to be skipped and how to check them all; `None`
-/// when every launch of every instrumented kernel was checked.
+/// Launches of kernel `k` neither instrumented nor screened, leaving out
+/// those with nothing to check (no floating-point result in its code).
+pub fn unchecked_launches(k: &KernelReport) -> u64 {
+    let nothing: u64 = k.unchecked.iter().filter(|u| !u.reason.hides_anything()).map(|u| u.launches).sum();
+    k.launches.saturating_sub(k.instrumented_launches).saturating_sub(k.screened_launches).saturating_sub(nothing)
+}
+
+/// The launches of instrumented kernels that ran without checks (neither
+/// instrumented nor screened), by kernel, why and how to check them all;
+/// `None` when every launch of every instrumented kernel was checked.
 pub fn unchecked_line(report: &Report) -> Option<String> {
     let mut kernels: Vec<(&KernelReport, u64)> = report
         .kernels
         .iter()
         .filter(|k| k.status == KernelStatus::Instrumented)
-        .map(|k| (k, k.launches.saturating_sub(k.instrumented_launches)))
+        .map(|k| (k, unchecked_launches(k)))
         .filter(|(_, n)| *n > 0)
         .collect();
     if kernels.is_empty() {
         return None;
+    }
+    // the reasons the backend gave, and the launches it gave none for
+    // (sampling without screening, in reports before screening existed)
+    let mut reasons: Vec<xfpx_common::screened::UncheckedLaunches> = Vec::new();
+    let mut unexplained = 0u64;
+    for (k, n) in &kernels {
+        let mut given = 0;
+        for u in k.unchecked.iter().filter(|u| u.reason.hides_anything()) {
+            xfpx_common::screened::add_unchecked(&mut reasons, u.reason, u.launches);
+            given += u.launches;
+        }
+        unexplained += n.saturating_sub(given);
     }
     kernels.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
     let unchecked: u64 = kernels.iter().map(|(_, n)| n).sum();
@@ -471,7 +502,10 @@ pub fn unchecked_line(report: &Report) -> Option<String> {
         named.push(format!("{rest} more kernel{}", plural(rest)));
     }
     let run = &report.run;
-    let mut why: Vec<String> = sampling_words(run).into_iter().collect();
+    let mut why: Vec<String> = reasons.iter().map(|u| format!("{}: {}", u.reason.words(), u.launches)).collect();
+    if unexplained > 0 || reasons.is_empty() {
+        why.extend(sampling_words(run));
+    }
     if run.truncated {
         why.push("the record limit was reached (`--max-records`)".into());
     }
@@ -571,6 +605,43 @@ mod tests {
             line.contains(": k6 (8 of 16), k4 (7 of 14), k5 (7 of 15), k2 (6 of 12), k3 (6 of 13), 2 more kernels;"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn screened_launches_are_checked_and_the_rest_say_why() {
+        use xfpx_common::screened::{LaunchCheck, Unchecked};
+        let run = RunInfo { sample_auto: true, sample_every: 0, ..RunInfo::new("nvidia", "H100", "fast") };
+        let mut c = Collector::new(run, None);
+        c.kernel_status("step", KernelStatus::Instrumented, 3);
+        c.kernel_status("fill", KernelStatus::Instrumented, 0);
+        for i in 0..2000u64 {
+            let check = match i {
+                _ if i < 4 || (i + 1).is_power_of_two() => LaunchCheck::Instrumented,
+                1000..=1004 => LaunchCheck::Unchecked(Some(Unchecked::Graph)),
+                1500..=1502 => LaunchCheck::Unchecked(Some(Unchecked::NoBuffers)),
+                _ => LaunchCheck::Screened,
+            };
+            c.launch_checked("step", check);
+        }
+        for _ in 0..6 {
+            c.launch_checked("fill", LaunchCheck::Unchecked(Some(Unchecked::NothingToCheck)));
+        }
+        let r = c.report();
+        let line = unchecked_line(&r).expect("a line");
+        assert_eq!(
+            line,
+            "8 of 2000 launches of 1 instrumented kernel ran unchecked [no pointer argument into device memory the \
+             tool saw allocated: 3; launched by a CUDA graph: 5]: step (8 of 2000); `--sample 1` checks every launch"
+        );
+        let s = summary(&r, false);
+        assert!(s.contains("xfpx: 1980 launches of 1 kernel ran uninstrumented and were screened"), "{s}");
+        assert!(!s.contains("fill ("), "nothing to check is no gap: {s}");
+        // every launch screened or instrumented: no line on unchecked launches
+        let mut c = Collector::new(r.run.clone(), None);
+        c.kernel_status("step", KernelStatus::Instrumented, 3);
+        c.launch_checked("step", LaunchCheck::Instrumented);
+        c.launch_checked("step", LaunchCheck::Screened);
+        assert_eq!(unchecked_line(&c.report()), None);
     }
 
     #[test]

@@ -207,6 +207,12 @@ pub struct RunSettings {
     /// times costs about log2(n) instrumented launches.
     #[serde(default)]
     pub sample_doubling: bool,
+    /// Screen the launches sampling leaves uninstrumented (NVIDIA): after
+    /// each, the device buffers its pointer arguments reach are scanned
+    /// for NaN and infinite values, and a kernel whose buffers gain some is
+    /// instrumented again. Off in configurations written before it existed.
+    #[serde(default)]
+    pub screen_launches: bool,
     /// Only instructions whose index in the kernel is in [start, end).
     pub instr_range: Option<(u32, u32)>,
     /// Stop recording new findings after this many.
@@ -243,6 +249,7 @@ impl Default for RunSettings {
             exclude: Vec::new(),
             sample_every: 1,
             sample_doubling: false,
+            screen_launches: false,
             instr_range: None,
             max_records: None,
             report_path: PathBuf::from("xfpx-report.json"),
@@ -380,6 +387,19 @@ impl RunConfig {
         } else {
             self.sample_every
         }
+    }
+
+    /// Whether launches left out by sampling are screened: asked for, by
+    /// the detector, with sampling that leaves launches out, and looking
+    /// for NaN or infinity (what a screen finds).
+    pub fn screens_launches(&self) -> bool {
+        use crate::fp::ExceptionKind;
+        self.screen_launches
+            && self.tool == crate::tool::ToolKind::Detect
+            && (self.sample_doubling || self.sample_every > 1)
+            && (self.kinds.contains(ExceptionKind::Nan)
+                || self.kinds.contains(ExceptionKind::Inf)
+                || self.kinds.contains(ExceptionKind::Div0))
     }
 
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
@@ -549,6 +569,13 @@ mod tests {
         let every4 = c(RunSettings { sample_every: 4, ..RunSettings::default() });
         let sampled: Vec<u64> = (0..9).filter(|i| every4.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 4, 8]);
+        let screened = |s: RunSettings| c(RunSettings { screen_launches: true, ..s }).screens_launches();
+        assert!(screened(RunSettings { sample_doubling: true, ..RunSettings::default() }));
+        assert!(screened(RunSettings { sample_every: 4, ..RunSettings::default() }));
+        assert!(!screened(RunSettings::default()), "every launch instrumented: nothing to screen");
+        assert!(!c(RunSettings { sample_doubling: true, ..RunSettings::default() }).screens_launches());
+        let subnormals = crate::fp::ExceptionKinds::NONE.with(crate::fp::ExceptionKind::Sub);
+        assert!(!screened(RunSettings { sample_doubling: true, kinds: subnormals, ..RunSettings::default() }));
         let doubling = c(RunSettings { sample_doubling: true, ..RunSettings::default() });
         let sampled: Vec<u64> = (0..100).filter(|i| doubling.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 1, 2, 3, 7, 15, 31, 63]);

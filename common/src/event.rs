@@ -6,6 +6,7 @@ use crate::class::FpFormat;
 use crate::counters::LaunchCounters;
 use crate::fp::ExceptionKind;
 use crate::report::{KernelStatus, ProcessInfo, SiteRef};
+use crate::screened::{LaunchCheck, ScreenedFinding, Unchecked};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,8 +25,22 @@ pub enum Event {
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).
     Kernel { name: String, status: KernelStatus, probes: u64 },
-    /// A kernel was launched.
-    Launch { kernel: String, index: u64, instrumented: bool },
+    /// A kernel was launched: instrumented, or (not instrumented) screened
+    /// after it ran, or neither, with the reason when the backend gives one.
+    Launch {
+        kernel: String,
+        index: u64,
+        instrumented: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        screened: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unchecked: Option<Unchecked>,
+    },
+    /// A screen found more NaN or infinite values in a buffer of a launch
+    /// of `kernel` than before it (located by launch and buffer).
+    Screened { kernel: String, finding: ScreenedFinding },
+    /// The screen of a launch counted as screened could not run.
+    ScreenLost { kernel: String },
     /// Exception findings.
     Finding { kernel: String, kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64 },
     /// The counters of one launch, read back after it completed (the
@@ -41,6 +56,26 @@ pub enum Event {
 }
 
 impl Event {
+    /// The launch event of launch `index` of `kernel`, checked as `check`.
+    pub fn launch(kernel: String, index: u64, check: LaunchCheck) -> Event {
+        let (instrumented, screened, unchecked) = match check {
+            LaunchCheck::Instrumented => (true, false, None),
+            LaunchCheck::Screened => (false, true, None),
+            LaunchCheck::Unchecked(why) => (false, false, why),
+        };
+        Event::Launch { kernel, index, instrumented, screened, unchecked }
+    }
+
+    /// How a launch event's launch was checked (`None` for other events).
+    pub fn launch_check(&self) -> Option<LaunchCheck> {
+        match self {
+            Event::Launch { instrumented: true, .. } => Some(LaunchCheck::Instrumented),
+            Event::Launch { screened: true, .. } => Some(LaunchCheck::Screened),
+            Event::Launch { unchecked, .. } => Some(LaunchCheck::Unchecked(*unchecked)),
+            _ => None,
+        }
+    }
+
     /// One line of JSON, with its newline.
     pub fn to_line(&self) -> String {
         let mut s = serde_json::to_string(self).unwrap_or_default();
@@ -56,6 +91,26 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_lines_carry_how_the_launch_was_checked() {
+        let plain = Event::launch("k".into(), 3, LaunchCheck::Instrumented);
+        assert_eq!(plain.to_line(), "{\"event\":\"launch\",\"kernel\":\"k\",\"index\":3,\"instrumented\":true}\n");
+        // lines written before screening existed read as before
+        let old = Event::from_line(r#"{"event":"launch","kernel":"k","index":3,"instrumented":false}"#).expect("reads");
+        assert_eq!(old.launch_check(), Some(LaunchCheck::Unchecked(None)));
+        for check in [
+            LaunchCheck::Instrumented,
+            LaunchCheck::Screened,
+            LaunchCheck::Unchecked(None),
+            LaunchCheck::Unchecked(Some(Unchecked::Graph)),
+        ] {
+            let e = Event::launch("k".into(), 1, check);
+            assert_eq!(Event::from_line(&e.to_line()).expect("round trip").launch_check(), Some(check));
+        }
+        let screened = Event::launch("k".into(), 1, LaunchCheck::Unchecked(Some(Unchecked::NoBuffers)));
+        assert!(screened.to_line().contains(r#""unchecked":"no_buffers""#));
+    }
 
     #[test]
     fn hello_reads_as_documented() {

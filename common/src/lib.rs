@@ -18,6 +18,8 @@
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
+//!   [`screened`]: launch screening in it (how launches were checked, what
+//!   screens found);
 //! - [`config`]: the run configuration handed from the CLI to a backend,
 //!   checked once, and the one mode and output-format enums;
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
@@ -48,6 +50,7 @@ pub mod plan;
 pub mod probe;
 pub mod region;
 pub mod report;
+pub mod screened;
 pub mod site;
 pub mod tool;
 pub mod view;

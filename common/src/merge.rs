@@ -140,14 +140,24 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
                 status: k.status.clone(),
                 launches: 0,
                 instrumented_launches: 0,
+                screened_launches: 0,
+                unchecked: Vec::new(),
                 probes: 0,
                 coverage: None,
                 denormals: k.denormals.clone(),
                 records: Vec::new(),
+                screened: Vec::new(),
             });
             merged.status = merged_status(&merged.status, &k.status);
             merged.launches = merged.launches.saturating_add(k.launches);
             merged.instrumented_launches = merged.instrumented_launches.saturating_add(k.instrumented_launches);
+            merged.screened_launches = merged.screened_launches.saturating_add(k.screened_launches);
+            for u in &k.unchecked {
+                crate::screened::add_unchecked(&mut merged.unchecked, u.reason, u.launches);
+            }
+            for f in &k.screened {
+                crate::screened::add_screened(&mut merged.screened, f.clone());
+            }
             merged.probes = merged.probes.max(k.probes);
             // The input that checked the most sites says the coverage.
             if k.coverage.as_ref().map(|c| c.checked) > merged.coverage.as_ref().map(|c| c.checked) {

@@ -4,6 +4,9 @@
 
 use crate::class::FpFormat;
 use crate::fp::ExceptionKind;
+use crate::screened::{
+    add_screened, add_unchecked, unscreen, LaunchCheck, ScreenedFinding, Unchecked, UncheckedLaunches,
+};
 use crate::site::{SiteId, SourceLoc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -202,6 +205,15 @@ pub struct KernelReport {
     pub launches: u64,
     /// Launches that ran instrumented code.
     pub instrumented_launches: u64,
+    /// Launches that ran their original code and whose buffers were
+    /// screened after them (NVIDIA fast mode; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub screened_launches: u64,
+    /// Launches neither instrumented nor screened, by reason (absent when
+    /// the backend gave no reason, as for sampling without screening in
+    /// older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<UncheckedLaunches>,
     /// Probes placed in the kernel.
     pub probes: u64,
     /// How many of its floating-point sites are checked (absent where the
@@ -214,6 +226,14 @@ pub struct KernelReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub denormals: Option<Denormals>,
     pub records: Vec<ExceptionRecord>,
+    /// What launch screening found: located by launch and buffer, not by
+    /// instruction (absent when nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screened: Vec<ScreenedFinding>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Denormal handling a kernel starts with, per format group. Each value is
@@ -369,15 +389,23 @@ impl Report {
     }
 
     /// Why nothing was checked in this run, if so: the instrumentation
-    /// never attached, or no kernel launch ran instrumented code.
+    /// never attached, or no kernel launch ran instrumented code (nor was
+    /// screened).
     pub fn nothing_checked(&self) -> Option<&'static str> {
         if !self.run.attached {
             Some("the instrumentation library never attached to the program")
-        } else if self.kernels.iter().all(|k| k.instrumented_launches == 0 && k.records.is_empty()) {
+        } else if self.kernels.iter().all(|k| {
+            k.instrumented_launches == 0 && k.screened_launches == 0 && k.records.is_empty() && k.screened.is_empty()
+        }) {
             Some("no kernel launch ran instrumented code")
         } else {
             None
         }
+    }
+
+    /// Every screened finding, with its kernel's name.
+    pub fn screened(&self) -> impl Iterator<Item = (&str, &ScreenedFinding)> {
+        self.kernels.iter().flat_map(|k| k.screened.iter().map(move |f| (k.name.as_str(), f)))
     }
 
     /// The kernels whose floating-point sites were not all checked: partial
@@ -455,11 +483,19 @@ impl Collector {
             status: KernelStatus::Instrumented,
             launches: 0,
             instrumented_launches: 0,
+            screened_launches: 0,
+            unchecked: Vec::new(),
             probes: 0,
             coverage: None,
             denormals: None,
             records: Vec::new(),
+            screened: Vec::new(),
         })
+    }
+
+    /// Whether the kernel is known (a status, launch or finding was noted).
+    pub fn has_kernel(&self, name: &str) -> bool {
+        self.kernels.contains_key(name)
     }
 
     /// Note how many of a kernel's floating-point sites are checked.
@@ -476,13 +512,36 @@ impl Collector {
 
     /// Note one launch of a kernel; returns its index (from 0).
     pub fn launch(&mut self, name: &str, instrumented: bool) -> u64 {
+        let check = if instrumented { LaunchCheck::Instrumented } else { LaunchCheck::Unchecked(None) };
+        self.launch_checked(name, check)
+    }
+
+    /// Note one launch of a kernel and how it was checked; returns its
+    /// index (from 0).
+    pub fn launch_checked(&mut self, name: &str, check: LaunchCheck) -> u64 {
         let k = self.kernel(name);
         let idx = k.launches;
         k.launches += 1;
-        if instrumented {
-            k.instrumented_launches += 1;
+        match check {
+            LaunchCheck::Instrumented => k.instrumented_launches += 1,
+            LaunchCheck::Screened => k.screened_launches += 1,
+            LaunchCheck::Unchecked(Some(reason)) => add_unchecked(&mut k.unchecked, reason, 1),
+            LaunchCheck::Unchecked(None) => {}
         }
         idx
+    }
+
+    /// A launch counted as screened whose screen could not run: it moves
+    /// to the launches unchecked for [`Unchecked::ScreenFailed`].
+    pub fn screen_lost(&mut self, name: &str) {
+        let k = self.kernel(name);
+        unscreen(&mut k.screened_launches, &mut k.unchecked, Unchecked::ScreenFailed);
+    }
+
+    /// Note what a screen found in a launch of `kernel`; true when the
+    /// (parameter, kind, format) is new for the kernel.
+    pub fn screened(&mut self, kernel: &str, finding: ScreenedFinding) -> bool {
+        add_screened(&mut self.kernel(kernel).screened, finding)
     }
 
     /// Note a finding of `occurrences` warp executions in launch `launch`

@@ -34,7 +34,7 @@ fn typical_events() -> Vec<Event> {
         device(),
         Event::Kernel { name: "gemm".into(), status: KernelStatus::Instrumented, probes: 40 },
         Event::Kernel { name: "copy".into(), status: KernelStatus::Excluded, probes: 0 },
-        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true },
+        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true, screened: false, unchecked: None },
         finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 0, 2),
         finding(
             "gemm",
@@ -47,8 +47,8 @@ fn typical_events() -> Vec<Event> {
             0,
             1,
         ),
-        Event::Launch { kernel: "copy".into(), index: 0, instrumented: false },
-        Event::Launch { kernel: "gemm".into(), index: 1, instrumented: true },
+        Event::Launch { kernel: "copy".into(), index: 0, instrumented: false, screened: false, unchecked: None },
+        Event::Launch { kernel: "gemm".into(), index: 1, instrumented: true, screened: false, unchecked: None },
         finding("gemm", ExceptionKind::Nan, FpFormat::F32, 3, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 1, 5),
         finding("gemm", ExceptionKind::Sub, FpFormat::F32, 4, 0x150, "FMUL R5, R4, R4", None, 1, 1),
     ]
@@ -163,7 +163,8 @@ fn fail_on_overrides_the_exit_status_when_it_matches() {
     assert_eq!(o.code, Some(4), "inf was never found: {}", o.stderr);
     let o = xfpx_run(d.path(), &["--fail-on", "inf,div0"], &["--events", &events, "--finish", "--exit", "4"]);
     assert_eq!(o.code, Some(3), "{}", o.stderr);
-    let launched = Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true };
+    let launched =
+        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true, screened: false, unchecked: None };
     let clean = write_events(d.path(), "clean.jsonl", &[device(), launched]);
     let o = xfpx_run(d.path(), &["--fail-on", "all"], &["--events", &clean, "--finish"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -183,7 +184,7 @@ fn several_connections_and_a_child_process_are_merged() {
         "child.jsonl",
         &[
             device(),
-            Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true },
+            Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true, screened: false, unchecked: None },
             finding(
                 "reduce",
                 ExceptionKind::Inf,
@@ -251,6 +252,8 @@ fn sampled_launches_are_never_silent() {
             kernel: "gemm".into(),
             index,
             instrumented: index < 4 || (index + 1).is_power_of_two(),
+            screened: false,
+            unchecked: None,
         });
     }
     let events = write_events(d.path(), "events.jsonl", &events);
@@ -529,4 +532,62 @@ fn processes_left_behind_do_not_hold_the_run() {
         let r = read_report(&d.path().join("xfpx-report.json"));
         assert!(r.run.notes.iter().any(|n| n == "left behind"), "{:?}", r.run.notes);
     }
+}
+
+#[test]
+fn screened_launches_and_findings_reach_the_report_and_the_summary() {
+    use xfpx_common::screened::{LaunchCheck, ScreenedBefore, ScreenedFinding, Unchecked};
+    let d = scratch();
+    let mut events =
+        vec![device(), Event::Kernel { name: "relax_step".into(), status: KernelStatus::Instrumented, probes: 3 }];
+    for index in 0..12u64 {
+        let check = match index {
+            0..=3 | 7 => LaunchCheck::Instrumented,
+            10 => LaunchCheck::Unchecked(Some(Unchecked::Graph)),
+            _ => LaunchCheck::Screened,
+        };
+        events.push(Event::launch("relax_step".into(), index, check));
+    }
+    let finding = ScreenedFinding {
+        kind: ExceptionKind::Nan,
+        format: FpFormat::F32,
+        param: 3,
+        declared: Some("float*".into()),
+        bytes: 40_000,
+        first_launch: 9,
+        before: 0,
+        after: 1,
+        first_element: Some(9),
+        screened_before: Some(ScreenedBefore { kernel: "relax_step".into(), launch: 8, just_before: false }),
+        again: 0,
+    };
+    events.push(Event::Screened { kernel: "relax_step".into(), finding: finding.clone() });
+    events.push(Event::Screened {
+        kernel: "relax_step".into(),
+        finding: ScreenedFinding { first_launch: 11, ..finding },
+    });
+    events.push(Event::ScreenLost { kernel: "relax_step".into() });
+    let events = write_events(d.path(), "events.jsonl", &events);
+    let o = xfpx_run(d.path(), &["--fail-on", "nan"], &["--events", &events, "--finish"]);
+    // a screened NaN is a NaN: --fail-on nan fails the run
+    assert_eq!(o.code, Some(3), "{}", o.stderr);
+    let printed: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("xfpx: screened ")).collect();
+    assert_eq!(printed.len(), 1, "printed once: {}", o.stderr);
+    assert!(printed[0].contains("in relax_step launch 9: buffer arg3 (float*, 40000 bytes) held 1 NaN value"));
+    assert!(found_lines(&o).is_empty(), "never a precise finding");
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    let k = &r.kernels[0];
+    assert_eq!((k.launches, k.instrumented_launches, k.screened_launches), (12, 5, 5));
+    let reasons: Vec<(Unchecked, u64)> = k.unchecked.iter().map(|u| (u.reason, u.launches)).collect();
+    assert_eq!(reasons, vec![(Unchecked::Graph, 1), (Unchecked::ScreenFailed, 1)]);
+    assert_eq!(k.screened.len(), 1);
+    assert_eq!((k.screened[0].first_launch, k.screened[0].again), (9, 1));
+    assert!(k.records.is_empty());
+    assert!(o.stderr.contains("1 screened finding (by launch and buffer)"), "{}", o.stderr);
+    assert!(o.stderr.contains("screened findings (located by launch and buffer, not by source line):"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("xfpx: 2 of 12 launches of 1 instrumented kernel ran unchecked [launched by a CUDA graph: 1; the screen could not be enqueued: 1]: relax_step (2 of 12)"),
+        "{}",
+        o.stderr
+    );
 }

@@ -133,9 +133,9 @@ fn suite_like_events() -> Vec<Event> {
         Event::Kernel { name: GEMM.into(), status: KernelStatus::Instrumented, probes: 40 },
         Event::Kernel { name: DIVIDE.into(), status: KernelStatus::Instrumented, probes: 24 },
         Event::Kernel { name: "copy_kernel".into(), status: KernelStatus::Instrumented, probes: 2 },
-        Event::Launch { kernel: GEMM.into(), index: 0, instrumented: true },
-        Event::Launch { kernel: DIVIDE.into(), index: 0, instrumented: true },
-        Event::Launch { kernel: "copy_kernel".into(), index: 0, instrumented: true },
+        Event::Launch { kernel: GEMM.into(), index: 0, instrumented: true, screened: false, unchecked: None },
+        Event::Launch { kernel: DIVIDE.into(), index: 0, instrumented: true, screened: false, unchecked: None },
+        Event::Launch { kernel: "copy_kernel".into(), index: 0, instrumented: true, screened: false, unchecked: None },
     ];
     let nan = ExceptionKind::Nan;
     e.push(finding(GEMM, nan, FpFormat::F32, 1, 0x130, "FADD R4, R2, R3", Some(("gemm.cu", 42)), 0, 7));

@@ -60,7 +60,7 @@ fn rank_events(rank: u32) -> Vec<Event> {
     let mut e = vec![
         Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) },
         Event::Kernel { name: "gemm".into(), status: KernelStatus::Instrumented, probes: 40 },
-        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true },
+        Event::Launch { kernel: "gemm".into(), index: 0, instrumented: true, screened: false, unchecked: None },
         finding(
             "gemm",
             ExceptionKind::Nan,
@@ -77,7 +77,13 @@ fn rank_events(rank: u32) -> Vec<Event> {
         e.push(finding("gemm", ExceptionKind::Div0, FpFormat::F64, id(1), 0x2a0, "MUFU.RCP64H R9, R7", None, 0, 1));
     }
     if rank == 2 {
-        e.push(Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true });
+        e.push(Event::Launch {
+            kernel: "reduce".into(),
+            index: 0,
+            instrumented: true,
+            screened: false,
+            unchecked: None,
+        });
         e.push(finding("reduce", ExceptionKind::Inf, FpFormat::F32, id(2), 0x80, "FMUL R1, R2, R3", None, 0, 4));
     }
     e

@@ -49,8 +49,8 @@ fn counted_run(dir: &Path, name: &str, idle: [[u64; 2]; 2], flags: &[&str], app_
     let events = [
         Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) },
         Event::Kernel { name: "reduce".into(), status: KernelStatus::Instrumented, probes: 12 },
-        Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true },
-        Event::Launch { kernel: "reduce".into(), index: 1, instrumented: true },
+        Event::Launch { kernel: "reduce".into(), index: 0, instrumented: true, screened: false, unchecked: None },
+        Event::Launch { kernel: "reduce".into(), index: 1, instrumented: true, screened: false, unchecked: None },
         launch(0, idle[0]),
         launch(1, idle[1]),
     ];

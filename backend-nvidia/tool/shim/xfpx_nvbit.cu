@@ -1,8 +1,10 @@
 /* The NVBit side of the xfpx tool: a thin shim. It implements NVBit's
  * callbacks, owns the GPU memory (site table, record ring; with the
- * counters tool, each counted launch's count table) and the thread that
- * polls the ring, and forwards everything else to the Rust core through
- * xfpx_nvbit.h, which decides what to instrument and how. */
+ * counters tool, each counted launch's count table; with launch screening,
+ * the scans' counters and their ring) and the thread that polls the rings,
+ * launches the screen's scan kernel (xfpx_screen.cuh) on the program's
+ * streams, and forwards everything else to the Rust core through
+ * xfpx_nvbit.h, which decides what to instrument, screen and how. */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -24,6 +27,7 @@
 #include "nvbit_tool.h"
 #include "xfpx_layout.h"
 #include "xfpx_nvbit.h"
+#include "xfpx_screen.cuh"
 
 namespace {
 
@@ -76,6 +80,30 @@ XfpxInjectState *g_inject_dev = nullptr;
 volatile uint32_t *g_inject_fired = nullptr;
 bool g_inject_reported = false;
 
+/* Launch screening: the scans' counters, scratch and record ring (made
+ * once the context exists), the parameter layout of each launched function,
+ * and the scan to enqueue when a launch's call returns. */
+bool g_screening = false;
+XfpxScreenState *g_screen_dev = nullptr;
+volatile XfpxScreenRecord *g_screen_ring = nullptr;
+volatile uint32_t *g_screen_host_tail = nullptr;
+uint32_t g_screen_tail = 0;
+std::mutex g_screen_drain_mutex;
+struct ParamLayout {
+    bool known = false;
+    bool own_offsets = false;   /* offsets are ours (NVBit's sizes), not the driver's */
+    std::vector<uint64_t> pairs; /* (offset, size) per parameter */
+    uint64_t bytes = 0;
+};
+std::unordered_map<CUfunction, ParamLayout> g_param_layouts;
+struct PendingScan {
+    bool armed = false;
+    XfpxScreenLaunch scan;
+    cudaStream_t stream = nullptr;
+    uint64_t serial = 0;
+};
+thread_local PendingScan g_pending_scan;
+
 /* Host time the tool spends preparing instrumented code, by phase; the
  * report carries it as one note so a user sees what instrumenting cost. */
 struct PrepTime {
@@ -124,13 +152,179 @@ void drain_ring() {
     }
 }
 
+/* Hand every published screen record to the Rust core, in order. */
+void drain_screen_ring() {
+    std::lock_guard<std::mutex> lock(g_screen_drain_mutex);
+    if (g_screen_ring == nullptr) return;
+    std::vector<XfpxScreenRecord> batch;
+    for (;;) {
+        volatile XfpxScreenRecord *r = &g_screen_ring[g_screen_tail % XFPX_SCREEN_RING];
+        if (r->seq != g_screen_tail + 1u) break;
+        __sync_synchronize();
+        XfpxScreenRecord copy;
+        memcpy(&copy, (const void *)r, sizeof(copy));
+        batch.push_back(copy);
+        g_screen_tail++;
+        if (batch.size() == 1024) break;
+    }
+    if (!batch.empty()) {
+        xfpx_screen_records((const uint8_t *)batch.data(), batch.size() * sizeof(XfpxScreenRecord));
+        __sync_synchronize();
+        *g_screen_host_tail = g_screen_tail;
+    }
+}
+
 void *poll_ring(void *) {
     while (!g_poll_stop.load()) {
         drain_ring();
+        drain_screen_ring();
         usleep(200);
     }
     drain_ring();
+    drain_screen_ring();
     return nullptr;
+}
+
+/* The parameter layout of `f`: offsets and sizes from the driver
+ * (cuFuncGetParamInfo, CUDA 12.4+), else NVBit's sizes laid out at 8-byte
+ * aligned offsets of our own (enough to read kernelParams). */
+const ParamLayout &param_layout(CUcontext ctx, CUfunction f) {
+    auto found = g_param_layouts.find(f);
+    if (found != g_param_layouts.end()) return found->second;
+    ParamLayout l;
+    for (size_t i = 0; i < 4096; i++) {
+        size_t offset = 0, size = 0;
+        CUresult r = cuFuncGetParamInfo(f, i, &offset, &size);
+        if (r != CUDA_SUCCESS) {
+            /* past the last parameter (or none at all), or no answer */
+            l.known = i > 0 || r == CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+        l.pairs.push_back((uint64_t)offset);
+        l.pairs.push_back((uint64_t)size);
+        l.bytes = std::max<uint64_t>(l.bytes, (uint64_t)(offset + size));
+    }
+    if (!l.known) {
+        std::vector<int> sizes = nvbit_get_kernel_argument_sizes(ctx, f);
+        l.pairs.clear();
+        l.bytes = 0;
+        for (int size : sizes) {
+            uint64_t offset = (l.bytes + 7u) & ~(uint64_t)7u;
+            l.pairs.push_back(offset);
+            l.pairs.push_back((uint64_t)size);
+            l.bytes = offset + (uint64_t)size;
+        }
+        l.known = !sizes.empty();
+        l.own_offsets = true;
+    }
+    return g_param_layouts.emplace(f, l).first->second;
+}
+
+/* A launch's parameter bytes, laid out as `l` says, from its kernelParams
+ * (one pointer per parameter) or its `extra` packed buffer; false when they
+ * cannot be read. */
+bool read_params(const ParamLayout &l, void **kernel_params, void **extra, std::vector<uint8_t> &bytes) {
+    bytes.assign(l.bytes, 0);
+    size_t n = l.pairs.size() / 2;
+    if (kernel_params != nullptr) {
+        for (size_t i = 0; i < n; i++) {
+            if (kernel_params[i] == nullptr) return false;
+            memcpy(bytes.data() + l.pairs[2 * i], kernel_params[i], l.pairs[2 * i + 1]);
+        }
+        return true;
+    }
+    if (extra == nullptr) return n == 0;
+    if (l.own_offsets) return false;
+    void *buffer = nullptr;
+    size_t size = 0;
+    for (size_t k = 0; k < 64 && extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
+        if (extra[k] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+            buffer = extra[k + 1];
+        } else if (extra[k] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[k + 1] != nullptr) {
+            size = *(size_t *)extra[k + 1];
+        }
+    }
+    if (buffer == nullptr) return false;
+    memcpy(bytes.data(), buffer, std::min<size_t>(size, bytes.size()));
+    return true;
+}
+
+/* Enqueue one scan on `stream` (nothing when it has no buffer); false with
+ * the CUDA error in `why` when it could not be. */
+bool enqueue_scan(const XfpxScreenLaunch &scan, cudaStream_t stream, std::string &why) {
+    if (scan.count == 0 || g_screen_dev == nullptr) return true;
+    dim3 grid(scan.grid_x, scan.count);
+    xfpx_screen_scan<<<grid, XFPX_SCREEN_THREADS, 0, stream>>>(g_screen_dev, scan);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) return true;
+    why = std::string("scan kernel launch: ") + cudaGetErrorString(e);
+    return false;
+}
+
+/* A scan could not be enqueued: a screened launch (a reporting scan) ran
+ * unchecked; after an instrumented one, the counts were not brought up to
+ * date. */
+void scan_failed(const XfpxScreenLaunch &scan, uint64_t serial, const std::string &why) {
+    if (scan.report) {
+        xfpx_screen_lost(serial, why.c_str());
+    } else {
+        note("a scan after an instrumented launch could not be enqueued (" + why +
+             "); a later screened finding in its buffers may belong to that launch");
+    }
+}
+
+/* The program allocated or freed device memory (an API call returned
+ * successfully): tell the core, which keeps the allocations screens read. */
+void track_memory(nvbit_api_cuda_t cbid, void *params) {
+    switch (cbid) {
+    case API_CUDA_cuMemAlloc_v2: {
+        cuMemAlloc_v2_params *p = (cuMemAlloc_v2_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemAllocPitch_v2: {
+        cuMemAllocPitch_v2_params *p = (cuMemAllocPitch_v2_params *)params;
+        if (p->dptr && p->pPitch) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)*p->pPitch * (uint64_t)p->Height);
+        break;
+    }
+    case API_CUDA_cuMemAllocManaged: {
+        cuMemAllocManaged_params *p = (cuMemAllocManaged_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync: {
+        cuMemAllocAsync_params *p = (cuMemAllocAsync_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync_ptsz: {
+        cuMemAllocAsync_ptsz_params *p = (cuMemAllocAsync_ptsz_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync: {
+        cuMemAllocFromPoolAsync_params *p = (cuMemAllocFromPoolAsync_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync_ptsz: {
+        cuMemAllocFromPoolAsync_ptsz_params *p = (cuMemAllocFromPoolAsync_ptsz_params *)params;
+        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
+        break;
+    }
+    case API_CUDA_cuMemFree_v2: xfpx_device_free((uint64_t)((cuMemFree_v2_params *)params)->dptr); break;
+    case API_CUDA_cuMemFreeAsync: xfpx_device_free((uint64_t)((cuMemFreeAsync_params *)params)->dptr); break;
+    case API_CUDA_cuMemFreeAsync_ptsz:
+        xfpx_device_free((uint64_t)((cuMemFreeAsync_ptsz_params *)params)->dptr);
+        break;
+    default: break;
+    }
+}
+
+bool is_launch(nvbit_api_cuda_t cbid) {
+    return cbid == API_CUDA_cuLaunchKernel || cbid == API_CUDA_cuLaunchKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchCooperativeKernel || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchKernelEx || cbid == API_CUDA_cuLaunchKernelEx_ptsz;
 }
 
 /* Make sure the device table has chunks for every site id below `count`. */
@@ -293,39 +487,76 @@ void first_sight(CUcontext ctx, CUfunction f) {
          * (seen with CUTLASS): each is decided at its own first launch,
          * so an excluded or never-launched kernel costs no disassembly */
         if (g != f && nvbit_is_func_kernel(ctx, g)) continue;
-        if (g != f && !g_seen.insert(g).second) continue;
         std::string gm = nvbit_get_func_name(ctx, g, true);
+        /* what the functions it calls compute in counts for its screens */
+        if (g != f) xfpx_kernel_calls(mangled.c_str(), gm.c_str());
+        if (g != f && !g_seen.insert(g).second) continue;
         std::string gd = nvbit_get_func_name(ctx, g, false);
         instrument_function(ctx, g, gm, gd);
     }
 }
 
 /* `blocks`: the launch's thread blocks (0: not known, as for a graph
- * node); `per_thread`: a null stream is the per-thread default stream. */
+ * node); `per_thread`: a null stream is the per-thread default stream;
+ * `graph`: a node of a CUDA graph; `kernel_params`, `extra`: the launch's
+ * parameters as the launch call passed them (null for a graph node). */
 void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_handle, uint64_t blocks,
-               bool per_thread) {
+               bool per_thread, bool graph, void **kernel_params, void **extra) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (ctx != g_ctx) {
         /* the site table and ring live in the first context's memory */
         if (!g_other_ctx_noted) {
             g_other_ctx_noted = true;
-            note("kernels of a second CUDA context (another GPU, or after a device reset) are not instrumented");
+            note("kernels of a second CUDA context (another GPU, or after a device reset) are not instrumented "
+                 "nor screened; their launches are counted as unchecked");
         }
         nvbit_enable_instrumented(ctx, f, false);
+        std::string mangled = nvbit_get_func_name(ctx, f, true);
+        std::string demangled = nvbit_get_func_name(ctx, f, false);
+        uint64_t serial = 0;
+        xfpx_launch(mangled.c_str(), demangled.c_str(), XFPX_LAUNCH_OTHER_CONTEXT, nullptr, 0, nullptr, 0, &serial,
+                    nullptr);
         return;
     }
     first_sight(ctx, f);
     std::string mangled = nvbit_get_func_name(ctx, f, true);
     std::string demangled = nvbit_get_func_name(ctx, f, false);
+    /* with screening, the launch's parameters (the pointers its scans read) */
+    uint32_t way = graph ? XFPX_LAUNCH_GRAPH : XFPX_LAUNCH_PARAMS_UNKNOWN;
+    std::vector<uint8_t> param_bytes;
+    const ParamLayout *layout = nullptr;
+    if (g_screening && !graph) {
+        layout = &param_layout(ctx, f);
+        if (layout->known && read_params(*layout, kernel_params, extra, param_bytes)) way = XFPX_LAUNCH_STREAM;
+    }
+    bool with_params = way == XFPX_LAUNCH_STREAM;
     uint64_t serial = 0;
-    int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), &serial);
+    XfpxScreenPlan plan;
+    memset(&plan, 0, sizeof(plan));
+    int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), way, with_params ? param_bytes.data() : nullptr,
+                                 with_params ? (uint64_t)param_bytes.size() : 0,
+                                 with_params ? layout->pairs.data() : nullptr,
+                                 with_params ? (uint64_t)(layout->pairs.size() / 2) : 0, &serial, &plan);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
+    cudaStream_t launch_stream = (stream == nullptr && per_thread) ? cudaStreamPerThread : (cudaStream_t)stream;
+    /* the scans: one now, before the launch (buffers no scan counted yet),
+     * one when the launch call returns (see nvbit_at_cuda_event) */
+    if (plan.after.count > 0 && !graph) {
+        std::string why;
+        if (enqueue_scan(plan.before, launch_stream, why)) {
+            g_pending_scan.armed = true;
+            g_pending_scan.scan = plan.after;
+            g_pending_scan.stream = launch_stream;
+            g_pending_scan.serial = serial;
+        } else {
+            scan_failed(plan.after, serial, why);
+        }
+    }
     /* the per-launch value: the launch's serial number, or with the
      * counters tool the address of its count table */
     uint64_t launch_value = serial;
     if (instrument && g_counting) {
-        cudaStream_t s = (stream == nullptr && per_thread) ? cudaStreamPerThread : (cudaStream_t)stream;
-        void *table = count_table_for(serial, blocks, s);
+        void *table = count_table_for(serial, blocks, launch_stream);
         if (table == nullptr) instrument = 0;
         launch_value = (uint64_t)(uintptr_t)table;
     }
@@ -394,6 +625,45 @@ bool make_inject_state(void) {
     return true;
 }
 
+/* Make the screen's device memory: counters, scratch, the record ring. */
+bool make_screen_state(void) {
+    XfpxScreenState state;
+    memset(&state, 0, sizeof(state));
+    void *slots = nullptr, *scratch = nullptr, *ring_dev = nullptr, *tail_dev = nullptr;
+    XfpxScreenRecord *ring_host = nullptr;
+    uint32_t *tail_host = nullptr;
+    size_t slot_bytes = sizeof(XfpxScreenSlot) * XFPX_SCREEN_SLOTS;
+    size_t scratch_bytes = sizeof(XfpxScreenScratch) * XFPX_SCREEN_SCRATCH;
+    size_t ring_bytes = sizeof(XfpxScreenRecord) * XFPX_SCREEN_RING;
+    bool ok = cuda_ok(cudaMalloc(&g_screen_dev, sizeof(XfpxScreenState)), "cudaMalloc screen state") &&
+              cuda_ok(cudaMalloc(&slots, slot_bytes), "cudaMalloc screen counters") &&
+              cuda_ok(cudaMemset(slots, 0, slot_bytes), "cudaMemset screen counters") &&
+              cuda_ok(cudaMalloc(&scratch, scratch_bytes), "cudaMalloc screen scratch") &&
+              cuda_ok(cudaMemset(scratch, 0, scratch_bytes), "cudaMemset screen scratch") &&
+              cuda_ok(cudaHostAlloc((void **)&ring_host, ring_bytes, cudaHostAllocMapped), "cudaHostAlloc screen ring") &&
+              cuda_ok(cudaHostAlloc((void **)&tail_host, 64, cudaHostAllocMapped), "cudaHostAlloc screen tail") &&
+              cuda_ok(cudaHostGetDevicePointer(&ring_dev, ring_host, 0), "screen ring device pointer") &&
+              cuda_ok(cudaHostGetDevicePointer(&tail_dev, tail_host, 0), "screen tail device pointer");
+    if (ok) {
+        memset(ring_host, 0, ring_bytes);
+        memset(tail_host, 0, 64);
+        state.slots = (unsigned long long)(uintptr_t)slots;
+        state.scratch = (unsigned long long)(uintptr_t)scratch;
+        state.records = (unsigned long long)(uintptr_t)ring_dev;
+        state.host_tail = (unsigned long long)(uintptr_t)tail_dev;
+        state.head = 0;
+        state.capacity = XFPX_SCREEN_RING;
+        ok = cuda_ok(cudaMemcpy(g_screen_dev, &state, sizeof(state), cudaMemcpyHostToDevice), "cudaMemcpy screen state");
+    }
+    if (!ok) {
+        g_screen_dev = nullptr;
+        return false;
+    }
+    g_screen_ring = ring_host;
+    g_screen_host_tail = tail_host;
+    return true;
+}
+
 /* Read the site table back for the final counts (needs a live context). */
 void sweep(void) {
     if (!g_ready || g_swept) return;
@@ -433,6 +703,9 @@ __attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
     g_counting = g_active && xfpx_counting() != 0;
+    /* allocations are tracked from the start: the program allocates its
+     * buffers before its first launch, when the tool makes its memory */
+    g_screening = g_active && xfpx_screening() != 0;
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
     const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
@@ -472,6 +745,11 @@ void nvbit_tool_init(CUcontext ctx) {
         ok = ok && cuda_ok(cudaMemcpy(g_state_dev, &state, sizeof(state), cudaMemcpyHostToDevice), "cudaMemcpy state");
     }
     ok = ok && make_inject_state();
+    if (ok && g_screening) {
+        bool screen_ok = make_screen_state();
+        xfpx_screen_ready(screen_ok ? 1 : 0);
+        if (!screen_ok) g_screening = false;
+    }
     if (ok) {
         g_ring = ring_host;
         g_host_tail = tail_host;
@@ -502,9 +780,29 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         g_prep.codegen += seconds_since(g_codegen_start);
         g_prep.generated++;
     }
-    if (!g_ready || g_in_tool || is_exit) return;
+    if (g_in_tool) return;
+    if (is_exit) {
+        if (!g_screening) return;
+        bool succeeded = pStatus == nullptr || *pStatus == CUDA_SUCCESS;
+        if (succeeded) track_memory(cbid, params);
+        /* the launch is enqueued: its scan follows it on its stream */
+        if (is_launch(cbid) && g_pending_scan.armed) {
+            g_pending_scan.armed = false;
+            if (succeeded) {
+                g_in_tool = true;
+                std::string why;
+                if (!enqueue_scan(g_pending_scan.scan, g_pending_scan.stream, why))
+                    scan_failed(g_pending_scan.scan, g_pending_scan.serial, why);
+                g_in_tool = false;
+            }
+        }
+        return;
+    }
+    if (!g_ready) return;
     CUfunction f = nullptr;
     CUstream stream = nullptr;
+    void **kernel_params = nullptr;
+    void **extra = nullptr;
     uint64_t blocks = 0;
     bool per_thread = cbid == API_CUDA_cuLaunchKernel_ptsz || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
                       cbid == API_CUDA_cuLaunchKernelEx_ptsz;
@@ -514,6 +812,8 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernel_params *p = (cuLaunchKernel_params *)params;
         f = p->f;
         stream = p->hStream;
+        kernel_params = p->kernelParams;
+        extra = p->extra;
         blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
         break;
     }
@@ -522,6 +822,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchCooperativeKernel_params *p = (cuLaunchCooperativeKernel_params *)params;
         f = p->f;
         stream = p->hStream;
+        kernel_params = p->kernelParams;
         blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
         break;
     }
@@ -530,6 +831,8 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernelEx_params *p = (cuLaunchKernelEx_params *)params;
         f = p->f;
         stream = p->config ? p->config->hStream : nullptr;
+        kernel_params = p->kernelParams;
+        extra = p->extra;
         if (p->config) blocks = (uint64_t)p->config->gridDimX * p->config->gridDimY * p->config->gridDimZ;
         break;
     }
@@ -542,7 +845,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
      * the tool's own CUDA calls would break a global-mode capture. */
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture == CU_STREAM_CAPTURE_STATUS_NONE) {
-        on_launch(ctx, f, stream, 0, blocks, per_thread);
+        on_launch(ctx, f, stream, 0, blocks, per_thread, false, kernel_params, extra);
     }
     g_in_tool = false;
 }
@@ -550,7 +853,7 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
 void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream, uint64_t launch_handle) {
     if (!g_ready || g_in_tool) return;
     g_in_tool = true;
-    on_launch(ctx, func, stream, launch_handle, 0, false);
+    on_launch(ctx, func, stream, launch_handle, 0, false, true, nullptr, nullptr);
     g_in_tool = false;
 }
 
@@ -560,7 +863,9 @@ void nvbit_at_ctx_term(CUcontext ctx) {
     sweep();
     stop_poller();
     drain_ring();
+    drain_screen_ring();
     g_ready = false; /* the table went with the context */
+    g_screening = false;
     g_in_tool = false;
 }
 
@@ -579,6 +884,7 @@ void nvbit_at_term() {
     }
     stop_poller();
     drain_ring();
+    drain_screen_ring();
     xfpx_finish();
 }
 

@@ -18,6 +18,11 @@ extern "C" {
 #define XFPX_ARG_LAUNCH64 6
 #define XFPX_ARG_PREDS 7
 #define XFPX_MAX_ARGS 12
+/* how a launch reached the shim (xfpx_launch's way) */
+#define XFPX_LAUNCH_STREAM 0
+#define XFPX_LAUNCH_PARAMS_UNKNOWN 1
+#define XFPX_LAUNCH_GRAPH 2
+#define XFPX_LAUNCH_OTHER_CONTEXT 3
 
 typedef struct XfpxCallArg {
     uint32_t kind;
@@ -47,7 +52,10 @@ int64_t xfpx_instrument(const char *mangled, const char *demangled, uint32_t n, 
 void xfpx_free_calls(XfpxCall *calls, uint64_t n);
 const char *xfpx_function_name(uint32_t index);
 uint32_t xfpx_site_count(void);
-int xfpx_launch(const char *mangled, const char *demangled, uint64_t *serial);
+struct XfpxScreenPlan; /* xfpx_layout.h */
+/* a stream launch gives its parameter bytes and (offset, size) pairs */
+int xfpx_launch(const char *mangled, const char *demangled, uint32_t way, const uint8_t *params, uint64_t len,
+                const uint64_t *layout, uint64_t n, uint64_t *serial, struct XfpxScreenPlan *plan);
 void xfpx_records(const uint8_t *bytes, uint64_t len);
 void xfpx_table_chunk(uint32_t first, const uint8_t *bytes, uint64_t len);
 /* the counters tool: a table per instrumented launch (see xfpx_layout.h) */
@@ -59,6 +67,14 @@ void xfpx_count_result(uint64_t serial, const uint8_t *table, uint64_t len);
 uint64_t xfpx_inject_bytes(void);
 void xfpx_inject_state(uint64_t addr);
 void xfpx_inject_result(uint64_t activations, int exact);
+/* launch screening: device allocations, callees, the scans' records */
+int xfpx_screening(void);
+void xfpx_screen_ready(int ok);
+void xfpx_device_alloc(uint64_t base, uint64_t bytes);
+void xfpx_device_free(uint64_t base);
+void xfpx_kernel_calls(const char *kernel, const char *callee);
+void xfpx_screen_records(const uint8_t *bytes, uint64_t len);
+void xfpx_screen_lost(uint64_t serial, const char *why);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

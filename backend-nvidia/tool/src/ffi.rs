@@ -11,7 +11,9 @@ use xfpx_common::probe::When;
 use xfpx_nvidia::abi;
 use xfpx_nvidia::disasm_cache::DisasmCache;
 use xfpx_nvidia::prefill::{self, DeviceTarget};
-use xfpx_nvidia::runtime::{KernelNames, ToolCore};
+use xfpx_nvidia::runtime::{KernelNames, LaunchWay, ToolCore};
+use xfpx_nvidia::screen::device::ScreenPlan;
+use xfpx_nvidia::screen::params::ParamSlot;
 use xfpx_nvidia::CallArg;
 
 /// Argument kinds of [`XfpxCallArg`] (keep in step with `xfpx_nvbit.h`).
@@ -351,16 +353,57 @@ pub extern "C" fn xfpx_site_count() -> u32 {
     with_core(0, |c| c.site_count())
 }
 
+/// How a launch reached the shim (`way` of [`xfpx_launch`]; keep in step
+/// with `xfpx_nvbit.h`).
+pub const LAUNCH_STREAM: u32 = 0;
+pub const LAUNCH_PARAMS_UNKNOWN: u32 = 1;
+pub const LAUNCH_GRAPH: u32 = 2;
+pub const LAUNCH_OTHER_CONTEXT: u32 = 3;
+
 /// Decide a launch: 1 to run it instrumented, with its serial number in
-/// `*serial`.
+/// `*serial` and the scans of its buffers in `*plan` (launch screening;
+/// each scan's `count` 0 when there is none). `way` says how it was
+/// launched; a stream launch ([`LAUNCH_STREAM`]) gives its `len` parameter
+/// bytes and `n` pairs (offset, size) of its parameters in `layout`.
 ///
 /// # Safety
-/// Names are null or NUL-terminated strings; `serial` is a valid pointer.
+/// Names are null or NUL-terminated strings; `params` points to `len`
+/// bytes and `layout` to `2 * n` values (or are null when those are 0);
+/// `serial` and `plan` are null or valid pointers.
 #[no_mangle]
-pub unsafe extern "C" fn xfpx_launch(mangled: *const c_char, demangled: *const c_char, serial: *mut u64) -> c_int {
+pub unsafe extern "C" fn xfpx_launch(
+    mangled: *const c_char,
+    demangled: *const c_char,
+    way: u32,
+    params: *const u8,
+    len: u64,
+    layout: *const u64,
+    n: u64,
+    serial: *mut u64,
+    plan: *mut ScreenPlan,
+) -> c_int {
     // SAFETY: forwarded from the caller's contract.
     let names = unsafe { KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) } };
-    let d = with_core(None, |c| Some(c.launch(names)));
+    let readable = (len == 0 || !params.is_null()) && (n == 0 || !layout.is_null());
+    // SAFETY: the caller guarantees the sizes behind each non-null pointer.
+    let (bytes, pairs): (&[u8], &[u64]) = unsafe {
+        (
+            if len == 0 || params.is_null() { &[] } else { std::slice::from_raw_parts(params, len as usize) },
+            if n == 0 || layout.is_null() { &[] } else { std::slice::from_raw_parts(layout, 2 * n as usize) },
+        )
+    };
+    let slots: Vec<ParamSlot> = pairs.chunks_exact(2).map(|p| ParamSlot { offset: p[0], size: p[1] }).collect();
+    let way = match way {
+        LAUNCH_STREAM if readable => LaunchWay::Stream { params: bytes, layout: &slots },
+        LAUNCH_GRAPH => LaunchWay::Graph,
+        LAUNCH_OTHER_CONTEXT => LaunchWay::OtherContext,
+        _ => LaunchWay::ParamsUnknown,
+    };
+    let d = with_core(None, |c| Some(c.launch_with(names, way)));
+    if !plan.is_null() {
+        // SAFETY: checked non-null; the caller passes a valid pointer.
+        unsafe { *plan = d.and_then(|d| d.screen).unwrap_or_default() };
+    }
     match d {
         Some(d) => {
             if !serial.is_null() {
@@ -371,6 +414,69 @@ pub unsafe extern "C" fn xfpx_launch(mangled: *const c_char, demangled: *const c
         }
         None => 0,
     }
+}
+
+/// 1 when the run screens launches: the shim then makes the screen's
+/// device memory (telling [`xfpx_screen_ready`]), reports device
+/// allocations and reads each launch's parameters.
+#[no_mangle]
+pub extern "C" fn xfpx_screening() -> c_int {
+    with_core(0, |c| c_int::from(c.screening()))
+}
+
+/// The screen's device memory was made (`ok` 1) or could not be.
+#[no_mangle]
+pub extern "C" fn xfpx_screen_ready(ok: c_int) {
+    with_core((), |c| c.screen_ready(ok != 0));
+}
+
+/// The program allocated `bytes` of device memory at `base`.
+#[no_mangle]
+pub extern "C" fn xfpx_device_alloc(base: u64, bytes: u64) {
+    with_core((), |c| c.allocated(base, bytes));
+}
+
+/// The program freed the device allocation at `base`.
+#[no_mangle]
+pub extern "C" fn xfpx_device_free(base: u64) {
+    with_core((), |c| c.freed(base));
+}
+
+/// Kernel `kernel` calls function `callee` (both mangled).
+///
+/// # Safety
+/// Both names are null or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_kernel_calls(kernel: *const c_char, callee: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let (kernel, callee) = unsafe { (str_arg(kernel), str_arg(callee)) };
+    with_core((), |c| c.kernel_calls(kernel, callee));
+}
+
+/// Records read from the screen's ring (`len` bytes, 64 per record).
+///
+/// # Safety
+/// `bytes` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_screen_records(bytes: *const u8, len: u64) {
+    if bytes.is_null() {
+        return;
+    }
+    // SAFETY: the caller guarantees len readable bytes.
+    let b = unsafe { std::slice::from_raw_parts(bytes, len as usize) };
+    with_core((), |c| c.on_screen_records(b));
+}
+
+/// The screen of launch `serial` (a screened launch) could not be
+/// enqueued; `why` is the CUDA error.
+///
+/// # Safety
+/// `why` is null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_screen_lost(serial: u64, why: *const c_char) {
+    // SAFETY: forwarded from the caller's contract.
+    let why = unsafe { str_arg(why) };
+    with_core((), |c| c.screen_lost(serial, why));
 }
 
 /// New-finding records read from the ring (`len` bytes, 16 per record).
@@ -532,6 +638,13 @@ mod tests {
             "xfpx_instrumenting_for",
             "xfpx_count_table",
             "xfpx_count_result",
+            "xfpx_screening",
+            "xfpx_screen_ready",
+            "xfpx_device_alloc",
+            "xfpx_device_free",
+            "xfpx_kernel_calls",
+            "xfpx_screen_records",
+            "xfpx_screen_lost",
         ] {
             assert!(
                 header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")),
@@ -548,6 +661,10 @@ mod tests {
             ("XFPX_ARG_LAUNCH64", ARG_LAUNCH64),
             ("XFPX_ARG_PREDS", ARG_PREDS),
             ("XFPX_MAX_ARGS", MAX_ARGS as u32),
+            ("XFPX_LAUNCH_STREAM", LAUNCH_STREAM),
+            ("XFPX_LAUNCH_PARAMS_UNKNOWN", LAUNCH_PARAMS_UNKNOWN),
+            ("XFPX_LAUNCH_GRAPH", LAUNCH_GRAPH),
+            ("XFPX_LAUNCH_OTHER_CONTEXT", LAUNCH_OTHER_CONTEXT),
         ] {
             assert!(header.contains(&format!("#define {name} {v}\n")), "{name} differs in xfpx_nvbit.h");
         }
@@ -569,8 +686,29 @@ mod tests {
         };
         assert_eq!(n, -1);
         let mut serial = 0;
-        // SAFETY: null names are accepted; serial is valid.
-        assert_eq!(unsafe { xfpx_launch(std::ptr::null(), std::ptr::null(), &mut serial) }, 0);
+        let mut plan = ScreenPlan::default();
+        plan.after.count = 3;
+        // SAFETY: null names and parameters are accepted; serial and plan are valid.
+        let instrument = unsafe {
+            xfpx_launch(
+                std::ptr::null(),
+                std::ptr::null(),
+                LAUNCH_STREAM,
+                std::ptr::null(),
+                4,
+                std::ptr::null(),
+                2,
+                &mut serial,
+                &mut plan,
+            )
+        };
+        assert_eq!(instrument, 0);
+        assert_eq!(plan.after.count, 0, "no scan without a core");
+        assert_eq!(xfpx_screening(), 0);
+        xfpx_device_alloc(0x1000, 64);
+        xfpx_device_free(0x1000);
+        // SAFETY: a null pointer is refused.
+        unsafe { xfpx_screen_records(std::ptr::null(), 64) };
         xfpx_finish();
     }
 }

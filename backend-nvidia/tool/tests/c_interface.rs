@@ -74,7 +74,20 @@ fn instrument_launch_record_finish() {
 
     let mut serial = u64::MAX;
     // SAFETY: valid strings and pointer.
-    assert_eq!(unsafe { xfpx_launch(mangled.as_ptr(), demangled.as_ptr(), &mut serial) }, 1);
+    let launched = unsafe {
+        xfpx_launch(
+            mangled.as_ptr(),
+            demangled.as_ptr(),
+            LAUNCH_PARAMS_UNKNOWN,
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            0,
+            &mut serial,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(launched, 1);
     assert_eq!(serial, 0);
 
     let site = rcp.args[3].a;

@@ -78,7 +78,20 @@ fn a_counted_launch_from_instrumentation_to_report() {
 
     let mut serial = u64::MAX;
     // SAFETY: valid strings and pointer.
-    assert_eq!(unsafe { xfpx_launch(kernel.as_ptr(), kernel_d.as_ptr(), &mut serial) }, 1);
+    let launched = unsafe {
+        xfpx_launch(
+            kernel.as_ptr(),
+            kernel_d.as_ptr(),
+            LAUNCH_PARAMS_UNKNOWN,
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            0,
+            &mut serial,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(launched, 1);
     let mut header = [0u8; 16];
     let mut bytes = 0u64;
     // SAFETY: 16 writable bytes and a valid pointer.

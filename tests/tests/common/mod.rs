@@ -116,7 +116,7 @@ pub fn scratch_app_events(dir: &Path) -> String {
     use xfpx_common::fp::ExceptionKind;
     let events = [
         Event::Device { vendor: "nvidia".into(), device: "Scripted GPU".into(), target: Some("sm_90".into()) },
-        Event::Launch { kernel: "k".into(), index: 0, instrumented: true },
+        Event::Launch { kernel: "k".into(), index: 0, instrumented: true, screened: false, unchecked: None },
         xfpx_tests::finding("k", ExceptionKind::Nan, FpFormat::F32, 1, 0x10, "FADD R1, R2, R3", None, 0, 1),
     ];
     std::fs::write(dir.join("events.jsonl"), xfpx_tests::event_lines(&events)).expect("write events");
