@@ -15,7 +15,11 @@
 #      late_nan's first run (empty disassembly cache, batched prefill)
 #      against their warm run.
 #   C  what checking every launch costs on late_nan: plain, default and
-#      --sample 1 wall time, and whether the default found the NaN.
+#      --sample 1 wall time, and whether the default found the NaN (the
+#      default screens the launches it does not instrument: its finding is
+#      a screened one, `nan@5000(screened)`).
+#   D  launch screening on four programs (tests/gpu/screen-check.sh, its
+#      table in $OUT/screen/screen-table.txt); SKIP_SCREEN=1 leaves it out.
 #
 #   export PATH=/usr/local/cuda/bin:$PATH; bash tests/gpu/launch-check.sh
 #
@@ -67,8 +71,11 @@ except Exception as e:
     print(f"no report ({e})"); sys.exit()
 found = [f"{x['kind']}@{'unknown' if x.get('first_launch_unknown') else x['first_launch']}"
          for k in r["kernels"] if "relax_step" in k["name"] for x in k["records"]]
+found += [f"{s['kind']}@{s['first_launch']}(screened)"
+          for k in r["kernels"] if "relax_step" in k["name"] for s in k.get("screened", [])]
 ks = [k for k in r["kernels"] if "relax_step" in k["name"]]
-checked = f"{ks[0]['instrumented_launches']}/{ks[0]['launches']} launches checked" if ks else "relax_step not seen"
+checked = (f"{ks[0]['instrumented_launches']} instrumented, {ks[0].get('screened_launches', 0)} screened "
+           f"of {ks[0]['launches']} launches") if ks else "relax_step not seen"
 note = next((n for n in r["run"]["notes"] if n.startswith("device findings")), "no delivery note")
 print(f"{' '.join(found) or 'nothing found'} ({checked}) | {note}")
 EOF
@@ -153,6 +160,15 @@ EOF
     cut=$("$root/target/release/examples/split_check" "$d" 2>&1 | tail -1)
     row B "$p: per-function == split" "$cut; $line"
 done
+
+# --- D: launch screening (its own table) ------------------------------------
+if [[ "${SKIP_SCREEN:-0}" != 1 ]]; then
+    if OUT="$out/screen" XFPX_RELEASE="${XFPX_RELEASE:-$xfpx}" bash "$here/screen-check.sh" > "$out/screen-check.log" 2>&1; then
+        row D "screen-check.sh" "PASS (screen/screen-table.txt)"
+    else
+        row D "screen-check.sh" "FAIL: $(tail -1 "$out/screen-check.log")"
+    fi
+fi
 
 # --- the table -------------------------------------------------------------
 {
