@@ -26,6 +26,12 @@ use xfpx_common::fault::FaultSpec;
 use xfpx_common::tool::ToolKind;
 
 pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
+    if a.launch.is_dir() {
+        if fault.is_some() {
+            bail!("a capture folder is replayed with the exception detector: --tool inject takes a launch file");
+        }
+        return crate::capture_replay::replay(a);
+    }
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
     let fail_on_region = fail_on.is_some_and(|f| f.region);
     let counting = a.tool == ToolKind::Counters;
