@@ -132,6 +132,10 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     if let Some(d) = &a.dump {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
     }
+    if let Some(c) = &config.capture {
+        std::fs::create_dir_all(&c.dir)
+            .with_context(|| format!("cannot create the capture folder {}", c.dir.display()))?;
+    }
     let config = config.reporting_to(None, report_path);
     Ok(RunPlan {
         config,
@@ -145,8 +149,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     })
 }
 
-/// The capture folder `dir`, absolute: created when missing; an existing
-/// one must be an empty folder (nothing in it is replaced).
+/// The capture folder `dir`, absolute: a new one, or an existing empty
+/// folder (nothing in it is replaced). Created once the run is checked.
 fn capture_folder(dir: &Path) -> Result<PathBuf> {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
@@ -154,8 +158,7 @@ fn capture_folder(dir: &Path) -> Result<PathBuf> {
                 bail!("the capture folder {} is not empty: name a new or empty folder", dir.display());
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the capture folder {}", dir.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(_) if dir.exists() && !dir.is_dir() => {
             bail!("the capture folder {} is not a folder", dir.display())
         }
