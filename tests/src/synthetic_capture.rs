@@ -40,9 +40,12 @@ pub fn write(dir: &Path, launches: &[&Path], target: &str) {
         )),
     };
     let mut part = ProcessPart { pid: 1, source: source.clone(), ..ProcessPart::default() };
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
     for (i, path) in launches.iter().enumerate() {
         let launch = Launch::load(path).expect("launch file");
-        let entry = write_launch(dir, i as u64 + 1, &launch, &source, target);
+        let index = seen.entry(launch.kernel.clone()).or_insert(0);
+        let entry = write_launch(dir, i as u64 + 1, *index, &launch, &source, target);
+        *index += 1;
         part.launches.push(entry);
     }
     part.write(dir).expect("write the part");
@@ -50,7 +53,8 @@ pub fn write(dir: &Path, launches: &[&Path], target: &str) {
     xfpx_common::capture::assemble(dir, command).expect("assemble").expect("one part");
 }
 
-fn write_launch(dir: &Path, serial: u64, launch: &Launch, source: &Source, target: &str) -> CapturedLaunch {
+/// Writes launch `serial` of the capture, the `index`-th of its kernel.
+fn write_launch(dir: &Path, serial: u64, index: u64, launch: &Launch, source: &Source, target: &str) -> CapturedLaunch {
     let opts = ReplayOptions { target: Some(target.into()), ..ReplayOptions::default() };
     let program: Program = xfpx_amd_emu::replay::load_code_object(launch, &opts).expect("code object");
     let kernel = program.kernel(&launch.kernel).expect("kernel in its code object");
@@ -61,13 +65,13 @@ fn write_launch(dir: &Path, serial: u64, launch: &Launch, source: &Source, targe
 
     // every buffer in its own allocation, PADDING bytes in
     let base = |i: usize| BASE + (i as u64) * (1 << 20);
-    let index = |name: &str| launch.buffers.iter().position(|b| b.name == name).expect("a buffer of the launch");
+    let buffer_index = |name: &str| launch.buffers.iter().position(|b| b.name == name).expect("a buffer of the launch");
     let end = explicit.iter().map(|a| a.offset + a.size).max().unwrap_or(0);
     let mut params = vec![0u8; end as usize];
     let mut layout = Vec::new();
     for (meta, arg) in explicit.iter().zip(&launch.args) {
         let bytes = match arg {
-            ArgSpec::Buffer(name) => (base(index(name)) + PADDING).to_le_bytes().to_vec(),
+            ArgSpec::Buffer(name) => (base(buffer_index(name)) + PADDING).to_le_bytes().to_vec(),
             ArgSpec::Scalar(_, b) => b.clone(),
         };
         params[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
@@ -109,7 +113,7 @@ fn write_launch(dir: &Path, serial: u64, launch: &Launch, source: &Source, targe
     }
     let file = LaunchFile {
         format: LAUNCH_FORMAT,
-        captured: Captured { source: source.clone(), demangled: None, launch: 0 },
+        captured: Captured { source: source.clone(), demangled: None, launch: index },
         kernel: launch.kernel.clone(),
         grid: launch.grid,
         block: launch.block,
@@ -125,7 +129,7 @@ fn write_launch(dir: &Path, serial: u64, launch: &Launch, source: &Source, targe
         dir: folder,
         kernel: launch.kernel.clone(),
         demangled: None,
-        launch: 0,
+        launch: index,
         pid: 1,
         bytes,
         complete: true,
