@@ -40,7 +40,7 @@ if [[ ! -e "$work/bitcode/oclc_isa_version_942.bc" ]]; then
 fi
 programs=(xv_basic xv_intrinsics xv_sgemm)
 flags=(-x hip --hip-path=/usr --rocm-device-lib-path="$work/bitcode" --cuda-device-only --no-gpu-bundle-output
-       -O3 -g -fdebug-compilation-dir=. -cuid=xfpx -I ../../apps/src -c)
+       -O3 -g -fdebug-compilation-dir=. -cuid=xfpx -c)
 for t in gfx90a gfx942; do
   mkdir -p "$out/$t"
   for p in "${programs[@]}"; do

@@ -7,17 +7,13 @@
 //   threadIdx blockIdx blockDim gridDim (.x .y .z)
 //   __syncthreads()  fmaf  sqrtf  fminf  fmaxf  __brev
 // Kernels are extern "C" (APP_KERNEL) so both vendors' code objects name
-// them alike. Built with HIP's own headers and device libraries (clang -x
-// hip without -nogpuinc, or hipcc), the CUDA names and math functions are
-// HIP's: the header then adds only the kernel marker.
+// them alike.
 #pragma once
 #include <stddef.h>
 
 #define APP_KERNEL extern "C" __global__
 
-#if defined(__HIP__) && !defined(__CUDACC__) && defined(__CLANG_HIP_RUNTIME_WRAPPER_H__)
-#include <hip/hip_runtime.h>
-#elif defined(__HIP__) && !defined(__CUDACC__)
+#if defined(__HIP__) && !defined(__CUDACC__)
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))

@@ -4,7 +4,7 @@
 // Markers `// xv: NAME` name the lines tests/xvendor/expectations.json
 // speaks of. Kernels have C++ names: both compilers mangle them alike, and
 // the mangled name carries the parameters' types.
-#include "portable.h"
+#include "xv_portable.h"
 
 __global__ void xv_arith(float *prod, float *diff, const float *x, const float *y, unsigned n) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;

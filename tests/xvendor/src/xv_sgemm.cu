@@ -4,7 +4,7 @@
 // AMD build holds the program's own kernel only: replaying a capture of
 // this program says, for each cuBLAS launch, that the AMD build has no
 // such kernel, and replays the fill.
-#include "portable.h"
+#include "xv_portable.h"
 
 __global__ void xv_fill(float *m, unsigned n, float start, float step, unsigned nan_at) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
