@@ -182,3 +182,80 @@ fn a_capture_of_another_version_or_no_capture_is_refused_in_one_line() {
         o.stderr
     );
 }
+
+/// The NVIDIA tool's own capture writer (`xfpx_nvidia::capture_run`, as
+/// the shim drives it on a GPU) fed with an emulator launch of a C++
+/// kernel: allocations at made-up device addresses, the parameters laid
+/// out as the driver would give them, the memory after the launch from
+/// one emulator run. Its folder replays, buffers typed from the kernel's
+/// signature, outputs equal to what it recorded.
+#[test]
+fn the_nvidia_tools_capture_writer_is_what_replay_reads() {
+    use xfpx_amd_emu::launch::{ArgSpec, Launch};
+    use xfpx_common::capture::ParamSlot;
+    use xfpx_nvidia::capture_run::{CaptureRun, Geometry, Phase};
+    use xfpx_nvidia::runtime::KernelNames;
+
+    let suite = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("xvendor");
+    let launch = Launch::load(&suite.join("launches/xv_fast_div.clean.json")).expect("launch");
+    let opts = xfpx_amd_emu::ReplayOptions { target: Some("gfx90a".into()), ..Default::default() };
+    let program = xfpx_amd_emu::replay::load_code_object(&launch, &opts).expect("code object");
+    let kernel = program.kernel(&launch.kernel).expect("kernel");
+    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+    let d = tempfile::tempdir().expect("scratch");
+    let cap = d.path().join("cap");
+    std::fs::create_dir(&cap).expect("mkdir");
+    let settings = xfpx_common::config::CaptureSettings { dir: cap.clone(), max_launches: 4, max_bytes: 1 << 20 };
+    let mut c = CaptureRun::new(settings, 7);
+    c.device("NVIDIA H100 80GB HBM3", Some("sm_90"));
+    let base = |i: usize| 0x7f00_0000_0000u64 + (i as u64) * 0x10_0000;
+    for (i, b) in launch.buffers.iter().enumerate() {
+        c.allocated(base(i), b.bytes.len() as u64);
+    }
+    let end = explicit.iter().map(|a| a.offset + a.size).max().unwrap_or(0) as usize;
+    let mut params = vec![0u8; end];
+    let mut layout = Vec::new();
+    for (meta, arg) in explicit.iter().zip(&launch.args) {
+        let bytes = match arg {
+            ArgSpec::Buffer(name) => {
+                base(launch.buffers.iter().position(|b| &b.name == name).expect("buffer")).to_le_bytes().to_vec()
+            }
+            ArgSpec::Scalar(_, b) => b.clone(),
+        };
+        params[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
+        layout.push(ParamSlot { offset: meta.offset, size: meta.size });
+    }
+    let names = KernelNames {
+        mangled: &launch.kernel,
+        demangled: "xv_fast_div(float*, float const*, float const*, unsigned int)",
+    };
+    let geometry = Geometry { grid: launch.grid, block: launch.block, dynamic_shared: 0 };
+    let (handle, ranges) = c.begin(names, true, geometry, &params, &layout).expect("captured");
+    let mut all = launch.clone();
+    all.outputs = launch.buffers.iter().map(|b| b.name.clone()).collect();
+    let (after, _) = xfpx_amd_emu::run_launch(&all, &program, 0).expect("runs");
+    for (i, (addr, _)) in ranges.iter().enumerate() {
+        let b = &launch.buffers[(addr - base(0)) as usize / 0x10_0000];
+        c.image(handle, i, Phase::Before, Some(&b.bytes));
+        let out = after.iter().find(|o| o.name == b.name).expect("output");
+        c.image(handle, i, Phase::After, Some(&out.bytes));
+    }
+    c.end(handle, true);
+    c.finish();
+    xfpx_common::capture::assemble(&cap, vec!["./xv_intrinsics".into()]).expect("assemble").expect("a part");
+    let text = std::fs::read_to_string(cap.join("0001-xv_fast_div/launch.json")).expect("launch file");
+    assert!(text.contains("\"elem\": \"f32\""), "typed from the signature: {text}");
+
+    let co = suite.join("gfx90a/xv_intrinsics.co");
+    let o = xfpx_in(
+        d.path(),
+        &["replay", "--code-object", co.to_str().expect("utf-8"), "cap", "--out", "out", "--report", "amd.json"],
+    );
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    let c = xfpx_in(
+        d.path(),
+        &["compare", "amd.json", "amd.json", "--out-a", "cap/0001-xv_fast_div", "--out-b", "out/0001-xv_fast_div"],
+    );
+    assert_eq!(c.code, Some(0), "{}", c.stdout);
+    assert!(c.stdout.contains("  arg0 (f32): identical (256 elements)"), "{}", c.stdout);
+}
