@@ -115,6 +115,12 @@ impl CaptureRun {
         self.allocations.containing(addr).is_some()
     }
 
+    /// Whether a launch may still be captured (under the launch limit, not
+    /// stopped).
+    pub fn has_room(&self) -> bool {
+        self.stopped.is_none() && self.captured < self.settings.max_launches
+    }
+
     /// A launch is about to start: decide whether it is captured and, if
     /// so, write its parameters and return its handle and the allocations
     /// (base, bytes) to copy before and after it. `admitted`: the kernel

@@ -515,16 +515,22 @@ void capture_before(CUcontext ctx, CUfunction f, const uint32_t *geometry, void 
     std::vector<uint64_t> layout;
     launch_params(ctx, f, kernel_params, extra, bytes, layout);
     /* a pointer into memory the tool never saw allocated (before it
-     * loaded, or through other calls) is looked up in the driver */
-    for (size_t i = 0; i + 1 < layout.size(); i += 2) {
-        if (layout[i + 1] != 8 || layout[i] % 8 != 0 || layout[i] + 8 > bytes.size()) continue;
-        uint64_t v = 0;
-        memcpy(&v, bytes.data() + layout[i], 8);
-        if (v < 0x10000 || xfpx_capture_knows(v)) continue;
-        CUdeviceptr base = 0;
-        size_t size = 0;
-        if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)v) == CUDA_SUCCESS && size > 0)
-            xfpx_capture_alloc((uint64_t)base, size);
+     * loaded, or through other calls) is looked up in the driver: every
+     * 8-byte-aligned word of a parameter that could be a device address
+     * (structures hold pointers too), while the capture has room */
+    if (xfpx_capture_room()) {
+        for (size_t i = 0; i + 1 < layout.size(); i += 2) {
+            for (uint64_t at = (layout[i] + 7) / 8 * 8; at + 8 <= layout[i] + layout[i + 1] && at + 8 <= bytes.size();
+                 at += 8) {
+                uint64_t v = 0;
+                memcpy(&v, bytes.data() + at, 8);
+                if (v < 0x10000 || v >= (1ull << 48) || xfpx_capture_knows(v)) continue;
+                CUdeviceptr base = 0;
+                size_t size = 0;
+                if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)v) == CUDA_SUCCESS && size > 0)
+                    xfpx_capture_alloc((uint64_t)base, size);
+            }
+        }
     }
     std::string mangled = nvbit_get_func_name(ctx, f, true);
     std::string demangled = nvbit_get_func_name(ctx, f, false);

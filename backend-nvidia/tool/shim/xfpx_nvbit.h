@@ -65,6 +65,7 @@ int xfpx_capturing(void);
 void xfpx_capture_alloc(uint64_t base, uint64_t bytes);
 void xfpx_capture_free(uint64_t base);
 int xfpx_capture_knows(uint64_t addr);
+int xfpx_capture_room(void);
 int64_t xfpx_capture_begin(const char *mangled, const char *demangled, const uint32_t *geometry, const uint8_t *params,
                            uint64_t len, const uint64_t *layout, uint64_t n, uint64_t *handle);
 int xfpx_capture_range(uint64_t handle, uint64_t index, uint64_t *base, uint64_t *bytes);

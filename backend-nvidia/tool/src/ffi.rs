@@ -516,6 +516,13 @@ pub extern "C" fn xfpx_capture_knows(addr: u64) -> c_int {
     with_core(0, |c| c_int::from(c.capture().is_some_and(|k| k.knows(addr))))
 }
 
+/// 1 while the capture may still take a launch (under
+/// `--capture-max-launches`, not stopped by a write error).
+#[no_mangle]
+pub extern "C" fn xfpx_capture_room() -> c_int {
+    with_core(0, |c| c_int::from(c.capture().is_some_and(|k| k.has_room())))
+}
+
 /// A launch is about to start: `geometry` holds grid x, y, z, block x, y,
 /// z and the dynamic shared memory in bytes; `params` its `len` parameter
 /// bytes; `layout` `n` pairs (offset, size) of its parameters. Returns
@@ -662,6 +669,7 @@ mod tests {
             "xfpx_capture_alloc",
             "xfpx_capture_free",
             "xfpx_capture_knows",
+            "xfpx_capture_room",
             "xfpx_capture_begin",
             "xfpx_capture_range",
             "xfpx_capture_image",

@@ -35,6 +35,7 @@ fn a_launch_is_captured_through_the_c_interface() {
     std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
     assert_eq!(xfpx_init(), 0);
     assert_eq!(xfpx_capturing(), 1);
+    assert_eq!(xfpx_capture_room(), 1);
     let device = CString::new("NVIDIA H100 80GB HBM3").expect("name");
     let target = CString::new("sm_90").expect("name");
     // SAFETY: valid NUL-terminated strings.
@@ -96,6 +97,7 @@ fn a_launch_is_captured_through_the_c_interface() {
         )
     };
     assert_eq!(n, 0);
+    assert_eq!(xfpx_capture_room(), 0, "the one launch allowed is taken");
     xfpx_finish();
 
     let m = assemble(&capture, vec!["./scale".into()]).expect("readable").expect("a part was written");
