@@ -5,6 +5,7 @@
 //! see [`crate::count_run`]), streamed as events to the CLI or written as
 //! a report.
 
+use crate::capture_run::{CaptureRun, Geometry};
 use crate::count_run::CountRun;
 use crate::counts::{plan_counts, TableShape, WARP_SIZE};
 use crate::dump::render_kernel;
@@ -13,12 +14,12 @@ use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
 use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use crate::screen::device::{ScreenPlan, ScreenRecord, RECORD_SIZE as SCREEN_RECORD_SIZE};
-use crate::screen::params::ParamSlot;
 use crate::screen::ScreenRun;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
 use xfpx_common::event::Event;
@@ -196,6 +197,8 @@ pub struct ToolCore {
     screen_records_lost: u64,
     /// Mangled names of launched kernels by the name they are shown by.
     kernel_names: HashMap<String, String>,
+    /// `--capture`: the launches recorded, and the allocations seen.
+    capture: Option<CaptureRun>,
 }
 
 fn command_line() -> Vec<String> {
@@ -293,9 +296,13 @@ impl ToolCore {
             screen_ready: false,
             screen_records_lost: 0,
             kernel_names: HashMap::new(),
+            capture: None,
         };
         if core.config.screens_launches() {
             core.screen = Some(ScreenRun::new());
+        }
+        if let Some(settings) = core.config.capture.clone() {
+            core.capture = Some(CaptureRun::new(settings, std::process::id()));
         }
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
@@ -342,6 +349,9 @@ impl ToolCore {
         run.device = device.to_string();
         run.target = target.map(str::to_string);
         self.target = target.map(str::to_string);
+        if let Some(c) = &mut self.capture {
+            c.device(device, target);
+        }
         self.emit(Event::Device { vendor: "nvidia".into(), device: device.into(), target: target.map(str::to_string) });
     }
 
@@ -706,6 +716,24 @@ impl ToolCore {
         self.emit(Event::Injection { injection });
     }
 
+    /// The launch capture of the run (`--capture`), if any.
+    pub fn capture(&mut self) -> Option<&mut CaptureRun> {
+        self.capture.as_mut()
+    }
+
+    /// A launch is about to start: capture it when the run captures and
+    /// the kernel filter admits it (see [`CaptureRun::begin`]).
+    pub fn capture_begin(
+        &mut self,
+        names: KernelNames,
+        geometry: Geometry,
+        params: &[u8],
+        layout: &[ParamSlot],
+    ) -> Option<(u64, Vec<(u64, u64)>)> {
+        let admitted = self.wants_kernel(names);
+        self.capture.as_mut()?.begin(names, admitted, geometry, params, layout)
+    }
+
     /// Number of sites so far: the device table must cover ids below it.
     pub fn site_count(&self) -> u32 {
         self.sites.len() as u32
@@ -811,10 +839,14 @@ impl ToolCore {
         }
     }
 
-    /// The program allocated `bytes` of device memory at `base`.
+    /// The program allocated `bytes` of device memory at `base` (for launch
+    /// screening and launch capture).
     pub fn allocated(&mut self, base: u64, bytes: u64) {
         if let Some(s) = &mut self.screen {
             s.allocated(base, bytes);
+        }
+        if let Some(c) = &mut self.capture {
+            c.allocated(base, bytes);
         }
     }
 
@@ -822,6 +854,9 @@ impl ToolCore {
     pub fn freed(&mut self, base: u64) {
         if let Some(s) = &mut self.screen {
             s.freed(base);
+        }
+        if let Some(c) = &mut self.capture {
+            c.freed(base);
         }
     }
 
@@ -1021,6 +1056,11 @@ impl ToolCore {
         self.finished = true;
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
+        }
+        if let Some(notes) = self.capture.as_mut().map(CaptureRun::finish) {
+            for n in notes {
+                self.note(&n);
+            }
         }
         // an inject run whose state was never read back (no GPU context
         // reached the end): nothing is known of the count

@@ -4,6 +4,7 @@
 //! becomes a screened finding at its launch, and the kernel's next launches
 //! run instrumented again.
 
+use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, RunSettings};
 use xfpx_common::fp::ExceptionKind;
@@ -11,7 +12,6 @@ use xfpx_common::report::{KernelStatus, Report};
 use xfpx_common::screened::{ScreenedBefore, Unchecked, UncheckedLaunches};
 use xfpx_nvidia::runtime::{KernelNames, LaunchWay, ToolCore};
 use xfpx_nvidia::screen::device::ScreenRecord;
-use xfpx_nvidia::screen::params::ParamSlot;
 
 const RELAX: KernelNames = KernelNames {
     mangled: "_Z10relax_stepiPfPKfS_fi",

@@ -7,18 +7,19 @@
 //! the one kept on the device for that (allocation, reading format), and
 //! sends a record only when one grew. This module decides which buffers a
 //! launch gets scanned and how they are read ([`ScreenRun::plan`]), keeps
-//! the allocations the program made ([`allocations`]) and the device
-//! counters given out, and decodes the records ([`device`]).
+//! the allocations the program made (the interval map and the parameter
+//! words of `xfpx_common::capture::memory`, shared with launch capture) and
+//! the device counters given out, and decodes the records ([`device`]).
 
-pub mod allocations;
 pub mod device;
 pub mod params;
 pub mod reading;
 
-use allocations::Allocations;
 use device::{ScreenBuffer, ScreenLaunch, ScreenPlan, MAX_BUFFERS, SCRATCH, SLOTS};
-use params::{declared, param_types, words, Declared, ParamSlot};
+use params::{declared, Declared};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use xfpx_common::capture::memory::{param_types, words, Allocations};
+use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::screened::Unchecked;
 
@@ -78,18 +79,22 @@ impl ScreenRun {
 
     /// The program allocated `bytes` of device memory at `base`.
     pub fn allocated(&mut self, base: u64, bytes: u64) {
-        // memory whose free was not seen is reused: its counters go
+        // memory whose free was not seen is reused: the counters of the
+        // allocations it overlaps go (the map drops those allocations)
+        if let Some((before, _)) = self.allocations.containing(base) {
+            self.release_slots(before, before.saturating_add(1));
+        }
         self.release_slots(base, base.saturating_add(bytes));
         self.allocations.add(base, bytes);
     }
 
     /// The program freed the device allocation at `base`.
     pub fn freed(&mut self, base: u64) {
-        if let Some(bytes) = self.allocations.remove(base) {
-            self.release_slots(base, base.saturating_add(bytes));
-        }
+        self.release_slots(base, base.saturating_add(1));
+        self.allocations.remove(base);
     }
 
+    /// Gives back the counters of the allocations whose base is in `from..to`.
     fn release_slots(&mut self, from: u64, to: u64) {
         let gone: Vec<(u64, u8)> = self.slots.range((from, 0)..(to, 0)).map(|(k, _)| *k).collect();
         for k in gone {
@@ -199,15 +204,15 @@ impl ScreenRun {
         }
         let signature = &self.signatures[mangled];
         let mut found: Vec<(u64, u64, usize, FpFormat)> = Vec::new();
-        for w in words(params, layout) {
-            let decl = signature.params.as_ref().and_then(|p| p.get(w.param)).map(|(_, d)| d);
+        for (param, value, whole) in words(params, layout) {
+            let decl = signature.params.as_ref().and_then(|p| p.get(param)).map(|(_, d)| d);
             let format = match decl {
-                Some(Declared::FpPointer { format, read_only: false }) if w.whole => Some(reading::element_of(*format)),
+                Some(Declared::FpPointer { format, read_only: false }) if whole => Some(reading::element_of(*format)),
                 Some(Declared::FpPointer { .. } | Declared::OtherPointer | Declared::Scalar) => None,
                 Some(Declared::Opaque) | None => unknown,
             };
             let Some(format) = format else { continue };
-            let Some((base, bytes)) = self.allocations.containing(w.value) else { continue };
+            let Some((base, bytes)) = self.allocations.containing(value) else { continue };
             if base % BASE_ALIGN != 0 {
                 if !std::mem::replace(&mut self.misaligned_noted, true) {
                     self.notes.push(format!(
@@ -218,7 +223,7 @@ impl ScreenRun {
                 continue;
             }
             if !found.iter().any(|b| b.0 == base && b.3 == format) {
-                found.push((base, bytes, w.param, format));
+                found.push((base, bytes, param, format));
             }
         }
         if found.is_empty() {

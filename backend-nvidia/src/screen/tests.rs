@@ -169,3 +169,22 @@ fn many_buffers_are_cut_to_what_a_scan_reads_with_a_note() {
     assert_eq!(s.plan("many", "many", &p, &l, 2, true), Err(Unchecked::NoBuffers));
     assert_eq!(s.take_notes().len(), 1);
 }
+
+#[test]
+fn an_allocation_over_one_that_starts_below_it_takes_its_counters() {
+    let mut s = ScreenRun::with_slots(2);
+    s.planned(K, [FpFormat::F32]);
+    s.allocated(0x10_0000, 0x1000);
+    let (p, l) = relax_params(0x10_0000, 0, 0);
+    let first = s.plan(K, K_DEMANGLED, &p, &l, 0, true).expect("screened");
+    assert_eq!(first.before.count, 1);
+    // memory reused without a free seen, from inside the old allocation
+    s.allocated(0x10_0800, 0x1000);
+    let (p, l) = relax_params(0x10_0800, 0, 0);
+    let plan = s.plan(K, K_DEMANGLED, &p, &l, 1, true).expect("screened");
+    assert_eq!(plan.before.count, 1, "a new buffer, counted before");
+    assert_eq!(plan.after.buffers()[0].slot, first.after.buffers()[0].slot, "the old counter was given back");
+    // the old base is no allocation any more
+    let (p, l) = relax_params(0x10_0000, 0, 0);
+    assert_eq!(s.plan(K, K_DEMANGLED, &p, &l, 2, true), Err(Unchecked::NoBuffers));
+}

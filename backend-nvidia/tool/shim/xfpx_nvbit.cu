@@ -81,21 +81,14 @@ volatile uint32_t *g_inject_fired = nullptr;
 bool g_inject_reported = false;
 
 /* Launch screening: the scans' counters, scratch and record ring (made
- * once the context exists), the parameter layout of each launched function,
- * and the scan to enqueue when a launch's call returns. */
+ * once the context exists), and the scan to enqueue when a launch's call
+ * returns. */
 bool g_screening = false;
 XfpxScreenState *g_screen_dev = nullptr;
 volatile XfpxScreenRecord *g_screen_ring = nullptr;
 volatile uint32_t *g_screen_host_tail = nullptr;
 uint32_t g_screen_tail = 0;
 std::mutex g_screen_drain_mutex;
-struct ParamLayout {
-    bool known = false;
-    bool own_offsets = false;   /* offsets are ours (NVBit's sizes), not the driver's */
-    std::vector<uint64_t> pairs; /* (offset, size) per parameter */
-    uint64_t bytes = 0;
-};
-std::unordered_map<CUfunction, ParamLayout> g_param_layouts;
 struct PendingScan {
     bool armed = false;
     XfpxScreenLaunch scan;
@@ -103,6 +96,27 @@ struct PendingScan {
     uint64_t serial = 0;
 };
 thread_local PendingScan g_pending_scan;
+/* Launch capture (xfpx run --capture): the device allocations the program
+ * makes, and per captured launch its parameters and the memory they point
+ * into, copied before the launch and after it. The copy after needs the
+ * launch to finish: the context is synchronised then, only when capturing. */
+bool g_capturing = false;
+struct CaptureInFlight {
+    uint64_t handle = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges; /* base, bytes */
+};
+thread_local CaptureInFlight g_capture; /* the launch this thread is capturing */
+thread_local bool g_capture_open = false;
+bool g_params_noted = false;
+bool g_graph_noted = false;
+/* The parameter layout of each launched function (for launch screening
+ * and launch capture): (offset, size) per parameter, and the bytes they span. */
+struct ParamLayout {
+    std::vector<uint64_t> pairs;
+    uint64_t bytes = 0;
+};
+std::unordered_map<CUfunction, ParamLayout> g_param_layouts;
+std::mutex g_param_mutex;
 
 /* Host time the tool spends preparing instrumented code, by phase; the
  * report carries it as one note so a user sees what instrumenting cost. */
@@ -185,56 +199,55 @@ void *poll_ring(void *) {
     return nullptr;
 }
 
-/* The parameter layout of `f`: offsets and sizes from the driver
- * (cuFuncGetParamInfo, CUDA 12.4+), else NVBit's sizes laid out at 8-byte
- * aligned offsets of our own (enough to read kernelParams). */
+/* The parameter layout of `f`, read once: offsets and sizes from the
+ * driver (cuFuncGetParamInfo, CUDA 12.4+), or NVBit's parameter sizes at
+ * natural alignment where the driver gives none. */
 const ParamLayout &param_layout(CUcontext ctx, CUfunction f) {
+    std::lock_guard<std::mutex> lock(g_param_mutex);
     auto found = g_param_layouts.find(f);
     if (found != g_param_layouts.end()) return found->second;
     ParamLayout l;
     for (size_t i = 0; i < 4096; i++) {
         size_t offset = 0, size = 0;
-        CUresult r = cuFuncGetParamInfo(f, i, &offset, &size);
-        if (r != CUDA_SUCCESS) {
-            /* past the last parameter (or none at all), or no answer */
-            l.known = i > 0 || r == CUDA_ERROR_INVALID_VALUE;
-            break;
-        }
+        if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
         l.pairs.push_back((uint64_t)offset);
         l.pairs.push_back((uint64_t)size);
         l.bytes = std::max<uint64_t>(l.bytes, (uint64_t)(offset + size));
     }
-    if (!l.known) {
+    if (l.pairs.empty()) {
         std::vector<int> sizes = nvbit_get_kernel_argument_sizes(ctx, f);
-        l.pairs.clear();
-        l.bytes = 0;
         for (int size : sizes) {
-            uint64_t offset = (l.bytes + 7u) & ~(uint64_t)7u;
+            uint64_t align = 1;
+            while (align < 8 && size % (int)(align * 2) == 0) align *= 2;
+            uint64_t offset = (l.bytes + align - 1) / align * align;
             l.pairs.push_back(offset);
             l.pairs.push_back((uint64_t)size);
             l.bytes = offset + (uint64_t)size;
         }
-        l.known = !sizes.empty();
-        l.own_offsets = true;
+        if (!sizes.empty() && !g_params_noted) {
+            g_params_noted = true;
+            note("the driver gave no parameter offsets (cuFuncGetParamInfo needs CUDA 12.4); offsets are assumed "
+                 "from the parameters' sizes");
+        }
     }
     return g_param_layouts.emplace(f, l).first->second;
 }
 
-/* A launch's parameter bytes, laid out as `l` says, from its kernelParams
- * (one pointer per parameter) or its `extra` packed buffer; false when they
- * cannot be read. */
-bool read_params(const ParamLayout &l, void **kernel_params, void **extra, std::vector<uint8_t> &bytes) {
+/* The launch's parameter bytes and layout (offset, size of each parameter),
+ * from its kernelParams (one pointer per parameter) or the packed buffer in
+ * its `extra`; false when the launch gives neither. */
+bool launch_params(CUcontext ctx, CUfunction f, void **kernel_params, void **extra, std::vector<uint8_t> &bytes,
+                   std::vector<uint64_t> &layout) {
+    const ParamLayout &l = param_layout(ctx, f);
+    layout = l.pairs;
     bytes.assign(l.bytes, 0);
-    size_t n = l.pairs.size() / 2;
     if (kernel_params != nullptr) {
-        for (size_t i = 0; i < n; i++) {
-            if (kernel_params[i] == nullptr) return false;
-            memcpy(bytes.data() + l.pairs[2 * i], kernel_params[i], l.pairs[2 * i + 1]);
+        for (size_t i = 0; 2 * i + 1 < layout.size(); i++) {
+            if (kernel_params[i] != nullptr) memcpy(bytes.data() + layout[2 * i], kernel_params[i], layout[2 * i + 1]);
         }
         return true;
     }
-    if (extra == nullptr) return n == 0;
-    if (l.own_offsets) return false;
+    if (extra == nullptr) return layout.empty();
     void *buffer = nullptr;
     size_t size = 0;
     for (size_t k = 0; k < 64 && extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
@@ -245,7 +258,8 @@ bool read_params(const ParamLayout &l, void **kernel_params, void **extra, std::
         }
     }
     if (buffer == nullptr) return false;
-    memcpy(bytes.data(), buffer, std::min<size_t>(size, bytes.size()));
+    if (size > bytes.size()) bytes.resize(size);
+    memcpy(bytes.data(), buffer, std::min(size, bytes.size()));
     return true;
 }
 
@@ -273,58 +287,15 @@ void scan_failed(const XfpxScreenLaunch &scan, uint64_t serial, const std::strin
     }
 }
 
-/* The program allocated or freed device memory (an API call returned
- * successfully): tell the core, which keeps the allocations screens read. */
-void track_memory(nvbit_api_cuda_t cbid, void *params) {
-    switch (cbid) {
-    case API_CUDA_cuMemAlloc_v2: {
-        cuMemAlloc_v2_params *p = (cuMemAlloc_v2_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemAllocPitch_v2: {
-        cuMemAllocPitch_v2_params *p = (cuMemAllocPitch_v2_params *)params;
-        if (p->dptr && p->pPitch) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)*p->pPitch * (uint64_t)p->Height);
-        break;
-    }
-    case API_CUDA_cuMemAllocManaged: {
-        cuMemAllocManaged_params *p = (cuMemAllocManaged_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemAllocAsync: {
-        cuMemAllocAsync_params *p = (cuMemAllocAsync_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemAllocAsync_ptsz: {
-        cuMemAllocAsync_ptsz_params *p = (cuMemAllocAsync_ptsz_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemAllocFromPoolAsync: {
-        cuMemAllocFromPoolAsync_params *p = (cuMemAllocFromPoolAsync_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemAllocFromPoolAsync_ptsz: {
-        cuMemAllocFromPoolAsync_ptsz_params *p = (cuMemAllocFromPoolAsync_ptsz_params *)params;
-        if (p->dptr) xfpx_device_alloc((uint64_t)*p->dptr, (uint64_t)p->bytesize);
-        break;
-    }
-    case API_CUDA_cuMemFree_v2: xfpx_device_free((uint64_t)((cuMemFree_v2_params *)params)->dptr); break;
-    case API_CUDA_cuMemFreeAsync: xfpx_device_free((uint64_t)((cuMemFreeAsync_params *)params)->dptr); break;
-    case API_CUDA_cuMemFreeAsync_ptsz:
-        xfpx_device_free((uint64_t)((cuMemFreeAsync_ptsz_params *)params)->dptr);
-        break;
-    default: break;
-    }
-}
-
-bool is_launch(nvbit_api_cuda_t cbid) {
-    return cbid == API_CUDA_cuLaunchKernel || cbid == API_CUDA_cuLaunchKernel_ptsz ||
-           cbid == API_CUDA_cuLaunchCooperativeKernel || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
-           cbid == API_CUDA_cuLaunchKernelEx || cbid == API_CUDA_cuLaunchKernelEx_ptsz;
+/* The exit of a launch call: the scan decided at its entry follows it on
+ * its stream (`launched`: the call succeeded). */
+void scan_after(bool launched) {
+    if (!g_pending_scan.armed) return;
+    g_pending_scan.armed = false;
+    if (!launched) return;
+    std::string why;
+    if (!enqueue_scan(g_pending_scan.scan, g_pending_scan.stream, why))
+        scan_failed(g_pending_scan.scan, g_pending_scan.serial, why);
 }
 
 /* Make sure the device table has chunks for every site id below `count`. */
@@ -524,19 +495,17 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     /* with screening, the launch's parameters (the pointers its scans read) */
     uint32_t way = graph ? XFPX_LAUNCH_GRAPH : XFPX_LAUNCH_PARAMS_UNKNOWN;
     std::vector<uint8_t> param_bytes;
-    const ParamLayout *layout = nullptr;
-    if (g_screening && !graph) {
-        layout = &param_layout(ctx, f);
-        if (layout->known && read_params(*layout, kernel_params, extra, param_bytes)) way = XFPX_LAUNCH_STREAM;
-    }
+    std::vector<uint64_t> layout;
+    if (g_screening && !graph && launch_params(ctx, f, kernel_params, extra, param_bytes, layout))
+        way = XFPX_LAUNCH_STREAM;
     bool with_params = way == XFPX_LAUNCH_STREAM;
     uint64_t serial = 0;
     XfpxScreenPlan plan;
     memset(&plan, 0, sizeof(plan));
     int instrument = xfpx_launch(mangled.c_str(), demangled.c_str(), way, with_params ? param_bytes.data() : nullptr,
                                  with_params ? (uint64_t)param_bytes.size() : 0,
-                                 with_params ? layout->pairs.data() : nullptr,
-                                 with_params ? (uint64_t)(layout->pairs.size() / 2) : 0, &serial, &plan);
+                                 with_params ? layout.data() : nullptr, with_params ? (uint64_t)(layout.size() / 2) : 0,
+                                 &serial, &plan);
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
     cudaStream_t launch_stream = (stream == nullptr && per_thread) ? cudaStreamPerThread : (cudaStream_t)stream;
     /* the scans: one now, before the launch (buffers no scan counted yet),
@@ -585,6 +554,144 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
         nvbit_enable_instrumented(ctx, f, false);
         g_instrumented[f] = false;
     }
+}
+
+/* An allocation the program made (at the exit of a successful allocation
+ * call) or freed (at the entry of a free), told to the core (launch
+ * screening and launch capture read the allocations). */
+void track_memory(int is_exit, nvbit_api_cuda_t cbid, void *params, const CUresult *status) {
+    if (!is_exit) {
+        switch (cbid) {
+        case API_CUDA_cuMemFree_v2: xfpx_device_free((uint64_t)((cuMemFree_v2_params *)params)->dptr); break;
+        case API_CUDA_cuMemFreeAsync: xfpx_device_free((uint64_t)((cuMemFreeAsync_params *)params)->dptr); break;
+        case API_CUDA_cuMemFreeAsync_ptsz:
+            xfpx_device_free((uint64_t)((cuMemFreeAsync_ptsz_params *)params)->dptr);
+            break;
+        default: break;
+        }
+        return;
+    }
+    if (status != nullptr && *status != CUDA_SUCCESS) return;
+    CUdeviceptr *dptr = nullptr;
+    uint64_t bytes = 0;
+    switch (cbid) {
+    case API_CUDA_cuMemAlloc_v2: {
+        cuMemAlloc_v2_params *p = (cuMemAlloc_v2_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocPitch_v2: {
+        cuMemAllocPitch_v2_params *p = (cuMemAllocPitch_v2_params *)params;
+        dptr = p->dptr;
+        bytes = p->pPitch != nullptr ? (uint64_t)*p->pPitch * p->Height : 0;
+        break;
+    }
+    case API_CUDA_cuMemAllocManaged: {
+        cuMemAllocManaged_params *p = (cuMemAllocManaged_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync: {
+        cuMemAllocAsync_params *p = (cuMemAllocAsync_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync_ptsz: {
+        cuMemAllocAsync_ptsz_params *p = (cuMemAllocAsync_ptsz_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync: {
+        cuMemAllocFromPoolAsync_params *p = (cuMemAllocFromPoolAsync_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync_ptsz: {
+        cuMemAllocFromPoolAsync_ptsz_params *p = (cuMemAllocFromPoolAsync_ptsz_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    default: return;
+    }
+    if (dptr != nullptr && bytes > 0) xfpx_device_alloc((uint64_t)*dptr, bytes);
+}
+
+bool is_launch(nvbit_api_cuda_t cbid) {
+    return cbid == API_CUDA_cuLaunchKernel || cbid == API_CUDA_cuLaunchKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchCooperativeKernel || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchKernelEx || cbid == API_CUDA_cuLaunchKernelEx_ptsz;
+}
+
+/* Copy every allocation of the launch being captured to the core, before
+ * (after = 0) or after it, once all work on the device has finished. */
+void copy_capture_images(int after) {
+    bool synced = cuCtxSynchronize() == CUDA_SUCCESS;
+    std::vector<uint8_t> host;
+    for (size_t i = 0; i < g_capture.ranges.size(); i++) {
+        uint64_t base = g_capture.ranges[i].first, size = g_capture.ranges[i].second;
+        bool ok = synced && size > 0;
+        if (ok) {
+            host.resize(size);
+            ok = cuMemcpyDtoH_v2(host.data(), (CUdeviceptr)base, size) == CUDA_SUCCESS;
+        }
+        xfpx_capture_image(g_capture.handle, i, after, ok ? host.data() : nullptr, ok ? size : 0);
+    }
+}
+
+/* Offer a launch to the capture; when it is captured, copy the memory its
+ * parameters point into now, and again at the launch's exit. `geometry`:
+ * grid x, y, z, block x, y, z, dynamic shared memory. */
+void capture_before(CUcontext ctx, CUfunction f, const uint32_t *geometry, void **kernel_params, void **extra) {
+    std::vector<uint8_t> bytes;
+    std::vector<uint64_t> layout;
+    launch_params(ctx, f, kernel_params, extra, bytes, layout);
+    /* a pointer into memory the tool never saw allocated (before it
+     * loaded, or through other calls) is looked up in the driver: every
+     * 8-byte-aligned word of a parameter that could be a device address
+     * (structures hold pointers too), while the capture has room */
+    if (xfpx_capture_room()) {
+        for (size_t i = 0; i + 1 < layout.size(); i += 2) {
+            for (uint64_t at = (layout[i] + 7) / 8 * 8; at + 8 <= layout[i] + layout[i + 1] && at + 8 <= bytes.size();
+                 at += 8) {
+                uint64_t v = 0;
+                memcpy(&v, bytes.data() + at, 8);
+                if (v < 0x10000 || v >= (1ull << 48) || xfpx_capture_knows(v)) continue;
+                CUdeviceptr base = 0;
+                size_t size = 0;
+                if (cuMemGetAddressRange_v2(&base, &size, (CUdeviceptr)v) == CUDA_SUCCESS && size > 0)
+                    xfpx_capture_alloc((uint64_t)base, size);
+            }
+        }
+    }
+    std::string mangled = nvbit_get_func_name(ctx, f, true);
+    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    uint64_t handle = 0;
+    int64_t n = xfpx_capture_begin(mangled.c_str(), demangled.c_str(), geometry, bytes.data(), bytes.size(),
+                                   layout.data(), layout.size() / 2, &handle);
+    if (n <= 0) return;
+    g_capture.handle = handle;
+    g_capture.ranges.clear();
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t base = 0, size = 0;
+        if (!xfpx_capture_range(handle, (uint64_t)i, &base, &size)) base = size = 0;
+        g_capture.ranges.push_back({base, size});
+    }
+    copy_capture_images(0);
+    g_capture_open = true;
+}
+
+/* The exit of the launch being captured: its memory after it. */
+void capture_after(CUresult status) {
+    if (!g_capture_open) return;
+    g_capture_open = false;
+    copy_capture_images(1);
+    xfpx_capture_end(g_capture.handle, status == CUDA_SUCCESS ? 1 : 0);
 }
 
 /* Read the fault's activations back (in a context that may have failed). */
@@ -706,6 +813,7 @@ void nvbit_at_init() {
     /* allocations are tracked from the start: the program allocates its
      * buffers before its first launch, when the tool makes its memory */
     g_screening = g_active && xfpx_screening() != 0;
+    g_capturing = g_active && xfpx_capturing() != 0;
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
     const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
@@ -774,36 +882,29 @@ void nvbit_tool_init(CUcontext ctx) {
 void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, const char *name, void *params,
                          CUresult *pStatus) {
     (void)name;
-    (void)pStatus;
     if (is_exit && g_codegen_pending) {
         g_codegen_pending = false;
         g_prep.codegen += seconds_since(g_codegen_start);
         g_prep.generated++;
     }
     if (g_in_tool) return;
-    if (is_exit) {
-        if (!g_screening) return;
-        bool succeeded = pStatus == nullptr || *pStatus == CUDA_SUCCESS;
-        if (succeeded) track_memory(cbid, params);
-        /* the launch is enqueued: its scan follows it on its stream */
-        if (is_launch(cbid) && g_pending_scan.armed) {
-            g_pending_scan.armed = false;
-            if (succeeded) {
-                g_in_tool = true;
-                std::string why;
-                if (!enqueue_scan(g_pending_scan.scan, g_pending_scan.stream, why))
-                    scan_failed(g_pending_scan.scan, g_pending_scan.serial, why);
-                g_in_tool = false;
-            }
+    if (g_capturing || g_screening) {
+        g_in_tool = true;
+        track_memory(is_exit, cbid, params, pStatus);
+        if (is_exit && is_launch(cbid)) {
+            bool launched = pStatus == nullptr || *pStatus == CUDA_SUCCESS;
+            if (g_screening) scan_after(launched);
+            if (g_capturing) capture_after(pStatus != nullptr ? *pStatus : CUDA_SUCCESS);
         }
-        return;
+        g_in_tool = false;
     }
-    if (!g_ready) return;
+    if (!g_ready || is_exit) return;
     CUfunction f = nullptr;
     CUstream stream = nullptr;
     void **kernel_params = nullptr;
     void **extra = nullptr;
     uint64_t blocks = 0;
+    uint32_t geometry[7] = {0, 0, 0, 0, 0, 0, 0};
     bool per_thread = cbid == API_CUDA_cuLaunchKernel_ptsz || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
                       cbid == API_CUDA_cuLaunchKernelEx_ptsz;
     switch (cbid) {
@@ -812,9 +913,12 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernel_params *p = (cuLaunchKernel_params *)params;
         f = p->f;
         stream = p->hStream;
+        blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
+        uint32_t g[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                         p->sharedMemBytes};
+        memcpy(geometry, g, sizeof(g));
         kernel_params = p->kernelParams;
         extra = p->extra;
-        blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
         break;
     }
     case API_CUDA_cuLaunchCooperativeKernel:
@@ -822,8 +926,11 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchCooperativeKernel_params *p = (cuLaunchCooperativeKernel_params *)params;
         f = p->f;
         stream = p->hStream;
-        kernel_params = p->kernelParams;
         blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
+        uint32_t g[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                         p->sharedMemBytes};
+        memcpy(geometry, g, sizeof(g));
+        kernel_params = p->kernelParams;
         break;
     }
     case API_CUDA_cuLaunchKernelEx:
@@ -831,9 +938,15 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernelEx_params *p = (cuLaunchKernelEx_params *)params;
         f = p->f;
         stream = p->config ? p->config->hStream : nullptr;
+        if (p->config) {
+            const CUlaunchConfig *c = p->config;
+            blocks = (uint64_t)c->gridDimX * c->gridDimY * c->gridDimZ;
+            uint32_t g[7] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                             c->sharedMemBytes};
+            memcpy(geometry, g, sizeof(g));
+        }
         kernel_params = p->kernelParams;
         extra = p->extra;
-        if (p->config) blocks = (uint64_t)p->config->gridDimX * p->config->gridDimY * p->config->gridDimZ;
         break;
     }
     default:
@@ -846,12 +959,17 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture == CU_STREAM_CAPTURE_STATUS_NONE) {
         on_launch(ctx, f, stream, 0, blocks, per_thread, false, kernel_params, extra);
+        if (g_capturing) capture_before(ctx, f, geometry, kernel_params, extra);
     }
     g_in_tool = false;
 }
 
 void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream, uint64_t launch_handle) {
     if (!g_ready || g_in_tool) return;
+    if (g_capturing && !g_graph_noted) {
+        g_graph_noted = true;
+        note("capture: launches of CUDA graphs are not captured (their parameters are not seen)");
+    }
     g_in_tool = true;
     on_launch(ctx, func, stream, launch_handle, 0, false, true, nullptr, nullptr);
     g_in_tool = false;
