@@ -835,7 +835,7 @@ impl ToolCore {
     pub fn screen_ready(&mut self, ok: bool) {
         self.screen_ready = ok && self.screen.is_some();
         if !ok && self.screen.take().is_some() {
-            self.note("launch screening is off: the tool could not make its device memory");
+            self.note("launch screening is off: the tool could not load its scan kernel or make its device memory (the CUDA error is noted); launches sampling leaves out ran unchecked");
         }
     }
 

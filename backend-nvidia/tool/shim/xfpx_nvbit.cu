@@ -742,7 +742,11 @@ bool make_screen_state(void) {
     size_t slot_bytes = sizeof(XfpxScreenSlot) * XFPX_SCREEN_SLOTS;
     size_t scratch_bytes = sizeof(XfpxScreenScratch) * XFPX_SCREEN_SCRATCH;
     size_t ring_bytes = sizeof(XfpxScreenRecord) * XFPX_SCREEN_RING;
-    bool ok = cuda_ok(cudaMalloc(&g_screen_dev, sizeof(XfpxScreenState)), "cudaMalloc screen state") &&
+    /* loads the scan kernel now (not lazily inside a launch's callback),
+     * and finds out whether it has an image for this GPU */
+    cudaFuncAttributes scan_attributes;
+    bool ok = cuda_ok(cudaFuncGetAttributes(&scan_attributes, xfpx_screen_scan), "the screen's scan kernel") &&
+              cuda_ok(cudaMalloc(&g_screen_dev, sizeof(XfpxScreenState)), "cudaMalloc screen state") &&
               cuda_ok(cudaMalloc(&slots, slot_bytes), "cudaMalloc screen counters") &&
               cuda_ok(cudaMemset(slots, 0, slot_bytes), "cudaMemset screen counters") &&
               cuda_ok(cudaMalloc(&scratch, scratch_bytes), "cudaMalloc screen scratch") &&
