@@ -15,8 +15,17 @@
  * a record where a count grew (a reporting scan), and clears the entry. */
 #ifndef XFPX_SCREEN_CUH
 #define XFPX_SCREEN_CUH
+#include <stddef.h>
 #include <stdint.h>
 #include "xfpx_layout.h"
+
+/* The sizes xfpx-nvidia `screen::device` mirrors (its tests check the
+ * fields against xfpx_layout.h). */
+static_assert(sizeof(XfpxScreenBuffer) == 24, "XfpxScreenBuffer is 24 bytes");
+static_assert(sizeof(XfpxScreenLaunch) == 24 + 24 * XFPX_SCREEN_MAX_BUFFERS, "XfpxScreenLaunch layout");
+static_assert(sizeof(XfpxScreenPlan) == 2 * sizeof(XfpxScreenLaunch), "XfpxScreenPlan layout");
+static_assert(sizeof(XfpxScreenRecord) == 64, "XfpxScreenRecord is 64 bytes");
+static_assert(offsetof(XfpxScreenRecord, nan_before) == 16, "XfpxScreenRecord layout");
 
 /* One thread's counts; first holds ~(lowest element index), 0 for none. */
 struct XfpxScreenCount {
