@@ -101,9 +101,15 @@ pub fn facts(kernel: &SassKernel) -> Vec<InjectFacts> {
             };
             let immediate =
                 sources.iter().any(|o| matches!(o, SassOperand::ImmBits { .. } | SassOperand::ImmValue { .. }));
-            let memory_source = sources.iter().any(|o| matches!(o, SassOperand::ConstBank { .. }))
-                || matches!(mix, MixClass::Load { space: MemSpace::Shared | MemSpace::Constant });
-            let shared_store = (s.opcode == "STS"
+            // loads from memory a kernel reads and writes (global, generic,
+            // local, shared), not constant-bank operands or `LDC`: those are
+            // the launch's parameters and the driver's constants, whose
+            // corruption is a bad pointer, not a wrong memory source
+            let memory_source = matches!(
+                mix,
+                MixClass::Load { space: MemSpace::Global | MemSpace::Generic | MemSpace::Local | MemSpace::Shared }
+            );
+            let shared_store = (matches!(mix, MixClass::Store { space: MemSpace::Shared })
                 && matches!(v.uses.get(1), Some(Operand::Reg(r)) if r.file == RegFile::PerLane)
                 && s.operands.first().and_then(address_register).is_some())
             .then_some((1, 0));

@@ -69,7 +69,8 @@ fn facts_from_sass() {
     assert_eq!(f[0].special, Some(SpecialIndex::Thread(Dim::X)));
     assert_eq!((f[1].unit, f[1].immediate), (Some(Unit::Int), true));
     assert!(f[2].memory_source && f[2].unit.is_none());
-    assert!(f[3].memory_source && f[3].unit == Some(Unit::Fp));
+    // a constant-bank operand is no memory source (IMS)
+    assert!(!f[3].memory_source && f[3].unit == Some(Unit::Fp));
     assert!(f[5].forceable_guard);
     assert_eq!(f[6].shared_store, Some((1, 0)));
     assert_eq!(address_register(&SassOperand::Memory { text: "[R12+0x10]".into() }), Some(12));
@@ -80,10 +81,7 @@ fn facts_from_sass() {
 fn each_model_lowers_to_its_calls() {
     use When::*;
     assert_eq!(calls("model=IIO mask=0x8"), vec![(1, After, op::XOR, 1, 1, 0, 0, 8)]);
-    assert_eq!(
-        calls("model=IMS mask=0x100"),
-        vec![(2, After, op::XOR, 2, 1, 0, 0, 0x100), (3, After, op::XOR, 3, 1, 0, 0, 0x100)]
-    );
+    assert_eq!(calls("model=IMS mask=0x100"), vec![(2, After, op::XOR, 2, 1, 0, 0, 0x100)]);
     assert_eq!(
         calls("model=IMD mask=0x4 store=address"),
         vec![(6, Before, op::XOR_SAVE, 1, 1, 0, 0, 4), (6, After, op::RESTORE, 1, 1, 0, 0, 0)]
@@ -190,4 +188,37 @@ fn operations_and_state_match_the_layout_header() {
     assert!(h.contains("#define XFPX_INJECT_MAX_WARPS 64u") && h.contains("#define XFPX_INJECT_WORDS 8u"));
     assert_eq!(STATE_BYTES, 32 + 64 * 32 * 8 * 4);
     assert!(xfpx_asm_snippets::NVIDIA_ABI_DEF.contains("XFPX_DEVICE_FN(xfpx_inject,"));
+}
+
+/// A kernel's loads and constant reads, as nvcc 13.0 writes them for sm_90.
+const LOADS: &str = "\tFunction : loads\n\
+    /*0000*/  LDC R1, c[0x0][0x28] ;\n\
+    /*0010*/  LDC.64 R2, c[0x0][0x210] ;\n\
+    /*0020*/  ULDC.64 UR4, c[0x0][0x208] ;\n\
+    /*0030*/  LDG.E R4, desc[UR4][R2.64] ;\n\
+    /*0040*/  LD.E.64 R6, [R2.64] ;\n\
+    /*0050*/  LDL R8, [R1+0x4] ;\n\
+    /*0060*/  LDS R9, [R8] ;\n\
+    /*0070*/  LDSM.16.M88.4 R12, [R8] ;\n\
+    /*0080*/  LDC R10, c[0x3][R9] ;\n\
+    /*0090*/  IMAD R11, R4, c[0x0][0x0], R9 ;\n\
+    /*00a0*/  ATOMG.E.ADD.STRONG.GPU PT, R16, desc[UR4][R2.64], R9 ;\n\
+    /*00b0*/  STS [R8], R11 ;\n\
+    /*00c0*/  EXIT ;\n";
+
+#[test]
+fn ims_touches_loads_from_memory_only() {
+    let k = build_kernel(&parse_listing(LOADS).unwrap()[0]);
+    let f = facts(&k);
+    let sources: Vec<usize> = (0..f.len()).filter(|&i| f[i].memory_source).collect();
+    // LDG, LD, LDL, LDS, LDSM; not the LDCs and ULDC (parameters, driver
+    // constants), the IMAD reading c[0x0][0x0], the atomic or the store
+    assert_eq!(sources, vec![3, 4, 5, 6, 7]);
+    let mut sites = SiteTable::new();
+    let (ip, k) = plan_injection(&k, &fault("model=IMS mask=0x1 lanes=7"), &mut sites).unwrap();
+    let cs = NvbitLowering::new(&k, 1).unwrap().lower(&k.view, &ip.plan, &sites).unwrap();
+    let at: Vec<u32> = cs.iter().map(|c| c.instr).collect();
+    assert_eq!(at, vec![3, 4, 5, 6, 7]);
+    assert!(cs.iter().all(|c| c.when == When::After));
+    assert_eq!(f[11].shared_store, Some((1, 0)));
 }
