@@ -12,7 +12,7 @@
 # against the uninstrumented one (the runs share the GPU and the cores with
 # the other campaigns' runs, so it is an upper bound) and runs per hour.
 # Env: XFPX (default target/release/xfpx, the NVIDIA tool installed), OUT
-# (default ./campaigns-out), APPS (built apps; default .devout/apps, built
+# (default ./campaigns-out; a baseline in OUT/plain.tsv is kept), APPS (built apps; default .devout/apps, built
 # when missing), CAMPAIGN_RUNS (per model, default 4), CAMPAIGN_JOBS (per
 # workload, default 4), CAMPAIGN_BUDGET (seconds for the campaigns, default
 # 300; a campaign still running then is stopped and its finished runs
@@ -47,18 +47,23 @@ cmd_of() {
 }
 timeout_of() { if [ "$1" = lenet ]; then echo 90; else echo 30; fi; }
 
-# the uninstrumented baseline, each program alone
-: >"$OUT/plain.tsv"
-for w in "${WORKLOADS[@]}"; do
+# the uninstrumented baseline, each program alone (`campaigns-gpu.sh plain`
+# measures only that; a later call keeps a baseline already measured)
+[ "${1:-}" = plain ] && rm -f "$OUT/plain.tsv"
+[ -s "$OUT/plain.tsv" ] || for w in "${WORKLOADS[@]}"; do
     read -r -a cmd <<<"$(cmd_of "$w")"
     times=$(for _ in 1 2 3; do
         s=$(date +%s.%N)
-        "${cmd[@]}" >"$OUT/plain-$w.txt" 2>&1 || echo "plain $w failed" >&2
-        e=$(date +%s.%N)
-        echo "$s $e" | awk '{printf "%.3f\n", $2 - $1}'
+        if "${cmd[@]}" >"$OUT/plain-$w.txt" 2>&1; then
+            e=$(date +%s.%N)
+            echo "$s $e" | awk '{printf "%.3f\n", $2 - $1}'
+        else
+            echo "plain $w failed: $(tail -n1 "$OUT/plain-$w.txt")" >&2
+        fi
     done | sort -n | sed -n 2p)
-    echo "$w $times" >>"$OUT/plain.tsv"
+    echo "$w ${times:-failed}" >>"$OUT/plain.tsv"
 done
+if [ "${1:-}" = plain ]; then cat "$OUT/plain.tsv"; exit 0; fi
 
 # the four campaigns side by side
 : >"$OUT/walls.tsv"
