@@ -101,14 +101,12 @@ pub fn facts(kernel: &SassKernel) -> Vec<InjectFacts> {
             };
             let immediate =
                 sources.iter().any(|o| matches!(o, SassOperand::ImmBits { .. } | SassOperand::ImmValue { .. }));
-            // loads from memory a kernel reads and writes (global, generic,
-            // local, shared), not constant-bank operands or `LDC`: those are
-            // the launch's parameters and the driver's constants, whose
-            // corruption is a bad pointer, not a wrong memory source
-            let memory_source = matches!(
-                mix,
-                MixClass::Load { space: MemSpace::Global | MemSpace::Generic | MemSpace::Local | MemSpace::Shared }
-            );
+            // the paper's IMS: an operand in constant memory (a constant-bank
+            // operand, `LDC`: the launch's parameters among them) or a load
+            // from shared memory; corrupting a parameter that holds a
+            // pointer is the model's bad memory source, often a DUE
+            let memory_source = sources.iter().any(|o| matches!(o, SassOperand::ConstBank { .. }))
+                || matches!(mix, MixClass::Load { space: MemSpace::Shared | MemSpace::Constant });
             let shared_store = (matches!(mix, MixClass::Store { space: MemSpace::Shared })
                 && matches!(v.uses.get(1), Some(Operand::Reg(r)) if r.file == RegFile::PerLane)
                 && s.operands.first().and_then(address_register).is_some())

@@ -31,7 +31,7 @@ pub enum ErrorModel {
     Ivra,
     /// Incorrect immediate operand: an error mask on results of instructions with an immediate.
     Iio,
-    /// Incorrect memory source: an error mask on results of loads from memory (see [`crate::inject_tool`]).
+    /// Incorrect memory source: an error mask on results of instructions reading constant or shared memory.
     Ims,
     /// Incorrect memory destination: an error mask on the data or the address of stores to shared memory.
     Imd,

@@ -14,10 +14,11 @@
 //! - IVRA: the same instructions; a register outside the thread's
 //!   allocation is refused by the hardware with an out-of-range register
 //!   error, injected as the trap that error raises;
-//! - IIO, IMS: instructions with an immediate operand (IIO), loads from
-//!   memory (IMS; on NVIDIA global, generic, local and shared loads, not
-//!   constant-bank reads, which hold the launch's parameters; on AMD scalar
-//!   memory loads and LDS reads): their result is XORed with the mask;
+//! - IIO, IMS: instructions with an immediate operand (IIO), reading
+//!   constant or shared memory (IMS; on NVIDIA constant-bank operands, the
+//!   launch's parameters among them, and shared loads; on AMD scalar memory
+//!   loads, the kernel arguments among them, and LDS reads): their result
+//!   is XORed with the mask;
 //! - IMD: stores to shared memory: their data or address XORed, for that
 //!   store only;
 //! - WV: instructions writing the chosen predicate write its inverse (where

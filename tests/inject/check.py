@@ -120,9 +120,6 @@ def predict(case, sm, golden, faulty):
                 out[i] = golden[i] ^ 0x10000
             elif case == "imd_addr" and t < 4:
                 out[i] = golden[b * THREADS + (t ^ 1)]
-            elif case == "ims" and t == 7:
-                # LDS R9, [R7] (the only load from memory) XORed with 0x1
-                out[i] = golden[i] ^ 0x1
             elif case == "ial_ignore" and t == 7:
                 # FADD R9, R4, R3 dropped: R9 keeps i (LEA R9, R11, R0, 0x5)
                 out[i] = i

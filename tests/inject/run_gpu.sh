@@ -66,7 +66,7 @@ CASES=(
     "WV select wv --model WV --predicate 0"
     "IMD-data shared imd_data --model IMD --store data --mask 0x10000 --lanes 0-3"
     "IMD-addr shared imd_addr --model IMD --store address --mask 4 --lanes 0-3"
-    "IMS shared ims --model IMS --mask 0x1 --lanes 7"
+    "IMS shared due:misaligned --model IMS --mask 0x1 --lanes 7"
     "IRA-src index ira_src --model IRA --operand src0 --register 4 --lanes 7"
     "IIO index iio --model IIO --mask 0x20 --lanes 7"
     "IAL-ign fadd ial_ignore --model IAL --unit fp --lane-fault ignore --lanes 7"

@@ -70,13 +70,13 @@ def faulty(case):
                 # lane 7: slot 64b + 47, value (100000 b + 306) ^ 0x20
                 bad[64 * b + 47] = ((100000 * b + 306) & 0xFFFFFFFF) ^ 0x20
         return out + log, bad + log
-    kernel = {"ims": "shared", "ial_ignore": "fadd", "ial_force": "guarded"}[case]
+    kernel = {"ial_ignore": "fadd", "ial_force": "guarded"}[case]
     out, log = flat_golden(kernel)
     bad = list(out)
     for b in ON:
         i = b * 32 + 7
         a, c = ab(i)
-        bad[i] = {"ims": out[i] ^ 1, "ial_ignore": i, "ial_force": bits(f32(a + c))}[case]
+        bad[i] = {"ial_ignore": i, "ial_force": bits(f32(a + c))}[case]
     return out + log, bad + log
 
 
@@ -97,7 +97,7 @@ def check(case, golden, bad, d):
 def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as d:
-        for case in ("ira_src", "iio", "ims", "ial_ignore", "ial_force"):
+        for case in ("ira_src", "iio", "ial_ignore", "ial_force"):
             golden, bad = faulty(case)
             rc, line = check(case, golden, bad, d)
             ok = rc == 0 and line.startswith("exact (2 blocks on SM 5")
