@@ -49,9 +49,10 @@ fn touched(kernel: &str, fault: &[&str]) -> Vec<u32> {
 fn each_model_touches_what_the_predictions_assume() {
     let lane7 = ["--lanes", "7"];
     let with = |f: &[&'static str]| [f, &lane7[..]].concat();
-    // IMS: the LDCs (the stack pointer, the `out` pointer: its bit 0 makes
-    // lane 7's store misaligned, a DUE) and the LDS
-    assert_eq!(touched(SHARED, &with(&["--model", "IMS", "--mask", "0x1"])), vec![0x0, 0xc0, 0x100]);
+    // IMS: the LDCs (the stack pointer; the `out` pointer, whose bit 0 makes
+    // lane 7's store misaligned, a DUE; the `smid` pointer, lane 0 only)
+    // and the LDS
+    assert_eq!(touched(SHARED, &with(&["--model", "IMS", "--mask", "0x1"])), vec![0x0, 0xc0, 0x100, 0x150]);
     // IRA src0 -> R4: ISETP, LEA, IMAD, IMAD.WIDE.U32, IMAD (lane 7), SHF, IMAD.WIDE.U32 (lane 0 only)
     assert_eq!(
         touched(INDEX, &with(&["--model", "IRA", "--operand", "src0", "--register", "4"])),
