@@ -487,10 +487,17 @@ impl ToolCore {
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
         if self.counting.is_some() {
-            return self.plan_counts(name, mangled, &kernel);
+            let (mut calls, mut probes) = self.plan_counts(name, mangled, &kernel)?;
+            // a fault in a counted run: its calls after the counting ones
+            if let Some(fault) = self.config.fault.clone() {
+                let (more, n) = self.plan_injection(&kernel, None, &fault)?;
+                calls.extend(more);
+                probes += n;
+            }
+            return Ok((calls, probes));
         }
         if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
-            return self.plan_injection(&kernel, mangled, &fault);
+            return self.plan_injection(&kernel, Some(mangled), &fault);
         }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
@@ -600,11 +607,12 @@ impl ToolCore {
     }
 
     /// The inject tool's calls for one function (every launch of it runs
-    /// them: the fault is permanent).
+    /// them: the fault is permanent); `dump`: the function's name for
+    /// `--dump` (a counted run dumps its counting plan instead).
     fn plan_injection(
         &mut self,
         kernel: &crate::sass::SassKernel,
-        mangled: &str,
+        dump: Option<&str>,
         fault: &FaultSpec,
     ) -> Result<(Vec<CallInsertion>, u64), String> {
         if self.inject_state == 0 {
@@ -614,7 +622,7 @@ impl ToolCore {
         let calls = NvbitLowering::new(&kernel, self.inject_state)
             .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
             .map_err(|e| e.to_string())?;
-        if let Some(dir) = &self.config.dump_dir {
+        if let (Some(dir), Some(mangled)) = (&self.config.dump_dir, dump) {
             let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
             let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
@@ -628,7 +636,7 @@ impl ToolCore {
     /// Bytes of device memory the inject tool's state needs (0 when the
     /// run injects nothing).
     pub fn inject_bytes(&self) -> u64 {
-        if self.config.tool == ToolKind::Inject {
+        if self.config.fault.is_some() {
             crate::inject::STATE_BYTES
         } else {
             0
@@ -643,7 +651,7 @@ impl ToolCore {
     /// The fault's activations as read back at the end; `exact` is false
     /// when only the mapped flag could be read (`activations` 1 if it fired).
     pub fn inject_result(&mut self, activations: u64, exact: bool) {
-        let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) else {
+        let Some(fault) = self.config.fault.clone() else {
             return;
         };
         if std::mem::replace(&mut self.injection_reported, true) {
@@ -1042,6 +1050,48 @@ mod tests {
              1 of them naming a serial no launch had (launch unknown); 1 only from the site table read at the end, \
              whose launch is unknown (their record never reached the host)"
         );
+    }
+
+    #[test]
+    fn a_counted_run_can_carry_a_fault() {
+        let report = temp("counted-fault.json");
+        let fault = xfpx_common::fault::FaultFlags {
+            model: Some("IOC".into()),
+            unit: Some("fp".into()),
+            sm: Some("3".into()),
+            ..Default::default()
+        }
+        .spec()
+        .expect("fault");
+        let config = RunSettings {
+            report_path: report.clone(),
+            tool: ToolKind::Counters,
+            fault: Some(fault.clone()),
+            ..RunSettings::default()
+        }
+        .check()
+        .expect("valid");
+        let mut core = ToolCore::new(config).expect("core");
+        core.set_lines_enabled(false);
+        assert!(core.counting());
+        assert_eq!(core.inject_bytes(), crate::inject::STATE_BYTES);
+        core.set_inject_state(0x7000);
+        core.instrumenting_for(NAMES.mangled);
+        let calls = core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        // the count region's call, then the fault's: before and after the
+        // FADD and the MUFU (their results replaced), on the fault's state
+        let functions: Vec<&str> = calls.iter().map(|c| c.function.as_str()).collect();
+        assert_eq!(functions[1..], [crate::abi::INJECT; 4]);
+        assert_ne!(functions[0], crate::abi::INJECT);
+        assert!(calls[1..].iter().all(|c| c.args[7] == CallArg::Const64 { value: 0x7000 }));
+        assert_eq!(calls[1..].iter().map(|c| c.instr).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        core.inject_result(12, true);
+        core.finish().expect("written");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let i = r.injection.expect("injection in the counted run's report");
+        assert_eq!((i.fault, i.activations, i.exact), (fault, 12, true));
+        let _ = std::fs::remove_file(report);
     }
 
     #[test]

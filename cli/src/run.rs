@@ -69,7 +69,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         },
     };
     let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
-    let fault = a.fault.check(a.tool)?;
+    let fault = a.fault.check_run(a.tool)?;
     // a permanent fault is in every launch: no sampling
     let (sample_every, sample_doubling) = if fault.is_some() { (1, false) } else { (sample_every, sample_doubling) };
     // The one check of the configuration, before anything is created; the

@@ -293,10 +293,13 @@ impl RunSettings {
             (None, crate::tool::ToolKind::Inject) => {
                 return Err(ConfigError::Invalid("the inject tool needs a fault".into()))
             }
-            (Some(f), crate::tool::ToolKind::Inject) => {
+            // the counters tool counts a run with the fault in it
+            (Some(f), crate::tool::ToolKind::Inject | crate::tool::ToolKind::Counters) => {
                 f.validate().map_err(|e| ConfigError::Invalid(format!("invalid fault: {e}")))?
             }
-            (Some(_), _) => return Err(ConfigError::Invalid("a fault is injected only by the inject tool".into())),
+            (Some(_), _) => {
+                return Err(ConfigError::Invalid("a fault is injected only by the inject and counters tools".into()))
+            }
             (None, _) => {}
         }
         let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
