@@ -9,4 +9,12 @@
 //! The C boundary (types, tables, entry points, raw memory) is all in
 //! [`ffi`]; the rest is safe Rust over it.
 
+pub mod agents;
+pub mod code;
+pub mod device;
 pub mod ffi;
+pub mod memory;
+pub mod queues;
+mod relocate;
+pub mod signals;
+pub mod state;

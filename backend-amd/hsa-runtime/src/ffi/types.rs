@@ -165,3 +165,65 @@ pub struct hsa_ven_amd_loader_segment_descriptor_t {
     pub segment_base: *const c_void,
     pub segment_size: usize,
 }
+
+/// Little-endian fields of a 64-byte packet, at the struct's offsets.
+struct PacketBytes<'a>(&'a [u8; 64]);
+
+impl PacketBytes<'_> {
+    fn u16(&self, at: usize) -> u16 {
+        u16::from_le_bytes([self.0[at], self.0[at + 1]])
+    }
+    fn u32(&self, at: usize) -> u32 {
+        u32::from_le_bytes([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
+    }
+    fn u64(&self, at: usize) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.0[at..at + 8]);
+        u64::from_le_bytes(b)
+    }
+    fn signal(&self, at: usize) -> hsa_signal_t {
+        hsa_signal_t { handle: self.u64(at) }
+    }
+}
+
+impl hsa_kernel_dispatch_packet_t {
+    pub fn from_bytes(bytes: &[u8; 64]) -> hsa_kernel_dispatch_packet_t {
+        use std::mem::offset_of;
+        type P = hsa_kernel_dispatch_packet_t;
+        let b = PacketBytes(bytes);
+        P {
+            header: b.u16(offset_of!(P, header)),
+            setup: b.u16(offset_of!(P, setup)),
+            workgroup_size_x: b.u16(offset_of!(P, workgroup_size_x)),
+            workgroup_size_y: b.u16(offset_of!(P, workgroup_size_y)),
+            workgroup_size_z: b.u16(offset_of!(P, workgroup_size_z)),
+            reserved0: b.u16(offset_of!(P, reserved0)),
+            grid_size_x: b.u32(offset_of!(P, grid_size_x)),
+            grid_size_y: b.u32(offset_of!(P, grid_size_y)),
+            grid_size_z: b.u32(offset_of!(P, grid_size_z)),
+            private_segment_size: b.u32(offset_of!(P, private_segment_size)),
+            group_segment_size: b.u32(offset_of!(P, group_segment_size)),
+            kernel_object: b.u64(offset_of!(P, kernel_object)),
+            kernarg_address: b.u64(offset_of!(P, kernarg_address)),
+            reserved2: b.u64(offset_of!(P, reserved2)),
+            completion_signal: b.signal(offset_of!(P, completion_signal)),
+        }
+    }
+}
+
+impl hsa_barrier_and_packet_t {
+    pub fn from_bytes(bytes: &[u8; 64]) -> hsa_barrier_and_packet_t {
+        use std::mem::offset_of;
+        type P = hsa_barrier_and_packet_t;
+        let b = PacketBytes(bytes);
+        let deps = offset_of!(P, dep_signal);
+        P {
+            header: b.u16(offset_of!(P, header)),
+            reserved0: b.u16(offset_of!(P, reserved0)),
+            reserved1: b.u32(offset_of!(P, reserved1)),
+            dep_signal: std::array::from_fn(|i| b.signal(deps + 8 * i)),
+            reserved2: b.u64(offset_of!(P, reserved2)),
+            completion_signal: b.signal(offset_of!(P, completion_signal)),
+        }
+    }
+}
