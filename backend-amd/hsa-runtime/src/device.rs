@@ -7,11 +7,13 @@
 //! time (queues take turns).
 
 use crate::code;
+use crate::ffi::generated::*;
 use crate::ffi::types::hsa_kernel_dispatch_packet_t;
 use crate::memory;
 use std::sync::Mutex;
 use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::{run_dispatch, Dispatch, DispatchAddresses, LoadedCode, RunLimits};
+use xfpx_amd_emu::wave::ExecError;
+use xfpx_amd_emu::{run_dispatch, Dispatch, DispatchAddresses, LoadedCode, RunError, RunLimits};
 
 static DEVICE: Mutex<()> = Mutex::new(());
 
@@ -24,13 +26,36 @@ pub struct PacketPlace {
     pub dispatch_id: u64,
 }
 
-/// Why a dispatch failed (one line).
+/// Why a dispatch failed: the status the queue's error callback receives
+/// and one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DispatchError(pub String);
+pub struct DispatchError {
+    pub status: hsa_status_t,
+    pub message: String,
+}
 
 impl std::fmt::Display for DispatchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
+    }
+}
+
+/// A packet the emulated GPU cannot take.
+fn bad_packet(message: String) -> DispatchError {
+    DispatchError { status: HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, message }
+}
+
+/// The status AMD's runtime reports for what stopped a kernel.
+fn status_of(e: &RunError) -> hsa_status_t {
+    match e {
+        RunError::Exec(ExecError::MemoryFault { .. }) => HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+        RunError::Exec(ExecError::Decode { .. } | ExecError::Unsupported { .. }) => {
+            HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+        }
+        RunError::Launch(_) => HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+        RunError::Exec(ExecError::Trap { .. }) | RunError::InstructionLimit(_) | RunError::Deadlock => {
+            HSA_STATUS_ERROR_EXCEPTION
+        }
     }
 }
 
@@ -47,10 +72,10 @@ fn shape(p: &hsa_kernel_dispatch_packet_t) -> Result<Dispatch, DispatchError> {
     let mut groups = [1u32; 3];
     for i in 0..3 {
         if wg[i] == 0 || grid[i] == 0 {
-            return Err(DispatchError(format!("dimension {i}: workgroup size {} and grid size {}", wg[i], grid[i])));
+            return Err(bad_packet(format!("dimension {i}: workgroup size {} and grid size {}", wg[i], grid[i])));
         }
         if !grid[i].is_multiple_of(wg[i]) {
-            return Err(DispatchError(format!(
+            return Err(bad_packet(format!(
                 "dimension {i}: the grid ({}) is not a multiple of the workgroup size ({}); the emulator runs whole workgroups only",
                 grid[i], wg[i]
             )));
@@ -63,16 +88,17 @@ fn shape(p: &hsa_kernel_dispatch_packet_t) -> Result<Dispatch, DispatchError> {
 /// Runs the kernel dispatch packet `p` (read from `place`).
 pub fn dispatch(p: &hsa_kernel_dispatch_packet_t, place: PacketPlace) -> Result<(), DispatchError> {
     let (object, index) = code::kernel_for_object(p.kernel_object).ok_or_else(|| {
-        DispatchError(format!("kernel object {:#x} is not a kernel of a loaded executable", p.kernel_object))
+        bad_packet(format!("kernel object {:#x} is not a kernel of a loaded executable", p.kernel_object))
     })?;
-    let kernel = object.kernel(index).ok_or_else(|| DispatchError("kernel index out of range".into()))?;
+    let kernel = object.kernel(index).ok_or_else(|| bad_packet("kernel index out of range".into()))?;
     let mut d = shape(p)?;
     d.dynamic_lds = p.group_segment_size.saturating_sub(kernel.group_segment_fixed_size);
     let _device = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let snapshot = memory::snapshot();
     let mut mem = GlobalMemory::new();
     for (base, bytes) in &snapshot {
-        mem.map_at(*base, bytes.clone()).map_err(DispatchError)?;
+        mem.map_at(*base, bytes.clone())
+            .map_err(|message| DispatchError { status: HSA_STATUS_ERROR_OUT_OF_RESOURCES, message })?;
     }
     let code = LoadedCode { object: object.program.clone(), base: object.image_base };
     let at = DispatchAddresses {
@@ -88,7 +114,10 @@ pub fn dispatch(p: &hsa_kernel_dispatch_packet_t, place: PacketPlace) -> Result<
             memory::write_back(*base, before, after);
         }
     }
-    run.map(|_| ()).map_err(|e| DispatchError(format!("kernel {}: {e}", kernel.name)))
+    run.map(|_| ()).map_err(|e| DispatchError {
+        status: status_of(&e),
+        message: format!("kernel {} (code object at {:#x}): {e}", kernel.name, object.image_base),
+    })
 }
 
 #[cfg(test)]
@@ -110,7 +139,7 @@ mod tests {
         let d = shape(&p).expect("1-D");
         assert_eq!((d.grid, d.block), ([4, 1, 1], [64, 1, 1]));
         p.setup = 2;
-        assert!(shape(&p).expect_err("5 rows of 9").0.contains("not a multiple"));
+        assert!(shape(&p).expect_err("5 rows of 9").message.contains("not a multiple"));
         p.grid_size_x = 0;
         assert!(shape(&p).is_err());
     }

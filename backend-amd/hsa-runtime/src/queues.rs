@@ -264,7 +264,7 @@ fn process(q: &Queue, header: u16, bytes: &[u8; PACKET_BYTES], index: u64) -> Ou
             };
             match device::dispatch(&p, place) {
                 Ok(()) => Outcome::Done(p.completion_signal),
-                Err(e) => Outcome::Failed(HSA_STATUS_ERROR_EXCEPTION, e.0),
+                Err(e) => Outcome::Failed(e.status, e.message),
             }
         }
         HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR => {

@@ -2,11 +2,14 @@
 //! against the runtime as `-lhsa-runtime64`) run on the emulated runtime for
 //! gfx942 and gfx90a and their outputs equal the host's references (each
 //! program checks its own and exits non-zero on a mismatch); a target the
-//! emulator does not run is refused with one line.
+//! emulator does not run is refused with one line. The API beyond the
+//! programs (`tests/c/api_checks.c`) answers as the headers specify, and a
+//! dispatch the GPU cannot complete reaches the queue's error callback or,
+//! without one, stops the process with a line.
 
 mod common;
 
-use common::{run, text, PROGRAMS};
+use common::{run, run_with, text, PROGRAMS};
 
 #[test]
 fn every_program_equals_the_host_on_gfx942_and_gfx90a() {
@@ -35,4 +38,47 @@ fn the_default_target_is_gfx942_and_an_unknown_one_is_refused() {
     let out = run("vector_add", &[("XFPX_HSA_TARGET", "gfx908")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("gfx908/vector_add.co"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_api_answers_as_the_headers_specify() {
+    for target in ["gfx942", "gfx90a"] {
+        let out = run("api_checks", &[("XFPX_HSA_TARGET", target)]);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{target}: {stdout}{stderr}");
+        assert!(stdout.contains("checks hold"), "{stdout}");
+        // The two code objects it makes the runtime refuse, one line each.
+        let other = if target == "gfx90a" { "gfx942" } else { "gfx90a" };
+        assert_eq!(
+            stderr.lines().collect::<Vec<_>>(),
+            [
+                "warning: xfpx emulated HSA runtime: code object not loaded: malformed ELF header: bad magic".to_string(),
+                format!("warning: xfpx emulated HSA runtime: code object not loaded: the code object is for {other}, the agent is {target}"),
+            ],
+            "{target}"
+        );
+    }
+}
+
+#[test]
+fn a_failed_dispatch_reaches_the_error_callback_or_stops_the_process() {
+    // A store through an unmapped pointer: a memory aperture violation.
+    let out = run_with("queue_error", &["fault", "callback"], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "queue error callback: status 0x29, completion signal 1");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("kernel vector_add") && stderr.contains("store of address 0x10"), "{stderr}");
+    // A packet naming no kernel: an invalid packet.
+    let out = run_with("queue_error", &["object", "callback"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(text(&out.stdout).trim(), "queue error callback: status 0x1009, completion signal 1");
+    assert!(text(&out.stderr).contains("is not a kernel of a loaded executable"));
+    // Without a callback the process aborts, after saying why.
+    let out = run_with("queue_error", &["fault", "none"], &[]);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(6), "{:?}", out.status);
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(stderr.lines().nth(1).is_some_and(|l| l.contains("no error callback; aborting")), "{stderr}");
 }

@@ -11,6 +11,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub const PROGRAMS: [&str; 5] = ["vector_add", "reduce", "multi", "fpe", "unrewritable"];
+/// Programs of the tests themselves (`tests/c`).
+pub const TEST_PROGRAMS: [&str; 2] = ["api_checks", "queue_error"];
 
 /// The programs' folder (kernels, code objects per target, sources).
 pub fn programs_dir() -> PathBuf {
@@ -46,11 +48,15 @@ pub fn setup() -> &'static Setup {
         std::fs::copy(built_runtime(), root.join("libhsa-runtime64.so.1")).expect("copy the runtime");
         std::os::unix::fs::symlink("libhsa-runtime64.so.1", root.join("libhsa-runtime64.so")).expect("link");
         let src = programs_dir().join("src");
-        for p in PROGRAMS {
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+        let all = PROGRAMS.iter().map(|p| src.join(format!("{p}.c")));
+        let all = all.chain(TEST_PROGRAMS.iter().map(|p| tests.join(format!("{p}.c"))));
+        for (path, p) in all.zip(PROGRAMS.iter().chain(TEST_PROGRAMS.iter())) {
             run_ok(
                 Command::new("gcc")
                     .args(["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I/usr/include/hsa"])
-                    .arg(src.join(format!("{p}.c")))
+                    .arg(format!("-I{}", src.display()))
+                    .arg(path)
                     .arg("-o")
                     .arg(root.join(p))
                     .arg(format!("-L{}", root.display()))
@@ -89,9 +95,15 @@ pub fn build_tool(name: &str, defines: &[&str]) -> PathBuf {
 
 /// Runs program `name` on the emulated runtime with `env`; kills it after two minutes.
 pub fn run(name: &str, env: &[(&str, &str)]) -> Output {
+    run_with(name, &[], env)
+}
+
+/// [`run`] with arguments after the programs' folder.
+pub fn run_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let s = setup();
     let mut cmd = Command::new(s.root.join(name));
     cmd.arg(programs_dir())
+        .args(args)
         .env("LD_LIBRARY_PATH", &s.root)
         .env_remove("HSA_TOOLS_LIB")
         .env_remove("XFPX_HSA_TARGET")
