@@ -82,3 +82,34 @@ fn a_failed_dispatch_reaches_the_error_callback_or_stops_the_process() {
     assert_eq!(stderr.lines().count(), 2, "{stderr}");
     assert!(stderr.lines().nth(1).is_some_and(|l| l.contains("no error callback; aborting")), "{stderr}");
 }
+
+/// A program linked against AMD's library (Debian's, whose symbols carry the
+/// version `ROCR_1`) runs on the emulated one without a loader warning.
+#[test]
+fn a_program_linked_against_amds_runtime_runs_on_this_one() {
+    let real = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so");
+    if !real.exists() {
+        eprintln!("SKIPPED: {} (libhsa-runtime-dev) is not installed", real.display());
+        return;
+    }
+    let s = common::setup();
+    let exe = s.root.join("vector_add_amd");
+    let st = std::process::Command::new("gcc")
+        .args(["-std=c11", "-O1", "-I/usr/include/hsa"])
+        .arg(common::programs_dir().join("src/vector_add.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lhsa-runtime64")
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let out = std::process::Command::new(&exe)
+        .arg(common::programs_dir())
+        .env("LD_LIBRARY_PATH", &s.root)
+        .env_remove("HSA_TOOLS_LIB")
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("equal the host's"));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
