@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the code objects of the HSA programs' kernels from kernels/*.hip:
-#   <target>/<name>.co for gfx90a and gfx942 (clang-19, -O2 -g).
+#   <target>/<name>.co for gfx90a and gfx942 (clang-19, -O2 -g; TOOLS.txt
+#   records the compiler version that made the committed ones).
 # Compiled inside kernels/ with relative paths and a fixed debug compilation
 # directory and cuid, so that the objects do not depend on where the tree lives.
 # Usage: backend-amd/hsa-runtime/programs/build.sh [OUT_DIR]
