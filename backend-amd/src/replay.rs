@@ -41,19 +41,9 @@ pub struct RewrittenReplay {
     pub failure: Option<String>,
 }
 
-/// The code object file a launch names, `{target}` filled in.
+/// The code object file a launch names, `{target}` filled in (or `explicit`).
 pub fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let rel = if launch.code_object.contains("{target}") {
-        let t = target
-            .ok_or_else(|| anyhow!("the launch's code object {} needs a target (--target)", launch.code_object))?;
-        launch.code_object.replace("{target}", t)
-    } else {
-        launch.code_object.clone()
-    };
-    Ok(launch.dir.join(rel))
+    launch.code_object_path(target, explicit).map_err(|e| anyhow!("{e}"))
 }
 
 /// The instrumented code to run.

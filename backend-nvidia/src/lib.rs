@@ -1,7 +1,7 @@
 //! NVIDIA backend of xfpx: the CLI's seam ([`backend`]), SASS instruction knowledge ([`sass`]), lowering
 //! of plans to NVBit call insertions ([`lower`]) against the shared device
 //! function declaration ([`abi`]), decoding of what the device sends
-//! ([`record`]), the host side of the NVBit tool ([`runtime`]), debug dumps
+//! ([`record`]), the host side of the NVBit tool ([`runtime`]) and its launch capture ([`capture_run`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), the counters tool's
 //! plan and calls ([`counts`]) and its tables during a run ([`count_run`]), where the built tool is found ([`tool_library`]),
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]) and one
@@ -16,6 +16,7 @@
 
 pub mod abi;
 pub mod backend;
+pub mod capture_run;
 pub mod count_run;
 pub mod counts;
 pub mod disasm_cache;

@@ -5,6 +5,7 @@
 //! see [`crate::count_run`]), streamed as events to the CLI or written as
 //! a report.
 
+use crate::capture_run::{CaptureRun, Geometry};
 use crate::count_run::CountRun;
 use crate::counts::{plan_counts, TableShape, WARP_SIZE};
 use crate::dump::render_kernel;
@@ -16,6 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
 use xfpx_common::event::Event;
@@ -166,6 +168,8 @@ pub struct ToolCore {
     /// the shim made it), and whether its result was reported.
     inject_state: u64,
     injection_reported: bool,
+    /// `--capture`: the launches recorded, and the allocations seen.
+    capture: Option<CaptureRun>,
 }
 
 fn command_line() -> Vec<String> {
@@ -250,7 +254,11 @@ impl ToolCore {
             instrumenting_for: None,
             inject_state: 0,
             injection_reported: false,
+            capture: None,
         };
+        if let Some(settings) = core.config.capture.clone() {
+            core.capture = Some(CaptureRun::new(settings, std::process::id()));
+        }
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
         }
@@ -296,6 +304,9 @@ impl ToolCore {
         run.device = device.to_string();
         run.target = target.map(str::to_string);
         self.target = target.map(str::to_string);
+        if let Some(c) = &mut self.capture {
+            c.device(device, target);
+        }
         self.emit(Event::Device { vendor: "nvidia".into(), device: device.into(), target: target.map(str::to_string) });
     }
 
@@ -662,6 +673,24 @@ impl ToolCore {
         self.emit(Event::Injection { injection });
     }
 
+    /// The launch capture of the run (`--capture`), if any.
+    pub fn capture(&mut self) -> Option<&mut CaptureRun> {
+        self.capture.as_mut()
+    }
+
+    /// A launch is about to start: capture it when the run captures and
+    /// the kernel filter admits it (see [`CaptureRun::begin`]).
+    pub fn capture_begin(
+        &mut self,
+        names: KernelNames,
+        geometry: Geometry,
+        params: &[u8],
+        layout: &[ParamSlot],
+    ) -> Option<(u64, Vec<(u64, u64)>)> {
+        let admitted = self.wants_kernel(names);
+        self.capture.as_mut()?.begin(names, admitted, geometry, params, layout)
+    }
+
     /// Number of sites so far: the device table must cover ids below it.
     pub fn site_count(&self) -> u32 {
         self.sites.len() as u32
@@ -798,6 +827,11 @@ impl ToolCore {
         self.finished = true;
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
+        }
+        if let Some(notes) = self.capture.as_mut().map(CaptureRun::finish) {
+            for n in notes {
+                self.note(&n);
+            }
         }
         // an inject run whose state was never read back (no GPU context
         // reached the end): nothing is known of the count

@@ -169,6 +169,15 @@ pub struct RunArgs {
     pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]
     pub fault: crate::fault_args::FaultArgs,
+    /// Record the launches of the selected kernels (--kernels) into this new or empty folder: parameters, and the device memory they point into before and after each launch, for `xfpx replay --code-object AMD_BUILD DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub capture: Option<PathBuf>,
+    /// With --capture: launches captured at most (default 64).
+    #[arg(long = "capture-max-launches", value_name = "N", requires = "capture")]
+    pub capture_max_launches: Option<u64>,
+    /// With --capture: bytes of memory images written at most, before and after together (suffixes K, M, G: binary units; default 1G); a launch over it is not captured, and the summary says so.
+    #[arg(long = "capture-max-bytes", value_name = "B", requires = "capture")]
+    pub capture_max_bytes: Option<String>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -362,6 +371,28 @@ pub fn parse_instr_range(s: &str) -> Result<(u32, u32)> {
     Ok((a, b))
 }
 
+/// Parse a byte count with an optional binary suffix: `4096`, `512K`,
+/// `64M`, `1G` (also `KiB`, `MiB`, `GiB`); at least 1.
+pub fn parse_bytes(flag: &str, s: &str) -> Result<u64> {
+    let bad = || anyhow!("invalid {flag} `{s}`: expected a number of bytes, optionally with K, M or G (binary units)");
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let shift = match unit.trim() {
+        "" => 0,
+        "K" | "k" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        _ => return Err(bad()),
+    };
+    let bytes = n.checked_shl(shift).filter(|b| b >> shift == n).ok_or_else(bad)?;
+    if bytes == 0 {
+        bail!("invalid {flag} `{s}`: at least one byte");
+    }
+    Ok(bytes)
+}
+
 /// Parse the `--fail-on` list; an empty list is an error.
 pub fn parse_fail_on(s: &str) -> Result<ExceptionKinds> {
     let kinds = ExceptionKinds::parse_list(s).map_err(|e| anyhow!("invalid --fail-on: {e}"))?;
@@ -374,6 +405,18 @@ pub fn parse_fail_on(s: &str) -> Result<ExceptionKinds> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("--b", "4096").expect("valid"), 4096);
+        assert_eq!(parse_bytes("--b", "512K").expect("valid"), 512 << 10);
+        assert_eq!(parse_bytes("--b", "64MiB").expect("valid"), 64 << 20);
+        assert_eq!(parse_bytes("--b", "1G").expect("valid"), 1 << 30);
+        for bad in ["", "G", "1T", "-1", "0", "99999999999999999999G", "1.5M"] {
+            let e = parse_bytes("--b", bad).expect_err("invalid").to_string();
+            assert!(e.starts_with("invalid --b") && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn instr_range() {

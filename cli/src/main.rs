@@ -9,6 +9,7 @@
 
 mod args;
 mod campaign;
+mod capture_replay;
 mod compare;
 mod console;
 mod demo;

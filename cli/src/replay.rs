@@ -16,15 +16,22 @@ use crate::output::Outputs;
 use crate::report_io::Destination;
 use crate::run::exit_code_gated;
 use crate::vendor::emulator;
-use crate::{compare, progress, region_cmd, summary};
+use crate::{progress, region_cmd, summary};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::Arc;
 use xfpx_common::backend::{Progress, ReplayRequest};
+use xfpx_common::capture::{OutputFile, OutputManifest};
 use xfpx_common::config::{Mode, RunSettings};
 use xfpx_common::fault::FaultSpec;
 use xfpx_common::tool::ToolKind;
 
 pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
+    if a.launch.is_dir() {
+        if fault.is_some() {
+            bail!("a capture folder is replayed with the exception detector: --tool inject takes a launch file");
+        }
+        return crate::capture_replay::replay(a);
+    }
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
     let fail_on_region = fail_on.is_some_and(|f| f.region);
     let counting = a.tool == ToolKind::Counters;
@@ -93,20 +100,14 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
             let p = dir.join(format!("{}.bin", o.name));
             std::fs::write(&p, &o.bytes).with_context(|| format!("cannot write {}", p.display()))?;
         }
-        let manifest = compare::Manifest {
+        let manifest = OutputManifest {
             kernel: report.kernels.first().map(|k| k.name.clone()).unwrap_or_default(),
             outputs: outputs
                 .iter()
-                .map(|o| compare::ManifestEntry {
-                    name: o.name.clone(),
-                    elem: o.elem.clone(),
-                    file: format!("{}.bin", o.name),
-                })
+                .map(|o| OutputFile { name: o.name.clone(), elem: o.elem.clone(), file: format!("{}.bin", o.name) })
                 .collect(),
         };
-        let p = dir.join(compare::MANIFEST);
-        let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-        std::fs::write(&p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        manifest.write(dir)?;
     }
     let mut text = summary::summary(&report, true);
     text.push_str(&region_cmd::table(&report));

@@ -23,7 +23,8 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use xfpx_common::backend::LiveBackend;
-use xfpx_common::config::{RunConfig, RunSettings, CONFIG_ENV};
+use xfpx_common::capture;
+use xfpx_common::config::{CaptureSettings, RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKinds;
 use xfpx_common::report::{Collector, ExitStatus, KernelStatus, Recorded, Report, RunInfo};
@@ -74,7 +75,22 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     let (sample_every, sample_doubling) = if fault.is_some() { (1, false) } else { (sample_every, sample_doubling) };
     // The one check of the configuration, before anything is created; the
     // settings that environment variables give are read here, once.
+    let capture = match &a.capture {
+        Some(dir) => Some(CaptureSettings {
+            dir: capture_folder(dir)?,
+            max_launches: a.capture_max_launches.unwrap_or(capture::DEFAULT_MAX_LAUNCHES),
+            max_bytes: match a.capture_max_bytes.as_deref() {
+                Some(b) => args::parse_bytes("--capture-max-bytes", b)?,
+                None => capture::DEFAULT_MAX_BYTES,
+            },
+        }),
+        None => None,
+    };
+    if a.capture_max_launches == Some(0) {
+        bail!("invalid --capture-max-launches 0: capture at least one launch, or leave out --capture");
+    }
     let config = RunSettings {
+        capture,
         mode: a.mode,
         kernels: a.kernels,
         exclude: a.exclude,
@@ -116,6 +132,10 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
     if let Some(d) = &a.dump {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create dump directory {}", d.display()))?;
     }
+    if let Some(c) = &config.capture {
+        std::fs::create_dir_all(&c.dir)
+            .with_context(|| format!("cannot create the capture folder {}", c.dir.display()))?;
+    }
     let config = config.reporting_to(None, report_path);
     Ok(RunPlan {
         config,
@@ -127,6 +147,24 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         command: a.command,
         html: a.html,
     })
+}
+
+/// The capture folder `dir`, absolute: a new one, or an existing empty
+/// folder (nothing in it is replaced). Created once the run is checked.
+fn capture_folder(dir: &Path) -> Result<PathBuf> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!("the capture folder {} is not empty: name a new or empty folder", dir.display());
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) if dir.exists() && !dir.is_dir() => {
+            bail!("the capture folder {} is not a folder", dir.display())
+        }
+        Err(e) => bail!("cannot read the capture folder {}: {e}", dir.display()),
+    }
+    std::path::absolute(dir).with_context(|| format!("cannot resolve the capture folder {}", dir.display()))
 }
 
 /// A private directory for the configuration file and the event socket,
@@ -250,11 +288,15 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let exit = state.pump(&mut socket, &tx, &rx, pid);
     let mut report = state.finish(exit, &load, p.inject);
     drop(scratch);
+    let captured = p.config.capture.as_ref().map(|c| finish_capture(&c.dir, &report));
     // the region check goes into the report; a failed check still leaves
     // the report written, then is the command's error
     let checked = p.region.as_deref().map(|r| region_cmd::check(&mut report, &p.command[0].to_string_lossy(), r));
     let text = format!("{}{}", summary::summary(&report, false), region_cmd::table(&report));
     Outputs::of_run(p.report.as_ref(), p.html.as_deref(), p.format).finish(&report, &text)?;
+    if let Some(line) = captured {
+        say!("{line}");
+    }
     let outside = match checked.transpose()? {
         Some(outcome) => !outcome.deviations.is_empty(),
         None => false,
@@ -263,6 +305,40 @@ pub fn run(a: RunArgs) -> Result<i32> {
         return Ok(EXIT_FINDINGS);
     }
     Ok(exit_code_gated(&report, p.fail_on))
+}
+
+/// Assemble the capture's manifest from the parts the program's processes
+/// wrote; returns the line that says what was captured where.
+fn finish_capture(dir: &Path, report: &Report) -> String {
+    match capture::assemble(dir, report.run.command.clone()) {
+        Ok(Some(m)) => {
+            let complete = m.launches.iter().filter(|l| l.complete).count();
+            let bytes: u64 = m.launches.iter().map(|l| l.bytes).sum();
+            let mut line = format!(
+                "xfpx: capture: {complete} launch{} written to {} ({} of memory images; manifest {})",
+                if complete == 1 { "" } else { "es" },
+                dir.display(),
+                xfpx_common::limits::human_bytes(bytes),
+                capture::MANIFEST
+            );
+            if m.launches.len() > complete {
+                line.push_str(&format!("; {} incomplete (see the manifest)", m.launches.len() - complete));
+            }
+            if !m.not_captured.is_empty() {
+                line.push_str(&format!(
+                    "; {} note{} of what was not captured in the report and manifest",
+                    m.not_captured.len(),
+                    if m.not_captured.len() == 1 { "" } else { "s" }
+                ));
+            }
+            line
+        }
+        Ok(None) => format!(
+            "xfpx: capture: nothing was captured into {} (no process of the program captured a launch)",
+            dir.display()
+        ),
+        Err(e) => format!("xfpx: capture: {e}"),
+    }
 }
 
 /// The run's mode as the report names it: the counters tool's runs are

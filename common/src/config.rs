@@ -232,6 +232,23 @@ pub struct RunSettings {
     /// The one permanent fault of an inject run (`tool` is `inject`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<crate::fault::FaultSpec>,
+    /// Record launches of the selected kernels (`--capture DIR`): their
+    /// parameters and the memory they point into, before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureSettings>,
+}
+
+/// What `xfpx run --capture` records (the format: [`crate::capture`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureSettings {
+    /// The capture folder (absolute; created by the command line, empty).
+    pub dir: PathBuf,
+    /// Launches captured at most, over the run (`--capture-max-launches`).
+    pub max_launches: u64,
+    /// Bytes of memory images written at most, before and after images
+    /// together (`--capture-max-bytes`); a launch that would pass it is
+    /// not captured, and a note says so.
+    pub max_bytes: u64,
 }
 
 impl Default for RunSettings {
@@ -252,6 +269,7 @@ impl Default for RunSettings {
             tool: crate::tool::ToolKind::Detect,
             count_window_blocks: 0,
             fault: None,
+            capture: None,
         }
     }
 }
@@ -301,6 +319,20 @@ impl RunSettings {
                 return Err(ConfigError::Invalid("a fault is injected only by the inject and counters tools".into()))
             }
             (None, _) => {}
+        }
+        if let Some(c) = &self.capture {
+            if self.tool != crate::tool::ToolKind::Detect {
+                return Err(ConfigError::Invalid(format!(
+                    "a capture records launches of the detect tool only, not of the {} tool",
+                    self.tool.name()
+                )));
+            }
+            if c.max_launches == 0 || c.max_bytes == 0 {
+                return Err(ConfigError::Invalid("a capture needs room for at least one launch and one byte".into()));
+            }
+            if !c.dir.is_absolute() {
+                return Err(ConfigError::Invalid(format!("the capture folder {} is not absolute", c.dir.display())));
+            }
         }
         let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
         Ok(RunConfig { settings: self, filter })
@@ -485,6 +517,30 @@ mod tests {
         assert_eq!(c.tools.keep_device_code, Some(PathBuf::from("/k")));
         assert_eq!(c.tools.source_lines, SourceLines::WithLibraries);
         assert_eq!(c.tools.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
+    }
+
+    #[test]
+    fn capture_settings_are_checked() {
+        let capture = |dir: &str, n, b| Some(CaptureSettings { dir: dir.into(), max_launches: n, max_bytes: b });
+        let ok = RunSettings { capture: capture("/tmp/c", 4, 1 << 20), ..RunSettings::default() };
+        let back = RunConfig::from_json(&ok.clone().check().expect("valid").to_json(), Path::new("c.json"));
+        assert_eq!(back.expect("round trip").capture, ok.capture);
+        for (bad, want) in [
+            (RunSettings { capture: capture("/tmp/c", 0, 1), ..RunSettings::default() }, "at least one launch"),
+            (RunSettings { capture: capture("/tmp/c", 1, 0), ..RunSettings::default() }, "at least one launch"),
+            (RunSettings { capture: capture("rel", 1, 1), ..RunSettings::default() }, "not absolute"),
+            (
+                RunSettings {
+                    capture: capture("/tmp/c", 1, 1),
+                    tool: crate::tool::ToolKind::Counters,
+                    ..RunSettings::default()
+                },
+                "detect tool only",
+            ),
+        ] {
+            let e = bad.check().expect_err(want).to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]

@@ -27,9 +27,12 @@
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
-//! - [`names`]: kernel names as people read them (demangling).
+//! - [`names`]: kernel names as people read them (demangling);
+//! - [`capture`]: the capture format (launches recorded on a GPU, replayed
+//!   on the emulator) and the device memory a launch's parameters point into.
 
 pub mod backend;
+pub mod capture;
 pub mod class;
 pub mod config;
 pub mod count_tool;

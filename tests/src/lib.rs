@@ -2,6 +2,8 @@
 //! stand-in program they run under `xfpx run` (`src/bin/`), and shared
 //! functions. GPU programs with known findings live in `gpu/`.
 
+pub mod synthetic_capture;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;

@@ -453,7 +453,12 @@ pub fn div_scale32(s0: f32, den: f32, num: f32) -> (f32, bool) {
     let q_sub = subn((num / den) as f64) || (q != 0.0 && (q as f32).is_subnormal());
     let rcp_sub = subn(1.0 / den as f64);
     if rcp_sub && q_sub {
-        return (if s0 == den { ldexp(s0, 64) } else { s0 }, true);
+        // The ISA manual's pseudocode scales the denominator by 2^64 here,
+        // which overflows (1 / 2^127 became NaN); scaled down instead, the
+        // reciprocal and the quotient are normal and v_div_fmas (VCC set,
+        // a small quotient) scales the result back by 2^-64: the division
+        // is then correctly rounded, as the sequence is meant to be.
+        return (if s0 == den { ldexp(s0, -64) } else { s0 }, true);
     }
     if rcp_sub {
         return (ldexp(s0, -64), false);
@@ -483,7 +488,8 @@ pub fn div_scale64(s0: f64, den: f64, num: f64) -> (f64, bool) {
     let q_sub = q.is_subnormal();
     let rcp_sub = (1.0 / den).is_subnormal();
     if rcp_sub && q_sub {
-        return (if s0 == den { ldexp(s0, 128) } else { s0 }, true);
+        // scaled down, as in `div_scale32`
+        return (if s0 == den { ldexp(s0, -128) } else { s0 }, true);
     }
     if rcp_sub {
         return (ldexp(s0, -128), false);
@@ -538,12 +544,13 @@ pub fn div_fixup(
         *flags |= flag::UNDERFLOW | flag::INEXACT;
         return signed(0.0);
     }
-    if e_den == max_exp {
+    // Finite, nonzero operands whose scaled quotient is no longer finite:
+    // the quotient overflowed (the ISA manual's pseudocode tests the
+    // exponent of S1, the denominator, which cannot be 255 here; a
+    // quotient beyond 2^128 * 2^64 overflows inside the Newton steps).
+    if e_den == max_exp || !q.is_finite() {
         *flags |= flag::OVERFLOW | flag::INEXACT;
         return signed(f64::INFINITY);
-    }
-    if q.is_nan() {
-        return q;
     }
     signed(q.abs())
 }
@@ -553,6 +560,111 @@ mod tests {
     use super::*;
 
     const M: FpMode = FpMode { denorm32: 3, denorm16_64: 3, ieee: true };
+
+    /// LLVM's f32 division (denormals kept): scale, reciprocal, Newton
+    /// steps, `v_div_fmas`, `v_div_fixup`, as the emulator executes them.
+    fn divide32(num: f32, den: f32) -> f32 {
+        let fl = &mut 0;
+        let (d, _) = div_scale32(den, den, num);
+        let (n, vcc) = div_scale32(num, den, num);
+        let r = (1.0 / d as f64) as f32;
+        let fma0 = fma32(-d, r, 1.0, M, fl);
+        let fma1 = fma32(fma0, r, r, M, fl);
+        let mul = op32(BinOp::Mul, n, fma1, M, fl);
+        let fma2 = fma32(-d, mul, n, M, fl);
+        let fma3 = fma32(fma2, fma1, mul, M, fl);
+        let fma4 = fma32(-d, fma3, n, M, fl);
+        let scale = if vcc {
+            if exp32(fma3) > 127 {
+                64
+            } else {
+                -64
+            }
+        } else {
+            0
+        };
+        let fmas = fma32_scaled(fma4, fma1, fma3, scale, M, fl);
+        div_fixup(fmas as f64, den as f64, num as f64, -150, (exp32(num), exp32(den)), 255, fl) as f32
+    }
+
+    /// The f64 sequence likewise (two Newton steps on the reciprocal).
+    fn divide64(num: f64, den: f64) -> f64 {
+        let fl = &mut 0;
+        let (d, _) = div_scale64(den, den, num);
+        let (n, vcc) = div_scale64(num, den, num);
+        let r = 1.0 / d;
+        let e0 = (-d).mul_add(r, 1.0);
+        let r1 = r.mul_add(e0, r);
+        let e1 = (-d).mul_add(r1, 1.0);
+        let r2 = r1.mul_add(e1, r1);
+        let q = n * r2;
+        let rem = (-d).mul_add(q, n);
+        let scale = if vcc {
+            if exp64(q) > 1023 {
+                128
+            } else {
+                -128
+            }
+        } else {
+            0
+        };
+        let fmas = rem.mul_add(r2, q) * (2f64).powi(scale);
+        div_fixup(fmas, den, num, -1075, (exp64(num), exp64(den)), 2047, fl)
+    }
+
+    #[test]
+    fn division_sequences_divide_correctly() {
+        // quotients and reciprocals in the denormal range, near the
+        // largest finite value, and ordinary ones
+        let f32_pairs = [
+            (1.0f32, 2f32.powi(127)),
+            (3.0, 2f32.powi(127)),
+            (1.0, 1.5 * 2f32.powi(126)),
+            (2f32.powi(-100), 2f32.powi(27)),
+            (2f32.powi(100), 2f32.powi(-30)),
+            (2f32.powi(120), 2f32.powi(127)),
+            (1.0, 3.0),
+            (-7.0, 0.1),
+            (f32::MIN_POSITIVE, 3.0),
+        ];
+        for (num, den) in f32_pairs {
+            let (got, want) = (divide32(num, den), num / den);
+            assert_eq!(got.to_bits(), want.to_bits(), "{num:e} / {den:e}: {got:e}, IEEE {want:e}");
+        }
+        let f64_pairs = [
+            (1.0f64, 2f64.powi(1023)),
+            (3.0, 1.5 * 2f64.powi(1022)),
+            (2f64.powi(-1000), 2f64.powi(60)),
+            (2f64.powi(1000), 2f64.powi(-30)),
+            (1.0, 3.0),
+        ];
+        for (num, den) in f64_pairs {
+            let (got, want) = (divide64(num, den), num / den);
+            assert_eq!(got.to_bits(), want.to_bits(), "{num:e} / {den:e}: {got:e}, IEEE {want:e}");
+        }
+        // and pairs of random finite, nonzero values of every magnitude
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..100_000 {
+            let (num, den) = (f32::from_bits(next() as u32), f32::from_bits(next() as u32));
+            if num.is_finite() && den.is_finite() && num != 0.0 && den != 0.0 {
+                let (got, want) = (divide32(num, den), num / den);
+                assert_eq!(got.to_bits(), want.to_bits(), "{num:e} / {den:e}: {got:e}, IEEE {want:e}");
+            }
+            // (f64 quotients in the subnormal range may differ in their last
+            // bit: v_div_fmas_f64 is rounded before it is scaled there)
+            let (num, den) = (f64::from_bits(next()), f64::from_bits(next()));
+            if num.is_finite() && den.is_finite() && num != 0.0 && den != 0.0 && !(num / den).is_subnormal() {
+                let (got, want) = (divide64(num, den), num / den);
+                assert_eq!(got.to_bits(), want.to_bits(), "{num:e} / {den:e}: {got:e}, IEEE {want:e}");
+            }
+        }
+    }
 
     #[test]
     fn f16_conversions_round_trip() {

@@ -22,6 +22,13 @@
 //! An optional `"targets": ["gfx90a", ...]` names the only targets whose code
 //! object has the kernel; an optional `"compute_units": N` the compute units
 //! the emulator places workgroups on (see [`crate::placement`]).
+//! Format 2 (`"format": 2`; files without the key are format 1) adds
+//! launches captured on another GPU (`xfpx run --capture`): `"captured"`
+//! (where), `"params"` (the raw parameter bytes and their layout, in place
+//! of `"args"`; laid out against the AMD kernel's metadata by
+//! [`crate::captured`]), per buffer its `"address"` on the capturing
+//! device and `"after"` (its contents after the launch there); the code
+//! object is then optional (`--code-object` gives the AMD build).
 //! `init` is `"zero"`, `{"constant": v}`, `{"range": {"start": a, "step": b}}`,
 //! `{"random": {"seed": s, "min": a, "max": b}}` or `{"file": "path"}` (raw
 //! little-endian bytes). `specials` values: `nan`, `inf`, `-inf`, `zero`,
@@ -30,6 +37,7 @@
 use crate::fpu::f64_to_f16;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use xfpx_common::capture::LAUNCH_FORMAT as FORMAT;
 
 /// Element types of buffers and scalar arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +108,8 @@ pub struct BufferSpec {
     pub elem: Elem,
     pub count: usize,
     pub bytes: Vec<u8>,
+    /// Its address on the device it was captured on (format 2).
+    pub address: Option<u64>,
 }
 
 /// One kernel argument.
@@ -112,6 +122,10 @@ pub enum ArgSpec {
 /// A parsed launch description with buffer contents materialised.
 #[derive(Debug, Clone)]
 pub struct Launch {
+    /// The launch file's format (1: no `"format"` key).
+    pub format: u32,
+    /// The code object's path (empty: none named, as in a capture from
+    /// another vendor's GPU).
     pub code_object: String,
     pub kernel: String,
     pub grid: [u32; 3],
@@ -120,6 +134,10 @@ pub struct Launch {
     pub buffers: Vec<BufferSpec>,
     pub args: Vec<ArgSpec>,
     pub outputs: Vec<String>,
+    /// A launch captured on a GPU: its raw parameters (in place of `args`).
+    pub params: Option<crate::captured::CapturedParams>,
+    /// Where it was captured (format 2's `"captured"`).
+    pub captured: Option<crate::captured::CapturedOn>,
     /// The targets whose code object has the kernel (`"targets"`; absent:
     /// every target).
     pub targets: Option<Vec<String>>,
@@ -254,15 +272,36 @@ impl Launch {
                     | "outputs"
                     | "targets"
                     | "compute_units"
+                    | "format"
+                    | "captured"
+                    | "params"
             ) {
                 return bad(format!("launch: unknown key \"{key}\""));
             }
         }
-        let code_object = o
-            .get("code_object")
-            .and_then(Value::as_str)
-            .ok_or_else(|| LaunchError("launch: \"code_object\" (a path) is required".into()))?
-            .to_string();
+        let format = match o.get("format") {
+            None => 1,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=u64::from(FORMAT)).contains(&n) => n as u32,
+                Some(n) if n > u64::from(FORMAT) => {
+                    return bad(format!(
+                        "launch file format {n} is newer than this xfpx reads (formats 1 to {FORMAT}): it was \
+                         written by another version of xfpx"
+                    ))
+                }
+                _ => return bad("launch: \"format\" must be a positive integer"),
+            },
+        };
+        if format < 2 {
+            if let Some(key) = ["captured", "params"].into_iter().find(|k| o.contains_key(*k)) {
+                return bad(format!("launch: \"{key}\" needs \"format\": 2"));
+            }
+        }
+        let code_object = match o.get("code_object") {
+            Some(Value::String(p)) => p.clone(),
+            None if format >= 2 => String::new(),
+            _ => return bad("launch: \"code_object\" (a path) is required"),
+        };
         let kernel = o
             .get("kernel")
             .and_then(Value::as_str)
@@ -282,11 +321,22 @@ impl Launch {
         if let Some(b) = o.get("buffers") {
             let Value::Object(bo) = b else { return bad("launch: \"buffers\" must be an object") };
             for (name, spec) in bo {
-                buffers.push(parse_buffer(name, spec, dir)?);
+                buffers.push(parse_buffer(name, spec, dir, format)?);
             }
         }
+        let params = match o.get("params") {
+            Some(p) => Some(crate::captured::parse_params(p, dir)?),
+            None => None,
+        };
+        let captured = o.get("captured").map(crate::captured::parse_captured).transpose()?;
         let mut args = Vec::new();
-        let Some(Value::Array(al)) = o.get("args") else { return bad("launch: \"args\" (an array) is required") };
+        let none = Vec::new();
+        let al: &Vec<Value> = match (o.get("args"), &params) {
+            (Some(Value::Array(al)), None) => al,
+            (Some(_), Some(_)) => return bad("launch: \"args\" and \"params\" exclude each other"),
+            (None, Some(_)) => &none,
+            _ => return bad("launch: \"args\" (an array) is required"),
+        };
         for (i, a) in al.iter().enumerate() {
             let Value::Object(ao) = a else { return bad(format!("launch: args[{i}] must be an object")) };
             if ao.len() != 1 {
@@ -336,6 +386,9 @@ impl Launch {
             ),
         };
         Ok(Launch {
+            format,
+            params,
+            captured,
             compute_units,
             code_object,
             kernel,
@@ -350,6 +403,28 @@ impl Launch {
         })
     }
 
+    /// The code object file the launch names (`{target}` filled in), or
+    /// `explicit` when given. A captured launch names none: the AMD build
+    /// must be given.
+    pub fn code_object_path(&self, target: Option<&str>, explicit: Option<&Path>) -> Result<PathBuf, LaunchError> {
+        if let Some(p) = explicit {
+            return Ok(p.to_path_buf());
+        }
+        if self.code_object.is_empty() {
+            let on = self.captured.as_ref().map_or_else(String::new, |c| format!(" (it was captured on {})", c.vendor));
+            return bad(format!("the launch names no code object{on}: give the AMD build with --code-object"));
+        }
+        let rel = if self.code_object.contains("{target}") {
+            let t = target.ok_or_else(|| {
+                LaunchError(format!("the launch's code object {} needs a target (--target)", self.code_object))
+            })?;
+            self.code_object.replace("{target}", t)
+        } else {
+            self.code_object.clone()
+        };
+        Ok(self.dir.join(rel))
+    }
+
     /// Whether the launch is meant for `target` (its `"targets"` list, if
     /// any, names it).
     pub fn runs_on(&self, target: &str) -> bool {
@@ -357,9 +432,28 @@ impl Launch {
     }
 }
 
-fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, LaunchError> {
+fn parse_buffer(name: &str, spec: &Value, dir: &Path, format: u32) -> Result<BufferSpec, LaunchError> {
     let what = format!("buffer \"{name}\"");
     let Value::Object(o) = spec else { return bad(format!("launch: {what} must be an object")) };
+    for key in o.keys() {
+        let known = matches!(key.as_str(), "elem" | "count" | "init" | "specials")
+            || (format >= 2 && matches!(key.as_str(), "address" | "after"));
+        if !known {
+            return bad(format!("launch: {what}: unknown key \"{key}\""));
+        }
+    }
+    let address = match o.get("address") {
+        None => None,
+        Some(v) => Some(
+            v.as_str()
+                .and_then(xfpx_common::capture::parse_address)
+                .or_else(|| v.as_u64())
+                .ok_or_else(|| LaunchError(format!("launch: {what}: \"address\" must be an address (\"0x...\")")))?,
+        ),
+    };
+    if o.get("after").is_some_and(|a| !a.is_string()) {
+        return bad(format!("launch: {what}: \"after\" must be a file name"));
+    }
     let elem = o.get("elem").and_then(Value::as_str).and_then(Elem::parse).ok_or_else(|| {
         LaunchError(format!("launch: {what}: \"elem\" must be one of u8 i32 u32 i64 u64 f16 f32 f64"))
     })?;
@@ -448,7 +542,7 @@ fn parse_buffer(name: &str, spec: &Value, dir: &Path) -> Result<BufferSpec, Laun
             bytes[idx * es..(idx + 1) * es].copy_from_slice(&b);
         }
     }
-    Ok(BufferSpec { name: name.to_string(), elem, count, bytes })
+    Ok(BufferSpec { name: name.to_string(), elem, count, bytes, address })
 }
 
 #[cfg(test)]
@@ -520,6 +614,59 @@ mod tests {
             assert!(e.0.contains(want), "{e} lacks {want}");
             assert!(!e.0.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn format_two_captured_launches() {
+        let dir = std::env::temp_dir().join(format!("xfpx-launch-format2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("params.bin"), [1u8; 12]).expect("write");
+        std::fs::write(dir.join("a.before.bin"), [0u8; 8]).expect("write");
+        let captured = r#"{"format": 2, "kernel": "k", "grid": [1], "block": [64],
+            "captured": {"vendor": "nvidia", "device": "H100", "target": "sm_90", "launch": 0},
+            "params": {"file": "params.bin", "size": 12, "layout": [{"offset": 0, "size": 8}, {"offset": 8, "size": 4}]},
+            "buffers": {"a": {"elem": "f32", "count": 2, "address": "0x7f0000000000",
+                              "init": {"file": "a.before.bin"}, "after": "a.after.bin"}},
+            "outputs": ["a"]}"#;
+        let l = Launch::parse(captured, &dir).expect("format 2 parses");
+        assert_eq!(l.format, 2);
+        assert_eq!(l.buffers[0].address, Some(0x7f00_0000_0000));
+        let p = l.params.as_ref().expect("params");
+        assert_eq!((p.bytes.len(), p.layout.len()), (12, 2));
+        assert_eq!(l.captured.as_ref().map(|c| c.vendor.as_str()), Some("nvidia"));
+        let e = l.code_object_path(Some("gfx90a"), None).expect_err("no code object").0;
+        assert_eq!(
+            e,
+            "the launch names no code object (it was captured on nvidia): give the AMD build with --code-object"
+        );
+        assert_eq!(l.code_object_path(None, Some(Path::new("app.co"))).expect("explicit"), Path::new("app.co"));
+        // truncated parameters, a newer format, keys of format 2 in format 1
+        for (text, want) in [
+            (
+                captured.replace("\"size\": 12", "\"size\": 16"),
+                "holds 12 bytes, expected 16 (the capture is truncated)",
+            ),
+            (
+                captured.replace("\"format\": 2", "\"format\": 3"),
+                "launch file format 3 is newer than this xfpx reads (formats 1 to 2)",
+            ),
+            (captured.replace("\"format\": 2,", ""), "\"captured\" needs \"format\": 2"),
+            (
+                captured.replace("\"outputs\"", "\"args\": [], \"outputs\""),
+                "\"args\" and \"params\" exclude each other",
+            ),
+            (
+                captured.replace("\"address\": \"0x7f0000000000\"", "\"address\": \"far\""),
+                "\"address\" must be an address",
+            ),
+        ] {
+            let e = Launch::parse(&text, &dir).expect_err(want).0;
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+        let old = r#"{"code_object": "a", "kernel": "k", "grid": [1], "block": [1], "args": [],
+                      "buffers": {"b": {"elem": "f32", "count": 1, "address": "0x10"}}}"#;
+        assert!(parse(old).expect_err("format 1 has no addresses").0.contains("unknown key \"address\""));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

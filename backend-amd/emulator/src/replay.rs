@@ -97,26 +97,15 @@ impl ReplayOutcome {
 
 /// Reads the code object a launch names (or `override_path`).
 pub fn load_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<Program, Error> {
-    let path = match &opts.code_object {
-        Some(p) => p.clone(),
-        None => {
-            let rel = if launch.code_object.contains("{target}") {
-                let t = opts.target.as_deref().ok_or_else(|| {
-                    Error(format!("the launch's code object {} needs a target (--target)", launch.code_object))
-                })?;
-                if !launch.runs_on(t) {
-                    return Err(Error(format!(
-                        "the launch is for {} only, not {t}",
-                        launch.targets.as_deref().unwrap_or_default().join(", ")
-                    )));
-                }
-                launch.code_object.replace("{target}", t)
-            } else {
-                launch.code_object.clone()
-            };
-            launch.dir.join(rel)
+    if let (None, Some(t)) = (&opts.code_object, opts.target.as_deref()) {
+        if launch.code_object.contains("{target}") && !launch.runs_on(t) {
+            return Err(Error(format!(
+                "the launch is for {} only, not {t}",
+                launch.targets.as_deref().unwrap_or_default().join(", ")
+            )));
         }
-    };
+    }
+    let path = launch.code_object_path(opts.target.as_deref(), opts.code_object.as_deref()).map_err(|e| Error(e.0))?;
     let bytes = xfpx_common::limits::read(&path, xfpx_common::limits::CODE_OBJECT)
         .map_err(|e| Error(format!("cannot read code object {}: {e}", path.display())))?;
     Program::read(&bytes, opts.target.as_deref()).map_err(|e| Error(format!("{}: {e}", path.display())))
@@ -184,11 +173,31 @@ impl LaunchMemory {
         object: &Program,
         limits: &RunLimits,
     ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
-        let kernel = object.kernel(&launch.kernel).ok_or_else(|| {
-            let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
-            Error(format!("kernel \"{}\" not found in the code object (it has: {})", launch.kernel, names.join(", ")))
+        let kernel = object.kernel(&launch.kernel).ok_or_else(|| match &launch.captured {
+            Some(on) => {
+                let readable = on.demangled.clone().or_else(|| xfpx_common::names::demangle(&launch.kernel));
+                let shown = readable.map_or_else(String::new, |d| format!(" ({d})"));
+                Error(format!(
+                    "the AMD build has no kernel {}{shown}: the launch captured on {} cannot be replayed with it",
+                    launch.kernel, on.vendor
+                ))
+            }
+            None => {
+                let names: Vec<&str> = object.kernels.iter().map(|k| k.name.as_str()).collect();
+                Error(format!(
+                    "kernel \"{}\" not found in the code object (it has: {})",
+                    launch.kernel,
+                    names.join(", ")
+                ))
+            }
         })?;
         let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+        if let Some(params) = &launch.params {
+            let placed: Vec<u64> = self.buffers.iter().map(|(_, a)| *a).collect();
+            let buffers = crate::captured::Placed::all(&launch.buffers, &placed);
+            let kernarg = crate::captured::kernarg(&kernel.name, &explicit, params, &buffers).map_err(Error)?;
+            return self.dispatch(launch, object, kernel, &kernarg, limits);
+        }
         if explicit.len() != launch.args.len() {
             return Err(Error(format!(
                 "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
@@ -197,7 +206,7 @@ impl LaunchMemory {
                 launch.args.len()
             )));
         }
-        let (mem, addrs) = (&mut self.mem, &self.buffers);
+        let addrs = &self.buffers;
         let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
         let mut kernarg = vec![0u8; end];
         for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
@@ -228,11 +237,24 @@ impl LaunchMemory {
             };
             kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
         }
+        self.dispatch(launch, object, kernel, &kernarg, limits)
+    }
+
+    /// Runs `kernel` with its kernarg bytes laid out, and reads the outputs.
+    fn dispatch(
+        &mut self,
+        launch: &Launch,
+        object: &Program,
+        kernel: &crate::program::Kernel,
+        kernarg: &[u8],
+        limits: &RunLimits,
+    ) -> Result<(Vec<OutputBuffer>, RunStats), Error> {
+        let (mem, addrs) = (&mut self.mem, &self.buffers);
         let code = LoadedCode::load(mem, object.clone());
         let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
         let mut limits = limits.clone();
         limits.compute_units = limits.compute_units.or(launch.compute_units);
-        let stats = run_kernel(mem, &code, kernel, &kernarg, &d, &limits)
+        let stats = run_kernel(mem, &code, kernel, kernarg, &d, &limits)
             .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
         let mut outputs = Vec::new();
         for name in &launch.outputs {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -75,6 +76,20 @@ const size_t XFPX_COUNT_BATCH_LAUNCHES = 4096;
 XfpxInjectState *g_inject_dev = nullptr;
 volatile uint32_t *g_inject_fired = nullptr;
 bool g_inject_reported = false;
+
+/* Launch capture (xfpx run --capture): the device allocations the program
+ * makes, and per captured launch its parameters and the memory they point
+ * into, copied before the launch and after it. The copy after needs the
+ * launch to finish: the context is synchronised then, only when capturing. */
+bool g_capturing = false;
+struct CaptureInFlight {
+    uint64_t handle = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges; /* base, bytes */
+};
+thread_local CaptureInFlight g_capture; /* the launch this thread is capturing */
+thread_local bool g_capture_open = false;
+bool g_params_noted = false;
+bool g_graph_noted = false;
 
 /* Host time the tool spends preparing instrumented code, by phase; the
  * report carries it as one note so a user sees what instrumenting cost. */
@@ -356,6 +371,192 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     }
 }
 
+/* An allocation the program made (at the exit of a successful allocation
+ * call) or freed (at the entry of a free), told to the core's map. */
+void track_memory(int is_exit, nvbit_api_cuda_t cbid, void *params, const CUresult *status) {
+    if (!is_exit) {
+        switch (cbid) {
+        case API_CUDA_cuMemFree_v2: xfpx_capture_free((uint64_t)((cuMemFree_v2_params *)params)->dptr); break;
+        case API_CUDA_cuMemFreeAsync: xfpx_capture_free((uint64_t)((cuMemFreeAsync_params *)params)->dptr); break;
+        case API_CUDA_cuMemFreeAsync_ptsz:
+            xfpx_capture_free((uint64_t)((cuMemFreeAsync_ptsz_params *)params)->dptr);
+            break;
+        default: break;
+        }
+        return;
+    }
+    if (status != nullptr && *status != CUDA_SUCCESS) return;
+    CUdeviceptr *dptr = nullptr;
+    uint64_t bytes = 0;
+    switch (cbid) {
+    case API_CUDA_cuMemAlloc_v2: {
+        cuMemAlloc_v2_params *p = (cuMemAlloc_v2_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocPitch_v2: {
+        cuMemAllocPitch_v2_params *p = (cuMemAllocPitch_v2_params *)params;
+        dptr = p->dptr;
+        bytes = p->pPitch != nullptr ? (uint64_t)*p->pPitch * p->Height : 0;
+        break;
+    }
+    case API_CUDA_cuMemAllocManaged: {
+        cuMemAllocManaged_params *p = (cuMemAllocManaged_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync: {
+        cuMemAllocAsync_params *p = (cuMemAllocAsync_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocAsync_ptsz: {
+        cuMemAllocAsync_ptsz_params *p = (cuMemAllocAsync_ptsz_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync: {
+        cuMemAllocFromPoolAsync_params *p = (cuMemAllocFromPoolAsync_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    case API_CUDA_cuMemAllocFromPoolAsync_ptsz: {
+        cuMemAllocFromPoolAsync_ptsz_params *p = (cuMemAllocFromPoolAsync_ptsz_params *)params;
+        dptr = p->dptr;
+        bytes = p->bytesize;
+        break;
+    }
+    default: return;
+    }
+    if (dptr != nullptr && bytes > 0) xfpx_capture_alloc((uint64_t)*dptr, bytes);
+}
+
+/* The launch's parameter bytes and layout (offset, size of each parameter),
+ * from the driver's description of the function (cuFuncGetParamInfo), or
+ * NVBit's parameter sizes at natural alignment where the driver gives none. */
+void launch_params(CUcontext ctx, CUfunction f, void **kernel_params, void **extra, std::vector<uint8_t> &bytes,
+                   std::vector<uint64_t> &layout) {
+    size_t end = 0;
+    for (size_t i = 0; i < 4096; i++) {
+        size_t offset = 0, size = 0;
+        if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+        layout.push_back(offset);
+        layout.push_back(size);
+        end = std::max(end, offset + size);
+    }
+    if (layout.empty()) {
+        std::vector<int> sizes = nvbit_get_kernel_argument_sizes(ctx, f);
+        for (int size : sizes) {
+            size_t align = 1;
+            while (align < 8 && size % (int)(align * 2) == 0) align *= 2;
+            size_t offset = (end + align - 1) / align * align;
+            layout.push_back(offset);
+            layout.push_back((uint64_t)size);
+            end = offset + (size_t)size;
+        }
+        if (!sizes.empty() && !g_params_noted) {
+            g_params_noted = true;
+            note("capture: the driver gave no parameter offsets (cuFuncGetParamInfo needs CUDA 12.4); offsets are "
+                 "assumed from the parameters' sizes");
+        }
+    }
+    bytes.assign(end, 0);
+    if (kernel_params != nullptr) {
+        for (size_t i = 0; 2 * i + 1 < layout.size(); i++) {
+            if (kernel_params[i] != nullptr) memcpy(bytes.data() + layout[2 * i], kernel_params[i], layout[2 * i + 1]);
+        }
+        return;
+    }
+    if (extra == nullptr) return;
+    void *buffer = nullptr;
+    size_t size = 0;
+    for (size_t k = 0; extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
+        if (extra[k] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[k + 1];
+        else if (extra[k] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)extra[k + 1];
+    }
+    if (buffer != nullptr) {
+        if (size > bytes.size()) bytes.resize(size);
+        memcpy(bytes.data(), buffer, std::min(size, bytes.size()));
+    }
+}
+
+bool is_launch(nvbit_api_cuda_t cbid) {
+    return cbid == API_CUDA_cuLaunchKernel || cbid == API_CUDA_cuLaunchKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchCooperativeKernel || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
+           cbid == API_CUDA_cuLaunchKernelEx || cbid == API_CUDA_cuLaunchKernelEx_ptsz;
+}
+
+/* Copy every allocation of the launch being captured to the core, before
+ * (after = 0) or after it, once all work on the device has finished. */
+void copy_capture_images(int after) {
+    bool synced = cuCtxSynchronize() == CUDA_SUCCESS;
+    std::vector<uint8_t> host;
+    for (size_t i = 0; i < g_capture.ranges.size(); i++) {
+        uint64_t base = g_capture.ranges[i].first, size = g_capture.ranges[i].second;
+        bool ok = synced && size > 0;
+        if (ok) {
+            host.resize(size);
+            ok = cuMemcpyDtoH(host.data(), (CUdeviceptr)base, size) == CUDA_SUCCESS;
+        }
+        xfpx_capture_image(g_capture.handle, i, after, ok ? host.data() : nullptr, ok ? size : 0);
+    }
+}
+
+/* Offer a launch to the capture; when it is captured, copy the memory its
+ * parameters point into now, and again at the launch's exit. `geometry`:
+ * grid x, y, z, block x, y, z, dynamic shared memory. */
+void capture_before(CUcontext ctx, CUfunction f, const uint32_t *geometry, void **kernel_params, void **extra) {
+    std::vector<uint8_t> bytes;
+    std::vector<uint64_t> layout;
+    launch_params(ctx, f, kernel_params, extra, bytes, layout);
+    /* a pointer into memory the tool never saw allocated (before it
+     * loaded, or through other calls) is looked up in the driver: every
+     * 8-byte-aligned word of a parameter that could be a device address
+     * (structures hold pointers too), while the capture has room */
+    if (xfpx_capture_room()) {
+        for (size_t i = 0; i + 1 < layout.size(); i += 2) {
+            for (uint64_t at = (layout[i] + 7) / 8 * 8; at + 8 <= layout[i] + layout[i + 1] && at + 8 <= bytes.size();
+                 at += 8) {
+                uint64_t v = 0;
+                memcpy(&v, bytes.data() + at, 8);
+                if (v < 0x10000 || v >= (1ull << 48) || xfpx_capture_knows(v)) continue;
+                CUdeviceptr base = 0;
+                size_t size = 0;
+                if (cuMemGetAddressRange(&base, &size, (CUdeviceptr)v) == CUDA_SUCCESS && size > 0)
+                    xfpx_capture_alloc((uint64_t)base, size);
+            }
+        }
+    }
+    std::string mangled = nvbit_get_func_name(ctx, f, true);
+    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    uint64_t handle = 0;
+    int64_t n = xfpx_capture_begin(mangled.c_str(), demangled.c_str(), geometry, bytes.data(), bytes.size(),
+                                   layout.data(), layout.size() / 2, &handle);
+    if (n <= 0) return;
+    g_capture.handle = handle;
+    g_capture.ranges.clear();
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t base = 0, size = 0;
+        if (!xfpx_capture_range(handle, (uint64_t)i, &base, &size)) base = size = 0;
+        g_capture.ranges.push_back({base, size});
+    }
+    copy_capture_images(0);
+    g_capture_open = true;
+}
+
+/* The exit of the launch being captured: its memory after it. */
+void capture_after(CUresult status) {
+    if (!g_capture_open) return;
+    g_capture_open = false;
+    copy_capture_images(1);
+    xfpx_capture_end(g_capture.handle, status == CUDA_SUCCESS ? 1 : 0);
+}
+
 /* Read the fault's activations back (in a context that may have failed). */
 void report_injection(void) {
     if (g_inject_dev == nullptr || g_inject_reported) return;
@@ -433,6 +634,7 @@ __attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
     g_counting = g_active && xfpx_counting() != 0;
+    g_capturing = g_active && xfpx_capturing() != 0;
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
     const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
@@ -496,16 +698,25 @@ void nvbit_tool_init(CUcontext ctx) {
 void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, const char *name, void *params,
                          CUresult *pStatus) {
     (void)name;
-    (void)pStatus;
     if (is_exit && g_codegen_pending) {
         g_codegen_pending = false;
         g_prep.codegen += seconds_since(g_codegen_start);
         g_prep.generated++;
     }
-    if (!g_ready || g_in_tool || is_exit) return;
+    if (g_in_tool) return;
+    if (g_capturing) {
+        g_in_tool = true;
+        track_memory(is_exit, cbid, params, pStatus);
+        if (is_exit && is_launch(cbid)) capture_after(pStatus != nullptr ? *pStatus : CUDA_SUCCESS);
+        g_in_tool = false;
+    }
+    if (!g_ready || is_exit) return;
     CUfunction f = nullptr;
     CUstream stream = nullptr;
     uint64_t blocks = 0;
+    uint32_t geometry[7] = {0, 0, 0, 0, 0, 0, 0};
+    void **kernel_params = nullptr;
+    void **extra = nullptr;
     bool per_thread = cbid == API_CUDA_cuLaunchKernel_ptsz || cbid == API_CUDA_cuLaunchCooperativeKernel_ptsz ||
                       cbid == API_CUDA_cuLaunchKernelEx_ptsz;
     switch (cbid) {
@@ -515,6 +726,11 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         f = p->f;
         stream = p->hStream;
         blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
+        uint32_t g[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                         p->sharedMemBytes};
+        memcpy(geometry, g, sizeof(g));
+        kernel_params = p->kernelParams;
+        extra = p->extra;
         break;
     }
     case API_CUDA_cuLaunchCooperativeKernel:
@@ -523,6 +739,10 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         f = p->f;
         stream = p->hStream;
         blocks = (uint64_t)p->gridDimX * p->gridDimY * p->gridDimZ;
+        uint32_t g[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                         p->sharedMemBytes};
+        memcpy(geometry, g, sizeof(g));
+        kernel_params = p->kernelParams;
         break;
     }
     case API_CUDA_cuLaunchKernelEx:
@@ -530,7 +750,15 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         cuLaunchKernelEx_params *p = (cuLaunchKernelEx_params *)params;
         f = p->f;
         stream = p->config ? p->config->hStream : nullptr;
-        if (p->config) blocks = (uint64_t)p->config->gridDimX * p->config->gridDimY * p->config->gridDimZ;
+        if (p->config) {
+            const CUlaunchConfig *c = p->config;
+            blocks = (uint64_t)c->gridDimX * c->gridDimY * c->gridDimZ;
+            uint32_t g[7] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                             c->sharedMemBytes};
+            memcpy(geometry, g, sizeof(g));
+        }
+        kernel_params = p->kernelParams;
+        extra = p->extra;
         break;
     }
     default:
@@ -543,12 +771,17 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture == CU_STREAM_CAPTURE_STATUS_NONE) {
         on_launch(ctx, f, stream, 0, blocks, per_thread);
+        if (g_capturing) capture_before(ctx, f, geometry, kernel_params, extra);
     }
     g_in_tool = false;
 }
 
 void nvbit_at_graph_node_launch(CUcontext ctx, CUfunction func, CUstream stream, uint64_t launch_handle) {
     if (!g_ready || g_in_tool) return;
+    if (g_capturing && !g_graph_noted) {
+        g_graph_noted = true;
+        note("capture: launches of CUDA graphs are not captured (their parameters are not seen)");
+    }
     g_in_tool = true;
     on_launch(ctx, func, stream, launch_handle, 0, false);
     g_in_tool = false;

@@ -59,6 +59,18 @@ void xfpx_count_result(uint64_t serial, const uint8_t *table, uint64_t len);
 uint64_t xfpx_inject_bytes(void);
 void xfpx_inject_state(uint64_t addr);
 void xfpx_inject_result(uint64_t activations, int exact);
+/* launch capture (--capture): allocations seen, and each launch's
+ * parameters and the memory they point into, before and after it */
+int xfpx_capturing(void);
+void xfpx_capture_alloc(uint64_t base, uint64_t bytes);
+void xfpx_capture_free(uint64_t base);
+int xfpx_capture_knows(uint64_t addr);
+int xfpx_capture_room(void);
+int64_t xfpx_capture_begin(const char *mangled, const char *demangled, const uint32_t *geometry, const uint8_t *params,
+                           uint64_t len, const uint64_t *layout, uint64_t n, uint64_t *handle);
+int xfpx_capture_range(uint64_t handle, uint64_t index, uint64_t *base, uint64_t *bytes);
+void xfpx_capture_image(uint64_t handle, uint64_t index, int after, const uint8_t *bytes, uint64_t len);
+void xfpx_capture_end(uint64_t handle, int launched);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

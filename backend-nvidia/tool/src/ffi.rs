@@ -7,8 +7,10 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use xfpx_common::capture::ParamSlot;
 use xfpx_common::probe::When;
 use xfpx_nvidia::abi;
+use xfpx_nvidia::capture_run::{Geometry, Phase};
 use xfpx_nvidia::disasm_cache::DisasmCache;
 use xfpx_nvidia::prefill::{self, DeviceTarget};
 use xfpx_nvidia::runtime::{KernelNames, ToolCore};
@@ -481,6 +483,137 @@ pub extern "C" fn xfpx_inject_result(activations: u64, exact: c_int) {
     with_core((), |c| c.inject_result(activations, exact != 0));
 }
 
+/// 1 when the run captures launches (`--capture`): the shim then reports
+/// device allocations and offers each launch to [`xfpx_capture_begin`].
+#[no_mangle]
+pub extern "C" fn xfpx_capturing() -> c_int {
+    with_core(0, |c| c_int::from(c.capture().is_some()))
+}
+
+/// The program allocated `bytes` of device memory at `base`.
+#[no_mangle]
+pub extern "C" fn xfpx_capture_alloc(base: u64, bytes: u64) {
+    with_core((), |c| {
+        if let Some(k) = c.capture() {
+            k.allocated(base, bytes);
+        }
+    });
+}
+
+/// The program freed the device allocation at `base`.
+#[no_mangle]
+pub extern "C" fn xfpx_capture_free(base: u64) {
+    with_core((), |c| {
+        if let Some(k) = c.capture() {
+            k.freed(base);
+        }
+    });
+}
+
+/// 1 when `addr` lies in a device allocation the capture knows.
+#[no_mangle]
+pub extern "C" fn xfpx_capture_knows(addr: u64) -> c_int {
+    with_core(0, |c| c_int::from(c.capture().is_some_and(|k| k.knows(addr))))
+}
+
+/// 1 while the capture may still take a launch (under
+/// `--capture-max-launches`, not stopped by a write error).
+#[no_mangle]
+pub extern "C" fn xfpx_capture_room() -> c_int {
+    with_core(0, |c| c_int::from(c.capture().is_some_and(|k| k.has_room())))
+}
+
+/// A launch is about to start: `geometry` holds grid x, y, z, block x, y,
+/// z and the dynamic shared memory in bytes; `params` its `len` parameter
+/// bytes; `layout` `n` pairs (offset, size) of its parameters. Returns
+/// the number of allocations to copy before and after it (0: the launch
+/// is not captured), its handle in `*handle`.
+///
+/// # Safety
+/// Names are null or NUL-terminated strings; `geometry` points to 7
+/// values, `params` to `len` bytes, `layout` to `2 * n` values; `handle`
+/// is a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_capture_begin(
+    mangled: *const c_char,
+    demangled: *const c_char,
+    geometry: *const u32,
+    params: *const u8,
+    len: u64,
+    layout: *const u64,
+    n: u64,
+    handle: *mut u64,
+) -> i64 {
+    if geometry.is_null() || handle.is_null() || (len > 0 && params.is_null()) || (n > 0 && layout.is_null()) {
+        return 0;
+    }
+    // SAFETY: the caller guarantees the sizes behind each pointer.
+    let (names, g, bytes, pairs) = unsafe {
+        (
+            KernelNames { mangled: str_arg(mangled), demangled: str_arg(demangled) },
+            std::slice::from_raw_parts(geometry, 7),
+            if len == 0 { &[][..] } else { std::slice::from_raw_parts(params, len as usize) },
+            if n == 0 { &[][..] } else { std::slice::from_raw_parts(layout, 2 * n as usize) },
+        )
+    };
+    let geometry = Geometry { grid: [g[0], g[1], g[2]], block: [g[3], g[4], g[5]], dynamic_shared: g[6] };
+    let slots: Vec<ParamSlot> = pairs.chunks(2).map(|p| ParamSlot { offset: p[0], size: p[1] }).collect();
+    match with_core(None, |c| c.capture_begin(names, geometry, bytes, &slots)) {
+        Some((h, ranges)) => {
+            // SAFETY: checked non-null; the caller passes a valid pointer.
+            unsafe { *handle = h };
+            ranges.len() as i64
+        }
+        None => 0,
+    }
+}
+
+/// Allocation `index` of captured launch `handle`: its base and size.
+/// Returns 0 when there is no such allocation.
+///
+/// # Safety
+/// `base` and `bytes` are valid pointers.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_capture_range(handle: u64, index: u64, base: *mut u64, bytes: *mut u64) -> c_int {
+    if base.is_null() || bytes.is_null() {
+        return 0;
+    }
+    let Some((b, n)) = with_core(None, |c| c.capture()?.range(handle, index as usize)) else { return 0 };
+    // SAFETY: checked non-null; the caller passes valid pointers.
+    unsafe {
+        *base = b;
+        *bytes = n;
+    }
+    1
+}
+
+/// The contents of allocation `index` of captured launch `handle`, before
+/// (`after` 0) or after the launch: `len` bytes, or null when the copy failed.
+///
+/// # Safety
+/// `bytes` is null or points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_capture_image(handle: u64, index: u64, after: c_int, bytes: *const u8, len: u64) {
+    // SAFETY: the caller guarantees len readable bytes.
+    let data = (!bytes.is_null()).then(|| unsafe { std::slice::from_raw_parts(bytes, len as usize) });
+    let phase = if after != 0 { Phase::After } else { Phase::Before };
+    with_core((), |c| {
+        if let Some(k) = c.capture() {
+            k.image(handle, index as usize, phase, data);
+        }
+    });
+}
+
+/// Captured launch `handle` finished (`launched` 0: it failed).
+#[no_mangle]
+pub extern "C" fn xfpx_capture_end(handle: u64, launched: c_int) {
+    with_core((), |c| {
+        if let Some(k) = c.capture() {
+            k.end(handle, launched != 0);
+        }
+    });
+}
+
 /// The program is exiting.
 #[no_mangle]
 pub extern "C" fn xfpx_finish() {
@@ -532,6 +665,15 @@ mod tests {
             "xfpx_instrumenting_for",
             "xfpx_count_table",
             "xfpx_count_result",
+            "xfpx_capturing",
+            "xfpx_capture_alloc",
+            "xfpx_capture_free",
+            "xfpx_capture_knows",
+            "xfpx_capture_room",
+            "xfpx_capture_begin",
+            "xfpx_capture_range",
+            "xfpx_capture_image",
+            "xfpx_capture_end",
         ] {
             assert!(
                 header.contains(&format!(" {f}(")) || header.contains(&format!("*{f}(")),

@@ -6,29 +6,11 @@
 //! known type as bytes and, where the size allows, as f32.
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The file `xfpx replay --out DIR` writes beside the buffers.
-pub const MANIFEST: &str = "outputs.json";
-
-/// `DIR/outputs.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Manifest {
-    /// The launched kernel (its mangled name).
-    pub kernel: String,
-    pub outputs: Vec<ManifestEntry>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ManifestEntry {
-    pub name: String,
-    /// `f16`, `f32`, `f64`, `u8`, `i32`, `u32`, `i64`, `u64`, when known.
-    pub elem: Option<String>,
-    /// The file, relative to DIR.
-    pub file: String,
-}
+use xfpx_common::capture::{OutputFile, OutputManifest, OUTPUTS};
 
 /// One side's buffers: name -> (element type, bytes), and the kernel.
 pub struct Buffers {
@@ -41,8 +23,8 @@ pub fn read(dir: &Path) -> Result<Buffers> {
     if !dir.is_dir() {
         bail!("cannot read output buffers: {} is not a directory", dir.display());
     }
-    let manifest_path = dir.join(MANIFEST);
-    let manifest: Option<Manifest> = if manifest_path.is_file() {
+    let manifest_path = dir.join(OUTPUTS);
+    let manifest: Option<OutputManifest> = if manifest_path.is_file() {
         let text = std::fs::read_to_string(&manifest_path)
             .with_context(|| format!("cannot read {}", manifest_path.display()))?;
         Some(
@@ -52,7 +34,7 @@ pub fn read(dir: &Path) -> Result<Buffers> {
     } else {
         None
     };
-    let entries: Vec<ManifestEntry> = match &manifest {
+    let entries: Vec<OutputFile> = match &manifest {
         Some(m) => m.outputs.clone(),
         None => {
             let mut v = Vec::new();
@@ -61,7 +43,7 @@ pub fn read(dir: &Path) -> Result<Buffers> {
                 if path.extension().is_some_and(|x| x == "bin") {
                     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
                     let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                    v.push(ManifestEntry { name, elem: None, file });
+                    v.push(OutputFile { name, elem: None, file });
                 }
             }
             v

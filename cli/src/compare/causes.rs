@@ -1,9 +1,11 @@
 //! Likely causes of a difference, from what the reports really show: the
 //! kernels' denormal modes (AMD: the descriptor's `FLOAT_DENORM_MODE_*`),
 //! flush-to-zero instruction flavours (NVIDIA `.FTZ`), approximate
-//! reciprocal or reciprocal square root instructions and contracted FMAs
-//! at the line (the instructions with findings there). Nothing else is
-//! guessed: without evidence the cause is "cause unknown".
+//! reciprocal or reciprocal square root instructions, other
+//! special-function instructions (a math routine computed differently)
+//! and contracted FMAs at the line (the instructions with findings
+//! there). Nothing else is guessed: without evidence the cause is "cause
+//! unknown".
 
 use super::model::LineDiff;
 use xfpx_common::report::Denormals;
@@ -51,6 +53,17 @@ fn mnemonic(i: &str) -> &str {
 fn is_approx(i: &str) -> bool {
     let m = mnemonic(i);
     m.starts_with("v_rcp_") || m.starts_with("v_rsq_") || m.starts_with("MUFU.RCP") || m.starts_with("MUFU.RSQ")
+}
+
+/// Special-function instructions other than the reciprocal and its
+/// square root: what math routines are made of (NVIDIA `MUFU.EX2`,
+/// `MUFU.LG2`, `MUFU.SIN`, ...; AMD `v_exp_f32`, `v_log_f32`, `v_sin_f32`, ...).
+fn is_transcendental(i: &str) -> bool {
+    let m = mnemonic(i);
+    if let Some(op) = m.strip_prefix("MUFU.") {
+        return !op.starts_with("RCP") && !op.starts_with("RSQ");
+    }
+    ["v_exp_", "v_log_", "v_sin_", "v_cos_", "v_sqrt_"].iter().any(|p| m.starts_with(p))
 }
 
 fn is_fma(i: &str) -> bool {
@@ -111,6 +124,24 @@ pub fn of_line(l: &LineDiff, modes: (&str, &str), a: Option<&Denormals>, b: Opti
             "different approximate reciprocal or rsqrt instructions ({} on A, {} on B)",
             ra.join(", "),
             rb.join(", ")
+        )),
+        _ => {}
+    }
+    // a math routine made of different special-function instructions
+    let (ta, tb) = (listed(&l.instr_a, is_transcendental), listed(&l.instr_b, is_transcendental));
+    match (ta.is_empty(), tb.is_empty()) {
+        (false, false) if ta != tb => causes.push(format!(
+            "a math routine computed differently: {} on A, {} on B (each side's own implementation of the function)",
+            ta.join(", "),
+            tb.join(", ")
+        )),
+        (false, true) if !l.instr_b.is_empty() => causes.push(format!(
+            "a math routine computed differently: special-function instructions on A only ({})",
+            ta.join(", ")
+        )),
+        (true, false) if !l.instr_a.is_empty() => causes.push(format!(
+            "a math routine computed differently: special-function instructions on B only ({})",
+            tb.join(", ")
         )),
         _ => {}
     }
@@ -185,6 +216,19 @@ mod tests {
         assert!(of_line(&rcp, M, None, None)[0].contains("v_rcp_f32 on A, MUFU.RCP on B"));
         let fma = line(&[("nan", "f32")], &[], &["FFMA R1, R2, R3, R4"], &["FMUL R1, R2, R3", "FADD R1, R1, R4"]);
         assert!(of_line(&fma, M, None, None)[0].starts_with("contracted FMA on A only (FFMA)"));
+        let pow = line(
+            &[("nan", "f32"), ("inf", "f32")],
+            &[("inf", "f32")],
+            &["MUFU.LG2 R2, R2", "FMUL R3, R2, R4", "MUFU.EX2 R5, R3"],
+            &["v_log_f32_e32 v1, v1", "v_exp_f32_e32 v2, v2"],
+        );
+        assert_eq!(
+            of_line(&pow, M, None, None),
+            ["a math routine computed differently: MUFU.LG2, MUFU.EX2 on A, v_log_f32, v_exp_f32 on B (each side's own \
+              implementation of the function)"]
+        );
+        let one_side = line(&[("nan", "f32")], &[], &["MUFU.EX2 R5, R3"], &[]);
+        assert_eq!(of_line(&one_side, M, None, None), [UNKNOWN], "no instruction on B to compare with");
         let same_op = line(&[("inf", "f32")], &[("div0", "f32")], &["v_rcp_f32"], &["v_rcp_f32_e32 v2, v2"]);
         assert_eq!(of_line(&same_op, M, None, None), [UNKNOWN], "one operation in two spellings");
         assert!(of_line(&same_op, ("replay", "detect"), None, None)[0]

@@ -18,7 +18,6 @@ use crate::console::{say, show_raw};
 use crate::exit::EXIT_FINDINGS;
 use crate::{html, report_io};
 use anyhow::{bail, Result};
-pub use buffers::{Manifest, ManifestEntry, MANIFEST};
 use clap::Args;
 use model::{Comparison, Side};
 use std::path::PathBuf;

@@ -1,7 +1,10 @@
 //! The comparison of two reports (schema `xfpx-compare/1`, documented in
 //! `docs/cli.md`): kernels matched by mangled name, then demangled; per
 //! source line the (kind, format) classes each side found and what only
-//! one side has, with the likely cause of each difference.
+//! one side has, with the likely cause of each difference. Reports of two
+//! vendors are compared by the user's line: the outermost frame of each
+//! finding (a math function inlined from each vendor's own header counts
+//! at the line that called it), its file by name.
 
 use super::buffers::BufferDiff;
 use super::causes;
@@ -107,35 +110,42 @@ pub fn info(file: &str, r: &Report) -> ReportInfo {
     }
 }
 
-/// The kernel of `b` matched to `a`: by name, then by demangled name.
+/// The kernel of `b` matched to `a`: by name, then by demangled name (an
+/// NVIDIA report names kernels by their demangled name, an AMD one by the
+/// symbol, with the demangled name beside it).
 fn matching(a: &KernelReport, b: &Report, taken: &BTreeSet<usize>) -> Option<usize> {
     let free = |i: &usize| !taken.contains(i);
     let by_name = b.kernels.iter().enumerate().find(|(i, k)| free(i) && k.name == a.name);
     by_name
-        .or_else(|| {
-            let name = a.demangled.as_deref()?;
-            b.kernels.iter().enumerate().find(|(i, k)| free(i) && k.display_name() == name)
-        })
+        .or_else(|| b.kernels.iter().enumerate().find(|(i, k)| free(i) && k.display_name() == a.display_name()))
         .map(|(i, _)| i)
+}
+
+/// Whether two reports come from different GPU vendors (the emulator's
+/// replays are AMD's).
+fn cross_vendor(a: &Report, b: &Report) -> bool {
+    let family = |v: &str| if v.starts_with("amd") { "amd".to_string() } else { v.to_string() };
+    family(&a.run.vendor) != family(&b.run.vendor)
 }
 
 /// Compares the findings of two reports, kernel by kernel and line by line.
 pub fn kernels(a: &Report, b: &Report) -> Vec<KernelDiff> {
     let modes = (a.run.mode.as_str(), b.run.mode.as_str());
+    let by_caller = cross_vendor(a, b);
     let mut taken = BTreeSet::new();
     let mut out = Vec::new();
     for ka in &a.kernels {
         match matching(ka, b, &taken) {
             Some(i) => {
                 taken.insert(i);
-                out.push(kernel(ka, Some(&b.kernels[i]), modes));
+                out.push(kernel(ka, Some(&b.kernels[i]), modes, by_caller));
             }
-            None => out.push(kernel(ka, None, modes).only(Side::A)),
+            None => out.push(kernel(ka, None, modes, by_caller).only(Side::A)),
         }
     }
     for (i, kb) in b.kernels.iter().enumerate() {
         if !taken.contains(&i) {
-            let mut d = kernel(kb, None, modes).only(Side::B);
+            let mut d = kernel(kb, None, modes, by_caller).only(Side::B);
             std::mem::swap(&mut d.denormals_a, &mut d.denormals_b);
             for l in &mut d.lines {
                 std::mem::swap(&mut l.a, &mut l.b);
@@ -156,10 +166,27 @@ impl KernelDiff {
 }
 
 /// Kernel `a` against its match `b` (none: `a`'s lines are all its own).
-fn kernel(a: &KernelReport, b: Option<&KernelReport>, modes: (&str, &str)) -> KernelDiff {
+/// `by_caller`: lines are the outermost frames, files by name.
+fn kernel(a: &KernelReport, b: Option<&KernelReport>, modes: (&str, &str), by_caller: bool) -> KernelDiff {
     let lines_of = |k: &KernelReport| -> BTreeMap<String, (Vec<Class>, Vec<String>)> {
         let grouped = findings::by_line_of(k);
-        grouped.lines.iter().map(|l| (l.place(), (classes(l), instructions(l)))).collect()
+        let mut out: BTreeMap<String, (Vec<Class>, Vec<String>)> = BTreeMap::new();
+        for l in &grouped.lines {
+            let place = if by_caller { caller_place(l.location) } else { l.place() };
+            let (cs, is) = out.entry(place).or_default();
+            for c in classes(l) {
+                match cs.iter_mut().find(|x| x.kind == c.kind && x.format == c.format) {
+                    Some(x) => x.occurrences += c.occurrences,
+                    None => cs.push(c),
+                }
+            }
+            for i in instructions(l) {
+                if !is.contains(&i) {
+                    is.push(i);
+                }
+            }
+        }
+        out
     };
     let la = lines_of(a);
     let lb = b.map(lines_of).unwrap_or_default();
@@ -201,6 +228,16 @@ fn kernel(a: &KernelReport, b: Option<&KernelReport>, modes: (&str, &str)) -> Ke
     }
 }
 
+/// The user's line of a finding: its outermost frame, `file:line` with
+/// the file's name only (each vendor's build may name the folder
+/// differently); `unknown location` without one.
+fn caller_place(location: Option<&xfpx_common::site::SourceLoc>) -> String {
+    let Some(l) = location else { return "unknown location".to_string() };
+    let outer = l.inlined_at.as_deref().unwrap_or(l);
+    let file = outer.file.rsplit('/').next().unwrap_or(&outer.file);
+    format!("{file}:{}", outer.line)
+}
+
 fn line_order(place: &str) -> (bool, String, u64) {
     let own = place.split_once(" (").map_or(place, |(own, _)| own);
     match own.rsplit_once(':') {
@@ -223,4 +260,49 @@ fn instructions(l: &LineFindings) -> Vec<String> {
     let mut v: Vec<String> = l.instructions.iter().map(|i| i.instr.to_string()).collect();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xfpx_common::class::FpFormat;
+    use xfpx_common::fp::ExceptionKind;
+    use xfpx_common::report::{Collector, RunInfo, SiteRef};
+    use xfpx_common::site::{SiteId, SourceLoc};
+
+    /// A report of `vendor` with one kernel `name` (demangled `demangled`)
+    /// and a NaN at each (instruction, innermost file, line) inlined at
+    /// `src/xv.cu:14`.
+    fn report(vendor: &str, name: &str, demangled: Option<&str>, sites: &[(&str, &str, u32)]) -> Report {
+        let mut c = Collector::new(RunInfo::new(vendor, "d", "detect"), None);
+        for (i, (instr, file, line)) in sites.iter().enumerate() {
+            let loc = SourceLoc::new(*file, *line).inlined_into(SourceLoc::new("src/xv.cu", 14));
+            let site =
+                SiteRef { id: SiteId(i as u32), offset: 16 * i as u64, instr: instr.to_string(), location: Some(loc) };
+            c.record(name, ExceptionKind::Nan, FpFormat::F32, site, 0, 1);
+        }
+        let mut r = c.report();
+        r.kernels[0].demangled = demangled.map(str::to_string);
+        r
+    }
+
+    #[test]
+    fn two_vendors_compare_by_the_calling_line() {
+        let nv = report("nvidia", "k(float*)", None, &[("MUFU.EX2 R1, R2", "crt/math.hpp", 900)]);
+        let amd = report(
+            "amd-emulated",
+            "_Z1kPf",
+            Some("k(float*)"),
+            &[("v_exp_f32 v1, v2", "hip_math.h", 292), ("v_ldexp_f32 v1, v1, v3", "hip_math.h", 300)],
+        );
+        let k = kernels(&nv, &amd);
+        assert_eq!(k.len(), 1, "matched by the demangled name: {k:?}");
+        assert_eq!(k[0].lines.iter().map(|l| l.place.as_str()).collect::<Vec<_>>(), ["xv.cu:14"]);
+        assert!(!k[0].differs(), "the same class at the calling line");
+        assert_eq!(k[0].lines[0].instr_b.len(), 2, "both header lines' instructions");
+        // one vendor: the header lines stay apart
+        let k = kernels(&amd, &amd);
+        assert_eq!(k[0].lines.len(), 2);
+        assert!(k[0].lines[0].place.starts_with("hip_math.h:292 (inlined at src/xv.cu:14)"), "{}", k[0].lines[0].place);
+    }
 }

@@ -8,8 +8,10 @@
 //! scripted-event-app [--events FILE] [--connections N] [--finish]
 //!                    [--child-events FILE] [--pause-ms MS] [--wait-for-signal]
 //!                    [--exit CODE | --raise SIGNAL] [--save-config FILE] [--say TEXT]
-//!                    [--leave-behind SECS,EVERY_MS] [--no-hello]
+//!                    [--leave-behind SECS,EVERY_MS] [--no-hello] [--capture-part]
 //! ```
+//! `--capture-part`: when the configuration asks for a capture, write this
+//! process's part of it (one launch listed), as the tool library does.
 //! Each connection first says hello, as the instrumentation library does
 //! (`--no-hello`: it does not; `--connections 0`: the library never attached).
 //! `FILE` holds one event (JSON) per line, sent as bytes round-robin over the N
@@ -46,6 +48,7 @@ struct Script {
     leave_behind: Option<(u64, u64)>,
     hold_open: Option<(u64, u64)>,
     no_hello: bool,
+    capture_part: bool,
 }
 
 fn parse(args: &[String]) -> Result<Script, String> {
@@ -58,6 +61,7 @@ fn parse(args: &[String]) -> Result<Script, String> {
             "--connections" => s.connections = value()?.parse().map_err(|e| format!("--connections: {e}"))?,
             "--finish" => s.finish = true,
             "--no-hello" => s.no_hello = true,
+            "--capture-part" => s.capture_part = true,
             "--child-events" => s.child_events = Some(value()?),
             "--pause-ms" => s.pause_ms = value()?.parse().map_err(|e| format!("--pause-ms: {e}"))?,
             "--wait-for-signal" => s.wait_for_signal = true,
@@ -109,6 +113,25 @@ fn script(args: &[String]) -> Result<u8, String> {
     let config = RunConfig::load(std::path::Path::new(&path)).map_err(|e| e.to_string())?;
     if let Some(path) = &s.save_config {
         std::fs::write(path, config.to_json()).map_err(|e| format!("{path}: {e}"))?;
+    }
+    if let (true, Some(c)) = (s.capture_part, &config.capture) {
+        let launch = xfpx_common::capture::CapturedLaunch {
+            dir: "0001-k".into(),
+            kernel: "k".into(),
+            demangled: None,
+            launch: 0,
+            pid: std::process::id(),
+            bytes: 4096,
+            complete: true,
+            problem: None,
+        };
+        let part = xfpx_common::capture::ProcessPart {
+            pid: std::process::id(),
+            launches: vec![launch],
+            not_captured: vec!["2 launches of k not captured: over --capture-max-launches (1)".into()],
+            ..Default::default()
+        };
+        part.write(&c.dir).map_err(|e| e.to_string())?;
     }
     let socket = config.events_socket.clone().ok_or("the configuration names no event socket")?;
     let mut conns = (0..s.connections)
