@@ -8,7 +8,7 @@ use xfpx_amd_isa::{DataType, Family};
 impl Wave {
     /// FP source with VOP3 abs/neg modifiers applied.
     pub(crate) fn fp_src32(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
-        let mut v = self.vsrc(obs, f.src[i], lit, Ty::B32, lane)?;
+        let mut v = self.operand(obs, f, i, lit, Ty::B32, lane)?;
         if f.abs >> i & 1 != 0 {
             v &= 0x7FFF_FFFF;
         }
@@ -28,7 +28,7 @@ impl Wave {
         Ok(v)
     }
     pub(crate) fn fp_src16(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
-        let mut v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)? & 0xFFFF;
+        let mut v = self.operand(obs, f, i, lit, Ty::F16, lane)? & 0xFFFF;
         if f.abs >> i & 1 != 0 {
             v &= 0x7FFF;
         }
@@ -45,6 +45,11 @@ impl Wave {
         let mode = self.fp_mode()?;
         let exec = self.exec();
         let Some(kind) = float_kind(inst.op) else { return self.unsupported(m) };
+        if f.omod != 0 && self.mode & (1 << 9) != 0 {
+            // Compilers use omod only with IEEE mode off; what the hardware
+            // does with it under IEEE mode is not documented.
+            return self.unsupported(format!("{m} with an output modifier under IEEE mode"));
+        }
         let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
         let mut vcc_out = 0u64;
         let mut kinds = 0u8;
@@ -201,7 +206,7 @@ impl Wave {
                             )
                         }
                         Opcode::V_LDEXP_F32 => {
-                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let e = self.operand(obs, f, 1, lit, Ty::B32, lane)? as i32;
                             let x = fpu::in32(a, mode, &mut fl);
                             fpu::round32(
                                 x as f64 * (2f64).powi(e.clamp(-400, 400)),
@@ -212,8 +217,8 @@ impl Wave {
                                 &mut fl,
                             )
                         }
-                        Opcode::V_CVT_F32_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
-                        Opcode::V_CVT_F32_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
+                        Opcode::V_CVT_F32_I32_E32 => (self.operand(obs, f, 0, lit, Ty::B32, lane)? as i32) as f32,
+                        Opcode::V_CVT_F32_U32_E32 => self.operand(obs, f, 0, lit, Ty::B32, lane)? as f32,
                         Opcode::V_CVT_F32_F64_E32 => {
                             let x = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
                             fpu::round32(x, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
@@ -226,7 +231,7 @@ impl Wave {
                         | Opcode::V_CVT_F32_UBYTE2_E32
                         | Opcode::V_CVT_F32_UBYTE3_E32 => {
                             let byte = ubyte_index(inst.op);
-                            (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? >> (8 * byte) & 0xFF) as f32
+                            (self.operand(obs, f, 0, lit, Ty::B32, lane)? >> (8 * byte) & 0xFF) as f32
                         }
                         Opcode::V_DIV_SCALE_F32 => {
                             let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
@@ -270,6 +275,10 @@ impl Wave {
                             }
                         }
                         _ => return self.unsupported(m),
+                    };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op32(BinOp::Mul, r, k as f32, mode, &mut fl),
+                        None => r,
                     };
                     // Clamp to [0, 1]; with DX10_CLAMP a NaN clamps to 0.
                     let r = match (f.clamp, r.is_nan()) {
@@ -338,15 +347,15 @@ impl Wave {
                             fpu::finish64(x.sqrt(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
                         Opcode::V_LDEXP_F64 => {
-                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let e = self.operand(obs, f, 1, lit, Ty::B32, lane)? as i32;
                             let x = fpu::in64(a, mode, &mut fl);
                             let e = e.clamp(-2200, 2200);
                             // Two steps keep intermediate scale factors finite.
                             let r = x * (2f64).powi(e / 2) * (2f64).powi(e - e / 2);
                             fpu::finish64(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        Opcode::V_CVT_F64_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
-                        Opcode::V_CVT_F64_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
+                        Opcode::V_CVT_F64_I32_E32 => (self.operand(obs, f, 0, lit, Ty::B32, lane)? as i32) as f64,
+                        Opcode::V_CVT_F64_U32_E32 => self.operand(obs, f, 0, lit, Ty::B32, lane)? as f64,
                         Opcode::V_CVT_F64_F32_E32 => {
                             let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
                             fpu::in32(x, mode, &mut fl) as f64
@@ -382,6 +391,10 @@ impl Wave {
                         }
                         _ => return self.unsupported(m),
                     };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op64(BinOp::Mul, r, k, mode, &mut fl),
+                        None => r,
+                    };
                     let r = match (f.clamp, r.is_nan()) {
                         (true, false) => r.clamp(0.0, 1.0),
                         (true, true) if self.mode & (1 << 8) != 0 => 0.0,
@@ -408,21 +421,20 @@ impl Wave {
                         Opcode::V_PACK_B32_F16 => {
                             let lo = self.fp_src16(obs, f, 0, lit, lane)?;
                             let hi = self.fp_src16(obs, f, 1, lit, lane)?;
-                            let lo = if f.op_sel & 1 != 0 {
-                                self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16
-                            } else {
-                                lo
-                            };
-                            let hi = if f.op_sel & 2 != 0 {
-                                self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16
-                            } else {
-                                hi
-                            };
+                            let lo =
+                                if f.op_sel & 1 != 0 { self.operand(obs, f, 0, lit, Ty::F16, lane)? >> 16 } else { lo };
+                            let hi =
+                                if f.op_sel & 2 != 0 { self.operand(obs, f, 1, lit, Ty::F16, lane)? >> 16 } else { hi };
                             self.wv(obs, f.dst, lane, (lo & 0xFFFF) | (hi & 0xFFFF) << 16);
                             continue;
                         }
                         _ => return self.unsupported(m),
                     };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op16(BinOp::Mul, r, fpu::f64_to_f16(k), mode, &mut fl),
+                        None => r,
+                    };
+                    let r = if f.clamp { clamp16(r, self.mode & (1 << 8) != 0) } else { r };
                     let h = r & 0x7FFF;
                     kinds |= classify(h > 0x7C00, h == 0x7C00, h != 0 && h < 0x400, false);
                     r as u64
@@ -437,10 +449,11 @@ impl Wave {
                     self.wv(obs, f.dst + 1, lane, (res >> 32) as u32);
                 }
                 16 => {
-                    // gfx9 f16 VALU zeroes the high half of the destination.
-                    self.wv(obs, f.dst, lane, res as u32 & 0xFFFF);
+                    // gfx9 f16 VALU zeroes the high half of the destination
+                    // (an SDWA destination select places the half instead).
+                    self.write_result(obs, f, lane, res as u32 & 0xFFFF);
                 }
-                _ => self.wv(obs, f.dst, lane, res as u32),
+                _ => self.write_result(obs, f, lane, res as u32),
             }
         }
         if matches!(inst.op, Opcode::V_DIV_SCALE_F32 | Opcode::V_DIV_SCALE_F64) {
@@ -454,6 +467,29 @@ impl Wave {
             self.observe(obs, format, kinds);
         }
         Ok(())
+    }
+}
+
+/// The factor of an output modifier (1: ×2, 2: ×4, 3: ×0.5; 0: none).
+fn omod_factor(omod: u8) -> Option<f64> {
+    match omod {
+        1 => Some(2.0),
+        2 => Some(4.0),
+        3 => Some(0.5),
+        _ => None,
+    }
+}
+
+/// An f16 result clamped to [0, 1] as f32 and f64 results are (-0 stays);
+/// a NaN clamps to 0 with DX10_CLAMP.
+fn clamp16(h: u16, dx10: bool) -> u16 {
+    let nan = h & 0x7FFF > 0x7C00;
+    match (nan, h >> 15 != 0) {
+        (true, _) if dx10 => 0,
+        (true, _) => h,
+        (false, true) if h == 0x8000 => h,
+        (false, true) => 0,
+        (false, false) => h.min(0x3C00),
     }
 }
 
