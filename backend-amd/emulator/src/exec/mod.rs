@@ -8,6 +8,7 @@ mod memory;
 mod packed;
 mod scalar;
 mod sdwa;
+mod subdword;
 mod valu;
 mod vfloat;
 
