@@ -21,6 +21,7 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
+use super::halves;
 use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
@@ -575,6 +576,7 @@ impl AmdLowering<'_> {
                     _ => Opcode::V_CMP_CLASS_F32_E64,
                 };
                 let mut vals = Vec::new();
+                let insn = &self.instrs[p.instr as usize].insn;
                 for v in values {
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
@@ -582,7 +584,16 @@ impl AmdLowering<'_> {
                         ValueRef::Reg(_) => None,
                     }
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
-                    vals.extend(self.values(op, *format)?);
+                    let which =
+                        if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
+                    // An f16 value in the high half is shifted down before its test.
+                    let high = halves::high_half(insn, which, *format).map_err(RewriteError::Refused)?;
+                    vals.extend(self.values(op, *format)?.into_iter().map(|mut x| {
+                        if high && x.half == Half::Whole {
+                            x.half = Half::HighToLow;
+                        }
+                        x
+                    }));
                 }
                 let checks: Vec<(ExceptionKind, (u32, Lanes))> =
                     kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
