@@ -6,7 +6,7 @@
 //! matrix instructions) have none and are listed by the sweep as such.
 
 use super::kernels::{self, SweepKernel};
-use xfpx_amd_isa::{CmpCond, DataType, Opcode};
+use xfpx_amd_isa::{CmpCond, DataType, Family, Opcode};
 
 /// Sixteen f32 values: zeros, normals, extremes, subnormals, infinities
 /// and quiet NaNs (no signalling NaN: their handling is not documented
@@ -171,6 +171,10 @@ enum Rule {
     Convert(DataType, DataType),
     /// `v_cvt_f32_ubyteN`.
     Ubyte(u32),
+    /// `v_cvt_off_f32_i4`: a signed 4-bit integer in sixteenths.
+    OffI4,
+    /// `v_cvt_pkrtz_f16_f32`: two f32 to f16, rounded toward zero.
+    PkRtz,
 }
 
 /// Floating-point operations, on values widened exactly to f64.
@@ -213,7 +217,7 @@ fn rule(op: Opcode) -> Option<Rule> {
         O::V_SUBREV_F32_E32 | O::V_SUBREV_F16_E32 => F::Subrev,
         O::V_MUL_F32_E32 | O::V_MUL_F64 | O::V_MUL_F16_E32 | O::V_PK_MUL_F16 | O::V_PK_MUL_F32 => F::Mul,
         O::V_FMA_F32 | O::V_FMA_F64 | O::V_FMA_F16 | O::V_PK_FMA_F16 | O::V_PK_FMA_F32 => F::Fma,
-        O::V_FMAC_F32_E32 | O::V_FMAC_F64_E32 => F::Fmac,
+        O::V_FMAC_F32_E32 | O::V_FMAC_F64_E32 | O::V_PK_FMAC_F16_E32 => F::Fmac,
         O::V_MAD_F32 | O::V_MAC_F32_E32 | O::V_MADMK_F32 | O::V_MADAK_F32 => F::MadFlush,
         O::V_FMAMK_F32 => F::FmaMk,
         O::V_FMAAK_F32 => F::FmaAk,
@@ -229,6 +233,8 @@ fn rule(op: Opcode) -> Option<Rule> {
         O::V_FRACT_F32_E32 | O::V_FRACT_F64_E32 | O::V_FRACT_F16_E32 => F::Fract,
         O::V_LDEXP_F32 | O::V_LDEXP_F64 | O::V_LDEXP_F16_E32 => F::Ldexp,
         O::V_FREXP_MANT_F32_E32 | O::V_FREXP_MANT_F64_E32 | O::V_FREXP_MANT_F16_E32 => F::FrexpMant,
+        O::V_CVT_OFF_F32_I4_E32 => return Some(Rule::OffI4),
+        O::V_CVT_PKRTZ_F16_F32 => return Some(Rule::PkRtz),
         O::V_CVT_F32_UBYTE0_E32 => return Some(Rule::Ubyte(0)),
         O::V_CVT_F32_UBYTE1_E32 => return Some(Rule::Ubyte(1)),
         O::V_CVT_F32_UBYTE2_E32 => return Some(Rule::Ubyte(2)),
@@ -245,12 +251,10 @@ fn rule(op: Opcode) -> Option<Rule> {
         O::V_CVT_F16_U16_E32 => return Some(Rule::Convert(DataType::U16, DataType::F16)),
         _ => return None,
     };
-    let packed =
-        matches!(op.stem(), O::V_PK_ADD_F16 | O::V_PK_MUL_F16 | O::V_PK_FMA_F16 | O::V_PK_MIN_F16 | O::V_PK_MAX_F16);
-    let packed32 = matches!(op.stem(), O::V_PK_ADD_F32 | O::V_PK_MUL_F32 | O::V_PK_FMA_F32);
+    let packed = op.family() == Family::Packed;
     Some(match op.data_type()? {
-        _ if packed => Rule::PkF16(f),
-        _ if packed32 => Rule::PkF32(f),
+        DataType::F16 if packed => Rule::PkF16(f),
+        DataType::F32 if packed => Rule::PkF32(f),
         DataType::F32 => Rule::F32(f),
         DataType::F64 => Rule::F64(f),
         DataType::F16 => Rule::F16(f),
@@ -289,8 +293,8 @@ impl Rule {
             }
             Rule::F16(f) => f16_result(f, &|i| f16_to_f64(l.src_or_acc32(i) as u16), &s32),
             Rule::PkF16(f) => {
-                let lo = |i: usize| f16_to_f64(l.src32(i) as u16);
-                let hi = |i: usize| f16_to_f64((l.src32(i) >> 16) as u16);
+                let lo = |i: usize| f16_to_f64(l.src_or_acc32(i) as u16);
+                let hi = |i: usize| f16_to_f64((l.src_or_acc32(i) >> 16) as u16);
                 match (f16_result(f, &lo, &s32), f16_result(f, &hi, &s32)) {
                     (Want::F16(a), Want::F16(b)) => Want::F16x2(a, b),
                     _ => Want::Unspecified,
@@ -346,12 +350,20 @@ impl Rule {
                 }
             }
             Rule::Ubyte(n) => Want::F32((l.src32(0) >> (8 * n) & 0xFF) as f32),
+            Rule::OffI4 => {
+                Want::F32(((l.src32(0) & 0xF) as i32 - if l.src32(0) & 8 != 0 { 16 } else { 0 }) as f32 / 16.0)
+            }
+            Rule::PkRtz => {
+                let rtz = |bits: u32| f16_toward_zero(f32::from_bits(bits) as f64);
+                Want::F16x2(rtz(l.src32(0)), rtz(l.src32(1)))
+            }
         }
     }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Width {
+    F16,
     F32,
     F64,
 }
@@ -402,16 +414,17 @@ fn op_f64(f: F, x: &dyn Fn(usize) -> f64, k: f64, w: Width) -> Option<f64> {
                 return None;
             }
             let below_one = match w {
+                Width::F16 => f16_to_f64(0x3BFF),
                 Width::F32 => f32::from_bits(0x3F7F_FFFF) as f64,
                 Width::F64 => f64::from_bits(0x3FEF_FFFF_FFFF_FFFF),
             };
             let r = v - v.floor();
-            // For f32 the subtraction is exact in f64; its rounding to f32
-            // happens after the clamp below.
-            if w == Width::F32 {
-                ((r as f32) as f64).min(below_one)
-            } else {
-                r.min(below_one)
+            // The subtraction is exact in f64; the clamp applies to the
+            // result rounded to its format.
+            match w {
+                Width::F16 => f16_to_f64(f16_of(r)).min(below_one),
+                Width::F32 => ((r as f32) as f64).min(below_one),
+                Width::F64 => r.min(below_one),
             }
         }
         F::FrexpMant => {
@@ -422,8 +435,9 @@ fn op_f64(f: F, x: &dyn Fn(usize) -> f64, k: f64, w: Width) -> Option<f64> {
             if v == 0.0 {
                 v
             } else {
+                // Two steps: 2^-e alone may not be a finite f64.
                 let e = frexp_exp(v);
-                v * 2f64.powi(-e)
+                v * 2f64.powi(-e / 2) * 2f64.powi(-e + e / 2)
             }
         }
         F::Ldexp | F::MadFlush => return None,
@@ -444,7 +458,7 @@ fn f16_result(f: F, x: &dyn Fn(usize) -> f64, s32: &dyn Fn(usize) -> u32) -> Wan
             }
         }
         F::MadFlush => Want::Unspecified,
-        _ => op_f64(f, x, 1.5, Width::F64).map_or(Want::Unspecified, |v| Want::F16(f16_of(v))),
+        _ => op_f64(f, x, 1.5, Width::F16).map_or(Want::Unspecified, |v| Want::F16(f16_of(v))),
     }
 }
 
@@ -557,7 +571,7 @@ fn ldexp(x: f64, e: i32) -> f64 {
 
 fn frexp_exp(v: f64) -> i32 {
     let mut e = v.abs().log2().floor() as i32 + 1;
-    let m = v.abs() * 2f64.powi(-e);
+    let m = v.abs() * 2f64.powi(-e / 2) * 2f64.powi(-e + e / 2);
     if m >= 1.0 {
         e += 1;
     } else if m < 0.5 {
@@ -604,6 +618,21 @@ pub fn f16_of(v: f64) -> u16 {
     let mant =
         if qe == 0 { (q / 2f64.powi(-24)) as u16 } else { ((q / 2f64.powi(qe as i32 - 15) - 1.0) * 1024.0) as u16 };
     sign | qe << 10 | mant
+}
+
+/// An f64 rounded toward zero to f16: beyond the largest finite f16, that
+/// f16 (infinities and NaN stay what they are).
+fn f16_toward_zero(v: f64) -> u16 {
+    if v.is_nan() || v.is_infinite() {
+        return f16_of(v);
+    }
+    let h = f16_of(v);
+    let h = if f16_to_f64(h).abs() > v.abs() { h - 1 } else { h };
+    if h & 0x7FFF == 0x7C00 {
+        h - 1
+    } else {
+        h
+    }
 }
 
 /// Whether an f64 lies exactly halfway between two f16 values.

@@ -126,7 +126,8 @@ pub(crate) fn fields(encoding: Encoding, w0: u32, d: u32, f: &mut Valu) -> Optio
 
 impl Wave {
     /// Source `i` of a VALU instruction as 32 bits in `lane`, after its SDWA
-    /// select (sources 0 and 1 of an SDWA form).
+    /// select (sources 0 and 1 of an SDWA form) or op_sel's half (VOP3
+    /// 16-bit operations).
     pub(crate) fn operand(
         &self,
         obs: &mut Observations,
@@ -139,6 +140,7 @@ impl Wave {
         let v = self.vsrc(obs, f.src[i], lit, ty, lane)?;
         Ok(match f.sdwa {
             Some(s) if i < 2 => s.src_sel[i].extract(v, s.sext[i]),
+            _ if f.src_hi >> i & 1 != 0 => v >> 16,
             _ => v,
         })
     }

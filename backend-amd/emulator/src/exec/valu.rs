@@ -23,6 +23,9 @@ pub(crate) struct Valu {
     pub(crate) neg_hi: u8,
     /// The selects of an SDWA form.
     pub(crate) sdwa: Option<Sdwa>,
+    /// VOP3 16-bit operations: sources (bits 0-2) read from their high
+    /// half, as op_sel says.
+    pub(crate) src_hi: u8,
 }
 
 impl Wave {
@@ -59,6 +62,10 @@ impl Wave {
                 f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
                 f.omod = ((w1 >> 27) & 3) as u8;
                 f.neg = ((w1 >> 29) & 7) as u8;
+                if is_16bit(inst.op) {
+                    f.op_sel = ((w0 >> 11) & 0xF) as u8;
+                    f.src_hi = f.op_sel & 7;
+                }
                 if inst.encoding == Encoding::Vopc {
                     f.sdst = (w0 & 0xFF) as u16;
                 }
@@ -69,6 +76,12 @@ impl Wave {
 
     pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
         let f = self.valu_fields(inst)?;
+        // op_sel's destination bit writes the high half; whether the other
+        // half is kept or zeroed is not modelled (v_pack_b32_f16's op_sel
+        // selects sources only).
+        if f.op_sel & 8 != 0 && inst.op != Opcode::V_PACK_B32_F16 {
+            return self.unsupported(format!("{} with op_sel on the destination", inst.mnemonic));
+        }
         if f.omod != 0 && !takes_omod(inst.op) {
             return self.unsupported(format!("{} with an output modifier", inst.mnemonic));
         }
@@ -238,6 +251,13 @@ impl Wave {
         }
         Ok(())
     }
+}
+
+/// A VOP3 operation on 16-bit values, whose op_sel picks source halves.
+fn is_16bit(op: Opcode) -> bool {
+    use xfpx_amd_isa::DataType;
+    matches!(op.data_type(), Some(DataType::F16 | DataType::I16 | DataType::U16 | DataType::B16))
+        && !matches!(op.family(), Family::Packed | Family::FmaMix | Family::Matrix)
 }
 
 /// Whether the output modifier (omod) of `op` is modelled: float results
