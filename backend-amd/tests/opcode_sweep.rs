@@ -428,3 +428,41 @@ fn every_fp_opcode_is_checked_or_refused_and_emulated() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(committed == results, "{} differs from what the sweep finds (XFPX_BLESS=1 rewrites it)", path.display());
 }
+
+/// A floating-point instruction inside a VGPR indexing region is refused
+/// with its reason (the check's own VGPR operands would be indexed), the
+/// kernel stays partially instrumented, and it computes what the original
+/// computes on the emulator, which indexes the region's operands.
+#[test]
+fn sites_inside_a_vgpr_indexing_region_are_refused() {
+    if !(tool("llvm-mc-19") && tool("ld.lld-19")) {
+        println!("SKIPPED: llvm-mc-19/ld.lld-19 not installed; the indexing-region kernel cannot be built");
+        return;
+    }
+    let target = Target::Gfx90a;
+    // The sweep's v_add_f32_e32 kernel, with the addition inside a region
+    // that offsets source 0 by 1 (v2 reads v3) and a second addition after it.
+    let (ks, _) = sweep_kernels(target);
+    let mut k = ks.into_iter().find(|k| k.op() == xfpx_amd_isa::Opcode::V_ADD_F32_E32).expect("v_add_f32_e32 kernel");
+    k.name = "indexed_add".into();
+    k.line = format!("s_mov_b32 s12, 1\n\ts_set_gpr_idx_on s12, gpr_idx(SRC0)\n\t{}\n\ts_set_gpr_idx_off\n\tv_add_f32_e32 v41, v2, v3", k.line);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let s_path = tmp.path().join("indexed.s");
+    std::fs::write(&s_path, kernels::assembly(target, std::slice::from_ref(&k))).expect("write .s");
+    let co = std::fs::read(build(target, &s_path, tmp.path()).expect("builds")).expect("object");
+    let opts = RewriteOptions { mode: Mode::Detect, table: TableAddress::Known(table_address()), ..Default::default() };
+    let out = rewrite::rewrite(&co, &opts).expect("rewrites");
+    let ko = &out.kernels[0];
+    assert_eq!(ko.state, KernelState::Partial, "{:?}", ko.refused_sites);
+    let cov = ko.coverage.clone().expect("coverage");
+    assert_eq!((cov.fp_sites, cov.checked, cov.refused_sites()), (2, 1, 1), "{cov:?}");
+    assert!(cov.refused[0].reason.contains("VGPR indexing region"), "{cov:?}");
+    let inputs = reference::inputs();
+    let orig = run(&Program::parse(&co).expect("parses"), &k.name, &inputs).expect("original runs");
+    let rw = run(&Program::parse(&out.bytes).expect("parses"), &k.name, &inputs).expect("rewritten runs");
+    assert!(rw.out == orig.out && rw.stats.hazards().is_empty());
+    // The indexed addition read v3 for v2: v3 + v3.
+    let l = 5;
+    let v3 = f32::from_bits(inputs[l][1]);
+    assert!(matches(Want::F32(v3 + v3), &orig.out[l], 0), "{:08x?}", orig.out[l]);
+}

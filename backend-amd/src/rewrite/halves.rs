@@ -4,7 +4,9 @@
 //! an SDWA form with `dst_sel:WORD_1` is the high half; so is a source that
 //! op_sel or an SDWA `src_sel:WORD_1` selects. A value a check cannot read
 //! as a whole (a byte of a register, or an f32 result an SDWA destination
-//! select cuts to part of its register) is refused with the reason.
+//! select cuts to part of its register) is refused with the reason, as is
+//! any value inside a VGPR indexing region, where the check's own VGPR
+//! operands would be indexed too.
 
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile as IsaFile};
 use xfpx_amd_isa::{Encoding, Field, Instruction, Opcode, Variant};
@@ -24,6 +26,32 @@ pub enum Value<'a> {
 const WORD_0: u32 = 4;
 const WORD_1: u32 = 5;
 const DWORD: u32 = 6;
+
+/// How far back [`in_indexing_region`] looks: compilers open a region for
+/// a few moves (`s_set_gpr_idx_on`, `v_mov_b32`, `s_set_gpr_idx_off`).
+const INDEXING_REACH: usize = 256;
+
+/// Why the instruction at `index` of `code` lies inside a VGPR indexing
+/// region (`s_set_gpr_idx_on` with no `s_set_gpr_idx_off` between them on
+/// the straight-line code of the [`INDEXING_REACH`] instructions before
+/// it), if it does.
+pub fn in_indexing_region(code: &[crate::rewrite::view::DecodedInstr], index: usize) -> Option<String> {
+    let end = index.min(code.len());
+    for d in code[end.saturating_sub(INDEXING_REACH)..end].iter().rev() {
+        match d.insn.op {
+            Opcode::S_SET_GPR_IDX_OFF => return None,
+            Opcode::S_SET_GPR_IDX_ON => {
+                return Some(format!(
+                    "inside a VGPR indexing region (s_set_gpr_idx_on at {:#x}): a check's own VGPR operands would be indexed",
+                    d.addr
+                ))
+            }
+            _ if d.insn.control_flow(d.addr) != xfpx_amd_isa::ControlFlow::Next => return None,
+            _ => {}
+        }
+    }
+    None
+}
 
 /// Whether `value` of `insn`, read as `format`, is the high half of its
 /// register; an error names why the check cannot read it.

@@ -569,6 +569,9 @@ impl AmdLowering<'_> {
         let ins = &view.instrs[p.instr as usize];
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
+                if let Some(why) = halves::in_indexing_region(self.instrs, p.instr as usize) {
+                    return Err(RewriteError::Refused(why));
+                }
                 // bf16 values are shifted into the high half and tested as f32.
                 let cmp = match format {
                     FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,

@@ -71,6 +71,7 @@ impl Wave {
                 }
             }
         }
+        self.index_vgprs(&mut f);
         Ok(f)
     }
 
@@ -93,6 +94,10 @@ impl Wave {
             return self.unsupported(format!("{} in the SDWA form", inst.mnemonic));
         }
         match family {
+            // Their operands come from the decoder, not through indexing.
+            Family::Matrix | Family::AccvgprMove if self.gpr_idx_on => {
+                return self.unsupported(format!("{} in VGPR indexing mode", inst.mnemonic))
+            }
             Family::Matrix | Family::AccvgprMove => return self.matrix(inst, env),
             Family::FmaMix => return self.fma_mix(inst, &f, env.obs),
             Family::Packed => return self.vop3p(inst, &f, env.obs),
