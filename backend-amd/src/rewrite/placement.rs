@@ -175,7 +175,10 @@ impl<'u, 'a> Pass<'u, 'a> {
             work.total.store(self.units.kernels.len() as u64, Ordering::Relaxed);
             work.done.store(0, Ordering::Relaxed);
         }
-        for k in &self.units.kernels {
+        let units = self.units;
+        // The metadata note's kernel entries, read once for all kernels.
+        let note = note::NoteKernels::read(&units.co);
+        for k in &units.kernels {
             if let Some(work) = &self.opts.progress {
                 work.done.fetch_add(1, Ordering::Relaxed);
             }
@@ -242,7 +245,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             self.patches.extend(l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
-            match note::count_patches(&self.units.co, &kernel.name, v, s) {
+            match note::count_patches(&note, &kernel.name, v, s) {
                 Ok(ps) => self.patches.extend(ps),
                 Err(why) => o.metadata_counts_kept = Some(why),
             }
