@@ -155,7 +155,7 @@ fn largest_objects() {
             Some((out.kernels.iter().map(|k| k.instructions).sum::<usize>(), out.kernels.len(), p))
         })
         .collect();
-    sized.sort_by(|a, b| b.0.cmp(&a.0));
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf();
     println!("\n| code object | instructions | kernels | ms per rewrite | instructions/s | kernels/s | ms per 10k instructions |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
