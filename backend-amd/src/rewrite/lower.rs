@@ -826,6 +826,10 @@ impl AmdLowering<'_> {
         let s = self.scratch;
         let bits = s.tmp();
         let one_bit = Src::Sgpr(s.mask());
+        // Memory still in flight may read (stores) or write (loads) any
+        // register, and the scratch may lie within the kernel's own
+        // allocation (at its register budget): wait for all of it first.
+        self.emit(e.sopp(Opcode::S_WAITCNT, waitcnt_imm(0, 0))?);
         // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
         // (the ISA's setreg-getreg hazard), and time for the exception bits
         // of the last VALU operations to land (assumed; see the snippets' README).

@@ -258,7 +258,15 @@ impl<'u, 'a> Pass<'u, 'a> {
         let co = &self.units.co;
         let kernel = &co.kernels[k.index];
         let max_wg = max_workgroup(co, &kernel.name);
-        let (scratch, mut descriptor, registers) = regs::grow(co.target.processor, &kernel.descriptor, used, max_wg)?;
+        let screen_only =
+            !k.plan.probes.is_empty() && k.plan.probes.iter().all(|p| p.action == Action::ReadExceptionFlags);
+        let (scratch, mut descriptor, registers) =
+            match regs::grow(co.target.processor, &kernel.descriptor, used, max_wg) {
+                Ok(grown) => grown,
+                // Screening runs where the wave ends: its registers are free then.
+                Err(e) if screen_only => regs::within_allocation(co.target.processor, &kernel.descriptor).ok_or(e)?,
+                Err(e) => return Err(e),
+            };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
         let dx10_clamp_cleared = reads_flags && clear_dx10_clamp(&k.instrs, &mut descriptor)?;
         let (lowering, words) = self.lower(kernel.entry, &k.instrs, &k.waits, scratch, &k.view, &k.plan)?;
