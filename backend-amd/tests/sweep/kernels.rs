@@ -72,6 +72,16 @@ pub struct SweepKernel {
     /// Registers the destination holds before the instruction (an
     /// accumulator such as `v_fmac`'s): copied from this source pool.
     pub dst_init: Option<Regs>,
+    /// The SDWA form: which sources it reads from their high half, and
+    /// whether its f16 result goes to the high half (the low one kept).
+    pub sdwa: Option<SdwaForm>,
+}
+
+/// The selects of an SDWA kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SdwaForm {
+    pub src_hi: [bool; 2],
+    pub dst_hi: bool,
 }
 
 impl SweepKernel {
@@ -180,7 +190,55 @@ pub fn kernel(row: &'static OpcodeRow) -> Option<SweepKernel> {
         2 => Some(Regs { first: F64[2], count: 2 }),
         _ => None,
     });
-    Some(SweepKernel { name: format!("sweep_{}", op.mnemonic()), row, line, sources, result, dst_init })
+    Some(SweepKernel { name: format!("sweep_{}", op.mnemonic()), row, line, sources, result, dst_init, sdwa: None })
+}
+
+/// The SDWA form of a VOP1/VOP2/VOPC row that has one: f16 sources read
+/// from their high half (`src*_sel:WORD_1`), an f16 result written to the
+/// high half with the low half kept (`dst_sel:WORD_1
+/// dst_unused:UNUSED_PRESERVE`), other operands whole. `None` for rows
+/// without SDWA, with 64-bit operands, that read their destination, or
+/// whose SDWA form selects bytes (8-bit float conversions).
+pub fn sdwa_kernel(row: &'static OpcodeRow) -> Option<SweepKernel> {
+    use xfpx_amd_isa::table::flags;
+    if row.flags & flags::SDWA == 0 || row.operands.iter().any(|s| s.width > 1) {
+        return None;
+    }
+    let op = row.op;
+    if matches!(
+        op.stem(),
+        Opcode::V_MAC_F32_E32
+            | Opcode::V_MAC_F16_E32
+            | Opcode::V_FMAC_F32_E32
+            | Opcode::V_DOT2C_F32_F16_E32
+            | Opcode::V_PK_FMAC_F16_E32
+            // Their SDWA form selects a byte of an 8-bit float pair.
+            | Opcode::V_CVT_F32_FP8_E32
+            | Opcode::V_CVT_F32_BF8_E32
+    ) {
+        return None;
+    }
+    let mut k = kernel(row)?;
+    let is_f16 = |r: &Regs| F16X2.contains(&r.first);
+    let src_hi = [k.sources.first().is_some_and(is_f16), k.sources.get(1).is_some_and(is_f16)];
+    let dst_hi =
+        matches!(k.result, Result::Value(_)) && op.data_type() == Some(DataType::F16) && op.family() != Family::Convert;
+    let sel = |hi: bool| if hi { "WORD_1" } else { "DWORD" };
+    let mut mods = Vec::new();
+    if row.encoding != Encoding::Vopc {
+        mods.push(format!("dst_sel:{}", sel(dst_hi)));
+        mods.push(format!("dst_unused:{}", if dst_hi { "UNUSED_PRESERVE" } else { "UNUSED_PAD" }));
+    }
+    mods.push(format!("src0_sel:{}", sel(src_hi[0])));
+    if row.encoding != Encoding::Vop1 {
+        mods.push(format!("src1_sel:{}", sel(src_hi[1])));
+    }
+    let mnemonic = op.mnemonic().strip_suffix("_e32").unwrap_or(op.mnemonic());
+    let operands = k.line.split_once(' ').map_or("", |(_, o)| o).to_string();
+    k.line = format!("{mnemonic}_sdwa {operands} {}", mods.join(" "));
+    k.name = format!("sweep_{mnemonic}_sdwa");
+    k.sdwa = Some(SdwaForm { src_hi, dst_hi });
+    Some(k)
 }
 
 /// The assembly of every kernel of `target` (the input of llvm-mc).

@@ -101,6 +101,8 @@ pub enum Want {
     F64(f64),
     /// An f16 result in the low half, the high half zero.
     F16(u16),
+    /// An f16 result in the high half, the low half as it was (given).
+    F16Hi(u16, u16),
     /// Two f16 halves (low, high).
     F16x2(u16, u16),
     F32x2(f32, f32),
@@ -116,7 +118,17 @@ pub const NO_RULE: &str = "no host reference (approximate, hardware-specific or 
 /// The expected result per lane of kernel `k` for `inputs`, or why there is none.
 pub fn expected(k: &SweepKernel, inputs: &[[u32; kernels::INPUT_DWORDS]]) -> Result<Vec<Want>, &'static str> {
     let rule = rule(k.op()).ok_or(NO_RULE)?;
-    Ok(inputs.iter().map(|d| rule.apply(&Lane { k, d })).collect())
+    Ok(inputs
+        .iter()
+        .map(|d| {
+            let l = Lane { k, d };
+            match (rule.apply(&l), k.sdwa) {
+                // An SDWA destination select: the high half, the low one kept.
+                (Want::F16(h), Some(f)) if f.dst_hi => Want::F16Hi(h, l.reg(l.acc()) as u16),
+                (w, _) => w,
+            }
+        })
+        .collect())
 }
 
 /// One lane's registers as kernel `k` reads them.
@@ -129,8 +141,14 @@ impl Lane<'_> {
     fn reg(&self, r: u16) -> u32 {
         self.d[r as usize - 2]
     }
+    /// Source `i` as the instruction reads it (an SDWA `WORD_1` select:
+    /// its high half).
     fn src32(&self, i: usize) -> u32 {
-        self.reg(self.k.sources[i].first)
+        let v = self.reg(self.k.sources[i].first);
+        match self.k.sdwa {
+            Some(f) if i < 2 && f.src_hi[i] => v >> 16,
+            _ => v,
+        }
     }
     fn src64(&self, i: usize) -> u64 {
         let r = self.k.sources[i].first;
