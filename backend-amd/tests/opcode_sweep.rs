@@ -193,6 +193,12 @@ struct Tally {
     emulator_lacks: BTreeMap<String, Vec<String>>,
     identical: usize,
     records_equal: usize,
+    /// Kernels instrumented in screen mode; of the emulated, those whose
+    /// screened run computes the same with the wave's TRAPSTS in its slots.
+    screened: usize,
+    screen_equal: usize,
+    /// Of those, kernels whose waves raised some exception bit.
+    screen_bits: usize,
     referenced: usize,
     reference_lanes: usize,
     no_reference: Vec<String>,
@@ -244,9 +250,17 @@ fn sweep(target: Target) -> Tally {
     let original = Program::parse(&co).expect("parses");
     let rewritten = Program::parse(&out.bytes).expect("rewritten parses");
     let isa_code = xfpx_amd::CodeObject::parse(&co).expect("code object");
+    // And rewritten for screening.
+    let sopts = RewriteOptions { mode: Mode::Screen, ..opts.clone() };
+    let sout = rewrite::rewrite(&co, &sopts).expect("rewrites for screening");
+    let screened = Program::parse(&sout.bytes).expect("screened parses");
     for k in &ks {
         let m = k.name.trim_start_matches("sweep_");
         let ko = out.kernels.iter().find(|x| x.name == k.name).expect("kernel outcome");
+        match &sout.kernels.iter().find(|x| x.name == k.name).expect("screen outcome").state {
+            KernelState::Instrumented => t.screened += 1,
+            other => t.failures.push(format!("{m}: not screened: {other:?}")),
+        }
         let cov = ko.coverage.clone().unwrap_or_default();
         t.fp_sites += cov.fp_sites;
         t.checked += cov.checked;
@@ -279,6 +293,25 @@ fn sweep(target: Target) -> Tally {
             }
         };
         t.emulated += 1;
+        // Screened, it computes the same, and its slots hold the wave's TRAPSTS bits.
+        match run(&screened, &k.name, &inputs) {
+            Err(e) => t.failures.push(format!("{m}: the screened kernel does not run: {e}")),
+            Ok(sr) => {
+                let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("table decodes");
+                let bits = got.screened.iter().filter(|x| x.kernel == k.name).fold(0, |a, x| a | x.trapsts);
+                if sr.out == orig.out && sr.stats.hazards().is_empty() && bits == sr.stats.trapsts & 0x1FF {
+                    t.screen_equal += 1;
+                    t.screen_bits += usize::from(bits != 0);
+                } else {
+                    t.failures.push(format!(
+                        "{m}: screened: outputs equal {}, hazards {:?}, bits {bits:#x} vs TRAPSTS {:#x}",
+                        sr.out == orig.out,
+                        sr.stats.hazards(),
+                        sr.stats.trapsts
+                    ));
+                }
+            }
+        }
         // The rewritten kernel computes the same, without hazards, and
         // records what the emulator observed.
         match run(&rewritten, &k.name, &inputs) {
@@ -363,9 +396,14 @@ fn table_of(target: Target, t: &Tally) -> String {
             "opcodes whose result detect mode does not read as FP (8-bit float results)".to_string(),
             t.not_sites.len().to_string(),
         ),
+        ("kernels screened in screen mode".to_string(), format!("{} of {}", t.screened, t.opcodes + t.sdwa)),
         ("kernels the emulator executes".to_string(), t.emulated.to_string()),
         ("of those, instrumented outputs bit-identical, no hazard".to_string(), t.identical.to_string()),
         ("of those, detect records = the emulator's observations".to_string(), t.records_equal.to_string()),
+        (
+            "of those, screened outputs bit-identical, slots = TRAPSTS (some bit set)".to_string(),
+            format!("{} ({})", t.screen_equal, t.screen_bits),
+        ),
         (
             "of those, bit-identical to the host reference".to_string(),
             format!("{} ({} lanes)", t.referenced, t.reference_lanes),
@@ -412,7 +450,8 @@ and store its result. The object is rewritten in detect mode (every kernel
 at once); each kernel runs original and rewritten on the emulator, whose
 outputs must be bit-identical with no hazard, with detect records equal to
 the (site, kind, format) set the emulator observes (plus NaN operands of
-comparisons and min/max). Where IEEE arithmetic or a documented rule fixes
+comparisons and min/max); rewritten in screen mode, each computes the same
+and its slots hold the wave's TRAPSTS bits. Where IEEE arithmetic or a documented rule fixes
 the result, the original's output must equal a host reference computed
 with Rust's f32/f64 arithmetic (NaNs compare as NaNs; lanes where the rule
 leaves the result open, such as the minimum of +0 and -0, are not compared).
