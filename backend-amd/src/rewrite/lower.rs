@@ -21,6 +21,7 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
+use super::halves;
 use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
@@ -568,6 +569,9 @@ impl AmdLowering<'_> {
         let ins = &view.instrs[p.instr as usize];
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
+                if let Some(why) = halves::in_indexing_region(self.instrs, p.instr as usize) {
+                    return Err(RewriteError::Refused(why));
+                }
                 // bf16 values are shifted into the high half and tested as f32.
                 let cmp = match format {
                     FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
@@ -575,6 +579,7 @@ impl AmdLowering<'_> {
                     _ => Opcode::V_CMP_CLASS_F32_E64,
                 };
                 let mut vals = Vec::new();
+                let insn = &self.instrs[p.instr as usize].insn;
                 for v in values {
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
@@ -582,7 +587,16 @@ impl AmdLowering<'_> {
                         ValueRef::Reg(_) => None,
                     }
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
-                    vals.extend(self.values(op, *format)?);
+                    let which =
+                        if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
+                    // An f16 value in the high half is shifted down before its test.
+                    let high = halves::high_half(insn, which, *format).map_err(RewriteError::Refused)?;
+                    vals.extend(self.values(op, *format)?.into_iter().map(|mut x| {
+                        if high && x.half == Half::Whole {
+                            x.half = Half::HighToLow;
+                        }
+                        x
+                    }));
                 }
                 let checks: Vec<(ExceptionKind, (u32, Lanes))> =
                     kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
@@ -812,6 +826,10 @@ impl AmdLowering<'_> {
         let s = self.scratch;
         let bits = s.tmp();
         let one_bit = Src::Sgpr(s.mask());
+        // Memory still in flight may read (stores) or write (loads) any
+        // register, and the scratch may lie within the kernel's own
+        // allocation (at its register budget): wait for all of it first.
+        self.emit(e.sopp(Opcode::S_WAITCNT, waitcnt_imm(0, 0))?);
         // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
         // (the ISA's setreg-getreg hazard), and time for the exception bits
         // of the last VALU operations to land (assumed; see the snippets' README).

@@ -24,6 +24,7 @@ pub mod counts;
 pub mod division;
 pub mod emit;
 pub mod encode;
+pub mod halves;
 pub mod layout;
 pub mod listing;
 pub mod lower;

@@ -59,9 +59,18 @@ pub fn conversion_writes_other_format(mnemonic: &str) -> bool {
 }
 
 /// The class a view gives an instruction: the decoder's, except for
-/// conversions whose destination is not of the class's format ([`conversion_writes_other_format`]).
+/// conversions whose destination is not of the class's format
+/// ([`conversion_writes_other_format`]; `v_cvt_pkrtz_f16_f32`, whose
+/// result is f16x2).
 pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
     let class = insn.class();
+    // Two f32 rounded toward zero into one register's f16 halves.
+    if insn.op == Opcode::V_CVT_PKRTZ_F16_F32 {
+        return xfpx_common::InstrClass::Arith {
+            format: xfpx_common::FpFormat::F16x2,
+            op: xfpx_common::FpOp::Conversion,
+        };
+    }
     if matches!(class, xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. })
         && conversion_writes_other_format(insn.base_mnemonic)
     {
