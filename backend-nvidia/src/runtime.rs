@@ -13,8 +13,6 @@ use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
 use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
@@ -23,9 +21,10 @@ use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
+use xfpx_common::report::{ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
+use xfpx_common::tool_stream::ToolStream;
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -40,14 +39,6 @@ pub struct LaunchDecision {
     pub instrument: bool,
     /// Serial number of the launch in the run (the per-launch value).
     pub serial: u64,
-}
-
-/// Where events go.
-#[derive(Debug)]
-enum Sink {
-    Socket(UnixStream),
-    /// No CLI listening: the report is written at exit.
-    Report,
 }
 
 #[derive(Debug)]
@@ -123,8 +114,8 @@ pub struct ToolCore {
     config: RunConfig,
     detector: Detector,
     sites: SiteTable,
-    collector: Collector,
-    sink: Sink,
+    /// The events sent to the CLI, and the report kept so far.
+    stream: ToolStream,
     kernels: HashMap<String, KernelEntry>,
     /// By launch serial: (kernel name, launch index of that kernel).
     launches: Vec<(String, u64)>,
@@ -154,7 +145,6 @@ pub struct ToolCore {
     thinned: ThinStats,
     /// How findings reached the host.
     delivery: Delivery,
-    finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
     /// The counters tool: counters instead of exception checks.
@@ -193,19 +183,6 @@ impl ToolCore {
                     .to_string(),
             );
         }
-        let sink = match &config.events_socket {
-            Some(p) => match UnixStream::connect(p) {
-                Ok(s) => Sink::Socket(s),
-                Err(e) => {
-                    notes.push(format!(
-                        "could not connect to the event socket {}: {e}; writing the report at exit",
-                        p.display()
-                    ));
-                    Sink::Report
-                }
-            },
-            None => Sink::Report,
-        };
         let run = RunInfo {
             vendor: "nvidia".into(),
             device: "unknown".into(),
@@ -218,13 +195,11 @@ impl ToolCore {
             sample_every: config.reported_sample_every(),
             sample_auto: config.sample_doubling,
             truncated: false,
-            notes: notes.clone(),
+            notes,
             attached: true,
         };
-        let process = xfpx_common::launcher::this_process();
-        let rank = process.rank;
-        let mut collector = Collector::new(run, config.max_records);
-        collector.add_process(process.clone());
+        let rank = xfpx_common::launcher::rank_from_env().map(|r| r.rank);
+        let stream = ToolStream::open(&config, "xfpx-nvbit", run);
         let mut core = ToolCore {
             tools: CubinTools::of(&config.tools),
             lines_enabled: config.tools.source_lines != SourceLines::Off,
@@ -232,8 +207,7 @@ impl ToolCore {
             config,
             detector,
             sites: SiteTable::new(),
-            collector,
-            sink,
+            stream,
             kernels: HashMap::new(),
             launches: Vec::new(),
             sent: HashMap::new(),
@@ -244,7 +218,6 @@ impl ToolCore {
             target: None,
             thinned: ThinStats::default(),
             delivery: Delivery::default(),
-            finished: false,
             rank,
             counting: None,
             instrumenting_for: None,
@@ -253,11 +226,6 @@ impl ToolCore {
         };
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
-        }
-        // The first event of the connection: the CLI knows the tool attached, and to which process.
-        core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
-        for text in notes {
-            core.emit(Event::Note { text });
         }
         Ok(core)
     }
@@ -273,26 +241,17 @@ impl ToolCore {
     }
 
     fn emit(&mut self, event: Event) {
-        if let Sink::Socket(s) = &mut self.sink {
-            if s.write_all(event.to_line().as_bytes()).is_err() {
-                self.sink = Sink::Report;
-                self.collector.run_mut().notes.push("the event socket closed; the report is written at exit".into());
-            }
-        }
+        self.stream.emit(event);
     }
 
     /// Something the user should read.
     pub fn note(&mut self, text: &str) {
-        if self.collector.run_mut().notes.iter().any(|n| n == text) {
-            return;
-        }
-        self.collector.run_mut().notes.push(text.to_string());
-        self.emit(Event::Note { text: text.to_string() });
+        self.stream.note(text);
     }
 
     /// The device the tool attached to.
     pub fn device(&mut self, device: &str, target: Option<&str>) {
-        let run = self.collector.run_mut();
+        let run = self.stream.collector_mut().run_mut();
         run.device = device.to_string();
         run.target = target.map(str::to_string);
         self.target = target.map(str::to_string);
@@ -313,7 +272,7 @@ impl ToolCore {
     pub fn leave_uninstrumented(&mut self, names: KernelNames, reason: &str) {
         let name = Self::display_name(names);
         let status = KernelStatus::Skipped { reason: reason.to_string() };
-        self.collector.kernel_status(&name, status.clone(), 0);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), 0);
         self.emit(Event::Kernel { name, status, probes: 0 });
         self.note(&format!("{}: left uninstrumented: {reason}", names.mangled));
     }
@@ -321,7 +280,7 @@ impl ToolCore {
     /// Note a kernel the filters exclude.
     pub fn exclude_kernel(&mut self, names: KernelNames) {
         let name = Self::display_name(names);
-        self.collector.kernel_status(&name, KernelStatus::Excluded, 0);
+        self.stream.collector_mut().kernel_status(&name, KernelStatus::Excluded, 0);
         self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
     }
 
@@ -462,7 +421,7 @@ impl ToolCore {
             }
             Err(reason) => (KernelStatus::Skipped { reason: reason.clone() }, 0),
         };
-        self.collector.kernel_status(&name, status.clone(), probes);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), probes);
         self.emit(Event::Kernel { name, status, probes });
         result.map(|(calls, _)| calls)
     }
@@ -589,7 +548,7 @@ impl ToolCore {
         };
         match folded {
             Ok((kernel, launch)) => {
-                self.collector.add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
+                self.stream.collector_mut().add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
                 self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, launch });
             }
             Err(e) => {
@@ -650,7 +609,7 @@ impl ToolCore {
             return;
         }
         let injection = Injection { fault, activations, exact };
-        self.collector.set_injection(injection.clone());
+        self.stream.collector_mut().set_injection(injection.clone());
         self.emit(Event::Injection { injection });
     }
 
@@ -667,12 +626,12 @@ impl ToolCore {
         let index = entry.launches;
         entry.launches += 1;
         let serial = self.launches.len() as u64;
-        let mut instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
+        let mut instrument = admitted && self.config.samples_launch(index) && !self.stream.collector_mut().full();
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
         self.launches.push((name.clone(), index));
-        self.collector.launch(&name, instrument);
+        self.stream.collector_mut().launch(&name, instrument);
         self.emit(Event::Launch { kernel: name, index, instrumented: instrument });
         LaunchDecision { instrument, serial }
     }
@@ -712,9 +671,9 @@ impl ToolCore {
         let Some((kernel, site_ref)) = self.site_ref(site) else {
             return Recorded::Dropped;
         };
-        let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
+        let r = self.stream.collector_mut().record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
         if let (Some(rank), true) = (self.rank, r != Recorded::Dropped) {
-            self.collector.add_rank(&kernel, site_ref.offset, kind, format, rank);
+            self.stream.collector_mut().add_rank(&kernel, site_ref.offset, kind, format, rank);
         }
         if r != Recorded::Dropped {
             *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
@@ -779,15 +738,14 @@ impl ToolCore {
 
     /// The report so far.
     pub fn report(&self) -> xfpx_common::report::Report {
-        self.collector.report()
+        self.stream.report()
     }
 
     /// The program is exiting: tell the CLI, or write the report.
     pub fn finish(&mut self) -> Result<(), String> {
-        if self.finished {
+        if self.stream.is_finished() {
             return Ok(());
         }
-        self.finished = true;
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
         }
@@ -815,18 +773,7 @@ impl ToolCore {
             );
             self.note(&text);
         }
-        self.collector.run_mut().finished_unix = Some(xfpx_common::report::unix_now());
-        match &self.sink {
-            Sink::Socket(_) => {
-                self.emit(Event::Finished);
-                Ok(())
-            }
-            Sink::Report => {
-                let path = self.config.report_path.clone();
-                std::fs::write(&path, self.collector.report().to_json())
-                    .map_err(|e| format!("cannot write the report {}: {e}", path.display()))
-            }
-        }
+        self.stream.finish()
     }
 }
 

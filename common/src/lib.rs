@@ -22,6 +22,7 @@
 //!   checked once, and the one mode and output-format enums;
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
+//!   [`tool_stream`]: its instrumented end, shared by the vendors' tool libraries;
 //! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //!   [`inject_tool`]: the plan of Inject probes one fault makes of a kernel;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
@@ -50,6 +51,7 @@ pub mod region;
 pub mod report;
 pub mod site;
 pub mod tool;
+pub mod tool_stream;
 pub mod view;
 
 pub use class::{FpFormat, FpOp, InstrClass};
