@@ -158,14 +158,6 @@ pub struct ToolCore {
     injection_reported: bool,
 }
 
-fn command_line() -> Vec<String> {
-    std::fs::read("/proc/self/cmdline")
-        .map(|b| {
-            b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
-        })
-        .unwrap_or_default()
-}
-
 impl ToolCore {
     /// A core for `config`; connects to the event socket when one is named
     /// (and falls back to writing the report when it cannot).
@@ -175,19 +167,12 @@ impl ToolCore {
         }
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        let mut notes = Vec::new();
-        if config.sample_doubling {
-            notes.push(
-                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
-                 (--sample 1 instruments every launch)"
-                    .to_string(),
-            );
-        }
+        let notes: Vec<String> = config.sampling_note().into_iter().collect();
         let run = RunInfo {
             vendor: "nvidia".into(),
             device: "unknown".into(),
             target: None,
-            command: command_line(),
+            command: xfpx_common::launcher::command_line(),
             mode: if config.tool == ToolKind::Counters { "counters".into() } else { config.mode.name().into() },
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,

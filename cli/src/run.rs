@@ -470,6 +470,7 @@ impl LoopState {
                 self.kernels += u64::from(status == KernelStatus::Instrumented);
                 self.collector.kernel_status(&name, status, probes);
             }
+            Event::Coverage { kernel, coverage } => self.collector.kernel_coverage(&kernel, coverage),
             Event::Launch { kernel, index: _, instrumented } => {
                 self.launches += 1;
                 self.collector.launch(&kernel, instrumented);

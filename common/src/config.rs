@@ -414,6 +414,15 @@ impl RunConfig {
         }
     }
 
+    /// The note a run sampled with doubling gaps carries (none otherwise).
+    pub fn sampling_note(&self) -> Option<String> {
+        self.sample_doubling.then(|| {
+            "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
+             (--sample 1 instruments every launch)"
+                .to_string()
+        })
+    }
+
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
     pub fn samples_launch(&self, index: u64) -> bool {
         if self.sample_doubling {
