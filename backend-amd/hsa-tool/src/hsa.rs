@@ -13,6 +13,7 @@ pub const DEVICE_TYPE_GPU: u32 = 1;
 
 /// `hsa_agent_info_t`.
 pub const AGENT_INFO_NAME: u32 = 0;
+pub const AGENT_INFO_VENDOR_NAME: u32 = 1;
 pub const AGENT_INFO_DEVICE: u32 = 17;
 /// `HSA_AMD_AGENT_INFO_PRODUCT_NAME` (`hsa_ext_amd.h`): 64 characters.
 pub const AMD_AGENT_INFO_PRODUCT_NAME: u32 = 0xA009;
@@ -42,6 +43,11 @@ pub const WAIT_STATE_BLOCKED: u32 = 0;
 
 /// `hsa_packet_type_t` (bits 0-7 of a packet's header).
 pub const PACKET_TYPE_KERNEL_DISPATCH: u16 = 2;
+/// `HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE`: the first of the header's two
+/// bits of the release fence's scope.
+pub const PACKET_HEADER_SCRELEASE_FENCE_SCOPE: u16 = 11;
+/// `HSA_FENCE_SCOPE_SYSTEM`.
+pub const FENCE_SCOPE_SYSTEM: u16 = 2;
 
 /// Bytes of one AQL packet.
 pub const PACKET_BYTES: usize = 64;
@@ -57,7 +63,10 @@ pub fn packet_type(header: u16) -> u16 {
 
 /// A kernel dispatch packet's fields the tool reads and replaces, over
 /// its 64 bytes (little-endian, as the packet lies in memory).
+/// Aligned as the runtime's packets are, so that a slice of them can be
+/// handed to the runtime as packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct Packet(pub [u8; PACKET_BYTES]);
 
 impl Packet {
@@ -73,6 +82,15 @@ impl Packet {
 
     pub fn is_kernel_dispatch(&self) -> bool {
         packet_type(self.header()) == PACKET_TYPE_KERNEL_DISPATCH
+    }
+
+    /// Makes the packet's completion release its memory at system scope,
+    /// so that the host sees what the kernel wrote to host memory once the
+    /// completion signal changes.
+    pub fn release_to_system(&mut self) {
+        let shift = PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
+        let header = (self.header() & !(3 << shift)) | (FENCE_SCOPE_SYSTEM << shift);
+        self.0[..2].copy_from_slice(&header.to_le_bytes());
     }
 
     pub fn kernel_object(&self) -> u64 {
@@ -113,6 +131,10 @@ mod tests {
         p.set_completion_signal(42);
         assert_eq!((p.kernel_object(), p.completion_signal()), (0x7f00_1234_5678, 42));
         assert_eq!(p.0[32], 0x78);
+        // type 2, barrier, acquire agent (1), release agent (1): release becomes system (2)
+        p.0[..2].copy_from_slice(&(2u16 | 1 << 8 | 1 << 9 | 1 << 11).to_le_bytes());
+        p.release_to_system();
+        assert_eq!(p.header(), 2 | 1 << 8 | 1 << 9 | 2 << 11);
         p.0[0] = 3;
         assert!(!p.is_kernel_dispatch());
         assert_eq!(kernel_name("_Z3addPf.kd"), "_Z3addPf");

@@ -411,6 +411,14 @@ impl Session {
         }
     }
 
+    /// The instrumented launch `ticket` cannot be watched (`why`): it is
+    /// forgotten, and its packet keeps the original kernel.
+    pub fn abandon(&mut self, ticket: u64, why: &str) {
+        if let Some(p) = self.pending.remove(&ticket) {
+            self.note(&format!("{} launch {} ran unchecked: {why}", p.kernel, p.launch));
+        }
+    }
+
     /// Instrumented launches not completed yet.
     pub fn pending(&self) -> usize {
         self.pending.len()

@@ -48,6 +48,7 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("HSA_DEVICE_TYPE_CPU", hsa::DEVICE_TYPE_CPU.into()),
         ("HSA_DEVICE_TYPE_GPU", hsa::DEVICE_TYPE_GPU.into()),
         ("HSA_AGENT_INFO_NAME", hsa::AGENT_INFO_NAME.into()),
+        ("HSA_AGENT_INFO_VENDOR_NAME", hsa::AGENT_INFO_VENDOR_NAME.into()),
         ("HSA_AGENT_INFO_DEVICE", hsa::AGENT_INFO_DEVICE.into()),
         ("HSA_AMD_AGENT_INFO_PRODUCT_NAME", hsa::AMD_AGENT_INFO_PRODUCT_NAME.into()),
         ("HSA_REGION_INFO_SEGMENT", hsa::REGION_INFO_SEGMENT.into()),
@@ -66,6 +67,8 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("HSA_SIGNAL_CONDITION_LT", hsa::SIGNAL_CONDITION_LT.into()),
         ("HSA_WAIT_STATE_BLOCKED", hsa::WAIT_STATE_BLOCKED.into()),
         ("HSA_PACKET_TYPE_KERNEL_DISPATCH", hsa::PACKET_TYPE_KERNEL_DISPATCH.into()),
+        ("HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE", hsa::PACKET_HEADER_SCRELEASE_FENCE_SCOPE.into()),
+        ("HSA_FENCE_SCOPE_SYSTEM", hsa::FENCE_SCOPE_SYSTEM.into()),
     ]
 }
 
