@@ -17,7 +17,7 @@ use std::sync::Arc;
 use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteRecord};
 use xfpx_common::config::RunConfig;
 use xfpx_common::event::Event;
-use xfpx_common::report::{KernelStatus, RunInfo};
+use xfpx_common::report::{KernelStatus, RunInfo, LAUNCH_UNKNOWN};
 use xfpx_common::tool::ToolKind;
 use xfpx_common::tool_stream::ToolStream;
 
@@ -373,7 +373,13 @@ impl Session {
     /// becomes findings of that launch.
     pub fn completed(&mut self, ticket: u64, rt: &dyn Runtime) {
         let Some(p) = self.pending.remove(&ticket) else { return };
-        let Some(Ok(copy)) = self.copies.get_mut(&p.copy) else { return };
+        self.read_gains(&p.copy, Some((&p.kernel, p.launch)), rt);
+    }
+
+    /// Reads a copy's table: what it gained since last read becomes
+    /// findings of `launch` (kernel, index), or of no known launch.
+    fn read_gains(&mut self, key: &CopyKey, launch: Option<(&str, u64)>, rt: &dyn Runtime) {
+        let Some(Ok(copy)) = self.copies.get_mut(key) else { return };
         let now = rt.read_table(copy.table, copy.table_bytes);
         let mut gained = vec![0u8; copy.seen.len() * 4];
         for (i, seen) in copy.seen.iter_mut().enumerate() {
@@ -382,31 +388,32 @@ impl Session {
             gained[i * 4..i * 4 + 4].copy_from_slice(&v.saturating_sub(*seen).to_le_bytes());
             *seen = (*seen).max(v);
         }
-        let decoded = rewrite::table::decode(&copy.record.table, &copy.record.site_table(), &gained, p.launch);
+        let index = launch.map_or(LAUNCH_UNKNOWN, |l| l.1);
+        let decoded = rewrite::table::decode(&copy.record.table, &copy.record.site_table(), &gained, index);
         let contents = match decoded {
             Ok(c) => c,
-            Err(e) => return self.note(&format!("{} launch {}: its table cannot be read: {e}", p.kernel, p.launch)),
+            Err(e) => return self.note(&format!("{}: its table cannot be read: {e}", key.2)),
         };
         for (kernel, r) in contents.records {
-            self.stream.collector_mut().record(&kernel, r.kind, r.format, r.site.clone(), p.launch, r.occurrences);
+            self.stream.collector_mut().record(&kernel, r.kind, r.format, r.site.clone(), index, r.occurrences);
             self.stream.emit(Event::Finding {
                 kernel,
                 kind: r.kind,
                 format: r.format,
                 site: r.site,
-                launch: p.launch,
+                launch: index,
                 occurrences: r.occurrences,
             });
         }
         for s in contents.screened {
             let kinds: Vec<&str> = s.kinds.iter().map(|k| k.name()).collect();
+            let first = launch.map_or(String::new(), |l| format!(" (first in launch {})", l.1));
             self.note(&format!(
-                "{}: waves ended with exception bits {} ({:#x}), kinds {} (first in launch {})",
+                "{}: waves ended with exception bits {} ({:#x}), kinds {}{first}",
                 s.kernel,
                 s.exceptions.join(", "),
                 s.trapsts,
                 if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") },
-                p.launch
             ));
         }
     }
@@ -424,16 +431,22 @@ impl Session {
         self.pending.len()
     }
 
-    /// The program is ending: say what was left unread, then tell the CLI
-    /// (or write the report).
-    pub fn finish(&mut self) -> Result<(), String> {
+    /// The program is ending: every table is read a last time (what
+    /// launches that never completed recorded is of no known launch), then
+    /// the CLI is told (or the report written).
+    pub fn finish(&mut self, rt: &dyn Runtime) -> Result<(), String> {
         if !self.pending.is_empty() {
             let n = self.pending.len();
             self.note(&format!(
-                "{n} instrumented launch{} had not completed when the program ended: {} findings are not included",
+                "{n} instrumented launch{} had not completed when the program ended: what {} recorded by then is \
+                 reported without a launch",
                 if n == 1 { "" } else { "es" },
-                if n == 1 { "its" } else { "their" }
+                if n == 1 { "it" } else { "they" }
             ));
+        }
+        let keys: Vec<CopyKey> = self.copies.keys().cloned().collect();
+        for key in keys {
+            self.read_gains(&key, None, rt);
         }
         self.stream.finish()
     }

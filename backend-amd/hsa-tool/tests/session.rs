@@ -122,7 +122,7 @@ fn sampled_launches_run_the_copy_and_report_what_it_recorded() {
     }
     // a kernel launched only as its original: never rewritten
     assert_eq!(rt.copies.borrow().len(), 1);
-    s.finish().expect("report written");
+    s.finish(&rt).expect("report written");
     let report =
         Report::from_json(&std::fs::read_to_string(dir.path().join("report.json")).expect("report")).expect("reads");
     let k = report.kernels.iter().find(|k| k.name == "exc_nan").expect("exc_nan");
@@ -168,9 +168,15 @@ fn rewrites_are_lazy_and_filters_hold() {
     assert!(report.run.notes.iter().any(|n| n.contains("no fast mode")));
     // the cache holds the one rewrite
     assert_eq!(std::fs::read_dir(dir.path().join("cache")).expect("cache").count(), 1);
-    s.finish().expect("finish");
+    // the copy runs, but its completion never comes: its findings are read at the end
+    let launch = Launch::load(&demo("overflow.json")).expect("launch");
+    rt.run(&launch, d.kernel_object);
+    s.finish(&rt).expect("finish");
     let written = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
     assert!(written.contains("1 instrumented launch had not completed"), "the launch never completed");
+    let report = Report::from_json(&written).expect("reads");
+    let k = report.kernels.iter().find(|k| k.name == "exc_overflow").expect("kernel");
+    assert!(k.records.iter().any(|r| r.kind == ExceptionKind::Inf && r.first_launch_unknown), "{k:?}");
 }
 
 #[test]

@@ -217,7 +217,7 @@ fn finish() {
     }
     let done = catch_unwind(AssertUnwindSafe(|| {
         tool.completions.drain(&tool.rt, &tool.session, Duration::from_secs(2));
-        lock(&tool.session).finish()
+        lock(&tool.session).finish(&tool.rt)
     }));
     match done {
         Ok(Ok(())) => {}
