@@ -28,7 +28,8 @@
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
-//! - [`names`]: kernel names as people read them (demangling).
+//! - [`names`]: kernel names as people read them (demangling);
+//! - [`toolpath`]: where the libraries loaded into programs are found.
 
 pub mod backend;
 pub mod class;
@@ -52,6 +53,7 @@ pub mod report;
 pub mod site;
 pub mod tool;
 pub mod tool_stream;
+pub mod toolpath;
 pub mod view;
 
 pub use class::{FpFormat, FpOp, InstrClass};
