@@ -25,6 +25,9 @@ pub const RUNTIME_FILE_NAMES: [&str; 2] = [RUNTIME_SONAME, "libhsa_runtime64.so"
 pub const TARGET_ENV: &str = "XFPX_HSA_TARGET";
 /// The runtime's variable listing tool libraries.
 pub const TOOLS_LIB_ENV: &str = "HSA_TOOLS_LIB";
+/// ROCm 6's variable that keeps `HSA_TOOLS_LIB` tools loaded while a
+/// rocprofiler-sdk tool is registered (ROCm 5 ignores it).
+pub const V1_TOOLS_ENV: &str = "HSA_TOOLS_ROCPROFILER_V1_TOOLS";
 /// What a run asked for fast mode hears: the rewriter lowers detect and screen.
 pub const FAST_MODE_NOTE: &str = "AMD kernels have no fast mode: every floating-point result is checked (detect)";
 
@@ -134,10 +137,11 @@ impl LiveBackend for Hsa {
         Ok(())
     }
 
-    /// `HSA_TOOLS_LIB` with the tool first.
+    /// `HSA_TOOLS_LIB` with the tool first, kept by ROCm 6 beside a
+    /// rocprofiler-sdk tool.
     fn environment(&self, launching: &Launching<'_>) -> Result<LaunchEnv, BackendError> {
         let (value, warnings) = tools_lib(launching.library, (launching.existing)(TOOLS_LIB_ENV))?;
-        Ok(LaunchEnv { vars: vec![(TOOLS_LIB_ENV.into(), value)], warnings })
+        Ok(LaunchEnv { vars: vec![(TOOLS_LIB_ENV.into(), value), (V1_TOOLS_ENV.into(), "1".into())], warnings })
     }
 }
 

@@ -307,6 +307,8 @@ pub struct ReplayArgs {
 pub enum SetupVendor {
     /// The NVBit tool library `xfpx run` loads into programs.
     Nvidia,
+    /// The HSA tool library and the emulated HSA runtime `xfpx run --vendor amd` loads.
+    Amd,
 }
 
 #[derive(Debug, Args)]
