@@ -200,6 +200,20 @@ fn kernels_fail_on_and_report_behave_as_on_nvidia() {
         let o = under_xfpx(dir.path(), flags, program, &[pdir]);
         assert_eq!(o.code, Some(code), "{flags:?} {program}: {}", o.stderr);
     }
+    // --mode screen: each kernel's sticky exception bits, in notes
+    let o = under_xfpx(dir.path(), &["--mode", "screen"], "fpe", &[pdir]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    no_hazards(&o);
+    let r = report(dir.path());
+    assert_eq!(r.run.mode, "screen");
+    for (kernel, kind) in [("fpe_nan", "nan"), ("fpe_overflow", "inf"), ("fpe_div0", "div0")] {
+        let said = r
+            .run
+            .notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{kernel}: waves ended")) && n.contains(&format!("kinds {kind}")));
+        assert!(said, "{kernel}: {:?}", r.run.notes);
+    }
     // --report -: the report alone on stdout, the program's output on stderr
     let s = setup();
     let mut c = xfpx(dir.path());

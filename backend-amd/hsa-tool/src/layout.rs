@@ -55,17 +55,14 @@ pub struct Version {
 /// Every table entry the tool calls or replaces (`*_fn` fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Entry {
-    IterateAgents,
     AgentGetInfo,
     QueueCreate,
     AgentIterateRegions,
     RegionGetInfo,
     MemoryAllocate,
-    MemoryFree,
     SignalCreate,
     SignalDestroy,
     SignalLoadScacquire,
-    SignalWaitScacquire,
     SignalSubtractScrelease,
     CodeObjectDeserialize,
     ExecutableDestroy,
@@ -86,18 +83,15 @@ pub enum Entry {
 }
 
 impl Entry {
-    pub const ALL: [Entry; 28] = [
-        Entry::IterateAgents,
+    pub const ALL: [Entry; 25] = [
         Entry::AgentGetInfo,
         Entry::QueueCreate,
         Entry::AgentIterateRegions,
         Entry::RegionGetInfo,
         Entry::MemoryAllocate,
-        Entry::MemoryFree,
         Entry::SignalCreate,
         Entry::SignalDestroy,
         Entry::SignalLoadScacquire,
-        Entry::SignalWaitScacquire,
         Entry::SignalSubtractScrelease,
         Entry::CodeObjectDeserialize,
         Entry::ExecutableDestroy,
@@ -128,17 +122,14 @@ impl Entry {
     /// The field's name in `hsa_api_trace.h`.
     pub fn field(self) -> &'static str {
         match self {
-            Entry::IterateAgents => "hsa_iterate_agents_fn",
             Entry::AgentGetInfo => "hsa_agent_get_info_fn",
             Entry::QueueCreate => "hsa_queue_create_fn",
             Entry::AgentIterateRegions => "hsa_agent_iterate_regions_fn",
             Entry::RegionGetInfo => "hsa_region_get_info_fn",
             Entry::MemoryAllocate => "hsa_memory_allocate_fn",
-            Entry::MemoryFree => "hsa_memory_free_fn",
             Entry::SignalCreate => "hsa_signal_create_fn",
             Entry::SignalDestroy => "hsa_signal_destroy_fn",
             Entry::SignalLoadScacquire => "hsa_signal_load_scacquire_fn",
-            Entry::SignalWaitScacquire => "hsa_signal_wait_scacquire_fn",
             Entry::SignalSubtractScrelease => "hsa_signal_subtract_screlease_fn",
             Entry::CodeObjectDeserialize => "hsa_code_object_deserialize_fn",
             Entry::ExecutableDestroy => "hsa_executable_destroy_fn",
@@ -164,17 +155,14 @@ impl Entry {
     /// bytes in all of them, entries in the same order).
     fn core_offset(self) -> Option<usize> {
         Some(match self {
-            Entry::IterateAgents => 56,
             Entry::AgentGetInfo => 64,
             Entry::QueueCreate => 72,
             Entry::AgentIterateRegions => 232,
             Entry::RegionGetInfo => 240,
             Entry::MemoryAllocate => 280,
-            Entry::MemoryFree => 288,
             Entry::SignalCreate => 312,
             Entry::SignalDestroy => 320,
             Entry::SignalLoadScacquire => 336,
-            Entry::SignalWaitScacquire => 368,
             Entry::SignalSubtractScrelease => 552,
             Entry::CodeObjectDeserialize => 632,
             Entry::ExecutableDestroy => 688,

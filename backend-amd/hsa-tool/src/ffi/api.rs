@@ -15,7 +15,6 @@ pub type InterceptHandler = unsafe extern "C" fn(*const c_void, u64, u64, *mut c
 pub type HandleCallback = unsafe extern "C" fn(Handle, *mut c_void) -> Status;
 pub type SymbolCallback = unsafe extern "C" fn(Handle, Handle, *mut c_void) -> Status;
 
-pub type IterateAgentsFn = unsafe extern "C" fn(HandleCallback, *mut c_void) -> Status;
 pub type GetInfoFn = unsafe extern "C" fn(Handle, u32, *mut c_void) -> Status;
 pub type QueueCreateFn = unsafe extern "C" fn(
     Handle,
@@ -29,11 +28,9 @@ pub type QueueCreateFn = unsafe extern "C" fn(
 ) -> Status;
 pub type IterateRegionsFn = unsafe extern "C" fn(Handle, HandleCallback, *mut c_void) -> Status;
 pub type MemoryAllocateFn = unsafe extern "C" fn(Handle, usize, *mut *mut c_void) -> Status;
-pub type MemoryFreeFn = unsafe extern "C" fn(*mut c_void) -> Status;
 pub type SignalCreateFn = unsafe extern "C" fn(i64, u32, *const Handle, *mut Handle) -> Status;
 pub type SignalDestroyFn = unsafe extern "C" fn(Handle) -> Status;
 pub type SignalLoadFn = unsafe extern "C" fn(Handle) -> i64;
-pub type SignalWaitFn = unsafe extern "C" fn(Handle, u32, i64, u64, u32) -> i64;
 pub type SignalSubtractFn = unsafe extern "C" fn(Handle, i64);
 pub type DeserializeFn = unsafe extern "C" fn(*mut c_void, usize, *const c_char, *mut Handle) -> Status;
 pub type HandleFn = unsafe extern "C" fn(Handle) -> Status;
@@ -51,17 +48,14 @@ pub type InterceptRegisterFn = unsafe extern "C" fn(*mut c_void, InterceptHandle
 /// The entries the tool calls, as the table held them at `OnLoad`.
 #[derive(Debug, Clone, Copy)]
 pub struct Saved {
-    pub iterate_agents: IterateAgentsFn,
     pub agent_get_info: GetInfoFn,
     pub queue_create: QueueCreateFn,
     pub agent_iterate_regions: IterateRegionsFn,
     pub region_get_info: GetInfoFn,
     pub memory_allocate: MemoryAllocateFn,
-    pub memory_free: MemoryFreeFn,
     pub signal_create: SignalCreateFn,
     pub signal_destroy: SignalDestroyFn,
     pub signal_load_scacquire: SignalLoadFn,
-    pub signal_wait_scacquire: SignalWaitFn,
     pub signal_subtract_screlease: SignalSubtractFn,
     pub code_object_deserialize: DeserializeFn,
     pub executable_destroy: HandleFn,
@@ -189,17 +183,14 @@ impl Tables {
         }
         let saved = (|| {
             Some(Saved {
-                iterate_agents: entry!(Entry::IterateAgents, IterateAgentsFn)?,
                 agent_get_info: entry!(Entry::AgentGetInfo, GetInfoFn)?,
                 queue_create: entry!(Entry::QueueCreate, QueueCreateFn)?,
                 agent_iterate_regions: entry!(Entry::AgentIterateRegions, IterateRegionsFn)?,
                 region_get_info: entry!(Entry::RegionGetInfo, GetInfoFn)?,
                 memory_allocate: entry!(Entry::MemoryAllocate, MemoryAllocateFn)?,
-                memory_free: entry!(Entry::MemoryFree, MemoryFreeFn)?,
                 signal_create: entry!(Entry::SignalCreate, SignalCreateFn)?,
                 signal_destroy: entry!(Entry::SignalDestroy, SignalDestroyFn)?,
                 signal_load_scacquire: entry!(Entry::SignalLoadScacquire, SignalLoadFn)?,
-                signal_wait_scacquire: entry!(Entry::SignalWaitScacquire, SignalWaitFn)?,
                 signal_subtract_screlease: entry!(Entry::SignalSubtractScrelease, SignalSubtractFn)?,
                 code_object_deserialize: entry!(Entry::CodeObjectDeserialize, DeserializeFn)?,
                 executable_destroy: entry!(Entry::ExecutableDestroy, HandleFn)?,

@@ -160,17 +160,14 @@ pub fn plain_queues() -> u64 {
 
 fn function(e: Entry) -> u64 {
     match e {
-        Entry::IterateAgents => iterate_agents as unsafe extern "C" fn(_, _) -> _ as usize as u64,
         Entry::AgentGetInfo => agent_get_info as unsafe extern "C" fn(_, _, _) -> _ as usize as u64,
         Entry::QueueCreate => queue_create as unsafe extern "C" fn(_, _, _, _, _, _, _, _) -> _ as usize as u64,
         Entry::AgentIterateRegions => iterate_regions as unsafe extern "C" fn(_, _, _) -> _ as usize as u64,
         Entry::RegionGetInfo => region_get_info as unsafe extern "C" fn(_, _, _) -> _ as usize as u64,
         Entry::MemoryAllocate => memory_allocate as unsafe extern "C" fn(_, _, _) -> _ as usize as u64,
-        Entry::MemoryFree => memory_free as unsafe extern "C" fn(_) -> _ as usize as u64,
         Entry::SignalCreate => signal_create as unsafe extern "C" fn(_, _, _, _) -> _ as usize as u64,
         Entry::SignalDestroy => signal_destroy as unsafe extern "C" fn(_) -> _ as usize as u64,
         Entry::SignalLoadScacquire => signal_load as unsafe extern "C" fn(_) -> _ as usize as u64,
-        Entry::SignalWaitScacquire => signal_wait as unsafe extern "C" fn(_, _, _, _, _) -> _ as usize as u64,
         Entry::SignalSubtractScrelease => signal_subtract as unsafe extern "C" fn(_, _) as usize as u64,
         Entry::CodeObjectDeserialize => deserialize as unsafe extern "C" fn(_, _, _, _) -> _ as usize as u64,
         Entry::ExecutableDestroy => handle_ok as unsafe extern "C" fn(_) -> _ as usize as u64,
@@ -194,16 +191,6 @@ fn function(e: Entry) -> u64 {
 }
 
 type AgentCallback = unsafe extern "C" fn(u64, *mut c_void) -> u32;
-
-unsafe extern "C" fn iterate_agents(cb: AgentCallback, data: *mut c_void) -> u32 {
-    for a in [CPU, GPU] {
-        // SAFETY: the caller's callback.
-        if unsafe { cb(a, data) } != OK {
-            break;
-        }
-    }
-    OK
-}
 
 unsafe fn put_text(out: *mut c_void, text: &str) {
     // SAFETY: the caller gives 64 bytes.
@@ -253,10 +240,6 @@ unsafe extern "C" fn memory_allocate(_region: u64, size: usize, out: *mut *mut c
     OK
 }
 
-unsafe extern "C" fn memory_free(_p: *mut c_void) -> u32 {
-    OK
-}
-
 unsafe extern "C" fn signal_create(initial: i64, _n: u32, _c: *const u64, out: *mut u64) -> u32 {
     let s: &'static AtomicI64 = Box::leak(Box::new(AtomicI64::new(initial)));
     // SAFETY: one handle written.
@@ -274,10 +257,6 @@ unsafe extern "C" fn signal_destroy(_h: u64) -> u32 {
 }
 
 unsafe extern "C" fn signal_load(h: u64) -> i64 {
-    signal(h).load(Ordering::Acquire)
-}
-
-unsafe extern "C" fn signal_wait(h: u64, _cond: u32, _cmp: i64, _timeout: u64, _state: u32) -> i64 {
     signal(h).load(Ordering::Acquire)
 }
 
