@@ -450,7 +450,7 @@ impl ToolCore {
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -481,7 +481,7 @@ impl ToolCore {
             self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
         }
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(kernel, &cp.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -559,7 +559,7 @@ impl ToolCore {
             .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -827,16 +827,6 @@ impl CubinTools {
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-fn sanitize(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
-    if s.is_empty() {
-        "kernel".into()
-    } else {
-        s
     }
 }
 

@@ -4,7 +4,9 @@
 //! key hashes the original code object, the kernel, what the rewrite
 //! lowers (mode, kinds, instruction range) and the tool library's own
 //! build, so a later run of the same program rewrites nothing. A kernel
-//! the rewriter refuses is kept too, as its reason.
+//! the rewriter refuses is kept too, as its reason. With a dump folder
+//! (`--dump DIR`), each rewrite's listing is written there as
+//! `KERNEL.amd.txt` (the kernel is then rewritten, not read back).
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -18,6 +20,8 @@ pub struct Rewritten {
     /// The ELF, its table's address to be written by [`RewriteRecord::place_table`].
     pub elf: Vec<u8>,
     pub record: RewriteRecord,
+    /// What the user should read (a dump that could not be written).
+    pub notes: Vec<String>,
 }
 
 /// What the run rewrites, and where rewrites are kept.
@@ -30,6 +34,8 @@ pub struct Rewriter {
     /// Identifies the build of the tool library (rewrites of another
     /// build are not reused).
     build: String,
+    /// Where each rewrite's listing goes (`--dump`).
+    dump: Option<PathBuf>,
 }
 
 impl Rewriter {
@@ -38,7 +44,7 @@ impl Rewriter {
     pub fn new(config: &RunConfig, mode: Mode, dir: Option<PathBuf>, build: String) -> Rewriter {
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        Rewriter { mode, detector, dir, build }
+        Rewriter { mode, detector, dir, build, dump: config.dump_dir.clone() }
     }
 
     /// The cache key of `kernel` of the code object `elf`.
@@ -64,7 +70,7 @@ impl Rewriter {
     /// the record does (instrumented, partial, skipped).
     pub fn rewrite(&self, elf: &[u8], kernel: &str) -> Result<Rewritten, String> {
         let key = self.key(elf, kernel);
-        if let Some(hit) = self.dir.as_deref().and_then(|d| cached(d, &key, kernel)) {
+        if let Some(hit) = self.dir.as_deref().filter(|_| self.dump.is_none()).and_then(|d| cached(d, &key, kernel)) {
             return hit;
         }
         let made = self.rewrite_now(elf, kernel);
@@ -92,7 +98,14 @@ impl Rewriter {
         let record = prepared.record().clone();
         // a patchable table: its address is written when the copy is placed
         let out = prepared.emit(0).map_err(|e| e.to_string())?;
-        Ok(Rewritten { elf: out.bytes, record })
+        let mut notes = Vec::new();
+        if let Some(dir) = &self.dump {
+            let file = dir.join(format!("{}.amd.txt", xfpx_common::names::file_stem(kernel)));
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, out.to_text())) {
+                notes.push(format!("cannot write dump {}: {e}", file.display()));
+            }
+        }
+        Ok(Rewritten { elf: out.bytes, record, notes })
     }
 }
 
@@ -103,7 +116,7 @@ fn cached(dir: &Path, key: &str, kernel: &str) -> Option<Result<Rewritten, Strin
     }
     let elf = xfpx_common::limits::read(&dir.join(format!("{key}.co")), xfpx_common::limits::CODE_OBJECT).ok()?;
     let record = RewriteRecord::read(&elf).ok()??;
-    record.kernels.iter().any(|k| k.name == kernel).then_some(Ok(Rewritten { elf, record }))
+    record.kernels.iter().any(|k| k.name == kernel).then_some(Ok(Rewritten { elf, record, notes: Vec::new() }))
 }
 
 /// Writes a cache file whole or not at all (a failure only costs a later

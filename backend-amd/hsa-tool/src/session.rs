@@ -322,6 +322,9 @@ impl Session {
     fn make_copy(&mut self, k: &KernelRef, code: CodeId, rt: &dyn Runtime) -> Result<Copy, String> {
         let elf = self.objects.get(&code).map(|o| o.bytes.clone()).ok_or("its code object is gone")?;
         let rewritten = self.rewriter.rewrite(&elf, &k.name)?;
+        for note in &rewritten.notes {
+            self.note(note);
+        }
         match rewritten.record.kernels.iter().find(|r| r.name == k.name).map(|r| &r.state) {
             Some(KernelState::Skipped { reason }) => return Err(reason.clone()),
             Some(KernelState::Excluded) | None => return Err("the rewrite left it out".into()),

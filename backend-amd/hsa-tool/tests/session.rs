@@ -147,7 +147,9 @@ fn sampled_launches_run_the_copy_and_report_what_it_recorded() {
 #[test]
 fn rewrites_are_lazy_and_filters_hold() {
     let dir = tempfile::tempdir().expect("tmp");
-    let settings = RunSettings { kernels: vec!["overflow".into()], ..RunSettings::default() };
+    let dump = dir.path().join("dump");
+    let settings =
+        RunSettings { kernels: vec!["overflow".into()], dump_dir: Some(dump.clone()), ..RunSettings::default() };
     let mut s = session(settings, dir.path());
     let rt = Emulated::new(&Launch::load(&demo("overflow.json")).expect("launch"));
     let d = s.dispatch(object_of("exc_nan"), &rt);
@@ -166,8 +168,10 @@ fn rewrites_are_lazy_and_filters_hold() {
     // fast mode is detect on AMD, said in a note; auto sampling is noted
     assert_eq!(report.run.mode, "detect");
     assert!(report.run.notes.iter().any(|n| n.contains("no fast mode")));
-    // the cache holds the one rewrite
+    // the cache holds the one rewrite; --dump has its listing
     assert_eq!(std::fs::read_dir(dir.path().join("cache")).expect("cache").count(), 1);
+    let listing = std::fs::read_to_string(dump.join("exc_overflow.amd.txt")).expect("dumped");
+    assert!(listing.contains("kernel exc_overflow: instrumented"), "{listing}");
     // the copy runs, but its completion never comes: its findings are read at the end
     let launch = Launch::load(&demo("overflow.json")).expect("launch");
     rt.run(&launch, d.kernel_object);
