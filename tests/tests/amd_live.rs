@@ -164,15 +164,36 @@ fn every_program_runs_unchanged_with_exactly_the_known_findings() {
 }
 
 #[test]
-fn another_target_finds_the_same() {
+fn another_target_finds_the_same_and_rewrites_are_kept() {
     let dir = tempfile::tempdir().expect("tmp");
+    let cache = dir.path().join("cache");
     let pdir = programs_dir();
-    let o = under_xfpx(dir.path(), &["--target", "gfx90a"], "fpe", &[pdir.to_str().expect("utf-8")]);
-    assert_eq!(o.code, Some(0), "{}", o.stderr);
-    no_hazards(&o);
-    let r = report(dir.path());
-    assert_eq!(r.run.target.as_deref(), Some("gfx90a"));
-    assert_eq!(findings(&r), fpe_expected());
+    let s = setup();
+    let mut modified = Vec::new();
+    for _ in 0..2 {
+        let mut c = xfpx(dir.path());
+        c.env("XFPX_AMD_REWRITE_CACHE", &cache);
+        c.args(["run", "--vendor", "amd", "--emulate", "--target", "gfx90a", "--report", "r.json", "--"]);
+        c.arg(s.bin.join("fpe")).arg(&pdir);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        no_hazards(&o);
+        let r = report(dir.path());
+        assert_eq!(r.run.target.as_deref(), Some("gfx90a"));
+        assert_eq!(findings(&r), fpe_expected());
+        // one rewrite per kernel, made by the first run, read by the second
+        let mut files: Vec<_> = std::fs::read_dir(&cache)
+            .expect("the cache folder")
+            .map(|f| {
+                let f = f.expect("entry");
+                (f.file_name(), f.metadata().and_then(|m| m.modified()).expect("mtime"))
+            })
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), 3, "{files:?}");
+        modified.push(files);
+    }
+    assert_eq!(modified[0], modified[1], "the second run rewrote nothing");
 }
 
 #[test]
@@ -260,6 +281,34 @@ fn a_crash_or_a_kill_still_writes_the_report() {
         assert!(k.records.iter().any(|x| x.kind.name() == "nan"), "{how}: the finding before the end is kept");
         assert!(r.run.notes.iter().any(|n| n.contains("ended without finishing (crashed or killed)")), "{how}");
     }
+}
+
+#[test]
+fn chains_with_a_tool_already_in_hsa_tools_lib() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let pdir = programs_dir();
+    let pdir = pdir.to_str().expect("utf-8");
+    // the emulated runtime's test tool: counts the packets it intercepts on
+    // every queue the program makes, says the counts at OnUnload
+    let tool = dir.path().join("libcount.so");
+    let source = workspace().join("backend-amd/hsa-runtime/tests/tools/count_dispatches.cpp");
+    let built = Command::new("g++")
+        .args(["-std=c++17", "-shared", "-fPIC", "-DAMD_INTERNAL_BUILD", "-I/usr/include/hsa", "-DTOOL_NAME=\"count\""])
+        .arg(&source)
+        .arg("-o")
+        .arg(&tool)
+        .output()
+        .expect("g++");
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let s = setup();
+    let mut c = xfpx(dir.path());
+    c.env("HSA_TOOLS_LIB", &tool).args(["run", "--vendor", "amd", "--emulate", "--report", "r.json", "--"]);
+    c.arg(s.bin.join("fpe")).arg(pdir);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    no_hazards(&o);
+    assert!(o.stderr.contains("tool count: OnUnload queues=1 dispatches=3 barriers=0"), "{}", o.stderr);
+    assert_eq!(findings(&report(dir.path())), fpe_expected());
 }
 
 #[test]
