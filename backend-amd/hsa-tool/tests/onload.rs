@@ -89,15 +89,25 @@ fn report(dir: &Path) -> Report {
         .expect("reads")
 }
 
+/// How the program hands its code object to the runtime.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Memory,
+    File(&'a Path),
+    /// `hsa_code_object_deserialize` and `hsa_executable_load_code_object`.
+    Deserialized,
+}
+
 /// The program the children play: the demo's three kernels, three
 /// launches each, on one queue; then `hsa_shut_down` (`OnUnload`).
-fn play(app: &App, code_object: &[u8], from_file: Option<&Path>) {
-    let reader = match from_file {
-        Some(path) => app.reader_from_file(path),
-        None => app.reader_from_memory(code_object),
-    };
+fn play(app: &App, code_object: &[u8], source: Source<'_>) {
     let exec = app.executable();
-    assert_eq!(app.load(exec, reader), 0);
+    let loaded = match source {
+        Source::Memory => app.load(exec, app.reader_from_memory(code_object)),
+        Source::File(path) => app.load(exec, app.reader_from_file(path)),
+        Source::Deserialized => app.load_code_object(exec, app.deserialize(code_object)),
+    };
+    assert_eq!(loaded, 0);
     app.freeze(exec);
     let queue = app.queue();
     for kernel in ["exc_nan", "exc_overflow", "exc_div0"] {
@@ -134,7 +144,8 @@ fn scenario_program() {
     let tool = harness::tool_library();
     harness::load_tools(&mut t, std::slice::from_ref(&tool));
     let app = App { tables: t, layout };
-    play(&app, &demo_code_object(), None);
+    let source = if std::env::var_os("XFPX_HSA_DESERIALIZE").is_some() { Source::Deserialized } else { Source::Memory };
+    play(&app, &demo_code_object(), source);
     let ran = harness::ran();
     assert_eq!(ran.iter().filter(|r| r.1).count(), 6, "launches 0 and 2 of each kernel ran the copy: {ran:?}");
     assert_eq!(harness::plain_queues(), 0);
@@ -175,6 +186,15 @@ fn rocm_6_3_tables() {
 }
 
 #[test]
+fn the_deprecated_code_object_path() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path());
+    let yes = Path::new("1");
+    child("program", &[("XFPX_CONFIG", &cfg), ("XFPX_HSA_LAYOUT", Path::new("5.2")), ("XFPX_HSA_DESERIALIZE", yes)]);
+    check_program_report(dir.path());
+}
+
+#[test]
 fn scenario_chain() {
     if !active("chain") {
         return;
@@ -187,7 +207,7 @@ fn scenario_chain() {
     let (mut t, layout) = tables("5.2");
     harness::load_tools(&mut t, &libs);
     let app = App { tables: t, layout };
-    play(&app, &demo_code_object(), None);
+    play(&app, &demo_code_object(), Source::Memory);
     // SAFETY: the second tool's counter, a plain C function.
     let calls = unsafe {
         let name = std::ffi::CString::new(second.as_os_str().as_encoded_bytes()).expect("path");
@@ -232,7 +252,7 @@ fn scenario_unknown_layout() {
     let after: Vec<u64> = Entry::ALL.iter().map(|&e| t.entry(e, layout)).collect();
     assert_eq!(before, after, "a refused layout is left as it was");
     let app = App { tables: t, layout };
-    play(&app, &demo_code_object(), None);
+    play(&app, &demo_code_object(), Source::Memory);
     assert!(harness::ran().iter().all(|r| !r.1));
     assert_eq!(harness::plain_queues(), 1);
 }
@@ -264,7 +284,7 @@ fn scenario_refused() {
     let app = App { tables: t, layout };
     // the code object comes from a file this time
     let file: PathBuf = std::env::var_os("XFPX_CODE_OBJECT").expect("file").into();
-    play(&app, &std::fs::read(&file).expect("co"), Some(&file));
+    play(&app, &std::fs::read(&file).expect("co"), Source::File(&file));
     let ran = harness::ran();
     assert!(ran.iter().filter(|r| r.0 == "exc_div0").all(|r| !r.1), "the refused kernel ran as it is");
     assert_eq!(ran.iter().filter(|r| r.1).count(), 4);

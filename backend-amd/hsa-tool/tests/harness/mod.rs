@@ -627,6 +627,35 @@ impl App {
         r
     }
 
+    /// The deprecated path: `hsa_code_object_deserialize`.
+    pub fn deserialize(&self, bytes: &[u8]) -> u64 {
+        let mut co = 0u64;
+        let st = call!(
+            self,
+            Entry::CodeObjectDeserialize,
+            unsafe extern "C" fn(*mut c_void, usize, *const c_char, *mut u64) -> u32,
+            bytes.as_ptr().cast_mut().cast(),
+            bytes.len(),
+            std::ptr::null(),
+            &mut co
+        );
+        assert_eq!(st, OK);
+        co
+    }
+
+    /// `hsa_executable_load_code_object` of a deserialized code object.
+    pub fn load_code_object(&self, exec: u64, co: u64) -> u32 {
+        call!(
+            self,
+            Entry::ExecutableLoadCodeObject,
+            unsafe extern "C" fn(u64, u64, u64, *const c_char) -> u32,
+            exec,
+            GPU,
+            co,
+            std::ptr::null()
+        )
+    }
+
     pub fn executable(&self) -> u64 {
         let mut e = 0u64;
         let st = call!(
