@@ -43,10 +43,10 @@ fn setup() -> &'static Setup {
         std::fs::copy(built.join("libhsa_runtime64.so"), bin.join("libhsa-runtime64.so.1")).expect("copy runtime");
         std::os::unix::fs::symlink("libhsa-runtime64.so.1", bin.join("libhsa-runtime64.so")).expect("link");
         let src = programs_dir().join("src");
-        let sources = PROGRAMS
-            .iter()
-            .map(|p| (p.to_string(), src.join(format!("{p}.c"))))
-            .chain([("fpe_repeat".to_string(), workspace().join("tests/amd-live/fpe_repeat.c"))]);
+        let sources = PROGRAMS.iter().map(|p| (p.to_string(), src.join(format!("{p}.c")))).chain([
+            ("fpe_repeat".to_string(), workspace().join("tests/amd-live/fpe_repeat.c")),
+            ("api_checks".to_string(), workspace().join("backend-amd/hsa-runtime/tests/c/api_checks.c")),
+        ]);
         for (name, source) in sources {
             let out = Command::new("gcc")
                 .args(["-std=c11", "-O1", "-Wall", "-Werror", "-I/usr/include/hsa"])
@@ -160,6 +160,25 @@ fn every_program_runs_unchanged_with_exactly_the_known_findings() {
             _ => 1,
         };
         assert_eq!(kernels, want, "{program}: kernels seen");
+    }
+}
+
+#[test]
+fn the_runtimes_api_answers_the_same_under_xfpx() {
+    // bad calls' statuses, refused and damaged code objects, the deprecated
+    // path, symbols, signals: the emulated runtime's own API checks
+    let dir = tempfile::tempdir().expect("tmp");
+    let pdir = programs_dir();
+    let pdir = pdir.to_str().expect("utf-8");
+    let before = plain("api_checks", &[pdir]);
+    assert!(before.status.success(), "{}", String::from_utf8_lossy(&before.stderr));
+    let o = under_xfpx(dir.path(), &[], "api_checks", &[pdir]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, String::from_utf8_lossy(&before.stdout));
+    no_hazards(&o);
+    // calls the runtime refuses are the program's business: xfpx adds no note
+    for quiet in ["interception queue", "cannot be read"] {
+        assert!(!o.stderr.contains(quiet), "{}", o.stderr);
     }
 }
 

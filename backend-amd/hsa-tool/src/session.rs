@@ -178,8 +178,8 @@ impl Session {
         self.stream.note(text);
     }
 
-    /// A code object handed to the runtime: kept by content; one that
-    /// cannot be read is said once (it loads unmodified, unchecked).
+    /// A code object handed to the runtime: kept by content, with its
+    /// kernels or why it cannot be read.
     fn code_object(&mut self, bytes: Vec<u8>) -> CodeId {
         let id: CodeId = Sha256::digest(&bytes).into();
         if self.objects.contains_key(&id) {
@@ -188,16 +188,24 @@ impl Session {
         let kernels = xfpx_amd::CodeObject::parse(&bytes)
             .map(|co| co.kernels.iter().map(|k| k.name.clone()).collect())
             .map_err(|e| e.to_string());
-        if let Err(e) = &kernels {
-            let short: String = id[..6].iter().map(|b| format!("{b:02x}")).collect();
-            self.note(&format!(
-                "a code object ({} bytes, sha256 {short}...) cannot be read ({e}): it is loaded unmodified and its \
-                 kernels are not checked",
-                bytes.len()
-            ));
-        }
         self.objects.insert(id, CodeObject { bytes: Arc::new(bytes), kernels });
         id
+    }
+
+    /// The code object `id` was loaded into `executable` for `agent`; one
+    /// the tool cannot read is said once (it runs unmodified, unchecked).
+    fn loaded(&mut self, executable: Handle, agent: Option<Handle>, id: CodeId) {
+        self.executables.entry(executable).or_default().push((agent, id));
+        let Some(o) = self.objects.get(&id) else { return };
+        if let Err(e) = &o.kernels {
+            let short: String = id[..6].iter().map(|b| format!("{b:02x}")).collect();
+            let text = format!(
+                "a code object ({} bytes, sha256 {short}...) cannot be read ({e}): it is loaded unmodified and its \
+                 kernels are not checked",
+                o.bytes.len()
+            );
+            self.note(&text);
+        }
     }
 
     /// `hsa_code_object_reader_create_from_*` made `reader` over `bytes`.
@@ -220,14 +228,14 @@ impl Session {
     /// `None`: a program code object).
     pub fn reader_loaded(&mut self, executable: Handle, agent: Option<Handle>, reader: Handle) {
         if let Some(&id) = self.readers.get(&reader) {
-            self.executables.entry(executable).or_default().push((agent, id));
+            self.loaded(executable, agent, id);
         }
     }
 
     /// A deserialized code object was loaded into `executable` for `agent`.
     pub fn code_object_loaded(&mut self, executable: Handle, agent: Handle, code_object: Handle) {
         if let Some(&id) = self.deserialized.get(&code_object) {
-            self.executables.entry(executable).or_default().push((Some(agent), id));
+            self.loaded(executable, Some(agent), id);
         }
     }
 

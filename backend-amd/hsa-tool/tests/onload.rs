@@ -310,5 +310,6 @@ fn a_refused_kernel_and_a_corrupt_code_object_run_as_they_are() {
     }
     assert_eq!((div0.launches, div0.instrumented_launches), (3, 0));
     assert!(r.kernels.iter().any(|k| k.name == "exc_nan" && k.records.iter().any(|x| x.kind == ExceptionKind::Nan)));
-    assert_eq!(r.run.notes.iter().filter(|n| n.contains("cannot be read")).count(), 1, "{:?}", r.run.notes);
+    // the runtime refused the corrupt code object itself: xfpx adds nothing
+    assert!(!r.run.notes.iter().any(|n| n.contains("cannot be read")), "{:?}", r.run.notes);
 }

@@ -245,13 +245,18 @@ unsafe extern "C" fn queue_create(
     let status =
         unsafe { (s.queue_intercept_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
     if status != hsa::STATUS_SUCCESS || queue.is_null() {
-        with_session(tool, |s| {
-            s.note(&format!(
-                "the HSA runtime made no interception queue (status {status:#x}): dispatches on a plain queue run unchecked"
-            ))
-        });
         // SAFETY: the runtime's entry with the caller's arguments.
-        return unsafe { (s.queue_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
+        let plain =
+            unsafe { (s.queue_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
+        if plain == hsa::STATUS_SUCCESS {
+            with_session(tool, |s| {
+                s.note(&format!(
+                    "the HSA runtime made no interception queue (status {status:#x}): dispatches on a plain queue run \
+                     unchecked"
+                ))
+            });
+        }
+        return plain;
     }
     // SAFETY: the queue was just made; `queue` holds it.
     unsafe { register(tool, *queue) };
