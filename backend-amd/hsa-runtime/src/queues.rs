@@ -215,7 +215,8 @@ pub fn destroy_all() {
 
 /// What became of a packet.
 enum Outcome {
-    Done(hsa_signal_t),
+    /// Done: the completion signal and, for a dispatch, when it ran.
+    Done(hsa_signal_t, Option<(u64, u64)>),
     Failed(hsa_status_t, String),
     Stopped,
 }
@@ -233,10 +234,10 @@ fn serve(q: &Arc<Queue>) {
             let header = q.header(read).load(Ordering::Acquire);
             if header & 0xFF != INVALID_HEADER {
                 match process(q, header, &q.packet(read), read) {
-                    Outcome::Done(completion) => {
+                    Outcome::Done(completion, times) => {
                         q.header(read).store(INVALID_HEADER, Ordering::Release);
                         q.read_index().store(read + 1, Ordering::Release);
-                        complete(completion);
+                        complete(completion, times);
                         signals::changed();
                         continue;
                     }
@@ -262,8 +263,9 @@ fn process(q: &Queue, header: u16, bytes: &[u8; PACKET_BYTES], index: u64) -> Ou
                 queue_address: q.address(),
                 dispatch_id: index,
             };
+            let start = crate::state::timestamp();
             match device::dispatch(&p, place) {
-                Ok(()) => Outcome::Done(p.completion_signal),
+                Ok(()) => Outcome::Done(p.completion_signal, Some((start, crate::state::timestamp()))),
                 Err(e) => Outcome::Failed(e.status, e.message),
             }
         }
@@ -283,7 +285,7 @@ fn process(q: &Queue, header: u16, bytes: &[u8; PACKET_BYTES], index: u64) -> Ou
                 let zero: Vec<bool> = deps.iter().map(|s| s.value().load(Ordering::Acquire) == 0).collect();
                 let met = if and { zero.iter().all(|&z| z) } else { deps.is_empty() || zero.iter().any(|&z| z) };
                 if met {
-                    return Outcome::Done(p.completion_signal);
+                    return Outcome::Done(p.completion_signal, None);
                 }
                 if q.stop.load(Ordering::Acquire) {
                     return Outcome::Stopped;
@@ -298,13 +300,17 @@ fn process(q: &Queue, header: u16, bytes: &[u8; PACKET_BYTES], index: u64) -> Ou
     }
 }
 
-/// Decrements a completion signal (none: handle 0).
-fn complete(signal: hsa_signal_t) {
+/// Decrements a completion signal (none: handle 0), after recording when
+/// its dispatch ran.
+fn complete(signal: hsa_signal_t, times: Option<(u64, u64)>) {
     if signal.handle == 0 {
         return;
     }
     match signals::get(signal.handle) {
         Some(s) => {
+            if let Some((start, end)) = times {
+                s.set_times(start, end);
+            }
             s.value().fetch_sub(1, Ordering::AcqRel);
         }
         None => eprintln!("error: xfpx emulated GPU: completion signal {:#x} is not a signal", signal.handle),

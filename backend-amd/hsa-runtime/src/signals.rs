@@ -42,6 +42,20 @@ impl Signal {
     pub fn value(&self) -> &AtomicI64 {
         self.block.atomic_i64(offset_of!(amd_signal_t, value))
     }
+
+    /// Records when the dispatch that completes this signal ran (system
+    /// timestamps), where AMD's packet processor writes them.
+    pub fn set_times(&self, start: u64, end: u64) {
+        self.block.write(offset_of!(amd_signal_t, start_ts), &start.to_le_bytes());
+        self.block.write(offset_of!(amd_signal_t, end_ts), &end.to_le_bytes());
+    }
+
+    pub fn times(&self) -> (u64, u64) {
+        let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+        self.block.read(offset_of!(amd_signal_t, start_ts), &mut a);
+        self.block.read(offset_of!(amd_signal_t, end_ts), &mut b);
+        (u64::from_le_bytes(a), u64::from_le_bytes(b))
+    }
 }
 
 static SIGNALS: OnceLock<RwLock<HashMap<u64, Arc<Signal>>>> = OnceLock::new();

@@ -8,7 +8,8 @@
 use crate::ffi::generated::*;
 use crate::ffi::tools::{self, Tool};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 use xfpx_amd_isa::Target;
 
 /// The environment variable naming the GPU agent's target.
@@ -22,6 +23,13 @@ static TARGET: AtomicU8 = AtomicU8::new(0);
 const TARGETS: [Target; 4] = [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950];
 /// Serializes the first `hsa_init` and the last `hsa_shut_down`.
 static LIFE: Mutex<Vec<Tool>> = Mutex::new(Vec::new());
+
+/// The system timestamp (nanoseconds since the runtime first read it): the
+/// clock of `HSA_SYSTEM_INFO_TIMESTAMP` and of dispatch times.
+pub fn timestamp() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
 
 pub fn is_open() -> bool {
     REFS.load(Ordering::Acquire) > 0

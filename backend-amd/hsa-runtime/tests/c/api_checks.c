@@ -51,6 +51,7 @@ int main(int argc, char **argv) {
 
   struct device d;
   open_device(&d);
+  EXPECT(hsa_amd_register_system_event_handler(NULL, NULL) == HSA_STATUS_ERROR_INVALID_ARGUMENT);
   CHECK(hsa_init());  // a second reference: the runtime stays open after one shut-down
   CHECK(hsa_shut_down());
 
@@ -234,8 +235,33 @@ int main(int argc, char **argv) {
   EXPECT(hsa_executable_load_agent_code_object(exe3, d.cpu, reader, NULL, NULL) == HSA_STATUS_ERROR_INVALID_AGENT);
   free(file);
 
-  // Queues.
+  // Dispatch times land in the completion signal.
   hsa_queue_t *q;
+  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q));
+  hsa_executable_symbol_t nan_sym;
+  CHECK(hsa_executable_get_symbol_by_name(exe, "fpe_nan.kd", &d.gpu, &nan_sym));
+  struct kernel knan = {0, 0, 0, 0};
+  CHECK(hsa_executable_symbol_get_info(nan_sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &knan.object));
+  knan.kernarg_size = 28;
+  float *ones = host_alloc(&d, 64 * sizeof(float));
+  for (int i = 0; i < 64; i++) ones[i] = 1.0f;
+  struct { float *out; const float *x, *y; uint32_t n; } nan_args = {ones, ones, ones, 64};
+  hsa_signal_t ran;
+  CHECK(hsa_signal_create(1, 0, NULL, &ran));
+  uint64_t before = 0, after = 0;
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &before));
+  dispatch(q, &knan, kernarg(&d, &knan, &nan_args, sizeof nan_args), 64, 64, ran, 0);
+  wait_zero(ran);
+  CHECK(hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &after));
+  hsa_amd_profiling_dispatch_time_t when;
+  CHECK(hsa_amd_profiling_get_dispatch_time(d.gpu, ran, &when));
+  EXPECT(before <= when.start && when.start <= when.end && when.end <= after);
+  uint64_t system_tick = 0;
+  CHECK(hsa_amd_profiling_convert_tick_to_system_domain(d.gpu, when.end, &system_tick));
+  EXPECT(system_tick == when.end);
+  CHECK(hsa_queue_destroy(q));
+
+  // Queues.
   EXPECT(hsa_queue_create(d.gpu, 100, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q) ==
          HSA_STATUS_ERROR_INVALID_QUEUE_CREATION);
   EXPECT(hsa_queue_create(d.cpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, 0, 0, &q) ==

@@ -31,14 +31,15 @@ pub use memory::{
     hsa_memory_register,
 };
 pub use queues::{
-    hsa_amd_profiling_set_profiler_enabled, hsa_amd_queue_cu_set_mask, hsa_amd_queue_intercept_create,
-    hsa_amd_queue_intercept_register, hsa_amd_queue_set_priority, hsa_queue_add_write_index_relaxed,
-    hsa_queue_add_write_index_scacq_screl, hsa_queue_add_write_index_scacquire, hsa_queue_add_write_index_screlease,
-    hsa_queue_cas_write_index_relaxed, hsa_queue_cas_write_index_scacq_screl, hsa_queue_cas_write_index_scacquire,
-    hsa_queue_cas_write_index_screlease, hsa_queue_create, hsa_queue_destroy, hsa_queue_inactivate,
-    hsa_queue_load_read_index_relaxed, hsa_queue_load_read_index_scacquire, hsa_queue_load_write_index_relaxed,
-    hsa_queue_load_write_index_scacquire, hsa_queue_store_read_index_relaxed, hsa_queue_store_read_index_screlease,
-    hsa_queue_store_write_index_relaxed, hsa_queue_store_write_index_screlease,
+    hsa_amd_profiling_async_copy_enable, hsa_amd_profiling_convert_tick_to_system_domain,
+    hsa_amd_profiling_get_dispatch_time, hsa_amd_profiling_set_profiler_enabled, hsa_amd_queue_cu_set_mask,
+    hsa_amd_queue_intercept_create, hsa_amd_queue_intercept_register, hsa_amd_queue_set_priority,
+    hsa_queue_add_write_index_relaxed, hsa_queue_add_write_index_scacq_screl, hsa_queue_add_write_index_scacquire,
+    hsa_queue_add_write_index_screlease, hsa_queue_cas_write_index_relaxed, hsa_queue_cas_write_index_scacq_screl,
+    hsa_queue_cas_write_index_scacquire, hsa_queue_cas_write_index_screlease, hsa_queue_create, hsa_queue_destroy,
+    hsa_queue_inactivate, hsa_queue_load_read_index_relaxed, hsa_queue_load_read_index_scacquire,
+    hsa_queue_load_write_index_relaxed, hsa_queue_load_write_index_scacquire, hsa_queue_store_read_index_relaxed,
+    hsa_queue_store_read_index_screlease, hsa_queue_store_write_index_relaxed, hsa_queue_store_write_index_screlease,
 };
 pub use signals::{
     hsa_amd_async_function, hsa_amd_signal_async_handler, hsa_amd_signal_create, hsa_amd_signal_value_pointer,
@@ -58,8 +59,8 @@ pub use signals::{
 pub use system::{
     hsa_agent_extension_supported, hsa_agent_get_info, hsa_agent_iterate_isas, hsa_agent_iterate_regions,
     hsa_agent_major_extension_supported, hsa_amd_agent_iterate_memory_pools, hsa_amd_agent_memory_pool_get_info,
-    hsa_amd_memory_pool_get_info, hsa_extension_get_name, hsa_init, hsa_isa_from_name, hsa_isa_get_info,
-    hsa_isa_get_info_alt, hsa_iterate_agents, hsa_region_get_info, hsa_shut_down, hsa_status_string,
-    hsa_system_extension_supported, hsa_system_get_extension_table, hsa_system_get_info,
+    hsa_amd_memory_pool_get_info, hsa_amd_register_system_event_handler, hsa_extension_get_name, hsa_init,
+    hsa_isa_from_name, hsa_isa_get_info, hsa_isa_get_info_alt, hsa_iterate_agents, hsa_region_get_info, hsa_shut_down,
+    hsa_status_string, hsa_system_extension_supported, hsa_system_get_extension_table, hsa_system_get_info,
     hsa_system_get_major_extension_table, hsa_system_major_extension_supported,
 };

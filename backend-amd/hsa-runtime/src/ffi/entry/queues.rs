@@ -6,7 +6,7 @@
 use crate::agents::Agent;
 use crate::ffi::generated::*;
 use crate::ffi::out::{open, put};
-use crate::ffi::types::hsa_queue_t;
+use crate::ffi::types::{hsa_amd_profiling_dispatch_time_t, hsa_queue_t};
 use crate::queues::{self, ErrorCallback, Queue, QueueKind};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering::SeqCst;
@@ -245,4 +245,45 @@ pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
         return HSA_STATUS_ERROR_INVALID_QUEUE;
     }
     HSA_STATUS_SUCCESS
+}
+
+pub unsafe extern "C" fn hsa_amd_profiling_async_copy_enable(_enable: bool) -> hsa_status_t {
+    if let Err(e) = open() {
+        return e;
+    }
+    HSA_STATUS_SUCCESS
+}
+
+/// When the last dispatch that completed `signal` ran, in system timestamps.
+pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
+    agent: hsa_agent_t,
+    signal: hsa_signal_t,
+    time: *mut hsa_amd_profiling_dispatch_time_t,
+) -> hsa_status_t {
+    if let Err(e) = open() {
+        return e;
+    }
+    if Agent::from_handle(agent.handle) != Some(Agent::Gpu) {
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    }
+    let Some(s) = crate::signals::get(signal.handle) else { return HSA_STATUS_ERROR_INVALID_SIGNAL };
+    let (start, end) = s.times();
+    // SAFETY: the API's promise on `time`.
+    unsafe { put(time, hsa_amd_profiling_dispatch_time_t { start, end }) }
+}
+
+/// The GPU's clock is the system's here.
+pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
+    agent: hsa_agent_t,
+    agent_tick: u64,
+    system_tick: *mut u64,
+) -> hsa_status_t {
+    if let Err(e) = open() {
+        return e;
+    }
+    if Agent::from_handle(agent.handle).is_none() {
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    }
+    // SAFETY: the API's promise on `system_tick`.
+    unsafe { put(system_tick, agent_tick) }
 }

@@ -5,8 +5,6 @@ use crate::ffi::generated::*;
 use crate::ffi::out::{self, open, put};
 use crate::state;
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::OnceLock;
-use std::time::Instant;
 
 pub unsafe extern "C" fn hsa_init() -> hsa_status_t {
     state::init()
@@ -14,16 +12,6 @@ pub unsafe extern "C" fn hsa_init() -> hsa_status_t {
 
 pub unsafe extern "C" fn hsa_shut_down() -> hsa_status_t {
     state::shut_down()
-}
-
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-/// The system timestamp: nanoseconds since the runtime first asked.
-pub fn timestamp() -> u64 {
-    epoch().elapsed().as_nanos() as u64
 }
 
 pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
@@ -34,7 +22,7 @@ pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value
     let v = match attribute {
         HSA_SYSTEM_INFO_VERSION_MAJOR => Some(Info::U16(1)),
         HSA_SYSTEM_INFO_VERSION_MINOR => Some(Info::U16(1)),
-        HSA_SYSTEM_INFO_TIMESTAMP => Some(Info::U64(timestamp())),
+        HSA_SYSTEM_INFO_TIMESTAMP => Some(Info::U64(state::timestamp())),
         HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY => Some(Info::U64(1_000_000_000)),
         HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT => Some(Info::U64(u64::MAX)),
         HSA_SYSTEM_INFO_ENDIANNESS => Some(Info::U32(HSA_ENDIANNESS_LITTLE)),
@@ -385,4 +373,19 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
     let Some(p) = Pool::from_handle(memory_pool.handle) else { return HSA_STATUS_ERROR_INVALID_MEMORY_POOL };
     // SAFETY: the API's promise on `value`.
     unsafe { out::info(value, agents::agent_pool_info(a, p, attribute)) }
+}
+
+pub unsafe extern "C" fn hsa_amd_register_system_event_handler(
+    callback: hsa_amd_system_event_callback_t,
+    _data: *mut c_void,
+) -> hsa_status_t {
+    if let Err(e) = open() {
+        return e;
+    }
+    // The emulated GPU raises no system events (its faults reach the
+    // queue's error callback), so the handler is never called.
+    if callback.is_none() {
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    HSA_STATUS_SUCCESS
 }
