@@ -56,6 +56,12 @@ pub const DISPATCH_KERNEL_OBJECT: usize = 32;
 /// Offset of `completion_signal` in a kernel dispatch packet.
 pub const DISPATCH_COMPLETION_SIGNAL: usize = 56;
 
+/// Offsets of `start_ts` and `end_ts` in `amd_signal_t` (`amd_hsa_signal.h`):
+/// where the packet processor writes when the dispatch that completes the
+/// signal ran (a signal's handle is the address of its `amd_signal_t`).
+pub const SIGNAL_START_TS: usize = 32;
+pub const SIGNAL_END_TS: usize = 40;
+
 /// The packet type of an AQL packet's header.
 pub fn packet_type(header: u16) -> u16 {
     header & 0xff

@@ -116,6 +116,9 @@ fn play(app: &App, code_object: &[u8], source: Source<'_>) {
             let signal = harness::new_signal();
             harness::submit(queue, &[harness::dispatch_packet(object, signal)]);
             assert!(harness::wait(signal), "the program's completion signal never dropped");
+            // the dispatch's times reach the program's signal, instrumented or not
+            let (start, end) = harness::times(signal);
+            assert!(start > 0 && end == start + 500, "times {start} {end}");
         }
     }
     // every launch of a kernel wrote the same output, instrumented or not

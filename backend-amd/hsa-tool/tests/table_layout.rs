@@ -18,7 +18,7 @@ use xfpx_hsa::layout::{self, Entry, Version};
 
 fn probe_source() -> String {
     let mut s = String::from(
-        "#include <hsa_api_trace.h>\n#include <cstdio>\n#include <cstddef>\nint main() {\n\
+        "#include <hsa_api_trace.h>\n#include <amd_hsa_signal.h>\n#include <cstdio>\n#include <cstddef>\nint main() {\n\
          #define V(n, t, m) printf(n \" %u %zu\\n\", (unsigned)(m), sizeof(t));\n\
          V(\"root\", HsaApiTable, HSA_API_TABLE_MAJOR_VERSION)\n\
          V(\"core\", CoreApiTable, HSA_CORE_API_TABLE_MAJOR_VERSION)\n\
@@ -27,6 +27,7 @@ fn probe_source() -> String {
          #define C(n) printf(#n \" %lld\\n\", (long long)(n));\n\
          O(HsaApiTable, core_) O(HsaApiTable, amd_ext_)\n\
          O(hsa_kernel_dispatch_packet_t, kernel_object) O(hsa_kernel_dispatch_packet_t, completion_signal)\n\
+         O(amd_signal_t, start_ts) O(amd_signal_t, end_ts)\n\
          printf(\"packet %zu\\n\", sizeof(hsa_kernel_dispatch_packet_t));\n",
     );
     for e in Entry::ALL {
@@ -139,6 +140,8 @@ fn check(dir: &Path, cxx: &str) {
         ("kernel_object", hsa::DISPATCH_KERNEL_OBJECT),
         ("completion_signal", hsa::DISPATCH_COMPLETION_SIGNAL),
         ("packet", hsa::PACKET_BYTES),
+        ("start_ts", hsa::SIGNAL_START_TS),
+        ("end_ts", hsa::SIGNAL_END_TS),
     ] {
         if seen[name][0] as usize != ours {
             wrong.push(format!("dispatch packet {name}: {} in the header, {ours} in the tool", seen[name][0]));

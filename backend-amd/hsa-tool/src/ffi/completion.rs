@@ -77,9 +77,11 @@ impl Completions {
         };
         for w in &done {
             lock(session).completed(w.ticket, rt);
-            // SAFETY: the program's signal, which its dispatch named, and ours, now done.
+            // SAFETY: the program's signal, which its dispatch named, and ours,
+            // now done: both handles are the addresses of their amd_signal_t.
             unsafe {
                 if w.theirs != 0 {
+                    copy_dispatch_times(w.ours, w.theirs);
                     (rt.saved.signal_subtract_screlease)(w.theirs, 1);
                 }
                 (rt.saved.signal_destroy)(w.ours);
@@ -98,6 +100,23 @@ impl Completions {
             if !self.complete_done(rt, session) {
                 std::thread::sleep(LONGEST_NAP);
             }
+        }
+    }
+}
+
+/// Gives the program's signal the dispatch's start and end times the
+/// packet processor wrote into the tool's (what
+/// `hsa_amd_profiling_get_dispatch_time` reads), as it would have written
+/// them into the program's own.
+///
+/// # Safety
+/// Both are live signals: handles that are addresses of `amd_signal_t`.
+unsafe fn copy_dispatch_times(from: Handle, to: Handle) {
+    for at in [crate::hsa::SIGNAL_START_TS, crate::hsa::SIGNAL_END_TS] {
+        // SAFETY: a u64 field of each amd_signal_t (caller's contract).
+        unsafe {
+            let v = std::ptr::read_volatile((from as usize + at) as *const u64);
+            std::ptr::write_volatile((to as usize + at) as *mut u64, v);
         }
     }
 }

@@ -240,16 +240,28 @@ unsafe extern "C" fn memory_allocate(_region: u64, size: usize, out: *mut *mut c
     OK
 }
 
+/// A signal is an `amd_signal_t` (64 bytes, the value at byte 8), its
+/// handle the block's address, as in AMD's runtime.
 unsafe extern "C" fn signal_create(initial: i64, _n: u32, _c: *const u64, out: *mut u64) -> u32 {
-    let s: &'static AtomicI64 = Box::leak(Box::new(AtomicI64::new(initial)));
+    let block: &'static [AtomicI64; 8] = Box::leak(Box::new(std::array::from_fn(|_| AtomicI64::new(0))));
+    block[1].store(initial, Ordering::Release);
     // SAFETY: one handle written.
-    unsafe { *out = s as *const AtomicI64 as u64 };
+    unsafe { *out = block.as_ptr() as u64 };
     OK
 }
 
 fn signal(h: u64) -> &'static AtomicI64 {
-    // SAFETY: handles are leaked AtomicI64s.
-    unsafe { &*(h as *const AtomicI64) }
+    // SAFETY: handles are leaked amd_signal_t-sized blocks; the value is their second word.
+    unsafe { &*((h as *const AtomicI64).add(1)) }
+}
+
+/// The dispatch times in a signal (`start_ts`, `end_ts`).
+pub fn times(h: u64) -> (i64, i64) {
+    // SAFETY: as in `signal`: words 4 and 5 of the block.
+    unsafe {
+        let w = h as *const AtomicI64;
+        ((*w.add(4)).load(Ordering::Acquire), (*w.add(5)).load(Ordering::Acquire))
+    }
 }
 
 unsafe extern "C" fn signal_destroy(_h: u64) -> u32 {
@@ -563,6 +575,14 @@ fn execute(p: &[u8; 64]) {
     }
     with(|s| s.ran.push((kernel, record.is_some(), outputs[0].bytes.clone())));
     if completion != 0 {
+        // the packet processor's times: this dispatch is the n-th ran
+        let n = with(|s| s.ran.len()) as i64;
+        // SAFETY: words 4 and 5 of the signal's block (`start_ts`, `end_ts`).
+        unsafe {
+            let w = completion as *const AtomicI64;
+            (*w.add(4)).store(1000 * n, Ordering::Release);
+            (*w.add(5)).store(1000 * n + 500, Ordering::Release);
+        }
         signal(completion).fetch_sub(1, Ordering::AcqRel);
     }
 }
