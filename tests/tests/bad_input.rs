@@ -217,3 +217,19 @@ fn flags_of_the_other_vendor_are_refused_in_one_line() {
     run(c).assert_one_line_error(1, "--emulate runs AMD programs");
     assert!(!d.path().join("ran").exists());
 }
+
+#[test]
+fn setup_amd_says_what_it_cannot_do_in_one_line() {
+    let d = scratch();
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--arch", "sm_90"]);
+    run(c).assert_one_line_error(1, "--arch is for `xfpx setup nvidia`");
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--dest"]).arg(d.path().join("nope"));
+    run(c).assert_one_line_error(1, "does not exist");
+    // the tests' xfpx is a debug build, which carries no AMD libraries
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--dest"]).arg(d.path());
+    run(c).assert_one_line_error(1, "this xfpx carries no AMD libraries");
+    assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0, "nothing was written");
+}
