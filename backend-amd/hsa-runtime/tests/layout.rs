@@ -186,3 +186,32 @@ fn tables_and_structs_are_laid_out_as_the_headers_say() {
     let entries = rows.iter().filter(|(s, f, _)| s.ends_with("Table") && f.ends_with("_fn")).count();
     assert_eq!(entries, 125 + 48 + 6 + 13);
 }
+
+/// `src/ffi/generated.rs` is what `tools/gen_api.py` makes from the
+/// installed headers (formatted as the workspace formats it).
+#[test]
+fn generated_declarations_are_current() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let clang = Command::new("clang++-19").arg("--version").output().is_ok();
+    let python = Command::new("python3").arg("--version").output().is_ok();
+    if !clang || !python {
+        eprintln!("SKIPPED: clang++-19 or python3 is not installed; generated.rs was not regenerated and compared");
+        return;
+    }
+    let out = Command::new("python3").arg(manifest.join("tools/gen_api.py")).output().expect("gen_api.py runs");
+    assert!(out.status.success(), "gen_api.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fresh = dir.path().join("generated.rs");
+    std::fs::write(&fresh, &out.stdout).expect("write");
+    let config = manifest.join("../../rustfmt.toml");
+    let st = Command::new("rustfmt")
+        .args(["--edition", "2021", "--config-path"])
+        .arg(&config)
+        .arg(&fresh)
+        .status()
+        .expect("rustfmt runs");
+    assert!(st.success());
+    let fresh = std::fs::read_to_string(&fresh).expect("read");
+    let committed = std::fs::read_to_string(manifest.join("src/ffi/generated.rs")).expect("read");
+    assert!(fresh == committed, "src/ffi/generated.rs is not what tools/gen_api.py makes: regenerate it");
+}

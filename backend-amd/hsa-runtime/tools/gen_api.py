@@ -11,6 +11,7 @@ and a small C++ program compiled by g++ (sizes, signedness and enumerator
 values, so nothing is guessed). Usage:
 
     backend-amd/hsa-runtime/tools/gen_api.py > backend-amd/hsa-runtime/src/ffi/generated.rs
+    cargo fmt -p xfpx-hsa-runtime
 """
 import json
 import os
