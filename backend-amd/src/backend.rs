@@ -8,7 +8,7 @@ use crate::{dump, extract, CodeObject, DumpOptions};
 use anyhow::anyhow;
 use std::path::Path;
 use xfpx_common::backend::{
-    Backend, BackendError, DumpRequest, Dumped, EmulatedBackend, OutputBuffer, ReplayRequest, Replayed,
+    Backend, BackendError, DumpRequest, Dumped, EmulatedBackend, LiveBackend, OutputBuffer, ReplayRequest, Replayed,
 };
 use xfpx_common::config::{KernelFilter, Mode, OutputFormat};
 use xfpx_common::report::Report;
@@ -75,6 +75,11 @@ impl Backend for Amd {
             OutputFormat::Json => outcome.to_json(),
         };
         Ok(Dumped { text, image: Some(outcome.bytes) })
+    }
+
+    /// Programs run on ROCm's HSA runtime with the tool library.
+    fn live(&self) -> Option<&dyn LiveBackend> {
+        Some(&crate::live::Hsa)
     }
 
     fn emulated(&self) -> Option<&dyn EmulatedBackend> {

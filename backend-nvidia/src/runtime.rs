@@ -14,8 +14,6 @@ use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
 use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
@@ -25,9 +23,10 @@ use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
+use xfpx_common::report::{ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
+use xfpx_common::tool_stream::ToolStream;
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -42,14 +41,6 @@ pub struct LaunchDecision {
     pub instrument: bool,
     /// Serial number of the launch in the run (the per-launch value).
     pub serial: u64,
-}
-
-/// Where events go.
-#[derive(Debug)]
-enum Sink {
-    Socket(UnixStream),
-    /// No CLI listening: the report is written at exit.
-    Report,
 }
 
 #[derive(Debug)]
@@ -125,8 +116,8 @@ pub struct ToolCore {
     config: RunConfig,
     detector: Detector,
     sites: SiteTable,
-    collector: Collector,
-    sink: Sink,
+    /// The events sent to the CLI, and the report kept so far.
+    stream: ToolStream,
     kernels: HashMap<String, KernelEntry>,
     /// By launch serial: (kernel name, launch index of that kernel).
     launches: Vec<(String, u64)>,
@@ -156,7 +147,6 @@ pub struct ToolCore {
     thinned: ThinStats,
     /// How findings reached the host.
     delivery: Delivery,
-    finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
     /// The counters tool: counters instead of exception checks.
@@ -172,14 +162,6 @@ pub struct ToolCore {
     capture: Option<CaptureRun>,
 }
 
-fn command_line() -> Vec<String> {
-    std::fs::read("/proc/self/cmdline")
-        .map(|b| {
-            b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
-        })
-        .unwrap_or_default()
-}
-
 impl ToolCore {
     /// A core for `config`; connects to the event socket when one is named
     /// (and falls back to writing the report when it cannot).
@@ -189,32 +171,12 @@ impl ToolCore {
         }
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        let mut notes = Vec::new();
-        if config.sample_doubling {
-            notes.push(
-                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
-                 (--sample 1 instruments every launch)"
-                    .to_string(),
-            );
-        }
-        let sink = match &config.events_socket {
-            Some(p) => match UnixStream::connect(p) {
-                Ok(s) => Sink::Socket(s),
-                Err(e) => {
-                    notes.push(format!(
-                        "could not connect to the event socket {}: {e}; writing the report at exit",
-                        p.display()
-                    ));
-                    Sink::Report
-                }
-            },
-            None => Sink::Report,
-        };
+        let notes: Vec<String> = config.sampling_note().into_iter().collect();
         let run = RunInfo {
             vendor: "nvidia".into(),
             device: "unknown".into(),
             target: None,
-            command: command_line(),
+            command: xfpx_common::launcher::command_line(),
             mode: if config.tool == ToolKind::Counters { "counters".into() } else { config.mode.name().into() },
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
@@ -222,13 +184,11 @@ impl ToolCore {
             sample_every: config.reported_sample_every(),
             sample_auto: config.sample_doubling,
             truncated: false,
-            notes: notes.clone(),
+            notes,
             attached: true,
         };
-        let process = xfpx_common::launcher::this_process();
-        let rank = process.rank;
-        let mut collector = Collector::new(run, config.max_records);
-        collector.add_process(process.clone());
+        let rank = xfpx_common::launcher::rank_from_env().map(|r| r.rank);
+        let stream = ToolStream::open(&config, "xfpx-nvbit", run);
         let mut core = ToolCore {
             tools: CubinTools::of(&config.tools),
             lines_enabled: config.tools.source_lines != SourceLines::Off,
@@ -236,8 +196,7 @@ impl ToolCore {
             config,
             detector,
             sites: SiteTable::new(),
-            collector,
-            sink,
+            stream,
             kernels: HashMap::new(),
             launches: Vec::new(),
             sent: HashMap::new(),
@@ -248,7 +207,6 @@ impl ToolCore {
             target: None,
             thinned: ThinStats::default(),
             delivery: Delivery::default(),
-            finished: false,
             rank,
             counting: None,
             instrumenting_for: None,
@@ -261,11 +219,6 @@ impl ToolCore {
         }
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
-        }
-        // The first event of the connection: the CLI knows the tool attached, and to which process.
-        core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
-        for text in notes {
-            core.emit(Event::Note { text });
         }
         Ok(core)
     }
@@ -281,26 +234,17 @@ impl ToolCore {
     }
 
     fn emit(&mut self, event: Event) {
-        if let Sink::Socket(s) = &mut self.sink {
-            if s.write_all(event.to_line().as_bytes()).is_err() {
-                self.sink = Sink::Report;
-                self.collector.run_mut().notes.push("the event socket closed; the report is written at exit".into());
-            }
-        }
+        self.stream.emit(event);
     }
 
     /// Something the user should read.
     pub fn note(&mut self, text: &str) {
-        if self.collector.run_mut().notes.iter().any(|n| n == text) {
-            return;
-        }
-        self.collector.run_mut().notes.push(text.to_string());
-        self.emit(Event::Note { text: text.to_string() });
+        self.stream.note(text);
     }
 
     /// The device the tool attached to.
     pub fn device(&mut self, device: &str, target: Option<&str>) {
-        let run = self.collector.run_mut();
+        let run = self.stream.collector_mut().run_mut();
         run.device = device.to_string();
         run.target = target.map(str::to_string);
         self.target = target.map(str::to_string);
@@ -324,7 +268,7 @@ impl ToolCore {
     pub fn leave_uninstrumented(&mut self, names: KernelNames, reason: &str) {
         let name = Self::display_name(names);
         let status = KernelStatus::Skipped { reason: reason.to_string() };
-        self.collector.kernel_status(&name, status.clone(), 0);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), 0);
         self.emit(Event::Kernel { name, status, probes: 0 });
         self.note(&format!("{}: left uninstrumented: {reason}", names.mangled));
     }
@@ -332,7 +276,7 @@ impl ToolCore {
     /// Note a kernel the filters exclude.
     pub fn exclude_kernel(&mut self, names: KernelNames) {
         let name = Self::display_name(names);
-        self.collector.kernel_status(&name, KernelStatus::Excluded, 0);
+        self.stream.collector_mut().kernel_status(&name, KernelStatus::Excluded, 0);
         self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
     }
 
@@ -473,7 +417,7 @@ impl ToolCore {
             }
             Err(reason) => (KernelStatus::Skipped { reason: reason.clone() }, 0),
         };
-        self.collector.kernel_status(&name, status.clone(), probes);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), probes);
         self.emit(Event::Kernel { name, status, probes });
         result.map(|(calls, _)| calls)
     }
@@ -524,7 +468,7 @@ impl ToolCore {
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -555,7 +499,7 @@ impl ToolCore {
             self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
         }
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(kernel, &cp.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -607,7 +551,7 @@ impl ToolCore {
         };
         match folded {
             Ok((kernel, launch)) => {
-                self.collector.add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
+                self.stream.collector_mut().add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
                 self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, launch });
             }
             Err(e) => {
@@ -634,7 +578,7 @@ impl ToolCore {
             .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let (Some(dir), Some(mangled)) = (&self.config.dump_dir, dump) {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -669,7 +613,7 @@ impl ToolCore {
             return;
         }
         let injection = Injection { fault, activations, exact };
-        self.collector.set_injection(injection.clone());
+        self.stream.collector_mut().set_injection(injection.clone());
         self.emit(Event::Injection { injection });
     }
 
@@ -704,12 +648,12 @@ impl ToolCore {
         let index = entry.launches;
         entry.launches += 1;
         let serial = self.launches.len() as u64;
-        let mut instrument = admitted && self.config.samples_launch(index) && !self.collector.full();
+        let mut instrument = admitted && self.config.samples_launch(index) && !self.stream.collector_mut().full();
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
         self.launches.push((name.clone(), index));
-        self.collector.launch(&name, instrument);
+        self.stream.collector_mut().launch(&name, instrument);
         self.emit(Event::Launch { kernel: name, index, instrumented: instrument });
         LaunchDecision { instrument, serial }
     }
@@ -749,9 +693,9 @@ impl ToolCore {
         let Some((kernel, site_ref)) = self.site_ref(site) else {
             return Recorded::Dropped;
         };
-        let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
+        let r = self.stream.collector_mut().record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
         if let (Some(rank), true) = (self.rank, r != Recorded::Dropped) {
-            self.collector.add_rank(&kernel, site_ref.offset, kind, format, rank);
+            self.stream.collector_mut().add_rank(&kernel, site_ref.offset, kind, format, rank);
         }
         if r != Recorded::Dropped {
             *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
@@ -816,15 +760,14 @@ impl ToolCore {
 
     /// The report so far.
     pub fn report(&self) -> xfpx_common::report::Report {
-        self.collector.report()
+        self.stream.report()
     }
 
     /// The program is exiting: tell the CLI, or write the report.
     pub fn finish(&mut self) -> Result<(), String> {
-        if self.finished {
+        if self.stream.is_finished() {
             return Ok(());
         }
-        self.finished = true;
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
         }
@@ -857,18 +800,7 @@ impl ToolCore {
             );
             self.note(&text);
         }
-        self.collector.run_mut().finished_unix = Some(xfpx_common::report::unix_now());
-        match &self.sink {
-            Sink::Socket(_) => {
-                self.emit(Event::Finished);
-                Ok(())
-            }
-            Sink::Report => {
-                let path = self.config.report_path.clone();
-                std::fs::write(&path, self.collector.report().to_json())
-                    .map_err(|e| format!("cannot write the report {}: {e}", path.display()))
-            }
-        }
+        self.stream.finish()
     }
 }
 
@@ -937,16 +869,6 @@ impl CubinTools {
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-fn sanitize(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
-    if s.is_empty() {
-        "kernel".into()
-    } else {
-        s
     }
 }
 

@@ -10,8 +10,10 @@ pub use xfpx_common::backend::Inject;
 pub use xfpx_common::config::{Mode, OutputFormat};
 use xfpx_common::fp::ExceptionKinds;
 
-/// The modes `xfpx run` and `xfpx dump --vendor nvidia` offer.
+/// The modes `xfpx dump --vendor nvidia` offers.
 pub const RUN_MODES: &[Mode] = &[Mode::Fast, Mode::Detect];
+/// The modes `xfpx run` offers (`screen`: AMD only).
+pub const LIVE_MODES: &[Mode] = &[Mode::Fast, Mode::Detect, Mode::Screen];
 /// The modes an AMD rewrite offers (`dump --rewrite`, `replay --mode`).
 pub const REWRITE_MODES: &[Mode] = &[Mode::Detect, Mode::Screen];
 
@@ -119,9 +121,15 @@ pub struct RunArgs {
     /// GPU vendor.
     #[arg(long, value_enum, default_value = "auto")]
     pub vendor: VendorChoice,
-    /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction.
-    #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
+    /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction; `screen` (AMD): each wave's sticky exception bits, per kernel. AMD runs check in detect mode when asked for fast.
+    #[arg(long, value_parser = modes(LIVE_MODES), default_value = "fast")]
     pub mode: Mode,
+    /// AMD: run the program on xfpx's emulated HSA runtime (no GPU needed).
+    #[arg(long)]
+    pub emulate: bool,
+    /// With --emulate: the GPU the emulated runtime is (gfx908, gfx90a, gfx942, gfx950; default gfx942).
+    #[arg(long, value_name = "TARGET", requires = "emulate")]
+    pub target: Option<String>,
     /// Instrument only kernels whose name matches this regular expression (repeatable).
     #[arg(long = "kernels", value_name = "RE")]
     pub kernels: Vec<String>,
@@ -308,6 +316,8 @@ pub struct ReplayArgs {
 pub enum SetupVendor {
     /// The NVBit tool library `xfpx run` loads into programs.
     Nvidia,
+    /// The HSA tool library and the emulated HSA runtime `xfpx run --vendor amd` loads.
+    Amd,
 }
 
 #[derive(Debug, Args)]
@@ -469,7 +479,16 @@ mod tests {
         assert!(
             matches!(mode(&["xfpx", "run", "--mode", "detect", "--", "a"]), Ok(Command::Run(r)) if r.mode == Mode::Detect)
         );
-        assert!(mode(&["xfpx", "run", "--mode", "screen", "--", "a"]).is_err());
+        // screen is offered to runs (AMD's; an NVIDIA run refuses it), not count
+        assert!(
+            matches!(mode(&["xfpx", "run", "--mode", "screen", "--", "a"]), Ok(Command::Run(r)) if r.mode == Mode::Screen)
+        );
+        assert!(mode(&["xfpx", "run", "--mode", "count", "--", "a"]).is_err());
+        // --target belongs to --emulate
+        assert!(mode(&["xfpx", "run", "--target", "gfx90a", "--", "a"]).is_err());
+        assert!(
+            matches!(mode(&["xfpx", "run", "--emulate", "--target", "gfx90a", "--", "a"]), Ok(Command::Run(r)) if r.emulate && r.target.as_deref() == Some("gfx90a"))
+        );
         assert!(
             matches!(mode(&["xfpx", "replay", "--mode", "screen", "l.json"]), Ok(Command::Replay(r)) if r.mode == Some(Mode::Screen))
         );

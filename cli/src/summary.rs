@@ -146,7 +146,8 @@ pub fn summary(report: &Report, full: bool) -> String {
     let run = &report.run;
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
     let _ = writeln!(out, "xfpx: {}", headline(report));
-    if run.vendor == "amd-emulated" {
+    // a replay names itself first; a program run on the emulated HSA runtime is a program
+    if run.vendor == "amd-emulated" && run.command.first().is_some_and(|c| c == "replay") {
         let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
     } else {
         let _ = writeln!(out, "xfpx: the program {}: {}", exit_words(&run.exit), run.command.join(" "));

@@ -24,6 +24,9 @@ pub enum Event {
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).
     Kernel { name: String, status: KernelStatus, probes: u64 },
+    /// How many of a kernel's floating-point sites its instrumentation
+    /// checks (backends that know: AMD rewrites), after its `kernel` event.
+    Coverage { kernel: String, coverage: crate::report::SiteCoverage },
     /// A kernel was launched.
     Launch { kernel: String, index: u64, instrumented: bool },
     /// Exception findings.

@@ -22,6 +22,7 @@
 //!   checked once, and the one mode and output-format enums;
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
+//!   [`tool_stream`]: its instrumented end, shared by the vendors' tool libraries;
 //! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //!   [`inject_tool`]: the plan of Inject probes one fault makes of a kernel;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
@@ -30,6 +31,7 @@
 //! - [`names`]: kernel names as people read them (demangling);
 //! - [`capture`]: the capture format (launches recorded on a GPU, replayed
 //!   on the emulator) and the device memory a launch's parameters point into.
+//! - [`toolpath`]: where the libraries loaded into programs are found.
 
 pub mod backend;
 pub mod capture;
@@ -53,6 +55,8 @@ pub mod region;
 pub mod report;
 pub mod site;
 pub mod tool;
+pub mod tool_stream;
+pub mod toolpath;
 pub mod view;
 
 pub use class::{FpFormat, FpOp, InstrClass};

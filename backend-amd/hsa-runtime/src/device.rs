@@ -108,6 +108,12 @@ pub fn dispatch(p: &hsa_kernel_dispatch_packet_t, place: PacketPlace) -> Result<
         dispatch_id: place.dispatch_id,
     };
     let run = run_dispatch(&mut mem, &code, kernel, &at, &d, &RunLimits::default());
+    // a memory hazard is a defect of the code (a rewritten kernel's, in
+    // xfpx's tests): said, though the emulator's values are not affected
+    if let Some(first) = run.as_ref().ok().and_then(|stats| stats.hazards().into_iter().next()) {
+        let n = run.as_ref().map_or(0, |s| s.hazards().len());
+        eprintln!("xfpx emulated HSA runtime: kernel {}: {n} memory hazards, the first: {first}", kernel.name);
+    }
     // What the kernel wrote before a fault is visible, as on a GPU.
     for (base, before) in &snapshot {
         if let Some(after) = mem.allocation(*base) {
