@@ -105,14 +105,14 @@ impl EmulatedBackend for Amd {
                 if let Some(r) = crate::replay::replay_saved(request.launch, &opts)? {
                     replayed(r)
                 } else {
-                let mut o = xfpx_amd_emu::replay(request.launch, &opts).map_err(|e| anyhow!("{e}"))?;
-                locate(&mut o.report, &launch, request);
-                let outputs = o
-                    .outputs
-                    .into_iter()
-                    .map(|b| OutputBuffer { name: b.name, elem: Some(b.elem), bytes: b.bytes })
-                    .collect();
-                Replayed { report: o.report, outputs, screened_kinds: Vec::new(), failure: None }
+                    let mut o = xfpx_amd_emu::replay(request.launch, &opts).map_err(|e| anyhow!("{e}"))?;
+                    locate(&mut o.report, &launch, request);
+                    let outputs = o
+                        .outputs
+                        .into_iter()
+                        .map(|b| OutputBuffer { name: b.name, elem: Some(b.elem), bytes: b.bytes })
+                        .collect();
+                    Replayed { report: o.report, outputs, screened_kinds: Vec::new(), failure: None }
                 }
             }
             Some(config) if config.tool == ToolKind::Inject => {
