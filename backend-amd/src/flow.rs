@@ -63,6 +63,7 @@ struct Probed {
     offset: u64,
     sources: Vec<Operand>,
     result: Option<Operand>,
+    source_format: FpFormat,
     format: FpFormat,
     division: bool,
 }
@@ -128,7 +129,8 @@ impl StepObserver for FlowObserver {
         let read_sources: Vec<(usize, Vec<u64>)> =
             lanes(wave.exec()).map(|l| (l, p.sources.iter().map(|s| read(wave, s, p.format, l)).collect())).collect();
         if p.result.is_none() {
-            let words: Vec<u16> = read_sources.iter().map(|(_, s)| lane_word(p.format, s, None, p.division)).collect();
+            let words: Vec<u16> =
+                read_sources.iter().map(|(_, s)| lane_word(p.source_format, s, p.format, None, p.division)).collect();
             self.tally(&p, &words);
         } else {
             self.pending = Some((pc, read_sources));
@@ -147,7 +149,7 @@ impl StepObserver for FlowObserver {
         let words: Vec<u16> = sources
             .iter()
             .filter(|(l, _)| exec >> l & 1 != 0)
-            .map(|(l, s)| lane_word(p.format, s, Some(read(wave, result, p.format, *l)), p.division))
+            .map(|(l, s)| lane_word(p.source_format, s, p.format, Some(read(wave, result, p.format, *l)), p.division))
             .collect();
         self.tally(&p, &words);
     }
@@ -156,7 +158,7 @@ impl StepObserver for FlowObserver {
 /// The probes of one unit's plan, by the code address of their instruction.
 fn probed(view: &KernelView, plan: &Plan, start: u64, out: &mut HashMap<u64, Probed>) {
     for p in &plan.probes {
-        let Action::Flow { sources, result, format, division } = &p.action else { continue };
+        let Action::Flow { sources, source_format, result, format, division } = &p.action else { continue };
         let ins = &view.instrs[p.instr as usize];
         let operand = |v: &ValueRef| match v {
             ValueRef::Use(n) => ins.uses.get(usize::from(*n)).cloned(),
@@ -170,6 +172,7 @@ fn probed(view: &KernelView, plan: &Plan, start: u64, out: &mut HashMap<u64, Pro
                 offset: ins.offset,
                 sources: sources.iter().filter_map(operand).collect(),
                 result: result.as_ref().and_then(operand),
+                source_format: *source_format,
                 format: *format,
                 division: *division,
             },

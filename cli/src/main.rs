@@ -17,6 +17,7 @@ mod events;
 mod exit;
 mod fault_args;
 mod findings;
+mod flow_text;
 mod html;
 mod output;
 mod progress;

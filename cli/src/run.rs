@@ -325,7 +325,9 @@ pub fn coverage_gate(report: &Report) -> Option<i32> {
 /// The verdict of `--fail-on KINDS` on a report, if it fails: a finding
 /// of those kinds, or nothing checked at all.
 pub fn gate(report: &Report, kinds: ExceptionKinds) -> Option<i32> {
-    if report.records().any(|(_, r)| kinds.contains(r.kind)) {
+    // a flow record of a kind means a value of that kind was there
+    let flowed = report.flow.iter().flat_map(|f| &f.kernels).flat_map(|k| &k.records).any(|r| kinds.contains(r.kind));
+    if flowed || report.records().any(|(_, r)| kinds.contains(r.kind)) {
         Some(EXIT_FINDINGS)
     } else if report.nothing_checked().is_some() {
         Some(EXIT_NOTHING_CHECKED)

@@ -166,12 +166,19 @@ fn source_bit(c: ValueClass) -> u16 {
     }
 }
 
-/// The lane word of one lane: `sources` and `result` are register values
-/// of `format` (one scalar each: f16 and bf16 in the low half).
-pub fn lane_word(format: FpFormat, sources: &[u64], result: Option<u64>, division: bool) -> u16 {
+/// The lane word of one lane: `sources` are register values of
+/// `source_format`, `result` one of `format` (one scalar each: f16 and
+/// bf16 in the low half).
+pub fn lane_word(
+    source_format: FpFormat,
+    sources: &[u64],
+    format: FpFormat,
+    result: Option<u64>,
+    division: bool,
+) -> u16 {
     let mut w = 0;
     for &s in sources {
-        w |= source_bit(classify_scalar(format, s));
+        w |= source_bit(classify_scalar(source_format, s));
     }
     match result {
         Some(r) => w |= source_bit(classify_scalar(format, r)) << 5,
@@ -260,35 +267,41 @@ impl FlowTool {
         if !analysed_format(format) || matches!(ins.class, InstrClass::Matrix { .. }) {
             return None;
         }
-        let words = format.register_words();
         let value_file = |f: RegFile| matches!(f, RegFile::PerLane | RegFile::Uniform | RegFile::Accumulator);
         let result = if ins.class.produces_fp_value() {
             if ins.control.leaves() {
                 return None;
             }
+            let words = format.register_words();
             let d = ins.defs.iter().position(|d| d.reg().is_some_and(|r| value_file(r.file) && r.count == words))?;
             Some(ValueRef::Def(d as u8))
         } else {
             None
         };
-        let sources: Vec<ValueRef> = ins
-            .uses
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| match u {
-                Operand::Reg(r) => value_file(r.file) && r.count == words,
-                Operand::Known { .. } => true,
-                _ => false,
-            })
-            .map(|(n, _)| ValueRef::Use(n as u8))
-            .take(MAX_SOURCES)
-            .collect();
+        // sources of another format are read only where it is one value per register
+        let source_format = ins.source_format().filter(|f| analysed_format(*f));
+        let sources: Vec<ValueRef> = match source_format {
+            Some(sf) => ins
+                .uses
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| match u {
+                    Operand::Reg(r) => value_file(r.file) && r.count == sf.register_words(),
+                    Operand::Known { .. } => true,
+                    _ => false,
+                })
+                .map(|(n, _)| ValueRef::Use(n as u8))
+                .take(MAX_SOURCES)
+                .collect(),
+            None => Vec::new(),
+        };
         if sources.is_empty() && result.is_none() {
             return None;
         }
         let division = matches!(ins.class, InstrClass::Arith { op: FpOp::Div, .. });
         let when = if result.is_some() { When::After } else { When::Before };
-        Some((Action::Flow { sources, result, format, division }, when))
+        let source_format = source_format.unwrap_or(format);
+        Some((Action::Flow { sources, source_format, result, format, division }, when))
     }
 }
 

@@ -2,7 +2,9 @@
 //! per kind: where the kind appears (and from what), the lines it
 //! propagates through, where it disappears (and in what) and where it
 //! reaches a comparison. Lines are the user's (the outermost frame of an
-//! inlined position); without line tables, instruction offsets.
+//! inlined position); without line tables, instruction offsets. Where a
+//! kind appears and goes on to later lines, what disappears or is compared
+//! on its own line is left out (the steps of a division, say).
 
 use super::{FlowClass, FlowState};
 use crate::fp::ExceptionKind;
@@ -135,6 +137,40 @@ fn places_text(places: &[Place], one_file: bool) -> String {
     }
 }
 
+/// Places with their notes: `line 42 (0/0)`, `lines 12 (0/0) and 30
+/// (inf-inf)`, `instructions 0x74 in a max and 0x80 in a min` (each note
+/// between `open` and `close`).
+fn noted(m: &BTreeMap<Place, BTreeSet<String>>, one_file: bool, open: &str, close: &str) -> String {
+    let items: Vec<String> = m
+        .iter()
+        .map(|(p, notes)| {
+            let notes: Vec<&str> = notes.iter().map(String::as_str).filter(|n| !n.is_empty()).collect();
+            let at = match p {
+                Place::Line { file, line } if !one_file => format!("{file}:{line}"),
+                Place::Line { line, .. } => line.to_string(),
+                Place::Offset(o) => format!("{o:#x}"),
+            };
+            if notes.is_empty() {
+                at
+            } else {
+                format!("{at}{open}{}{close}", notes.join(", "))
+            }
+        })
+        .collect();
+    let joined = match items.len() {
+        0 => String::new(),
+        1 => items[0].clone(),
+        n => format!("{} and {}", items[..n - 1].join(", "), items[n - 1]),
+    };
+    let lines = m.keys().filter(|p| matches!(p, Place::Line { .. })).count();
+    let s = if m.len() > 1 { "s" } else { "" };
+    match (lines, one_file) {
+        (0, _) => format!("instruction{s} {joined}"),
+        (_, true) => format!("line{s} {joined}"),
+        (_, false) => joined,
+    }
+}
+
 /// One sentence per kind seen in `records` (NaN, Inf with division by
 /// zero, subnormal), in that order.
 pub fn stories(records: &[FlowRecord]) -> Vec<Story> {
@@ -163,50 +199,27 @@ pub fn stories(records: &[FlowRecord]) -> Vec<Story> {
         let appear = by_state.remove(&FlowState::Appear).unwrap_or_default();
         let mut propagate = by_state.remove(&FlowState::Propagate).unwrap_or_default();
         propagate.retain(|p, _| !appear.contains_key(p));
-        let disappear = by_state.remove(&FlowState::Disappear).unwrap_or_default();
-        let compare = by_state.remove(&FlowState::Compare).unwrap_or_default();
-        let noted = |m: &BTreeMap<Place, BTreeSet<String>>, sep: &str| -> String {
-            let items: Vec<String> = m
-                .iter()
-                .map(|(p, notes)| {
-                    let notes: Vec<&str> = notes.iter().map(String::as_str).filter(|n| !n.is_empty()).collect();
-                    let at = places_text(std::slice::from_ref(p), one_file);
-                    if notes.is_empty() {
-                        at
-                    } else {
-                        format!("{at}{sep}{}", notes.join(", "))
-                    }
-                })
-                .collect();
-            match items.len() {
-                0 => String::new(),
-                1 => items[0].clone(),
-                n => format!("{} and {}", items[..n - 1].join(", "), items[n - 1]),
-            }
-        };
+        let mut disappear = by_state.remove(&FlowState::Disappear).unwrap_or_default();
+        let mut compare = by_state.remove(&FlowState::Compare).unwrap_or_default();
+        // at a line where the kind appears, a disappearance or comparison
+        // is the line's own work (a division's steps) when the value goes
+        // on to a later line
+        let last = propagate.keys().chain(disappear.keys()).chain(compare.keys()).max().cloned();
+        let inner = |p: &Place| appear.contains_key(p) && last.as_ref().is_some_and(|l| l > p);
+        disappear.retain(|p, _| !inner(p));
+        compare.retain(|p, _| !inner(p));
         let mut parts = Vec::new();
         if appear.is_empty() {
             parts.push(format!("{} comes from memory or an argument", kind_name(kind)));
         } else {
-            let items: Vec<String> = appear
-                .iter()
-                .map(|(p, causes)| {
-                    let causes: Vec<&str> = causes.iter().map(String::as_str).collect();
-                    format!("{} ({})", places_text(std::slice::from_ref(p), one_file), causes.join(", "))
-                })
-                .collect();
-            let items = match items.len() {
-                1 => items[0].clone(),
-                n => format!("{} and {}", items[..n - 1].join(", "), items[n - 1]),
-            };
-            parts.push(format!("{} appears at {items}", kind_name(kind)));
+            parts.push(format!("{} appears at {}", kind_name(kind), noted(&appear, one_file, " (", ")")));
         }
         if !propagate.is_empty() {
             let places: Vec<Place> = propagate.keys().cloned().collect();
             parts.push(format!("propagates through {}", places_text(&places, one_file)));
         }
         if !disappear.is_empty() {
-            parts.push(format!("disappears at {}", noted(&disappear, " in ")));
+            parts.push(format!("disappears at {}", noted(&disappear, one_file, " in ", "")));
         }
         if !compare.is_empty() {
             let places: Vec<Place> = compare.keys().cloned().collect();

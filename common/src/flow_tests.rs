@@ -69,7 +69,7 @@ fn the_category_table_is_the_plain_rule_for_every_lane_word() {
 fn lane_words_of_known_operations() {
     let w = |srcs: &[f32], res: Option<f32>, div: bool| {
         let s: Vec<u64> = srcs.iter().map(|v| f32b(*v)).collect();
-        lane_word(FpFormat::F32, &s, res.map(f32b), div)
+        lane_word(FpFormat::F32, &s, FpFormat::F32, res.map(f32b), div)
     };
     // 0/0: NaN appears
     assert_eq!(cats(w(&[0.0, 0.0], Some(f32::NAN), true)), [(FlowState::Appear, ExceptionKind::Nan)]);
@@ -90,10 +90,13 @@ fn lane_words_of_known_operations() {
     // nothing exceptional: no category
     assert!(cats(w(&[1.0, 2.0], Some(3.0), false)).is_empty());
     // f64 and the halves
-    let d = lane_word(FpFormat::F64, &[f64::NAN.to_bits()], Some(2.0f64.to_bits()), false);
+    let d = lane_word(FpFormat::F64, &[f64::NAN.to_bits()], FpFormat::F64, Some(2.0f64.to_bits()), false);
     assert_eq!(cats(d), [(FlowState::Disappear, ExceptionKind::Nan)]);
-    let h = lane_word(FpFormat::F16, &[0x7c00, 0x3c00], Some(0x7c00), false);
+    let h = lane_word(FpFormat::F16, &[0x7c00, 0x3c00], FpFormat::F16, Some(0x7c00), false);
     assert_eq!(cats(h), [(FlowState::Propagate, ExceptionKind::Inf)]);
+    // a subnormal f64 converted to f32 becomes 0: it disappears there
+    let c = lane_word(FpFormat::F64, &[1e-320f64.to_bits()], FpFormat::F32, Some(f32b(0.0)), false);
+    assert_eq!(cats(c), [(FlowState::Disappear, ExceptionKind::Sub)]);
 }
 
 #[test]
@@ -129,9 +132,18 @@ fn kernel() -> KernelView {
     let mut mnmx = InstrView::new(0x50, "FMNMX R7, R1, RZ, !PT", InstrClass::MinMax { format: FpFormat::F32 });
     mnmx.defs = vec![reg(7, 1)];
     mnmx.uses = vec![reg(1, 1)];
-    let mut exit = InstrView::new(0x60, "EXIT", InstrClass::Other);
+    let mut f2f =
+        InstrView::new(0x60, "F2F.F32.F64 R8, R2", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Conversion });
+    f2f.defs = vec![reg(8, 1)];
+    f2f.uses = vec![reg(2, 2)];
+    f2f.source_format = crate::view::SourceFormat::Is(FpFormat::F64);
+    let mut i2f = InstrView::new(0x70, "I2F R9, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Conversion });
+    i2f.defs = vec![reg(9, 1)];
+    i2f.uses = vec![reg(3, 1)];
+    i2f.source_format = crate::view::SourceFormat::NotFloat;
+    let mut exit = InstrView::new(0x80, "EXIT", InstrClass::Other);
     exit.control = crate::view::Control::Exit;
-    KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, hadd, mnmx, exit] }
+    KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, hadd, mnmx, f2f, i2f, exit] }
 }
 
 #[test]
@@ -160,8 +172,20 @@ fn the_tool_plans_one_probe_per_value_instruction() {
             (3, When::Before, vec![u(0), u(1)], None, false),
             // HADD2 (packed) has none
             (5, When::After, vec![u(0)], Some(ValueRef::Def(0)), false),
+            // a conversion reads its f64 pair; one from an integer reads nothing
+            (6, When::After, vec![u(0)], Some(ValueRef::Def(0)), false),
+            (7, When::After, vec![], Some(ValueRef::Def(0)), false),
         ]
     );
+    let formats: Vec<(FpFormat, FpFormat)> = plan
+        .probes
+        .iter()
+        .filter_map(|p| match &p.action {
+            Action::Flow { source_format, format, .. } => Some((*source_format, *format)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(formats[5], (FpFormat::F64, FpFormat::F32));
     let only = FlowTool { instr_range: Some(1..3) }.plan(&view, &mut sites);
     assert_eq!(only.probes.iter().map(|p| p.instr).collect::<Vec<_>>(), [1, 2]);
 }
@@ -178,7 +202,8 @@ fn the_verifier_rejects_broken_flow_probes() {
     };
     let set = |sources: Vec<ValueRef>, result: Option<ValueRef>, format: FpFormat, when: When| {
         move |p: &mut Probe| {
-            p.action = Action::Flow { sources: sources.clone(), result, format, division: false };
+            p.action =
+                Action::Flow { sources: sources.clone(), source_format: format, result, format, division: false };
             p.when = when;
         }
     };

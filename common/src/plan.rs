@@ -202,12 +202,9 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     return Err(PlanError::FlagsNotAtExit { probe: i, instr: p.instr });
                 }
             }
-            Action::Flow { sources, result, format, .. } => {
-                check_flow(sources, *result, *format, p.when, ins).map_err(|why| PlanError::BadFlow {
-                    probe: i,
-                    instr: p.instr,
-                    why,
-                })?;
+            Action::Flow { sources, source_format, result, format, .. } => {
+                check_flow(sources, *source_format, *result, *format, p.when, ins)
+                    .map_err(|why| PlanError::BadFlow { probe: i, instr: p.instr, why })?;
             }
         }
     }
@@ -217,32 +214,36 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
 /// A flow probe fits its instruction (rule 10 of [`verify`]).
 pub fn check_flow(
     sources: &[ValueRef],
+    source_format: crate::class::FpFormat,
     result: Option<ValueRef>,
     format: crate::class::FpFormat,
     when: When,
     ins: &InstrView,
 ) -> Result<(), String> {
-    if !crate::flow::analysed_format(format) {
-        return Err(format!("{format} packs two values in a register; flow analyses one"));
+    for f in [format, source_format] {
+        if !crate::flow::analysed_format(f) {
+            return Err(format!("{f} packs two values in a register; flow analyses one"));
+        }
     }
     if sources.len() > crate::flow::MAX_SOURCES {
         return Err(format!("{} sources, at most {}", sources.len(), crate::flow::MAX_SOURCES));
     }
-    let words = format.register_words();
-    let value_reg = |op: Option<&Operand>, what: String| match op {
-        Some(Operand::Reg(r)) if r.file != RegFile::Predicate && r.count >= words => Ok(()),
+    let value_reg = |op: Option<&Operand>, what: String, format: crate::class::FpFormat| match op {
+        Some(Operand::Reg(r)) if r.file != RegFile::Predicate && r.count >= format.register_words() => Ok(()),
         Some(Operand::Known { .. }) if what.starts_with("source") => Ok(()),
         Some(_) => Err(format!("{what} is not a register of {format}")),
         None => Err(format!("the instruction has no {what}")),
     };
     for v in sources {
         match v {
-            ValueRef::Use(n) => value_reg(ins.uses.get(*n as usize), format!("source {n}"))?,
+            ValueRef::Use(n) => value_reg(ins.uses.get(*n as usize), format!("source {n}"), source_format)?,
             other => return Err(format!("a source is read from the instruction's sources, not {other:?}")),
         }
     }
     match (result, when) {
-        (Some(ValueRef::Def(n)), When::After) => value_reg(ins.defs.get(n as usize), format!("destination {n}")),
+        (Some(ValueRef::Def(n)), When::After) => {
+            value_reg(ins.defs.get(n as usize), format!("destination {n}"), format)
+        }
         (Some(ValueRef::Def(_)), When::Before) => Err("a result is read after the instruction".into()),
         (Some(other), _) => Err(format!("a result is a destination of the instruction, not {other:?}")),
         (None, When::After) => Err("without a result the probe runs before the instruction".into()),

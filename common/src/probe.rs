@@ -98,9 +98,11 @@ pub enum Action {
     /// categories the lane falls into ([`crate::flow`]). With a result the
     /// probe is `after` the instruction and the backend reads the sources
     /// before it (the instruction may overwrite one); without one (a
-    /// comparison) the probe is `before` it. `division`: the instruction
-    /// divides (an infinite result from a ±0 source is division by zero).
-    Flow { sources: Vec<ValueRef>, result: Option<ValueRef>, format: FpFormat, division: bool },
+    /// comparison) the probe is `before` it. `format` is the result's,
+    /// `source_format` the sources' (they differ for conversions).
+    /// `division`: the instruction divides (an infinite result from a ±0
+    /// source is division by zero).
+    Flow { sources: Vec<ValueRef>, source_format: FpFormat, result: Option<ValueRef>, format: FpFormat, division: bool },
 }
 
 /// What an injection changes. A change of a destination is placed `after`

@@ -83,7 +83,7 @@ impl AmdLowering<'_> {
     /// Before the instruction: the held word starts with the instruction's
     /// facts and the classes of its sources.
     pub(super) fn flow_sources(&mut self, view: &KernelView, p: &Probe) -> Result<(), RewriteError> {
-        let Action::Flow { sources, format, division, .. } = &p.action else { return Ok(()) };
+        let Action::Flow { sources, source_format: format, division, .. } = &p.action else { return Ok(()) };
         let ins = &view.instrs[p.instr as usize];
         let e = self.e();
         let held = held(&self.scratch);
@@ -96,7 +96,7 @@ impl AmdLowering<'_> {
             }
             .ok_or_else(|| RewriteError::Refused(format!("flow source {v:?} does not exist")))?;
             if let Operand::Known { bits } = op {
-                let bit = lane_word(*format, &[*bits], None, false) & 0x1f;
+                let bit = lane_word(*format, &[*bits], *format, None, false) & 0x1f;
                 self.emit(e.vop2(Opcode::V_OR_B32_E32, held, Src::Literal(u32::from(bit)), held)?);
                 continue;
             }
