@@ -89,3 +89,51 @@ fn fail_on_gates_on_the_kinds_that_flowed_and_bad_use_is_one_line() {
     let o = flow(d.path(), "gfx90a", "flow_f32", &["--mode", "detect"]);
     o.assert_one_line_error(2, "--tool flow rewrites the kernel itself");
 }
+
+#[test]
+fn compare_shows_the_flows_of_each_side_and_what_only_one_has() {
+    let d = tempfile::tempdir().expect("scratch");
+    for (target, file) in [("gfx90a", "a.json"), ("gfx942", "b.json")] {
+        let o = flow(d.path(), target, "flow_f32", &["--report", file]);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    let compare = |b: &str, extra: &[&str]| {
+        let mut c = xfpx(d.path());
+        c.args(["compare", "a.json", b]).args(extra);
+        run(c)
+    };
+    let same = compare("b.json", &[]);
+    assert_eq!(same.code, Some(0), "{}{}", same.stdout, same.stderr);
+    for s in F32 {
+        assert!(same.stdout.contains(&format!("flows A: {s}")), "{}", same.stdout);
+        assert!(same.stdout.contains(&format!("flows B: {s}")), "{}", same.stdout);
+    }
+    assert!(same.stdout.contains("flows differ on 0 of 5 lines"), "{}", same.stdout);
+    // B without the NaN's disappearance in the max
+    let mut r = Report::from_json(&std::fs::read_to_string(d.path().join("b.json")).expect("b")).expect("valid");
+    let k = &mut r.flow.as_mut().expect("flows").kernels[0];
+    let before = k.records.len();
+    k.records.retain(|r| !(r.state == xfpx_common::flow::FlowState::Disappear && r.kind.name() == "nan"));
+    assert_eq!(k.records.len(), before - 1);
+    std::fs::write(d.path().join("c.json"), r.to_json()).expect("write");
+    let differ = compare("c.json", &[]);
+    assert_eq!(differ.code, Some(3), "{}{}", differ.stdout, differ.stderr);
+    assert!(
+        differ.stdout.contains("src/flows.hip:17: flows A: inf propagate, nan disappear; B: inf propagate"),
+        "{}",
+        differ.stdout
+    );
+    assert!(differ.stdout.contains("    only A: nan disappear"), "{}", differ.stdout);
+    let json = compare("c.json", &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    let lines = &v["kernels"][0]["flows"]["lines"];
+    let l17 = lines.as_array().expect("lines").iter().find(|l| l["place"] == "src/flows.hip:17").expect("line 17");
+    assert_eq!(l17["only_a"], serde_json::json!(["nan disappear"]));
+    let html = compare("c.json", &["--html", "c.html"]);
+    assert_eq!(html.code, Some(3));
+    let page = std::fs::read_to_string(d.path().join("c.html")).expect("page");
+    assert!(
+        page.contains("<td>src/flows.hip:17</td><td>inf propagate, nan disappear</td><td>inf propagate</td>"),
+        "{page}"
+    );
+}
