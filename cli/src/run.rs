@@ -57,9 +57,10 @@ struct RunPlan {
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
+    let flowing = a.tool == xfpx_common::tool::ToolKind::Flow;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
-        // counters count every launch unless asked otherwise
-        None if a.mode == Mode::Fast && !counters => (1, true),
+        // counters count and the flow tool follows every launch unless asked otherwise
+        None if a.mode == Mode::Fast && !counters && !flowing => (1, true),
         None => (1, false),
         Some("auto") => (1, true),
         Some(k) => match k.parse::<u32>() {
@@ -270,6 +271,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
 pub fn run_mode(config: &RunConfig) -> String {
     match config.tool {
         xfpx_common::tool::ToolKind::Counters => "counters".into(),
+        xfpx_common::tool::ToolKind::Flow => "flow".into(),
         _ => config.mode.name().into(),
     }
 }
@@ -470,6 +472,10 @@ impl LoopState {
             }
             Event::Kernel { name, status, probes } => {
                 self.kernels += u64::from(status == KernelStatus::Instrumented);
+                // a flow run's report has a flow section, empty where nothing flowed
+                if status == KernelStatus::Instrumented && self.collector.run_mut().mode == "flow" {
+                    self.collector.expect_flow(&name);
+                }
                 self.collector.kernel_status(&name, status, probes);
             }
             Event::Launch { kernel, index: _, instrumented } => {
@@ -506,6 +512,24 @@ impl LoopState {
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {
                         notes.push(text);
+                    }
+                }
+            }
+            Event::Flow { kernel, finding } => {
+                let line = (finding.state == xfpx_common::flow::FlowState::Appear).then(|| {
+                    format!(
+                        "xfpx: {} ({}) appears in {} at {}: {} [+{:#x}]",
+                        finding.kind.name(),
+                        finding.format.name(),
+                        xfpx_common::names::readable(&kernel),
+                        finding.site.location.as_ref().map_or_else(|| "unknown location".into(), ToString::to_string),
+                        finding.site.instr,
+                        finding.site.offset
+                    )
+                });
+                if self.collector.record_flow(&kernel, finding) {
+                    if let Some(line) = line {
+                        say!("{line}");
                     }
                 }
             }

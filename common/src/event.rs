@@ -32,6 +32,13 @@ pub enum Event {
     /// counters tool): `window_blocks` and `warp_size` as in the report's
     /// `counters` section.
     Counters { kernel: String, window_blocks: u32, warp_size: u32, launch: LaunchCounters },
+    /// A flow record of the flow tool ([`crate::flow`]): new ones as the
+    /// device finds them, the rest of their occurrences at the end.
+    Flow {
+        kernel: String,
+        #[serde(flatten)]
+        finding: crate::report::FlowFinding,
+    },
     /// The fault of an inject run and its activations, read at the end.
     Injection { injection: crate::report::Injection },
     /// Something the user should read.
