@@ -51,10 +51,20 @@ pub fn replay_flow(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewritten
     run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, None, true)
 }
 
-/// What the emulator saw: per (kernel or device function, instruction
-/// offset, state, kind), the wave executions with a lane in it and the OR
-/// of those lanes' words (their class bits).
-pub type FlowObservation = BTreeMap<(String, u64, FlowState, ExceptionKind), (u64, u16)>;
+/// What the emulator saw of one (kernel or device function, instruction
+/// offset, state, kind).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// Wave executions with a lane in it.
+    pub executions: u64,
+    /// The OR of those lanes' words (their class bits).
+    pub classes: u16,
+    /// The instruction's class label (`f32.minmax`).
+    pub class: String,
+}
+
+/// What the emulator saw, per (unit, offset, state, kind).
+pub type FlowObservation = BTreeMap<(String, u64, FlowState, ExceptionKind), Seen>;
 
 /// One probed instruction, by code address.
 #[derive(Debug, Clone)]
@@ -66,6 +76,7 @@ struct Probed {
     source_format: FpFormat,
     format: FpFormat,
     division: bool,
+    class: String,
 }
 
 /// The source values of each active lane, read before an instruction.
@@ -117,8 +128,9 @@ impl FlowObserver {
                 continue;
             }
             let e = self.seen.entry((p.unit.clone(), p.offset, c.state, c.kind)).or_default();
-            e.0 += 1;
-            e.1 |= matching.iter().fold(0, |a, w| a | w) & xfpx_common::flow::lane::CLASSES;
+            e.executions += 1;
+            e.classes |= matching.iter().fold(0, |a, w| a | w) & xfpx_common::flow::lane::CLASSES;
+            e.class.clone_from(&p.class);
         }
     }
 }
@@ -175,6 +187,7 @@ fn probed(view: &KernelView, plan: &Plan, start: u64, out: &mut HashMap<u64, Pro
                 source_format: *source_format,
                 format: *format,
                 division: *division,
+                class: ins.class.label(),
             },
         );
     }
@@ -213,8 +226,9 @@ pub fn observation_of(section: &xfpx_common::report::FlowSection) -> FlowObserva
     for k in &section.kernels {
         for r in &k.records {
             let e = out.entry((k.kernel.clone(), r.site.offset, r.state, r.kind)).or_default();
-            e.0 += r.occurrences;
-            e.1 |= r.seen();
+            e.executions += r.occurrences;
+            e.classes |= r.seen();
+            e.class.clone_from(&r.class);
         }
     }
     out

@@ -90,6 +90,34 @@ pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
     }
 }
 
+/// The operand a class test (`v_cmp_class_*`, `v_cmpx_class_*`) reads as
+/// its integer mask of classes (its second source), where it is a register.
+fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
+    let m = insn.base_mnemonic;
+    if !(m.starts_with("v_cmp_class") || m.starts_with("v_cmpx_class")) {
+        return None;
+    }
+    match insn.operands.iter().filter(|o| !o.written).nth(1).map(|o| &o.operand) {
+        Some(xfpx_amd_isa::operand::Operand::Reg(r)) => Some(*r),
+        _ => None,
+    }
+}
+
+/// The operands an instruction reads, as the view gives them: a class
+/// test's mask is no floating-point value (`Other`), so that no tool reads
+/// it as one.
+fn reads(insn: &Instruction) -> Vec<Operand> {
+    let mask = class_mask(insn);
+    let mut uses: Vec<(xfpx_amd_isa::RegRange, Operand)> =
+        insn.regs_read().into_iter().filter_map(|r| operand(r).map(|o| (r, o))).collect();
+    if let Some(m) = mask {
+        if let Some(u) = uses.iter_mut().rev().find(|(r, _)| *r == m) {
+            u.1 = Operand::Other { text: "class mask".into() };
+        }
+    }
+    uses.into_iter().map(|(_, o)| o).collect()
+}
+
 /// Builds the view of a kernel named `name` whose entry is `entry`.
 pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelView {
     let instrs = instrs
@@ -99,7 +127,7 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
             text: d.insn.to_string(),
             class: view_class(&d.insn),
             defs: d.insn.regs_written().into_iter().filter_map(operand).collect(),
-            uses: d.insn.regs_read().into_iter().filter_map(operand).collect(),
+            uses: reads(&d.insn),
             guarded: false,
             control: control(&d.insn, d.addr),
             flow: xfpx_common::view::ValueFlow::Opaque,
