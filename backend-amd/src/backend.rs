@@ -127,6 +127,7 @@ impl EmulatedBackend for Amd {
             Some(config) if config.tool == ToolKind::Counters => {
                 replayed(crate::replay::replay_counters(request.launch, &opts)?)
             }
+            Some(config) if config.tool == ToolKind::Flow => replayed(crate::flow::replay_flow(request.launch, &opts)?),
             Some(config) => {
                 if !REWRITE_MODES.contains(&config.mode) {
                     return Err(format!(

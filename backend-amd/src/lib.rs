@@ -2,8 +2,9 @@
 //! here: containers, the AMDGPU ELF, kernel descriptors, the metadata note),
 //! their source lines ([`lines`]), rendering them with [`dump`],
 //! rewriting them ([`rewrite`]), replaying a launch of a rewritten kernel on
-//! the emulator ([`replay`]), programs run with the HSA tool library
-//! ([`live`]), and the CLI's seam over all of it ([`backend`]).
+//! the emulator ([`replay`]; the flow tool's replay and its emulator oracle:
+//! [`flow`]), programs run with the HSA tool library ([`live`]), and the
+//! CLI's seam over all of it ([`backend`]).
 //! The instruction decoder lives in `xfpx-amd-isa`, the emulator in `xfpx-amd-emu`.
 //!
 //! ```
@@ -24,6 +25,7 @@
 
 pub mod backend;
 pub mod dump;
+pub mod flow;
 pub mod inject;
 pub mod lines;
 pub mod live;

@@ -160,6 +160,10 @@ pub struct ToolCore {
     injection_reported: bool,
     /// `--capture`: the launches recorded, and the allocations seen.
     capture: Option<CaptureRun>,
+    /// The flow tool: the class label of each probed site, and the classes
+    /// delivered so far per (key, kind).
+    flow_classes: HashMap<SiteId, String>,
+    flow_seen_sent: HashMap<(u32, ExceptionKind), u16>,
 }
 
 impl ToolCore {
@@ -177,7 +181,11 @@ impl ToolCore {
             device: "unknown".into(),
             target: None,
             command: xfpx_common::launcher::command_line(),
-            mode: if config.tool == ToolKind::Counters { "counters".into() } else { config.mode.name().into() },
+            mode: match config.tool {
+                ToolKind::Counters => "counters".into(),
+                ToolKind::Flow => "flow".into(),
+                _ => config.mode.name().into(),
+            },
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
             exit: ExitStatus::Unknown,
@@ -213,6 +221,8 @@ impl ToolCore {
             inject_state: 0,
             injection_reported: false,
             capture: None,
+            flow_classes: HashMap::new(),
+            flow_seen_sent: HashMap::new(),
         };
         if let Some(settings) = core.config.capture.clone() {
             core.capture = Some(CaptureRun::new(settings, std::process::id()));
@@ -454,6 +464,9 @@ impl ToolCore {
         if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
             return self.plan_injection(&kernel, Some(mangled), &fault);
         }
+        if self.config.tool == ToolKind::Flow {
+            return self.plan_flow(name, &kernel, mangled, state_addr);
+        }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(stats) = planned.thinned {
             self.thinned += stats;
@@ -588,13 +601,48 @@ impl ToolCore {
         Ok((calls, ip.plan.probes.len() as u64))
     }
 
-    /// Bytes of device memory the inject tool's state needs (0 when the
-    /// run injects nothing).
+    /// The flow tool's calls for one function (every launch of it runs
+    /// them unless sampled), the class of each probed site kept for its records.
+    fn plan_flow(
+        &mut self,
+        name: &str,
+        kernel: &crate::sass::SassKernel,
+        mangled: &str,
+        state_addr: u64,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        let tool = xfpx_common::flow::FlowTool { instr_range: self.config.instr_range.map(|(a, b)| a..b) };
+        let plan = crate::flow::flow_plan(kernel, &tool, &mut self.sites);
+        xfpx_common::plan::verify(&plan, &kernel.view, &self.sites)
+            .map_err(|e| format!("internal: flow plan rejected: {e}"))?;
+        let calls = NvbitLowering::new(kernel, state_addr)
+            .map(|l| l.flow_scratch(self.inject_state))
+            .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if self.inject_state == 0 && calls.iter().any(|c| c.function == crate::abi::FLOW_HOLD) {
+            return Err("the tool has no device memory for the flow scratch".into());
+        }
+        for p in &plan.probes {
+            self.flow_classes.insert(p.site, kernel.view.instrs[p.instr as usize].class.label());
+        }
+        self.stream.collector_mut().expect_flow(name);
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
+            let text = render_kernel(kernel, &plan, &calls, OutputFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// Bytes of device memory the run's tool state needs: the inject
+    /// tool's state, or the flow tool's scratch (0 for the other tools).
     pub fn inject_bytes(&self) -> u64 {
-        if self.config.fault.is_some() {
-            crate::inject::STATE_BYTES
-        } else {
-            0
+        match self.config.tool {
+            _ if self.config.fault.is_some() => crate::inject::STATE_BYTES,
+            ToolKind::Flow => crate::flow::SCRATCH_BYTES,
+            _ => 0,
         }
     }
 
@@ -635,9 +683,15 @@ impl ToolCore {
         self.capture.as_mut()?.begin(names, admitted, geometry, params, layout)
     }
 
-    /// Number of sites so far: the device table must cover ids below it.
+    /// Number of site-table keys so far (sites, or for the flow tool one
+    /// per site and state): the device table must cover keys below it.
     pub fn site_count(&self) -> u32 {
-        self.sites.len() as u32
+        let sites = self.sites.len() as u32;
+        if self.config.tool == ToolKind::Flow {
+            sites.saturating_mul(crate::flow::KEYS_PER_SITE)
+        } else {
+            sites
+        }
     }
 
     /// Decide one launch of a kernel.
@@ -704,6 +758,21 @@ impl ToolCore {
         r
     }
 
+    /// A flow record of the site-table key `key`: `occurrences` more warp
+    /// executions and the classes `seen` (lane-word bits).
+    fn add_flow(&mut self, key: u32, kind: ExceptionKind, format: FpFormat, launch: u64, occurrences: u64, seen: u16) {
+        let (site, state) = crate::flow::of_key(key);
+        self.resolve_lines(site);
+        let Some((kernel, site_ref)) = self.site_ref(site) else { return };
+        let class = self.flow_classes.get(&site).cloned().unwrap_or_default();
+        let finding =
+            xfpx_common::report::FlowFinding { state, kind, format, site: site_ref, class, launch, occurrences, seen };
+        self.stream.collector_mut().record_flow(&kernel, finding.clone());
+        *self.sent.entry((SiteId(key), kind, format)).or_insert(0) += occurrences;
+        *self.flow_seen_sent.entry((key, kind)).or_insert(0) |= seen;
+        self.emit(Event::Flow { kernel, finding });
+    }
+
     /// New findings from the device ring, `RECORD_SIZE` bytes each.
     /// Returns how many records were malformed.
     pub fn on_records(&mut self, bytes: &[u8]) -> usize {
@@ -722,7 +791,11 @@ impl ToolCore {
                     for kind in r.kinds.iter() {
                         if !self.sent.contains_key(&(r.site, kind, r.format)) {
                             self.delivery.by_ring += 1;
-                            self.add_finding(r.site, kind, r.format, launch, 1);
+                            if self.config.tool == ToolKind::Flow {
+                                self.add_flow(r.site.0, kind, r.format, launch, 1, 0);
+                            } else {
+                                self.add_finding(r.site, kind, r.format, launch, 1);
+                            }
                         }
                     }
                 }
@@ -740,6 +813,18 @@ impl ToolCore {
             for (kind, format, count) in entry.findings() {
                 let sent = self.sent.get(&(site, kind, format)).copied();
                 let total_sent = sent.unwrap_or(0);
+                if self.config.tool == ToolKind::Flow {
+                    // the key's classes arrive only here
+                    let seen = crate::flow::classes_of_byte(entry.classes_of(kind));
+                    let had = self.flow_seen_sent.get(&(site.0, kind)).copied().unwrap_or(0);
+                    if count > total_sent || seen & !had != 0 {
+                        if sent.is_none() {
+                            self.delivery.by_sweep_only += 1;
+                        }
+                        self.add_flow(site.0, kind, format, LAUNCH_UNKNOWN, count.saturating_sub(total_sent), seen);
+                    }
+                    continue;
+                }
                 if count > total_sent {
                     // a known finding keeps its first launch; one whose
                     // record never arrived has no known launch

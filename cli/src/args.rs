@@ -172,7 +172,7 @@ pub struct RunArgs {
     /// How to load the instrumentation library into the program.
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
-    /// What the run does: `detect` floating-point exceptions, `counters` (NVIDIA: instructions, mix, active lanes and divergence per kernel and launch), or `inject` one permanent fault (see docs/cli.md).
+    /// What the run does: `detect` floating-point exceptions, `counters` (NVIDIA: instructions, mix, active lanes and divergence per kernel and launch), `inject` one permanent fault, or `flow` (where exceptional values appear, propagate, disappear or reach a comparison, per source line; see docs/cli.md).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]
@@ -301,7 +301,7 @@ pub struct ReplayArgs {
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), or `inject` one permanent fault.
+    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), `inject` one permanent fault, or `flow` (the kernel rewritten to follow exceptional values through its instructions).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
     /// With --tool counters: check the counters against this operational region (from `xfpx region build`).
@@ -364,9 +364,10 @@ pub fn parse_fail_on_gates(s: &str) -> Result<FailOn> {
     Ok(FailOn { kinds, coverage, region })
 }
 
-/// Parse a tool name (`detector`, `counters`).
+/// Parse a tool name (`detect`, `counters`, `inject`, `flow`).
 pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
-    xfpx_common::tool::ToolKind::from_name(s).ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject)"))
+    xfpx_common::tool::ToolKind::from_name(s)
+        .ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject, flow)"))
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.

@@ -90,10 +90,10 @@ impl FaultArgs {
     /// an error.
     pub fn check(&self, tool: ToolKind) -> Result<Option<FaultSpec>> {
         match tool {
-            ToolKind::Detect | ToolKind::Counters if self.any() => {
+            ToolKind::Detect | ToolKind::Counters | ToolKind::Flow if self.any() => {
                 Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject"))
             }
-            ToolKind::Detect | ToolKind::Counters => Ok(None),
+            ToolKind::Detect | ToolKind::Counters | ToolKind::Flow => Ok(None),
             ToolKind::Inject => self.flags().spec().map(Some).map_err(|e| anyhow!("invalid fault: {e}")),
         }
     }

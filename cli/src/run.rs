@@ -89,9 +89,10 @@ impl RunPlan {
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
+    let flowing = a.tool == xfpx_common::tool::ToolKind::Flow;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
-        // counters count every launch unless asked otherwise
-        None if a.mode == Mode::Fast && !counters => (1, true),
+        // counters count and the flow tool follows every launch unless asked otherwise
+        None if a.mode == Mode::Fast && !counters && !flowing => (1, true),
         None => (1, false),
         Some("auto") => (1, true),
         Some(k) => match k.parse::<u32>() {
@@ -386,6 +387,7 @@ fn finish_capture(dir: &Path, report: &Report) -> String {
 pub fn run_mode(config: &RunConfig) -> String {
     match config.tool {
         xfpx_common::tool::ToolKind::Counters => "counters".into(),
+        xfpx_common::tool::ToolKind::Flow => "flow".into(),
         _ => config.mode.name().into(),
     }
 }
@@ -444,7 +446,9 @@ pub fn coverage_gate(report: &Report) -> Option<i32> {
 /// The verdict of `--fail-on KINDS` on a report, if it fails: a finding
 /// of those kinds, or nothing checked at all.
 pub fn gate(report: &Report, kinds: ExceptionKinds) -> Option<i32> {
-    if report.records().any(|(_, r)| kinds.contains(r.kind)) {
+    // a flow record of a kind means a value of that kind was there
+    let flowed = report.flow.iter().flat_map(|f| &f.kernels).flat_map(|k| &k.records).any(|r| kinds.contains(r.kind));
+    if flowed || report.records().any(|(_, r)| kinds.contains(r.kind)) {
         Some(EXIT_FINDINGS)
     } else if report.nothing_checked().is_some() {
         Some(EXIT_NOTHING_CHECKED)
@@ -587,6 +591,10 @@ impl LoopState {
             }
             Event::Kernel { name, status, probes } => {
                 self.kernels += u64::from(status == KernelStatus::Instrumented);
+                // a flow run's report has a flow section, empty where nothing flowed
+                if status == KernelStatus::Instrumented && self.collector.run_mut().mode == "flow" {
+                    self.collector.expect_flow(&name);
+                }
                 self.collector.kernel_status(&name, status, probes);
             }
             Event::Coverage { kernel, coverage } => self.collector.kernel_coverage(&kernel, coverage),
@@ -624,6 +632,24 @@ impl LoopState {
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {
                         notes.push(text);
+                    }
+                }
+            }
+            Event::Flow { kernel, finding } => {
+                let line = (finding.state == xfpx_common::flow::FlowState::Appear).then(|| {
+                    format!(
+                        "xfpx: {} ({}) appears in {} at {}: {} [+{:#x}]",
+                        finding.kind.name(),
+                        finding.format.name(),
+                        xfpx_common::names::readable(&kernel),
+                        finding.site.location.as_ref().map_or_else(|| "unknown location".into(), ToString::to_string),
+                        finding.site.instr,
+                        finding.site.offset
+                    )
+                });
+                if self.collector.record_flow(&kernel, finding) {
+                    if let Some(line) = line {
+                        say!("{line}");
                     }
                 }
             }

@@ -119,6 +119,11 @@ pub fn headline(report: &Report) -> String {
                 plural(report.kernels.len())
             )
         }
+        // a flow run follows exceptional values (its sentences follow)
+        None if records == 0 && report.flow.is_some() => {
+            let section = report.flow.as_ref().map(crate::flow_text::headline_words).unwrap_or_default();
+            format!("{section} of {} kernel{} ({about})", report.kernels.len(), plural(report.kernels.len()))
+        }
         // a counters run finds nothing: it counts (its table follows)
         None if records == 0 && report.counters.is_some() => {
             let counted = report.counters.as_ref().map_or(0, |s| s.kernels.len());
@@ -217,6 +222,7 @@ pub fn summary(report: &Report, full: bool) -> String {
         let limits = if full { Limits::NONE } else { Limits::LIVE };
         by_line(&mut out, report, limits);
     }
+    out.push_str(&crate::flow_text::flow_text(report));
     if !run.notes.is_empty() {
         out.push_str("\nnotes:\n");
         for n in &run.notes {

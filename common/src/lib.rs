@@ -25,6 +25,8 @@
 //!   [`tool_stream`]: its instrumented end, shared by the vendors' tool libraries;
 //! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //!   [`inject_tool`]: the plan of Inject probes one fault makes of a kernel;
+//! - [`flow`]: flow analysis (where exceptional values appear, propagate,
+//!   disappear or reach a comparison), its tool and its sentences;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
@@ -41,6 +43,7 @@ pub mod count_tool;
 pub mod counters;
 pub mod event;
 pub mod fault;
+pub mod flow;
 pub mod fp;
 pub mod inject_tool;
 pub mod launcher;

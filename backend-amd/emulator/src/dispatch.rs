@@ -25,6 +25,24 @@ pub struct Dispatch {
     pub dynamic_lds: u32,
 }
 
+/// Sees every wave instruction just before and just after it executes,
+/// with its PC as an offset in the code image (a virtual address of the
+/// code object): an oracle for instrumentation that reads values.
+pub trait StepObserver: Send {
+    fn before(&mut self, pc: u64, wave: &Wave);
+    fn after(&mut self, pc: u64, wave: &Wave);
+}
+
+/// A shared [`StepObserver`] for [`RunLimits::observer`].
+#[derive(Clone)]
+pub struct Observer(pub Arc<std::sync::Mutex<dyn StepObserver>>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
 /// Limits of a run, and where it tells its progress.
 #[derive(Debug, Clone)]
 pub struct RunLimits {
@@ -35,6 +53,8 @@ pub struct RunLimits {
     /// Compute units the waves are placed on (None: the target's; see
     /// [`crate::placement`]).
     pub compute_units: Option<u32>,
+    /// Told of every instruction every wave executes (slow: for tests and oracles).
+    pub observer: Option<Observer>,
 }
 
 /// Launches of more waves than this are refused before they start
@@ -43,7 +63,7 @@ pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None }
+        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None, observer: None }
     }
 }
 
@@ -435,10 +455,18 @@ fn run_workgroup(
             }
             progressed = true;
             loop {
-                let inst = fetch(mem, cache, isa, wave.pc).map_err(RunError::Exec)?;
+                let pc = wave.pc;
+                let inst = fetch(mem, cache, isa, pc).map_err(RunError::Exec)?;
                 stats.counts.record(&inst, wave.exec());
+                let observer = limits.observer.as_ref().map(|o| &o.0);
+                if let Some(o) = observer {
+                    o.lock().unwrap_or_else(|p| p.into_inner()).before(pc.wrapping_sub(stats.code_base), wave);
+                }
                 let mut env = Env { global: mem, lds, obs: &mut stats.observations, target: isa };
                 let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
+                if let Some(o) = observer {
+                    o.lock().unwrap_or_else(|p| p.into_inner()).after(pc.wrapping_sub(stats.code_base), wave);
+                }
                 stats.instructions += 1;
                 if stats.instructions > limits.max_instructions {
                     return Err(RunError::InstructionLimit(limits.max_instructions));

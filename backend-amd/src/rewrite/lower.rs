@@ -28,6 +28,8 @@ use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 
+#[path = "flow.rs"]
+mod flow;
 #[path = "inject.rs"]
 mod inject;
 use inject::Part;
@@ -174,6 +176,8 @@ pub struct AmdLowering<'a> {
     /// Never-executed padding inside `.text` for long-jump islands.
     pub islands: &'a mut IslandPool,
     pub insert_waits: bool,
+    /// Where the unit's flow routine is, once emitted (see `flow`).
+    pub flow_routine: Option<u64>,
 }
 
 /// What a failed lowering gives back: the appended code, the table's slots
@@ -655,6 +659,7 @@ impl AmdLowering<'_> {
                 self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, data)
             }
             Action::Inject { .. } => self.inject(view, plan, p, Part::Main),
+            Action::Flow { .. } => self.flow_probe(view, p),
             other => Err(RewriteError::Refused(format!("action {other:?} is not lowered on AMD"))),
         }
     }
@@ -664,6 +669,8 @@ impl AmdLowering<'_> {
         let mut out = Vec::new();
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
+            // a flow probe before its instruction reads its sources, one after it its result
+            out.extend(flow::flow_reads(view, p, p.when == When::Before));
             if let Action::CheckFp { values, .. } = &p.action {
                 for v in values {
                     let op = match v {
@@ -748,6 +755,8 @@ impl AmdLowering<'_> {
             after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
         let post: Vec<&Probe> =
             before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        // flow probes after the instruction read its sources before it
+        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
         let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
         if pre.len() + post.len() > 0 && injections > 1 {
             return Err(RewriteError::Refused(
@@ -755,8 +764,9 @@ impl AmdLowering<'_> {
             ));
         }
         let mut waits = 0usize;
-        if !before.is_empty() || !pre.is_empty() {
+        if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
             let mut reads = Self::probe_reads(view, &before);
+            reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
             reads.extend(
                 before.iter().chain(&pre).flat_map(|p| {
                     Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
@@ -769,6 +779,9 @@ impl AmdLowering<'_> {
             }
             for p in &pre {
                 self.inject(view, plan, p, Part::Pre)?;
+            }
+            for p in &flow_pre {
+                self.flow_sources(view, p)?;
             }
             self.restore_scc()?;
         }
@@ -989,6 +1002,9 @@ impl Lowering for AmdLowering<'_> {
     /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
+        if plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
+            self.ensure_flow_routine()?;
+        }
         for (instr, probes) in plan.by_instr() {
             let refs: Vec<&Probe> = probes.iter().collect();
             let checkpoint = self.checkpoint();
@@ -1066,6 +1082,7 @@ mod tests {
             appended: &mut appended,
             islands: &mut islands,
             insert_waits: true,
+            flow_routine: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

@@ -297,6 +297,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             appended: &mut self.appended,
             islands: &mut self.islands,
             insert_waits: self.opts.insert_waits,
+            flow_routine: None,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(view, plan, &self.units.sites) {
