@@ -72,6 +72,9 @@ pub struct RegionArgs {
     /// Normalised counters to learn: inact, stack, lane_efficiency, pred_on, divergence (default: inact,stack).
     #[arg(long, value_name = "LIST")]
     pub counters: Option<String>,
+    /// Widen each learnt range by this fraction of its width on each side (default 0: the runs' min and max).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub margin: f64,
 }
 
 /// Which GPU vendor's backend to use.
