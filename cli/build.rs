@@ -1,15 +1,18 @@
 //! Build script of `xfpx`: carries the Rust core of the NVBit tool (the
 //! static library of crate `xfpx-nvbit`) inside release binaries, so that
 //! `xfpx setup nvidia` can link the tool library on a machine with nvcc
-//! but no Rust toolchain.
+//! but no Rust toolchain; and the AMD libraries `xfpx run --vendor amd`
+//! loads (the HSA tool library of `xfpx-hsa-tool`, the emulated HSA
+//! runtime of `xfpx-hsa-runtime`), which `xfpx setup amd` installs.
 //!
-//! The core is built by a nested `cargo build --release -p xfpx-nvbit`
-//! with its own target directory under `OUT_DIR` (no lock shared with the
-//! outer build), the same cargo, rustc and target, and is stored
-//! zstd-compressed as `OUT_DIR/tool-core.a.zst`. It is built for the
-//! release profile (`cargo build --release`, `cargo install`); debug
-//! builds get an empty file and stay fast. `XFPX_EMBED_TOOL_CORE=1`
-//! builds it for any profile, `XFPX_EMBED_TOOL_CORE=0` never.
+//! They are built by one nested `cargo build --release` with its own
+//! target directory under `OUT_DIR` (no lock shared with the outer build),
+//! the same cargo, rustc and target, and are stored zstd-compressed as
+//! `OUT_DIR/tool-core.a.zst`, `OUT_DIR/hsa-tool.so.zst` and
+//! `OUT_DIR/hsa-runtime.so.zst`. They are built for the release profile
+//! (`cargo build --release`, `cargo install`); debug builds get empty
+//! files and stay fast. `XFPX_EMBED_TOOL_CORE=1` builds them for any
+//! profile, `XFPX_EMBED_TOOL_CORE=0` never.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,13 +21,18 @@ use std::process::Command;
 const EMBED_ENV: &str = "XFPX_EMBED_TOOL_CORE";
 /// What the workspace's crates the core is built from live in (relative to
 /// the workspace root): a change there rebuilds the core.
-const CORE_INPUTS: &[&str] = &["Cargo.toml", "Cargo.lock", "common", "backend-nvidia", "asm-snippets"];
+const CORE_INPUTS: &[&str] = &["Cargo.toml", "Cargo.lock", "common", "backend-nvidia", "backend-amd", "asm-snippets"];
+/// What is carried: (the built file, the file under `OUT_DIR`).
+const CARRIED: [(&str, &str); 3] = [
+    ("libxfpx_nvbit.a", "tool-core.a.zst"),
+    ("libxfpx_hsa.so", "hsa-tool.so.zst"),
+    ("libhsa_runtime64.so", "hsa-runtime.so.zst"),
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed={EMBED_ENV}");
     let out_dir = PathBuf::from(env("OUT_DIR"));
-    let dest = out_dir.join("tool-core.a.zst");
     let embed = match std::env::var(EMBED_ENV).as_deref() {
         Ok("1") => true,
         Ok("0") => false,
@@ -32,7 +40,9 @@ fn main() {
         Ok(other) => fail(&format!("{EMBED_ENV} must be 0 or 1, not `{other}`")),
     };
     if !embed {
-        write(&dest, &[]);
+        for (_, carried) in CARRIED {
+            write(&out_dir.join(carried), &[]);
+        }
         return;
     }
     let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
@@ -40,18 +50,22 @@ fn main() {
     for input in CORE_INPUTS {
         println!("cargo:rerun-if-changed={}", root.join(input).display());
     }
-    let lib = build_core(&root, &out_dir.join("tool-core"));
-    let bytes = std::fs::read(&lib).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", lib.display())));
-    let packed = zstd::encode_all(&bytes[..], 9).unwrap_or_else(|e| fail(&format!("cannot compress the core: {e}")));
-    write(&dest, &packed);
+    let built = build_carried(&root, &out_dir.join("tool-core"));
+    for (file, carried) in CARRIED {
+        let lib = built.join(file);
+        let bytes = std::fs::read(&lib).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", lib.display())));
+        let packed = zstd::encode_all(&bytes[..], 9).unwrap_or_else(|e| fail(&format!("cannot compress {file}: {e}")));
+        write(&out_dir.join(carried), &packed);
+    }
 }
 
-/// Run the nested cargo; returns the static library.
-fn build_core(root: &Path, target_dir: &Path) -> PathBuf {
+/// Run the nested cargo; returns the folder of what it built.
+fn build_carried(root: &Path, target_dir: &Path) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let target = env("TARGET");
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "--lib", "-p", "xfpx-nvbit", "--target", &target]);
+    cmd.args(["build", "--release", "--lib", "-p", "xfpx-nvbit", "-p", "xfpx-hsa-tool", "-p", "xfpx-hsa-runtime"]);
+    cmd.args(["--target", &target]);
     cmd.arg("--manifest-path").arg(root.join("Cargo.toml"));
     cmd.arg("--target-dir").arg(target_dir);
     // An offline outer build stays offline (the core's dependencies are a
@@ -68,14 +82,16 @@ fn build_core(root: &Path, target_dir: &Path) -> PathBuf {
     let status = cmd.status().unwrap_or_else(|e| fail(&format!("cannot run cargo: {e}")));
     if !status.success() {
         fail(&format!(
-            "`cargo build --release -p xfpx-nvbit` (the NVBit tool's core, carried in release builds for `xfpx setup nvidia`) failed ({status}); {EMBED_ENV}=0 builds xfpx without it"
+            "the nested `cargo build --release` of the libraries release builds carry (the NVBit tool's core for `xfpx setup nvidia`, the AMD libraries for `xfpx setup amd`) failed ({status}); {EMBED_ENV}=0 builds xfpx without them"
         ));
     }
-    let lib = target_dir.join(&target).join("release").join("libxfpx_nvbit.a");
-    if !lib.is_file() {
-        fail(&format!("the nested build did not produce {}", lib.display()));
+    let dir = target_dir.join(&target).join("release");
+    for (file, _) in CARRIED {
+        if !dir.join(file).is_file() {
+            fail(&format!("the nested build did not produce {}", dir.join(file).display()));
+        }
     }
-    lib
+    dir
 }
 
 fn env(name: &str) -> String {

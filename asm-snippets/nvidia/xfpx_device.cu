@@ -215,3 +215,4 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
 }
 
 #include "xfpx_inject.cuh"
+#include "xfpx_flow.cuh"

@@ -50,10 +50,13 @@
 #define XFPX_FMT_F64 5u
 
 /* One site's entry: kinds seen, 4 bits per format code (bit 4*format+kind),
- * and warp executions that raised each kind. 40 bytes. */
+ * and warp executions that raised each kind. 40 bytes. The flow tool
+ * keeps one entry per (site, state): key site * XFPX_FLOW_KEYS_PER_SITE +
+ * state; its `classes` holds, per kind, a byte of the classes the lanes
+ * met (xfpx_flow_byte). */
 typedef struct XfpxSiteEntry {
     uint32_t seen;
-    uint32_t reserved;
+    uint32_t classes;
     unsigned long long count[4];
 } XfpxSiteEntry;
 
@@ -229,5 +232,30 @@ typedef struct XfpxScreenState {
     uint32_t head;                /* next record slot to claim */
     uint32_t capacity;
 } XfpxScreenState;
+/* The flow tool (xfpx_flow, xfpx_flow_hold, xfpx_flow_held; abi.def).
+ * A lane word (xfpx_common::flow::lane): the classes of the sources, of
+ * the result (shifted by 5), and two facts of the instruction. */
+#define XFPX_FLOW_SRC_NAN 1u
+#define XFPX_FLOW_SRC_INF 2u
+#define XFPX_FLOW_SRC_SUB 4u
+#define XFPX_FLOW_SRC_ZERO 8u
+#define XFPX_FLOW_SRC_NORMAL 16u
+#define XFPX_FLOW_RESULT_SHIFT 5
+#define XFPX_FLOW_DIVISION 1024u
+#define XFPX_FLOW_NO_RESULT 2048u
+#define XFPX_FLOW_KEYS_PER_SITE 4u
+/* meta: bits 0-7 the result's format code, 8-15 the sources', 16-17 how
+ * many sources the call carries, 18 the instruction writes a value, 19 it
+ * divides */
+#define XFPX_FLOW_META_SOURCE_SHIFT 8
+#define XFPX_FLOW_META_SOURCES_SHIFT 16
+#define XFPX_FLOW_META_RESULT (1u << 18)
+#define XFPX_FLOW_META_DIVISION (1u << 19)
+/* Sources held from before an instruction to after it (xfpx_flow_hold):
+ * one word per (SM, warp slot, lane), in the run's tool-state memory
+ * after the bytes the shim uses at its start. */
+#define XFPX_FLOW_SCRATCH_OFFSET 32u
+#define XFPX_FLOW_MAX_SMS 1024u
+#define XFPX_FLOW_MAX_WARPS 64u
 
 #endif

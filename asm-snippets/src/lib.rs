@@ -17,6 +17,10 @@ pub const NVIDIA_DEVICE_SOURCE: &str = include_str!("../nvidia/xfpx_device.cu");
 /// [`NVIDIA_DEVICE_SOURCE`].
 pub const NVIDIA_INJECT_SOURCE: &str = include_str!("../nvidia/xfpx_inject.cuh");
 
+/// The CUDA source of the flow tool's device functions, included by
+/// [`NVIDIA_DEVICE_SOURCE`].
+pub const NVIDIA_FLOW_SOURCE: &str = include_str!("../nvidia/xfpx_flow.cuh");
+
 /// The layout of the device state and records shared by the device
 /// functions and the tool shim.
 pub const NVIDIA_LAYOUT_HEADER: &str = include_str!("../nvidia/xfpx_layout.h");
@@ -37,5 +41,7 @@ mod tests {
         assert!(NVIDIA_INJECT_SOURCE.contains("void xfpx_inject("));
         assert!(NVIDIA_SCREEN_SOURCE
             .contains("__global__ void xfpx_screen_scan(XfpxScreenState *state, XfpxScreenLaunch scan)"));
+        assert!(NVIDIA_DEVICE_SOURCE.contains("#include \"xfpx_flow.cuh\""));
+        assert!(NVIDIA_FLOW_SOURCE.contains("void xfpx_flow("));
     }
 }

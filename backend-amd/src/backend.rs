@@ -8,7 +8,7 @@ use crate::{dump, extract, CodeObject, DumpOptions};
 use anyhow::anyhow;
 use std::path::Path;
 use xfpx_common::backend::{
-    Backend, BackendError, DumpRequest, Dumped, EmulatedBackend, OutputBuffer, ReplayRequest, Replayed,
+    Backend, BackendError, DumpRequest, Dumped, EmulatedBackend, LiveBackend, OutputBuffer, ReplayRequest, Replayed,
 };
 use xfpx_common::config::{KernelFilter, Mode, OutputFormat};
 use xfpx_common::report::Report;
@@ -77,6 +77,11 @@ impl Backend for Amd {
         Ok(Dumped { text, image: Some(outcome.bytes) })
     }
 
+    /// Programs run on ROCm's HSA runtime with the tool library.
+    fn live(&self) -> Option<&dyn LiveBackend> {
+        Some(&crate::live::Hsa)
+    }
+
     fn emulated(&self) -> Option<&dyn EmulatedBackend> {
         Some(self)
     }
@@ -122,6 +127,7 @@ impl EmulatedBackend for Amd {
             Some(config) if config.tool == ToolKind::Counters => {
                 replayed(crate::replay::replay_counters(request.launch, &opts)?)
             }
+            Some(config) if config.tool == ToolKind::Flow => replayed(crate::flow::replay_flow(request.launch, &opts)?),
             Some(config) => {
                 if !REWRITE_MODES.contains(&config.mode) {
                     return Err(format!(

@@ -2,7 +2,9 @@
 //! here: containers, the AMDGPU ELF, kernel descriptors, the metadata note),
 //! their source lines ([`lines`]), rendering them with [`dump`],
 //! rewriting them ([`rewrite`]), replaying a launch of a rewritten kernel on
-//! the emulator ([`replay`]), and the CLI's seam over all of it ([`backend`]).
+//! the emulator ([`replay`]; the flow tool's replay and its emulator oracle:
+//! [`flow`]), programs run with the HSA tool library ([`live`]), and the
+//! CLI's seam over all of it ([`backend`]).
 //! The instruction decoder lives in `xfpx-amd-isa`, the emulator in `xfpx-amd-emu`.
 //!
 //! ```
@@ -23,8 +25,10 @@
 
 pub mod backend;
 pub mod dump;
+pub mod flow;
 pub mod inject;
 pub mod lines;
+pub mod live;
 pub mod replay;
 pub mod rewrite;
 

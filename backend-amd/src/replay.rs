@@ -47,7 +47,7 @@ pub fn code_object_path(launch: &Launch, target: Option<&str>, explicit: Option<
 }
 
 /// The instrumented code to run.
-enum Instrumented {
+pub(crate) enum Instrumented {
     /// Rewritten here, but for the table's address.
     Prepared(Box<Prepared>),
     /// Rewritten by `xfpx dump --rewrite --out`.
@@ -89,11 +89,11 @@ pub fn replay_injected(launch_path: &Path, fault: &FaultSpec, opts: &ReplayOptio
         prepared = prepare(&tool.inert())?;
         injected.refused = Some(reason);
     }
-    run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, Some(injected))
+    run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, Some(injected), false)
 }
 
 /// The fault a replay injects, and how many instructions it touches.
-struct Injected<'a> {
+pub(crate) struct Injected<'a> {
     fault: &'a FaultSpec,
     targets: usize,
     wanted: String,
@@ -102,7 +102,7 @@ struct Injected<'a> {
 }
 
 /// The launch's code object (the one for the target, out of a bundle).
-fn read_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<(PathBuf, Vec<u8>)> {
+pub(crate) fn read_code_object(launch: &Launch, opts: &ReplayOptions) -> Result<(PathBuf, Vec<u8>)> {
     let target = opts.target.as_deref();
     let path = code_object_path(launch, target, opts.code_object.as_deref())?;
     let bytes = limits::read(&path, limits::CODE_OBJECT)
@@ -161,18 +161,20 @@ fn replay_instrumented(
             Instrumented::Saved { elf, record }
         }
     };
-    run(&launch, launch_path, &path, instrumented, opts, None).map(Some)
+    run(&launch, launch_path, &path, instrumented, opts, None, false).map(Some)
 }
 
 /// Allocates the table after the launch's buffers, writes its address into
-/// the code, runs it and reads the table into a report.
-fn run(
+/// the code, runs it and reads the table into a report (`flow`: the flow
+/// tool's, with its section).
+pub(crate) fn run(
     launch: &Launch,
     launch_path: &Path,
     path: &Path,
     instrumented: Instrumented,
     opts: &ReplayOptions,
     injected: Option<Injected<'_>>,
+    flow: bool,
 ) -> Result<RewrittenReplay> {
     let table_bytes = match &instrumented {
         Instrumented::Prepared(p) => p.table_bytes(),
@@ -193,6 +195,7 @@ fn run(
                     command.extend(i.fault.to_string().split_whitespace().map(String::from));
                 }
                 None if counting => command.extend(["--tool".into(), "counters".into()]),
+                None if flow => command.extend(["--tool".into(), "flow".into()]),
                 None => command.extend(["--mode".into(), record.mode.name().into()]),
             }
             command.push(launch_path.display().to_string());
@@ -234,7 +237,11 @@ fn run(
     let contents = table::decode(&record.table, &record.site_table(), table, 0).map_err(|e| anyhow!("table: {e}"))?;
     let counter_values = contents.counters.clone();
 
-    let mode_name = if injected.is_some() { "inject" } else { record.mode.name() };
+    let mode_name = match (&injected, flow) {
+        (Some(_), _) => "inject",
+        (None, true) => "flow",
+        (None, false) => record.mode.name(),
+    };
     let mut notes = Vec::new();
     if failure.is_none() {
         notes.push(format!(
@@ -271,6 +278,12 @@ fn run(
     }
     for (kernel, r) in contents.records {
         c.record(&kernel, r.kind, r.format, r.site, r.first_launch, r.occurrences);
+    }
+    if flow {
+        c.expect_flow(&launch.kernel);
+    }
+    for (kernel, f) in contents.flows {
+        c.record_flow(&kernel, f);
     }
     let mut screened_kinds = Vec::new();
     for s in &contents.screened {
@@ -364,7 +377,7 @@ pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewri
         }
     }
     let layouts = prepared.count_layouts().to_vec();
-    let mut replayed = run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, None)?;
+    let mut replayed = run(&launch, launch_path, &path, Instrumented::Prepared(Box::new(prepared)), opts, None, false)?;
     let mut window = WindowCounters::default();
     for layout in &layouts {
         let w = counts::fold_table(layout, &replayed.counter_values).map_err(|e| anyhow!("counters: {e}"))?;

@@ -4,7 +4,9 @@
 //!
 //! Per emulator fixture launch: dynamic wave instructions of the rewritten
 //! kernel over the original's in detect and screen modes, probes and waits
-//! added; then the rewrite time per 10k instructions over the corpus.
+//! added; then the rewrite time per 10k instructions over the corpus, and
+//! the rewrite speed (instructions and kernels per second) on the largest
+//! code objects of the repository. Results: `tests/REWRITE_BENCH.md`.
 
 mod common;
 
@@ -117,4 +119,62 @@ fn rewrite_benchmark() {
         secs * 1e3 * 1e4 / instrs.max(1) as f64,
         secs
     );
+    largest_objects();
+}
+
+/// Every code object the repository holds (fixture corpus, emulator
+/// fixtures, applications, opcode sweep).
+fn repository_objects() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("tests/sweep")];
+    for t in ["gfx908", "gfx90a", "gfx942", "gfx950"] {
+        dirs.push(root.join("fixtures").join(t));
+        dirs.push(root.join("emulator/fixtures").join(t));
+        dirs.push(root.join("../tests/apps/amd").join(t));
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        out.extend(
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "co")),
+        );
+    }
+    out.sort();
+    out
+}
+
+/// Rewrite speed (detect mode, every kernel) on the largest code objects:
+/// the mean of repeated rewrites of each, as instructions and kernels per
+/// second and milliseconds per 10k instructions.
+fn largest_objects() {
+    let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+    let mut sized: Vec<(usize, usize, std::path::PathBuf)> = repository_objects()
+        .into_iter()
+        .filter_map(|p| {
+            let out = rewrite::rewrite(&common::read(&p), &detect).ok()?;
+            Some((out.kernels.iter().map(|k| k.instructions).sum::<usize>(), out.kernels.len(), p))
+        })
+        .collect();
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf();
+    println!("\n| code object | instructions | kernels | ms per rewrite | instructions/s | kernels/s | ms per 10k instructions |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (instrs, kernels, path) in sized.iter().take(6) {
+        let bytes = common::read(path);
+        let (mut runs, start) = (0u32, Instant::now());
+        while runs < 3 || (start.elapsed().as_secs_f64() < 2.0 && runs < 50) {
+            rewrite::rewrite(&bytes, &detect).expect("rewrites");
+            runs += 1;
+        }
+        let secs = start.elapsed().as_secs_f64() / runs as f64;
+        let path = path.canonicalize().unwrap_or(path.clone());
+        let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        println!(
+            "| {name} | {instrs} | {kernels} | {:.1} | {:.0} | {:.0} | {:.1} |",
+            secs * 1e3,
+            *instrs as f64 / secs,
+            *kernels as f64 / secs,
+            secs * 1e3 * 1e4 / *instrs as f64
+        );
+    }
 }

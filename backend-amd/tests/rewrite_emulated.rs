@@ -2,7 +2,10 @@
 //! original and rewritten (detect mode) on gfx908, gfx90a, gfx942 and gfx950. The rewritten
 //! kernel's output buffers equal the original's bit for bit, the emulator
 //! reports no hazard, and the table's exception records are exactly the
-//! (site, kind, format) set the emulator observed in the original run.
+//! (site, kind, format) set the emulator observed in the original run
+//! (results, and the NaN sources of comparisons and min/max, which the
+//! detector also checks: those the emulator saw the flow tool's probes
+//! read, `xfpx_amd::flow::observe_flow`).
 //! Screen mode: the kernel's slot holds the TRAPSTS bits the emulator saw.
 
 use std::collections::BTreeSet;
@@ -205,6 +208,30 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     Some((function, off, k, f))
                 })
                 .collect();
+            // The detector also checks the sources of comparisons and
+            // min/max for NaN (a NaN they hide is found where it disappears).
+            let opts = xfpx_amd_emu::ReplayOptions {
+                target: Some(target.to_string()),
+                ..xfpx_amd_emu::ReplayOptions::default()
+            };
+            let mut observed = observed;
+            match xfpx_amd::flow::observe_flow(&path, &opts) {
+                Ok(flows) => {
+                    for ((unit, off, _, _), seen) in flows {
+                        let (format, op) = seen.class.split_once('.').unwrap_or_default();
+                        let hides = op == "cmp" || op == "minmax";
+                        if hides && seen.classes & xfpx_common::flow::lane::SRC_NAN != 0 {
+                            observed.insert((
+                                unit,
+                                off,
+                                ExceptionKind::Nan,
+                                FpFormat::from_name(format).expect("format"),
+                            ));
+                        }
+                    }
+                }
+                Err(e) => failures.push(format!("{name}: the emulator's view of the sources failed: {e:#}")),
+            }
             // Detect mode.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");

@@ -152,6 +152,13 @@ pub const COUNT_GUARD: &str = "xfpx_count_guard";
 /// Name of the fault-injection function (the inject tool).
 pub const INJECT: &str = "xfpx_inject";
 
+/// Names of the flow tool's functions: one call with sources and result,
+/// and the pair for an instruction that overwrites a source (sources held
+/// before it, the result after).
+pub const FLOW: &str = "xfpx_flow";
+pub const FLOW_HOLD: &str = "xfpx_flow_hold";
+pub const FLOW_HELD: &str = "xfpx_flow_held";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,8 @@ use crate::disasm_cache::find_on_path;
 use crate::dump::{dump_listing, DumpOptions};
 use crate::sass::{build_kernel, parse_listing};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use xfpx_common::backend::{Backend, BackendError, DumpRequest, Dumped, Inject, LiveBackend};
+use std::path::PathBuf;
+use xfpx_common::backend::{Backend, BackendError, DumpRequest, Dumped, Inject, LaunchEnv, Launching, LiveBackend};
 use xfpx_common::config::{KernelFilter, Mode};
 use xfpx_common::view::KernelView;
 
@@ -62,15 +62,11 @@ impl LiveBackend for Nvidia {
     }
 
     /// `LD_PRELOAD` (appended to the existing value) or `CUDA_INJECTION64_PATH`.
-    fn environment(
-        &self,
-        library: &Path,
-        inject: Inject,
-        existing_preload: Option<OsString>,
-    ) -> Vec<(OsString, OsString)> {
-        match inject {
+    fn environment(&self, launching: &Launching<'_>) -> Result<LaunchEnv, BackendError> {
+        let library = launching.library;
+        let vars = match launching.inject {
             Inject::Preload => {
-                let mut preload = existing_preload.filter(|v| !v.is_empty()).unwrap_or_default();
+                let mut preload = (launching.existing)("LD_PRELOAD").filter(|v| !v.is_empty()).unwrap_or_default();
                 if !preload.is_empty() {
                     preload.push(":");
                 }
@@ -78,7 +74,8 @@ impl LiveBackend for Nvidia {
                 vec![("LD_PRELOAD".into(), preload)]
             }
             Inject::DriverHook => vec![("CUDA_INJECTION64_PATH".into(), library.as_os_str().to_owned())],
-        }
+        };
+        Ok(LaunchEnv { vars, warnings: Vec::new() })
     }
 }
 
@@ -102,6 +99,7 @@ pub fn check_disassembler(nvdisasm: Option<OsString>, path: Option<OsString>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn a_missing_disassembler_stops_the_run() {
@@ -122,8 +120,18 @@ mod tests {
     fn the_library_is_preloaded_or_handed_to_the_driver() {
         let lib = Path::new("/opt/x/libxfpx_nvbit.so");
         let env = |inject, existing: Option<&str>| {
+            let existing = move |name: &str| existing.filter(|_| name == "LD_PRELOAD").map(OsString::from);
+            let launching = Launching {
+                library: lib,
+                inject,
+                existing: &existing,
+                scratch: Path::new("/nonexistent"),
+                target: None,
+            };
             Nvidia
-                .environment(lib, inject, existing.map(OsString::from))
+                .environment(&launching)
+                .expect("no failure")
+                .vars
                 .into_iter()
                 .map(|(k, v)| (k.into_string().expect("utf-8"), v.into_string().expect("utf-8")))
                 .collect::<Vec<_>>()

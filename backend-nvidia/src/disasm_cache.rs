@@ -24,7 +24,7 @@
 //! reads it), else `nvdisasm` on `PATH`.
 
 use std::path::{Path, PathBuf};
-use xfpx_common::config::DisassemblyCache;
+use xfpx_common::config::CacheFolder;
 
 /// Where the cache lives and which disassembler it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,18 +38,8 @@ impl DisasmCache {
     /// disassembler found through the system's variables (`var` reads one:
     /// `XDG_CACHE_HOME`, `HOME`, `NVDISASM`, `PATH`); `None` when it is
     /// turned off, no folder can be named, or no disassembler is found.
-    pub fn resolve(setting: &DisassemblyCache, var: impl Fn(&str) -> Option<String>) -> Option<DisasmCache> {
-        let dir = match setting {
-            DisassemblyCache::Off => return None,
-            DisassemblyCache::At(dir) => dir.clone(),
-            DisassemblyCache::Default => {
-                match (var("XDG_CACHE_HOME").filter(|v| !v.is_empty()), var("HOME").filter(|v| !v.is_empty())) {
-                    (Some(x), _) => Path::new(&x).join("xfpx/nvdisasm"),
-                    (None, Some(h)) => Path::new(&h).join(".cache/xfpx/nvdisasm"),
-                    (None, None) => return None,
-                }
-            }
-        };
+    pub fn resolve(setting: &CacheFolder, var: impl Fn(&str) -> Option<String>) -> Option<DisasmCache> {
+        let dir = setting.resolve("nvdisasm", &var)?;
         let real = match var("NVDISASM").filter(|v| !v.is_empty()) {
             Some(p) => PathBuf::from(p),
             None => find_on_path("nvdisasm", &var("PATH")?)?,
@@ -225,16 +215,16 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
         };
-        let default = DisassemblyCache::Default;
+        let default = CacheFolder::Default;
         let c =
             DisasmCache::resolve(&default, env(&[("HOME", "/h"), ("NVDISASM", "/cuda/bin/nvdisasm")])).expect("cache");
         assert_eq!(c, DisasmCache { dir: "/h/.cache/xfpx/nvdisasm".into(), real: "/cuda/bin/nvdisasm".into() });
         let c = DisasmCache::resolve(&default, env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h"), ("NVDISASM", "/n")]))
             .expect("cache");
         assert_eq!(c.dir, PathBuf::from("/x/xfpx/nvdisasm"));
-        let c = DisasmCache::resolve(&DisassemblyCache::At("/c".into()), env(&[("NVDISASM", "/n")])).expect("cache");
+        let c = DisasmCache::resolve(&CacheFolder::At("/c".into()), env(&[("NVDISASM", "/n")])).expect("cache");
         assert_eq!(c.dir, PathBuf::from("/c"));
-        assert_eq!(DisasmCache::resolve(&DisassemblyCache::Off, env(&[("HOME", "/h"), ("NVDISASM", "/n")])), None);
+        assert_eq!(DisasmCache::resolve(&CacheFolder::Off, env(&[("HOME", "/h"), ("NVDISASM", "/n")])), None);
         // no disassembler anywhere
         assert_eq!(DisasmCache::resolve(&default, env(&[("HOME", "/h"), ("PATH", "/nonexistent")])), None);
     }

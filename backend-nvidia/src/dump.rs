@@ -138,8 +138,8 @@ pub fn render_kernel(kernel: &SassKernel, plan: &Plan, calls: &[CallInsertion], 
     }
 }
 
-/// Dump a saved SASS listing as the detector (or the counters or inject
-/// tool) would instrument it.
+/// Dump a saved SASS listing as the detector (or the counters, inject or
+/// flow tool) would instrument it.
 pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     if !crate::modes::MODES.contains(&opts.mode) {
         return Err(Error::Mode(opts.mode));
@@ -166,6 +166,14 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
         }
         if opts.tool == ToolKind::Counters {
             parts.push(crate::counts::dump_counts(&kernel, &mut sites, opts.format).map_err(fail)?);
+            continue;
+        }
+        if opts.tool == ToolKind::Flow {
+            let plan = crate::flow::flow_plan(&kernel, &xfpx_common::flow::FlowTool::default(), &mut sites);
+            let calls = NvbitLowering::new(&kernel, 0)
+                .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
+                .map_err(|e| fail(e.to_string()))?;
+            parts.push(render_kernel(&kernel, &plan, &calls, opts.format));
             continue;
         }
         let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;

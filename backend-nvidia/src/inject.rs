@@ -101,9 +101,13 @@ pub fn facts(kernel: &SassKernel) -> Vec<InjectFacts> {
             };
             let immediate =
                 sources.iter().any(|o| matches!(o, SassOperand::ImmBits { .. } | SassOperand::ImmValue { .. }));
+            // the paper's IMS: an operand in constant memory (a constant-bank
+            // operand, `LDC`: the launch's parameters among them) or a load
+            // from shared memory; corrupting a parameter that holds a
+            // pointer is the model's bad memory source, often a DUE
             let memory_source = sources.iter().any(|o| matches!(o, SassOperand::ConstBank { .. }))
                 || matches!(mix, MixClass::Load { space: MemSpace::Shared | MemSpace::Constant });
-            let shared_store = (s.opcode == "STS"
+            let shared_store = (matches!(mix, MixClass::Store { space: MemSpace::Shared })
                 && matches!(v.uses.get(1), Some(Operand::Reg(r)) if r.file == RegFile::PerLane)
                 && s.operands.first().and_then(address_register).is_some())
             .then_some((1, 0));

@@ -3,7 +3,8 @@
 //! function declaration ([`abi`]), decoding of what the device sends
 //! ([`record`]), the host side of the NVBit tool ([`runtime`]) and its launch capture ([`capture_run`]), debug dumps
 //! ([`dump`]), the plan of each run mode ([`modes`]), the counters tool's
-//! plan and calls ([`counts`]) and its tables during a run ([`count_run`]), where the built tool is found ([`tool_library`]),
+//! plan and calls ([`counts`]) and its tables during a run ([`count_run`]), the flow
+//! tool's calls and keys ([`flow`]), where the built tool is found ([`tool_library`]),
 //! the cache of NVBit's disassembler calls ([`disasm_cache`]) and one
 //! disassembler run cut into many functions' listings ([`disasm_split`]), fat binaries
 //! and cubins ([`fatbin`]) and where files hold them ([`mapped`]), the disassembly of a program's functions
@@ -24,6 +25,7 @@ pub mod disasm_cache;
 pub mod disasm_split;
 pub mod dump;
 pub mod fatbin;
+pub mod flow;
 pub mod inject;
 pub mod lower;
 pub mod mapped;

@@ -109,11 +109,27 @@ pub struct NvbitLowering<'k> {
     /// The counters tool: the first slot of this function's counters in
     /// its launch's count table.
     count_base: u32,
+    /// The flow tool: device address of the tool-state memory holding the
+    /// flow scratch (see [`crate::flow`]).
+    flow_scratch: u64,
 }
 
 impl<'k> NvbitLowering<'k> {
     pub fn new(kernel: &'k SassKernel, state_addr: u64) -> Result<Self, LowerError> {
-        Ok(NvbitLowering { kernel, state_addr, functions: abi::device_functions()?, grouped: false, count_base: 0 })
+        Ok(NvbitLowering {
+            kernel,
+            state_addr,
+            functions: abi::device_functions()?,
+            grouped: false,
+            count_base: 0,
+            flow_scratch: 0,
+        })
+    }
+
+    /// The flow tool: the tool-state memory that holds the flow scratch.
+    pub fn flow_scratch(mut self, addr: u64) -> Self {
+        self.flow_scratch = addr;
+        self
     }
 
     /// The counters tool: this function's slots start at `base` in its
@@ -177,7 +193,7 @@ impl<'k> NvbitLowering<'k> {
 }
 
 /// The (lo, hi) argument pairs that carry one checked operand.
-fn value_args(op: &Operand, format: FpFormat, high_word: bool) -> Option<Vec<(CallArg, CallArg)>> {
+pub(crate) fn value_args(op: &Operand, format: FpFormat, high_word: bool) -> Option<Vec<(CallArg, CallArg)>> {
     let zero = CallArg::Const32 { value: 0 };
     match op {
         Operand::Reg(r) => {
@@ -280,6 +296,12 @@ impl Lowering for NvbitLowering<'_> {
                 Action::Inject { change, threads, .. } => {
                     // the inject tool: `state_addr` is the run's XfpxInjectState
                     for call in crate::inject::inject_calls(self.kernel, i, p, change, threads, self.state_addr)? {
+                        self.check_abi(&call)?;
+                        calls.push(call);
+                    }
+                }
+                Action::Flow { .. } => {
+                    for call in crate::flow::flow_calls(self.kernel, i, p, self.state_addr, self.flow_scratch)? {
                         self.check_abi(&call)?;
                         calls.push(call);
                     }

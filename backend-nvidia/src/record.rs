@@ -96,6 +96,9 @@ impl DeviceRecord {
 pub struct SiteEntry {
     /// Kinds seen, 4 bits per format code.
     pub seen: u32,
+    /// The flow tool: a byte per kind (by kind code) of the classes met
+    /// (see [`crate::flow::classes_of_byte`]); 0 for the detector.
+    pub classes: u32,
     /// Warp executions that raised each kind (by kind code).
     pub counts: [u64; 4],
 }
@@ -106,7 +109,12 @@ impl SiteEntry {
         for (k, c) in counts.iter_mut().enumerate() {
             *c = u64_at(b, 8 + 8 * k);
         }
-        SiteEntry { seen: u32_at(b, 0), counts }
+        SiteEntry { seen: u32_at(b, 0), classes: u32_at(b, 4), counts }
+    }
+
+    /// The classes byte of a kind (the flow tool).
+    pub fn classes_of(&self, kind: ExceptionKind) -> u8 {
+        (self.classes >> (8 * u32::from(kind.code()))) as u8
     }
 
     /// Every (kind, format) seen, with the warp executions of that kind.

@@ -16,8 +16,6 @@ use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
 use crate::screen::device::{ScreenPlan, ScreenRecord, RECORD_SIZE as SCREEN_RECORD_SIZE};
 use crate::screen::ScreenRun;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
@@ -27,10 +25,11 @@ use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
 use xfpx_common::observe::ThinStats;
-use xfpx_common::report::{Collector, ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
+use xfpx_common::report::{ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
 use xfpx_common::screened::{LaunchCheck, ScreenedBefore, ScreenedFinding, Unchecked};
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
+use xfpx_common::tool_stream::ToolStream;
 
 /// A kernel's two names.
 #[derive(Debug, Clone, Copy)]
@@ -60,14 +59,6 @@ pub enum LaunchWay<'a> {
     Graph,
     /// In a CUDA context the tool does not instrument.
     OtherContext,
-}
-
-/// Where events go.
-#[derive(Debug)]
-enum Sink {
-    Socket(UnixStream),
-    /// No CLI listening: the report is written at exit.
-    Report,
 }
 
 #[derive(Debug)]
@@ -146,8 +137,8 @@ pub struct ToolCore {
     config: RunConfig,
     detector: Detector,
     sites: SiteTable,
-    collector: Collector,
-    sink: Sink,
+    /// The events sent to the CLI, and the report kept so far.
+    stream: ToolStream,
     kernels: HashMap<String, KernelEntry>,
     /// By launch serial: (kernel name, launch index of that kernel).
     launches: Vec<(String, u64)>,
@@ -177,7 +168,6 @@ pub struct ToolCore {
     thinned: ThinStats,
     /// How findings reached the host.
     delivery: Delivery,
-    finished: bool,
     /// This process's rank in a parallel job (from the launcher).
     rank: Option<u32>,
     /// The counters tool: counters instead of exception checks.
@@ -199,14 +189,10 @@ pub struct ToolCore {
     kernel_names: HashMap<String, String>,
     /// `--capture`: the launches recorded, and the allocations seen.
     capture: Option<CaptureRun>,
-}
-
-fn command_line() -> Vec<String> {
-    std::fs::read("/proc/self/cmdline")
-        .map(|b| {
-            b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
-        })
-        .unwrap_or_default()
+    /// The flow tool: the class label of each probed site, and the classes
+    /// delivered so far per (key, kind).
+    flow_classes: HashMap<SiteId, String>,
+    flow_seen_sent: HashMap<(u32, ExceptionKind), u16>,
 }
 
 impl ToolCore {
@@ -218,14 +204,7 @@ impl ToolCore {
         }
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        let mut notes = Vec::new();
-        if config.sample_doubling {
-            notes.push(
-                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
-                 (--sample 1 instruments every launch)"
-                    .to_string(),
-            );
-        }
+        let mut notes: Vec<String> = config.sampling_note().into_iter().collect();
         if config.screens_launches() {
             notes.push(
                 "launches not instrumented were screened: after each, the device buffers its pointer arguments reach \
@@ -235,38 +214,27 @@ impl ToolCore {
                     .to_string(),
             );
         }
-        let sink = match &config.events_socket {
-            Some(p) => match UnixStream::connect(p) {
-                Ok(s) => Sink::Socket(s),
-                Err(e) => {
-                    notes.push(format!(
-                        "could not connect to the event socket {}: {e}; writing the report at exit",
-                        p.display()
-                    ));
-                    Sink::Report
-                }
-            },
-            None => Sink::Report,
-        };
         let run = RunInfo {
             vendor: "nvidia".into(),
             device: "unknown".into(),
             target: None,
-            command: command_line(),
-            mode: if config.tool == ToolKind::Counters { "counters".into() } else { config.mode.name().into() },
+            command: xfpx_common::launcher::command_line(),
+            mode: match config.tool {
+                ToolKind::Counters => "counters".into(),
+                ToolKind::Flow => "flow".into(),
+                _ => config.mode.name().into(),
+            },
             started_unix: xfpx_common::report::unix_now(),
             finished_unix: None,
             exit: ExitStatus::Unknown,
             sample_every: config.reported_sample_every(),
             sample_auto: config.sample_doubling,
             truncated: false,
-            notes: notes.clone(),
+            notes,
             attached: true,
         };
-        let process = xfpx_common::launcher::this_process();
-        let rank = process.rank;
-        let mut collector = Collector::new(run, config.max_records);
-        collector.add_process(process.clone());
+        let rank = xfpx_common::launcher::rank_from_env().map(|r| r.rank);
+        let stream = ToolStream::open(&config, "xfpx-nvbit", run);
         let mut core = ToolCore {
             tools: CubinTools::of(&config.tools),
             lines_enabled: config.tools.source_lines != SourceLines::Off,
@@ -274,8 +242,7 @@ impl ToolCore {
             config,
             detector,
             sites: SiteTable::new(),
-            collector,
-            sink,
+            stream,
             kernels: HashMap::new(),
             launches: Vec::new(),
             sent: HashMap::new(),
@@ -286,7 +253,6 @@ impl ToolCore {
             target: None,
             thinned: ThinStats::default(),
             delivery: Delivery::default(),
-            finished: false,
             rank,
             counting: None,
             instrumenting_for: None,
@@ -297,6 +263,8 @@ impl ToolCore {
             screen_records_lost: 0,
             kernel_names: HashMap::new(),
             capture: None,
+            flow_classes: HashMap::new(),
+            flow_seen_sent: HashMap::new(),
         };
         if core.config.screens_launches() {
             core.screen = Some(ScreenRun::new());
@@ -306,11 +274,6 @@ impl ToolCore {
         }
         if core.config.tool == ToolKind::Counters {
             core.counting = Some(CountRun::new(core.config.count_window_blocks));
-        }
-        // The first event of the connection: the CLI knows the tool attached, and to which process.
-        core.emit(Event::Hello { tool: "xfpx-nvbit".into(), version: env!("CARGO_PKG_VERSION").into(), process });
-        for text in notes {
-            core.emit(Event::Note { text });
         }
         Ok(core)
     }
@@ -326,26 +289,17 @@ impl ToolCore {
     }
 
     fn emit(&mut self, event: Event) {
-        if let Sink::Socket(s) = &mut self.sink {
-            if s.write_all(event.to_line().as_bytes()).is_err() {
-                self.sink = Sink::Report;
-                self.collector.run_mut().notes.push("the event socket closed; the report is written at exit".into());
-            }
-        }
+        self.stream.emit(event);
     }
 
     /// Something the user should read.
     pub fn note(&mut self, text: &str) {
-        if self.collector.run_mut().notes.iter().any(|n| n == text) {
-            return;
-        }
-        self.collector.run_mut().notes.push(text.to_string());
-        self.emit(Event::Note { text: text.to_string() });
+        self.stream.note(text);
     }
 
     /// The device the tool attached to.
     pub fn device(&mut self, device: &str, target: Option<&str>) {
-        let run = self.collector.run_mut();
+        let run = self.stream.collector_mut().run_mut();
         run.device = device.to_string();
         run.target = target.map(str::to_string);
         self.target = target.map(str::to_string);
@@ -369,7 +323,7 @@ impl ToolCore {
     pub fn leave_uninstrumented(&mut self, names: KernelNames, reason: &str) {
         let name = Self::display_name(names);
         let status = KernelStatus::Skipped { reason: reason.to_string() };
-        self.collector.kernel_status(&name, status.clone(), 0);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), 0);
         self.emit(Event::Kernel { name, status, probes: 0 });
         self.note(&format!("{}: left uninstrumented: {reason}", names.mangled));
     }
@@ -377,7 +331,7 @@ impl ToolCore {
     /// Note a kernel the filters exclude.
     pub fn exclude_kernel(&mut self, names: KernelNames) {
         let name = Self::display_name(names);
-        self.collector.kernel_status(&name, KernelStatus::Excluded, 0);
+        self.stream.collector_mut().kernel_status(&name, KernelStatus::Excluded, 0);
         self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
     }
 
@@ -518,7 +472,7 @@ impl ToolCore {
             }
             Err(reason) => (KernelStatus::Skipped { reason: reason.clone() }, 0),
         };
-        self.collector.kernel_status(&name, status.clone(), probes);
+        self.stream.collector_mut().kernel_status(&name, status.clone(), probes);
         self.emit(Event::Kernel { name, status, probes });
         result.map(|(calls, _)| calls)
     }
@@ -543,10 +497,20 @@ impl ToolCore {
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
         if self.counting.is_some() {
-            return self.plan_counts(name, mangled, &kernel);
+            let (mut calls, mut probes) = self.plan_counts(name, mangled, &kernel)?;
+            // a fault in a counted run: its calls after the counting ones
+            if let Some(fault) = self.config.fault.clone() {
+                let (more, n) = self.plan_injection(&kernel, None, &fault)?;
+                calls.extend(more);
+                probes += n;
+            }
+            return Ok((calls, probes));
         }
         if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
-            return self.plan_injection(&kernel, mangled, &fault);
+            return self.plan_injection(&kernel, Some(mangled), &fault);
+        }
+        if self.config.tool == ToolKind::Flow {
+            return self.plan_flow(name, &kernel, mangled, state_addr);
         }
         let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
         if let Some(screen) = &mut self.screen {
@@ -568,7 +532,7 @@ impl ToolCore {
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -599,7 +563,7 @@ impl ToolCore {
             self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
         }
         if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(kernel, &cp.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -651,7 +615,7 @@ impl ToolCore {
         };
         match folded {
             Ok((kernel, launch)) => {
-                self.collector.add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
+                self.stream.collector_mut().add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
                 self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, launch });
             }
             Err(e) => {
@@ -662,11 +626,12 @@ impl ToolCore {
     }
 
     /// The inject tool's calls for one function (every launch of it runs
-    /// them: the fault is permanent).
+    /// them: the fault is permanent); `dump`: the function's name for
+    /// `--dump` (a counted run dumps its counting plan instead).
     fn plan_injection(
         &mut self,
         kernel: &crate::sass::SassKernel,
-        mangled: &str,
+        dump: Option<&str>,
         fault: &FaultSpec,
     ) -> Result<(Vec<CallInsertion>, u64), String> {
         if self.inject_state == 0 {
@@ -676,8 +641,8 @@ impl ToolCore {
         let calls = NvbitLowering::new(&kernel, self.inject_state)
             .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
             .map_err(|e| e.to_string())?;
-        if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", sanitize(mangled)));
+        if let (Some(dir), Some(mangled)) = (&self.config.dump_dir, dump) {
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
             let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
             if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
                 let text = format!("cannot write dump {}: {e}", file.display());
@@ -687,13 +652,48 @@ impl ToolCore {
         Ok((calls, ip.plan.probes.len() as u64))
     }
 
-    /// Bytes of device memory the inject tool's state needs (0 when the
-    /// run injects nothing).
+    /// The flow tool's calls for one function (every launch of it runs
+    /// them unless sampled), the class of each probed site kept for its records.
+    fn plan_flow(
+        &mut self,
+        name: &str,
+        kernel: &crate::sass::SassKernel,
+        mangled: &str,
+        state_addr: u64,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        let tool = xfpx_common::flow::FlowTool { instr_range: self.config.instr_range.map(|(a, b)| a..b) };
+        let plan = crate::flow::flow_plan(kernel, &tool, &mut self.sites);
+        xfpx_common::plan::verify(&plan, &kernel.view, &self.sites)
+            .map_err(|e| format!("internal: flow plan rejected: {e}"))?;
+        let calls = NvbitLowering::new(kernel, state_addr)
+            .map(|l| l.flow_scratch(self.inject_state))
+            .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
+            .map_err(|e| e.to_string())?;
+        if self.inject_state == 0 && calls.iter().any(|c| c.function == crate::abi::FLOW_HOLD) {
+            return Err("the tool has no device memory for the flow scratch".into());
+        }
+        for p in &plan.probes {
+            self.flow_classes.insert(p.site, kernel.view.instrs[p.instr as usize].class.label());
+        }
+        self.stream.collector_mut().expect_flow(name);
+        if let Some(dir) = &self.config.dump_dir {
+            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
+            let text = render_kernel(kernel, &plan, &calls, OutputFormat::Text);
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+                let text = format!("cannot write dump {}: {e}", file.display());
+                self.note(&text);
+            }
+        }
+        Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// Bytes of device memory the run's tool state needs: the inject
+    /// tool's state, or the flow tool's scratch (0 for the other tools).
     pub fn inject_bytes(&self) -> u64 {
-        if self.config.tool == ToolKind::Inject {
-            crate::inject::STATE_BYTES
-        } else {
-            0
+        match self.config.tool {
+            _ if self.config.fault.is_some() => crate::inject::STATE_BYTES,
+            ToolKind::Flow => crate::flow::SCRATCH_BYTES,
+            _ => 0,
         }
     }
 
@@ -705,14 +705,14 @@ impl ToolCore {
     /// The fault's activations as read back at the end; `exact` is false
     /// when only the mapped flag could be read (`activations` 1 if it fired).
     pub fn inject_result(&mut self, activations: u64, exact: bool) {
-        let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) else {
+        let Some(fault) = self.config.fault.clone() else {
             return;
         };
         if std::mem::replace(&mut self.injection_reported, true) {
             return;
         }
         let injection = Injection { fault, activations, exact };
-        self.collector.set_injection(injection.clone());
+        self.stream.collector_mut().set_injection(injection.clone());
         self.emit(Event::Injection { injection });
     }
 
@@ -734,9 +734,15 @@ impl ToolCore {
         self.capture.as_mut()?.begin(names, admitted, geometry, params, layout)
     }
 
-    /// Number of sites so far: the device table must cover ids below it.
+    /// Number of site-table keys so far (sites, or for the flow tool one
+    /// per site and state): the device table must cover keys below it.
     pub fn site_count(&self) -> u32 {
-        self.sites.len() as u32
+        let sites = self.sites.len() as u32;
+        if self.config.tool == ToolKind::Flow {
+            sites.saturating_mul(crate::flow::KEYS_PER_SITE)
+        } else {
+            sites
+        }
     }
 
     /// Decide one launch of a kernel whose parameters are not known.
@@ -757,20 +763,20 @@ impl ToolCore {
         entry.launches += 1;
         let serial = self.launches.len() as u64;
         let elsewhere = matches!(way, LaunchWay::OtherContext);
-        let mut instrument = admitted && sampled && !elsewhere && !self.collector.full();
+        let mut instrument = admitted && sampled && !elsewhere && !self.stream.collector().full();
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
-        if elsewhere && !self.collector.has_kernel(&name) {
+        if elsewhere && !self.stream.collector().has_kernel(&name) {
             let reason = "launched only in a second CUDA context, which the tool does not instrument".to_string();
-            self.collector.kernel_status(&name, KernelStatus::Skipped { reason }, 0);
+            self.stream.collector_mut().kernel_status(&name, KernelStatus::Skipped { reason }, 0);
         }
         if index == 0 {
             self.kernel_names.insert(name.clone(), names.mangled.to_string());
         }
         let (check, screen) = self.screen_launch(names, way, serial, admitted, instrument, sampled);
         self.launches.push((name.clone(), index));
-        self.collector.launch_checked(&name, check);
+        self.stream.collector_mut().launch_checked(&name, check);
         self.emit(Event::launch(name, index, check));
         LaunchDecision { instrument, serial, screen }
     }
@@ -796,7 +802,7 @@ impl ToolCore {
         }
         let screening = self.screen_ready && self.counting.is_none();
         let Some(screen) = self.screen.as_mut().filter(|_| screening) else {
-            return match (instrument, sampled && self.collector.full()) {
+            return match (instrument, sampled && self.stream.collector().full()) {
                 (true, _) => (LaunchCheck::Instrumented, None),
                 // the record limit, not sampling, left it out
                 (false, true) => (LaunchCheck::Unchecked(None), None),
@@ -872,7 +878,7 @@ impl ToolCore {
     /// enqueued (`why`: the CUDA error).
     pub fn screen_lost(&mut self, serial: u64, why: &str) {
         let Some((kernel, _)) = self.launches.get(serial as usize).cloned() else { return };
-        self.collector.screen_lost(&kernel);
+        self.stream.collector_mut().screen_lost(&kernel);
         self.emit(Event::ScreenLost { kernel });
         self.note(&format!("a launch screen could not be enqueued ({why}); such launches ran unchecked"));
     }
@@ -924,7 +930,7 @@ impl ToolCore {
                 screened_before: screened_before.clone(),
                 again: 0,
             };
-            if self.collector.screened(&kernel, finding.clone()) {
+            if self.stream.collector_mut().screened(&kernel, finding.clone()) {
                 if let Some(m) = &mangled {
                     if let Some(entry) = self.kernels.get_mut(m) {
                         entry.sample_from = entry.launches;
@@ -978,15 +984,30 @@ impl ToolCore {
         let Some((kernel, site_ref)) = self.site_ref(site) else {
             return Recorded::Dropped;
         };
-        let r = self.collector.record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
+        let r = self.stream.collector_mut().record(&kernel, kind, format, site_ref.clone(), launch, occurrences);
         if let (Some(rank), true) = (self.rank, r != Recorded::Dropped) {
-            self.collector.add_rank(&kernel, site_ref.offset, kind, format, rank);
+            self.stream.collector_mut().add_rank(&kernel, site_ref.offset, kind, format, rank);
         }
         if r != Recorded::Dropped {
             *self.sent.entry((site, kind, format)).or_insert(0) += occurrences;
             self.emit(Event::Finding { kernel, kind, format, site: site_ref, launch, occurrences });
         }
         r
+    }
+
+    /// A flow record of the site-table key `key`: `occurrences` more warp
+    /// executions and the classes `seen` (lane-word bits).
+    fn add_flow(&mut self, key: u32, kind: ExceptionKind, format: FpFormat, launch: u64, occurrences: u64, seen: u16) {
+        let (site, state) = crate::flow::of_key(key);
+        self.resolve_lines(site);
+        let Some((kernel, site_ref)) = self.site_ref(site) else { return };
+        let class = self.flow_classes.get(&site).cloned().unwrap_or_default();
+        let finding =
+            xfpx_common::report::FlowFinding { state, kind, format, site: site_ref, class, launch, occurrences, seen };
+        self.stream.collector_mut().record_flow(&kernel, finding.clone());
+        *self.sent.entry((SiteId(key), kind, format)).or_insert(0) += occurrences;
+        *self.flow_seen_sent.entry((key, kind)).or_insert(0) |= seen;
+        self.emit(Event::Flow { kernel, finding });
     }
 
     /// New findings from the device ring, `RECORD_SIZE` bytes each.
@@ -1007,7 +1028,11 @@ impl ToolCore {
                     for kind in r.kinds.iter() {
                         if !self.sent.contains_key(&(r.site, kind, r.format)) {
                             self.delivery.by_ring += 1;
-                            self.add_finding(r.site, kind, r.format, launch, 1);
+                            if self.config.tool == ToolKind::Flow {
+                                self.add_flow(r.site.0, kind, r.format, launch, 1, 0);
+                            } else {
+                                self.add_finding(r.site, kind, r.format, launch, 1);
+                            }
                         }
                     }
                 }
@@ -1025,6 +1050,18 @@ impl ToolCore {
             for (kind, format, count) in entry.findings() {
                 let sent = self.sent.get(&(site, kind, format)).copied();
                 let total_sent = sent.unwrap_or(0);
+                if self.config.tool == ToolKind::Flow {
+                    // the key's classes arrive only here
+                    let seen = crate::flow::classes_of_byte(entry.classes_of(kind));
+                    let had = self.flow_seen_sent.get(&(site.0, kind)).copied().unwrap_or(0);
+                    if count > total_sent || seen & !had != 0 {
+                        if sent.is_none() {
+                            self.delivery.by_sweep_only += 1;
+                        }
+                        self.add_flow(site.0, kind, format, LAUNCH_UNKNOWN, count.saturating_sub(total_sent), seen);
+                    }
+                    continue;
+                }
                 if count > total_sent {
                     // a known finding keeps its first launch; one whose
                     // record never arrived has no known launch
@@ -1045,15 +1082,14 @@ impl ToolCore {
 
     /// The report so far.
     pub fn report(&self) -> xfpx_common::report::Report {
-        self.collector.report()
+        self.stream.report()
     }
 
     /// The program is exiting: tell the CLI, or write the report.
     pub fn finish(&mut self) -> Result<(), String> {
-        if self.finished {
+        if self.stream.is_finished() {
             return Ok(());
         }
-        self.finished = true;
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
             self.note(&text);
         }
@@ -1086,18 +1122,7 @@ impl ToolCore {
             );
             self.note(&text);
         }
-        self.collector.run_mut().finished_unix = Some(xfpx_common::report::unix_now());
-        match &self.sink {
-            Sink::Socket(_) => {
-                self.emit(Event::Finished);
-                Ok(())
-            }
-            Sink::Report => {
-                let path = self.config.report_path.clone();
-                std::fs::write(&path, self.collector.report().to_json())
-                    .map_err(|e| format!("cannot write the report {}: {e}", path.display()))
-            }
-        }
+        self.stream.finish()
     }
 }
 
@@ -1166,16 +1191,6 @@ impl CubinTools {
             ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-}
-
-fn sanitize(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
-    if s.is_empty() {
-        "kernel".into()
-    } else {
-        s
     }
 }
 
@@ -1313,6 +1328,48 @@ mod tests {
              1 of them naming a serial no launch had (launch unknown); 1 only from the site table read at the end, \
              whose launch is unknown (their record never reached the host)"
         );
+    }
+
+    #[test]
+    fn a_counted_run_can_carry_a_fault() {
+        let report = temp("counted-fault.json");
+        let fault = xfpx_common::fault::FaultFlags {
+            model: Some("IOC".into()),
+            unit: Some("fp".into()),
+            sm: Some("3".into()),
+            ..Default::default()
+        }
+        .spec()
+        .expect("fault");
+        let config = RunSettings {
+            report_path: report.clone(),
+            tool: ToolKind::Counters,
+            fault: Some(fault.clone()),
+            ..RunSettings::default()
+        }
+        .check()
+        .expect("valid");
+        let mut core = ToolCore::new(config).expect("core");
+        core.set_lines_enabled(false);
+        assert!(core.counting());
+        assert_eq!(core.inject_bytes(), crate::inject::STATE_BYTES);
+        core.set_inject_state(0x7000);
+        core.instrumenting_for(NAMES.mangled);
+        let calls = core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+        // the count region's call, then the fault's: before and after the
+        // FADD and the MUFU (their results replaced), on the fault's state
+        let functions: Vec<&str> = calls.iter().map(|c| c.function.as_str()).collect();
+        assert_eq!(functions[1..], [crate::abi::INJECT; 4]);
+        assert_ne!(functions[0], crate::abi::INJECT);
+        assert!(calls[1..].iter().all(|c| c.args[7] == CallArg::Const64 { value: 0x7000 }));
+        assert_eq!(calls[1..].iter().map(|c| c.instr).collect::<Vec<_>>(), [0, 0, 1, 1]);
+        core.inject_result(12, true);
+        core.finish().expect("written");
+        let r =
+            xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+        let i = r.injection.expect("injection in the counted run's report");
+        assert_eq!((i.fault, i.activations, i.exact), (fault, 12, true));
+        let _ = std::fs::remove_file(report);
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use xfpx_asm_snippets::{
-    NVIDIA_ABI_DEF, NVIDIA_DEVICE_SOURCE, NVIDIA_INJECT_SOURCE, NVIDIA_LAYOUT_HEADER, NVIDIA_SCREEN_SOURCE,
+    NVIDIA_ABI_DEF, NVIDIA_DEVICE_SOURCE, NVIDIA_FLOW_SOURCE, NVIDIA_INJECT_SOURCE, NVIDIA_LAYOUT_HEADER,
+    NVIDIA_SCREEN_SOURCE,
 };
 
 /// Folder of the shim's sources under the directory [`write_sources`] fills.
@@ -24,6 +25,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("shim/xfpx_nvbit.h", include_str!("../tool/shim/xfpx_nvbit.h")),
     ("snippets/xfpx_device.cu", NVIDIA_DEVICE_SOURCE),
     ("snippets/xfpx_inject.cuh", NVIDIA_INJECT_SOURCE),
+    ("snippets/xfpx_flow.cuh", NVIDIA_FLOW_SOURCE),
     ("snippets/xfpx_layout.h", NVIDIA_LAYOUT_HEADER),
     ("snippets/xfpx_screen.cuh", NVIDIA_SCREEN_SOURCE),
     ("snippets/abi.def", NVIDIA_ABI_DEF),

@@ -1,6 +1,7 @@
 //! Where the built NVBit tool library is found.
 
 use std::path::{Path, PathBuf};
+use xfpx_common::toolpath;
 
 /// Environment variable naming the tool library explicitly.
 pub const TOOL_ENV: &str = "XFPX_NVBIT_TOOL";
@@ -20,8 +21,7 @@ pub enum ToolError {
 /// `../lib` from it), then the build output directory of this workspace.
 pub fn tool_library() -> Result<PathBuf, ToolError> {
     let explicit = std::env::var_os(TOOL_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf));
-    find_tool(explicit.as_deref(), exe_dir.as_deref(), Some(&build_output_dir()))
+    find_tool(explicit.as_deref(), toolpath::exe_dir().as_deref(), Some(&build_output_dir()))
 }
 
 /// The directory `build-tool.sh` writes to by default: `target/nvbit-tool` of this
@@ -36,18 +36,11 @@ pub fn find_tool(
     exe_dir: Option<&Path>,
     build_dir: Option<&Path>,
 ) -> Result<PathBuf, ToolError> {
-    if let Some(p) = explicit {
-        return if p.is_file() { Ok(p.to_path_buf()) } else { Err(ToolError::NotAFile(p.to_path_buf())) };
-    }
-    let mut candidates = Vec::new();
-    if let Some(d) = exe_dir {
-        candidates.push(d.join(TOOL_FILE_NAME));
-        candidates.push(d.join("../lib").join(TOOL_FILE_NAME));
-    }
-    if let Some(d) = build_dir {
-        candidates.push(d.join(TOOL_FILE_NAME));
-    }
-    candidates.into_iter().find(|c| c.is_file()).ok_or(ToolError::Missing)
+    let builds: Vec<PathBuf> = build_dir.into_iter().map(Path::to_path_buf).collect();
+    toolpath::find(explicit, exe_dir, &builds, &[TOOL_FILE_NAME]).map_err(|m| match m {
+        toolpath::Missing::NotAFile(p) => ToolError::NotAFile(p),
+        toolpath::Missing::NotFound => ToolError::Missing,
+    })
 }
 
 #[cfg(test)]

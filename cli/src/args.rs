@@ -10,8 +10,10 @@ pub use xfpx_common::backend::Inject;
 pub use xfpx_common::config::{Mode, OutputFormat};
 use xfpx_common::fp::ExceptionKinds;
 
-/// The modes `xfpx run` and `xfpx dump --vendor nvidia` offer.
+/// The modes `xfpx dump --vendor nvidia` offers.
 pub const RUN_MODES: &[Mode] = &[Mode::Fast, Mode::Detect];
+/// The modes `xfpx run` offers (`screen`: AMD only).
+pub const LIVE_MODES: &[Mode] = &[Mode::Fast, Mode::Detect, Mode::Screen];
 /// The modes an AMD rewrite offers (`dump --rewrite`, `replay --mode`).
 pub const REWRITE_MODES: &[Mode] = &[Mode::Detect, Mode::Screen];
 
@@ -70,6 +72,9 @@ pub struct RegionArgs {
     /// Normalised counters to learn: inact, stack, lane_efficiency, pred_on, divergence (default: inact,stack).
     #[arg(long, value_name = "LIST")]
     pub counters: Option<String>,
+    /// Widen each learnt range by this fraction of its width on each side (default 0: the runs' min and max).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    pub margin: f64,
 }
 
 /// Which GPU vendor's backend to use.
@@ -126,9 +131,15 @@ pub struct RunArgs {
     /// GPU vendor.
     #[arg(long, value_enum, default_value = "auto")]
     pub vendor: VendorChoice,
-    /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction.
-    #[arg(long, value_parser = modes(RUN_MODES), default_value = "fast")]
+    /// `fast`: check only results that do not reach a later check (finds NaN, infinity and division by zero per kernel at a fraction of the cost; subnormals only where checked); `detect`: check every floating-point result, located at its instruction; `screen` (AMD): each wave's sticky exception bits, per kernel. AMD runs check in detect mode when asked for fast.
+    #[arg(long, value_parser = modes(LIVE_MODES), default_value = "fast")]
     pub mode: Mode,
+    /// AMD: run the program on xfpx's emulated HSA runtime (no GPU needed).
+    #[arg(long)]
+    pub emulate: bool,
+    /// With --emulate: the GPU the emulated runtime is (gfx908, gfx90a, gfx942, gfx950; default gfx942).
+    #[arg(long, value_name = "TARGET", requires = "emulate")]
+    pub target: Option<String>,
     /// Instrument only kernels whose name matches this regular expression (repeatable).
     #[arg(long = "kernels", value_name = "RE")]
     pub kernels: Vec<String>,
@@ -174,7 +185,7 @@ pub struct RunArgs {
     /// How to load the instrumentation library into the program.
     #[arg(long, value_enum, default_value = "auto")]
     pub inject: InjectChoice,
-    /// What the run does: `detect` floating-point exceptions, `counters` (NVIDIA: instructions, mix, active lanes and divergence per kernel and launch), or `inject` one permanent fault (see docs/cli.md).
+    /// What the run does: `detect` floating-point exceptions, `counters` (NVIDIA: instructions, mix, active lanes and divergence per kernel and launch), `inject` one permanent fault, or `flow` (where exceptional values appear, propagate, disappear or reach a comparison, per source line; see docs/cli.md).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
     #[command(flatten)]
@@ -303,7 +314,7 @@ pub struct ReplayArgs {
     pub fail_on: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), or `inject` one permanent fault.
+    /// What the replay does: `detect` (the default), `counters` (the kernel rewritten to count what it executes), `inject` one permanent fault, or `flow` (the kernel rewritten to follow exceptional values through its instructions).
     #[arg(long, value_name = "TOOL", default_value = "detect", value_parser = parse_tool)]
     pub tool: xfpx_common::tool::ToolKind,
     /// With --tool counters: check the counters against this operational region (from `xfpx region build`).
@@ -318,6 +329,8 @@ pub struct ReplayArgs {
 pub enum SetupVendor {
     /// The NVBit tool library `xfpx run` loads into programs.
     Nvidia,
+    /// The HSA tool library and the emulated HSA runtime `xfpx run --vendor amd` loads.
+    Amd,
 }
 
 #[derive(Debug, Args)]
@@ -364,9 +377,10 @@ pub fn parse_fail_on_gates(s: &str) -> Result<FailOn> {
     Ok(FailOn { kinds, coverage, region })
 }
 
-/// Parse a tool name (`detector`, `counters`).
+/// Parse a tool name (`detect`, `counters`, `inject`, `flow`).
 pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
-    xfpx_common::tool::ToolKind::from_name(s).ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject)"))
+    xfpx_common::tool::ToolKind::from_name(s)
+        .ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject, flow)"))
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.
@@ -479,7 +493,16 @@ mod tests {
         assert!(
             matches!(mode(&["xfpx", "run", "--mode", "detect", "--", "a"]), Ok(Command::Run(r)) if r.mode == Mode::Detect)
         );
-        assert!(mode(&["xfpx", "run", "--mode", "screen", "--", "a"]).is_err());
+        // screen is offered to runs (AMD's; an NVIDIA run refuses it), not count
+        assert!(
+            matches!(mode(&["xfpx", "run", "--mode", "screen", "--", "a"]), Ok(Command::Run(r)) if r.mode == Mode::Screen)
+        );
+        assert!(mode(&["xfpx", "run", "--mode", "count", "--", "a"]).is_err());
+        // --target belongs to --emulate
+        assert!(mode(&["xfpx", "run", "--target", "gfx90a", "--", "a"]).is_err());
+        assert!(
+            matches!(mode(&["xfpx", "run", "--emulate", "--target", "gfx90a", "--", "a"]), Ok(Command::Run(r)) if r.emulate && r.target.as_deref() == Some("gfx90a"))
+        );
         assert!(
             matches!(mode(&["xfpx", "replay", "--mode", "screen", "l.json"]), Ok(Command::Replay(r)) if r.mode == Some(Mode::Screen))
         );

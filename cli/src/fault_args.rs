@@ -72,14 +72,28 @@ impl FaultArgs {
         self.flags() != FaultFlags::default()
     }
 
+    /// `xfpx run`: with `--tool inject`, or with `--tool counters` (the
+    /// counters of a run with the fault in it), the validated fault.
+    pub fn check_run(&self, tool: ToolKind) -> Result<Option<FaultSpec>> {
+        match tool {
+            ToolKind::Counters if self.any() => {
+                self.flags().spec().map(Some).map_err(|e| anyhow!("invalid fault: {e}"))
+            }
+            ToolKind::Detect if self.any() => {
+                Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject (or --tool counters)"))
+            }
+            _ => self.check(tool),
+        }
+    }
+
     /// With `--tool inject`: the validated fault. Without: fault flags are
     /// an error.
     pub fn check(&self, tool: ToolKind) -> Result<Option<FaultSpec>> {
         match tool {
-            ToolKind::Detect | ToolKind::Counters if self.any() => {
+            ToolKind::Detect | ToolKind::Counters | ToolKind::Flow if self.any() => {
                 Err(anyhow!("fault flags (--model, --sm, ...) need --tool inject"))
             }
-            ToolKind::Detect | ToolKind::Counters => Ok(None),
+            ToolKind::Detect | ToolKind::Counters | ToolKind::Flow => Ok(None),
             ToolKind::Inject => self.flags().spec().map(Some).map_err(|e| anyhow!("invalid fault: {e}")),
         }
     }

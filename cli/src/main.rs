@@ -18,6 +18,7 @@ mod events;
 mod exit;
 mod fault_args;
 mod findings;
+mod flow_text;
 mod html;
 mod output;
 mod progress;

@@ -25,14 +25,16 @@ pub fn build(a: &RegionArgs) -> Result<i32> {
         .collect::<Result<Vec<(String, Report)>>>()?;
     let runs: Vec<(String, Option<&xfpx_common::counters::CountersSection>)> =
         reports.iter().map(|(name, r)| (name.clone(), r.counters.as_ref())).collect();
-    let learnt = region::learn(&runs, &counters)?;
+    let mut learnt = region::learn(&runs, &counters)?;
+    learnt.widen(a.margin)?;
     std::fs::write(&a.output, learnt.to_json() + "\n")
         .with_context(|| format!("cannot write region {}", a.output.display()))?;
     say!(
-        "xfpx: region of {} kernels from {} runs ({}) written to {}",
+        "xfpx: region of {} kernels from {} runs ({}, margin {}) written to {}",
         learnt.kernels.len(),
         reports.len(),
         counters.join(", "),
+        learnt.margin,
         a.output.display()
     );
     Ok(0)

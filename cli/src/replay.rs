@@ -7,7 +7,8 @@
 //! is what the instrumentation recorded. With `--tool counters` the kernel
 //! is rewritten to count what it executes (the report's counters section),
 //! checked against `--region` when given (`--fail-on region`: status 3 when
-//! a window is outside). Launches beyond the wave limit are
+//! a window is outside); with `--tool flow` it is rewritten to follow
+//! exceptional values through its instructions (the report's flow section). Launches beyond the wave limit are
 //! refused before they start; long ones show progress on a terminal.
 
 use crate::args::{self, ReplayArgs};
@@ -35,16 +36,17 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
     let fail_on_region = fail_on.is_some_and(|f| f.region);
     let counting = a.tool == ToolKind::Counters;
+    let flowing = a.tool == ToolKind::Flow;
     if a.region.is_some() && !counting {
         return Err(ExitError::new(EXIT_USAGE, "--region needs --tool counters".to_string()).into());
     }
     if fail_on_region && a.region.is_none() {
         return Err(ExitError::new(EXIT_USAGE, "--fail-on region needs --region REGION".to_string()).into());
     }
-    if counting && a.mode.is_some() {
+    if (counting || flowing) && a.mode.is_some() {
         return Err(ExitError::new(
             EXIT_USAGE,
-            "--tool counters rewrites the kernel itself: leave out --mode".to_string(),
+            format!("--tool {} rewrites the kernel itself: leave out --mode", a.tool.name()),
         )
         .into());
     }
@@ -64,6 +66,9 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
     let config = match (fault, a.mode) {
         _ if counting => {
             Some(RunSettings { mode: Mode::Count, tool: ToolKind::Counters, ..RunSettings::default() }.check()?)
+        }
+        _ if flowing => {
+            Some(RunSettings { mode: Mode::Detect, tool: ToolKind::Flow, ..RunSettings::default() }.check()?)
         }
         (Some(_), Some(mode)) => {
             bail!("--mode {} and --tool inject: a replay injects a fault or checks, not both", mode.name())

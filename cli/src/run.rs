@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use xfpx_common::backend::LiveBackend;
+use xfpx_common::backend::{LaunchEnv, Launching, LiveBackend};
 use xfpx_common::capture;
 use xfpx_common::config::{CaptureSettings, RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
@@ -55,13 +55,45 @@ struct RunPlan {
     command: Vec<OsString>,
     /// Where the HTML page goes, if asked.
     html: Option<PathBuf>,
+    /// With `--emulate`: the target of the emulated device.
+    target: Option<String>,
+    /// What the report's notes say of the plan itself.
+    notes: Vec<String>,
+}
+
+impl RunPlan {
+    /// The plan for `vendor`'s GPUs: AMD kernels are checked in detect
+    /// mode when fast mode is asked (the rewriter lowers detect and
+    /// screen), by the exception detector only; screen mode is AMD's.
+    fn for_vendor(mut self, vendor: vendor::Vendor) -> Result<RunPlan> {
+        let mode = match (vendor.is_amd(), self.config.mode) {
+            (true, Mode::Fast) => {
+                self.notes.push(xfpx_amd::live::FAST_MODE_NOTE.to_string());
+                Mode::Detect
+            }
+            (false, Mode::Screen) => {
+                let e = "--mode screen reads the sticky exception bits of AMD waves: it is for --vendor amd";
+                return Err(ExitError::new(EXIT_USAGE, e.to_string()).into());
+            }
+            (_, m) => m,
+        };
+        if vendor.is_amd() && self.config.tool != xfpx_common::tool::ToolKind::Detect {
+            bail!("--tool {} is not available for AMD runs (the exception detector only)", self.config.tool.name());
+        }
+        if mode != self.config.mode {
+            let settings = RunSettings { mode, ..self.config.settings().clone() };
+            self.config = settings.check()?;
+        }
+        Ok(self)
+    }
 }
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
+    let flowing = a.tool == xfpx_common::tool::ToolKind::Flow;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
-        // counters count every launch unless asked otherwise
-        None if a.mode == Mode::Fast && !counters => (1, true),
+        // counters count and the flow tool follows every launch unless asked otherwise
+        None if a.mode == Mode::Fast && !counters && !flowing => (1, true),
         None => (1, false),
         Some("auto") => (1, true),
         Some(k) => match k.parse::<u32>() {
@@ -71,7 +103,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         },
     };
     let instr_range = a.instr_range.as_deref().map(args::parse_instr_range).transpose()?;
-    let fault = a.fault.check(a.tool)?;
+    let fault = a.fault.check_run(a.tool)?;
     // a permanent fault is in every launch: no sampling
     let (sample_every, sample_doubling) = if fault.is_some() { (1, false) } else { (sample_every, sample_doubling) };
     let screen_launches = match a.screen_launches {
@@ -159,6 +191,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         inject: a.inject.for_command(&a.command),
         command: a.command,
         html: a.html,
+        target: a.target,
+        notes: Vec::new(),
     })
 }
 
@@ -212,17 +246,18 @@ impl Drop for Scratch {
 
 /// Run `xfpx run`; returns the exit code.
 pub fn run(a: RunArgs) -> Result<i32> {
-    let vendor_choice = a.vendor;
+    let (vendor_choice, emulate) = (a.vendor, a.emulate);
     let p = plan(a)?;
-    // Vendor first (so AMD and no-GPU machines hear about that), then the
-    // tool library, then the driver: a missing library is reported the
-    // same way on machines with and without a GPU.
+    // Vendor first (so no-GPU machines hear about that), then the tool
+    // library, then the driver: a missing library is reported the same
+    // way on machines with and without a GPU.
     let drivers = vendor::Drivers::probe(Path::new("/"));
-    let vendor = vendor::resolve(vendor_choice, drivers, false)?;
+    let vendor = vendor::resolve(vendor_choice, drivers, false, emulate)?;
+    let p = p.for_vendor(vendor)?;
     let live = vendor.live()?;
     let load = tool_library::resolve(live)?;
     if load != ToolLoad::Nothing {
-        vendor::resolve(vendor_choice, drivers, true)?;
+        vendor::resolve(vendor_choice, drivers, true, emulate)?;
         live.check_machine().map_err(|e| anyhow::anyhow!(e))?;
     }
 
@@ -241,14 +276,20 @@ pub fn run(a: RunArgs) -> Result<i32> {
 
     let mut cmd = Command::new(&p.command[0]);
     cmd.args(&p.command[1..]).env(CONFIG_ENV, &config_path);
-    cmd.envs(injection_env(live, &load, p.inject, std::env::var_os("LD_PRELOAD")));
+    let existing = |name: &str| std::env::var_os(name);
+    let env = injection_env(live, &load, p.inject, &existing, scratch.path(), p.target.as_deref())?;
+    cmd.envs(env.vars);
     if p.format == OutputFormat::Json || p.report == Some(Destination::Stdout) {
         // stdout carries the report alone; the program's output goes to stderr.
         use std::os::fd::AsFd;
         let stderr = std::io::stderr().as_fd().try_clone_to_owned().context("cannot duplicate stderr")?;
         cmd.stdout(std::process::Stdio::from(stderr));
     }
-    let mut notes = Vec::new();
+    let mut notes = p.notes.clone();
+    for w in env.warnings {
+        say!("xfpx: warning: {w}");
+        notes.push(w);
+    }
     if load == ToolLoad::Nothing {
         notes.push(format!(
             "test hook {TOOL_LIBRARY_ENV}=none: no instrumentation library was loaded; events came from the program itself"
@@ -359,20 +400,24 @@ fn finish_capture(dir: &Path, report: &Report) -> String {
 pub fn run_mode(config: &RunConfig) -> String {
     match config.tool {
         xfpx_common::tool::ToolKind::Counters => "counters".into(),
+        xfpx_common::tool::ToolKind::Flow => "flow".into(),
         _ => config.mode.name().into(),
     }
 }
 
-/// The environment variables that load the tool library into the program
-/// (the live backend's), none under the test hook.
+/// The environment that loads the tool library into the program (the
+/// live backend's), none under the test hook.
 pub fn injection_env(
     live: &dyn LiveBackend,
     load: &ToolLoad,
     inject: Inject,
-    existing_preload: Option<OsString>,
-) -> Vec<(OsString, OsString)> {
-    let ToolLoad::Library(lib) = load else { return Vec::new() };
-    live.environment(lib, inject, existing_preload)
+    existing: &dyn Fn(&str) -> Option<OsString>,
+    scratch: &Path,
+    target: Option<&str>,
+) -> Result<LaunchEnv> {
+    let ToolLoad::Library(library) = load else { return Ok(LaunchEnv::default()) };
+    let launching = Launching { library, inject, existing, scratch, target };
+    live.environment(&launching).map_err(|e| anyhow::anyhow!(e))
 }
 
 /// The exit code of `xfpx run`: with `--fail-on`, [`EXIT_FINDINGS`] when it
@@ -414,7 +459,10 @@ pub fn coverage_gate(report: &Report) -> Option<i32> {
 /// The verdict of `--fail-on KINDS` on a report, if it fails: a finding
 /// (precise or screened) of those kinds, or nothing checked at all.
 pub fn gate(report: &Report, kinds: ExceptionKinds) -> Option<i32> {
-    if report.records().any(|(_, r)| kinds.contains(r.kind)) || report.screened().any(|(_, f)| kinds.contains(f.kind)) {
+    // a flow record of a kind means a value of that kind was there
+    let flowed = report.flow.iter().flat_map(|f| &f.kernels).flat_map(|k| &k.records).any(|r| kinds.contains(r.kind));
+    let screened = report.screened().any(|(_, f)| kinds.contains(f.kind));
+    if flowed || screened || report.records().any(|(_, r)| kinds.contains(r.kind)) {
         Some(EXIT_FINDINGS)
     } else if report.nothing_checked().is_some() {
         Some(EXIT_NOTHING_CHECKED)
@@ -557,8 +605,13 @@ impl LoopState {
             }
             Event::Kernel { name, status, probes } => {
                 self.kernels += u64::from(status == KernelStatus::Instrumented);
+                // a flow run's report has a flow section, empty where nothing flowed
+                if status == KernelStatus::Instrumented && self.collector.run_mut().mode == "flow" {
+                    self.collector.expect_flow(&name);
+                }
                 self.collector.kernel_status(&name, status, probes);
             }
+            Event::Coverage { kernel, coverage } => self.collector.kernel_coverage(&kernel, coverage),
             Event::Launch { .. } => {
                 let check = event.launch_check().unwrap_or(LaunchCheck::Unchecked(None));
                 let Event::Launch { kernel, .. } = event else { return };
@@ -605,6 +658,24 @@ impl LoopState {
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {
                         notes.push(text);
+                    }
+                }
+            }
+            Event::Flow { kernel, finding } => {
+                let line = (finding.state == xfpx_common::flow::FlowState::Appear).then(|| {
+                    format!(
+                        "xfpx: {} ({}) appears in {} at {}: {} [+{:#x}]",
+                        finding.kind.name(),
+                        finding.format.name(),
+                        xfpx_common::names::readable(&kernel),
+                        finding.site.location.as_ref().map_or_else(|| "unknown location".into(), ToString::to_string),
+                        finding.site.instr,
+                        finding.site.offset
+                    )
+                });
+                if self.collector.record_flow(&kernel, finding) {
+                    if let Some(line) = line {
+                        say!("{line}");
                     }
                 }
             }
@@ -708,7 +779,10 @@ mod tests {
         let nvidia = crate::vendor::Vendor::Nvidia.live().expect("live");
         let lib = ToolLoad::Library(PathBuf::from("/opt/x/libxfpx_nvbit.so"));
         let env = |load: &ToolLoad, inject, existing: Option<&str>| {
-            injection_env(nvidia, load, inject, existing.map(OsString::from))
+            let existing = move |name: &str| existing.filter(|_| name == "LD_PRELOAD").map(OsString::from);
+            injection_env(nvidia, load, inject, &existing, Path::new("/nonexistent"), None)
+                .expect("no failure")
+                .vars
                 .into_iter()
                 .map(|(k, v)| (k.into_string().expect("utf-8"), v.into_string().expect("utf-8")))
                 .collect::<Vec<_>>()

@@ -119,6 +119,11 @@ pub fn headline(report: &Report) -> String {
                 plural(report.kernels.len())
             )
         }
+        // a flow run follows exceptional values (its sentences follow)
+        None if records == 0 && report.flow.is_some() => {
+            let section = report.flow.as_ref().map(crate::flow_text::headline_words).unwrap_or_default();
+            format!("{section} of {} kernel{} ({about})", report.kernels.len(), plural(report.kernels.len()))
+        }
         // a counters run finds nothing: it counts (its table follows)
         None if records == 0 && report.counters.is_some() => {
             let counted = report.counters.as_ref().map_or(0, |s| s.kernels.len());
@@ -154,7 +159,8 @@ pub fn summary(report: &Report, full: bool) -> String {
     let run = &report.run;
     let records: usize = report.kernels.iter().map(|k| k.records.len()).sum();
     let _ = writeln!(out, "xfpx: {}", headline(report));
-    if run.vendor == "amd-emulated" {
+    // a replay names itself first; a program run on the emulated HSA runtime is a program
+    if run.vendor == "amd-emulated" && run.command.first().is_some_and(|c| c == "replay") {
         let _ = writeln!(out, "xfpx: replayed on the emulator: {}", run.command.join(" "));
     } else {
         let _ = writeln!(out, "xfpx: the program {}: {}", exit_words(&run.exit), run.command.join(" "));
@@ -228,6 +234,7 @@ pub fn summary(report: &Report, full: bool) -> String {
         by_line(&mut out, report, limits);
     }
     crate::screen_lines::screened_section(&mut out, report);
+    out.push_str(&crate::flow_text::flow_text(report));
     if !run.notes.is_empty() {
         out.push_str("\nnotes:\n");
         for n in &run.notes {

@@ -9,6 +9,7 @@ use xfpx_common::backend::{Backend, EmulatedBackend, LiveBackend};
 
 static NVIDIA: xfpx_nvidia::Nvidia = xfpx_nvidia::Nvidia;
 static AMD: xfpx_amd::Amd = xfpx_amd::Amd;
+static EMULATED_HSA: xfpx_amd::live::EmulatedHsa = xfpx_amd::live::EmulatedHsa;
 
 /// The backend that reads a vendor's saved images (`xfpx dump`).
 pub fn backend_of(vendor: DumpVendor) -> &'static dyn Backend {
@@ -32,6 +33,9 @@ pub const AMD_DRIVER_PATHS: &[&str] = &["/dev/kfd"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vendor {
     Nvidia,
+    Amd,
+    /// AMD, on xfpx's emulated HSA runtime (`--emulate`).
+    AmdEmulated,
 }
 
 impl Vendor {
@@ -39,16 +43,28 @@ impl Vendor {
     pub fn backend(self) -> &'static dyn Backend {
         match self {
             Vendor::Nvidia => &NVIDIA,
+            Vendor::Amd | Vendor::AmdEmulated => &AMD,
         }
     }
 
     /// The vendor name written into reports.
     pub fn name(self) -> &'static str {
-        self.backend().name()
+        match self {
+            Vendor::AmdEmulated => "amd-emulated",
+            _ => self.backend().name(),
+        }
+    }
+
+    /// Whether programs run on AMD GPUs (real or emulated).
+    pub fn is_amd(self) -> bool {
+        matches!(self, Vendor::Amd | Vendor::AmdEmulated)
     }
 
     /// How programs run instrumented on this vendor's GPUs.
     pub fn live(self) -> Result<&'static dyn LiveBackend> {
+        if self == Vendor::AmdEmulated {
+            return Ok(&EMULATED_HSA);
+        }
         match self.backend().live() {
             Some(live) => Ok(live),
             None => bail!("live runs on {} GPUs are not part of this release", self.name()),
@@ -71,10 +87,15 @@ impl Drivers {
     }
 }
 
-/// Resolve the user's choice. `require_driver` is false only under the
-/// test hook that loads no instrumentation library.
-pub fn resolve(choice: VendorChoice, drivers: Drivers, require_driver: bool) -> Result<Vendor> {
+/// Resolve the user's choice (`emulate`: AMD on the emulated runtime,
+/// which needs no driver). `require_driver` is false only under the test
+/// hook that loads no instrumentation library.
+pub fn resolve(choice: VendorChoice, drivers: Drivers, require_driver: bool, emulate: bool) -> Result<Vendor> {
     match choice {
+        VendorChoice::Nvidia if emulate => {
+            bail!("--emulate runs AMD programs on xfpx's emulated HSA runtime: use --vendor amd")
+        }
+        VendorChoice::Amd | VendorChoice::Auto if emulate => Ok(Vendor::AmdEmulated),
         VendorChoice::Nvidia => {
             if require_driver && !drivers.nvidia {
                 bail!(
@@ -84,24 +105,18 @@ pub fn resolve(choice: VendorChoice, drivers: Drivers, require_driver: bool) -> 
             }
             Ok(Vendor::Nvidia)
         }
-        VendorChoice::Amd => amd_unavailable(drivers),
+        VendorChoice::Amd if require_driver && !drivers.amd => bail!(
+            "no AMD GPU found ({} is missing); --emulate runs the program on xfpx's emulated HSA runtime",
+            AMD_DRIVER_PATHS.join(", ")
+        ),
+        VendorChoice::Amd => Ok(Vendor::Amd),
         VendorChoice::Auto if drivers.nvidia => Ok(Vendor::Nvidia),
-        VendorChoice::Auto if drivers.amd => amd_unavailable(drivers),
+        VendorChoice::Auto if drivers.amd => Ok(Vendor::Amd),
         VendorChoice::Auto => bail!(
             "no supported GPU found: no NVIDIA driver ({}) and no AMD GPU ({}); use --vendor to choose one",
             NVIDIA_DRIVER_PATHS.join(", "),
             AMD_DRIVER_PATHS.join(", ")
         ),
-    }
-}
-
-fn amd_unavailable(drivers: Drivers) -> Result<Vendor> {
-    if drivers.amd {
-        bail!(
-            "live runs on AMD GPUs are not part of this release; run a captured kernel launch on the emulator with `xfpx replay --mode detect LAUNCH`, or inspect a code object with `xfpx dump --vendor amd --rewrite detect FILE`"
-        )
-    } else {
-        bail!("no AMD GPU found ({} is missing)", AMD_DRIVER_PATHS.join(", "))
     }
 }
 
@@ -162,14 +177,19 @@ mod tests {
         let none = Drivers { nvidia: false, amd: false };
         let nv = Drivers { nvidia: true, amd: false };
         let amd = Drivers { nvidia: false, amd: true };
-        assert_eq!(resolve(VendorChoice::Auto, nv, true).expect("nvidia"), Vendor::Nvidia);
-        let e = resolve(VendorChoice::Auto, none, true).expect_err("no gpu").to_string();
+        assert_eq!(resolve(VendorChoice::Auto, nv, true, false).expect("nvidia"), Vendor::Nvidia);
+        let e = resolve(VendorChoice::Auto, none, true, false).expect_err("no gpu").to_string();
         assert!(e.contains("no supported GPU"), "{e}");
-        let e = resolve(VendorChoice::Auto, amd, true).expect_err("amd").to_string();
-        assert!(e.contains("not part of this release"), "{e}");
-        let e = resolve(VendorChoice::Amd, none, true).expect_err("amd").to_string();
-        assert!(e.contains("no AMD GPU found"), "{e}");
-        assert!(resolve(VendorChoice::Nvidia, none, true).is_err());
-        assert_eq!(resolve(VendorChoice::Nvidia, none, false).expect("hook"), Vendor::Nvidia);
+        assert_eq!(resolve(VendorChoice::Auto, amd, true, false).expect("amd"), Vendor::Amd);
+        assert_eq!(resolve(VendorChoice::Amd, amd, true, false).expect("amd"), Vendor::Amd);
+        let e = resolve(VendorChoice::Amd, none, true, false).expect_err("amd").to_string();
+        assert!(e.contains("no AMD GPU found") && e.contains("--emulate"), "{e}");
+        // the emulated runtime needs no driver
+        assert_eq!(resolve(VendorChoice::Amd, none, true, true).expect("emulated"), Vendor::AmdEmulated);
+        assert_eq!(resolve(VendorChoice::Auto, nv, true, true).expect("emulated"), Vendor::AmdEmulated);
+        assert!(resolve(VendorChoice::Nvidia, none, true, true).is_err());
+        assert!(resolve(VendorChoice::Nvidia, none, true, false).is_err());
+        assert_eq!(resolve(VendorChoice::Nvidia, none, false, false).expect("hook"), Vendor::Nvidia);
+        assert_eq!(Vendor::AmdEmulated.name(), "amd-emulated");
     }
 }

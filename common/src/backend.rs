@@ -91,6 +91,39 @@ pub enum Inject {
     DriverHook,
 }
 
+/// What the environment a live backend gives the program is made from.
+pub struct Launching<'a> {
+    /// The instrumentation library ([`LiveBackend::library`]'s).
+    pub library: &'a Path,
+    pub inject: Inject,
+    /// A variable's value in xfpx's own environment (which the program
+    /// inherits), e.g. to add to `LD_PRELOAD` rather than replace it.
+    pub existing: &'a dyn Fn(&str) -> Option<OsString>,
+    /// A private folder of the run, removed when it ends.
+    pub scratch: &'a Path,
+    /// The device target an emulated device takes (`--target`).
+    pub target: Option<&'a str>,
+}
+
+impl std::fmt::Debug for Launching<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launching")
+            .field("library", &self.library)
+            .field("inject", &self.inject)
+            .field("scratch", &self.scratch)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The environment variables that load the library into the program, and
+/// what the user should hear about them (one line each).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaunchEnv {
+    pub vars: Vec<(OsString, OsString)>,
+    pub warnings: Vec<String>,
+}
+
 /// A program run on a GPU with instrumentation loaded into it. The CLI
 /// starts the program with [`LiveBackend::environment`] and the run
 /// configuration's file, and collects the events it streams.
@@ -102,13 +135,8 @@ pub trait LiveBackend {
     /// this machine besides the library (e.g. a disassembler).
     fn check_machine(&self) -> Result<(), BackendError>;
 
-    /// The environment variables that load `library` into the program.
-    fn environment(
-        &self,
-        library: &Path,
-        inject: Inject,
-        existing_preload: Option<OsString>,
-    ) -> Vec<(OsString, OsString)>;
+    /// The environment that loads the library into the program.
+    fn environment(&self, launching: &Launching<'_>) -> Result<LaunchEnv, BackendError>;
 }
 
 /// A captured kernel launch to run on the emulator.

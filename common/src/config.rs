@@ -86,18 +86,48 @@ pub enum SourceLines {
     WithLibraries,
 }
 
-/// Where disassembled functions are kept between runs.
+/// Where a cache (NVIDIA's disassembly, AMD's rewritten code objects) is
+/// kept between runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DisassemblyCache {
-    /// The user's cache folder (`$XDG_CACHE_HOME/xfpx/nvdisasm`, else
-    /// `~/.cache/xfpx/nvdisasm`).
+pub enum CacheFolder {
+    /// The user's cache folder (`$XDG_CACHE_HOME/xfpx/NAME`, else
+    /// `~/.cache/xfpx/NAME`).
     #[default]
     Default,
     /// No cache.
     Off,
     /// This folder.
     At(PathBuf),
+}
+
+impl CacheFolder {
+    /// The folder of the cache `name` this setting names (`var` reads the
+    /// variables `XDG_CACHE_HOME` and `HOME`); `None` when it is off or no
+    /// folder can be named.
+    pub fn resolve(&self, name: &str, var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        match self {
+            CacheFolder::Off => None,
+            CacheFolder::At(dir) => Some(dir.clone()),
+            CacheFolder::Default => {
+                match (var("XDG_CACHE_HOME").filter(|v| !v.is_empty()), var("HOME").filter(|v| !v.is_empty())) {
+                    (Some(x), _) => Some(Path::new(&x).join("xfpx").join(name)),
+                    (None, Some(h)) => Some(Path::new(&h).join(".cache/xfpx").join(name)),
+                    (None, None) => None,
+                }
+            }
+        }
+    }
+
+    /// The setting an environment variable's value asks for: a folder, or
+    /// `0` for none (unset or empty: the default).
+    fn from_variable(value: Option<OsString>) -> CacheFolder {
+        match value.filter(|v| !v.is_empty()) {
+            Some(v) if v == "0" => CacheFolder::Off,
+            Some(v) => CacheFolder::At(PathBuf::from(v)),
+            None => CacheFolder::Default,
+        }
+    }
 }
 
 /// Settings of the backend's host-side tools: where source lines come
@@ -122,10 +152,13 @@ pub struct ToolSettings {
     /// default `cuobjdump` on `PATH`).
     pub device_code_extractor: PathBuf,
     /// The disassembly cache (`XFPX_NVDISASM_CACHE`: a folder, or `0`).
-    pub disassembly_cache: DisassemblyCache,
+    pub disassembly_cache: CacheFolder,
     /// Functions disassembled ahead of the instrumentation framework, the
     /// program's first (`XFPX_PREFILL`, default 512; 0: none).
     pub disassemble_ahead: usize,
+    /// Where AMD code objects rewritten for a run are kept, by content
+    /// (`XFPX_AMD_REWRITE_CACHE`: a folder, or `0`).
+    pub rewrite_cache: CacheFolder,
 }
 
 /// Functions disassembled ahead unless `XFPX_PREFILL` says.
@@ -139,14 +172,15 @@ impl Default for ToolSettings {
             keep_device_code: None,
             line_disassembler: PathBuf::from("nvdisasm"),
             device_code_extractor: PathBuf::from("cuobjdump"),
-            disassembly_cache: DisassemblyCache::Default,
+            disassembly_cache: CacheFolder::Default,
             disassemble_ahead: DEFAULT_DISASSEMBLE_AHEAD,
+            rewrite_cache: CacheFolder::Default,
         }
     }
 }
 
 /// The environment variables [`RunSettings::from_environment`] reads.
-pub const SETTINGS_ENV: [&str; 7] = [
+pub const SETTINGS_ENV: [&str; 8] = [
     "XFPX_NVIDIA_LINES",
     "XFPX_NVIDIA_LINES_MAX_MB",
     "XFPX_NVIDIA_KEEP_CUBIN",
@@ -154,6 +188,7 @@ pub const SETTINGS_ENV: [&str; 7] = [
     "XFPX_CUOBJDUMP",
     "XFPX_NVDISASM_CACHE",
     "XFPX_PREFILL",
+    "XFPX_AMD_REWRITE_CACHE",
 ];
 
 impl ToolSettings {
@@ -175,15 +210,12 @@ impl ToolSettings {
             keep_device_code: var("XFPX_NVIDIA_KEEP_CUBIN").map(PathBuf::from),
             line_disassembler: var("XFPX_NVDISASM").map_or(d.line_disassembler, PathBuf::from),
             device_code_extractor: var("XFPX_CUOBJDUMP").map_or(d.device_code_extractor, PathBuf::from),
-            disassembly_cache: match var("XFPX_NVDISASM_CACHE").filter(|v| !v.is_empty()) {
-                Some(v) if v == "0" => DisassemblyCache::Off,
-                Some(v) => DisassemblyCache::At(PathBuf::from(v)),
-                None => DisassemblyCache::Default,
-            },
+            disassembly_cache: CacheFolder::from_variable(var("XFPX_NVDISASM_CACHE")),
             disassemble_ahead: match text("XFPX_PREFILL").as_deref().map(str::trim) {
                 None | Some("") => DEFAULT_DISASSEMBLE_AHEAD,
                 Some(v) => v.parse().unwrap_or(DEFAULT_DISASSEMBLE_AHEAD),
             },
+            rewrite_cache: CacheFolder::from_variable(var("XFPX_AMD_REWRITE_CACHE")),
         }
     }
 }
@@ -318,10 +350,13 @@ impl RunSettings {
             (None, crate::tool::ToolKind::Inject) => {
                 return Err(ConfigError::Invalid("the inject tool needs a fault".into()))
             }
-            (Some(f), crate::tool::ToolKind::Inject) => {
+            // the counters tool counts a run with the fault in it
+            (Some(f), crate::tool::ToolKind::Inject | crate::tool::ToolKind::Counters) => {
                 f.validate().map_err(|e| ConfigError::Invalid(format!("invalid fault: {e}")))?
             }
-            (Some(_), _) => return Err(ConfigError::Invalid("a fault is injected only by the inject tool".into())),
+            (Some(_), _) => {
+                return Err(ConfigError::Invalid("a fault is injected only by the inject and counters tools".into()))
+            }
             (None, _) => {}
         }
         if let Some(c) = &self.capture {
@@ -432,6 +467,15 @@ impl RunConfig {
             && (self.kinds.contains(ExceptionKind::Nan)
                 || self.kinds.contains(ExceptionKind::Inf)
                 || self.kinds.contains(ExceptionKind::Div0))
+    }
+
+    /// The note a run sampled with doubling gaps carries (none otherwise).
+    pub fn sampling_note(&self) -> Option<String> {
+        self.sample_doubling.then(|| {
+            "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
+             (--sample 1 instruments every launch)"
+                .to_string()
+        })
     }
 
     /// Whether launch number `index` (from 0) of a kernel is instrumented.
@@ -583,8 +627,9 @@ mod tests {
                 keep_device_code: Some("/k".into()),
                 line_disassembler: "/n".into(),
                 device_code_extractor: "/c".into(),
-                disassembly_cache: DisassemblyCache::Off,
+                disassembly_cache: CacheFolder::Off,
                 disassemble_ahead: 7,
+                rewrite_cache: CacheFolder::Default,
             }
         );
         let t = ToolSettings::from_environment(env(&[
@@ -595,8 +640,16 @@ mod tests {
         ]));
         assert_eq!(t.source_lines, SourceLines::Off);
         assert_eq!(t.lines_max_file_mb, 64);
-        assert_eq!(t.disassembly_cache, DisassemblyCache::At("/c".into()));
+        assert_eq!(t.disassembly_cache, CacheFolder::At("/c".into()));
         assert_eq!(t.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
+        let t = ToolSettings::from_environment(env(&[("XFPX_AMD_REWRITE_CACHE", "/r")]));
+        assert_eq!(t.rewrite_cache, CacheFolder::At("/r".into()));
+        let none = |_: &str| None;
+        assert_eq!(t.rewrite_cache.resolve("amd", none), Some(PathBuf::from("/r")));
+        let home = |k: &str| (k == "HOME").then(|| "/h".to_string());
+        assert_eq!(CacheFolder::Default.resolve("amd", home), Some(PathBuf::from("/h/.cache/xfpx/amd")));
+        assert_eq!(CacheFolder::Default.resolve("amd", none), None);
+        assert_eq!(CacheFolder::Off.resolve("amd", home), None);
         assert_eq!(
             ToolSettings::from_environment(env(&[("XFPX_NVIDIA_LINES", "1")])).source_lines,
             SourceLines::Program

@@ -25,6 +25,9 @@ pub enum Event {
     Device { vendor: String, device: String, target: Option<String> },
     /// A kernel was seen for the first time and instrumented (or not).
     Kernel { name: String, status: KernelStatus, probes: u64 },
+    /// How many of a kernel's floating-point sites its instrumentation
+    /// checks (backends that know: AMD rewrites), after its `kernel` event.
+    Coverage { kernel: String, coverage: crate::report::SiteCoverage },
     /// A kernel was launched: instrumented, or (not instrumented) screened
     /// after it ran, or neither, with the reason when the backend gives one.
     Launch {
@@ -47,6 +50,13 @@ pub enum Event {
     /// counters tool): `window_blocks` and `warp_size` as in the report's
     /// `counters` section.
     Counters { kernel: String, window_blocks: u32, warp_size: u32, launch: LaunchCounters },
+    /// A flow record of the flow tool ([`crate::flow`]): new ones as the
+    /// device finds them, the rest of their occurrences at the end.
+    Flow {
+        kernel: String,
+        #[serde(flatten)]
+        finding: crate::report::FlowFinding,
+    },
     /// The fault of an inject run and its activations, read at the end.
     Injection { injection: crate::report::Injection },
     /// Something the user should read.
@@ -132,5 +142,22 @@ mod tests {
         let plain =
             r#"{"event":"hello","tool":"t","version":"v","rank":null,"size":null,"host":"h","pid":1,"launcher":null}"#;
         assert!(matches!(Event::from_line(plain), Ok(Event::Hello { process: ProcessInfo { rank: None, .. }, .. })));
+    }
+
+    #[test]
+    fn flow_events_carry_their_finding_flat() {
+        let line = r#"{"event":"flow","kernel":"k","state":"appear","kind":"div0","format":"f32","site":{"id":3,"offset":16,"instr":"MUFU.RCP R4, R1","location":null},"class":"f32.div","launch":0,"occurrences":2,"seen":8}"#;
+        let e = Event::from_line(line).expect("parses");
+        match &e {
+            Event::Flow { kernel, finding } => {
+                assert_eq!(
+                    (kernel.as_str(), finding.state, finding.kind),
+                    ("k", crate::flow::FlowState::Appear, ExceptionKind::Div0)
+                );
+                assert_eq!((finding.site.offset, finding.seen), (16, crate::flow::lane::SRC_ZERO));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(e.to_line(), format!("{line}\n"));
     }
 }

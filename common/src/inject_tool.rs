@@ -15,7 +15,10 @@
 //!   allocation is refused by the hardware with an out-of-range register
 //!   error, injected as the trap that error raises;
 //! - IIO, IMS: instructions with an immediate operand (IIO), reading
-//!   constant or shared memory (IMS): their result is XORed with the mask;
+//!   constant or shared memory (IMS; on NVIDIA constant-bank operands, the
+//!   launch's parameters among them, and shared loads; on AMD scalar memory
+//!   loads, the kernel arguments among them, and LDS reads): their result
+//!   is XORed with the mask;
 //! - IMD: stores to shared memory: their data or address XORed, for that
 //!   store only;
 //! - WV: instructions writing the chosen predicate write its inverse (where
@@ -58,7 +61,7 @@ pub struct InjectFacts {
     pub unit: Option<Unit>,
     /// It has an immediate operand.
     pub immediate: bool,
-    /// It reads constant or shared memory.
+    /// A load from memory (IMS): the backend says which memory spaces.
     pub memory_source: bool,
     /// A store to shared memory: (use index of the data, use index of the address).
     pub shared_store: Option<(u8, u8)>,
@@ -114,7 +117,7 @@ impl Injector {
             ErrorModel::Ivoc => "integer or floating-point instructions".into(),
             ErrorModel::Ira | ErrorModel::Ivra => format!("instructions with {operand}"),
             ErrorModel::Iio => "instructions with an immediate operand writing a register".into(),
-            ErrorModel::Ims => "instructions reading constant or shared memory into a register".into(),
+            ErrorModel::Ims => "loads from memory into a register".into(),
             ErrorModel::Imd => "stores to shared memory through registers".into(),
             ErrorModel::Wv => format!("instructions writing P{}", p.predicate.unwrap_or(0)),
             ErrorModel::Iat | ErrorModel::Iaw => format!("reads of the thread index ({dim})"),

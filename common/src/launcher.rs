@@ -1,7 +1,7 @@
 //! Who this process is in a parallel job: its rank and the job's size as
 //! the launcher sets them in the environment (Open MPI, MPICH and other
-//! PMI launchers, PMIx, Slurm), its host name and process id. The one
-//! place that reads these variables.
+//! PMI launchers, PMIx, Slurm), its host name, process id and command
+//! line. The one place that reads these variables.
 
 use crate::report::ProcessInfo;
 
@@ -68,6 +68,16 @@ pub fn this_process() -> ProcessInfo {
         size: rank.as_ref().and_then(|r| r.size),
         launcher: rank.map(|r| r.launcher.to_string()),
     }
+}
+
+/// This process's command line (from `/proc/self/cmdline`; empty where
+/// it cannot be read).
+pub fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Ranks in short form: sorted, runs as ranges (`0-3,5,7-8`).

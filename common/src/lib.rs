@@ -24,14 +24,18 @@
 //!   checked once, and the one mode and output-format enums;
 //! - [`backend`]: the seam every vendor's backend implements for the CLI;
 //! - [`event`]: the event stream from the instrumented processes to the CLI;
+//!   [`tool_stream`]: its instrumented end, shared by the vendors' tool libraries;
 //! - [`fault`]: permanent-fault error models, their locations and the fault spec of a run;
 //!   [`inject_tool`]: the plan of Inject probes one fault makes of a kernel;
+//! - [`flow`]: flow analysis (where exceptional values appear, propagate,
+//!   disappear or reach a comparison), its tool and its sentences;
 //! - [`launcher`]: a process's rank as a parallel launcher sets it;
 //! - [`merge`]: combining the reports of several processes into one;
 //! - [`limits`]: size limits on the files xfpx reads, and their reader;
 //! - [`names`]: kernel names as people read them (demangling);
 //! - [`capture`]: the capture format (launches recorded on a GPU, replayed
 //!   on the emulator) and the device memory a launch's parameters point into.
+//! - [`toolpath`]: where the libraries loaded into programs are found.
 
 pub mod backend;
 pub mod capture;
@@ -41,6 +45,7 @@ pub mod count_tool;
 pub mod counters;
 pub mod event;
 pub mod fault;
+pub mod flow;
 pub mod fp;
 pub mod inject_tool;
 pub mod launcher;
@@ -56,6 +61,8 @@ pub mod report;
 pub mod screened;
 pub mod site;
 pub mod tool;
+pub mod tool_stream;
+pub mod toolpath;
 pub mod view;
 
 pub use class::{FpFormat, FpOp, InstrClass};

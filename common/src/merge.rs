@@ -228,6 +228,7 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
         processes,
         counters,
         injection: merge_injections(inputs.iter().filter_map(|(_, r)| r.injection.as_ref())),
+        flow: crate::report::FlowSection::merge(inputs.iter().filter_map(|(_, r)| r.flow.as_ref())),
     };
     Ok(Merged { report, notes })
 }

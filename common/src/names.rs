@@ -1,6 +1,7 @@
 //! Kernel names as people read them: the demangled form of an
 //! Itanium-mangled C++ name (what HIP and CUDA compilers emit for
-//! non-`extern "C"` kernels), spelled as `c++filt` spells it.
+//! non-`extern "C"` kernels), spelled as `c++filt` spells it; and as file
+//! names ([`file_stem`]).
 
 /// The demangled form of `name` when it is an Itanium-mangled C++ name
 /// (`_Z...`), e.g. `_Z6scaleIfEvPT_S1_S0_` → `void scale<float>(float*,
@@ -18,6 +19,18 @@ pub fn demangle(name: &str) -> Option<String> {
 /// The name to show a person: demangled when `name` is mangled, else as is.
 pub fn readable(name: &str) -> String {
     demangle(name).unwrap_or_else(|| name.to_string())
+}
+
+/// A kernel's name as a file name: characters other than ASCII letters,
+/// digits and `_` become `_`, at most 150 of them (`kernel` when empty).
+pub fn file_stem(name: &str) -> String {
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(150).collect();
+    if s.is_empty() {
+        "kernel".into()
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,8 @@ pub enum PlanError {
     BadRegion { counter: u16 },
     #[error("probe {probe}: exception flags are read only before an instruction that ends the thread group ({instr} does not)")]
     FlagsNotAtExit { probe: usize, instr: u32 },
+    #[error("probe {probe}: flow probe on instruction {instr}: {why}")]
+    BadFlow { probe: usize, instr: u32, why: String },
 }
 
 /// Check the invariants lowering may assume:
@@ -84,6 +86,12 @@ pub enum PlanError {
 ///    guarded); a guard counter's probe runs `before` its guarded
 ///    instruction.
 /// 9. exception flags are read `before` an instruction that exits.
+/// 10. a flow probe ([`check_flow`]) reads sources of the instruction (at
+///     most [`crate::flow::MAX_SOURCES`], registers of its format or known
+///     values) and a written register as its result; it is `after` the
+///     instruction when it has a result (its sources are read before the
+///     instruction, so one the instruction overwrites is allowed) and
+///     `before` it when not.
 pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), PlanError> {
     if plan.kernel != view.name {
         return Err(PlanError::WrongKernel { plan: plan.kernel.clone(), view: view.name.clone() });
@@ -194,9 +202,54 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
                     return Err(PlanError::FlagsNotAtExit { probe: i, instr: p.instr });
                 }
             }
+            Action::Flow { sources, source_format, result, format, .. } => {
+                check_flow(sources, *source_format, *result, *format, p.when, ins)
+                    .map_err(|why| PlanError::BadFlow { probe: i, instr: p.instr, why })?;
+            }
         }
     }
     Ok(())
+}
+
+/// A flow probe fits its instruction (rule 10 of [`verify`]).
+pub fn check_flow(
+    sources: &[ValueRef],
+    source_format: crate::class::FpFormat,
+    result: Option<ValueRef>,
+    format: crate::class::FpFormat,
+    when: When,
+    ins: &InstrView,
+) -> Result<(), String> {
+    for f in [format, source_format] {
+        if !crate::flow::analysed_format(f) {
+            return Err(format!("{f} packs two values in a register; flow analyses one"));
+        }
+    }
+    if sources.len() > crate::flow::MAX_SOURCES {
+        return Err(format!("{} sources, at most {}", sources.len(), crate::flow::MAX_SOURCES));
+    }
+    let value_reg = |op: Option<&Operand>, what: String, format: crate::class::FpFormat| match op {
+        Some(Operand::Reg(r)) if r.file != RegFile::Predicate && r.count >= format.register_words() => Ok(()),
+        Some(Operand::Known { .. }) if what.starts_with("source") => Ok(()),
+        Some(_) => Err(format!("{what} is not a register of {format}")),
+        None => Err(format!("the instruction has no {what}")),
+    };
+    for v in sources {
+        match v {
+            ValueRef::Use(n) => value_reg(ins.uses.get(*n as usize), format!("source {n}"), source_format)?,
+            other => return Err(format!("a source is read from the instruction's sources, not {other:?}")),
+        }
+    }
+    match (result, when) {
+        (Some(ValueRef::Def(n)), When::After) => {
+            value_reg(ins.defs.get(n as usize), format!("destination {n}"), format)
+        }
+        (Some(ValueRef::Def(_)), When::Before) => Err("a result is read after the instruction".into()),
+        (Some(other), _) => Err(format!("a result is a destination of the instruction, not {other:?}")),
+        (None, When::After) => Err("without a result the probe runs before the instruction".into()),
+        (None, When::Before) if sources.is_empty() => Err("nothing to read".into()),
+        (None, When::Before) => Ok(()),
+    }
 }
 
 /// An injection's change fits its instruction: a destination is changed

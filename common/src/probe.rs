@@ -1,12 +1,12 @@
 //! Probes: one action placed before or after one instruction.
 //!
 //! Today's actions are [`Action::CheckFp`] (the exception detector),
-//! [`Action::Count`] (counters) and [`Action::ReadExceptionFlags`] (the
-//! screener: the hardware's sticky exception flags at a thread group's end). The IR is shaped so that the next tools are
+//! [`Action::Count`] (counters), [`Action::ReadExceptionFlags`] (the
+//! screener: the hardware's sticky exception flags at a thread group's
+//! end) and [`Action::Flow`] (the flow analysis of [`crate::flow`]: the
+//! classes of an instruction's sources before it and of its result after
+//! it). The IR is shaped so that the next tools are
 //! new actions lowered by the same backends, not new architectures:
-//! - the *analyzer* will add `Record { values, when }` to capture the values
-//!   of sources before and of the destination after an instruction, from
-//!   which flow states (an exception appears, propagates, disappears) follow;
 //! - *counters* beyond instruction counts (instruction mix per class,
 //!   inactive lanes, divergence) are new [`CounterKind`]s behind the same
 //!   `Count` action;
@@ -93,6 +93,16 @@ pub enum Action {
     /// add the number of corrupted thread instances to `activations` (so a
     /// fault that never fires is known as such).
     Inject { change: Change, threads: FaultLocation, activations: CounterId },
+    /// Classify, per lane, the instruction's `sources` as they are before
+    /// it runs and its `result` as it is after, and record the flow
+    /// categories the lane falls into ([`crate::flow`]). With a result the
+    /// probe is `after` the instruction and the backend reads the sources
+    /// before it (the instruction may overwrite one); without one (a
+    /// comparison) the probe is `before` it. `format` is the result's,
+    /// `source_format` the sources' (they differ for conversions).
+    /// `division`: the instruction divides (an infinite result from a ±0
+    /// source is division by zero).
+    Flow { sources: Vec<ValueRef>, source_format: FpFormat, result: Option<ValueRef>, format: FpFormat, division: bool },
 }
 
 /// What an injection changes. A change of a destination is placed `after`

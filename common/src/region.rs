@@ -49,6 +49,11 @@ pub struct Region {
     pub warp_size: u32,
     /// The normalised counters learnt, in order.
     pub counters: Vec<String>,
+    /// How far each range was widened beyond what the runs showed, as a
+    /// fraction of its width (0: the learnt min and max; see
+    /// [`Region::widen`]).
+    #[serde(default)]
+    pub margin: f64,
     pub kernels: BTreeMap<String, KernelRegion>,
 }
 
@@ -77,6 +82,8 @@ pub struct RegionCheck {
 /// Why a region could not be learnt, read or applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegionError {
+    #[error("invalid margin {0}: a fraction of each range's width, 0 or more")]
+    BadMargin(String),
     #[error("unknown counter `{0}` (known: inact, stack, lane_efficiency, pred_on, divergence)")]
     UnknownCounter(String),
     #[error("no counters named")]
@@ -126,6 +133,7 @@ pub fn learn(runs: &[(String, Option<&CountersSection>)], counters: &[String]) -
             window_blocks: s.window_blocks,
             warp_size: s.warp_size,
             counters: counters.to_vec(),
+            margin: 0.0,
             kernels: BTreeMap::new(),
         });
         same_windows(r, name, s)?;
@@ -162,6 +170,23 @@ fn same_windows(r: &Region, name: &str, s: &CountersSection) -> Result<(), Regio
 }
 
 impl Region {
+    /// Widens every learnt range by `margin` times its width on each side
+    /// (a range that is one value stays one value): fewer false alarms on
+    /// inputs the learning runs did not cover, at the price of faults that
+    /// move a counter only a little. `margin` is a finite fraction ≥ 0.
+    pub fn widen(&mut self, margin: f64) -> Result<(), RegionError> {
+        if !margin.is_finite() || margin < 0.0 {
+            return Err(RegionError::BadMargin(margin.to_string()));
+        }
+        for b in self.kernels.values_mut().flat_map(|k| k.bounds.values_mut()) {
+            let spread = (b.max - b.min) * margin;
+            b.min -= spread;
+            b.max += spread;
+        }
+        self.margin += margin;
+        Ok(())
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
@@ -309,6 +334,23 @@ mod tests {
         assert_eq!(c.windows_checked, 2);
         assert_eq!(c.deviations.len(), 1);
         assert_eq!((c.deviations[0].window, c.deviations[0].counter.as_str()), (1, "inact"));
+    }
+
+    #[test]
+    fn a_margin_widens_each_range_by_its_width() {
+        let a = section(&[0, 8]);
+        let mut r = learn(&[("a".into(), Some(&a))], &names(&["inact"])).unwrap();
+        let width = 16.0 / 192.0;
+        // 10 lanes off is outside the learnt range, inside it widened by half
+        let c = section(&[10]);
+        assert_eq!(r.check("c", &c).unwrap().deviations.len(), 1);
+        r.widen(0.5).unwrap();
+        let b = r.kernels["k"].bounds["inact"];
+        assert!((b.min + width / 2.0).abs() < 1e-12 && (b.max - 1.5 * width).abs() < 1e-12, "{b:?}");
+        assert!(r.check("c", &c).unwrap().deviations.is_empty());
+        assert_eq!(Region::from_json(&r.to_json()).unwrap().margin, 0.5);
+        assert!(matches!(r.widen(-1.0), Err(RegionError::BadMargin(_))));
+        assert!(matches!(r.widen(f64::NAN), Err(RegionError::BadMargin(_))));
     }
 
     #[test]

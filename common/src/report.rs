@@ -311,6 +311,99 @@ pub struct Report {
     /// inject`; absent otherwise and in older reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub injection: Option<Injection>,
+    /// How exceptional values flow through each kernel (`--tool flow`;
+    /// absent otherwise and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSection>,
+}
+
+/// The flow tool's findings ([`crate::flow`]), per kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FlowSection {
+    pub kernels: Vec<KernelFlow>,
+}
+
+/// One kernel's flow records and the sentences they make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelFlow {
+    pub kernel: String,
+    /// By instruction offset, then state, kind and format.
+    pub records: Vec<FlowRecord>,
+    /// One sentence per kind ([`crate::flow::stories`]), derived from the
+    /// records when the report is written.
+    #[serde(default)]
+    pub summary: Vec<String>,
+}
+
+/// One (site, state, kind, format) of the flow tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowRecord {
+    pub state: crate::flow::FlowState,
+    pub kind: ExceptionKind,
+    pub format: FpFormat,
+    pub site: SiteRef,
+    /// What the instruction does (`f32.minmax`, `f64.div`: the class label).
+    pub class: String,
+    /// Index (from 0) of the kernel's first launch that showed it; 0 and
+    /// meaningless when `first_launch_unknown` is set.
+    pub first_launch: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_launch_unknown: bool,
+    /// Warp (wave) executions in which some lane showed it.
+    pub occurrences: u64,
+    /// The classes the sources of those lanes had.
+    #[serde(default)]
+    pub sources: Vec<crate::flow::FlowClass>,
+    /// The classes their results had.
+    #[serde(default)]
+    pub results: Vec<crate::flow::FlowClass>,
+}
+
+impl FlowRecord {
+    /// The lane-word classes of this record ([`crate::flow::lane::CLASSES`] bits).
+    pub fn seen(&self) -> u16 {
+        crate::flow::seen_of(&self.sources, &self.results)
+    }
+}
+
+impl FlowSection {
+    /// The records of `kernel`.
+    pub fn kernel(&self, kernel: &str) -> Option<&KernelFlow> {
+        self.kernels.iter().find(|k| k.kernel == kernel)
+    }
+
+    /// The sections of several reports as one: records of the same
+    /// (kernel, offset, state, kind, format) add their occurrences and
+    /// classes; None when no report has a section.
+    pub fn merge<'a>(sections: impl Iterator<Item = &'a FlowSection>) -> Option<FlowSection> {
+        let mut c = Collector::new(RunInfo::new("", "", ""), None);
+        let mut any = false;
+        for s in sections {
+            any = true;
+            for k in &s.kernels {
+                c.expect_flow(&k.kernel);
+                for r in &k.records {
+                    let launch = if r.first_launch_unknown { LAUNCH_UNKNOWN } else { r.first_launch };
+                    let f = FlowFinding {
+                        state: r.state,
+                        kind: r.kind,
+                        format: r.format,
+                        site: r.site.clone(),
+                        class: r.class.clone(),
+                        launch,
+                        occurrences: r.occurrences,
+                        seen: r.seen(),
+                    };
+                    c.record_flow(&k.kernel, f);
+                }
+            }
+        }
+        if any {
+            c.flow_section()
+        } else {
+            None
+        }
+    }
 }
 
 /// The report's record of an injected fault.
@@ -438,6 +531,25 @@ pub struct Collector {
     records: u64,
     counters: Option<crate::counters::CountersSection>,
     injection: Option<Injection>,
+    flow: BTreeMap<String, BTreeMap<FlowKey, FlowRecord>>,
+}
+
+/// A flow record's identity in the collector: (offset, state, kind, format).
+type FlowKey = (u64, crate::flow::FlowState, ExceptionKind, FpFormat);
+
+/// One flow finding as a backend delivers it ([`Collector::record_flow`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowFinding {
+    pub state: crate::flow::FlowState,
+    pub kind: ExceptionKind,
+    pub format: FpFormat,
+    pub site: SiteRef,
+    pub class: String,
+    /// Launch index ([`LAUNCH_UNKNOWN`]: not known).
+    pub launch: u64,
+    pub occurrences: u64,
+    /// OR of the lane words (their class bits) of the lanes that showed it.
+    pub seen: u16,
 }
 
 /// What [`Collector::record`] did with a finding.
@@ -462,7 +574,50 @@ impl Collector {
             records: 0,
             counters: None,
             injection: None,
+            flow: BTreeMap::new(),
         }
+    }
+
+    /// Note a flow finding ([`crate::flow`]): the first of its (kernel,
+    /// offset, state, kind, format) makes the record, later ones add their
+    /// occurrences and classes. Returns whether it was new.
+    pub fn record_flow(&mut self, kernel: &str, f: FlowFinding) -> bool {
+        let records = self.flow.entry(kernel.to_string()).or_default();
+        let key = (f.site.offset, f.state, f.kind, f.format);
+        if let Some(r) = records.get_mut(&key) {
+            r.occurrences += f.occurrences;
+            let (sources, results) = crate::flow::classes_of(r.seen() | f.seen);
+            (r.sources, r.results) = (sources, results);
+            if f.launch != LAUNCH_UNKNOWN && (r.first_launch_unknown || f.launch < r.first_launch) {
+                r.first_launch = f.launch;
+                r.first_launch_unknown = false;
+            }
+            return false;
+        }
+        let (sources, results) = crate::flow::classes_of(f.seen);
+        let unknown = f.launch == LAUNCH_UNKNOWN;
+        records.insert(
+            key,
+            FlowRecord {
+                state: f.state,
+                kind: f.kind,
+                format: f.format,
+                site: f.site,
+                class: f.class,
+                first_launch: if unknown { 0 } else { f.launch },
+                first_launch_unknown: unknown,
+                occurrences: f.occurrences,
+                sources,
+                results,
+            },
+        );
+        true
+    }
+
+    /// Mark the run as a flow run: its report has a flow section, empty
+    /// where nothing exceptional flowed.
+    pub fn expect_flow(&mut self, kernel: &str) {
+        self.flow.entry(kernel.to_string()).or_default();
     }
 
     /// Note an instrumented process that introduced itself.
@@ -608,7 +763,26 @@ impl Collector {
             },
             counters: self.counters.clone(),
             injection: self.injection.clone(),
+            flow: self.flow_section(),
         }
+    }
+
+    /// The flow section: kernels by name, records by (offset, state, kind,
+    /// format), with their sentences; None when no flow was recorded or expected.
+    fn flow_section(&self) -> Option<FlowSection> {
+        if self.flow.is_empty() {
+            return None;
+        }
+        let kernels = self
+            .flow
+            .iter()
+            .map(|(kernel, records)| {
+                let records: Vec<FlowRecord> = records.values().cloned().collect();
+                let summary = crate::flow::stories(&records).into_iter().map(|s| s.text).collect();
+                KernelFlow { kernel: kernel.clone(), records, summary }
+            })
+            .collect();
+        Some(FlowSection { kernels })
     }
 
     /// The fault of an inject run and its activations; a process reporting

@@ -1,7 +1,8 @@
 //! Tools turn a kernel view into a plan: the exception detector, the
 //! screener (the hardware's sticky exception flags at each exit) and an
-//! instruction counter; the analyzer and fault injection will be further
-//! tools emitting further actions (see [`crate::probe`]).
+//! instruction counter; the counters, fault injection and the flow
+//! analysis are further tools with modules of their own
+//! ([`crate::count_tool`], [`crate::inject_tool`], [`crate::flow`]).
 
 use crate::class::{FpOp, InstrClass};
 use crate::fp::{ExceptionKind, ExceptionKinds};
@@ -13,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// The tool a run, replay or dump uses: the exception detector, the
-/// counters ([`crate::count_tool`]), or the injection of one permanent
-/// fault ([`crate::fault`]).
+/// counters ([`crate::count_tool`]), the injection of one permanent
+/// fault ([`crate::fault`]), or the flow analysis ([`crate::flow`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolKind {
@@ -22,16 +23,18 @@ pub enum ToolKind {
     Detect,
     Counters,
     Inject,
+    Flow,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 3] = [ToolKind::Detect, ToolKind::Counters, ToolKind::Inject];
+    pub const ALL: [ToolKind; 4] = [ToolKind::Detect, ToolKind::Counters, ToolKind::Inject, ToolKind::Flow];
 
     pub fn name(self) -> &'static str {
         match self {
             ToolKind::Detect => "detect",
             ToolKind::Counters => "counters",
             ToolKind::Inject => "inject",
+            ToolKind::Flow => "flow",
         }
     }
 
@@ -245,7 +248,9 @@ mod tests {
             .iter()
             .map(|p| match &p.action {
                 Action::CheckFp { kinds, .. } => (p.instr, p.when, kinds.0),
-                Action::Count { .. } | Action::Inject { .. } | Action::ReadExceptionFlags => (p.instr, p.when, 0xff),
+                Action::Count { .. } | Action::Inject { .. } | Action::ReadExceptionFlags | Action::Flow { .. } => {
+                    (p.instr, p.when, 0xff)
+                }
             })
             .collect();
         assert_eq!(

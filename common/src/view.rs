@@ -129,6 +129,21 @@ pub enum ValueFlow {
     Copies(u8),
 }
 
+/// The format of the floating-point values an instruction reads, where
+/// its class does not say it: a conversion reads another format than it
+/// writes (`f64` for an f64 → f32 conversion), or integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(tag = "reads", content = "format", rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// The class's format (or the instruction reads no floating-point value).
+    #[default]
+    OfClass,
+    /// This format.
+    Is(crate::class::FpFormat),
+    /// Integers (a conversion from an integer).
+    NotFloat,
+}
+
 /// One instruction, as tools see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstrView {
@@ -147,6 +162,9 @@ pub struct InstrView {
     /// How NaN and infinity travel from sources to the result.
     #[serde(default)]
     pub flow: ValueFlow,
+    /// The format of the values it reads, where the class does not say.
+    #[serde(default)]
+    pub source_format: SourceFormat,
     pub location: Option<SourceLoc>,
 }
 
@@ -162,7 +180,18 @@ impl InstrView {
             guarded: false,
             control: Control::None,
             flow: ValueFlow::Opaque,
+            source_format: SourceFormat::OfClass,
             location: None,
+        }
+    }
+
+    /// The format of the floating-point values it reads (None: integers,
+    /// or no floating-point class).
+    pub fn source_format(&self) -> Option<crate::class::FpFormat> {
+        match self.source_format {
+            SourceFormat::OfClass => self.class.format(),
+            SourceFormat::Is(f) => Some(f),
+            SourceFormat::NotFloat => None,
         }
     }
 

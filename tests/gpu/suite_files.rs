@@ -57,6 +57,11 @@ fn the_screen_checks_report_reader_holds_on_hand_made_reports() {
 }
 
 #[test]
+fn flow_comparison_rules_hold_on_hand_made_logs() {
+    run_python(&["flow_vs_gpufpx.py", "selftest"]);
+}
+
+#[test]
 fn every_program_has_a_well_formed_expected_file_and_listings() {
     let kinds = ["nan", "inf", "sub", "div0"];
     let formats = ["f16", "f16x2", "bf16", "bf16x2", "f32", "f64"];

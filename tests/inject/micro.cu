@@ -3,7 +3,7 @@
 // kernel records %smid per block: the block scheduler decides where blocks
 // land, so the prediction is made after the fact).
 //
-// Usage: micro KERNEL OUT.bin   (KERNEL: index, fadd, select, shared)
+// Usage: micro KERNEL OUT.bin   (KERNEL: index, fadd, select, shared, guarded)
 // OUT.bin: the output words, then the block log (little-endian uint32).
 // 264 blocks of 32 threads (one warp each): every one of the 132 SMs of an
 // H100 gets blocks.
@@ -71,6 +71,19 @@ __global__ void shared_kernel(uint32_t *out, uint32_t *smid) {
     if (lane == 0) smid[blockIdx.x] = sm_id();
 }
 
+// IAL force: a predicated add (kept predicated by inline PTX) runs in even
+// lanes only; odd lanes write a[i] unchanged.
+__global__ void guarded_kernel(const float *a, const float *b, float *out, uint32_t *smid) {
+    int i = blockIdx.x * THREADS + threadIdx.x;
+    uint32_t lane = lane_id();
+    float r = a[i];
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %1, 0;\n\t@p add.f32 %0, %0, %2;\n\t}"
+                 : "+f"(r)
+                 : "r"(lane & 1u), "f"(b[i]));
+    out[i] = r;
+    if (lane == 0) smid[blockIdx.x] = sm_id();
+}
+
 static void check(cudaError_t e, const char *what) {
     if (e != cudaSuccess) {
         fprintf(stderr, "micro: %s: %s\n", what, cudaGetErrorString(e));
@@ -80,7 +93,7 @@ static void check(cudaError_t e, const char *what) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: micro index|fadd|select|shared OUT.bin\n");
+        fprintf(stderr, "usage: micro index|fadd|select|shared|guarded OUT.bin\n");
         return 64;
     }
     std::string k = argv[1];
@@ -107,6 +120,7 @@ int main(int argc, char **argv) {
     else if (k == "fadd") fadd_kernel<<<BLOCKS, THREADS>>>(a, b, (float *)out, log);
     else if (k == "select") select_kernel<<<BLOCKS, THREADS>>>(a, b, out, log);
     else if (k == "shared") shared_kernel<<<BLOCKS, THREADS>>>(out, log);
+    else if (k == "guarded") guarded_kernel<<<BLOCKS, THREADS>>>(a, b, (float *)out, log);
     else {
         fprintf(stderr, "micro: unknown kernel %s\n", k.c_str());
         return 64;

@@ -127,13 +127,24 @@ fn nvidia_without_tool_library_says_how_to_build_it() {
 }
 
 #[test]
-fn amd_runs_are_refused_in_one_line() {
+fn amd_runs_without_a_gpu_are_refused_in_one_line() {
+    if Path::new("/dev/kfd").exists() {
+        eprintln!("note: /dev/kfd exists; the no-AMD-GPU message is not checked here");
+        return;
+    }
     let d = scratch();
+    // a tool library is there: the missing GPU is what stops the run
+    let tool = d.path().join("libxfpx_hsa.so");
+    std::fs::write(&tool, b"").expect("write");
     let mut c = xfpx(d.path());
-    c.args(["run", "--vendor", "amd", "--", "touch", "ran"]);
+    c.env("XFPX_HSA_TOOL", &tool).args(["run", "--vendor", "amd", "--", "touch", "ran"]);
     let o = run(c);
-    let needle = if Path::new("/dev/kfd").exists() { "not part of this release" } else { "no AMD GPU found" };
-    o.assert_one_line_error(1, needle);
+    o.assert_one_line_error(1, "no AMD GPU found (/dev/kfd is missing); --emulate runs the program");
+    assert!(!d.path().join("ran").exists());
+    // a tool library that is not there is said first, on any machine
+    let mut c = xfpx(d.path());
+    c.env("XFPX_HSA_TOOL", d.path().join("none.so")).args(["run", "--vendor", "amd", "--", "touch", "ran"]);
+    run(c).assert_one_line_error(1, "XFPX_HSA_TOOL names");
     assert!(!d.path().join("ran").exists());
 }
 
@@ -190,4 +201,35 @@ fn dump_of_a_missing_file() {
         c.args(["dump", "--vendor", vendor, "missing.sass"]);
         run(c).assert_one_line_error(1, "cannot read missing.sass");
     }
+}
+
+#[test]
+fn flags_of_the_other_vendor_are_refused_in_one_line() {
+    let d = scratch();
+    let mut c = xfpx(d.path());
+    c.args(["run", "--vendor", "nvidia", "--mode", "screen", "--", "touch", "ran"]);
+    run(c).assert_one_line_error(2, "--mode screen reads the sticky exception bits of AMD waves");
+    let mut c = xfpx(d.path());
+    c.args(["run", "--vendor", "amd", "--tool", "counters", "--", "touch", "ran"]);
+    run(c).assert_one_line_error(1, "--tool counters is not available for AMD runs");
+    let mut c = xfpx(d.path());
+    c.args(["run", "--vendor", "nvidia", "--emulate", "--", "touch", "ran"]);
+    run(c).assert_one_line_error(1, "--emulate runs AMD programs");
+    assert!(!d.path().join("ran").exists());
+}
+
+#[test]
+fn setup_amd_says_what_it_cannot_do_in_one_line() {
+    let d = scratch();
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--arch", "sm_90"]);
+    run(c).assert_one_line_error(1, "--arch is for `xfpx setup nvidia`");
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--dest"]).arg(d.path().join("nope"));
+    run(c).assert_one_line_error(1, "does not exist");
+    // the tests' xfpx is a debug build, which carries no AMD libraries
+    let mut c = xfpx(d.path());
+    c.args(["setup", "amd", "--dest"]).arg(d.path());
+    run(c).assert_one_line_error(1, "this xfpx carries no AMD libraries");
+    assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0, "nothing was written");
 }

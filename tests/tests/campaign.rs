@@ -233,7 +233,31 @@ fn faulty_runs_check_the_fault() {
             "--mask does not apply to the WV model",
         ),
         (&["run", "--tool", "inject", "--model", "XX", "--sm", "0", "--", "true"], "unknown error model `XX`"),
-        (&["run", "--model", "IVOC", "--sm", "0", "--", "true"], "need --tool inject"),
+        (&["run", "--model", "IVOC", "--sm", "0", "--", "true"], "need --tool inject (or --tool counters)"),
+        (&["replay", "--tool", "counters", "--model", "IVOC", "--sm", "0", "l.json"], "need --tool inject"),
+        (
+            &[
+                "run",
+                "--tool",
+                "counters",
+                "--model",
+                "WV",
+                "--predicate",
+                "0",
+                "--mask",
+                "1",
+                "--sm",
+                "0",
+                "--",
+                "true",
+            ],
+            "--mask does not apply to the WV model",
+        ),
+        (
+            // counters with a fault in the run: a valid fault goes on to the run
+            &["run", "--tool", "counters", "--model", "WV", "--predicate", "0", "--sm", "0", "--", "true"],
+            "no supported GPU found",
+        ),
         (
             &[
                 "run",

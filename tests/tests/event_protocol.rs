@@ -591,3 +591,61 @@ fn screened_launches_and_findings_reach_the_report_and_the_summary() {
         o.stderr
     );
 }
+
+#[test]
+fn flow_events_make_the_flow_section_and_appearances_are_printed() {
+    use xfpx_common::flow::{lane, FlowState};
+    use xfpx_common::report::{FlowFinding, SiteRef};
+    let d = scratch();
+    let site = |offset: u64, line: u32, instr: &str| SiteRef {
+        id: xfpx_common::site::SiteId(offset as u32),
+        offset,
+        instr: instr.into(),
+        location: Some(xfpx_common::site::SourceLoc::new("k.cu", line)),
+    };
+    let flow = |state, kind, site, class: &str, launch, occurrences, seen| Event::Flow {
+        kernel: "k".into(),
+        finding: FlowFinding {
+            state,
+            kind,
+            format: FpFormat::F32,
+            site,
+            class: class.into(),
+            launch,
+            occurrences,
+            seen,
+        },
+    };
+    let events = vec![
+        device(),
+        Event::Kernel { name: "k".into(), status: KernelStatus::Instrumented, probes: 3 },
+        Event::Kernel { name: "quiet".into(), status: KernelStatus::Instrumented, probes: 1 },
+        Event::Launch { kernel: "k".into(), index: 0, instrumented: true, screened: false, unchecked: None },
+        flow(FlowState::Appear, ExceptionKind::Nan, site(0x10, 7, "FMUL R4, R2, R3"), "f32.mul", 0, 1, 0),
+        flow(FlowState::Propagate, ExceptionKind::Nan, site(0x20, 8, "FADD R5, R4, 1"), "f32.add", 0, 1, 0),
+        // the sweep at the end: more executions, and the classes
+        flow(
+            FlowState::Appear,
+            ExceptionKind::Nan,
+            site(0x10, 7, "FMUL R4, R2, R3"),
+            "f32.mul",
+            u64::MAX,
+            2,
+            lane::SRC_ZERO | lane::SRC_INF,
+        ),
+    ];
+    let events = write_events(d.path(), "events.jsonl", &events);
+    let o = xfpx_run(d.path(), &["--tool", "flow", "--fail-on", "nan"], &["--events", &events, "--finish"]);
+    assert_eq!(o.code, Some(3), "a NaN flowed: {}", o.stderr);
+    let appears: Vec<&str> = o.stderr.lines().filter(|l| l.contains(" appears in ")).collect();
+    assert_eq!(appears, ["xfpx: nan (f32) appears in k at k.cu:7: FMUL R4, R2, R3 [+0x10]"], "{}", o.stderr);
+    assert!(o.stderr.contains("NaN appears at line 7 (0*inf), propagates through line 8."), "{}", o.stderr);
+    let r = read_report(&d.path().join("xfpx-report.json"));
+    assert_eq!(r.run.mode, "flow");
+    let section = r.flow.expect("a flow section");
+    let names: Vec<&str> = section.kernels.iter().map(|k| k.kernel.as_str()).collect();
+    assert_eq!(names, ["k", "quiet"], "an instrumented kernel without flows is listed too");
+    let k = &section.kernels[0];
+    assert_eq!((k.records[0].occurrences, k.records[0].first_launch), (3, 0));
+    assert_eq!(k.summary, ["NaN appears at line 7 (0*inf), propagates through line 8."]);
+}

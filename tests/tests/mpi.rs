@@ -279,6 +279,7 @@ fn merging_refuses_mixed_vendors_and_needs_the_flag_for_several_files() {
         processes: vec![],
         counters: None,
         injection: None,
+        flow: None,
     };
     std::fs::write(d.path().join("a.json"), r.to_json()).expect("write");
     r.run.vendor = "amd-emulated".into();

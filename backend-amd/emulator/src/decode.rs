@@ -1,7 +1,8 @@
 //! Instruction identity for the emulator: which instruction starts at a byte
 //! offset, how long it is and what it is called, as the project's gfx9/CDNA
 //! decoder (`xfpx-amd-isa`) reads it. This module only maps that decoder's
-//! result onto the executor's view (encoding family, VOP3 promotion, literal);
+//! result onto the executor's view (encoding family, VOP3 promotion, SDWA,
+//! literal);
 //! operand fields are read by the executor from the raw words.
 
 use std::collections::HashMap;
@@ -49,6 +50,9 @@ pub struct Instruction {
     pub mnemonic: &'static str,
     /// A VOP1/VOP2/VOPC opcode in the 64-bit VOP3 encoding.
     pub vop3: bool,
+    /// A VOP1/VOP2/VOPC opcode with the sub-dword addressing (SDWA) dword
+    /// in `words[1]` (source 0, selects, modifiers; no literal).
+    pub sdwa: bool,
     /// Length in bytes (4, 8 or 12).
     pub len: u8,
     /// The raw dwords: [0] and [1] of the encoding, [2] a trailing literal.
@@ -69,7 +73,7 @@ pub enum DecodeError {
     /// or one it does not model).
     Isa(xfpx_amd_isa::DecodeError),
     /// A valid instruction in a form or encoding the emulator does not execute
-    /// (DPP, SDWA, MTBUF, MIMG, ...).
+    /// (DPP, MTBUF, MIMG, ...).
     UnsupportedForm(&'static str),
 }
 
@@ -149,12 +153,16 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         xfpx_amd_isa::DecodeError::Truncated { .. } => DecodeError::Truncated,
         e => DecodeError::Isa(e),
     })?;
-    match insn.variant {
-        Variant::Plain => {}
+    let sdwa = match insn.variant {
+        Variant::Plain => false,
         Variant::Dpp => return Err(DecodeError::UnsupportedForm("DPP")),
-        Variant::Sdwa => return Err(DecodeError::UnsupportedForm("SDWA")),
+        // Every SDWA operand is one dword; the selects address its bytes.
+        Variant::Sdwa if insn.row.operands.iter().any(|s| s.width > 1) => {
+            return Err(DecodeError::UnsupportedForm("SDWA with a 64-bit operand"))
+        }
+        Variant::Sdwa => true,
         Variant::ScaledMfma => return Err(DecodeError::UnsupportedForm("scaled MFMA")),
-    }
+    };
     let mut encoding = executed_encoding(insn.encoding).map_err(DecodeError::UnsupportedForm)?;
     let mut opcode = insn.opcode;
     let mut vop3 = false;
@@ -172,9 +180,9 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     }
     let mut words = [0u32; 3];
     words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
-    let literal = (insn.length > base).then(|| words[base / 4]);
+    let literal = (insn.length > base && !sdwa).then(|| words[base / 4]);
     let exec = insn.exec_effect();
-    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, len: insn.length as u8, words, literal, exec })
+    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, sdwa, len: insn.length as u8, words, literal, exec })
 }
 
 #[cfg(test)]

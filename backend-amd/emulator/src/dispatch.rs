@@ -25,6 +25,24 @@ pub struct Dispatch {
     pub dynamic_lds: u32,
 }
 
+/// Sees every wave instruction just before and just after it executes,
+/// with its PC as an offset in the code image (a virtual address of the
+/// code object): an oracle for instrumentation that reads values.
+pub trait StepObserver: Send {
+    fn before(&mut self, pc: u64, wave: &Wave);
+    fn after(&mut self, pc: u64, wave: &Wave);
+}
+
+/// A shared [`StepObserver`] for [`RunLimits::observer`].
+#[derive(Clone)]
+pub struct Observer(pub Arc<std::sync::Mutex<dyn StepObserver>>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
 /// Limits of a run, and where it tells its progress.
 #[derive(Debug, Clone)]
 pub struct RunLimits {
@@ -35,6 +53,8 @@ pub struct RunLimits {
     /// Compute units the waves are placed on (None: the target's; see
     /// [`crate::placement`]).
     pub compute_units: Option<u32>,
+    /// Told of every instruction every wave executes (slow: for tests and oracles).
+    pub observer: Option<Observer>,
 }
 
 /// Launches of more waves than this are refused before they start
@@ -43,7 +63,7 @@ pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None }
+        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None, observer: None }
     }
 }
 
@@ -178,19 +198,21 @@ pub fn kernarg_segment(kernel: &Kernel, explicit: &[u8], d: &Dispatch) -> Vec<u8
     seg
 }
 
-/// Runs `kernel` of `code` over the grid. `explicit_args` are the explicit
-/// kernel arguments, laid out at their metadata offsets.
-pub fn run_kernel(
-    mem: &mut GlobalMemory,
-    code: &LoadedCode,
-    kernel: &Kernel,
-    explicit_args: &[u8],
-    d: &Dispatch,
-    limits: &RunLimits,
-) -> Result<RunStats, RunError> {
-    let isa = code.object.target;
-    let kd = &kernel.descriptor;
-    if kd.kernel_code_properties & (1 << 10) != 0 {
+/// Where a dispatch finds its kernarg segment, AQL dispatch packet and
+/// queue in emulated memory, and its dispatch id: what a host runtime that
+/// placed them there (an emulated HSA queue) hands the waves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DispatchAddresses {
+    pub kernarg: u64,
+    pub packet: u64,
+    /// The queue (`amd_queue_t`); 0 where there is none.
+    pub queue: u64,
+    pub dispatch_id: u64,
+}
+
+/// Refuses shapes the emulator cannot run, before anything runs.
+fn check_shape(kernel: &Kernel, d: &Dispatch) -> Result<u32, RunError> {
+    if kernel.descriptor.kernel_code_properties & (1 << 10) != 0 {
         return Err(RunError::Launch(format!("kernel {} is wave32; the emulator runs wave64 only", kernel.name)));
     }
     if d.block.iter().product::<u32>() == 0 || d.grid.iter().product::<u32>() == 0 {
@@ -200,8 +222,24 @@ pub fn run_kernel(
     if threads > 1024 {
         return Err(RunError::Launch(format!("{threads} work-items per workgroup exceed 1024")));
     }
+    Ok(threads)
+}
+
+/// Runs `kernel` of `code` over the grid. `explicit_args` are the explicit
+/// kernel arguments, laid out at their metadata offsets; the kernarg
+/// segment (with the hidden arguments) and the dispatch packet are built
+/// and placed in `mem` here.
+pub fn run_kernel(
+    mem: &mut GlobalMemory,
+    code: &LoadedCode,
+    kernel: &Kernel,
+    explicit_args: &[u8],
+    d: &Dispatch,
+    limits: &RunLimits,
+) -> Result<RunStats, RunError> {
+    check_shape(kernel, d)?;
     let kernarg = kernarg_segment(kernel, explicit_args, d);
-    let kernarg_addr = mem.allocate(kernarg.clone());
+    let kernarg_addr = mem.allocate(kernarg);
     // hsa_kernel_dispatch_packet_t
     let mut pkt = vec![0u8; 64];
     pkt[2..4].copy_from_slice(
@@ -223,14 +261,38 @@ pub fn run_kernel(
     pkt[32..40].copy_from_slice(&(code.base + kernel.descriptor_vaddr).to_le_bytes());
     pkt[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
     let pkt_addr = mem.allocate(pkt);
+    let at = DispatchAddresses { kernarg: kernarg_addr, packet: pkt_addr, queue: 0, dispatch_id: 0 };
+    run_dispatch(mem, code, kernel, &at, d, limits)
+}
 
+/// Runs `kernel` of `code` over the grid with a kernarg segment, dispatch
+/// packet and queue already in `mem` at `at` (placed by the caller, hidden
+/// arguments included). The packet is not read: `d` gives the shape.
+pub fn run_dispatch(
+    mem: &mut GlobalMemory,
+    code: &LoadedCode,
+    kernel: &Kernel,
+    at: &DispatchAddresses,
+    d: &Dispatch,
+    limits: &RunLimits,
+) -> Result<RunStats, RunError> {
+    let threads = check_shape(kernel, d)?;
+    let isa = code.object.target;
+    let kd = &kernel.descriptor;
+    let (kernarg_addr, pkt_addr) = (at.kernarg, at.packet);
     let rsrc1 = kd.compute_pgm_rsrc1;
     let rsrc2 = kd.compute_pgm_rsrc2;
     // MODE from rsrc1: FLOAT_ROUND [15:12] -> [3:0], FLOAT_DENORM [19:16] -> [7:4],
     // DX10_CLAMP 21 -> 8, IEEE 23 -> 9.
     let mode = ((rsrc1 >> 12) & 0xF) | ((rsrc1 >> 16) & 0xF) << 4 | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9;
     let preload_len = (kd.kernarg_preload & 0x7F) as usize;
-    let preload_off = (kd.kernarg_preload >> 7) as usize;
+    let preload_off = (kd.kernarg_preload >> 7) as u64;
+    let preloaded = (0..preload_len as u64)
+        .map(|i| mem.read_u32(kernarg_addr + 4 * (preload_off + i)))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| {
+            RunError::Launch(format!("the kernarg segment at {kernarg_addr:#x} lacks the dwords the kernel preloads"))
+        })?;
     let entry = code.base + kernel.entry_vaddr + if preload_len > 0 { 256 } else { 0 };
     let vgpr_ids = (rsrc2 >> 11) & 3;
     // gfx90a and later receive the workitem ids packed in v0.
@@ -283,13 +345,13 @@ pub fn run_kernel(
                         put64(&mut wave, &mut s, pkt_addr);
                     }
                     if props & 4 != 0 {
-                        put64(&mut wave, &mut s, 0);
+                        put64(&mut wave, &mut s, at.queue);
                     }
                     if props & 8 != 0 {
                         put64(&mut wave, &mut s, kernarg_addr);
                     }
                     if props & 16 != 0 {
-                        put64(&mut wave, &mut s, 0);
+                        put64(&mut wave, &mut s, at.dispatch_id);
                     }
                     if props & 32 != 0 {
                         put64(&mut wave, &mut s, 0);
@@ -297,11 +359,9 @@ pub fn run_kernel(
                     if props & 64 != 0 {
                         s += 1;
                     }
-                    for i in 0..preload_len {
-                        let o = 4 * (preload_off + i);
-                        if s < 128 && o + 4 <= kernarg.len() {
-                            wave.sgpr[s] =
-                                u32::from_le_bytes([kernarg[o], kernarg[o + 1], kernarg[o + 2], kernarg[o + 3]]);
+                    for &dword in &preloaded {
+                        if s < 128 {
+                            wave.sgpr[s] = dword;
                         }
                         s += 1;
                     }
@@ -395,10 +455,18 @@ fn run_workgroup(
             }
             progressed = true;
             loop {
-                let inst = fetch(mem, cache, isa, wave.pc).map_err(RunError::Exec)?;
+                let pc = wave.pc;
+                let inst = fetch(mem, cache, isa, pc).map_err(RunError::Exec)?;
                 stats.counts.record(&inst, wave.exec());
+                let observer = limits.observer.as_ref().map(|o| &o.0);
+                if let Some(o) = observer {
+                    o.lock().unwrap_or_else(|p| p.into_inner()).before(pc.wrapping_sub(stats.code_base), wave);
+                }
                 let mut env = Env { global: mem, lds, obs: &mut stats.observations, target: isa };
                 let step = wave.step(&inst, &mut env).map_err(RunError::Exec)?;
+                if let Some(o) = observer {
+                    o.lock().unwrap_or_else(|p| p.into_inner()).after(pc.wrapping_sub(stats.code_base), wave);
+                }
                 stats.instructions += 1;
                 if stats.instructions > limits.max_instructions {
                     return Err(RunError::InstructionLimit(limits.max_instructions));

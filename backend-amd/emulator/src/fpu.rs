@@ -83,6 +83,26 @@ pub fn f64_to_f16(x: f64) -> u16 {
     sign | (((e2 + 15) as u16) << 10) | mant
 }
 
+/// An f32 converted to f16 rounding toward zero (`v_cvt_pkrtz_f16_f32`):
+/// beyond the largest finite f16, that f16; NaN stays NaN, infinities stay.
+pub fn f32_to_f16_rtz(x: f32) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+    if x.is_nan() {
+        return sign | 0x7E00;
+    }
+    if x.is_infinite() {
+        return sign | 0x7C00;
+    }
+    let h = f64_to_f16(x as f64);
+    // Nearest rounding may have gone up in magnitude: step back one unit.
+    let toward_zero = if f16_to_f64(h).abs() > (x as f64).abs() { h - 1 } else { h };
+    if toward_zero & 0x7FFF == 0x7C00 {
+        sign | 0x7BFF
+    } else {
+        toward_zero
+    }
+}
+
 fn is_snan32(x: f32) -> bool {
     x.is_nan() && x.to_bits() & 0x0040_0000 == 0
 }
@@ -315,7 +335,8 @@ pub fn fma16(a: u16, b: u16, c: u16, mode: FpMode, flags: &mut Flags) -> u16 {
     round16(r, exact, nan_in, inf_in, mode, flags)
 }
 
-fn in16(h: u16, mode: FpMode, flags: &mut Flags) -> f64 {
+/// Input flushing of an f16 operand, as an (exact) f64.
+pub fn in16(h: u16, mode: FpMode, flags: &mut Flags) -> f64 {
     let x = f16_to_f64(h);
     if h & 0x7C00 == 0 && h & 0x3FF != 0 {
         *flags |= flag::INPUT_DENORM;
@@ -375,6 +396,23 @@ pub fn minmax32(a: f32, b: f32, max: bool, mode: FpMode, flags: &mut Flags) -> f
         a
     } else {
         b
+    }
+}
+
+/// The median of three values (`v_med3_*`): with a NaN among them, the
+/// minimum of the three as `minmax64` takes it.
+pub fn med3_64(a: f64, b: f64, c: f64, mode: FpMode, flags: &mut Flags) -> f64 {
+    if a.is_nan() || b.is_nan() || c.is_nan() {
+        let t = minmax64(a, b, false, mode, flags);
+        return minmax64(t, c, false, mode, flags);
+    }
+    let mx = a.max(b).max(c);
+    if mx == a {
+        b.max(c)
+    } else if mx == b {
+        a.max(c)
+    } else {
+        a.max(b)
     }
 }
 

@@ -18,7 +18,10 @@ pub mod replay;
 pub mod timing;
 pub mod wave;
 
-pub use dispatch::{run_kernel, Dispatch, ExecCounts, LoadedCode, RunError, RunLimits, RunStats, DEFAULT_MAX_WAVES};
+pub use dispatch::{
+    run_dispatch, run_kernel, Dispatch, DispatchAddresses, ExecCounts, LoadedCode, Observer, RunError, RunLimits,
+    RunStats, StepObserver, DEFAULT_MAX_WAVES,
+};
 pub use launch::{Launch, LaunchError};
 pub use program::{Program, ProgramError};
 pub use replay::{

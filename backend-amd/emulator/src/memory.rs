@@ -21,13 +21,48 @@ impl GlobalMemory {
         GlobalMemory { allocations: BTreeMap::new(), next: FIRST_BASE }
     }
 
-    /// Maps `bytes` at a fresh address and returns it.
+    /// Maps `bytes` at a fresh address and returns it (above every mapping
+    /// [`GlobalMemory::map_at`] placed in its way, with a gap).
     pub fn allocate(&mut self, bytes: Vec<u8>) -> u64 {
-        let base = self.next;
         let len = bytes.len() as u64;
+        let mut base = self.next;
+        while let Some(end) = self.overlap_end(base, len + ALIGN) {
+            base = end.div_ceil(ALIGN) * ALIGN + ALIGN;
+        }
         self.next = (base + len + 2 * ALIGN - 1) / ALIGN * ALIGN;
         self.allocations.insert(base, bytes);
         base
+    }
+
+    /// Maps `bytes` at `base`, an address the caller chose (where a host
+    /// runtime keeps that memory, say). Refused (one line) where the range
+    /// is empty, wraps, or meets an existing mapping.
+    pub fn map_at(&mut self, base: u64, bytes: Vec<u8>) -> Result<(), String> {
+        let len = bytes.len() as u64;
+        if len == 0 || base.checked_add(len).is_none() {
+            return Err(format!("cannot map {len} bytes at {base:#x}"));
+        }
+        if let Some(end) = self.overlap_end(base, len) {
+            return Err(format!("{len} bytes at {base:#x} overlap a mapping that ends at {end:#x}"));
+        }
+        self.allocations.insert(base, bytes);
+        Ok(())
+    }
+
+    /// The end of a mapping that meets `[base, base + len)`, if any.
+    fn overlap_end(&self, base: u64, len: u64) -> Option<u64> {
+        let end = base.saturating_add(len);
+        if let Some((&b, buf)) = self.allocations.range(..=base).next_back() {
+            if b + buf.len() as u64 > base {
+                return Some(b + buf.len() as u64);
+            }
+        }
+        self.allocations.range(base..end).next().map(|(&b, buf)| b + buf.len() as u64)
+    }
+
+    /// Every mapping, by base address.
+    pub fn mappings(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.allocations.iter().map(|(&b, v)| (b, v.as_slice()))
     }
 
     /// The contents of the allocation at `base`.
@@ -117,5 +152,26 @@ mod tests {
         assert!(m.write(b + 4, &[9; 4]));
         assert_eq!(m.read_u32(b + 4), Some(0x0909_0909));
         assert_eq!(m.read_u32(0), None);
+    }
+
+    #[test]
+    fn mappings_at_chosen_addresses_are_kept_apart() {
+        let mut m = GlobalMemory::new();
+        m.map_at(FIRST_BASE + 0x100, vec![7; 0x20]).expect("maps");
+        assert_eq!(m.read_u32(FIRST_BASE + 0x11c), Some(0x0707_0707));
+        assert_eq!(m.read_u32(FIRST_BASE + 0x11e), None);
+        // Overlaps on either side and empty ranges are refused.
+        assert!(m.map_at(FIRST_BASE + 0x110, vec![0; 4]).is_err());
+        assert!(m.map_at(FIRST_BASE + 0xF0, vec![0; 0x11]).is_err());
+        assert!(m.map_at(FIRST_BASE + 0x200, Vec::new()).is_err());
+        assert!(m.map_at(u64::MAX - 2, vec![0; 8]).is_err());
+        m.map_at(FIRST_BASE + 0x120, vec![1; 4]).expect("adjacent is fine");
+        // Fresh allocations step over what was mapped.
+        let a = m.allocate(vec![0; 0x10]);
+        assert!(a >= FIRST_BASE + 0x124, "{a:#x}");
+        let b = m.allocate(vec![0; 0x10]);
+        assert!(b > a + 0x10);
+        let bases: Vec<u64> = m.mappings().map(|(b, _)| b).collect();
+        assert_eq!(bases, vec![FIRST_BASE + 0x100, FIRST_BASE + 0x120, a, b]);
     }
 }

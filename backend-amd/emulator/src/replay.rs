@@ -52,6 +52,7 @@ impl ReplayOptions {
             max_instructions: if self.max_instructions == 0 { d.max_instructions } else { self.max_instructions },
             progress: self.progress.clone(),
             compute_units: None,
+            observer: None,
         }
     }
 

@@ -120,6 +120,8 @@ pub struct Wave {
     pub hw_id: u32,
     /// What `s_getreg_b32` of `XCC_ID` reads; `None` where the target has no such register.
     pub xcc_id: Option<u32>,
+    /// VGPR indexing mode (`s_set_gpr_idx_on` until `s_set_gpr_idx_off`).
+    pub gpr_idx_on: bool,
 }
 
 /// Registers a matrix instruction writes, and when they may be read.
@@ -212,6 +214,7 @@ impl Wave {
             matrix_pending: Vec::new(),
             hw_id: 0,
             xcc_id: None,
+            gpr_idx_on: false,
         }
     }
 
@@ -350,6 +353,9 @@ impl Wave {
         }
         let next = self.pc + inst.len as u64;
         self.pc = next;
+        if let Some(step) = self.set_gpr_idx(inst, env.obs)? {
+            return Ok(step);
+        }
         match inst.encoding {
             Encoding::Sop1 | Encoding::Sop2 | Encoding::Sopk | Encoding::Sopc => self.scalar(inst, env),
             Encoding::Sopp => self.program(inst, env),

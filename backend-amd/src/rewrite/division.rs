@@ -101,8 +101,8 @@ pub enum Divisor {
 /// The divisor of `insn` (of role [`Role::Quotient`] with index `index`),
 /// or why it cannot be tested.
 pub fn divisor(insn: &Instruction, index: usize, format: FpFormat) -> Result<Divisor, String> {
-    if insn.variant != Variant::Plain {
-        return Err(format!("the divisor of {} (DPP/SDWA form) is not tested for zero", insn.base_mnemonic));
+    if insn.variant == Variant::Dpp {
+        return Err(format!("the divisor of {} (DPP form) is not tested for zero", insn.base_mnemonic));
     }
     let slot = insn
         .operands
@@ -110,9 +110,21 @@ pub fn divisor(insn: &Instruction, index: usize, format: FpFormat) -> Result<Div
         .filter(|s| !s.written)
         .nth(index)
         .ok_or_else(|| format!("{} has no divisor operand", insn.base_mnemonic))?;
-    // An f16 source of a VOP3 form may be the high half (op_sel).
-    let high_half =
-        format == FpFormat::F16 && insn.encoding == Encoding::Vop3 && insn.words[0] >> (11 + index) & 1 == 1;
+    // An f16 source of a VOP3 form may be the high half (op_sel), one of an
+    // SDWA form the word its select names (SDWA_SEL: 4 WORD_0, 5 WORD_1, 6 DWORD).
+    let high_half = match insn.variant {
+        Variant::Sdwa => match (format, insn.words[1] >> (16 + 8 * index.min(1)) & 7) {
+            (_, 6) | (FpFormat::F16, 4) => false,
+            (FpFormat::F16, 5) => true,
+            _ => {
+                return Err(format!(
+                    "the divisor of {} is part of its register (SDWA select): not tested for zero",
+                    insn.base_mnemonic
+                ))
+            }
+        },
+        _ => format == FpFormat::F16 && insn.encoding == Encoding::Vop3 && insn.words[0] >> (11 + index) & 1 == 1,
+    };
     match &slot.operand {
         Operand::Reg(r) if r.file == RegFile::Vgpr => Ok(Divisor::Vgpr { reg: r.first, high_half }),
         Operand::Reg(r) if r.file == RegFile::Sgpr && !high_half => Ok(Divisor::Sgpr { reg: r.first }),

@@ -232,6 +232,27 @@ impl Encoder {
         )
     }
 
+    /// VOP3 `vdst = op(src0, src1, src2)` without modifiers
+    /// (`v_cndmask_b32_e64 v1, 0, 4, s[8:9]`).
+    pub fn vop3(&self, op: Opcode, vdst: u16, src0: Src, src1: Src, src2: Src) -> Result<Vec<u32>, RewriteError> {
+        let (c0, l0) = src0.code()?;
+        let (c1, l1) = src1.code()?;
+        let (c2, l2) = src2.code()?;
+        if l0.is_some() || l1.is_some() || l2.is_some() {
+            return Err(RewriteError::Encode("VOP3 takes no literal on gfx9".into()));
+        }
+        self.base(
+            Encoding::Vop3,
+            op,
+            &[
+                (Field::Vdst, u32::from(vdst)),
+                (Field::Src0, u32::from(c0)),
+                (Field::Src1, u32::from(c1)),
+                (Field::Src2, u32::from(c2)),
+            ],
+        )
+    }
+
     /// `v_accvgpr_read_b32 vdst, a<n>` (VOP3P).
     /// The unused `op_sel_hi` bits are set as LLVM's assembler sets them
     /// (all three on gfx908, the two of dword 1 on gfx90a+); the snippet
@@ -276,11 +297,27 @@ impl Encoder {
 
     /// A GLOBAL atomic without return: `op vaddr, vdata, s[saddr:saddr+1]`.
     pub fn global_atomic(&self, op: Opcode, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
-        self.base(
-            Encoding::Global,
-            op,
-            &[(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))],
-        )
+        self.global_atomic_at(op, vaddr, vdata, saddr, 0)
+    }
+
+    /// [`Encoder::global_atomic`] at `offset` bytes past the address (0..4096).
+    pub fn global_atomic_at(
+        &self,
+        op: Opcode,
+        vaddr: u16,
+        vdata: u16,
+        saddr: u16,
+        offset: u16,
+    ) -> Result<Vec<u32>, RewriteError> {
+        if offset >= 4096 {
+            return Err(RewriteError::Encode(format!("global offset {offset} is out of range")));
+        }
+        let mut fields =
+            vec![(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))];
+        if offset != 0 {
+            fields.push((Field::FlatOffset, u32::from(offset)));
+        }
+        self.base(Encoding::Global, op, &fields)
     }
 }
 
@@ -335,6 +372,17 @@ mod tests {
                 "global_atomic_add v5, v6, s[40:41]"
             );
             assert_eq!(text(target, &e.accvgpr_read(9, 3).expect("e")), "v_accvgpr_read_b32 v9, a3");
+            assert_eq!(
+                text(
+                    target,
+                    &e.vop3(Opcode::V_CNDMASK_B32_E64, 4, Src::Int(0), Src::Int(16), Src::Sgpr(30)).expect("e")
+                ),
+                "v_cndmask_b32_e64 v4, 0, 16, s[30:31]"
+            );
+            assert_eq!(
+                text(target, &e.global_atomic_at(Opcode::GLOBAL_ATOMIC_OR, 5, 6, 40, 100).expect("e")),
+                "global_atomic_or v5, v6, s[40:41] offset:100"
+            );
         }
     }
 

@@ -21,12 +21,15 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
+use super::halves;
 use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 
+#[path = "flow.rs"]
+mod flow;
 #[path = "inject.rs"]
 mod inject;
 use inject::Part;
@@ -173,6 +176,8 @@ pub struct AmdLowering<'a> {
     /// Never-executed padding inside `.text` for long-jump islands.
     pub islands: &'a mut IslandPool,
     pub insert_waits: bool,
+    /// Where the unit's flow routine is, once emitted (see `flow`).
+    pub flow_routine: Option<u64>,
 }
 
 /// What a failed lowering gives back: the appended code, the table's slots
@@ -568,6 +573,9 @@ impl AmdLowering<'_> {
         let ins = &view.instrs[p.instr as usize];
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
+                if let Some(why) = halves::in_indexing_region(self.instrs, p.instr as usize) {
+                    return Err(RewriteError::Refused(why));
+                }
                 // bf16 values are shifted into the high half and tested as f32.
                 let cmp = match format {
                     FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
@@ -575,6 +583,7 @@ impl AmdLowering<'_> {
                     _ => Opcode::V_CMP_CLASS_F32_E64,
                 };
                 let mut vals = Vec::new();
+                let insn = &self.instrs[p.instr as usize].insn;
                 for v in values {
                     let op = match v {
                         ValueRef::Def(n) => ins.defs.get(*n as usize),
@@ -582,7 +591,16 @@ impl AmdLowering<'_> {
                         ValueRef::Reg(_) => None,
                     }
                     .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
-                    vals.extend(self.values(op, *format)?);
+                    let which =
+                        if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
+                    // An f16 value in the high half is shifted down before its test.
+                    let high = halves::high_half(insn, which, *format).map_err(RewriteError::Refused)?;
+                    vals.extend(self.values(op, *format)?.into_iter().map(|mut x| {
+                        if high && x.half == Half::Whole {
+                            x.half = Half::HighToLow;
+                        }
+                        x
+                    }));
                 }
                 let checks: Vec<(ExceptionKind, (u32, Lanes))> =
                     kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
@@ -641,6 +659,7 @@ impl AmdLowering<'_> {
                 self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, data)
             }
             Action::Inject { .. } => self.inject(view, plan, p, Part::Main),
+            Action::Flow { .. } => self.flow_probe(view, p),
             other => Err(RewriteError::Refused(format!("action {other:?} is not lowered on AMD"))),
         }
     }
@@ -650,6 +669,8 @@ impl AmdLowering<'_> {
         let mut out = Vec::new();
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
+            // a flow probe before its instruction reads its sources, one after it its result
+            out.extend(flow::flow_reads(view, p, p.when == When::Before));
             if let Action::CheckFp { values, .. } = &p.action {
                 for v in values {
                     let op = match v {
@@ -734,6 +755,8 @@ impl AmdLowering<'_> {
             after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
         let post: Vec<&Probe> =
             before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        // flow probes after the instruction read its sources before it
+        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
         let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
         if pre.len() + post.len() > 0 && injections > 1 {
             return Err(RewriteError::Refused(
@@ -741,8 +764,9 @@ impl AmdLowering<'_> {
             ));
         }
         let mut waits = 0usize;
-        if !before.is_empty() || !pre.is_empty() {
+        if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
             let mut reads = Self::probe_reads(view, &before);
+            reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
             reads.extend(
                 before.iter().chain(&pre).flat_map(|p| {
                     Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
@@ -755,6 +779,9 @@ impl AmdLowering<'_> {
             }
             for p in &pre {
                 self.inject(view, plan, p, Part::Pre)?;
+            }
+            for p in &flow_pre {
+                self.flow_sources(view, p)?;
             }
             self.restore_scc()?;
         }
@@ -812,6 +839,10 @@ impl AmdLowering<'_> {
         let s = self.scratch;
         let bits = s.tmp();
         let one_bit = Src::Sgpr(s.mask());
+        // Memory still in flight may read (stores) or write (loads) any
+        // register, and the scratch may lie within the kernel's own
+        // allocation (at its register budget): wait for all of it first.
+        self.emit(e.sopp(Opcode::S_WAITCNT, waitcnt_imm(0, 0))?);
         // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
         // (the ISA's setreg-getreg hazard), and time for the exception bits
         // of the last VALU operations to land (assumed; see the snippets' README).
@@ -971,6 +1002,9 @@ impl Lowering for AmdLowering<'_> {
     /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
+        if plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
+            self.ensure_flow_routine()?;
+        }
         for (instr, probes) in plan.by_instr() {
             let refs: Vec<&Probe> = probes.iter().collect();
             let checkpoint = self.checkpoint();
@@ -1048,6 +1082,7 @@ mod tests {
             appended: &mut appended,
             islands: &mut islands,
             insert_waits: true,
+            flow_routine: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

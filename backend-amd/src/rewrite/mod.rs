@@ -15,7 +15,9 @@
 //! renders the outcome ([`listing`]). Modes ([`Mode`]) pick the tool:
 //! `Detect` (per-instruction checks, one table slot per (site, kind,
 //! format)), `Screen` (the wave's sticky TRAPSTS exception bits at
-//! `s_endpgm`, one slot per bit and kernel) and `Count`. See
+//! `s_endpgm`, one slot per bit and kernel) and `Count`; other tools' plans
+//! ([`prepare_with`]: the inject tool, the flow tool, whose probes call a
+//! routine of their unit, see `lower`'s `flow`) are lowered the same way. See
 //! `asm-snippets/amd/README.md` for the code shapes and the hardware
 //! behaviour screening relies on.
 
@@ -24,6 +26,7 @@ pub mod counts;
 pub mod division;
 pub mod emit;
 pub mod encode;
+pub mod halves;
 pub mod layout;
 pub mod listing;
 pub mod lower;

@@ -104,38 +104,62 @@ fn metadata_desc<'a>(co: &CodeObject<'a>) -> Option<(u64, &'a [u8])> {
     None
 }
 
-/// Patches raising `kernel`'s `.vgpr_count` and `.sgpr_count` to at least
-/// `vgprs` and `sgprs`; `Err` says why they stay as they were.
-pub fn count_patches(co: &CodeObject<'_>, kernel: &str, vgprs: u64, sgprs: u64) -> Result<Vec<Patch>, String> {
-    let (addr, b) = metadata_desc(co).ok_or("no metadata note")?;
-    let root = entries(b, 0).ok_or("metadata note is not a map")?;
-    let kernels_at = root.iter().find(|(k, _)| k == "amdhsa.kernels").map(|&(_, v)| v).ok_or("no amdhsa.kernels")?;
-    let (n, mut p) = match *b.get(kernels_at).ok_or("truncated")? {
-        t @ 0x90..=0x9f => (usize::from(t & 0xf), kernels_at + 1),
-        0xdc => (usize::from(u16::from_be_bytes([b[kernels_at + 1], b[kernels_at + 2]])), kernels_at + 3),
-        _ => return Err("amdhsa.kernels is not an array".into()),
-    };
-    for _ in 0..n {
-        let map = entries(b, p).ok_or("kernel entry is not a map")?;
-        let name = map.iter().find(|(k, _)| k == ".name").and_then(|&(_, v)| string(b, v));
-        if name == Some(kernel) {
-            let mut patches = Vec::new();
-            for (key, want) in [(".vgpr_count", vgprs), (".sgpr_count", sgprs)] {
-                let Some(&(_, v)) = map.iter().find(|(k, _)| k == key) else { continue };
-                let old = rmpv::decode::read_value(&mut &b[v..])
-                    .ok()
-                    .and_then(|x| x.as_u64())
-                    .ok_or("count is not an integer")?;
-                if want <= old {
-                    continue;
-                }
-                let bytes =
-                    same_width(b, v, want).ok_or_else(|| format!("{key} {want} does not fit the encoding of {old}"))?;
-                patches.push(Patch { addr: addr + v as u64, bytes });
+/// The metadata note's kernel entries, read once per object: the note's
+/// address and bytes, and each kernel's name with the offset of its map.
+#[derive(Debug, Clone)]
+pub struct NoteKernels<'a> {
+    addr: u64,
+    bytes: &'a [u8],
+    kernels: Vec<(String, usize)>,
+}
+
+impl<'a> NoteKernels<'a> {
+    /// The kernel entries of `co`'s metadata note, or why there are none.
+    pub fn read(co: &CodeObject<'a>) -> Result<NoteKernels<'a>, String> {
+        let (addr, b) = metadata_desc(co).ok_or("no metadata note")?;
+        let root = entries(b, 0).ok_or("metadata note is not a map")?;
+        let kernels_at =
+            root.iter().find(|(k, _)| k == "amdhsa.kernels").map(|&(_, v)| v).ok_or("no amdhsa.kernels")?;
+        let (n, mut p) = match *b.get(kernels_at).ok_or("truncated")? {
+            t @ 0x90..=0x9f => (usize::from(t & 0xf), kernels_at + 1),
+            0xdc => (usize::from(u16::from_be_bytes([b[kernels_at + 1], b[kernels_at + 2]])), kernels_at + 3),
+            _ => return Err("amdhsa.kernels is not an array".into()),
+        };
+        let mut kernels = Vec::with_capacity(n);
+        for _ in 0..n {
+            let map = entries(b, p).ok_or("kernel entry is not a map")?;
+            if let Some(name) = map.iter().find(|(k, _)| k == ".name").and_then(|&(_, v)| string(b, v)) {
+                kernels.push((name.to_string(), p));
             }
-            return Ok(patches);
+            p = skip(b, p).ok_or("malformed kernel entry")?;
         }
-        p = skip(b, p).ok_or("malformed kernel entry")?;
+        Ok(NoteKernels { addr, bytes: b, kernels })
     }
-    Err(format!("no metadata for kernel {kernel}"))
+}
+
+/// Patches raising `kernel`'s `.vgpr_count` and `.sgpr_count` to at least
+/// `vgprs` and `sgprs` in the note `note` read; `Err` says why they stay as
+/// they were.
+pub fn count_patches(
+    note: &Result<NoteKernels<'_>, String>,
+    kernel: &str,
+    vgprs: u64,
+    sgprs: u64,
+) -> Result<Vec<Patch>, String> {
+    let note = note.as_ref().map_err(Clone::clone)?;
+    let b = note.bytes;
+    let &(_, at) = note.kernels.iter().find(|(n, _)| n == kernel).ok_or(format!("no metadata for kernel {kernel}"))?;
+    let map = entries(b, at).ok_or("kernel entry is not a map")?;
+    let mut patches = Vec::new();
+    for (key, want) in [(".vgpr_count", vgprs), (".sgpr_count", sgprs)] {
+        let Some(&(_, v)) = map.iter().find(|(k, _)| k == key) else { continue };
+        let old =
+            rmpv::decode::read_value(&mut &b[v..]).ok().and_then(|x| x.as_u64()).ok_or("count is not an integer")?;
+        if want <= old {
+            continue;
+        }
+        let bytes = same_width(b, v, want).ok_or_else(|| format!("{key} {want} does not fit the encoding of {old}"))?;
+        patches.push(Patch { addr: note.addr + v as u64, bytes });
+    }
+    Ok(patches)
 }

@@ -175,7 +175,10 @@ impl<'u, 'a> Pass<'u, 'a> {
             work.total.store(self.units.kernels.len() as u64, Ordering::Relaxed);
             work.done.store(0, Ordering::Relaxed);
         }
-        for k in &self.units.kernels {
+        let units = self.units;
+        // The metadata note's kernel entries, read once for all kernels.
+        let note = note::NoteKernels::read(&units.co);
+        for k in &units.kernels {
             if let Some(work) = &self.opts.progress {
                 work.done.fetch_add(1, Ordering::Relaxed);
             }
@@ -242,7 +245,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             self.patches.extend(l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
-            match note::count_patches(&self.units.co, &kernel.name, v, s) {
+            match note::count_patches(&note, &kernel.name, v, s) {
                 Ok(ps) => self.patches.extend(ps),
                 Err(why) => o.metadata_counts_kept = Some(why),
             }
@@ -255,7 +258,15 @@ impl<'u, 'a> Pass<'u, 'a> {
         let co = &self.units.co;
         let kernel = &co.kernels[k.index];
         let max_wg = max_workgroup(co, &kernel.name);
-        let (scratch, mut descriptor, registers) = regs::grow(co.target.processor, &kernel.descriptor, used, max_wg)?;
+        let screen_only =
+            !k.plan.probes.is_empty() && k.plan.probes.iter().all(|p| p.action == Action::ReadExceptionFlags);
+        let (scratch, mut descriptor, registers) =
+            match regs::grow(co.target.processor, &kernel.descriptor, used, max_wg) {
+                Ok(grown) => grown,
+                // Screening runs where the wave ends: its registers are free then.
+                Err(e) if screen_only => regs::within_allocation(co.target.processor, &kernel.descriptor).ok_or(e)?,
+                Err(e) => return Err(e),
+            };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
         let dx10_clamp_cleared = reads_flags && clear_dx10_clamp(&k.instrs, &mut descriptor)?;
         let (lowering, words) = self.lower(kernel.entry, &k.instrs, &k.waits, scratch, &k.view, &k.plan)?;
@@ -286,6 +297,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             appended: &mut self.appended,
             islands: &mut self.islands,
             insert_waits: self.opts.insert_waits,
+            flow_routine: None,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(view, plan, &self.units.sites) {

@@ -149,6 +149,33 @@ pub fn grow(
     ))
 }
 
+/// Scratch for appended code that runs only where every register of the
+/// kernel is dead (the end of its waves, where screening reads the
+/// exception flags): the lowest SGPRs and VGPRs of its own allocation, with
+/// the descriptor as it is, so that a kernel at its register budget is
+/// screened too. `None` when the allocation is too small to hold them.
+pub fn within_allocation(
+    processor: Target,
+    kd: &KernelDescriptor,
+) -> Option<(Scratch, KernelDescriptor, RegisterChange)> {
+    let regs = kd.decode(processor).ok()?.registers;
+    let (arch, _) = architected(&regs);
+    if regs.sgprs.saturating_sub(SGPR_EXTRAS) < u32::from(SCRATCH_SGPRS) || arch < u32::from(SCRATCH_VGPRS) {
+        return None;
+    }
+    let change = RegisterChange {
+        vgprs_before: regs.vgprs,
+        vgprs_after: regs.vgprs,
+        accum_offset_before: regs.accum_offset,
+        accum_offset_after: regs.accum_offset,
+        sgprs_before: regs.sgprs,
+        sgprs_after: regs.sgprs,
+        scratch_sgpr: 0,
+        scratch_vgpr: 0,
+    };
+    Some((Scratch { sgpr: 0, vgpr: 0 }, *kd, change))
+}
+
 /// The register counts the metadata note should report after `change`:
 /// (VGPRs, SGPRs including the reserved extras), as the descriptor's request.
 pub fn metadata_counts(change: &RegisterChange) -> (u64, u64) {

@@ -1,14 +1,17 @@
 //! The GPU-side table the appended code writes: one 32-bit slot per
-//! (site, kind, format) of a check, per counter, and per screened kernel.
-//! A check's slot counts the wave executions that found its kind; a
-//! counter's slot accumulates; a screening slot ORs the wave's TRAPSTS
-//! exception bits. The appended code loads the table's address from two
+//! (site, kind, format) of a check, per counter, per screened kernel, and
+//! two per (site, state, kind) of a flow probe. A check's slot counts the
+//! wave executions that found its kind; a counter's slot accumulates; a
+//! screening slot ORs the wave's TRAPSTS exception bits; a flow probe's
+//! pair counts the wave executions with a lane in its (state, kind) and
+//! ORs those lanes' words ([`xfpx_common::flow`]). The appended code loads the table's address from two
 //! `s_mov_b32` literals, written when the object is rewritten or, for a
 //! patchable object, again by whoever places the table; after the run its
 //! bytes decode into report records.
 
 use serde::{Deserialize, Serialize};
-use xfpx_common::report::{ExceptionRecord, SiteRef};
+use xfpx_common::flow::FlowState;
+use xfpx_common::report::{ExceptionRecord, FlowFinding, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable};
 use xfpx_common::{ExceptionKind, FpFormat};
 
@@ -38,6 +41,10 @@ pub enum SlotKind {
     Counter { name: String, per_lane: bool },
     /// Waves of the kernel that ended with TRAPSTS exception bit `bit` set.
     Screen { bit: u8 },
+    /// Wave executions at `site` with a lane in (`state`, `kind`); with
+    /// `seen`, the OR of those lanes' words instead. `class` is the
+    /// instruction's class label.
+    Flow { site: SiteId, state: FlowState, kind: ExceptionKind, format: FpFormat, class: String, seen: bool },
 }
 
 /// One slot of the table.
@@ -103,6 +110,8 @@ pub struct TableContents {
     pub records: Vec<(String, ExceptionRecord)>,
     pub counters: Vec<CounterValue>,
     pub screened: Vec<ScreenFinding>,
+    /// (kernel, finding) for every flow count slot that is not zero.
+    pub flows: Vec<(String, FlowFinding)>,
 }
 
 /// Decodes the table's bytes after a run (`launch` is the launch index the
@@ -112,9 +121,12 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
         return Err(format!("table has {} bytes, its layout needs {}", bytes.len(), layout.bytes()));
     }
     let mut out = TableContents::default();
-    for (i, slot) in layout.slots.iter().enumerate() {
+    let value = |i: usize| {
         let at = i * SLOT_BYTES as usize;
-        let v = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    };
+    for (i, slot) in layout.slots.iter().enumerate() {
+        let v = value(i);
         if v == 0 && !matches!(slot.kind, SlotKind::Counter { .. }) {
             continue;
         }
@@ -140,6 +152,38 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             SlotKind::Counter { name, .. } => {
                 out.counters.push(CounterValue { kernel: slot.kernel.clone(), name: name.clone(), value: v });
             }
+            SlotKind::Flow { seen: true, .. } => {}
+            SlotKind::Flow { site, state, kind, format, class, seen: false } => {
+                let info = sites.get(*site).ok_or_else(|| format!("slot {i} names unknown site {}", site.0))?;
+                // the lowering puts each count's classes slot right after it
+                let j = i + 1;
+                let paired = layout.slots.get(j).is_some_and(|s| {
+                    s.kernel == slot.kernel
+                        && matches!(&s.kind, SlotKind::Flow { site: s2, state: t2, kind: k2, seen: true, .. }
+                            if s2 == site && t2 == state && k2 == kind)
+                });
+                if !paired {
+                    return Err(format!("flow slot {i} is not followed by its classes slot"));
+                }
+                out.flows.push((
+                    slot.kernel.clone(),
+                    FlowFinding {
+                        state: *state,
+                        kind: *kind,
+                        format: *format,
+                        site: SiteRef {
+                            id: *site,
+                            offset: info.offset,
+                            instr: info.instr.clone(),
+                            location: info.location.clone(),
+                        },
+                        class: class.clone(),
+                        launch,
+                        occurrences: u64::from(v),
+                        seen: (value(j) as u16) & xfpx_common::flow::lane::CLASSES,
+                    },
+                ));
+            }
             SlotKind::Screen { bit } => {
                 let bits = 1u32 << bit;
                 match out.screened.iter_mut().find(|f| f.kernel == slot.kernel) {
@@ -159,6 +203,9 @@ impl TableContents {
     pub fn record_into(&self, collector: &mut xfpx_common::report::Collector, launch: u64) {
         for (kernel, r) in &self.records {
             collector.record(kernel, r.kind, r.format, r.site.clone(), launch, r.occurrences);
+        }
+        for (kernel, f) in &self.flows {
+            collector.record_flow(kernel, FlowFinding { launch, ..f.clone() });
         }
         for f in &self.screened {
             collector.run_mut().notes.push(format!(

@@ -58,10 +58,38 @@ pub fn conversion_writes_other_format(mnemonic: &str) -> bool {
     dst == "pk" || dst.starts_with('i') || dst.starts_with('u') || dst == "fp8" || dst == "bf8"
 }
 
+/// The format a `v_cvt_*` of a floating-point class reads: the type after
+/// its destination's in the mnemonic (`v_cvt_f32_f64` reads f64), integers
+/// for `i*`/`u*` types and bytes.
+pub fn conversion_source(mnemonic: &str) -> xfpx_common::view::SourceFormat {
+    use xfpx_common::view::SourceFormat;
+    const PREFIX_WORDS: [&str; 6] = ["flr", "rpi", "norm", "off", "sr", "scalef32"];
+    let Some(rest) = mnemonic.strip_prefix("v_cvt_") else { return SourceFormat::OfClass };
+    let mut types = rest.split('_').filter(|t| !PREFIX_WORDS.contains(t) && !t.starts_with('e'));
+    let _dst = types.next();
+    match types.next() {
+        Some("f64") => SourceFormat::Is(xfpx_common::FpFormat::F64),
+        Some("f32") => SourceFormat::Is(xfpx_common::FpFormat::F32),
+        Some("f16") => SourceFormat::Is(xfpx_common::FpFormat::F16),
+        Some("bf16") => SourceFormat::Is(xfpx_common::FpFormat::Bf16),
+        Some(_) => SourceFormat::NotFloat,
+        None => SourceFormat::OfClass,
+    }
+}
+
 /// The class a view gives an instruction: the decoder's, except for
-/// conversions whose destination is not of the class's format ([`conversion_writes_other_format`]).
+/// conversions whose destination is not of the class's format
+/// ([`conversion_writes_other_format`]; `v_cvt_pkrtz_f16_f32`, whose
+/// result is f16x2).
 pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
     let class = insn.class();
+    // Two f32 rounded toward zero into one register's f16 halves.
+    if insn.op == Opcode::V_CVT_PKRTZ_F16_F32 {
+        return xfpx_common::InstrClass::Arith {
+            format: xfpx_common::FpFormat::F16x2,
+            op: xfpx_common::FpOp::Conversion,
+        };
+    }
     if matches!(class, xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. })
         && conversion_writes_other_format(insn.base_mnemonic)
     {
@@ -69,6 +97,34 @@ pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
     } else {
         class
     }
+}
+
+/// The operand a class test (`v_cmp_class_*`, `v_cmpx_class_*`) reads as
+/// its integer mask of classes (its second source), where it is a register.
+fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
+    let m = insn.base_mnemonic;
+    if !(m.starts_with("v_cmp_class") || m.starts_with("v_cmpx_class")) {
+        return None;
+    }
+    match insn.operands.iter().filter(|o| !o.written).nth(1).map(|o| &o.operand) {
+        Some(xfpx_amd_isa::operand::Operand::Reg(r)) => Some(*r),
+        _ => None,
+    }
+}
+
+/// The operands an instruction reads, as the view gives them: a class
+/// test's mask is no floating-point value (`Other`), so that no tool reads
+/// it as one.
+fn reads(insn: &Instruction) -> Vec<Operand> {
+    let mask = class_mask(insn);
+    let mut uses: Vec<(xfpx_amd_isa::RegRange, Operand)> =
+        insn.regs_read().into_iter().filter_map(|r| operand(r).map(|o| (r, o))).collect();
+    if let Some(m) = mask {
+        if let Some(u) = uses.iter_mut().rev().find(|(r, _)| *r == m) {
+            u.1 = Operand::Other { text: "class mask".into() };
+        }
+    }
+    uses.into_iter().map(|(_, o)| o).collect()
 }
 
 /// Builds the view of a kernel named `name` whose entry is `entry`.
@@ -80,10 +136,16 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
             text: d.insn.to_string(),
             class: view_class(&d.insn),
             defs: d.insn.regs_written().into_iter().filter_map(operand).collect(),
-            uses: d.insn.regs_read().into_iter().filter_map(operand).collect(),
+            uses: reads(&d.insn),
             guarded: false,
             control: control(&d.insn, d.addr),
             flow: xfpx_common::view::ValueFlow::Opaque,
+            source_format: match view_class(&d.insn) {
+                xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
+                    conversion_source(d.insn.base_mnemonic)
+                }
+                _ => xfpx_common::view::SourceFormat::OfClass,
+            },
             location: None,
         })
         .collect();
@@ -110,6 +172,23 @@ mod tests {
             ["v_cvt_f32_i32_e32", "v_cvt_f16_f32_e32", "v_cvt_f64_f32_e64", "v_cvt_f32_ubyte0_e32", "v_add_f32_e32"]
         {
             assert!(!other(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn conversions_read_the_format_after_their_destinations() {
+        use xfpx_common::view::SourceFormat::{Is, NotFloat};
+        use xfpx_common::FpFormat::*;
+        for (m, reads) in [
+            ("v_cvt_f32_f64_e32", Is(F64)),
+            ("v_cvt_f64_f32_e64", Is(F32)),
+            ("v_cvt_f16_f32_e32", Is(F32)),
+            ("v_cvt_f32_f16_sdwa", Is(F16)),
+            ("v_cvt_f32_i32_e32", NotFloat),
+            ("v_cvt_f64_u32_e32", NotFloat),
+            ("v_cvt_f32_ubyte0_e32", NotFloat),
+        ] {
+            assert_eq!(super::conversion_source(m), reads, "{m}");
         }
     }
 }

@@ -191,3 +191,30 @@ fn operations_and_state_match_the_layout_header() {
     assert_eq!(STATE_BYTES, 32 + 64 * 32 * 8 * 4);
     assert!(xfpx_asm_snippets::NVIDIA_ABI_DEF.contains("XFPX_DEVICE_FN(xfpx_inject,"));
 }
+
+/// A kernel's loads and constant reads, as nvcc 13.0 writes them for sm_90.
+const LOADS: &str = "\tFunction : loads\n\
+    /*0000*/  LDC R1, c[0x0][0x28] ;\n\
+    /*0010*/  LDC.64 R2, c[0x0][0x210] ;\n\
+    /*0020*/  ULDC.64 UR4, c[0x0][0x208] ;\n\
+    /*0030*/  LDG.E R4, desc[UR4][R2.64] ;\n\
+    /*0040*/  LD.E.64 R6, [R2.64] ;\n\
+    /*0050*/  LDL R8, [R1+0x4] ;\n\
+    /*0060*/  LDS R9, [R8] ;\n\
+    /*0070*/  LDSM.16.M88.4 R12, [R8] ;\n\
+    /*0080*/  LDC R10, c[0x3][R9] ;\n\
+    /*0090*/  IMAD R11, R4, c[0x0][0x0], R9 ;\n\
+    /*00a0*/  ATOMG.E.ADD.STRONG.GPU PT, R16, desc[UR4][R2.64], R9 ;\n\
+    /*00b0*/  STS [R8], R11 ;\n\
+    /*00c0*/  EXIT ;\n";
+
+#[test]
+fn ims_touches_constant_and_shared_memory_operands() {
+    let k = build_kernel(&parse_listing(LOADS).unwrap()[0]);
+    let f = facts(&k);
+    let sources: Vec<usize> = (0..f.len()).filter(|&i| f[i].memory_source).collect();
+    // the LDCs (per-lane results), ULDC, LDS, LDSM, the second LDC and the
+    // IMAD reading c[0x0][0x0]; not the global, generic or local loads
+    assert_eq!(sources, vec![0, 1, 2, 6, 7, 8, 9]);
+    assert_eq!(f[11].shared_store, Some((1, 0)));
+}

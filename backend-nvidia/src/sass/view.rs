@@ -6,7 +6,7 @@ use super::opcodes::{self, DefRole, OpcodeInfo};
 use super::parse::{RegKind, Register, SassFunction, SassInstr, SassOperand};
 use xfpx_common::class::{FpFormat, InstrClass};
 use xfpx_common::observe::{Cfg, CfgError, Target};
-use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, ValueFlow};
+use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, SourceFormat, ValueFlow};
 
 /// Control-flow effect of opcodes that have one (one place for this fact).
 pub static CONTROL: &[(&str, Control)] = &[
@@ -207,7 +207,11 @@ fn join_half_immediates(ops: &[SassOperand], format: FpFormat) -> Vec<Operand> {
     out
 }
 
-fn fp_instr_view(ins: &SassInstr, row: &OpcodeInfo) -> (InstrClass, Vec<Operand>, Vec<Operand>, bool) {
+/// What the view of an FP instruction holds: class, defs, uses, whether it
+/// writes a high word, and what its sources are.
+type FpView = (InstrClass, Vec<Operand>, Vec<Operand>, bool, SourceFormat);
+
+fn fp_instr_view(ins: &SassInstr, row: &OpcodeInfo) -> FpView {
     let mods = ins.modifier_refs();
     let class = row.class(&mods);
     let ndefs = (row.defs as usize).min(ins.operands.len());
@@ -234,7 +238,14 @@ fn fp_instr_view(ins: &SassInstr, row: &OpcodeInfo) -> (InstrClass, Vec<Operand>
         let words = if high_word { 1 } else { src_format.register_words() };
         sources.iter().map(|o| use_operand(o, Some(src_format), words)).collect()
     };
-    (class, defs, uses, high_word)
+    let reads = if row.integer_sources() {
+        SourceFormat::NotFloat
+    } else if Some(src_format) != class.format() {
+        SourceFormat::Is(src_format)
+    } else {
+        SourceFormat::OfClass
+    };
+    (class, defs, uses, high_word, reads)
 }
 
 /// Registers written by an instruction outside the opcode table: the
@@ -304,11 +315,11 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
         // a test, not arithmetic; the addend's register is the third source
         let moved = is_register_test(ins);
         let row = row.filter(|_| !moved);
-        let (class, defs, uses, high_word) = match row {
+        let (class, defs, uses, high_word, source_format) = match row {
             Some(row) => fp_instr_view(ins, row),
             None => {
                 let (d, u) = other_instr_view(ins);
-                (InstrClass::Other, d, u, false)
+                (InstrClass::Other, d, u, false, SourceFormat::OfClass)
             }
         };
         instrs.push(InstrView {
@@ -320,6 +331,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
             guarded: ins.is_guarded(),
             control: control_of(ins),
             flow: if moved && !ins.is_guarded() { ValueFlow::Copies(2) } else { value_flow(ins, class) },
+            source_format,
             location: ins.location.clone(),
         });
         high.push(high_word);

@@ -1,6 +1,7 @@
 //! `xfpx compare A B`: two reports side by side (an NVIDIA run, AMD
 //! replays, two AMD targets, two runs of one vendor). Per kernel and source
-//! line the exception classes of each side and what only one side has;
+//! line the exception classes of each side and what only one side has (and,
+//! where both reports come from `--tool flow`, the flows of each side);
 //! with `--out-a DIR --out-b DIR` the output buffers of the same launch
 //! compared; each difference with its likely cause where the reports show
 //! one. Text, JSON (`xfpx-compare/1`) or an HTML page. Exit status 0 when
@@ -9,6 +10,7 @@
 
 mod buffers;
 mod causes;
+mod flows;
 mod model;
 mod page;
 mod text;

@@ -75,6 +75,9 @@ pub struct KernelDiff {
     pub denormals_a: Option<Denormals>,
     pub denormals_b: Option<Denormals>,
     pub lines: Vec<LineDiff>,
+    /// The flows on each side, where both reports have a flow section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<super::flows::KernelFlows>,
 }
 
 impl KernelDiff {
@@ -83,7 +86,7 @@ impl KernelDiff {
     }
 
     pub fn differs(&self) -> bool {
-        self.lines.iter().any(LineDiff::differs)
+        self.lines.iter().any(LineDiff::differs) || self.flows.as_ref().is_some_and(|f| f.differs())
     }
 }
 
@@ -132,20 +135,28 @@ fn cross_vendor(a: &Report, b: &Report) -> bool {
 pub fn kernels(a: &Report, b: &Report) -> Vec<KernelDiff> {
     let modes = (a.run.mode.as_str(), b.run.mode.as_str());
     let by_caller = cross_vendor(a, b);
+    let sections = (a.flow.as_ref(), b.flow.as_ref());
     let mut taken = BTreeSet::new();
     let mut out = Vec::new();
     for ka in &a.kernels {
         match matching(ka, b, &taken) {
             Some(i) => {
                 taken.insert(i);
-                out.push(kernel(ka, Some(&b.kernels[i]), modes, by_caller));
+                let mut d = kernel(ka, Some(&b.kernels[i]), modes, by_caller);
+                d.flows = super::flows::kernel_flows(sections, Some(&ka.name), Some(&b.kernels[i].name));
+                out.push(d);
             }
-            None => out.push(kernel(ka, None, modes, by_caller).only(Side::A)),
+            None => {
+                let mut d = kernel(ka, None, modes, by_caller).only(Side::A);
+                d.flows = super::flows::kernel_flows(sections, Some(&ka.name), None);
+                out.push(d);
+            }
         }
     }
     for (i, kb) in b.kernels.iter().enumerate() {
         if !taken.contains(&i) {
             let mut d = kernel(kb, None, modes, by_caller).only(Side::B);
+            d.flows = super::flows::kernel_flows(sections, None, Some(&kb.name));
             std::mem::swap(&mut d.denormals_a, &mut d.denormals_b);
             for l in &mut d.lines {
                 std::mem::swap(&mut l.a, &mut l.b);
@@ -225,6 +236,7 @@ fn kernel(a: &KernelReport, b: Option<&KernelReport>, modes: (&str, &str), by_ca
         denormals_a: a.denormals.clone(),
         denormals_b,
         lines,
+        flows: None,
     }
 }
 
@@ -238,7 +250,7 @@ fn caller_place(location: Option<&xfpx_common::site::SourceLoc>) -> String {
     format!("{file}:{}", outer.line)
 }
 
-fn line_order(place: &str) -> (bool, String, u64) {
+pub fn line_order(place: &str) -> (bool, String, u64) {
     let own = place.split_once(" (").map_or(place, |(own, _)| own);
     match own.rsplit_once(':') {
         Some((file, rest)) => {

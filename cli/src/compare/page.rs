@@ -11,6 +11,31 @@ fn classes(c: &[Class]) -> String {
     c.iter().map(|c| format!("{} ({}) ×{}", c.kind, c.format, c.occurrences)).collect::<Vec<_>>().join(", ")
 }
 
+/// A kernel's flows: the sentences of each side, and a table of its lines.
+fn flows(b: &mut String, f: &super::flows::KernelFlows) {
+    let _ = writeln!(b, "<h3>flows</h3>\n<table class=\"flows\"><tbody>");
+    for (s, summary) in [("A", &f.summary_a), ("B", &f.summary_b)] {
+        let text: Vec<String> = summary.iter().map(|l| escape(l)).collect();
+        let text = if text.is_empty() { "none".to_string() } else { text.join("<br>") };
+        let _ = writeln!(b, "<tr><th>{s}</th><td>{text}</td></tr>");
+    }
+    let _ = writeln!(b, "</tbody></table>");
+    let _ = writeln!(b, "<table class=\"lines\"><thead><tr><th>line</th><th>flows A</th><th>flows B</th><th>only A</th><th>only B</th></tr></thead><tbody>");
+    for l in &f.lines {
+        let class = if l.differs() { " class=\"differs\"" } else { "" };
+        let _ = writeln!(
+            b,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&l.place),
+            escape(&l.a.join(", ")),
+            escape(&l.b.join(", ")),
+            escape(&l.only_a.join(", ")),
+            escape(&l.only_b.join(", "))
+        );
+    }
+    let _ = writeln!(b, "</tbody></table>");
+}
+
 pub fn page(c: &Comparison) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "<h1>xfpx compare</h1>\n<table id=\"sides\"><tbody>");
@@ -50,6 +75,9 @@ pub fn page(c: &Comparison) -> String {
                 }
                 let _ = writeln!(b, "</tbody></table>");
             }
+        }
+        if let Some(f) = &k.flows {
+            flows(&mut b, f);
         }
     }
     if !c.outputs.is_empty() {

@@ -3,6 +3,7 @@
 //! only one side has, the output buffers, and a one-line result.
 
 use super::buffers::BufferDiff;
+use super::flows::KernelFlows;
 use super::model::{Class, Comparison, KernelDiff, ReportInfo, Side};
 use std::fmt::Write as _;
 use xfpx_common::report::Denormals;
@@ -34,6 +35,9 @@ fn kernel(out: &mut String, k: &KernelDiff) {
     if let Some(s) = k.only_in {
         let lines = k.lines.len();
         let _ = writeln!(out, "kernel {}: only in {} ({lines} lines with findings)", k.display_name(), letter(s));
+        if let Some(f) = &k.flows {
+            flows(out, f);
+        }
         return;
     }
     let differing: Vec<_> = k.lines.iter().filter(|l| l.differs()).collect();
@@ -52,6 +56,9 @@ fn kernel(out: &mut String, k: &KernelDiff) {
             denormals(k.denormals_b.as_ref())
         );
     }
+    if let Some(f) = &k.flows {
+        flows(out, f);
+    }
     for l in differing {
         let _ = writeln!(out, "  {}: A: {}; B: {}", l.place, classes(&l.a), classes(&l.b));
         if !l.only_a.is_empty() {
@@ -62,6 +69,31 @@ fn kernel(out: &mut String, k: &KernelDiff) {
         }
         for c in &l.causes {
             let _ = writeln!(out, "    cause: {c}");
+        }
+    }
+}
+
+/// The flows of a kernel on each side: the sentences, then the lines
+/// whose flows differ.
+fn flows(out: &mut String, f: &KernelFlows) {
+    for (s, summary) in [("A", &f.summary_a), ("B", &f.summary_b)] {
+        if summary.is_empty() {
+            let _ = writeln!(out, "  flows {s}: none");
+        }
+        for line in summary {
+            let _ = writeln!(out, "  flows {s}: {line}");
+        }
+    }
+    let differing: Vec<_> = f.lines.iter().filter(|l| l.differs()).collect();
+    let _ = writeln!(out, "  flows differ on {} of {} lines", differing.len(), f.lines.len());
+    let items = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    for l in differing {
+        let _ = writeln!(out, "  {}: flows A: {}; B: {}", l.place, items(&l.a), items(&l.b));
+        if !l.only_a.is_empty() {
+            let _ = writeln!(out, "    only A: {}", l.only_a.join(", "));
+        }
+        if !l.only_b.is_empty() {
+            let _ = writeln!(out, "    only B: {}", l.only_b.join(", "));
         }
     }
 }

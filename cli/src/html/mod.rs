@@ -2,10 +2,11 @@
 //! its style, its sorting script and its chart inline, so it opens anywhere
 //! without a network. A header with the run, its notes, a chart of findings
 //! per kernel and kind, per kernel a table of its source lines (kinds,
-//! formats, counts, first launch, instructions), and a table of all
-//! kernels. Every text taken from the report is escaped.
+//! formats, counts, first launch, instructions), the flows of a flow run
+//! ([`flow`]), and a table of all kernels. Every text taken from the report is escaped.
 
 pub mod chart;
+mod flow;
 
 use crate::findings::{self, KernelFindings, LineFindings};
 use crate::report_io::{self, FileKind};
@@ -81,6 +82,7 @@ pub fn page(report: &Report) -> String {
     for (i, k) in grouped.iter().enumerate() {
         kernel_lines(&mut out, i, k);
     }
+    flow::section(&mut out, report);
     kernels_table(&mut out, report);
     let _ = write!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>\n");
     out
@@ -315,6 +317,56 @@ mod tests {
         assert!(p.contains("<td class=\"mono\" data-v=\"div.cu:0000000012\">div.cu:12</td>"), "{p}");
         assert!(p.contains("<td class=\"mono\" data-v=\"\u{10ffff}\">unknown location</td>"));
         assert!(p.contains("<svg"));
+    }
+
+    #[test]
+    fn flows_have_their_sentences_and_lines() {
+        use xfpx_common::flow::{lane, FlowState};
+        use xfpx_common::report::{Collector, FlowFinding, RunInfo, SiteRef};
+        let mut c = Collector::new(RunInfo::new("amd-emulated", "gfx90a", "flow"), None);
+        let site = |offset: u64, line: u32, instr: &str| SiteRef {
+            id: xfpx_common::site::SiteId(offset as u32),
+            offset,
+            instr: instr.into(),
+            location: Some(xfpx_common::site::SourceLoc::new("f<1>.hip", line)),
+        };
+        let f = |state, kind, site, class: &str, seen| FlowFinding {
+            state,
+            kind,
+            format: xfpx_common::FpFormat::F32,
+            site,
+            class: class.into(),
+            launch: 0,
+            occurrences: 2,
+            seen,
+        };
+        c.record_flow(
+            "k",
+            f(
+                FlowState::Appear,
+                ExceptionKind::Nan,
+                site(0x10, 3, "v_div_fixup_f32 v1, v2, v3, v4"),
+                "f32.div",
+                lane::SRC_ZERO | lane::RES_NAN,
+            ),
+        );
+        c.record_flow(
+            "k",
+            f(
+                FlowState::Disappear,
+                ExceptionKind::Nan,
+                site(0x20, 4, "v_max_f32 v1, 0, v2"),
+                "f32.minmax",
+                lane::SRC_NAN | lane::RES_ZERO,
+            ),
+        );
+        let p = page(&c.report());
+        assert!(p.contains("<h2 id=\"flows\">Flows</h2>"), "{p}");
+        assert!(p.contains("<li>NaN appears at line 3 (0/0), disappears at line 4 in a max (result 0).</li>"), "{p}");
+        assert!(p.contains("<td class=\"mono\" data-v=\"f&lt;1&gt;.hip:0000000004\">f&lt;1&gt;.hip:4</td>"), "{p}");
+        assert!(p.contains("<code>v_max_f32 v1, 0, v2</code> <span class=\"found\">disappear &times;2</span>"), "{p}");
+        // no flow section without flows
+        assert!(!page(&crate::findings::tests::division_report()).contains("id=\"flows\""));
     }
 
     #[test]

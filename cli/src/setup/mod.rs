@@ -1,4 +1,5 @@
-//! `xfpx setup nvidia`: builds the NVBit tool library for this machine's
+//! `xfpx setup amd` installs the AMD libraries this xfpx carries
+//! ([`amd`]). `xfpx setup nvidia`: builds the NVBit tool library for this machine's
 //! GPUs (or the targets given) and installs it beside the `xfpx`
 //! executable, where `xfpx run` looks. Everything is checked first (nvcc,
 //! nvdisasm, the host compiler, the driver, NVBit's version and checksum,
@@ -8,11 +9,12 @@
 //! and no Rust toolchain is needed, and replaces an installed one only
 //! once it is complete.
 
+mod amd;
 mod install;
 mod nvbit;
 mod toolkit;
 
-use crate::args::SetupArgs;
+use crate::args::{SetupArgs, SetupVendor};
 use crate::console::say;
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
@@ -25,6 +27,9 @@ use xfpx_nvidia::toolbuild::{self, SmArch, Step, ToolBuild};
 const EMBEDDED_CORE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tool-core.a.zst"));
 
 pub fn setup(a: &SetupArgs) -> Result<i32> {
+    if a.vendor == SetupVendor::Amd {
+        return amd::setup(a);
+    }
     // nvcc runs in a temporary folder: the paths given are made absolute
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let a = &SetupArgs {

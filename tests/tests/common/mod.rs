@@ -45,6 +45,9 @@ pub fn xfpx(dir: &Path) -> Command {
     c.current_dir(dir)
         .env_remove("XFPX_TOOL_LIBRARY")
         .env_remove("XFPX_NVBIT_TOOL")
+        .env_remove("XFPX_HSA_TOOL")
+        .env_remove("XFPX_HSA_RUNTIME")
+        .env_remove("HSA_TOOLS_LIB")
         .env_remove("XFPX_CONFIG")
         .stdin(Stdio::null());
     c

@@ -17,7 +17,7 @@ impl Wave {
                 DataType::F32 => {
                     let a = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
                     if cond == CmpCond::Class {
-                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        let mask = self.operand(obs, f, 1, lit, Ty::B32, lane)?;
                         mask >> fpu::class32(a) & 1 != 0
                     } else {
                         let b = f32::from_bits(self.fp_src32(obs, f, 1, lit, lane)?);
@@ -31,7 +31,7 @@ impl Wave {
                 DataType::F64 => {
                     let a = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
                     if cond == CmpCond::Class {
-                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        let mask = self.operand(obs, f, 1, lit, Ty::B32, lane)?;
                         mask >> fpu::class64(a) & 1 != 0
                     } else {
                         let b = f64::from_bits(self.fp_src64(obs, f, 1, lit, lane)?);
@@ -41,7 +41,7 @@ impl Wave {
                 DataType::F16 => {
                     let a = fpu::f16_to_f64(self.fp_src16(obs, f, 0, lit, lane)? as u16);
                     if cond == CmpCond::Class {
-                        let mask = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                        let mask = self.operand(obs, f, 1, lit, Ty::B32, lane)?;
                         let h = self.fp_src16(obs, f, 0, lit, lane)? as u16;
                         let snan = a.is_nan() && h & 0x200 == 0;
                         let sub = h & 0x7C00 == 0 && h & 0x3FF != 0;
@@ -52,8 +52,8 @@ impl Wave {
                     }
                 }
                 DataType::I32 | DataType::U32 => {
-                    let a = self.vsrc(obs, f.src[0], lit, Ty::B32, lane)?;
-                    let b = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)?;
+                    let a = self.operand(obs, f, 0, lit, Ty::B32, lane)?;
+                    let b = self.operand(obs, f, 1, lit, Ty::B32, lane)?;
                     let (a, b) =
                         if ty == DataType::I32 { (a as i32 as i64, b as i32 as i64) } else { (a as i64, b as i64) };
                     cmp_int(cond, a as i128, b as i128).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
@@ -66,8 +66,8 @@ impl Wave {
                     cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
                 }
                 DataType::I16 | DataType::U16 => {
-                    let a = self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as u16;
-                    let b = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as u16;
+                    let a = self.operand(obs, f, 0, lit, Ty::B32, lane)? as u16;
+                    let b = self.operand(obs, f, 1, lit, Ty::B32, lane)? as u16;
                     let (a, b) =
                         if ty == DataType::I16 { (a as i16 as i128, b as i16 as i128) } else { (a as i128, b as i128) };
                     cmp_int(cond, a, b).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
@@ -79,8 +79,8 @@ impl Wave {
             }
         }
         self.raise(flags);
-        let e32 = !inst.vop3;
-        self.ws64(obs, if e32 { VCC } else { f.sdst }, out);
+        // VCC in e32, the SGPR pair of VOP3 and of SDWA's SD bit.
+        self.ws64(obs, f.sdst, out);
         if compare.unit == CmpUnit::VectorExec {
             self.set_exec(out);
         }

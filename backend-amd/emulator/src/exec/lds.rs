@@ -1,6 +1,7 @@
 //! LDS instructions (DS): reads, writes, atomics and the lane permutes.
 
 use super::memory::AtomicOp;
+use super::subdword::SubDword;
 use super::*;
 use xfpx_amd_isa::{DataType, Family};
 
@@ -36,6 +37,7 @@ impl Wave {
             self.timing.issue(Counter::Lds, self.cur_pc, vec![Reg::Vgpr(vdst)]);
             return Ok(Step::Continue);
         }
+        let sub = SubDword::of(inst.op);
         for lane in lanes(exec) {
             let base = self.rv(obs, addr_r, lane);
             let cur_pc = self.cur_pc;
@@ -48,6 +50,22 @@ impl Wave {
                     Err(fault(a))
                 }
             };
+            if let Some(sub) = sub {
+                // Bytes and shorts; d16 forms keep the other half of the
+                // register or store its high half.
+                let a = base.wrapping_add(off16);
+                if sub.load {
+                    let mut b = [0u8; 2];
+                    if !env.lds.read(a, &mut b[..sub.bytes]) {
+                        return Err(fault(a));
+                    }
+                    let old = self.vgpr[vdst as usize % NUM_VGPRS][lane];
+                    self.wv(obs, vdst, lane, sub.loaded(&b, old));
+                } else if !env.lds.write(a, &sub.stored(self.rv(obs, d0, lane))[..sub.bytes]) {
+                    return Err(fault(a));
+                }
+                continue;
+            }
             match inst.op {
                 Opcode::DS_WRITE_B32 | Opcode::DS_WRITE_B64 | Opcode::DS_WRITE_B96 | Opcode::DS_WRITE_B128 => {
                     let n = match inst.op {
@@ -82,14 +100,6 @@ impl Wave {
                         }
                     }
                 }
-                Opcode::DS_WRITE_B16 | Opcode::DS_WRITE_B8 => {
-                    let a = base.wrapping_add(off16);
-                    let v = self.rv(obs, d0, lane).to_le_bytes();
-                    let n = if inst.op == Opcode::DS_WRITE_B16 { 2 } else { 1 };
-                    if !env.lds.write(a, &v[..n]) {
-                        return Err(fault(a));
-                    }
-                }
                 Opcode::DS_READ_B32 | Opcode::DS_READ_B64 | Opcode::DS_READ_B96 | Opcode::DS_READ_B128 => {
                     let n = match inst.op {
                         Opcode::DS_READ_B32 => 1,
@@ -113,21 +123,6 @@ impl Wave {
                             self.wv(obs, vdst + (k as u16 * n as u16 + i as u16), lane, v);
                         }
                     }
-                }
-                Opcode::DS_READ_U16 | Opcode::DS_READ_I16 | Opcode::DS_READ_U8 | Opcode::DS_READ_I8 => {
-                    let a = base.wrapping_add(off16);
-                    let mut b = [0u8; 2];
-                    let n = if matches!(inst.op, Opcode::DS_READ_U16 | Opcode::DS_READ_I16) { 2 } else { 1 };
-                    if !env.lds.read(a, &mut b[..n]) {
-                        return Err(fault(a));
-                    }
-                    let v = match inst.op {
-                        Opcode::DS_READ_U16 => u16::from_le_bytes(b) as u32,
-                        Opcode::DS_READ_I16 => i16::from_le_bytes(b) as i32 as u32,
-                        Opcode::DS_READ_U8 => b[0] as u32,
-                        _ => b[0] as i8 as i32 as u32,
-                    };
-                    self.wv(obs, vdst, lane, v);
                 }
                 _ => {
                     // Atomics: ds_<op>_u32 (no return) and ds_<op>_rtn_u32.

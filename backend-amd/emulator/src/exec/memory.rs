@@ -2,6 +2,7 @@
 //! GLOBAL accesses (with the LDS and private apertures), SCRATCH and MUBUF
 //! through the private segment, and the atomic operations they share.
 
+use super::subdword::SubDword;
 use super::*;
 use xfpx_amd_isa::Family;
 
@@ -111,31 +112,19 @@ impl Wave {
         let mut regs = Vec::new();
         let obs = &mut *env.obs;
         let sbase = if use_saddr { self.rs(obs, saddr) as u64 | (self.rs(obs, saddr + 1) as u64) << 32 } else { 0 };
-        let (kind, size, dwords): (u8, usize, usize) = match inst.op {
-            Opcode::FLAT_LOAD_UBYTE
-            | Opcode::GLOBAL_LOAD_UBYTE
-            | Opcode::FLAT_LOAD_SBYTE
-            | Opcode::GLOBAL_LOAD_SBYTE => (b'l', 1, 1),
-            Opcode::FLAT_LOAD_USHORT
-            | Opcode::GLOBAL_LOAD_USHORT
-            | Opcode::FLAT_LOAD_SSHORT
-            | Opcode::GLOBAL_LOAD_SSHORT => (b'l', 2, 1),
-            Opcode::FLAT_LOAD_DWORD | Opcode::GLOBAL_LOAD_DWORD => (b'l', 4, 1),
-            Opcode::FLAT_LOAD_DWORDX2 | Opcode::GLOBAL_LOAD_DWORDX2 => (b'l', 8, 2),
-            Opcode::FLAT_LOAD_DWORDX3 | Opcode::GLOBAL_LOAD_DWORDX3 => (b'l', 12, 3),
-            Opcode::FLAT_LOAD_DWORDX4 | Opcode::GLOBAL_LOAD_DWORDX4 => (b'l', 16, 4),
-            Opcode::FLAT_LOAD_SHORT_D16
-            | Opcode::GLOBAL_LOAD_SHORT_D16
-            | Opcode::FLAT_LOAD_SHORT_D16_HI
-            | Opcode::GLOBAL_LOAD_SHORT_D16_HI => (b'l', 2, 1),
-            Opcode::FLAT_STORE_BYTE | Opcode::GLOBAL_STORE_BYTE => (b's', 1, 1),
-            Opcode::FLAT_STORE_SHORT | Opcode::GLOBAL_STORE_SHORT => (b's', 2, 1),
-            Opcode::FLAT_STORE_DWORD | Opcode::GLOBAL_STORE_DWORD => (b's', 4, 1),
-            Opcode::FLAT_STORE_DWORDX2 | Opcode::GLOBAL_STORE_DWORDX2 => (b's', 8, 2),
-            Opcode::FLAT_STORE_DWORDX3 | Opcode::GLOBAL_STORE_DWORDX3 => (b's', 12, 3),
-            Opcode::FLAT_STORE_DWORDX4 | Opcode::GLOBAL_STORE_DWORDX4 => (b's', 16, 4),
+        let sub = SubDword::of(inst.op);
+        let (kind, size, dwords): (u8, usize, usize) = match (sub, inst.op) {
+            (Some(s), _) => (if s.load { b'l' } else { b's' }, s.bytes, 1),
+            (None, Opcode::FLAT_LOAD_DWORD | Opcode::GLOBAL_LOAD_DWORD) => (b'l', 4, 1),
+            (None, Opcode::FLAT_LOAD_DWORDX2 | Opcode::GLOBAL_LOAD_DWORDX2) => (b'l', 8, 2),
+            (None, Opcode::FLAT_LOAD_DWORDX3 | Opcode::GLOBAL_LOAD_DWORDX3) => (b'l', 12, 3),
+            (None, Opcode::FLAT_LOAD_DWORDX4 | Opcode::GLOBAL_LOAD_DWORDX4) => (b'l', 16, 4),
+            (None, Opcode::FLAT_STORE_DWORD | Opcode::GLOBAL_STORE_DWORD) => (b's', 4, 1),
+            (None, Opcode::FLAT_STORE_DWORDX2 | Opcode::GLOBAL_STORE_DWORDX2) => (b's', 8, 2),
+            (None, Opcode::FLAT_STORE_DWORDX3 | Opcode::GLOBAL_STORE_DWORDX3) => (b's', 12, 3),
+            (None, Opcode::FLAT_STORE_DWORDX4 | Opcode::GLOBAL_STORE_DWORDX4) => (b's', 16, 4),
             // The float atomics are 32-bit here and stop as unsupported below.
-            _ if inst.op.family() == Family::FlatAtomic => match AtomicOp::of_flat(inst.op) {
+            (None, op) if op.family() == Family::FlatAtomic => match AtomicOp::of_flat(inst.op) {
                 Some((_, true)) => (b'a', 8, 2),
                 _ => (b'a', 4, 1),
             },
@@ -158,34 +147,13 @@ impl Wave {
                     }
                     let word =
                         |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
-                    match inst.op {
-                        Opcode::FLAT_LOAD_UBYTE | Opcode::GLOBAL_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
-                        Opcode::FLAT_LOAD_SBYTE | Opcode::GLOBAL_LOAD_SBYTE => {
-                            self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
-                        }
-                        Opcode::FLAT_LOAD_USHORT | Opcode::GLOBAL_LOAD_USHORT => {
-                            self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
-                        }
-                        Opcode::FLAT_LOAD_SSHORT | Opcode::GLOBAL_LOAD_SSHORT => {
-                            self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
-                        }
-                        Opcode::FLAT_LOAD_SHORT_D16 | Opcode::GLOBAL_LOAD_SHORT_D16 => {
-                            let old = self.vgpr[vdst as usize][lane];
-                            self.wv(obs, vdst, lane, (old & 0xFFFF_0000) | u16::from_le_bytes([buf[0], buf[1]]) as u32);
-                        }
-                        Opcode::FLAT_LOAD_SHORT_D16_HI | Opcode::GLOBAL_LOAD_SHORT_D16_HI => {
-                            let old = self.vgpr[vdst as usize][lane];
-                            self.wv(
-                                obs,
-                                vdst,
-                                lane,
-                                (old & 0xFFFF) | (u16::from_le_bytes([buf[0], buf[1]]) as u32) << 16,
-                            );
-                        }
-                        _ => {
-                            for i in 0..dwords {
-                                self.wv(obs, vdst + i as u16, lane, word(i));
-                            }
+                    if let Some(sub) = sub {
+                        // d16 forms keep the other half of the register.
+                        let old = self.vgpr[vdst as usize % NUM_VGPRS][lane];
+                        self.wv(obs, vdst, lane, sub.loaded(&buf, old));
+                    } else {
+                        for i in 0..dwords {
+                            self.wv(obs, vdst + i as u16, lane, word(i));
                         }
                     }
                 }
@@ -193,6 +161,10 @@ impl Wave {
                     let mut buf = [0u8; 16];
                     for i in 0..dwords {
                         buf[4 * i..4 * i + 4].copy_from_slice(&self.rv(obs, vdata + i as u16, lane).to_le_bytes());
+                    }
+                    if let Some(sub) = sub {
+                        let data = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                        buf[..2].copy_from_slice(&sub.stored(data));
                     }
                     if !self.flat_write(env.global, env.lds, !global, lane, addr, &buf[..size]) {
                         return Err(fault("store"));
@@ -234,6 +206,9 @@ impl Wave {
 
     /// Whether a scratch or buffer opcode loads, its size in bytes and dword count.
     pub(crate) fn mem_shape(op: Opcode) -> Option<(bool, usize, usize)> {
+        if let Some(sub) = SubDword::of(op) {
+            return Some((sub.load, sub.bytes, 1));
+        }
         Some(match op {
             Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD => (true, 4, 1),
             Opcode::SCRATCH_LOAD_DWORDX2 | Opcode::BUFFER_LOAD_DWORDX2 => (true, 8, 2),
@@ -243,16 +218,6 @@ impl Wave {
             Opcode::SCRATCH_STORE_DWORDX2 | Opcode::BUFFER_STORE_DWORDX2 => (false, 8, 2),
             Opcode::SCRATCH_STORE_DWORDX3 | Opcode::BUFFER_STORE_DWORDX3 => (false, 12, 3),
             Opcode::SCRATCH_STORE_DWORDX4 | Opcode::BUFFER_STORE_DWORDX4 => (false, 16, 4),
-            Opcode::SCRATCH_LOAD_UBYTE
-            | Opcode::BUFFER_LOAD_UBYTE
-            | Opcode::SCRATCH_LOAD_SBYTE
-            | Opcode::BUFFER_LOAD_SBYTE => (true, 1, 1),
-            Opcode::SCRATCH_LOAD_USHORT
-            | Opcode::BUFFER_LOAD_USHORT
-            | Opcode::SCRATCH_LOAD_SSHORT
-            | Opcode::BUFFER_LOAD_SSHORT => (true, 2, 1),
-            Opcode::SCRATCH_STORE_BYTE | Opcode::BUFFER_STORE_BYTE => (false, 1, 1),
-            Opcode::SCRATCH_STORE_SHORT | Opcode::BUFFER_STORE_SHORT => (false, 2, 1),
             _ => return None,
         })
     }
@@ -278,27 +243,23 @@ impl Wave {
             let mut buf = [0u8; 16];
             buf[..size].copy_from_slice(&self.private[at..at + size]);
             let v = |i: usize| u32::from_le_bytes([buf[4 * i], buf[4 * i + 1], buf[4 * i + 2], buf[4 * i + 3]]);
-            match op {
-                Opcode::SCRATCH_LOAD_UBYTE | Opcode::BUFFER_LOAD_UBYTE => self.wv(obs, vdst, lane, buf[0] as u32),
-                Opcode::SCRATCH_LOAD_SBYTE | Opcode::BUFFER_LOAD_SBYTE => {
-                    self.wv(obs, vdst, lane, buf[0] as i8 as i32 as u32)
-                }
-                Opcode::SCRATCH_LOAD_USHORT | Opcode::BUFFER_LOAD_USHORT => {
-                    self.wv(obs, vdst, lane, u16::from_le_bytes([buf[0], buf[1]]) as u32)
-                }
-                Opcode::SCRATCH_LOAD_SSHORT | Opcode::BUFFER_LOAD_SSHORT => {
-                    self.wv(obs, vdst, lane, i16::from_le_bytes([buf[0], buf[1]]) as i32 as u32)
-                }
-                _ => {
-                    for i in 0..dwords {
-                        self.wv(obs, vdst + i as u16, lane, v(i));
-                    }
+            if let Some(sub) = SubDword::of(op) {
+                // d16 forms keep the other half of the register.
+                let old = self.vgpr[vdst as usize % NUM_VGPRS][lane];
+                self.wv(obs, vdst, lane, sub.loaded(&buf, old));
+            } else {
+                for i in 0..dwords {
+                    self.wv(obs, vdst + i as u16, lane, v(i));
                 }
             }
         } else {
             let mut buf = [0u8; 16];
             for i in 0..dwords {
                 buf[4 * i..4 * i + 4].copy_from_slice(&self.rv(obs, vdata + i as u16, lane).to_le_bytes());
+            }
+            if let Some(sub) = SubDword::of(op) {
+                let data = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                buf[..2].copy_from_slice(&sub.stored(data));
             }
             self.private[at..at + size].copy_from_slice(&buf[..size]);
         }

@@ -2,11 +2,14 @@
 //! its family to [`Wave`]; `Wave::step` routes an instruction by encoding.
 
 mod compare;
+mod gpr_idx;
 mod lds;
 mod matrix;
 mod memory;
 mod packed;
 mod scalar;
+mod sdwa;
+mod subdword;
 mod valu;
 mod vfloat;
 
@@ -40,7 +43,7 @@ mod tests {
     use super::*;
     use crate::decode::decode;
 
-    fn run(wave: &mut Wave, words: &[u32]) -> R<Step> {
+    pub(super) fn run(wave: &mut Wave, words: &[u32]) -> R<Step> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let inst = decode(Target::Gfx942, &bytes).map_err(|e| ExecError::Decode { pc: 0, what: e.to_string() })?;
         let mut global = GlobalMemory::new();
@@ -49,7 +52,7 @@ mod tests {
         wave.step(&inst, &mut Env { global: &mut global, lds: &mut lds, obs: &mut obs, target: Target::Gfx942 })
     }
 
-    fn wave(mode: u32) -> Wave {
+    pub(super) fn wave(mode: u32) -> Wave {
         let mut w = Wave::new(0, mode);
         w.sgpr[EXEC as usize] = u32::MAX;
         w.sgpr[EXEC as usize + 1] = u32::MAX;

@@ -84,17 +84,30 @@ impl Wave {
                 }
                 return Ok(());
             }
-            Opcode::V_PK_ADD_F16 | Opcode::V_PK_MUL_F16 | Opcode::V_PK_FMA_F16 => {
+            Opcode::V_PK_ADD_F16
+            | Opcode::V_PK_MUL_F16
+            | Opcode::V_PK_FMA_F16
+            | Opcode::V_PK_MIN_F16
+            | Opcode::V_PK_MAX_F16
+            | Opcode::V_PK_FMAC_F16_E32 => {
                 format = FpFormat::F16x2;
                 let nsrc = if inst.op == Opcode::V_PK_FMA_F16 { 3 } else { 2 };
+                // The VOP2 form (v_pk_fmac_f16) has no op_sel: halves stay in place.
+                let (op_sel, op_sel_hi) =
+                    if inst.encoding == Encoding::Vop3p { (f.op_sel, f.op_sel_hi) } else { (0, 7) };
                 for lane in lanes(exec) {
                     let mut lo_hi = [[0u16; 3]; 2];
                     for i in 0..nsrc {
                         let v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)?;
-                        let lo = if f.op_sel >> i & 1 != 0 { v >> 16 } else { v } as u16;
-                        let hi = if f.op_sel_hi >> i & 1 != 0 { v >> 16 } else { v } as u16;
+                        let lo = if op_sel >> i & 1 != 0 { v >> 16 } else { v } as u16;
+                        let hi = if op_sel_hi >> i & 1 != 0 { v >> 16 } else { v } as u16;
                         lo_hi[0][i] = lo ^ if f.neg >> i & 1 != 0 { 0x8000 } else { 0 };
                         lo_hi[1][i] = hi ^ if f.neg_hi >> i & 1 != 0 { 0x8000 } else { 0 };
+                    }
+                    if inst.op == Opcode::V_PK_FMAC_F16_E32 {
+                        let acc = self.rv(obs, f.dst, lane);
+                        lo_hi[0][2] = acc as u16;
+                        lo_hi[1][2] = (acc >> 16) as u16;
                     }
                     let mut out = [0u16; 2];
                     for h in 0..2 {
@@ -103,8 +116,16 @@ impl Wave {
                         out[h] = match inst.op {
                             Opcode::V_PK_ADD_F16 => fpu::op16(BinOp::Add, s[0], s[1], mode, &mut fl),
                             Opcode::V_PK_MUL_F16 => fpu::op16(BinOp::Mul, s[0], s[1], mode, &mut fl),
+                            Opcode::V_PK_MIN_F16 | Opcode::V_PK_MAX_F16 => {
+                                let (x, y) = (fpu::in16(s[0], mode, &mut fl), fpu::in16(s[1], mode, &mut fl));
+                                let mx = inst.op == Opcode::V_PK_MAX_F16;
+                                fpu::f64_to_f16(fpu::minmax64(x, y, mx, mode, &mut fl))
+                            }
                             _ => fpu::fma16(s[0], s[1], s[2], mode, &mut fl),
                         };
+                        if f.clamp {
+                            out[h] = super::vfloat::clamp16(out[h], self.mode & (1 << 8) != 0);
+                        }
                         all |= fl;
                         let a = out[h] & 0x7FFF;
                         kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
@@ -133,6 +154,11 @@ impl Wave {
                             Opcode::V_PK_ADD_F32 => fpu::op32(BinOp::Add, s[0], s[1], mode, &mut fl),
                             Opcode::V_PK_MUL_F32 => fpu::op32(BinOp::Mul, s[0], s[1], mode, &mut fl),
                             _ => fpu::fma32(s[0], s[1], s[2], mode, &mut fl),
+                        };
+                        let r = match (f.clamp, r.is_nan()) {
+                            (true, false) => r.clamp(0.0, 1.0),
+                            (true, true) if self.mode & (1 << 8) != 0 => 0.0,
+                            _ => r,
                         };
                         all |= fl;
                         kinds |= classify(r.is_nan(), r.is_infinite(), r.is_subnormal(), false);

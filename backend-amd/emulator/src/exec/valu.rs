@@ -2,6 +2,8 @@
 //! a VALU instruction to its family, lane moves, and integer operations.
 
 use super::scalar::bfe;
+use super::sdwa::{self, Sdwa};
+use super::vfloat::float_kind;
 use super::*;
 use xfpx_amd_isa::Family;
 
@@ -19,13 +21,23 @@ pub(crate) struct Valu {
     pub(crate) op_sel: u8,
     pub(crate) op_sel_hi: u8,
     pub(crate) neg_hi: u8,
+    /// The selects of an SDWA form.
+    pub(crate) sdwa: Option<Sdwa>,
+    /// VOP3 16-bit operations: sources (bits 0-2) read from their high
+    /// half, as op_sel says.
+    pub(crate) src_hi: u8,
 }
 
 impl Wave {
-    pub(crate) fn valu_fields(&self, inst: &Instruction) -> Valu {
+    pub(crate) fn valu_fields(&self, inst: &Instruction) -> R<Valu> {
         let (w0, w1) = (inst.words[0], inst.words[1]);
         let mut f = Valu::default();
         match inst.encoding {
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if inst.sdwa => {
+                if sdwa::fields(inst.encoding, w0, w1, &mut f).is_none() {
+                    return self.unsupported(format!("{} with a reserved SDWA select", inst.mnemonic));
+                }
+            }
             Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !inst.vop3 => {
                 f.src[0] = (w0 & 0x1FF) as u16;
                 f.src[1] = 256 + ((w0 >> 9) & 0xFF) as u16;
@@ -50,23 +62,42 @@ impl Wave {
                 f.src = [(w1 & 0x1FF) as u16, ((w1 >> 9) & 0x1FF) as u16, ((w1 >> 18) & 0x1FF) as u16];
                 f.omod = ((w1 >> 27) & 3) as u8;
                 f.neg = ((w1 >> 29) & 7) as u8;
+                if is_16bit(inst.op) {
+                    f.op_sel = ((w0 >> 11) & 0xF) as u8;
+                    f.src_hi = f.op_sel & 7;
+                }
                 if inst.encoding == Encoding::Vopc {
                     f.sdst = (w0 & 0xFF) as u16;
                 }
             }
         }
-        f
+        self.index_vgprs(&mut f);
+        Ok(f)
     }
 
     pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
-        let f = self.valu_fields(inst);
-        if f.omod != 0 {
+        let f = self.valu_fields(inst)?;
+        // op_sel's destination bit writes the high half; whether the other
+        // half is kept or zeroed is not modelled (v_pack_b32_f16's op_sel
+        // selects sources only).
+        if f.op_sel & 8 != 0 && inst.op != Opcode::V_PACK_B32_F16 {
+            return self.unsupported(format!("{} with op_sel on the destination", inst.mnemonic));
+        }
+        if f.omod != 0 && !takes_omod(inst.op) {
             return self.unsupported(format!("{} with an output modifier", inst.mnemonic));
         }
         if let Some(compare) = inst.op.compare() {
             return self.vcmp(inst, &f, compare, env.obs);
         }
-        match inst.op.family() {
+        let family = inst.op.family();
+        if inst.sdwa && matches!(family, Family::Matrix | Family::AccvgprMove | Family::FmaMix | Family::Packed) {
+            return self.unsupported(format!("{} in the SDWA form", inst.mnemonic));
+        }
+        match family {
+            // Their operands come from the decoder, not through indexing.
+            Family::Matrix | Family::AccvgprMove if self.gpr_idx_on => {
+                return self.unsupported(format!("{} in VGPR indexing mode", inst.mnemonic))
+            }
             Family::Matrix | Family::AccvgprMove => return self.matrix(inst, env),
             Family::FmaMix => return self.fma_mix(inst, &f, env.obs),
             Family::Packed => return self.vop3p(inst, &f, env.obs),
@@ -76,7 +107,7 @@ impl Wave {
             Opcode::V_READFIRSTLANE_B32 => {
                 let e = self.exec();
                 let lane = if e == 0 { 0 } else { e.trailing_zeros() as usize };
-                let v = self.vsrc(env.obs, f.src[0], inst.literal, Ty::B32, lane)?;
+                let v = self.operand(env.obs, &f, 0, inst.literal, Ty::B32, lane)?;
                 self.ws(env.obs, f.dst, v);
                 return Ok(());
             }
@@ -119,9 +150,13 @@ impl Wave {
         let exec = self.exec();
         let lit = inst.literal;
         let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
+        let saturate = f.clamp && op.saturates();
+        if f.clamp && !saturate {
+            return self.unsupported(format!("{} with clamp", inst.mnemonic));
+        }
         let mut carry_out = 0u64;
         for lane in lanes(exec) {
-            let s = |w: &Self, obs: &mut Observations, i: usize| w.vsrc(obs, f.src[i], lit, Ty::B32, lane);
+            let s = |w: &Self, obs: &mut Observations, i: usize| w.operand(obs, f, i, lit, Ty::B32, lane);
             let mask_in = |w: &Self, obs: &mut Observations| -> R<bool> {
                 let m = if e32 { w.vcc() } else { w.ssrc64(obs, f.src[2], lit, Ty::B64)? };
                 Ok(m >> lane & 1 != 0)
@@ -162,7 +197,11 @@ impl Wave {
                     if c {
                         carry_out |= 1 << lane;
                     }
-                    r as u64
+                    match (saturate, c, op) {
+                        (true, true, IntOp::AddCo | IntOp::Addc) => u32::MAX as u64,
+                        (true, true, _) => 0,
+                        _ => r as u64,
+                    }
                 }
                 IntOp::MadU64U32 | IntOp::MadI64I32 => {
                     let (a, b) = (s(self, obs, 0)?, s(self, obs, 1)?);
@@ -199,7 +238,7 @@ impl Wave {
                     continue;
                 }
             };
-            self.wv(obs, f.dst, lane, r as u32);
+            self.write_result(obs, f, lane, r as u32);
         }
         if matches!(
             op,
@@ -217,6 +256,24 @@ impl Wave {
         }
         Ok(())
     }
+}
+
+/// A VOP3 operation on 16-bit values, whose op_sel picks source halves.
+fn is_16bit(op: Opcode) -> bool {
+    use xfpx_amd_isa::DataType;
+    matches!(op.data_type(), Some(DataType::F16 | DataType::I16 | DataType::U16 | DataType::B16))
+        && !matches!(op.family(), Family::Packed | Family::FmaMix | Family::Matrix)
+}
+
+/// Whether the output modifier (omod) of `op` is modelled: float results
+/// of the lane-wise float VALU (`vfloat`), not compares, integer results,
+/// packed or matrix operations.
+fn takes_omod(op: Opcode) -> bool {
+    op.compare().is_none()
+        && matches!(op.family(), Family::Other | Family::Convert)
+        && int_op(op).is_none()
+        && float_kind(op).is_some()
+        && !matches!(op, Opcode::V_CVT_I32_F64_E32 | Opcode::V_CVT_U32_F64_E32 | Opcode::V_PACK_B32_F16)
 }
 
 /// Integer VALU operations.
@@ -241,6 +298,15 @@ pub(crate) enum IntOp {
     /// Two sources and the lane index.
     Lane(fn(u32, u32, usize) -> u32),
     Mov64,
+}
+
+impl IntOp {
+    /// Whether clamp (unsigned saturation) is modelled for the operation:
+    /// the carry-out additions and subtractions, whose carry says when the
+    /// 32-bit result wrapped.
+    fn saturates(self) -> bool {
+        matches!(self, IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev)
+    }
 }
 
 impl PartialEq for IntOp {
@@ -303,6 +369,16 @@ pub(crate) fn int_op(op: Opcode) -> Option<IntOp> {
         Opcode::V_ASHRREV_I32_E32 => Bin(|a, b| ((b as i32) >> (a & 31)) as u32),
         Opcode::V_LSHLREV_B16_E32 => Bin(|a, b| ((b as u16) << (a & 15)) as u32),
         Opcode::V_LSHRREV_B16_E32 => Bin(|a, b| ((b as u16) >> (a & 15)) as u32),
+        // 16-bit integer operations: the low halves, the high half zeroed.
+        Opcode::V_ASHRREV_I16_E32 => Bin(|a, b| ((b as i16) >> (a & 15)) as u16 as u32),
+        Opcode::V_ADD_U16_E32 => Bin(|a, b| (a as u16).wrapping_add(b as u16) as u32),
+        Opcode::V_SUB_U16_E32 => Bin(|a, b| (a as u16).wrapping_sub(b as u16) as u32),
+        Opcode::V_SUBREV_U16_E32 => Bin(|a, b| (b as u16).wrapping_sub(a as u16) as u32),
+        Opcode::V_MUL_LO_U16_E32 => Bin(|a, b| (a as u16).wrapping_mul(b as u16) as u32),
+        Opcode::V_MAX_U16_E32 => Bin(|a, b| (a as u16).max(b as u16) as u32),
+        Opcode::V_MIN_U16_E32 => Bin(|a, b| (a as u16).min(b as u16) as u32),
+        Opcode::V_MAX_I16_E32 => Bin(|a, b| (a as i16).max(b as i16) as u16 as u32),
+        Opcode::V_MIN_I16_E32 => Bin(|a, b| (a as i16).min(b as i16) as u16 as u32),
         Opcode::V_MUL_LO_U32 => Bin(|a, b| a.wrapping_mul(b)),
         Opcode::V_MUL_HI_U32 => Bin(|a, b| ((a as u64 * b as u64) >> 32) as u32),
         Opcode::V_MUL_HI_I32 => Bin(|a, b| ((a as i32 as i64 * b as i32 as i64) >> 32) as u32),

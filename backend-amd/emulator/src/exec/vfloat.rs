@@ -8,7 +8,7 @@ use xfpx_amd_isa::{DataType, Family};
 impl Wave {
     /// FP source with VOP3 abs/neg modifiers applied.
     pub(crate) fn fp_src32(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
-        let mut v = self.vsrc(obs, f.src[i], lit, Ty::B32, lane)?;
+        let mut v = self.operand(obs, f, i, lit, Ty::B32, lane)?;
         if f.abs >> i & 1 != 0 {
             v &= 0x7FFF_FFFF;
         }
@@ -28,7 +28,7 @@ impl Wave {
         Ok(v)
     }
     pub(crate) fn fp_src16(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u32> {
-        let mut v = self.vsrc(obs, f.src[i], lit, Ty::F16, lane)? & 0xFFFF;
+        let mut v = self.operand(obs, f, i, lit, Ty::F16, lane)? & 0xFFFF;
         if f.abs >> i & 1 != 0 {
             v &= 0x7FFF;
         }
@@ -45,9 +45,16 @@ impl Wave {
         let mode = self.fp_mode()?;
         let exec = self.exec();
         let Some(kind) = float_kind(inst.op) else { return self.unsupported(m) };
+        if f.omod != 0 && self.mode & (1 << 9) != 0 {
+            // Compilers use omod only with IEEE mode off; what the hardware
+            // does with it under IEEE mode is not documented.
+            return self.unsupported(format!("{m} with an output modifier under IEEE mode"));
+        }
         let e32 = !inst.vop3 && inst.encoding != Encoding::Vop3;
         let mut vcc_out = 0u64;
         let mut kinds = 0u8;
+        // Results of the f16x2 conversion (`v_cvt_pkrtz_f16_f32`).
+        let mut packed_kinds = 0u8;
         let mut all_flags = 0;
         let format = match kind.1 {
             W::F16 => FpFormat::F16,
@@ -71,11 +78,14 @@ impl Wave {
                         Opcode::V_FMA_F32 => fpu::fma32(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl),
                         // v_mad*: unfused (product rounded) and always flushing
                         // f32 denormals, whatever MODE says.
-                        Opcode::V_MAD_F32 | Opcode::V_MADMK_F32 | Opcode::V_MADAK_F32 => {
+                        Opcode::V_MAD_F32 | Opcode::V_MAC_F32_E32 | Opcode::V_MADMK_F32 | Opcode::V_MADAK_F32 => {
                             let flush = FpMode { denorm32: 0, ..mode };
                             let k = f32::from_bits(lit.unwrap_or(0));
                             let (b, c) = match inst.op {
                                 Opcode::V_MAD_F32 => (src(self, obs, 1)?, src(self, obs, 2)?),
+                                Opcode::V_MAC_F32_E32 => {
+                                    (src(self, obs, 1)?, f32::from_bits(self.rv(obs, f.dst, lane)))
+                                }
                                 Opcode::V_MADMK_F32 => (k, src(self, obs, 1)?),
                                 _ => (src(self, obs, 1)?, k),
                             };
@@ -201,7 +211,7 @@ impl Wave {
                             )
                         }
                         Opcode::V_LDEXP_F32 => {
-                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let e = self.operand(obs, f, 1, lit, Ty::B32, lane)? as i32;
                             let x = fpu::in32(a, mode, &mut fl);
                             fpu::round32(
                                 x as f64 * (2f64).powi(e.clamp(-400, 400)),
@@ -212,8 +222,27 @@ impl Wave {
                                 &mut fl,
                             )
                         }
-                        Opcode::V_CVT_F32_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f32,
-                        Opcode::V_CVT_F32_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f32,
+                        // A signed 4-bit integer in sixteenths.
+                        Opcode::V_CVT_OFF_F32_I4_E32 => {
+                            let v = self.operand(obs, f, 0, lit, Ty::B32, lane)?;
+                            ((v << 28) as i32 >> 28) as f32 / 16.0
+                        }
+                        // Two f32 to f16 halves, rounded toward zero: an f16x2 result.
+                        Opcode::V_CVT_PKRTZ_F16_F32 => {
+                            let lo = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
+                            let hi = f32::from_bits(self.fp_src32(obs, f, 1, lit, lane)?);
+                            let (lo, hi) = (fpu::in32(lo, mode, &mut fl), fpu::in32(hi, mode, &mut fl));
+                            let halves = [fpu::f32_to_f16_rtz(lo), fpu::f32_to_f16_rtz(hi)];
+                            for h in halves {
+                                let a = h & 0x7FFF;
+                                packed_kinds |= classify(a > 0x7C00, a == 0x7C00, a != 0 && a < 0x400, false);
+                            }
+                            all_flags |= fl;
+                            self.write_result(obs, f, lane, halves[0] as u32 | (halves[1] as u32) << 16);
+                            continue;
+                        }
+                        Opcode::V_CVT_F32_I32_E32 => (self.operand(obs, f, 0, lit, Ty::B32, lane)? as i32) as f32,
+                        Opcode::V_CVT_F32_U32_E32 => self.operand(obs, f, 0, lit, Ty::B32, lane)? as f32,
                         Opcode::V_CVT_F32_F64_E32 => {
                             let x = f64::from_bits(self.fp_src64(obs, f, 0, lit, lane)?);
                             fpu::round32(x, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
@@ -226,7 +255,7 @@ impl Wave {
                         | Opcode::V_CVT_F32_UBYTE2_E32
                         | Opcode::V_CVT_F32_UBYTE3_E32 => {
                             let byte = ubyte_index(inst.op);
-                            (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? >> (8 * byte) & 0xFF) as f32
+                            (self.operand(obs, f, 0, lit, Ty::B32, lane)? >> (8 * byte) & 0xFF) as f32
                         }
                         Opcode::V_DIV_SCALE_F32 => {
                             let (r, v) = fpu::div_scale32(a, src(self, obs, 1)?, src(self, obs, 2)?);
@@ -271,6 +300,10 @@ impl Wave {
                         }
                         _ => return self.unsupported(m),
                     };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op32(BinOp::Mul, r, k as f32, mode, &mut fl),
+                        None => r,
+                    };
                     // Clamp to [0, 1]; with DX10_CLAMP a NaN clamps to 0.
                     let r = match (f.clamp, r.is_nan()) {
                         (true, false) => r.clamp(0.0, 1.0),
@@ -305,6 +338,7 @@ impl Wave {
                         }
                         Opcode::V_MIN_F64 => fpu::minmax64(a, src(self, obs, 1)?, false, mode, &mut fl),
                         Opcode::V_MAX_F64 => fpu::minmax64(a, src(self, obs, 1)?, true, mode, &mut fl),
+                        Opcode::V_FREXP_MANT_F64_E32 => frexp_mant(fpu::in64(a, mode, &mut fl)),
                         Opcode::V_TRUNC_F64_E32 => fpu::in64(a, mode, &mut fl).trunc(),
                         Opcode::V_FLOOR_F64_E32 => fpu::in64(a, mode, &mut fl).floor(),
                         Opcode::V_CEIL_F64_E32 => fpu::in64(a, mode, &mut fl).ceil(),
@@ -338,15 +372,15 @@ impl Wave {
                             fpu::finish64(x.sqrt(), false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
                         Opcode::V_LDEXP_F64 => {
-                            let e = self.vsrc(obs, f.src[1], lit, Ty::B32, lane)? as i32;
+                            let e = self.operand(obs, f, 1, lit, Ty::B32, lane)? as i32;
                             let x = fpu::in64(a, mode, &mut fl);
                             let e = e.clamp(-2200, 2200);
                             // Two steps keep intermediate scale factors finite.
                             let r = x * (2f64).powi(e / 2) * (2f64).powi(e - e / 2);
                             fpu::finish64(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
-                        Opcode::V_CVT_F64_I32_E32 => (self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as i32) as f64,
-                        Opcode::V_CVT_F64_U32_E32 => self.vsrc(obs, f.src[0], lit, Ty::B32, lane)? as f64,
+                        Opcode::V_CVT_F64_I32_E32 => (self.operand(obs, f, 0, lit, Ty::B32, lane)? as i32) as f64,
+                        Opcode::V_CVT_F64_U32_E32 => self.operand(obs, f, 0, lit, Ty::B32, lane)? as f64,
                         Opcode::V_CVT_F64_F32_E32 => {
                             let x = f32::from_bits(self.fp_src32(obs, f, 0, lit, lane)?);
                             fpu::in32(x, mode, &mut fl) as f64
@@ -382,6 +416,10 @@ impl Wave {
                         }
                         _ => return self.unsupported(m),
                     };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op64(BinOp::Mul, r, k, mode, &mut fl),
+                        None => r,
+                    };
                     let r = match (f.clamp, r.is_nan()) {
                         (true, false) => r.clamp(0.0, 1.0),
                         (true, true) if self.mode & (1 << 8) != 0 => 0.0,
@@ -406,25 +444,139 @@ impl Wave {
                             fpu::round16(x as f64, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
                         }
                         Opcode::V_PACK_B32_F16 => {
+                            // op_sel's source halves are applied by the operand reads.
                             let lo = self.fp_src16(obs, f, 0, lit, lane)?;
                             let hi = self.fp_src16(obs, f, 1, lit, lane)?;
-                            let lo = if f.op_sel & 1 != 0 {
-                                self.vsrc(obs, f.src[0], lit, Ty::F16, lane)? >> 16
-                            } else {
-                                lo
-                            };
-                            let hi = if f.op_sel & 2 != 0 {
-                                self.vsrc(obs, f.src[1], lit, Ty::F16, lane)? >> 16
-                            } else {
-                                hi
-                            };
                             self.wv(obs, f.dst, lane, (lo & 0xFFFF) | (hi & 0xFFFF) << 16);
                             continue;
                         }
+                        Opcode::V_FMA_LEGACY_F16 => {
+                            fpu::fma16(a, src(self, obs, 1)?, src(self, obs, 2)?, mode, &mut fl)
+                        }
+                        // Unfused, with f16 denormals flushed like v_mad_f32's
+                        // f32 ones (the compiler forms them only where f16
+                        // denormals are flushed).
+                        Opcode::V_MAD_F16
+                        | Opcode::V_MAD_LEGACY_F16
+                        | Opcode::V_MAC_F16_E32
+                        | Opcode::V_MADMK_F16
+                        | Opcode::V_MADAK_F16 => {
+                            let flush = FpMode { denorm16_64: 0, ..mode };
+                            let k = lit.unwrap_or(0) as u16;
+                            let (b, c) = match inst.op {
+                                Opcode::V_MADMK_F16 => (k, src(self, obs, 1)?),
+                                Opcode::V_MADAK_F16 => (src(self, obs, 1)?, k),
+                                Opcode::V_MAC_F16_E32 => (src(self, obs, 1)?, self.rv(obs, f.dst, lane) as u16),
+                                _ => (src(self, obs, 1)?, src(self, obs, 2)?),
+                            };
+                            let p = fpu::op16(BinOp::Mul, a, b, flush, &mut fl);
+                            fpu::op16(BinOp::Add, p, c, flush, &mut fl)
+                        }
+                        Opcode::V_MIN_F16_E32 | Opcode::V_MAX_F16_E32 => {
+                            let (x, y) = (fpu::in16(a, mode, &mut fl), fpu::in16(src(self, obs, 1)?, mode, &mut fl));
+                            let mx = inst.op == Opcode::V_MAX_F16_E32;
+                            fpu::f64_to_f16(fpu::minmax64(x, y, mx, mode, &mut fl))
+                        }
+                        Opcode::V_MIN3_F16 | Opcode::V_MAX3_F16 => {
+                            let mx = inst.op == Opcode::V_MAX3_F16;
+                            let (x, y) = (fpu::in16(a, mode, &mut fl), fpu::in16(src(self, obs, 1)?, mode, &mut fl));
+                            let z = fpu::in16(src(self, obs, 2)?, mode, &mut fl);
+                            let t = fpu::minmax64(x, y, mx, mode, &mut fl);
+                            fpu::f64_to_f16(fpu::minmax64(t, z, mx, mode, &mut fl))
+                        }
+                        Opcode::V_MED3_F16 => {
+                            let (x, y) = (fpu::in16(a, mode, &mut fl), fpu::in16(src(self, obs, 1)?, mode, &mut fl));
+                            let z = fpu::in16(src(self, obs, 2)?, mode, &mut fl);
+                            fpu::f64_to_f16(fpu::med3_64(x, y, z, mode, &mut fl))
+                        }
+                        Opcode::V_FLOOR_F16_E32
+                        | Opcode::V_CEIL_F16_E32
+                        | Opcode::V_TRUNC_F16_E32
+                        | Opcode::V_RNDNE_F16_E32
+                        | Opcode::V_FRACT_F16_E32 => {
+                            let x = fpu::in16(a, mode, &mut fl);
+                            let r = match inst.op {
+                                Opcode::V_FLOOR_F16_E32 => x.floor(),
+                                Opcode::V_CEIL_F16_E32 => x.ceil(),
+                                Opcode::V_TRUNC_F16_E32 => x.trunc(),
+                                Opcode::V_RNDNE_F16_E32 => x.round_ties_even(),
+                                // Below 1: the largest f16 under 1.
+                                _ if x.is_infinite() => f64::NAN,
+                                _ => (x - x.floor()).min(fpu::f16_to_f64(0x3BFF)),
+                            };
+                            fpu::round16(r, true, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_LDEXP_F16_E32 => {
+                            let e = self.operand(obs, f, 1, lit, Ty::B32, lane)? as i32;
+                            let x = fpu::in16(a, mode, &mut fl);
+                            let r = x * (2f64).powi(e.clamp(-100, 100));
+                            fpu::round16(r, false, x.is_nan(), x.is_infinite(), mode, &mut fl)
+                        }
+                        Opcode::V_FREXP_MANT_F16_E32 => {
+                            let x = fpu::in16(a, mode, &mut fl);
+                            fpu::f64_to_f16(frexp_mant(x))
+                        }
+                        Opcode::V_CVT_F16_I16_E32 | Opcode::V_CVT_F16_U16_E32 => {
+                            let v = self.operand(obs, f, 0, lit, Ty::B32, lane)? as u16;
+                            let x = if inst.op == Opcode::V_CVT_F16_I16_E32 { v as i16 as f64 } else { v as f64 };
+                            fpu::round16(x, false, false, false, mode, &mut fl)
+                        }
+                        // Approximate, as their f32 forms: computed in f64, rounded once.
+                        Opcode::V_SQRT_F16_E32
+                        | Opcode::V_RCP_F16_E32
+                        | Opcode::V_RSQ_F16_E32
+                        | Opcode::V_EXP_F16_E32
+                        | Opcode::V_LOG_F16_E32
+                        | Opcode::V_SIN_F16_E32
+                        | Opcode::V_COS_F16_E32 => {
+                            let x = fpu::in16(a, mode, &mut fl);
+                            let r = match inst.op {
+                                Opcode::V_SQRT_F16_E32 => x.sqrt(),
+                                Opcode::V_RCP_F16_E32 => 1.0 / x,
+                                Opcode::V_RSQ_F16_E32 => 1.0 / x.sqrt(),
+                                Opcode::V_EXP_F16_E32 => x.exp2(),
+                                Opcode::V_LOG_F16_E32 => x.log2(),
+                                Opcode::V_SIN_F16_E32 => (2.0 * std::f64::consts::PI * x).sin(),
+                                _ => (2.0 * std::f64::consts::PI * x).cos(),
+                            };
+                            if x == 0.0
+                                && matches!(
+                                    inst.op,
+                                    Opcode::V_RCP_F16_E32 | Opcode::V_RSQ_F16_E32 | Opcode::V_LOG_F16_E32
+                                )
+                            {
+                                fl |= flag::DIV0;
+                                classify_div0 = inst.op != Opcode::V_LOG_F16_E32;
+                            }
+                            if x.is_infinite() && matches!(inst.op, Opcode::V_SIN_F16_E32 | Opcode::V_COS_F16_E32) {
+                                fl |= flag::INVALID;
+                            }
+                            fpu::round16(r, false, x.is_nan(), x.is_infinite() || x == 0.0, mode, &mut fl)
+                        }
+                        Opcode::V_DIV_FIXUP_F16 | Opcode::V_DIV_FIXUP_LEGACY_F16 => {
+                            let (den, num) = (src(self, obs, 1)?, src(self, obs, 2)?);
+                            let (q, d, n) = (fpu::f16_to_f64(a), fpu::f16_to_f64(den), fpu::f16_to_f64(num));
+                            if d == 0.0 && n != 0.0 && !n.is_nan() {
+                                classify_div0 = true;
+                            }
+                            let exp16 = |h: u16| ((h >> 10) & 0x1F) as i32;
+                            let r = fpu::div_fixup(q, d, n, -25, (exp16(num), exp16(den)), 31, &mut fl);
+                            let h = fpu::f64_to_f16(r);
+                            if h & 0x7C00 == 0 && h & 0x3FF != 0 && mode.denorm16_64 & 2 == 0 {
+                                h & 0x8000
+                            } else {
+                                h
+                            }
+                        }
                         _ => return self.unsupported(m),
                     };
+                    let r = match omod_factor(f.omod) {
+                        Some(k) => fpu::op16(BinOp::Mul, r, fpu::f64_to_f16(k), mode, &mut fl),
+                        None => r,
+                    };
+                    let r = if f.clamp { clamp16(r, self.mode & (1 << 8) != 0) } else { r };
                     let h = r & 0x7FFF;
-                    kinds |= classify(h > 0x7C00, h == 0x7C00, h != 0 && h < 0x400, false);
+                    kinds |= classify(h > 0x7C00, h == 0x7C00, h != 0 && h < 0x400, classify_div0);
                     r as u64
                 }
             };
@@ -437,10 +589,11 @@ impl Wave {
                     self.wv(obs, f.dst + 1, lane, (res >> 32) as u32);
                 }
                 16 => {
-                    // gfx9 f16 VALU zeroes the high half of the destination.
-                    self.wv(obs, f.dst, lane, res as u32 & 0xFFFF);
+                    // gfx9 f16 VALU zeroes the high half of the destination
+                    // (an SDWA destination select places the half instead).
+                    self.write_result(obs, f, lane, res as u32 & 0xFFFF);
                 }
-                _ => self.wv(obs, f.dst, lane, res as u32),
+                _ => self.write_result(obs, f, lane, res as u32),
             }
         }
         if matches!(inst.op, Opcode::V_DIV_SCALE_F32 | Opcode::V_DIV_SCALE_F64) {
@@ -453,7 +606,53 @@ impl Wave {
         if kinds != 0 {
             self.observe(obs, format, kinds);
         }
+        if packed_kinds != 0 {
+            self.observe(obs, FpFormat::F16x2, packed_kinds);
+        }
         Ok(())
+    }
+}
+
+/// The mantissa of `x` in [0.5, 1) with `x`'s sign (`v_frexp_mant_*`);
+/// NaN for infinities and NaN, `x` itself for zeros.
+fn frexp_mant(x: f64) -> f64 {
+    if !x.is_finite() {
+        return f64::NAN;
+    }
+    if x == 0.0 {
+        return x;
+    }
+    // The exponent field (or, for subnormals, the leading bit) gives e with
+    // 2^(e-1) <= |x| < 2^e.
+    let e = if x.is_subnormal() {
+        -1022 - (x.abs().to_bits().leading_zeros() as i32 - 12)
+    } else {
+        ((x.to_bits() >> 52) & 0x7FF) as i32 - 1022
+    };
+    // Two steps keep the scale factor finite for subnormal x.
+    x * (2f64).powi(-e / 2) * (2f64).powi(-e + e / 2)
+}
+
+/// The factor of an output modifier (1: ×2, 2: ×4, 3: ×0.5; 0: none).
+fn omod_factor(omod: u8) -> Option<f64> {
+    match omod {
+        1 => Some(2.0),
+        2 => Some(4.0),
+        3 => Some(0.5),
+        _ => None,
+    }
+}
+
+/// An f16 result clamped to [0, 1] as f32 and f64 results are (-0 stays);
+/// a NaN clamps to 0 with DX10_CLAMP.
+pub(crate) fn clamp16(h: u16, dx10: bool) -> u16 {
+    let nan = h & 0x7FFF > 0x7C00;
+    match (nan, h >> 15 != 0) {
+        (true, _) if dx10 => 0,
+        (true, _) => h,
+        (false, true) if h == 0x8000 => h,
+        (false, true) => 0,
+        (false, false) => h.min(0x3C00),
     }
 }
 
@@ -480,7 +679,7 @@ pub(crate) fn float_kind(op: Opcode) -> Option<((), W)> {
         | O::V_CVT_F32_UBYTE2_E32
         | O::V_CVT_F32_UBYTE3_E32 => W::F32,
         O::V_CVT_F64_I32_E32 | O::V_CVT_F64_U32_E32 | O::V_CVT_F64_F32_E32 => W::F64,
-        O::V_CVT_F16_F32_E32 => W::F16,
+        O::V_CVT_F16_F32_E32 | O::V_CVT_F16_I16_E32 | O::V_CVT_F16_U16_E32 => W::F16,
         _ => match (op.family() == Family::Convert, op.data_type()) {
             (_, Some(DataType::F16)) => W::F16,
             (_, Some(DataType::F64)) => W::F64,

@@ -1,0 +1,82 @@
+//! Kernels at their register budget: detect mode, whose checks need scratch
+//! registers above everything the kernel holds, refuses such a kernel with
+//! the reason; screen mode, which reads the exception flags where the wave
+//! ends and every register is free, screens it within its own allocation
+//! (descriptor untouched), and the emulator confirms that it computes what
+//! the original computes and that the screened bits are the wave's TRAPSTS.
+
+use std::path::{Path, PathBuf};
+
+use xfpx_amd::descriptor::{raw, DescriptorWord};
+use xfpx_amd::replay::replay_rewritten;
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
+use xfpx_amd::CodeObject;
+use xfpx_amd_emu::ReplayOptions;
+use xfpx_common::report::KernelStatus;
+use xfpx_common::ExceptionKind;
+
+fn launch_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures/launches").join(format!("{name}.json"))
+}
+
+/// `exceptions.co` for gfx90a with `kernel`'s descriptor asking for the
+/// whole architected file (256 VGPRs, no AGPRs), and that descriptor.
+fn at_vgpr_budget(kernel: &str) -> (Vec<u8>, usize, Vec<u8>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures/gfx90a/exceptions.co");
+    let mut bytes = std::fs::read(path).expect("exceptions.co");
+    let co = CodeObject::parse(&bytes).expect("parses");
+    let k = co.kernel(kernel).expect("kernel");
+    let rodata = co.elf.section_at_addr(k.descriptor_address).expect("section");
+    let at = (rodata.offset + (k.descriptor_address - rodata.addr)) as usize;
+    let mut kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
+    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, 31).expect("set");
+    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 63).expect("set");
+    bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
+    (bytes, at, kd.to_bytes().to_vec())
+}
+
+#[test]
+fn detect_refuses_a_kernel_at_its_vgpr_budget_and_screen_mode_screens_it() {
+    let (bytes, at, kd) = at_vgpr_budget("exc_nan");
+    let opts = |mode| RewriteOptions { mode, table: TableAddress::Known(0x1000_0000), ..Default::default() };
+    let state =
+        |out: &rewrite::RewriteOutcome| out.kernels.iter().find(|k| k.name == "exc_nan").expect("kernel").clone();
+    // Detect: refused, with the reason.
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    match state(&out).state {
+        KernelState::Skipped { reason } => assert!(reason.contains("VGPRs above v255"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // Screen: instrumented with scratch inside its own allocation; the
+    // register counts stay, only DX10_CLAMP is cleared.
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Screen)).expect("rewrites");
+    let k = state(&out);
+    assert_eq!(k.state, KernelState::Instrumented);
+    let r = k.registers.expect("registers");
+    assert_eq!(
+        (r.vgprs_before, r.vgprs_after, r.sgprs_before, r.sgprs_after),
+        (256, 256, r.sgprs_before, r.sgprs_before)
+    );
+    assert_eq!((r.scratch_sgpr, r.scratch_vgpr), (0, 0));
+    // DX10_CLAMP is bit 21 of compute_pgm_rsrc1.
+    let diff: Vec<(&str, u64)> = k.descriptor_diff.iter().map(|(f, a, b)| (f.as_str(), a ^ b)).collect();
+    assert_eq!(diff, vec![("compute_pgm_rsrc1", 1 << 21)]);
+    assert_ne!(&out.bytes[at..at + 64], &kd[..], "DX10_CLAMP is cleared");
+
+    // On the emulator: the same outputs as the original, no hazard, and the
+    // NaN the kernel makes screened as an invalid operation.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let patched = dir.path().join("exceptions.co");
+    std::fs::write(&patched, &bytes).expect("write");
+    let ropts = ReplayOptions { target: Some("gfx90a".into()), code_object: Some(patched), ..Default::default() };
+    let plain = xfpx_amd_emu::replay(&launch_path("exc_nan"), &ropts).expect("original runs");
+    let screened = replay_rewritten(&launch_path("exc_nan"), Mode::Screen, &ropts).expect("screened runs");
+    assert_eq!(screened.hazards, 0);
+    assert_eq!(
+        screened.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
+        plain.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>()
+    );
+    let kr = screened.report.kernels.iter().find(|k| k.name == "exc_nan").expect("kernel report");
+    assert_eq!(kr.status, KernelStatus::Instrumented);
+    assert!(screened.screened_kinds.contains(&ExceptionKind::Nan), "{:?}", screened.screened_kinds);
+}
