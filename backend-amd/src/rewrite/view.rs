@@ -106,7 +106,8 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
     if !(m.starts_with("v_cmp_class") || m.starts_with("v_cmpx_class")) {
         return None;
     }
-    match insn.operands.iter().filter(|o| !o.written).nth(1).map(|o| &o.operand) {
+    // the last source: the e32 form lists its `vcc` destination first
+    match insn.operands.iter().filter(|o| !o.written).last().map(|o| &o.operand) {
         Some(xfpx_amd_isa::operand::Operand::Reg(r)) => Some(*r),
         _ => None,
     }
