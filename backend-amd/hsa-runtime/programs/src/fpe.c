@@ -9,15 +9,9 @@
 #define N 256
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
-  hsa_executable_t exe = new_executable();
-  load_from_file(&d, exe, argv[1], "fpe");
-  CHECK(hsa_executable_freeze(exe, NULL));
+  start(&d, argc, argv, 1, "PROGRAMS_DIR");
+  hsa_executable_t exe = load_frozen(&d, argv[1], "fpe", FROM_FILE);
   struct kernel knan = find_kernel(&d, exe, "fpe_nan"), kinf = find_kernel(&d, exe, "fpe_overflow"),
                 kdiv = find_kernel(&d, exe, "fpe_div0");
 
@@ -38,10 +32,8 @@ int main(int argc, char **argv) {
   q[3] = 0.0;      // p[3] / 0: -inf, division by zero
   q[11] = -0.0;    // p[11] / -0: +inf, division by zero
 
-  hsa_queue_t *queue;
-  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &queue));
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(3, 0, NULL, &done));
+  hsa_queue_t *queue = new_queue(&d, 64, HSA_QUEUE_TYPE_MULTI);
+  hsa_signal_t done = new_signal(3);
   struct { float *out; const float *x, *y; uint32_t n; } a_nan = {out_nan, x, y, N};
   struct { float *out; const float *x; float s; uint32_t n; } a_inf = {out_inf, x, big, N};
   struct { double *out; const double *x, *y; uint32_t n; } a_div = {out_div, p, q, N};

@@ -106,6 +106,16 @@ static inline void open_device(struct device *d) {
   }
 }
 
+// The start of a program: a command line of `args` arguments (`usage`
+// names them, PROGRAMS_DIR first; otherwise exit 2), then `open_device`.
+static inline void start(struct device *d, int argc, char **argv, int args, const char *usage) {
+  if (argc != args + 1) {
+    fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+    exit(2);
+  }
+  open_device(d);
+}
+
 // Bytes of <dir>/<gpu name>/<name>.co.
 static inline void *read_code_object(const struct device *d, const char *dir, const char *name, size_t *size) {
   char path[4096];
@@ -165,6 +175,23 @@ static inline hsa_executable_t new_executable(void) {
   return exe;
 }
 
+// How a code object reaches the runtime: a reader of its file or of its
+// bytes in memory.
+enum code_from { FROM_FILE, FROM_MEMORY };
+
+// A frozen executable holding <dir>/<gpu name>/<name>.co.
+static inline hsa_executable_t load_frozen(const struct device *d, const char *dir, const char *name,
+                                           enum code_from from) {
+  hsa_executable_t exe = new_executable();
+  if (from == FROM_FILE) {
+    load_from_file(d, exe, dir, name);
+  } else {
+    load_from_memory(d, exe, dir, name);
+  }
+  CHECK(hsa_executable_freeze(exe, NULL));
+  return exe;
+}
+
 struct kernel {
   uint64_t object;
   uint32_t kernarg_size, group_size, private_size;
@@ -188,6 +215,20 @@ static inline struct kernel find_kernel(const struct device *d, hsa_executable_t
   CHECK(hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
                                        &k.private_size));
   return k;
+}
+
+// A queue of `size` packets on the GPU with no error callback.
+static inline hsa_queue_t *new_queue(const struct device *d, uint32_t size, hsa_queue_type32_t type) {
+  hsa_queue_t *q;
+  CHECK(hsa_queue_create(d->gpu, size, type, NULL, NULL, UINT32_MAX, UINT32_MAX, &q));
+  return q;
+}
+
+// A signal of initial value `value`, seen by every agent.
+static inline hsa_signal_t new_signal(hsa_signal_value_t value) {
+  hsa_signal_t s;
+  CHECK(hsa_signal_create(value, 0, NULL, &s));
+  return s;
 }
 
 // Global memory of the GPU, reachable from the CPU agent too.

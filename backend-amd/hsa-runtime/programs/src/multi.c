@@ -11,12 +11,8 @@
 #define GROUP 256
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
+  start(&d, argc, argv, 1, "PROGRAMS_DIR");
   hsa_executable_t a = new_executable(), b = new_executable();
   load_from_file(&d, a, argv[1], "vector_add");
   load_from_memory(&d, a, argv[1], "scale");
@@ -37,15 +33,9 @@ int main(int argc, char **argv) {
     v[i] = 1.0f;
   }
 
-  hsa_queue_t *q1, *q2;
-  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q1));
-  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q2));
-  hsa_signal_t s_scale, s_add, s_axpy, s_gate, s_sum;
-  CHECK(hsa_signal_create(1, 0, NULL, &s_scale));
-  CHECK(hsa_signal_create(1, 0, NULL, &s_add));
-  CHECK(hsa_signal_create(1, 0, NULL, &s_axpy));
-  CHECK(hsa_signal_create(1, 0, NULL, &s_gate));
-  CHECK(hsa_signal_create(1, 0, NULL, &s_sum));
+  hsa_queue_t *q1 = new_queue(&d, 64, HSA_QUEUE_TYPE_MULTI), *q2 = new_queue(&d, 64, HSA_QUEUE_TYPE_MULTI);
+  hsa_signal_t s_scale = new_signal(1), s_add = new_signal(1), s_axpy = new_signal(1), s_gate = new_signal(1),
+               s_sum = new_signal(1);
 
   struct { float *x; float s; uint32_t n; } scale_args = {x, 3.0f, N};
   struct { float *c; const float *a, *b; uint32_t n; } add_args = {c, x, y, N};

@@ -9,15 +9,9 @@
 #define N (GROUP * GROUPS)
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
-  hsa_executable_t exe = new_executable();
-  load_from_memory(&d, exe, argv[1], "reduce");
-  CHECK(hsa_executable_freeze(exe, NULL));
+  start(&d, argc, argv, 1, "PROGRAMS_DIR");
+  hsa_executable_t exe = load_frozen(&d, argv[1], "reduce", FROM_MEMORY);
   struct kernel k = find_kernel(&d, exe, "reduce_sum");
 
   // Quarters of small integers: every partial sum is exact in float, so
@@ -27,12 +21,8 @@ int main(int argc, char **argv) {
   float *total = host_alloc(&d, sizeof(float));
   for (int i = 0; i < N; i++) in[i] = (float)(i % 17) * 0.25f - 2.0f;
 
-  hsa_queue_t *q;
-  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q));
-  hsa_signal_t first, gate, done;
-  CHECK(hsa_signal_create(1, 0, NULL, &first));
-  CHECK(hsa_signal_create(1, 0, NULL, &gate));
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  hsa_queue_t *q = new_queue(&d, 64, HSA_QUEUE_TYPE_MULTI);
+  hsa_signal_t first = new_signal(1), gate = new_signal(1), done = new_signal(1);
   struct {
     float *out;
     const float *in;

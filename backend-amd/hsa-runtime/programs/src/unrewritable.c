@@ -6,22 +6,14 @@
 #define N 1024
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
-  hsa_executable_t exe = new_executable();
-  load_from_memory(&d, exe, argv[1], "unrewritable");
-  CHECK(hsa_executable_freeze(exe, NULL));
+  start(&d, argc, argv, 1, "PROGRAMS_DIR");
+  hsa_executable_t exe = load_frozen(&d, argv[1], "unrewritable", FROM_MEMORY);
   struct kernel k = find_kernel(&d, exe, "all_vgprs");
   float *in = host_alloc(&d, N * sizeof(float)), *out = host_alloc(&d, N * sizeof(float));
   for (int i = 0; i < N; i++) in[i] = (float)i * 0.75f - 300.0f;
-  hsa_queue_t *q;
-  CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX, &q));
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  hsa_queue_t *q = new_queue(&d, 64, HSA_QUEUE_TYPE_MULTI);
+  hsa_signal_t done = new_signal(1);
   struct { float *out; const float *in; uint32_t n; } args = {out, in, N};
   dispatch(q, &k, kernarg(&d, &k, &args, sizeof args), N, 256, done, 0);
   wait_zero(done);

@@ -6,15 +6,9 @@
 #define N 4096
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
-  hsa_executable_t exe = new_executable();
-  load_from_file(&d, exe, argv[1], "vector_add");
-  CHECK(hsa_executable_freeze(exe, NULL));
+  start(&d, argc, argv, 1, "PROGRAMS_DIR");
+  hsa_executable_t exe = load_frozen(&d, argv[1], "vector_add", FROM_FILE);
   struct kernel k = find_kernel(&d, exe, "vector_add");
 
   static float a[N], b[N], c[N];
@@ -26,10 +20,8 @@ int main(int argc, char **argv) {
   CHECK(hsa_memory_copy(da, a, sizeof a));
   CHECK(hsa_memory_copy(db, b, sizeof b));
 
-  hsa_queue_t *q;
-  CHECK(hsa_queue_create(d.gpu, 256, HSA_QUEUE_TYPE_SINGLE, NULL, NULL, UINT32_MAX, UINT32_MAX, &q));
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  hsa_queue_t *q = new_queue(&d, 256, HSA_QUEUE_TYPE_SINGLE);
+  hsa_signal_t done = new_signal(1);
   struct {
     float *c;
     const float *a, *b;

@@ -12,6 +12,7 @@
 use crate::ffi::entry::queues::create as create_queue;
 use crate::ffi::generated::*;
 use crate::ffi::host::HostRange;
+use crate::ffi::out::require_open;
 use crate::ffi::types::hsa_queue_t;
 use crate::queues::{self, ErrorCallback, Queue, QueueKind, INVALID_HEADER, PACKET_BYTES};
 use crate::signals;
@@ -80,9 +81,7 @@ pub fn create(
 
 /// `hsa_amd_queue_intercept_register`.
 pub fn register(queue: u64, handler: hsa_amd_queue_intercept_handler, data: *mut c_void) -> hsa_status_t {
-    if let Err(e) = crate::ffi::out::open() {
-        return e;
-    }
+    require_open!();
     let Some(h) = handler else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     match registry(|r| r.get(&queue).cloned()) {
         Some(ic) => {

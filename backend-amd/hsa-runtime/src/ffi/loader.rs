@@ -10,7 +10,7 @@
 use crate::agents::Agent;
 use crate::code;
 use crate::ffi::generated::*;
-use crate::ffi::out::{self, open, put};
+use crate::ffi::out::{self, put, require_open};
 use crate::ffi::types::hsa_ven_amd_loader_segment_descriptor_t;
 use std::ffi::c_void;
 
@@ -85,9 +85,7 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_query_host_address(
     device_address: *const c_void,
     host_address: *mut *const c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if device_address.is_null() || host_address.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -121,9 +119,7 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_query_segment_descriptors(
     segment_descriptors: *mut hsa_ven_amd_loader_segment_descriptor_t,
     num_segment_descriptors: *mut usize,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if num_segment_descriptors.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -150,9 +146,7 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_query_executable(
     device_address: *const c_void,
     executable: *mut hsa_executable_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if executable.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -169,19 +163,11 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_executable_iterate_loaded_code_objec
     callback: LoadedCodeObjectCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     let Some(objects) = code::loaded_objects(executable.handle) else { return HSA_STATUS_ERROR_INVALID_EXECUTABLE };
-    for o in objects {
-        // SAFETY: the tool's callback.
-        let s = unsafe { cb(executable, hsa_loaded_code_object_t { handle: o.handle }, data) };
-        if s != HSA_STATUS_SUCCESS {
-            return s;
-        }
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: the tool's callback.
+    out::each(objects, |o| unsafe { cb(executable, hsa_loaded_code_object_t { handle: o.handle }, data) })
 }
 
 #[no_mangle]
@@ -191,9 +177,7 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_loaded_code_object_get_info(
     value: *mut c_void,
 ) -> hsa_status_t {
     use crate::agents::Info;
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(o) = code::loaded_object(loaded_code_object.handle) else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     let uri =
         format!("memory://{}#offset={:#x}&size={}", std::process::id(), o.storage.as_ptr() as u64, o.storage.len());
@@ -230,9 +214,7 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_code_object_reader_create_from_file_
     size: usize,
     code_object_reader: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if code_object_reader.is_null() || file < 0 || size == 0 || size > 1 << 30 {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -251,16 +233,8 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_iterate_executables(
     callback: Option<unsafe extern "C" fn(hsa_executable_t, *mut c_void) -> hsa_status_t>,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
-    for e in code::executables() {
-        // SAFETY: the tool's callback.
-        let s = unsafe { cb(hsa_executable_t { handle: e }, data) };
-        if s != HSA_STATUS_SUCCESS {
-            return s;
-        }
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: the tool's callback.
+    out::each(code::executables(), |e| unsafe { cb(hsa_executable_t { handle: e }, data) })
 }

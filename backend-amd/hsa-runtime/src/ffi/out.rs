@@ -1,5 +1,6 @@
 //! Writing results through the pointers the program passed: attribute
-//! values of `*_get_info` calls, handles and indices. Every function checks
+//! values of `*_get_info` calls, handles and indices (and handing handles
+//! to the program's iteration callbacks). Every function checks
 //! for null; callers pass pointers the API promises are valid for the
 //! attribute's type.
 
@@ -54,6 +55,38 @@ pub fn open() -> Result<(), hsa_status_t> {
         Ok(())
     } else {
         Err(HSA_STATUS_ERROR_NOT_INITIALIZED)
+    }
+}
+
+/// Hands each item to `call` (the program's callback) in turn; the first
+/// status other than success ends the walk and is returned.
+pub fn each<T>(items: impl IntoIterator<Item = T>, mut call: impl FnMut(T) -> hsa_status_t) -> hsa_status_t {
+    for item in items {
+        let s = call(item);
+        if s != HSA_STATUS_SUCCESS {
+            return s;
+        }
+    }
+    HSA_STATUS_SUCCESS
+}
+
+/// Returns `HSA_STATUS_ERROR_NOT_INITIALIZED` from the calling entry point
+/// unless the runtime is open (`open`).
+macro_rules! require_open {
+    () => {
+        if let Err(e) = $crate::ffi::out::open() {
+            return e;
+        }
+    };
+}
+pub(crate) use require_open;
+
+/// Success where `ok`, else `failure`.
+pub fn success_or(ok: bool, failure: hsa_status_t) -> hsa_status_t {
+    if ok {
+        HSA_STATUS_SUCCESS
+    } else {
+        failure
     }
 }
 

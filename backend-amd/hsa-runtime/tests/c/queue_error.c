@@ -18,23 +18,16 @@ static void on_error(hsa_status_t status, hsa_queue_t *q, void *data) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s PROGRAMS_DIR fault|object callback|none\n", argv[0]);
-    return 2;
-  }
   struct device d;
-  open_device(&d);
-  hsa_executable_t exe = new_executable();
-  load_from_file(&d, exe, argv[1], "vector_add");
-  CHECK(hsa_executable_freeze(exe, NULL));
+  start(&d, argc, argv, 3, "PROGRAMS_DIR fault|object callback|none");
+  hsa_executable_t exe = load_frozen(&d, argv[1], "vector_add", FROM_FILE);
   struct kernel k = find_kernel(&d, exe, "vector_add");
   if (strcmp(argv[2], "object") == 0) k.object += 8;
   float *a = host_alloc(&d, 256 * sizeof(float));
   hsa_queue_t *q;
   int with_callback = strcmp(argv[3], "callback") == 0;
   CHECK(hsa_queue_create(d.gpu, 64, HSA_QUEUE_TYPE_MULTI, with_callback ? on_error : NULL, NULL, 0, 0, &q));
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  hsa_signal_t done = new_signal(1);
   struct { float *c; const float *a, *b; uint32_t n; } args = {(float *)16, a, a, 256};
   dispatch(q, &k, kernarg(&d, &k, &args, sizeof args), 256, 64, done, 0);
   for (int i = 0; i < 2000 && !reported; i++) {

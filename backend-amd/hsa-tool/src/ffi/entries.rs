@@ -237,17 +237,15 @@ unsafe extern "C" fn queue_create(
     queue: *mut *mut c_void,
 ) -> Status {
     let s = saved();
-    let Some((tool, _inside)) = enter() else {
-        // SAFETY: the runtime's entry with the caller's arguments.
-        return unsafe { (s.queue_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
+    // SAFETY: the runtime's entries of this signature (plain or interception)
+    // with the caller's arguments.
+    let make = |entry: api::QueueCreateFn| unsafe {
+        entry(agent, size, kind, callback, data, private_segment, group_segment, queue)
     };
-    // SAFETY: as above, through the interception entry of the same signature.
-    let status =
-        unsafe { (s.queue_intercept_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
+    let Some((tool, _inside)) = enter() else { return make(s.queue_create) };
+    let status = make(s.queue_intercept_create);
     if status != hsa::STATUS_SUCCESS || queue.is_null() {
-        // SAFETY: the runtime's entry with the caller's arguments.
-        let plain =
-            unsafe { (s.queue_create)(agent, size, kind, callback, data, private_segment, group_segment, queue) };
+        let plain = make(s.queue_create);
         if plain == hsa::STATUS_SUCCESS {
             with_session(tool, |s| {
                 s.note(&format!(

@@ -7,7 +7,7 @@
 use crate::agents::{Agent, Info};
 use crate::code::{self, Failure, LoadedObject, SymbolKind};
 use crate::ffi::generated::*;
-use crate::ffi::out::{self, open, put};
+use crate::ffi::out::{self, put, require_open};
 use crate::state;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -27,9 +27,7 @@ pub unsafe extern "C" fn hsa_code_object_reader_create_from_file(
     file: hsa_file_t,
     code_object_reader: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if code_object_reader.is_null() || file < 0 {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -57,32 +55,37 @@ pub unsafe extern "C" fn hsa_code_object_reader_create_from_file(
     unsafe { put(code_object_reader, hsa_code_object_reader_t { handle: code::create_reader(bytes) }) }
 }
 
+/// A copy of the program's `size` bytes at `bytes`; None where `bytes` is
+/// null or `size` is 0 or over `MAX_CODE_OBJECT`.
+///
+/// # Safety
+/// `bytes` is null or valid for reads of `size` bytes.
+unsafe fn copy_in(bytes: *const c_void, size: usize) -> Option<Vec<u8>> {
+    if bytes.is_null() || size == 0 || size > MAX_CODE_OBJECT {
+        return None;
+    }
+    // SAFETY: the caller's promise.
+    Some(unsafe { std::slice::from_raw_parts(bytes.cast::<u8>(), size) }.to_vec())
+}
+
 pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(
     code_object: *const c_void,
     size: usize,
     code_object_reader: *mut hsa_code_object_reader_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if code_object.is_null() || size == 0 || size > MAX_CODE_OBJECT || code_object_reader.is_null() {
+    require_open!();
+    if code_object_reader.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    // SAFETY: the program's `size` bytes; copied now.
-    let bytes = unsafe { std::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
+    // SAFETY: the program's `size` bytes.
+    let Some(bytes) = (unsafe { copy_in(code_object, size) }) else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     // SAFETY: checked non-null.
     unsafe { put(code_object_reader, hsa_code_object_reader_t { handle: code::create_reader(bytes) }) }
 }
 
 pub unsafe extern "C" fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if code::destroy_reader(code_object_reader.handle) {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER
-    }
+    require_open!();
+    out::success_or(code::destroy_reader(code_object_reader.handle), HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)
 }
 
 pub unsafe extern "C" fn hsa_executable_create_alt(
@@ -91,9 +94,7 @@ pub unsafe extern "C" fn hsa_executable_create_alt(
     _options: *const c_char,
     executable: *mut hsa_executable_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if executable.is_null() || profile > HSA_PROFILE_FULL {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -116,14 +117,8 @@ pub unsafe extern "C" fn hsa_executable_create(
 }
 
 pub unsafe extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if code::destroy_executable(executable.handle) {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_INVALID_EXECUTABLE
-    }
+    require_open!();
+    out::success_or(code::destroy_executable(executable.handle), HSA_STATUS_ERROR_INVALID_EXECUTABLE)
 }
 
 fn load(exe: u64, agent: hsa_agent_t, bytes: Arc<Vec<u8>>, out: *mut hsa_loaded_code_object_t) -> hsa_status_t {
@@ -145,9 +140,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
     _options: *const c_char,
     loaded_code_object: *mut hsa_loaded_code_object_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(bytes) = code::reader(code_object_reader.handle) else {
         return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
     };
@@ -160,9 +153,7 @@ pub unsafe extern "C" fn hsa_executable_load_program_code_object(
     _options: *const c_char,
     loaded_code_object: *mut hsa_loaded_code_object_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(bytes) = code::reader(code_object_reader.handle) else {
         return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
     };
@@ -177,32 +168,21 @@ pub unsafe extern "C" fn hsa_code_object_deserialize(
     _options: *const c_char,
     code_object: *mut hsa_code_object_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if serialized_code_object.is_null()
-        || serialized_code_object_size == 0
-        || serialized_code_object_size > MAX_CODE_OBJECT
-        || code_object.is_null()
-    {
+    require_open!();
+    if code_object.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
-    // SAFETY: the program's bytes, copied now.
-    let bytes = unsafe { std::slice::from_raw_parts(serialized_code_object.cast::<u8>(), serialized_code_object_size) }
-        .to_vec();
+    // SAFETY: the program's `serialized_code_object_size` bytes.
+    let Some(bytes) = (unsafe { copy_in(serialized_code_object, serialized_code_object_size) }) else {
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    };
     // SAFETY: checked non-null.
     unsafe { put(code_object, hsa_code_object_t { handle: code::create_code_object(bytes) }) }
 }
 
 pub unsafe extern "C" fn hsa_code_object_destroy(code_object: hsa_code_object_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if code::destroy_code_object(code_object.handle) {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_INVALID_CODE_OBJECT
-    }
+    require_open!();
+    out::success_or(code::destroy_code_object(code_object.handle), HSA_STATUS_ERROR_INVALID_CODE_OBJECT)
 }
 
 pub unsafe extern "C" fn hsa_executable_load_code_object(
@@ -211,17 +191,13 @@ pub unsafe extern "C" fn hsa_executable_load_code_object(
     code_object: hsa_code_object_t,
     _options: *const c_char,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(bytes) = code::code_object(code_object.handle) else { return HSA_STATUS_ERROR_INVALID_CODE_OBJECT };
     load(executable.handle, agent, bytes, std::ptr::null_mut())
 }
 
 pub unsafe extern "C" fn hsa_executable_freeze(executable: hsa_executable_t, _options: *const c_char) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match code::freeze(executable.handle) {
         Ok(()) => HSA_STATUS_SUCCESS,
         Err(f) => status(f),
@@ -233,9 +209,7 @@ pub unsafe extern "C" fn hsa_executable_get_info(
     attribute: hsa_executable_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some((profile, frozen, rounding)) = code::executable_state(executable.handle) else {
         return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
     };
@@ -252,9 +226,7 @@ pub unsafe extern "C" fn hsa_executable_get_info(
 }
 
 pub unsafe extern "C" fn hsa_executable_validate(executable: hsa_executable_t, result: *mut u32) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if code::executable_state(executable.handle).is_none() {
         return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
     }
@@ -286,9 +258,7 @@ pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(
     agent: *const hsa_agent_t,
     symbol: *mut hsa_executable_symbol_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     // SAFETY: the API's promise on `symbol_name`.
     let Some(n) = (unsafe { name(symbol_name) }) else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     if symbol.is_null() {
@@ -378,9 +348,7 @@ pub unsafe extern "C" fn hsa_executable_symbol_get_info(
     attribute: hsa_executable_symbol_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some((o, i)) = code::symbol(executable_symbol.handle) else {
         return HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL;
     };
@@ -393,15 +361,7 @@ type SymbolCallback =
 
 fn iterate(exe: hsa_executable_t, mut each: impl FnMut(hsa_executable_symbol_t) -> hsa_status_t) -> hsa_status_t {
     let Some(objects) = code::loaded_objects(exe.handle) else { return HSA_STATUS_ERROR_INVALID_EXECUTABLE };
-    for o in objects {
-        for s in &o.symbols {
-            let st = each(hsa_executable_symbol_t { handle: s.handle });
-            if st != HSA_STATUS_SUCCESS {
-                return st;
-            }
-        }
-    }
-    HSA_STATUS_SUCCESS
+    out::each(objects.iter().flat_map(|o| &o.symbols), |s| each(hsa_executable_symbol_t { handle: s.handle }))
 }
 
 pub unsafe extern "C" fn hsa_executable_iterate_symbols(
@@ -409,9 +369,7 @@ pub unsafe extern "C" fn hsa_executable_iterate_symbols(
     callback: SymbolCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     // SAFETY: the program's callback.
     iterate(executable, |s| unsafe { cb(executable, s, data) })
@@ -422,9 +380,7 @@ pub unsafe extern "C" fn hsa_executable_iterate_program_symbols(
     callback: SymbolCallback,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if callback.is_none() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -444,17 +400,14 @@ pub unsafe extern "C" fn hsa_executable_iterate_agent_symbols(
     >,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     if a != Agent::Gpu {
-        return if code::executable_state(executable.handle).is_some() {
-            HSA_STATUS_SUCCESS
-        } else {
-            HSA_STATUS_ERROR_INVALID_EXECUTABLE
-        };
+        return out::success_or(
+            code::executable_state(executable.handle).is_some(),
+            HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+        );
     }
     // SAFETY: the program's callback.
     iterate(executable, |s| unsafe { cb(executable, agent, s, data) })

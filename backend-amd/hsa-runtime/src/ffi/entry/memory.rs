@@ -4,7 +4,7 @@
 use crate::agents::{Agent, Pool};
 use crate::ffi::generated::*;
 use crate::ffi::host::HostRange;
-use crate::ffi::out::{open, put};
+use crate::ffi::out::{self, put, require_open};
 use crate::ffi::types::hsa_amd_pointer_info_t;
 use crate::memory::{self, Use};
 use crate::signals;
@@ -34,24 +34,16 @@ fn free(ptr: *mut c_void) -> hsa_status_t {
     if ptr.is_null() {
         return HSA_STATUS_SUCCESS;
     }
-    if memory::free(ptr as u64, |u| matches!(u, Use::Pool(_))) {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_INVALID_ALLOCATION
-    }
+    out::success_or(memory::free(ptr as u64, |u| matches!(u, Use::Pool(_))), HSA_STATUS_ERROR_INVALID_ALLOCATION)
 }
 
 pub unsafe extern "C" fn hsa_memory_allocate(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     allocate(Pool::from_handle(region.handle), size, ptr)
 }
 
 pub unsafe extern "C" fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     free(ptr)
 }
 
@@ -61,9 +53,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
     _flags: u32,
     ptr: *mut *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match Pool::from_handle(memory_pool.handle) {
         Some(p) => allocate(Some(p), size, ptr),
         None => HSA_STATUS_ERROR_INVALID_MEMORY_POOL,
@@ -71,9 +61,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
 }
 
 pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     free(ptr)
 }
 
@@ -94,17 +82,13 @@ unsafe fn copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_
 }
 
 pub unsafe extern "C" fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     // SAFETY: the API's promise on the ranges.
     unsafe { copy(dst, src, size) }
 }
 
 pub unsafe extern "C" fn hsa_memory_register(ptr: *mut c_void, size: usize) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if ptr.is_null() && size > 0 {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -112,9 +96,7 @@ pub unsafe extern "C" fn hsa_memory_register(ptr: *mut c_void, size: usize) -> h
 }
 
 pub unsafe extern "C" fn hsa_memory_deregister(_ptr: *mut c_void, _size: usize) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     HSA_STATUS_SUCCESS
 }
 
@@ -123,9 +105,7 @@ pub unsafe extern "C" fn hsa_memory_assign_agent(
     agent: hsa_agent_t,
     _access: hsa_access_permission_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if Agent::from_handle(agent.handle).is_none() {
         return HSA_STATUS_ERROR_INVALID_AGENT;
     }
@@ -141,9 +121,7 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(
     _flags: *const u32,
     ptr: *const c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if num_agents == 0 || agents.is_null() || memory::find(ptr as u64).is_none() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -161,9 +139,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_can_migrate(
     dst_memory_pool: hsa_amd_memory_pool_t,
     result: *mut bool,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if Pool::from_handle(src_memory_pool.handle).is_none() || Pool::from_handle(dst_memory_pool.handle).is_none() {
         return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
     }
@@ -178,9 +154,7 @@ pub unsafe extern "C" fn hsa_amd_memory_lock(
     num_agent: c_int,
     agent_ptr: *mut *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let _ = (agents, num_agent);
     if host_ptr.is_null() || size == 0 || agent_ptr.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -211,17 +185,13 @@ pub unsafe extern "C" fn hsa_amd_memory_lock_to_pool(
 }
 
 pub unsafe extern "C" fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     memory::free(host_ptr as u64, |u| u == Use::Locked);
     HSA_STATUS_SUCCESS
 }
 
 pub unsafe extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -245,9 +215,7 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy(
     dep_signals: *const hsa_signal_t,
     completion_signal: hsa_signal_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if Agent::from_handle(dst_agent.handle).is_none() || Agent::from_handle(src_agent.handle).is_none() {
         return HSA_STATUS_ERROR_INVALID_AGENT;
     }
@@ -309,9 +277,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
     num_agents_accessible: *mut u32,
     accessible: *mut *mut hsa_agent_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if info.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -386,9 +352,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
 }
 
 pub unsafe extern "C" fn hsa_amd_pointer_info_set_userdata(ptr: *const c_void, userdata: *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match memory::find(ptr as u64) {
         Some(f) if memory::set_user_data(f.base, userdata as u64) => HSA_STATUS_SUCCESS,
         _ => HSA_STATUS_ERROR_INVALID_ARGUMENT,

@@ -5,7 +5,7 @@
 
 use crate::agents::Agent;
 use crate::ffi::generated::*;
-use crate::ffi::out::{open, put};
+use crate::ffi::out::{self, open, put, require_open};
 use crate::ffi::types::{hsa_amd_profiling_dispatch_time_t, hsa_queue_t};
 use crate::queues::{self, ErrorCallback, Queue, QueueKind};
 use std::ffi::c_void;
@@ -99,20 +99,15 @@ pub unsafe extern "C" fn hsa_amd_queue_intercept_register(
 }
 
 pub unsafe extern "C" fn hsa_queue_destroy(queue: *mut hsa_queue_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if crate::ffi::intercept::destroy(queue as u64) || queues::destroy(queue as u64) {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_INVALID_QUEUE
-    }
+    require_open!();
+    out::success_or(
+        crate::ffi::intercept::destroy(queue as u64) || queues::destroy(queue as u64),
+        HSA_STATUS_ERROR_INVALID_QUEUE,
+    )
 }
 
 pub unsafe extern "C" fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match queues::get(queue as u64) {
         Some(q) => {
             q.inactivate();
@@ -207,50 +202,43 @@ index_adds!(
     hsa_queue_add_write_index_screlease
 );
 
+/// The answer to a setting the emulated queues do not model (CU masks,
+/// priorities, profiling): success for a queue of this runtime.
+///
+/// # Safety
+/// None beyond the entry's: `queue` is only compared with the runtime's queues.
+unsafe fn accept(queue: *const hsa_queue_t) -> hsa_status_t {
+    require_open!();
+    out::success_or(queues::get(queue as u64).is_some(), HSA_STATUS_ERROR_INVALID_QUEUE)
+}
+
 pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
     queue: *const hsa_queue_t,
     _num_cu_mask_count: u32,
     _cu_mask: *const u32,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if queues::get(queue as u64).is_none() {
-        return HSA_STATUS_ERROR_INVALID_QUEUE;
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: forwarded as received.
+    unsafe { accept(queue) }
 }
 
 pub unsafe extern "C" fn hsa_amd_queue_set_priority(
     queue: *mut hsa_queue_t,
     _priority: hsa_amd_queue_priority_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if queues::get(queue as u64).is_none() {
-        return HSA_STATUS_ERROR_INVALID_QUEUE;
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: forwarded as received.
+    unsafe { accept(queue) }
 }
 
 pub unsafe extern "C" fn hsa_amd_profiling_set_profiler_enabled(
     queue: *mut hsa_queue_t,
     _enable: std::ffi::c_int,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if queues::get(queue as u64).is_none() {
-        return HSA_STATUS_ERROR_INVALID_QUEUE;
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: forwarded as received.
+    unsafe { accept(queue) }
 }
 
 pub unsafe extern "C" fn hsa_amd_profiling_async_copy_enable(_enable: bool) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     HSA_STATUS_SUCCESS
 }
 
@@ -260,9 +248,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
     signal: hsa_signal_t,
     time: *mut hsa_amd_profiling_dispatch_time_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if Agent::from_handle(agent.handle) != Some(Agent::Gpu) {
         return HSA_STATUS_ERROR_INVALID_AGENT;
     }
@@ -278,9 +264,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
     agent_tick: u64,
     system_tick: *mut u64,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if Agent::from_handle(agent.handle).is_none() {
         return HSA_STATUS_ERROR_INVALID_AGENT;
     }

@@ -3,7 +3,7 @@
 //! allows), waits, groups and asynchronous handlers.
 
 use crate::ffi::generated::*;
-use crate::ffi::out::{open, put};
+use crate::ffi::out::{self, put, require_open};
 use crate::signals::{self, Kind, Signal};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering::SeqCst;
@@ -52,9 +52,7 @@ fn timeout(hint: u64) -> Option<Duration> {
 }
 
 fn create(initial: i64, out: *mut hsa_signal_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if out.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -85,9 +83,7 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
 }
 
 pub unsafe extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match signals::get(signal.handle) {
         Some(s) if s.kind == Kind::User => {
             signals::destroy(signal.handle);
@@ -101,9 +97,7 @@ pub unsafe extern "C" fn hsa_amd_signal_value_pointer(
     signal: hsa_signal_t,
     value_ptr: *mut *mut hsa_signal_value_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     match signals::get(signal.handle) {
         // SAFETY: the API's promise on `value_ptr`; the value lives as long as the signal.
         Some(s) => unsafe { put(value_ptr, s.value().as_ptr()) },
@@ -305,9 +299,7 @@ pub unsafe extern "C" fn hsa_signal_group_create(
     _consumers: *const hsa_agent_t,
     signal_group: *mut hsa_signal_group_t,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if num_signals == 0 || signals.is_null() || signal_group.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -324,9 +316,7 @@ pub unsafe extern "C" fn hsa_signal_group_create(
 }
 
 pub unsafe extern "C" fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     let before = groups.len();
     groups.retain(|g| g.0 != signal_group.handle);
@@ -348,9 +338,7 @@ macro_rules! group_waits {
                 signal: *mut hsa_signal_t,
                 value: *mut hsa_signal_value_t,
             ) -> hsa_status_t {
-                if let Err(e) = open() {
-                    return e;
-                }
+                require_open!();
                 let members = GROUPS
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -400,9 +388,7 @@ pub unsafe extern "C" fn hsa_amd_signal_async_handler(
     handler: hsa_amd_signal_handler,
     arg: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(h) = handler else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     let Some(s) = signals::get(signal.handle) else { return HSA_STATUS_ERROR_INVALID_SIGNAL };
     let cb = Callback(h, arg);
@@ -423,9 +409,7 @@ pub unsafe extern "C" fn hsa_amd_async_function(
     callback: Option<unsafe extern "C" fn(*mut c_void)>,
     arg: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(f) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     let cb = Callback(f, arg);
     let spawned = std::thread::Builder::new().name("hsa-async-fn".into()).spawn(move || {
@@ -433,9 +417,5 @@ pub unsafe extern "C" fn hsa_amd_async_function(
         // SAFETY: the program's function, called once on a runtime thread.
         unsafe { (c.0)(c.1) }
     });
-    if spawned.is_ok() {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_ERROR_OUT_OF_RESOURCES
-    }
+    out::success_or(spawned.is_ok(), HSA_STATUS_ERROR_OUT_OF_RESOURCES)
 }

@@ -2,7 +2,7 @@
 
 use crate::agents::{self, Agent, Pool};
 use crate::ffi::generated::*;
-use crate::ffi::out::{self, open, put};
+use crate::ffi::out::{self, put, require_open};
 use crate::state;
 use std::ffi::{c_char, c_void, CStr};
 
@@ -15,9 +15,7 @@ pub unsafe extern "C" fn hsa_shut_down() -> hsa_status_t {
 }
 
 pub unsafe extern "C" fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     use agents::Info;
     let v = match attribute {
         HSA_SYSTEM_INFO_VERSION_MAJOR => Some(Info::U16(1)),
@@ -50,9 +48,7 @@ pub unsafe extern "C" fn hsa_system_extension_supported(
     version_minor: u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     // SAFETY: the API's promise on `result`.
     unsafe { put(result, offers(extension, version_major, version_minor)) }
 }
@@ -63,9 +59,7 @@ pub unsafe extern "C" fn hsa_system_major_extension_supported(
     version_minor: *mut u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let yes = offers(extension, version_major, 0);
     if yes {
         // SAFETY: the API's promise on `version_minor`.
@@ -84,9 +78,7 @@ pub unsafe extern "C" fn hsa_system_get_extension_table(
     version_minor: u16,
     table: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if !offers(extension, version_major, version_minor) {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -100,9 +92,7 @@ pub unsafe extern "C" fn hsa_system_get_major_extension_table(
     table_length: usize,
     table: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if !offers(extension, version_major, 0) {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -111,9 +101,7 @@ pub unsafe extern "C" fn hsa_system_get_major_extension_table(
 }
 
 pub unsafe extern "C" fn hsa_extension_get_name(extension: u16, name: *mut *const c_char) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let n: &'static CStr = match u32::from(extension) {
         HSA_EXTENSION_FINALIZER => c"HSA_EXTENSION_FINALIZER",
         HSA_EXTENSION_IMAGES => c"HSA_EXTENSION_IMAGES",
@@ -128,6 +116,19 @@ pub unsafe extern "C" fn hsa_extension_get_name(extension: u16, name: *mut *cons
     unsafe { put(name, n.as_ptr()) }
 }
 
+/// The answer to whether an agent offers an extension: no agent offers any.
+///
+/// # Safety
+/// `result` is null or valid for a write.
+unsafe fn no_agent_extension(agent: hsa_agent_t, result: *mut bool) -> hsa_status_t {
+    require_open!();
+    if Agent::from_handle(agent.handle).is_none() {
+        return HSA_STATUS_ERROR_INVALID_AGENT;
+    }
+    // SAFETY: the caller's promise.
+    unsafe { put(result, false) }
+}
+
 pub unsafe extern "C" fn hsa_agent_extension_supported(
     extension: u16,
     agent: hsa_agent_t,
@@ -135,15 +136,9 @@ pub unsafe extern "C" fn hsa_agent_extension_supported(
     version_minor: u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if Agent::from_handle(agent.handle).is_none() {
-        return HSA_STATUS_ERROR_INVALID_AGENT;
-    }
     let _ = (extension, version_major, version_minor);
     // SAFETY: the API's promise on `result`.
-    unsafe { put(result, false) }
+    unsafe { no_agent_extension(agent, result) }
 }
 
 pub unsafe extern "C" fn hsa_agent_major_extension_supported(
@@ -153,15 +148,9 @@ pub unsafe extern "C" fn hsa_agent_major_extension_supported(
     version_minor: *mut u16,
     result: *mut bool,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
-    if Agent::from_handle(agent.handle).is_none() {
-        return HSA_STATUS_ERROR_INVALID_AGENT;
-    }
     let _ = (extension, version_major, version_minor);
     // SAFETY: the API's promise on `result`.
-    unsafe { put(result, false) }
+    unsafe { no_agent_extension(agent, result) }
 }
 
 pub unsafe extern "C" fn hsa_status_string(status: hsa_status_t, status_string: *mut *const c_char) -> hsa_status_t {
@@ -208,18 +197,10 @@ pub unsafe extern "C" fn hsa_iterate_agents(
     callback: Option<unsafe extern "C" fn(hsa_agent_t, *mut c_void) -> hsa_status_t>,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
-    for a in Agent::ALL {
-        // SAFETY: the program's callback, called as the API says.
-        let s = unsafe { cb(hsa_agent_t { handle: a.handle() }, data) };
-        if s != HSA_STATUS_SUCCESS {
-            return s;
-        }
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: the program's callback, called as the API says.
+    out::each(Agent::ALL, |a| unsafe { cb(hsa_agent_t { handle: a.handle() }, data) })
 }
 
 pub unsafe extern "C" fn hsa_agent_get_info(
@@ -227,9 +208,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(
     attribute: hsa_agent_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     // SAFETY: the API's promise on `value`.
     unsafe { out::info(value, agents::agent_info(a, state::target(), attribute)) }
@@ -240,9 +219,7 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
     callback: Option<unsafe extern "C" fn(hsa_isa_t, *mut c_void) -> hsa_status_t>,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
     if a == Agent::Gpu {
@@ -253,9 +230,7 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
 }
 
 pub unsafe extern "C" fn hsa_isa_from_name(name: *const c_char, isa: *mut hsa_isa_t) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     if name.is_null() {
         return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
@@ -273,9 +248,7 @@ pub unsafe extern "C" fn hsa_isa_get_info_alt(
     attribute: hsa_isa_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(t) = agents::isa_from_handle(isa.handle) else { return HSA_STATUS_ERROR_INVALID_ISA };
     // SAFETY: the API's promise on `value`.
     unsafe { out::info(value, agents::isa_info(t, attribute)) }
@@ -299,19 +272,11 @@ pub unsafe extern "C" fn hsa_agent_iterate_regions(
     callback: Option<unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t>,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
-    for p in agents::regions(a) {
-        // SAFETY: the program's callback.
-        let s = unsafe { cb(hsa_region_t { handle: p.handle() }, data) };
-        if s != HSA_STATUS_SUCCESS {
-            return s;
-        }
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: the program's callback.
+    out::each(agents::regions(a), |p| unsafe { cb(hsa_region_t { handle: p.handle() }, data) })
 }
 
 pub unsafe extern "C" fn hsa_region_get_info(
@@ -319,9 +284,7 @@ pub unsafe extern "C" fn hsa_region_get_info(
     attribute: hsa_region_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(p) = Pool::from_handle(region.handle) else { return HSA_STATUS_ERROR_INVALID_REGION };
     // SAFETY: the API's promise on `value`.
     unsafe { out::info(value, agents::region_info(p, attribute)) }
@@ -332,19 +295,11 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
     callback: Option<unsafe extern "C" fn(hsa_amd_memory_pool_t, *mut c_void) -> hsa_status_t>,
     data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     let Some(cb) = callback else { return HSA_STATUS_ERROR_INVALID_ARGUMENT };
-    for p in agents::pools(a) {
-        // SAFETY: the program's callback.
-        let s = unsafe { cb(hsa_amd_memory_pool_t { handle: p.handle() }, data) };
-        if s != HSA_STATUS_SUCCESS {
-            return s;
-        }
-    }
-    HSA_STATUS_SUCCESS
+    // SAFETY: the program's callback.
+    out::each(agents::pools(a), |p| unsafe { cb(hsa_amd_memory_pool_t { handle: p.handle() }, data) })
 }
 
 pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
@@ -352,9 +307,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
     attribute: hsa_amd_memory_pool_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(p) = Pool::from_handle(memory_pool.handle) else { return HSA_STATUS_ERROR_INVALID_MEMORY_POOL };
     // SAFETY: the API's promise on `value`.
     unsafe { out::info(value, agents::pool_info(p, attribute)) }
@@ -366,9 +319,7 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
     attribute: hsa_amd_agent_memory_pool_info_t,
     value: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     let Some(a) = Agent::from_handle(agent.handle) else { return HSA_STATUS_ERROR_INVALID_AGENT };
     let Some(p) = Pool::from_handle(memory_pool.handle) else { return HSA_STATUS_ERROR_INVALID_MEMORY_POOL };
     // SAFETY: the API's promise on `value`.
@@ -379,9 +330,7 @@ pub unsafe extern "C" fn hsa_amd_register_system_event_handler(
     callback: hsa_amd_system_event_callback_t,
     _data: *mut c_void,
 ) -> hsa_status_t {
-    if let Err(e) = open() {
-        return e;
-    }
+    require_open!();
     // The emulated GPU raises no system events (its faults reach the
     // queue's error callback), so the handler is never called.
     if callback.is_none() {
