@@ -268,9 +268,15 @@ fn check_nvidia_half(program: &str, p: &Value, capture: &Path, nvidia: &Path) {
         Some(_) => {
             assert_eq!(o.code, Some(1), "{program}: the library's launches cannot be replayed: {}", o.stderr);
             assert!(!failed.is_empty(), "{program}: the library's launches were captured: {}", o.stderr);
+            // a library launch either has no kernel in the AMD build, or
+            // (cuBLAS's split-K reduction, whose alpha and beta live in
+            // host memory) could not be captured whole: one line each
             for l in &failed {
-                assert!(l.contains("the AMD build has no kernel"), "{program}: {l}");
+                let said =
+                    l.contains("the AMD build has no kernel") || l.contains("the capture of this launch is incomplete");
+                assert!(said, "{program}: {l}");
             }
+            assert!(failed.iter().any(|l| l.contains("the AMD build has no kernel")), "{program}: {}", o.stderr);
         }
     }
     let nv = nvidia.to_str().expect("utf-8");
@@ -346,6 +352,8 @@ fn check_nvidia_half(program: &str, p: &Value, capture: &Path, nvidia: &Path) {
 
 /// Whether `name` contains `word`, ignoring case (the expectations'
 /// library patterns are plain words).
-fn contains_word(word: &str, name: &str) -> bool {
-    name.to_lowercase().contains(&word.to_lowercase())
+/// Whether `name` contains one of the `|`-separated `words` (any case).
+fn contains_word(words: &str, name: &str) -> bool {
+    let name = name.to_lowercase();
+    words.split('|').any(|w| name.contains(&w.to_lowercase()))
 }

@@ -78,6 +78,16 @@ fn is_mul_or_add(i: &str) -> bool {
         .any(|p| m.starts_with(p))
 }
 
+/// A select that picks a NaN or infinity constant: the value is written,
+/// not computed (NVIDIA `FSEL R5, R0, +QNAN, P0`; AMD `v_cndmask_b32` with
+/// such a literal).
+fn is_special_constant_select(i: &str) -> bool {
+    let m = mnemonic(i);
+    let select = m.starts_with("FSEL") || m.starts_with("SEL") || m.starts_with("v_cndmask");
+    let special = ["QNAN", "INF", "0x7fc00000", "0x7f800000", "0xff800000"].iter().any(|c| i.contains(c));
+    select && special
+}
+
 fn listed(instrs: &[String], pick: fn(&str) -> bool) -> Vec<&str> {
     let mut v: Vec<&str> = instrs.iter().map(|i| mnemonic(i)).filter(|m| pick(m)).collect();
     v.dedup();
@@ -145,6 +155,23 @@ pub fn of_line(l: &LineDiff, modes: (&str, &str), a: Option<&Denormals>, b: Opti
         )),
         _ => {}
     }
+    // a NaN or infinity constant picked by a select, checked on one side
+    // (the constant is an operand: judged on the whole instruction text)
+    let selects = |instrs: &[String]| -> Vec<String> {
+        let mut v: Vec<String> =
+            instrs.iter().filter(|i| is_special_constant_select(i)).map(|i| mnemonic(i).to_string()).collect();
+        v.dedup();
+        v
+    };
+    let (sa, sb) = (selects(&l.instr_a), selects(&l.instr_b));
+    for (side, sel, other, theirs) in [("A", &sa, "B", &l.instr_b), ("B", &sb, "A", &l.instr_a)] {
+        if !sel.is_empty() && !theirs.iter().any(|i| is_special_constant_select(i)) {
+            causes.push(format!(
+                "a NaN or infinity constant picked by a select on {side} ({}): written, not computed; {side}'s detector checks select results, {other}'s checks none at this line",
+                sel.join(", ")
+            ));
+        }
+    }
     // contracted FMA on one side, separate multiply and add on the other
     let (ma, mb) = (listed(&l.instr_a, is_fma), listed(&l.instr_b, is_fma));
     for (side, fmas, other, theirs) in [("A", &ma, "B", &l.instr_b), ("B", &mb, "A", &l.instr_a)] {
@@ -196,6 +223,17 @@ mod tests {
 
     fn mode(f32: &str) -> Denormals {
         Denormals { f32: f32.into(), f16_f64: "keep".into() }
+    }
+
+    #[test]
+    fn a_selected_nan_constant_is_named_only_with_the_constant() {
+        let sel = line(&[("nan", "f32")], &[], &["FSEL R5, R0, +QNAN , P0"], &[]);
+        let c = of_line(&sel, M, None, None);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(c[0].starts_with("a NaN or infinity constant picked by a select on A (FSEL)"), "{c:?}");
+        // a select of computed values says nothing
+        let plain = line(&[("nan", "f32")], &[], &["FSEL R5, R0, R3, P0"], &[]);
+        assert_eq!(of_line(&plain, M, None, None), [UNKNOWN]);
     }
 
     #[test]

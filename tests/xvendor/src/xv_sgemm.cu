@@ -10,7 +10,7 @@ __global__ void xv_fill(float *m, unsigned n, float start, float step, unsigned 
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = start + step * (float)(i % 17);  // xv: fill
-  m[i] = i == nan_at ? __int_as_float(0x7fc00000) : v;
+  m[i] = i == nan_at ? __int_as_float(0x7fc00000) : v;  // xv: fill_nan
 }
 
 #ifndef __HIP__
