@@ -238,7 +238,7 @@ class Harness:
             run["report_error"] = str(e)
             return
         run["findings"] = [list(k) for k in benchlib.finding_keys(found)]
-        run["first_launches"] = [list(k) for k in benchlib.first_launches(found)]
+        run["first_launches"] = [list(k) for k in benchlib.first_launches(found)] + stats["screened_first_launches"]
         run["report_stats"] = stats
 
     def compare(self, program, configs):

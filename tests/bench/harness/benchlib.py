@@ -138,6 +138,10 @@ def _report_contents(rep):
             findings.append(Finding(k.get("name", "?"), r.get("kind"), r.get("format"), where,
                                     int(first) if isinstance(first, int) else None))
     run = rep.get("run") or {}
+    # launch screening's findings (by launch and buffer, no line): they
+    # count for EXPECTED findings at their launch, not as line findings
+    screened = [Finding(k.get("name", "?"), s.get("kind"), s.get("format"), None, int(s["first_launch"]))
+                for k in kernels for s in (k.get("screened") or []) if isinstance(s.get("first_launch"), int)]
     stats = dict(
         kernels=len(kernels),
         instrumented=sum(1 for k in kernels if (k.get("status") or {}).get("state") == "instrumented"),
@@ -146,6 +150,7 @@ def _report_contents(rep):
         truncated=bool(run.get("truncated")),
         mode=run.get("mode"),
         notes=list(run.get("notes") or []),
+        screened_first_launches=[list(f.key() + (f.first_launch,)) for f in screened],
     )
     return findings, stats
 

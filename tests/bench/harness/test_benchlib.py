@@ -268,6 +268,14 @@ class TableTest(unittest.TestCase):
         # Wall clock: the timeout counts as a lower bound, sqrt(2 * 9).
         self.assertEqual([v.strip() for v in text.splitlines()[-1].split("|")][2], ">=4.24")
 
+    def test_screened_findings_count_at_their_launch(self):
+        rep = {"schema": "xfpx-report/1", "run": {}, "kernels": [
+            {"name": "relax_step(int, float*)", "records": [],
+             "screened": [{"kind": "nan", "format": "f32", "first_launch": 5000}]}]}
+        found, stats = benchlib.parse_xfpx_report(json.dumps(rep))
+        self.assertEqual(found, [], "a screened finding is no line finding")
+        self.assertEqual(stats["screened_first_launches"], [["relax_step", "nan", "f32", 5000]])
+
     def test_expected_findings_at_their_launch(self):
         found = lambda *fl: dict(run(), first_launches=[list(x) for x in fl])
         at = lambda n: ("relax_step", "nan", "f32", n)
