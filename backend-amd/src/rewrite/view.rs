@@ -107,7 +107,7 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
         return None;
     }
     // the last source: the e32 form lists its `vcc` destination first
-    match insn.operands.iter().filter(|o| !o.written).last().map(|o| &o.operand) {
+    match insn.operands.iter().rfind(|o| !o.written).map(|o| &o.operand) {
         Some(xfpx_amd_isa::operand::Operand::Reg(r)) => Some(*r),
         _ => None,
     }
