@@ -146,6 +146,13 @@ impl Session {
             m @ (Mode::Detect | Mode::Screen) => m,
             m => return Err(format!("mode {} is not available for AMD runs (detect, screen)", m.name())),
         };
+        if config.screens_launches() {
+            notes.push(
+                "launch screening is NVIDIA only: the launches --sample leaves out run unchecked on AMD \
+                 (--sample 1 checks them all)"
+                    .into(),
+            );
+        }
         let run = RunInfo {
             command: xfpx_common::launcher::command_line(),
             started_unix: xfpx_common::report::unix_now(),

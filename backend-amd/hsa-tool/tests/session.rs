@@ -215,3 +215,18 @@ fn other_tools_are_refused_in_one_line() {
     let e = Session::new(settings.check().expect("valid"), None, "t".into()).expect_err("refused");
     assert!(e.contains("--tool counters") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn asked_launch_screening_is_said_to_be_nvidia_only() {
+    let note = "launch screening is NVIDIA only";
+    for (screen, said) in [(true, true), (false, false)] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let settings =
+            RunSettings { mode: Mode::Detect, sample_every: 2, screen_launches: screen, ..RunSettings::default() };
+        let mut s = session(settings, dir.path());
+        s.finish(&Emulated::new(&Launch::load(&demo("nan.json")).expect("launch"))).expect("report written");
+        let text = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
+        let report = Report::from_json(&text).expect("reads");
+        assert_eq!(report.run.notes.iter().any(|n| n.starts_with(note)), said, "{:?}", report.run.notes);
+    }
+}
