@@ -15,7 +15,7 @@
 
 use crate::args::{self, ReplayArgs};
 use crate::console::say;
-use crate::output::Outputs;
+use crate::replay::checked_outputs;
 use crate::report_io::Destination;
 use crate::run::exit_code_gated;
 use crate::summary;
@@ -41,17 +41,7 @@ pub fn replay(a: &ReplayArgs) -> Result<i32> {
     }
     let fail_on = a.fail_on.as_deref().map(args::parse_fail_on_gates).transpose()?;
     let dest = (!a.no_report).then(|| Destination::from_arg(&a.report));
-    let destinations = Outputs {
-        report: dest.as_ref(),
-        said_no_report: a.no_report,
-        html: a.html.as_deref(),
-        format: a.format,
-        summary_on_stdout: true,
-    };
-    destinations.check()?;
-    if a.max_waves == Some(0) {
-        bail!("invalid --max-waves 0: a launch runs at least one wave");
-    }
+    let destinations = checked_outputs(a, dest.as_ref())?;
     let config: Option<RunConfig> =
         a.mode.map(|mode: Mode| RunSettings { mode, ..RunSettings::default() }.check()).transpose()?;
     let manifest = Manifest::read(&a.launch)?;

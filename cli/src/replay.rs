@@ -52,17 +52,7 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
     }
     let region = a.region.as_deref().map(region_cmd::read).transpose()?;
     let dest = (!a.no_report).then(|| Destination::from_arg(&a.report));
-    let destinations = Outputs {
-        report: dest.as_ref(),
-        said_no_report: a.no_report,
-        html: a.html.as_deref(),
-        format: a.format,
-        summary_on_stdout: true,
-    };
-    destinations.check()?;
-    if a.max_waves == Some(0) {
-        bail!("invalid --max-waves 0: a launch runs at least one wave");
-    }
+    let destinations = checked_outputs(a, dest.as_ref())?;
     let config = match (fault, a.mode) {
         _ if counting => {
             Some(RunSettings { mode: Mode::Count, tool: ToolKind::Counters, ..RunSettings::default() }.check()?)
@@ -143,4 +133,22 @@ fn fired(activations: u64) -> String {
         0 => "never fired (not activated)".to_string(),
         n => format!("corrupted {n} thread instances"),
     }
+}
+
+/// Where a replay (of one launch or of a capture folder) writes its report,
+/// HTML page and summary, checked before anything runs; `--max-waves 0`
+/// refused.
+pub(crate) fn checked_outputs<'a>(a: &'a ReplayArgs, dest: Option<&'a Destination>) -> Result<Outputs<'a>> {
+    let destinations = Outputs {
+        report: dest,
+        said_no_report: a.no_report,
+        html: a.html.as_deref(),
+        format: a.format,
+        summary_on_stdout: true,
+    };
+    destinations.check()?;
+    if a.max_waves == Some(0) {
+        bail!("invalid --max-waves 0: a launch runs at least one wave");
+    }
+    Ok(destinations)
 }
