@@ -58,19 +58,7 @@ pub(super) fn flow_reads(view: &KernelView, p: &Probe, before: bool) -> Vec<(Isa
     } else {
         result.iter().map(|v| if let ValueRef::Def(n) = v { ins.defs.get(*n as usize) } else { None }).collect()
     };
-    let mut out = Vec::new();
-    for op in values.into_iter().flatten() {
-        if let Operand::Reg(r) = op {
-            let f = match r.file {
-                RegFile::PerLane => IsaFile::Vgpr,
-                RegFile::Uniform => IsaFile::Sgpr,
-                RegFile::Accumulator => IsaFile::Agpr,
-                RegFile::Predicate => continue,
-            };
-            out.extend((0..u16::from(r.count)).map(|i| (f, r.first + i)));
-        }
-    }
-    out
+    values.into_iter().flatten().flat_map(crate::rewrite::view::isa_registers).collect()
 }
 
 /// Whether a probe is a flow probe placed after its instruction (its

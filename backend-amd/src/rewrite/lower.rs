@@ -678,15 +678,7 @@ impl AmdLowering<'_> {
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
                         ValueRef::Reg(_) => None,
                     };
-                    if let Some(Operand::Reg(r)) = op {
-                        let f = match r.file {
-                            RegFile::PerLane => IsaFile::Vgpr,
-                            RegFile::Uniform => IsaFile::Sgpr,
-                            RegFile::Accumulator => IsaFile::Agpr,
-                            RegFile::Predicate => continue,
-                        };
-                        out.extend((0..u16::from(r.count)).map(|i| (f, r.first + i)));
-                    }
+                    out.extend(op.map(super::view::isa_registers).unwrap_or_default());
                 }
             }
         }

@@ -22,6 +22,19 @@ fn file(f: IsaFile) -> Option<RegFile> {
     }
 }
 
+/// The ISA registers a view operand names, one by one: none for a
+/// predicate or an operand that is no register (the inverse of [`file`]).
+pub(crate) fn isa_registers(op: &Operand) -> Vec<(IsaFile, u16)> {
+    let Operand::Reg(r) = op else { return Vec::new() };
+    let f = match r.file {
+        RegFile::PerLane => IsaFile::Vgpr,
+        RegFile::Uniform => IsaFile::Sgpr,
+        RegFile::Accumulator => IsaFile::Agpr,
+        RegFile::Predicate => return Vec::new(),
+    };
+    (0..u16::from(r.count)).map(|i| (f, r.first + i)).collect()
+}
+
 fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
     file(r.file).map(|f| Operand::Reg(RegRange::new(f, r.first, r.count)))
 }
