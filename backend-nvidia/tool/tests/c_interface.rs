@@ -2,6 +2,8 @@
 //! configuration, instrumentation of one function, a launch, device
 //! records and the final site table, and the report written at exit.
 
+mod support;
+
 use std::ffi::{CStr, CString};
 use xfpx_common::report::Report;
 use xfpx_nvbit::ffi::*;
@@ -12,19 +14,12 @@ fn instrument_launch_record_finish() {
     let dir = std::env::temp_dir().join(format!("xfpx-nvbit-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let report = dir.join("report.json");
-    let config = dir.join("config.json");
     let cfg = xfpx_common::config::RunSettings {
         mode: xfpx_common::config::Mode::Detect,
         report_path: report.clone(),
-        tools: xfpx_common::config::ToolSettings {
-            source_lines: xfpx_common::config::SourceLines::Off,
-            ..Default::default()
-        },
         ..Default::default()
     };
-    std::fs::write(&config, serde_json::to_string(&cfg).expect("json")).expect("write config");
-    std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
-    assert_eq!(xfpx_init(), 0);
+    support::init(&dir, cfg);
     assert_eq!(xfpx_lines_enabled(), 0, "source lines off in the configuration");
 
     let mangled = CString::new("_Z1kPd").expect("name");

@@ -3,6 +3,8 @@
 //! with its parameters, its memory copied before and after, and the
 //! capture's files and report notes at exit.
 
+mod support;
+
 use std::ffi::CString;
 use xfpx_common::capture::{assemble, LaunchFile};
 use xfpx_common::report::Report;
@@ -15,15 +17,10 @@ fn a_launch_is_captured_through_the_c_interface() {
     let capture = dir.join("capture");
     std::fs::create_dir_all(&capture).expect("mkdir");
     let report = dir.join("report.json");
-    let config = dir.join("config.json");
     let cfg = xfpx_common::config::RunSettings {
         mode: xfpx_common::config::Mode::Detect,
         report_path: report.clone(),
         kernels: vec!["scale".into()],
-        tools: xfpx_common::config::ToolSettings {
-            source_lines: xfpx_common::config::SourceLines::Off,
-            ..Default::default()
-        },
         capture: Some(xfpx_common::config::CaptureSettings {
             dir: capture.clone(),
             max_launches: 1,
@@ -31,9 +28,7 @@ fn a_launch_is_captured_through_the_c_interface() {
         }),
         ..Default::default()
     };
-    std::fs::write(&config, serde_json::to_string(&cfg).expect("json")).expect("write config");
-    std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
-    assert_eq!(xfpx_init(), 0);
+    support::init(&dir, cfg);
     assert_eq!(xfpx_capturing(), 1);
     assert_eq!(xfpx_capture_room(), 1);
     let device = CString::new("NVIDIA H100 80GB HBM3").expect("name");

@@ -5,6 +5,8 @@
 //! xfpx_layout.h), and the report's counters at exit. (Its own test
 //! binary: the tool core is one per process.)
 
+mod support;
+
 use std::ffi::{c_char, CStr, CString};
 use xfpx_common::report::Report;
 use xfpx_nvbit::ffi::*;
@@ -40,20 +42,13 @@ fn a_counted_launch_from_instrumentation_to_report() {
     let dir = std::env::temp_dir().join(format!("xfpx-nvbit-counters-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let report = dir.join("report.json");
-    let config = dir.join("config.json");
     let cfg = xfpx_common::config::RunSettings {
         report_path: report.clone(),
         tool: xfpx_common::tool::ToolKind::Counters,
         count_window_blocks: 8,
-        tools: xfpx_common::config::ToolSettings {
-            source_lines: xfpx_common::config::SourceLines::Off,
-            ..Default::default()
-        },
         ..Default::default()
     };
-    std::fs::write(&config, serde_json::to_string(&cfg).expect("json")).expect("write config");
-    std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
-    assert_eq!(xfpx_init(), 0);
+    support::init(&dir, cfg);
     assert_eq!(xfpx_counting(), 1);
 
     let kernel = CString::new("_Z6reducePf").expect("name");

@@ -4,6 +4,8 @@
 //! `xfpx_launch` and gets the scans to enqueue; a record of the screen's
 //! ring becomes a screened finding in the report written at exit.
 
+mod support;
+
 use std::ffi::CString;
 use xfpx_common::report::Report;
 use xfpx_nvbit::ffi::*;
@@ -14,20 +16,13 @@ fn screened_launch_from_allocation_to_report() {
     let dir = std::env::temp_dir().join(format!("xfpx-nvbit-screen-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let report = dir.join("report.json");
-    let config = dir.join("config.json");
     let cfg = xfpx_common::config::RunSettings {
         sample_doubling: true,
         screen_launches: true,
         report_path: report.clone(),
-        tools: xfpx_common::config::ToolSettings {
-            source_lines: xfpx_common::config::SourceLines::Off,
-            ..Default::default()
-        },
         ..Default::default()
     };
-    std::fs::write(&config, serde_json::to_string(&cfg).expect("json")).expect("write config");
-    std::env::set_var(xfpx_common::config::CONFIG_ENV, &config);
-    assert_eq!(xfpx_init(), 0);
+    support::init(&dir, cfg);
     assert_eq!(xfpx_screening(), 1);
     // allocations come before the tool's device memory (the first launch)
     xfpx_device_alloc(0x7f00_0000_0000, 4096);
