@@ -7,12 +7,14 @@
 //! patchable table, the file also carries the rewrite's record
 //! ([`super::record`]), so that it can be placed again.
 
+use std::ops::Range;
+
 use xfpx_amd_isa::Target;
 use xfpx_common::site::SiteTable;
 
 use super::layout;
 use super::listing::{anchor_line, listing};
-use super::outcome::{Mode, RewriteError, RewriteOptions, RewriteOutcome};
+use super::outcome::{ListingLine, Mode, RewriteError, RewriteOptions, RewriteOutcome};
 use super::placement::Placed;
 use super::prepare::Units;
 use super::record::{self, LiteralAt, RecordedKernel, RewriteRecord, RECORD_FORMAT, RECORD_SECTION};
@@ -40,13 +42,19 @@ impl Prepared {
     /// instrumentation in it, and checks that the file reads back.
     pub(super) fn new(units: Units<'_>, mut placed: Placed, opts: &RewriteOptions) -> Result<Prepared, RewriteError> {
         let target = units.target;
+        let lines = |code: &super::placement::UnitCode, instrs: &[super::view::DecodedInstr]| {
+            let reach: std::collections::BTreeMap<u64, _> = code.reach.iter().copied().collect();
+            let mut lines: Vec<_> = code.anchors.iter().map(|a| anchor_line(target, instrs, a)).collect();
+            for l in &mut lines {
+                l.reach = reach.get(&l.address).copied();
+            }
+            lines
+        };
         for k in &units.kernels {
-            let anchors = &placed.kernel_code[k.index].anchors;
-            placed.kernels[k.index].anchors = anchors.iter().map(|a| anchor_line(target, &k.instrs, a)).collect();
+            placed.kernels[k.index].anchors = lines(&placed.kernel_code[k.index], &k.instrs);
         }
         for f in &units.functions {
-            let anchors = &placed.function_code[f.index].anchors;
-            placed.functions[f.index].anchors = anchors.iter().map(|a| anchor_line(target, &f.instrs, a)).collect();
+            placed.functions[f.index].anchors = lines(&placed.function_code[f.index], &f.instrs);
         }
         let appended = &placed.appended;
         let literals: Vec<LiteralAt> = appended
@@ -146,12 +154,12 @@ impl Prepared {
         placed.appended.set_table_address(table_address);
         for (o, code) in placed.kernels.iter_mut().zip(&placed.kernel_code) {
             if let Some(words) = &code.words {
-                o.appended = listing(self.target, &placed.appended, words.clone());
+                o.appended = unit_listing(self.target, &placed.appended, words.clone());
             }
         }
         for (o, code) in placed.functions.iter_mut().zip(&placed.function_code) {
             if let Some(words) = &code.words {
-                o.appended = listing(self.target, &placed.appended, words.clone());
+                o.appended = unit_listing(self.target, &placed.appended, words.clone());
             }
         }
         let code_bytes = 4 * placed.appended.words.len() as u64;
@@ -172,4 +180,25 @@ impl Prepared {
             notes: self.notes,
         })
     }
+}
+
+/// The listing of a unit's appended `words`, less the relay zones reserved among them.
+fn unit_listing(target: Target, appended: &super::lower::Appended, words: Range<usize>) -> Vec<ListingLine> {
+    let word = |a: u64| ((a - appended.base) / 4) as usize;
+    let mut out = Vec::new();
+    let mut from = words.start;
+    for z in &appended.zones {
+        let (zs, ze) = (word(z.start), word(z.end));
+        if ze <= from || zs >= words.end {
+            continue;
+        }
+        if zs > from {
+            out.extend(listing(target, appended, from..zs));
+        }
+        from = ze;
+    }
+    if from < words.end {
+        out.extend(listing(target, appended, from..words.end));
+    }
+    out
 }

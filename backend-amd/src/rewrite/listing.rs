@@ -26,7 +26,7 @@ pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> An
         },
         Err(e) => format!("<{e}>"),
     };
-    AnchorLine { address: patch.addr, original, replaced_by }
+    AnchorLine { address: patch.addr, length: patch.bytes.len(), original, replaced_by, reach: None }
 }
 
 /// The appended code in `words` (indices into `appended`), instruction by instruction.
@@ -66,9 +66,19 @@ pub fn coverage_words(c: &xfpx_common::report::SiteCoverage) -> String {
     s
 }
 
+/// `, N relays` where entries hop through relays.
+fn relays_words(relays: usize) -> String {
+    if relays == 0 {
+        String::new()
+    } else {
+        format!(", {relays} relays")
+    }
+}
+
 fn render_code_changes(s: &mut String, anchors: &[AnchorLine], refused: &[RefusedSite], appended: &[ListingLine]) {
     for a in anchors {
-        let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+        let reach = a.reach.map(|r| r.words()).unwrap_or_default();
+        let _ = writeln!(s, "  {:8x}:  {}  =>  {}{reach}", a.address, a.original, a.replaced_by);
     }
     for r in refused {
         let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
@@ -121,11 +131,12 @@ impl RewriteOutcome {
             }
             let _ = writeln!(
                 s,
-                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added{}",
+                "  {} instructions, {} probes in {} trampolines ({} through islands{}), {} waits added{}",
                 k.instructions,
                 k.probes,
                 k.trampolines,
                 k.islands,
+                relays_words(k.relays),
                 k.waits_added,
                 if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
             );
@@ -173,8 +184,13 @@ impl RewriteOutcome {
             }
             let _ = writeln!(
                 s,
-                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added",
-                f.instructions, f.probes, f.trampolines, f.islands, f.waits_added
+                "  {} instructions, {} probes in {} trampolines ({} through islands{}), {} waits added",
+                f.instructions,
+                f.probes,
+                f.trampolines,
+                f.islands,
+                relays_words(f.relays),
+                f.waits_added
             );
             if let Some((sg, vg)) = f.scratch {
                 let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");

@@ -34,6 +34,7 @@ pub mod note;
 pub mod outcome;
 pub mod placement;
 pub mod prepare;
+pub mod reach;
 pub mod record;
 pub mod regs;
 pub mod table;

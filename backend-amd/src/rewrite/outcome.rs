@@ -116,10 +116,15 @@ pub struct ListingLine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AnchorLine {
     pub address: u64,
+    /// Bytes written over the original code from `address` on.
+    pub length: usize,
     /// The original instruction (or `padding`).
     pub original: String,
     /// The first instruction written over it.
     pub replaced_by: String,
+    /// For a site's anchor: how it reaches its trampoline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<super::reach::Reach>,
 }
 
 /// The rewrite of one kernel.
@@ -134,6 +139,8 @@ pub struct KernelOutcome {
     pub waits_added: usize,
     /// Long-jump islands placed in `.text` padding.
     pub islands: usize,
+    /// Relays (`s_branch` in padding or relay zones) entries hop through.
+    pub relays: usize,
     pub refused_sites: Vec<RefusedSite>,
     /// How many of its floating-point sites are checked (None: excluded,
     /// or a mode that checks none).
@@ -168,6 +175,7 @@ pub struct FunctionOutcome {
     pub trampolines: usize,
     pub waits_added: usize,
     pub islands: usize,
+    pub relays: usize,
     pub refused_sites: Vec<RefusedSite>,
     /// How many of its floating-point sites are checked.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,6 +231,7 @@ impl KernelOutcome {
             trampolines: 0,
             waits_added: 0,
             islands: 0,
+            relays: 0,
             refused_sites: Vec::new(),
             coverage: None,
             registers: None,

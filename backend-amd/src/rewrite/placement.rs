@@ -3,6 +3,7 @@
 //! must hold their scratch registers), then kernels, into appended code at
 //! one region. A pass starts over when a kernel reaching instrumented
 //! functions cannot hold their scratch (those functions are then left out),
+//! with more ways to far trampolines when some site found none ([`Ways`]),
 //! or in a new segment when the code does not fit after `.text` or `.text`
 //! cannot grow after all. The last pass's code is laid out into the file.
 
@@ -21,6 +22,7 @@ use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSit
 use super::note;
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, KernelUnit, Units};
+use super::reach::{Reach, Zones};
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
 use super::view::DecodedInstr;
@@ -47,6 +49,8 @@ pub struct Placed {
 pub struct UnitCode {
     pub words: Option<Range<usize>>,
     pub anchors: Vec<Patch>,
+    /// How each site's anchor (by address) reaches its trampoline.
+    pub reach: Vec<(u64, Reach)>,
 }
 
 /// Places every unit, starting over as the module says, and lays the file out.
@@ -60,12 +64,20 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
     };
     // Functions left out because a kernel reaching them could not be instrumented.
     let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
+    // The ways to far trampolines: more of them once some site is out of reach.
+    let mut ways = Ways::Islands;
     loop {
-        let mut pass = Pass::new(units, opts, region);
+        let mut pass = Pass::new(units, opts, region, ways);
         pass.place_functions(&blocked);
         if let Some(more) = pass.place_kernels() {
             blocked.extend(more);
             continue;
+        }
+        if pass.out_of_reach() {
+            if let Some(more) = ways.more(near_text(co, &region)) {
+                ways = more;
+                continue;
+            }
         }
         let code = pass.appended.bytes();
         if region.limit.is_some_and(|l| region.start + layout::footprint(&region, code.len() as u64) > l) {
@@ -109,14 +121,21 @@ struct LoweredKernel {
 }
 
 impl<'u, 'a> Pass<'u, 'a> {
-    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region) -> Self {
+    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways) -> Self {
+        let mut islands = units.islands.clone();
+        islands.long_jumps = ways >= Ways::LongJumps;
+        if ways == Ways::Zones {
+            let groups = units.kernels.iter().map(|k| k.plan.by_instr().count()).sum::<usize>()
+                + units.functions.iter().map(|f| f.plan.by_instr().count()).sum::<usize>();
+            islands.zones = Some(Zones::new(groups));
+        }
         Pass {
             units,
             opts,
             region,
             table: TableLayout::default(),
             appended: Appended::new(region.start),
-            islands: units.islands.clone(),
+            islands,
             patches: Vec::new(),
             kernels: units.kernel_outcomes.clone(),
             functions: units.function_outcomes.clone(),
@@ -124,6 +143,15 @@ impl<'u, 'a> Pass<'u, 'a> {
             function_code: vec![UnitCode::default(); units.function_outcomes.len()],
             live: BTreeMap::new(),
         }
+    }
+
+    /// Whether some site was refused for want of a way to its trampoline.
+    fn out_of_reach(&self) -> bool {
+        self.kernels
+            .iter()
+            .flat_map(|k| &k.refused_sites)
+            .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
+            .any(|r| r.out_of_reach)
     }
 
     fn place_functions(&mut self, blocked: &BTreeMap<usize, String>) {
@@ -148,6 +176,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             o.trampolines = low.trampolines;
             o.waits_added = low.waits_added;
             o.islands = low.islands;
+            o.relays = low.relays;
             o.refused_sites = low.refused;
             o.scratch = Some((f.scratch.sgpr, f.scratch.vgpr));
             self.function_code[f.index].words = Some(words);
@@ -162,6 +191,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                 o.state = KernelState::Partial;
             }
             self.function_code[f.index].anchors = low.anchors.clone();
+            self.function_code[f.index].reach = low.reach.clone();
             self.patches.extend(low.anchors);
             self.live.insert(f.index, f.scratch);
         }
@@ -224,6 +254,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             o.trampolines = l.lowering.trampolines;
             o.waits_added = l.lowering.waits_added;
             o.islands = l.lowering.islands;
+            o.relays = l.lowering.relays;
             o.refused_sites = l.lowering.refused;
             o.descriptor_diff = descriptor_diff(&kernel.descriptor, &l.descriptor);
             o.dx10_clamp_cleared = l.dx10_clamp_cleared;
@@ -242,6 +273,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             }
             o.registers = Some(l.registers.clone());
             self.kernel_code[k.index].anchors = l.lowering.anchors.clone();
+            self.kernel_code[k.index].reach = l.lowering.reach.clone();
             self.patches.extend(l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
@@ -321,6 +353,37 @@ impl<'u, 'a> Pass<'u, 'a> {
             bytes,
         }
     }
+}
+
+/// The ways a placement pass offers anchors whose trampoline is beyond
+/// `s_branch` reach: each next one only when the pass before left some
+/// site out of reach (see [`super::reach`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ways {
+    /// Long-jump islands in `.text` padding.
+    Islands,
+    /// Those, and long jumps in place of straight-line windows.
+    LongJumps,
+    /// Those, and relays and islands in zones reserved in the appended code
+    /// (only where it starts near `.text`).
+    Zones,
+}
+
+impl Ways {
+    fn more(self, near_text: bool) -> Option<Ways> {
+        match self {
+            Ways::Islands => Some(Ways::LongJumps),
+            Ways::LongJumps if near_text => Some(Ways::Zones),
+            _ => None,
+        }
+    }
+}
+
+/// Whether code at `region` starts within `s_branch` reach of `.text`'s
+/// end (relay zones there help far anchors; code placed farther, as
+/// `min_distance` asks, is reached through islands only).
+fn near_text(co: &crate::code_object::CodeObject<'_>, region: &Region) -> bool {
+    co.text.as_ref().is_some_and(|t| super::reach::rel16(t.text.end, region.start).is_some())
 }
 
 /// DX10_CLAMP keeps TRAPSTS from recording FP exceptions before gfx12; it

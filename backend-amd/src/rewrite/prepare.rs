@@ -204,6 +204,7 @@ impl<'a> Units<'a> {
                 trampolines: 0,
                 waits_added: 0,
                 islands: 0,
+                relays: 0,
                 refused_sites: Vec::new(),
                 coverage: None,
                 scratch: None,
