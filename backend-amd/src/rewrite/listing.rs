@@ -141,17 +141,28 @@ impl RewriteOutcome {
                 if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
             );
             if let Some(r) = &k.registers {
+                let sgprs = if r.borrowed.sgprs { "SGPRs".to_string() } else { format!("s{}..", r.scratch_sgpr) };
+                let vgprs = if r.borrowed.vgprs { "VGPRs".to_string() } else { format!("v{}..", r.scratch_vgpr) };
+                let scratch = match (r.borrowed.sgprs, r.borrowed.vgprs) {
+                    (false, false) => format!("scratch {sgprs}, {vgprs}"),
+                    (true, true) => "scratch: SGPRs and VGPRs dead at each site".to_string(),
+                    (true, false) => format!("scratch: SGPRs dead at each site, {vgprs}"),
+                    (false, true) => format!("scratch {sgprs}, VGPRs dead at each site"),
+                };
                 let _ = writeln!(
                     s,
-                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
+                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} ({scratch}){}",
                     r.vgprs_before,
                     r.vgprs_after,
                     r.accum_offset_before,
                     r.accum_offset_after,
                     r.sgprs_before,
                     r.sgprs_after,
-                    r.scratch_sgpr,
-                    r.scratch_vgpr
+                    if r.waves_after < r.waves_before {
+                        format!("; occupancy {} -> {} waves per SIMD", r.waves_before, r.waves_after)
+                    } else {
+                        String::new()
+                    }
                 );
             }
             if let Some(why) = &k.metadata_counts_kept {

@@ -25,6 +25,7 @@ use super::encode::{Encoder, Src};
 use super::halves;
 use super::layout::Patch;
 pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
+pub use super::scratch::{Scavenger, Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
@@ -39,64 +40,8 @@ mod trampoline;
 use inject::Part;
 pub use inject::{other_operation, OTHER_OPERATION};
 
-/// Scratch SGPRs the trampolines use, from the first one up.
-pub const SCRATCH_SGPRS: u16 = 14;
-/// Scratch VGPRs the trampolines use.
-pub const SCRATCH_VGPRS: u16 = 5;
-
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
-
-/// The scratch registers of one kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scratch {
-    /// First scratch SGPR (a multiple of 4).
-    pub sgpr: u16,
-    /// First scratch VGPR.
-    pub vgpr: u16,
-}
-
-impl Scratch {
-    /// A pair: SCC is saved as all-ones or zero.
-    fn scc(&self) -> Src {
-        Src::Sgpr(self.sgpr)
-    }
-    fn tmp(&self) -> Src {
-        Src::Sgpr(self.sgpr + 12)
-    }
-    fn exec_save(&self) -> u16 {
-        self.sgpr + 2
-    }
-    fn mask(&self) -> u16 {
-        self.sgpr + 4
-    }
-    fn any(&self) -> u16 {
-        self.sgpr + 6
-    }
-    fn table(&self) -> u16 {
-        self.sgpr + 8
-    }
-    fn jump(&self) -> u16 {
-        self.sgpr + 10
-    }
-    /// The lanes whose divisor is ±0, from the divisor's test before a
-    /// division to its checks after (the jump pair, unused in between).
-    fn zero_divisor(&self) -> u16 {
-        self.sgpr + 10
-    }
-    fn v_addr(&self) -> u16 {
-        self.vgpr
-    }
-    fn v_data(&self) -> u16 {
-        self.vgpr + 1
-    }
-    fn v_class(&self) -> u16 {
-        self.vgpr + 2
-    }
-    fn v_value(&self) -> u16 {
-        self.vgpr + 3
-    }
-}
 
 /// The appended code being built, at a known address.
 #[derive(Debug, Clone)]
@@ -191,6 +136,8 @@ pub struct AmdLowering<'a> {
     pub insert_waits: bool,
     /// Where the unit's flow routine is, once emitted (see `flow`).
     pub flow_routine: Option<u64>,
+    /// In a kernel at its register budget: each trampoline's own registers.
+    pub scavenger: Option<&'a Scavenger>,
 }
 
 /// What a failed lowering gives back: the appended code, the table's slots
@@ -411,12 +358,49 @@ impl AmdLowering<'_> {
         let e = self.e();
         let s = self.scratch;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
-        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        let kept = self.one_lane(&[s.v_addr(), s.v_data()])?;
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
+        self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        Ok(())
+    }
+
+    /// EXEC := one lane, for a single-lane table update that writes
+    /// `vgprs`: lane 0, or with a site's borrowed registers the first
+    /// active lane (lane 63 where none is), whose values of `vgprs` are
+    /// kept in the mask and `any` pairs (returned as (VGPR, SGPR) for
+    /// [`Self::restore_lane`]): borrowed VGPRs are dead at most in the
+    /// lanes active at the site. EXEC must be saved already.
+    fn one_lane(&mut self, vgprs: &[u16]) -> Result<Vec<(u16, u16)>, RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        let exec = Src::Special(SpecialReg::Exec);
+        if s.site.is_none() {
+            self.emit(e.sop1(Opcode::S_MOV_B64, Some(exec), Some(Src::Int(1)))?);
+            return Ok(Vec::new());
+        }
+        let keep = [s.mask(), s.mask() + 1, s.any(), s.any() + 1];
+        if vgprs.len() > keep.len() {
+            return Err(RewriteError::Encode("too many VGPRs to keep in one lane".into()));
+        }
+        self.emit(e.sop1(Opcode::S_FF1_I32_B64, Some(Src::Sgpr(s.any())), Some(exec))?);
+        self.emit(e.sop2(Opcode::S_LSHL_B64, exec, Src::Int(1), Src::Sgpr(s.any()))?);
+        let kept: Vec<(u16, u16)> = vgprs.iter().copied().zip(keep).collect();
+        for &(v, sg) in &kept {
+            self.emit(e.vop1(Opcode::V_READFIRSTLANE_B32, sg, Src::Vgpr(v))?);
+        }
+        Ok(kept)
+    }
+
+    /// Puts back the values [`Self::one_lane`] kept (EXEC still that lane).
+    fn restore_lane(&mut self, kept: &[(u16, u16)]) -> Result<(), RewriteError> {
+        for &(v, sg) in kept {
+            let w = self.e().vop1(Opcode::V_MOV_B32_E32, v, Src::Sgpr(sg))?;
+            self.emit(w);
+        }
         Ok(())
     }
 
@@ -433,16 +417,21 @@ impl AmdLowering<'_> {
         }
         let e = self.e();
         let s = self.scratch;
+        // the data pair starts at an even VGPR (gfx90a+ align 64-bit operands)
+        let data = match s.site {
+            Some(_) => self.value_reg()?,
+            None if s.vgpr.is_multiple_of(2) => s.vgpr + 2,
+            None => s.vgpr + 1,
+        };
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
         self.emit(e.sop1(Opcode::S_BCNT1_I32_B64, Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
-        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        let kept = self.one_lane(&[s.v_addr(), data, data + 1])?;
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(lo * 4))?);
-        // the data pair starts at an even VGPR (gfx90a+ align 64-bit operands)
-        let data = if s.vgpr.is_multiple_of(2) { s.vgpr + 2 } else { s.vgpr + 1 };
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, data, s.tmp())?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, data + 1, Src::Int(1))?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(Opcode::GLOBAL_ATOMIC_ADD_X2, s.v_addr(), data, s.table())?);
+        self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
     }
@@ -476,7 +465,7 @@ impl AmdLowering<'_> {
             let (src, agpr) = match r.file {
                 RegFile::PerLane => (Src::Vgpr(n), None),
                 RegFile::Uniform => (Src::Sgpr(n), None),
-                RegFile::Accumulator => (Src::Vgpr(self.scratch.v_value()), Some(n)),
+                RegFile::Accumulator => (Src::Vgpr(self.value_reg()?), Some(n)),
                 RegFile::Predicate => return Err(RewriteError::Refused("predicate values cannot be checked".into())),
             };
             let halves: &[Half] = match format {
@@ -496,7 +485,10 @@ impl AmdLowering<'_> {
     /// Brings a value to a VOP3 source, through the value scratch when needed.
     fn load_value(&mut self, v: Value, format: FpFormat) -> Result<Src, RewriteError> {
         let e = self.e();
-        let t = self.scratch.v_value();
+        let t = match (v.agpr, v.half, v.src) {
+            (None, Half::Whole, src) if !self.needs_vgpr(src) => return Ok(src),
+            _ => self.value_reg()?,
+        };
         if let Some(a) = v.agpr {
             for k in 0..u16::from(format.register_words()) {
                 self.emit(e.accvgpr_read(t + k, a + k)?);
@@ -512,6 +504,14 @@ impl AmdLowering<'_> {
             }
         };
         Ok(match v.half {
+            Half::Whole if v.agpr.is_none() => {
+                // a scalar value, moved for a test whose mask is scalar
+                let Src::Sgpr(n) = v.src else { return Ok(v.src) };
+                for k in 0..u16::from(format.register_words()) {
+                    self.emit(e.vop1(Opcode::V_MOV_B32_E32, t + k, Src::Sgpr(n + k))?);
+                }
+                Src::Vgpr(t)
+            }
             Half::Whole => v.src,
             Half::HighToLow => {
                 let n = vsrc(v.src, self)?;
@@ -695,20 +695,51 @@ impl AmdLowering<'_> {
     fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<Src, RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
+        let class = self.class_mask(mask)?;
         let result = if vals.len() == 1 { s.mask() } else { s.any() };
         if vals.len() > 1 {
             self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
         }
         for &v in vals {
             let src = self.load_value(v, format)?;
-            self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
+            self.emit(e.vop3_cmp(cmp, s.mask(), src, class)?);
             if vals.len() > 1 {
                 self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
             }
         }
         self.emit(e.sopc(Opcode::S_CMP_LG_U64, Src::Sgpr(result), Src::Int(0))?);
         Ok(Src::Sgpr(result))
+    }
+
+    /// A class test's mask as its second source: in `v_class`, or, with a
+    /// site's borrowed registers, in `tmp` (the tested value is then a VGPR:
+    /// one SGPR source).
+    fn class_mask(&mut self, mask: u32) -> Result<Src, RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        if s.site.is_some() {
+            self.emit(e.sop1(Opcode::S_MOV_B32, Some(s.tmp()), Some(Src::Literal(mask)))?);
+            return Ok(s.tmp());
+        }
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
+        Ok(Src::Vgpr(s.v_class()))
+    }
+
+    /// Whether a value at `src` must be moved into a VGPR before a class test
+    /// takes it (with a site's borrowed registers the mask is an SGPR: the
+    /// value must be a VGPR).
+    fn needs_vgpr(&self, src: Src) -> bool {
+        self.scratch.site.is_some() && !matches!(src, Src::Vgpr(_))
+    }
+
+    /// The value scratch pair, or why a site has none.
+    fn value_reg(&self) -> Result<u16, RewriteError> {
+        self.scratch.value().ok_or_else(|| {
+            RewriteError::Refused(
+                "at its register budget: the value must be moved into a VGPR pair, and none is dead or savable at the site"
+                    .into(),
+            )
+        })
     }
 
     /// Before a division whose checks split infinite quotients by divisor
@@ -746,8 +777,8 @@ impl AmdLowering<'_> {
             _ => Opcode::V_CMP_CLASS_F32_E64,
         };
         let value = self.load_value(Value { src, agpr: None, half }, format)?;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(CLASS_ZERO))?);
-        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, Src::Vgpr(s.v_class()))?);
+        let class = self.class_mask(CLASS_ZERO)?;
+        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, class)?);
         Ok(())
     }
 
@@ -782,7 +813,9 @@ impl Lowering for AmdLowering<'_> {
     /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
-        if plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
+        // (a kernel whose trampolines borrow registers per site refuses flow probes)
+        let borrows = self.scavenger.is_some_and(|s| s.always);
+        if !borrows && plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
             self.ensure_flow_routine()?;
         }
         self.lower_groups(view, plan, &mut out)?;
@@ -831,13 +864,14 @@ mod tests {
             entry: 0x1000,
             instrs: &instrs,
             waits: &waits,
-            scratch: Scratch { sgpr: 40, vgpr: 8 },
+            scratch: Scratch::new(40, 8),
             table: &mut table,
             table_address: TableAddress::Known(0x10_0000),
             appended: &mut appended,
             islands: &mut islands,
             insert_waits: true,
             flow_routine: None,
+            scavenger: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

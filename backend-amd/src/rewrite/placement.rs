@@ -18,7 +18,7 @@ use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
 use super::layout::{self, Patch, Region, Strategy};
-use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scratch};
+use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scavenger, Scratch};
 use super::note;
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, KernelUnit, Units};
@@ -161,7 +161,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                 continue;
             }
             let entry = f.instrs.first().map(|d| d.addr).unwrap_or(0);
-            let lowered = self.lower(entry, &f.instrs, &f.waits, f.scratch, &f.view, &f.plan);
+            let lowered = self.lower(entry, &f.instrs, &f.waits, (f.scratch, None), &f.view, &f.plan);
             let o = &mut self.functions[f.index];
             let (low, words) = match lowered {
                 Ok(x) => x,
@@ -223,8 +223,8 @@ impl<'u, 'a> Pass<'u, 'a> {
                 continue;
             }
             // (A kernel reaching a function has a readable descriptor: its base was known.)
-            let own = regs::scratch_base(processor, &kernel.descriptor, k.used)
-                .unwrap_or(Scratch { sgpr: k.used.0, vgpr: k.used.1 });
+            let own =
+                regs::scratch_base(processor, &kernel.descriptor, k.used).unwrap_or(Scratch::new(k.used.0, k.used.1));
             let used = if reached.is_empty() {
                 k.used
             } else {
@@ -233,7 +233,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                     .map(|f| self.live[f])
                     .fold((own.sgpr, own.vgpr), |(s, v), c| (s.max(c.sgpr), v.max(c.vgpr)))
             };
-            let l = match self.lower_kernel(k, used) {
+            let l = match self.lower_kernel(k, used, !reached.is_empty()) {
                 Ok(l) => l,
                 Err(e) if !reached.is_empty() => {
                     // Its descriptor cannot hold the functions' scratch:
@@ -285,23 +285,68 @@ impl<'u, 'a> Pass<'u, 'a> {
         None
     }
 
-    /// Grows the kernel's descriptor to hold scratch above `used` and lowers its plan.
-    fn lower_kernel(&mut self, k: &KernelUnit, used: (u16, u16)) -> Result<LoweredKernel, RewriteError> {
+    /// Grows the kernel's descriptor to hold scratch above `used` and lowers
+    /// its plan. A kernel at its register budget (reaching no instrumented
+    /// function, whose scratch must lie above it) grows what still can, and
+    /// each of its trampolines borrows the rest from registers dead at its
+    /// site; screening, at the end of its waves, uses its own allocation.
+    fn lower_kernel(
+        &mut self,
+        k: &KernelUnit,
+        used: (u16, u16),
+        reaches_functions: bool,
+    ) -> Result<LoweredKernel, RewriteError> {
         let co = &self.units.co;
+        let processor = co.target.processor;
         let kernel = &co.kernels[k.index];
         let max_wg = max_workgroup(co, &kernel.name);
         let screen_only =
             !k.plan.probes.is_empty() && k.plan.probes.iter().all(|p| p.action == Action::ReadExceptionFlags);
-        let (scratch, mut descriptor, registers) =
-            match regs::grow(co.target.processor, &kernel.descriptor, used, max_wg) {
-                Ok(grown) => grown,
-                // Screening runs where the wave ends: its registers are free then.
-                Err(e) if screen_only => regs::within_allocation(co.target.processor, &kernel.descriptor).ok_or(e)?,
-                Err(e) => return Err(e),
-            };
+        let grown = regs::grow(processor, &kernel.descriptor, used, max_wg);
+        let at_entry = regs::at_entry(processor, &kernel.descriptor);
+        let liveness = || super::liveness::Liveness::run(&k.instrs, &k.waits, at_entry.as_ref()?);
+        let borrowable = regs::borrowable(processor, &kernel.descriptor);
+        let scavenger = |liveness, files: regs::Files, always| {
+            let (sgprs, vgprs, agprs) = borrowable?;
+            Some(Scavenger {
+                liveness,
+                sgprs: files.sgprs.then_some(sgprs),
+                vgprs: files.vgprs.then_some(vgprs),
+                agprs,
+                always,
+            })
+        };
+        let (scratch, mut descriptor, registers, scavenger) = match grown {
+            Ok((s, d, r)) => (s, d, r, None),
+            // Screening runs where the wave ends: its registers are free then
+            // (a long jump over instructions before it borrows dead ones).
+            Err(e) if screen_only => {
+                let (s, d, r) = regs::at_wave_end(processor, &kernel.descriptor, used, max_wg).ok_or(e)?;
+                let all = regs::Files { sgprs: true, vgprs: true };
+                (s, d, r, liveness().and_then(|l| scavenger(l, all, false)))
+            }
+            Err(e) if reaches_functions => return Err(e),
+            Err(e) => {
+                let liveness = liveness().ok_or_else(|| {
+                    RewriteError::Kernel(format!(
+                        "{e}; no site can borrow dead registers instead: the kernel's control flow or register \
+                         use is not known (calls, indirect jumps or M0-relative register access)"
+                    ))
+                })?;
+                let (s, d, r) = [(true, false), (false, true), (false, false)]
+                    .into_iter()
+                    .find_map(|(sgprs, vgprs)| {
+                        regs::grow_files(processor, &kernel.descriptor, used, max_wg, regs::Files { sgprs, vgprs }).ok()
+                    })
+                    .ok_or(e.clone())?;
+                let sc = scavenger(liveness, r.borrowed, true).ok_or(e)?;
+                (s, d, r, Some(sc))
+            }
+        };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
         let dx10_clamp_cleared = reads_flags && clear_dx10_clamp(&k.instrs, &mut descriptor)?;
-        let (lowering, words) = self.lower(kernel.entry, &k.instrs, &k.waits, scratch, &k.view, &k.plan)?;
+        let (lowering, words) =
+            self.lower(kernel.entry, &k.instrs, &k.waits, (scratch, scavenger.as_ref()), &k.view, &k.plan)?;
         Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words })
     }
 
@@ -312,7 +357,7 @@ impl<'u, 'a> Pass<'u, 'a> {
         entry: u64,
         instrs: &[DecodedInstr],
         waits: &super::waitcnt::WaitAnalysis,
-        scratch: Scratch,
+        (scratch, scavenger): (Scratch, Option<&Scavenger>),
         view: &xfpx_common::view::KernelView,
         plan: &xfpx_common::plan::Plan,
     ) -> Result<(KernelLowering, Range<usize>), RewriteError> {
@@ -330,6 +375,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             islands: &mut self.islands,
             insert_waits: self.opts.insert_waits,
             flow_routine: None,
+            scavenger,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(view, plan, &self.units.sites) {

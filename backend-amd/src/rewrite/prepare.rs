@@ -246,10 +246,10 @@ impl<'a> Units<'a> {
                 }
             };
             // Scratch above every register of every kernel reaching it.
-            let scratch = callers.iter().map(|k| needed[k]).fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch {
-                sgpr: a.sgpr.max(b.sgpr),
-                vgpr: a.vgpr.max(b.vgpr),
-            });
+            let scratch = callers
+                .iter()
+                .map(|k| needed[k])
+                .fold(Scratch::new(0, 0), |a, b| Scratch::new(a.sgpr.max(b.sgpr), a.vgpr.max(b.vgpr)));
             let refusal = callers.iter().find_map(|&k| {
                 let kernel = &co.kernels[k];
                 let n = needed[&k];
@@ -265,7 +265,7 @@ impl<'a> Units<'a> {
             }
             for &k in &callers {
                 let n = needed.get_mut(&k).expect("checked above");
-                *n = Scratch { sgpr: n.sgpr.max(scratch.sgpr), vgpr: n.vgpr.max(scratch.vgpr) };
+                *n = Scratch::new(n.sgpr.max(scratch.sgpr), n.vgpr.max(scratch.vgpr));
             }
             let instrs = f.instrs.clone().unwrap_or_default();
             let waits = WaitAnalysis::run(&instrs);

@@ -110,6 +110,32 @@ impl AmdLowering<'_> {
         long_jump: Option<u64>,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
+        let base = self.scratch;
+        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
+        if let Some(scavenger) = borrows {
+            if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+                return Err(RewriteError::Refused(format!(
+                    "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                    action_name(&p.action)
+                )));
+            }
+            let span = steps[0].index..=steps[steps.len() - 1].index;
+            self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
+        }
+        let lowered = self.span_code(view, plan, steps, long_jump, out);
+        self.scratch = base;
+        lowered
+    }
+
+    /// [`Self::span`] with its scratch registers chosen.
+    fn span_code(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        steps: &[Step],
+        long_jump: Option<u64>,
+        out: &mut KernelLowering,
+    ) -> Result<(), RewriteError> {
         let instr =
             |i: usize| self.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()));
         let first = instr(steps[0].index)?;
@@ -213,6 +239,7 @@ impl AmdLowering<'_> {
             );
             self.wait(index, false, &reads, waits)?;
             self.save_scc()?;
+            let saved = self.save_vgprs()?;
             for p in &before {
                 self.probe(view, plan, p)?;
             }
@@ -222,9 +249,12 @@ impl AmdLowering<'_> {
             for p in &flow_pre {
                 self.flow_sources(view, p)?;
             }
+            self.restore_vgprs(saved)?;
             self.restore_scc()?;
         }
+        let saved = self.save_vgprs()?;
         self.divisor_test(view, index, &after)?;
+        self.restore_vgprs(saved)?;
         let returns = self.displaced(&d)?;
         if !after.is_empty() || !post.is_empty() {
             if !returns {
@@ -237,12 +267,14 @@ impl AmdLowering<'_> {
             }));
             self.wait(index, true, &reads, waits)?;
             self.save_scc()?;
+            let saved = self.save_vgprs()?;
             for p in &post {
                 self.inject(view, plan, p, Part::Post)?;
             }
             for p in &after {
                 self.probe(view, plan, p)?;
             }
+            self.restore_vgprs(saved)?;
             self.restore_scc()?;
         }
         Ok(returns)
@@ -288,6 +320,36 @@ impl AmdLowering<'_> {
         self.patch_skip(skip_all)?;
         self.emit(d.insn.dwords().to_vec());
         Ok(false)
+    }
+
+    /// Saves the live VGPRs a site borrows into their AGPRs (a stretch of
+    /// code that uses the scratch VGPRs begins); returns where the saves
+    /// start and end in the appended code.
+    fn save_vgprs(&mut self) -> Result<(usize, usize), RewriteError> {
+        let start = self.appended.words.len();
+        if let Some(site) = self.scratch.site {
+            for &(v, a) in site.saves() {
+                let w = self.e().accvgpr_write(a, v)?;
+                self.emit(w);
+            }
+        }
+        Ok((start, self.appended.words.len()))
+    }
+
+    /// Restores what [`Self::save_vgprs`] saved (the stretch ends); where the
+    /// stretch emitted nothing, the saves are taken back instead.
+    fn restore_vgprs(&mut self, (start, end): (usize, usize)) -> Result<(), RewriteError> {
+        if self.appended.words.len() == end {
+            self.appended.truncate(start);
+            return Ok(());
+        }
+        if let Some(site) = self.scratch.site {
+            for &(v, a) in site.saves() {
+                let w = self.e().accvgpr_read(v, a)?;
+                self.emit(w);
+            }
+        }
+        Ok(())
     }
 
     /// The anchor's `s_branch` offset to the trampoline starting now:
@@ -517,5 +579,23 @@ impl Mark {
         out.islands = self.islands;
         out.relays = self.relays;
         out.reach.truncate(self.reach);
+    }
+}
+
+/// Whether a probe's code may borrow a site's dead registers: checks, the
+/// flag reads and counts (their vector registers are written in the lanes
+/// active at the site, or in one lane whose values they keep); flow probes
+/// share a routine per unit and injections keep values in scratch
+/// registers across their instruction.
+fn borrowing(action: &Action) -> bool {
+    matches!(action, Action::CheckFp { .. } | Action::ReadExceptionFlags | Action::Count { .. })
+}
+
+fn action_name(action: &Action) -> &'static str {
+    match action {
+        Action::Count { .. } => "count",
+        Action::Flow { .. } => "flow",
+        Action::Inject { .. } => "inject",
+        _ => "probe of another tool",
     }
 }
