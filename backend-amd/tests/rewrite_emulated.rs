@@ -235,17 +235,13 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             // Detect mode.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
-            // Device functions this kernel reaches that stay uninstrumented
-            // must say why: here, only because another kernel, excluded by
-            // the filter, reaches them too.
-            let mut expected = observed.clone();
+            // Every device function this kernel reaches is instrumented: in
+            // place, or (another kernel reaching it being excluded by the
+            // filter) in a copy made for this kernel.
+            let expected = observed.clone();
             for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
-                match &f.state {
-                    KernelState::Instrumented => {}
-                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
-                        expected.retain(|key| key.0 != f.name);
-                    }
-                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                if let Err(why) = runs_instrumented(&out, f, &launch.kernel) {
+                    failures.push(format!("{name}: function {}: {why}", f.name));
                 }
             }
             callee_records += expected.iter().filter(|key| key.0 != launch.kernel).count();
@@ -509,27 +505,17 @@ fn counting_every_instruction_matches_the_emulators_count() {
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             let count: u64 = got.counters.iter().map(|c| u64::from(c.value)).sum();
-            // A function shared with a kernel the filter excludes stays
-            // uninstrumented (and its instructions uncounted).
-            let mut shared_uncounted = false;
+            // A function shared with a kernel the filter excludes counts in
+            // the copy made for this kernel.
             for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
-                match &f.state {
-                    KernelState::Instrumented => {}
-                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
-                        shared_uncounted = true;
-                    }
-                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                if let Err(why) = runs_instrumented(&out, f, &launch.kernel) {
+                    failures.push(format!("{name}: function {}: {why}", f.name));
                 }
                 if !f.refused_sites.is_empty() {
                     failures.push(format!("{name}: function {} refused {:?}", f.name, f.refused_sites));
                 }
             }
-            let ok = if shared_uncounted {
-                count > 0 && count < orig.stats.instructions
-            } else {
-                count == orig.stats.instructions
-            };
-            if !ok {
+            if count != orig.stats.instructions {
                 failures.push(format!("{name}: counted {count}, the emulator executed {}", orig.stats.instructions));
             }
             compared += 1;
@@ -544,6 +530,22 @@ fn counting_every_instruction_matches_the_emulators_count() {
     }
     assert!(compared >= 40, "{compared}");
     assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+/// Whether `kernel` runs function `f` instrumented: `f` is instrumented in
+/// place, is a copy made for it, or has such a copy (the original stays as
+/// it is for a kernel the filter excludes).
+fn runs_instrumented(out: &rewrite::RewriteOutcome, f: &rewrite::FunctionOutcome, kernel: &str) -> Result<(), String> {
+    let copied = || {
+        out.functions
+            .iter()
+            .any(|c| c.copy_of == Some(f.address) && c.reached_by == [kernel] && c.state == KernelState::Instrumented)
+    };
+    match &f.state {
+        KernelState::Instrumented => Ok(()),
+        KernelState::Skipped { reason } if reason.contains("is excluded") && copied() => Ok(()),
+        other => Err(format!("not instrumented for {kernel}: {other:?}")),
+    }
 }
 
 /// A tool whose probes read what a load has just written: each
@@ -710,10 +712,12 @@ fn calls_fixture_reaches_exactly_the_called_functions() {
 /// scratch above both kernels' registers, both descriptors grown): each
 /// kernel's run records exactly the exceptions the emulator saw, the
 /// shared function's under its own name; with a filter that leaves one of
-/// the two out, the function stays as it was and the rewrite says why.
+/// the two out, the function stays as it was (the rewrite says why) and the
+/// selected kernel calls an instrumented copy of its own: the same records.
 #[test]
 fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
     let mut records_in_shared = 0usize;
+    let mut copied_records = 0usize;
     for target in TARGETS {
         for kernel in ["call_shared_a", "call_shared_b"] {
             let launch =
@@ -749,10 +753,15 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                 got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             assert_eq!(found, observed, "{target}/{kernel}");
             records_in_shared += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
-            // Only one of the two selected: the function is left alone.
+            // Only one of the two selected: the function stays as it is for
+            // the other, and the selected kernel calls a copy of its own,
+            // whose records are the function's.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(kernel));
-            assert_eq!(rw.expect("runs").outputs, orig.outputs);
-            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
+            let rw = rw.expect("runs");
+            assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
+            assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
+            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff" && f.copy_of.is_none());
+            let shared = shared.expect("shared function");
             match &shared.state {
                 KernelState::Skipped { reason } => {
                     assert!(reason.contains("which is excluded"), "{reason}")
@@ -760,10 +769,21 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                 other => panic!("{target}/{kernel}: {other:?}"),
             }
             assert!(shared.anchors.is_empty());
+            let copy = out.functions.iter().find(|f| f.copy_of == Some(shared.address)).expect("a copy");
+            assert_eq!(
+                (&copy.state, copy.reached_by.as_slice()),
+                (&KernelState::Instrumented, &[kernel.to_string()][..])
+            );
+            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
+            let found: BTreeSet<Key> =
+                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
+            assert_eq!(found, observed, "{target}/{kernel} alone");
+            copied_records += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
         }
     }
-    println!("shared function: {records_in_shared} records");
+    println!("shared function: {records_in_shared} records; in copies made for one kernel: {copied_records}");
     assert!(records_in_shared >= 8, "{records_in_shared}");
+    assert!(copied_records >= 8, "{copied_records}");
 }
 
 /// A kernel whose descriptor cannot grow (all 256 VGPRs of a gfx908 lane

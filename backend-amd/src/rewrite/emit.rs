@@ -96,7 +96,7 @@ impl Prepared {
             .kernels
             .iter()
             .filter_map(|k| k.counts.clone())
-            .chain(units.functions.iter().filter_map(|f| f.counts.clone()))
+            .chain(units.functions.iter().chain(&units.clonable).filter_map(|f| f.counts.clone()))
             .collect();
         Ok(Prepared {
             count_layouts,

@@ -180,13 +180,15 @@ impl RewriteOutcome {
                 KernelState::Excluded => "excluded".to_string(),
                 KernelState::Skipped { reason } => format!("skipped: {reason}"),
             };
-            let _ = writeln!(s, "\nfunction {} at {:#x} (reached by {}): {state}", f.name, f.address, {
-                if f.reached_by.is_empty() {
-                    "no kernel".to_string()
-                } else {
-                    f.reached_by.join(", ")
-                }
-            });
+            let reached = if f.reached_by.is_empty() { "no kernel".to_string() } else { f.reached_by.join(", ") };
+            let _ = match f.copy_of {
+                Some(original) => writeln!(
+                    s,
+                    "\nfunction {} copied from {original:#x} to {:#x} for {reached}: {state}",
+                    f.name, f.address
+                ),
+                None => writeln!(s, "\nfunction {} at {:#x} (reached by {reached}): {state}", f.name, f.address),
+            };
             if let Some(c) = &f.coverage {
                 let _ = writeln!(s, "  coverage: {}", coverage_words(c));
             }

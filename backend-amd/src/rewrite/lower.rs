@@ -138,6 +138,53 @@ pub struct AmdLowering<'a> {
     pub flow_routine: Option<u64>,
     /// In a kernel at its register budget: each trampoline's own registers.
     pub scavenger: Option<&'a Scavenger>,
+    /// A copy of a device function, or calls that go to copies.
+    pub relocation: Option<&'a Relocation>,
+}
+
+/// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
+/// a device function copied for one kernel ([`super::placement`]), and the
+/// calls (the kernel's and the copies') that go to copies.
+#[derive(Debug, Clone, Default)]
+pub struct Relocation {
+    /// Added to a unit address, the address the original code had there (0
+    /// for code in place): what `s_getpc_b64` must give, and where branches
+    /// out of the unit go.
+    pub origin: u64,
+    /// Calls, by unit address, that go to a copy instead: the copy's entry.
+    pub redirects: std::collections::BTreeMap<u64, u64>,
+    /// Instructions (by index) a trampoline must run even without probes:
+    /// those whose effect depends on where they run, and redirected calls.
+    pub forced: std::collections::BTreeSet<usize>,
+}
+
+impl Relocation {
+    /// The relocation of `instrs` copied from their linked addresses to
+    /// `origin` less: every instruction that reads the PC or leaves the
+    /// unit PC-relatively, and every call in `redirects`.
+    pub fn of_copy(
+        instrs: &[DecodedInstr],
+        origin: u64,
+        redirects: std::collections::BTreeMap<u64, u64>,
+    ) -> Relocation {
+        let range = instrs.first().map_or(0, |d| d.addr)..instrs.last().map_or(0, |d| d.addr + d.insn.length as u64);
+        let forced = instrs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                redirects.contains_key(&d.addr)
+                    || match d.insn.control_flow(d.addr) {
+                        ControlFlow::GetPc { .. } | ControlFlow::Call { .. } => origin != 0,
+                        ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => {
+                            origin != 0 && !range.contains(&target)
+                        }
+                        _ => false,
+                    }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Relocation { origin, redirects, forced }
+    }
 }
 
 /// What a failed lowering gives back: the appended code, the table's slots
@@ -254,7 +301,39 @@ impl AmdLowering<'_> {
     fn displaced(&mut self, d: &DecodedInstr) -> Result<bool, RewriteError> {
         let e = self.e();
         let insn = &d.insn;
-        match insn.control_flow(d.addr) {
+        let origin = self.relocation.map_or(0, |r| r.origin);
+        let redirect = self.relocation.and_then(|r| r.redirects.get(&d.addr).copied());
+        let unit = self.instrs.first().map_or(0, |f| f.addr)..self.instrs.last().map_or(0, |l| l.addr + 8);
+        // Where a branch goes: out of a copied unit, where the original went.
+        let target_of = |t: u64| if unit.contains(&t) { t } else { t.wrapping_add(origin) };
+        let flow = match insn.control_flow(d.addr) {
+            ControlFlow::Branch { target } => ControlFlow::Branch { target: target_of(target) },
+            ControlFlow::CondBranch { target } => ControlFlow::CondBranch { target: target_of(target) },
+            ControlFlow::GetPc { value } => ControlFlow::GetPc { value: value.wrapping_add(origin) },
+            ControlFlow::Call { target } => {
+                ControlFlow::Call { target: redirect.unwrap_or(target.wrapping_add(origin)) }
+            }
+            other => other,
+        };
+        match flow {
+            ControlFlow::Indirect if redirect.is_some() && insn.op == Opcode::S_SWAPPC_B64 => {
+                // A call that goes to a copy: the return address as the
+                // original's, then the copy's entry.
+                let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
+                self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(sdst)), None)?);
+                let got = self.appended.here();
+                self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
+                self.jump_to(redirect.unwrap_or_default())?;
+                return Ok(false);
+            }
+            ControlFlow::Indirect if redirect.is_some() && insn.op == Opcode::S_SETPC_B64 => {
+                // a tail call that goes to a copy
+                self.jump_to(redirect.unwrap_or_default())?;
+                return Ok(false);
+            }
+            _ => {}
+        }
+        match flow {
             ControlFlow::Next | ControlFlow::End => {
                 self.emit(insn.dwords().to_vec());
                 Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
@@ -872,6 +951,7 @@ mod tests {
             insert_waits: true,
             flow_routine: None,
             scavenger: None,
+            relocation: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

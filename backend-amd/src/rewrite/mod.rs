@@ -8,7 +8,11 @@
 //! around the new code ([`layout`]). Device functions that kernels call
 //! ([`calls`]) are instrumented like kernels; their trampolines use scratch
 //! registers above everything every kernel reaching them uses, and those
-//! kernels' descriptors grow to match.
+//! kernels' descriptors grow to match; a function that must stay as it is
+//! for some kernel is copied for each other kernel reaching it (see
+//! `placement`'s `clones`). Far sites are reached as [`reach`] says;
+//! kernels at their register budget borrow registers dead at each site
+//! ([`scratch`], [`liveness`]).
 //!
 //! Two steps: [`prepare`] does all of that and knows the size of the table
 //! the code writes; [`Prepared::emit`] writes the table's address and

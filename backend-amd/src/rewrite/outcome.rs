@@ -165,6 +165,10 @@ pub struct KernelOutcome {
 pub struct FunctionOutcome {
     pub name: String,
     pub address: u64,
+    /// For a copy made for one kernel (the function stays as it is in
+    /// place for the others): the original's address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<u64>,
     /// The kernels that can reach it (all of them where some call on their
     /// paths has a target the rewriter cannot tell).
     pub reached_by: Vec<String>,

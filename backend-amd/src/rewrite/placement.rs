@@ -18,10 +18,10 @@ use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
 use super::layout::{self, Patch, Region, Strategy};
-use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scavenger, Scratch};
+use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch};
 use super::note;
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
-use super::prepare::{max_workgroup, KernelUnit, Units};
+use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
 use super::reach::{Reach, Zones};
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
@@ -111,6 +111,24 @@ struct Pass<'u, 'a> {
     live: BTreeMap<usize, Scratch>,
 }
 
+/// The code of a unit to lower.
+#[derive(Clone, Copy)]
+struct Unit<'x> {
+    entry: u64,
+    instrs: &'x [DecodedInstr],
+    waits: &'x super::waitcnt::WaitAnalysis,
+    view: &'x KernelView,
+    plan: &'x Plan,
+}
+
+/// The registers a unit's trampolines use, and where its code runs.
+#[derive(Clone, Copy)]
+struct UnitRegs<'x> {
+    scratch: Scratch,
+    scavenger: Option<&'x Scavenger>,
+    relocation: Option<&'x Relocation>,
+}
+
 /// A kernel lowered: its trampolines, its grown descriptor and its code.
 struct LoweredKernel {
     lowering: KernelLowering,
@@ -118,6 +136,8 @@ struct LoweredKernel {
     registers: RegisterChange,
     dx10_clamp_cleared: bool,
     words: Range<usize>,
+    /// The copies of device functions made for it.
+    clones: Vec<(FunctionOutcome, UnitCode)>,
 }
 
 impl<'u, 'a> Pass<'u, 'a> {
@@ -161,7 +181,8 @@ impl<'u, 'a> Pass<'u, 'a> {
                 continue;
             }
             let entry = f.instrs.first().map(|d| d.addr).unwrap_or(0);
-            let lowered = self.lower(entry, &f.instrs, &f.waits, (f.scratch, None), &f.view, &f.plan);
+            let unit = Unit { entry, instrs: &f.instrs, waits: &f.waits, view: &f.view, plan: &f.plan };
+            let lowered = self.lower(unit, UnitRegs { scratch: f.scratch, scavenger: None, relocation: None });
             let o = &mut self.functions[f.index];
             let (low, words) = match lowered {
                 Ok(x) => x,
@@ -217,7 +238,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             // instrumented functions it reaches (their scratch is above it).
             let reached: Vec<usize> =
                 self.units.graph.reach[k.index].iter().copied().filter(|f| self.live.contains_key(f)).collect();
-            if k.plan.probes.is_empty() && reached.is_empty() {
+            if k.plan.probes.is_empty() && reached.is_empty() && self.clones_for(k).is_empty() {
                 // Nothing to check: it runs as it is, fully covered.
                 self.kernels[k.index].coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], None);
                 continue;
@@ -272,6 +293,10 @@ impl<'u, 'a> Pass<'u, 'a> {
                 o.state = KernelState::Partial;
             }
             o.registers = Some(l.registers.clone());
+            for (outcome, code) in l.clones {
+                self.functions.push(outcome);
+                self.function_code.push(code);
+            }
             self.kernel_code[k.index].anchors = l.lowering.anchors.clone();
             self.kernel_code[k.index].reach = l.lowering.reach.clone();
             self.patches.extend(l.lowering.anchors);
@@ -345,40 +370,45 @@ impl<'u, 'a> Pass<'u, 'a> {
         };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
         let dx10_clamp_cleared = reads_flags && clear_dx10_clamp(&k.instrs, &mut descriptor)?;
-        let (lowering, words) =
-            self.lower(kernel.entry, &k.instrs, &k.waits, (scratch, scavenger.as_ref()), &k.view, &k.plan)?;
-        Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words })
+        // Copies of the functions it reaches that stay as they are in
+        // place, its calls to them redirected (see `clones`).
+        let mark = self.mark();
+        let (clones, relocation) = self.clone_functions(k, scratch);
+        let unit = Unit { entry: kernel.entry, instrs: &k.instrs, waits: &k.waits, view: &k.view, plan: &k.plan };
+        let regs = UnitRegs { scratch, scavenger: scavenger.as_ref(), relocation: Some(&relocation) };
+        match self.lower(unit, regs) {
+            Ok((lowering, words)) => {
+                Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words, clones })
+            }
+            Err(e) => {
+                self.restore(mark);
+                Err(e)
+            }
+        }
     }
 
     /// Lowers one unit's plan into the appended code; nothing of it stays
     /// when it fails.
-    fn lower(
-        &mut self,
-        entry: u64,
-        instrs: &[DecodedInstr],
-        waits: &super::waitcnt::WaitAnalysis,
-        (scratch, scavenger): (Scratch, Option<&Scavenger>),
-        view: &xfpx_common::view::KernelView,
-        plan: &xfpx_common::plan::Plan,
-    ) -> Result<(KernelLowering, Range<usize>), RewriteError> {
+    fn lower(&mut self, unit: Unit<'_>, regs: UnitRegs<'_>) -> Result<(KernelLowering, Range<usize>), RewriteError> {
         use xfpx_common::lower::Lowering;
         let start = self.appended.words.len();
         let mut lowering = AmdLowering {
             enc: Encoder { target: self.units.target },
-            entry,
-            instrs,
-            waits,
-            scratch,
+            entry: unit.entry,
+            instrs: unit.instrs,
+            waits: unit.waits,
+            scratch: regs.scratch,
             table: &mut self.table,
             table_address: self.opts.table,
             appended: &mut self.appended,
             islands: &mut self.islands,
             insert_waits: self.opts.insert_waits,
             flow_routine: None,
-            scavenger,
+            scavenger: regs.scavenger,
+            relocation: regs.relocation,
         };
         let checkpoint = lowering.checkpoint();
-        match lowering.lower(view, plan, &self.units.sites) {
+        match lowering.lower(unit.view, unit.plan, &self.units.sites) {
             Ok(low) => Ok((low, start..self.appended.words.len())),
             Err(e) => {
                 lowering.rollback(checkpoint);
@@ -431,6 +461,9 @@ impl Ways {
 fn near_text(co: &crate::code_object::CodeObject<'_>, region: &Region) -> bool {
     co.text.as_ref().is_some_and(|t| super::reach::rel16(t.text.end, region.start).is_some())
 }
+
+#[path = "clones.rs"]
+mod clones;
 
 /// DX10_CLAMP keeps TRAPSTS from recording FP exceptions before gfx12; it
 /// also turns clamped NaNs into 0, so it is cleared only when no

@@ -35,7 +35,13 @@ impl AmdLowering<'_> {
         plan: &Plan,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
-        let groups: Vec<(usize, &[Probe])> = plan.by_instr().map(|(i, p)| (i as usize, p)).collect();
+        // The probe groups, and the instructions a relocation must move (without probes).
+        let mut groups: Vec<(usize, &[Probe])> = plan.by_instr().map(|(i, p)| (i as usize, p)).collect();
+        if let Some(r) = self.relocation {
+            let planned: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
+            groups.extend(r.forced.iter().filter(|i| !planned.contains(i)).map(|&i| (i, &[][..])));
+            groups.sort_by_key(|(i, _)| *i);
+        }
         let targets = if self.islands.long_jumps { self.branch_targets() } else { None };
         let sites: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
         // Instructions before `floor` are anchored already: a window starts at or after it.
@@ -82,6 +88,14 @@ impl AmdLowering<'_> {
                 Err(RewriteError::Refused(why)) if self.ends_wave(index) && reads_flags(probes) => {
                     // A kernel screens the ends of all its waves or none.
                     return Err(RewriteError::Kernel(why));
+                }
+                Err(RewriteError::Refused(reason)) if probes.is_empty() => {
+                    // a relocated or redirected instruction must move
+                    let ins = &view.instrs[index];
+                    return Err(RewriteError::Kernel(format!(
+                        "`{}` at +{:#x} must move and cannot: {reason}",
+                        ins.text, ins.offset
+                    )));
                 }
                 Err(RewriteError::Refused(reason)) => {
                     mark.restore(self, out);
