@@ -3,7 +3,7 @@
 //! must hold their scratch registers), then kernels, into appended code at
 //! one region. A pass starts over when a kernel reaching instrumented
 //! functions cannot hold their scratch (those functions are then left out),
-//! with more ways to far trampolines when some site found none ([`Ways`]),
+//! with more ways to far trampolines when some site found none (`Ways`),
 //! or in a new segment when the code does not fit after `.text` or `.text`
 //! cannot grow after all. The last pass's code is laid out into the file.
 

@@ -221,7 +221,7 @@ impl IslandPool {
 
     /// The way from an `s_branch` at `from` to `to` through relays and at
     /// most one island, taken from the pool; None (nothing taken) when
-    /// there is none within [`MAX_HOPS`] relays. From each position: `to`
+    /// there is none within `MAX_HOPS` relays. From each position: `to`
     /// itself when in reach, else a relay that reaches it, else an island,
     /// else the relay slot nearest `to` (nearer than the position).
     pub fn take_entry(&mut self, from: u64, to: u64) -> Option<Entry> {
