@@ -148,12 +148,7 @@ impl<'u> Pass<'u, '_> {
         o.reached_by = vec![units.co.kernels[k.index].name.clone()];
         o.coverage = coverage(self.opts.mode, view, &f.plan, &low.refused, None);
         o.state = if low.refused.is_empty() { KernelState::Instrumented } else { KernelState::Partial };
-        o.probes = low.probes;
-        o.trampolines = low.trampolines;
-        o.waits_added = low.waits_added;
-        o.islands = low.islands;
-        o.relays = low.relays;
-        o.refused_sites = low.refused;
+        took(&mut o, &low);
         let base = self.appended.base;
         let end = self.appended.here();
         let mut anchors = Vec::new();

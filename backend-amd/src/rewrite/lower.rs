@@ -421,14 +421,8 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        let e = self.e();
-        self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
-        self.emit(e.sop2(
-            Opcode::S_ADDC_U32,
-            Src::Sgpr(r + 1),
-            Src::Sgpr(r + 1),
-            Src::Literal((delta >> 32) as u32),
-        )?);
+        let w = pair_add(self.e(), r, delta)?;
+        self.emit(w);
         Ok(())
     }
 
@@ -873,6 +867,13 @@ impl AmdLowering<'_> {
         self.appended.words[at] |= u32::from(rel);
         Ok(())
     }
+}
+
+/// The words of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
+fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<Vec<u32>, RewriteError> {
+    let mut w = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
+    w.extend(e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
+    Ok(w)
 }
 
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the

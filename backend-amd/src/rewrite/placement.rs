@@ -193,12 +193,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                 }
             };
             o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &low.refused, None);
-            o.probes = low.probes;
-            o.trampolines = low.trampolines;
-            o.waits_added = low.waits_added;
-            o.islands = low.islands;
-            o.relays = low.relays;
-            o.refused_sites = low.refused;
+            took(o, &low);
             o.scratch = Some((f.scratch.sgpr, f.scratch.vgpr));
             self.function_code[f.index].words = Some(words);
             if low.trampolines == 0 {
@@ -453,6 +448,16 @@ impl Ways {
             _ => None,
         }
     }
+}
+
+/// What lowering a function (or a copy of one) took: its counts and the sites refused.
+fn took(o: &mut FunctionOutcome, low: &KernelLowering) {
+    o.probes = low.probes;
+    o.trampolines = low.trampolines;
+    o.waits_added = low.waits_added;
+    o.islands = low.islands;
+    o.relays = low.relays;
+    o.refused_sites = low.refused.clone();
 }
 
 /// Whether code at `region` starts within `s_branch` reach of `.text`'s

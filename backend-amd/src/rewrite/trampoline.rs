@@ -136,80 +136,75 @@ impl AmdLowering<'_> {
             let span = steps[0].index..=steps[steps.len() - 1].index;
             self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
         }
-        let lowered = self.span_code(view, plan, steps, long_jump, out);
+        // The code, with the scratch registers chosen (then the kernel's again).
+        let mut code = |this: &mut Self| -> Result<(), RewriteError> {
+            let instr = |i: usize| {
+                this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
+            };
+            let first = instr(steps[0].index)?;
+            let last = instr(steps[steps.len() - 1].index)?;
+            let start = this.appended.here();
+            let rel = match long_jump {
+                Some(_) => {
+                    this.restore_scc()?;
+                    None
+                }
+                None => Some(this.entry_branch(&first, out)?),
+            };
+            let mut waits = 0usize;
+            let mut returns = true;
+            for (k, step) in steps.iter().enumerate() {
+                if !returns {
+                    return Err(RewriteError::Refused("an instruction inside a long jump's window leaves".into()));
+                }
+                returns = if reads_flags_refs(&step.probes) {
+                    if step.probes.len() > 1 {
+                        return Err(RewriteError::Refused(
+                            "exception flags are read only by a probe of their own".into(),
+                        ));
+                    }
+                    if k + 1 != steps.len() {
+                        return Err(RewriteError::Refused("the end of a wave inside a long jump's window".into()));
+                    }
+                    this.screen_body(&view.name, step.index)?
+                } else {
+                    this.step(view, plan, step.index, &step.probes, &mut waits)?
+                };
+            }
+            if returns {
+                this.jump_to(last.addr + last.insn.length as u64)?;
+            }
+            let bytes: Vec<u32> = match rel {
+                // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
+                Some(rel) => {
+                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?;
+                    while anchor.len() * 4 < first.insn.length {
+                        anchor.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    }
+                    anchor
+                }
+                None => {
+                    let window = last.addr + last.insn.length as u64 + long_jump.unwrap_or(0) - first.addr;
+                    let mut code = this.long_jump(first.addr, start)?;
+                    if code.len() as u64 * 4 > window {
+                        return Err(RewriteError::Refused("the long jump does not fit its window".into()));
+                    }
+                    while (code.len() as u64) * 4 < window {
+                        code.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    }
+                    out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
+                    code
+                }
+            };
+            out.anchors.push(Patch { addr: first.addr, bytes: bytes.iter().flat_map(|w| w.to_le_bytes()).collect() });
+            out.trampolines += 1;
+            out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
+            out.waits_added += waits;
+            Ok(())
+        };
+        let lowered = code(self);
         self.scratch = base;
         lowered
-    }
-
-    /// [`Self::span`] with its scratch registers chosen.
-    fn span_code(
-        &mut self,
-        view: &KernelView,
-        plan: &Plan,
-        steps: &[Step],
-        long_jump: Option<u64>,
-        out: &mut KernelLowering,
-    ) -> Result<(), RewriteError> {
-        let instr =
-            |i: usize| self.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()));
-        let first = instr(steps[0].index)?;
-        let last = instr(steps[steps.len() - 1].index)?;
-        let start = self.appended.here();
-        let rel = match long_jump {
-            Some(_) => {
-                self.restore_scc()?;
-                None
-            }
-            None => Some(self.entry_branch(&first, out)?),
-        };
-        let mut waits = 0usize;
-        let mut returns = true;
-        for (k, step) in steps.iter().enumerate() {
-            if !returns {
-                return Err(RewriteError::Refused("an instruction inside a long jump's window leaves".into()));
-            }
-            returns = if reads_flags_refs(&step.probes) {
-                if step.probes.len() > 1 {
-                    return Err(RewriteError::Refused("exception flags are read only by a probe of their own".into()));
-                }
-                if k + 1 != steps.len() {
-                    return Err(RewriteError::Refused("the end of a wave inside a long jump's window".into()));
-                }
-                self.screen_body(&view.name, step.index)?
-            } else {
-                self.step(view, plan, step.index, &step.probes, &mut waits)?
-            };
-        }
-        if returns {
-            self.jump_to(last.addr + last.insn.length as u64)?;
-        }
-        let bytes: Vec<u32> = match rel {
-            // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
-            Some(rel) => {
-                let mut anchor = self.e().sopp(Opcode::S_BRANCH, rel)?;
-                while anchor.len() * 4 < first.insn.length {
-                    anchor.extend(self.e().sopp(Opcode::S_NOP, 0)?);
-                }
-                anchor
-            }
-            None => {
-                let window = last.addr + last.insn.length as u64 + long_jump.unwrap_or(0) - first.addr;
-                let mut code = self.long_jump(first.addr, start)?;
-                if code.len() as u64 * 4 > window {
-                    return Err(RewriteError::Refused("the long jump does not fit its window".into()));
-                }
-                while (code.len() as u64) * 4 < window {
-                    code.extend(self.e().sopp(Opcode::S_NOP, 0)?);
-                }
-                out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
-                code
-            }
-        };
-        out.anchors.push(Patch { addr: first.addr, bytes: bytes.iter().flat_map(|w| w.to_le_bytes()).collect() });
-        out.trampolines += 1;
-        out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
-        out.waits_added += waits;
-        Ok(())
     }
 
     /// The code of instruction `index` in a trampoline: its `before`
@@ -419,14 +414,7 @@ impl AmdLowering<'_> {
         let j = self.scratch.jump();
         let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
         code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        let delta = to.wrapping_sub(at + 8);
-        code.extend(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
-        code.extend(e.sop2(
-            Opcode::S_ADDC_U32,
-            Src::Sgpr(j + 1),
-            Src::Sgpr(j + 1),
-            Src::Literal((delta >> 32) as u32),
-        )?);
+        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?);
         code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         Ok(code)
     }
