@@ -26,6 +26,7 @@ pub mod disasm_split;
 pub mod dump;
 pub mod fatbin;
 pub mod flow;
+pub mod hw_counts;
 pub mod inject;
 pub mod lower;
 pub mod mapped;

@@ -650,10 +650,10 @@ impl LoopState {
                     }
                 }
             }
-            Event::Counters { kernel, window_blocks, warp_size, launch } => {
-                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, launch) {
+            Event::Counters { kernel, window_blocks, warp_size, source, launch } => {
+                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, source, launch) {
                     let text = format!(
-                        "counters of kernel {kernel} left out: other sampling windows or warp size than the run's first"
+                        "counters of kernel {kernel} left out: other sampling windows, warp size or source than the run's first"
                     );
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {
