@@ -53,7 +53,7 @@ pub fn fold_metrics(values: &[f64]) -> Result<WindowCounters, HwError> {
     let [warp, thread, pred_on] = values else { return Err(HwError::Values { got: values.len() }) };
     let count = |metric, value: f64| {
         // counts up to 2^53 are exact in a double
-        if value.is_finite() && value >= 0.0 && value < 9.007_199_254_740_992e15 && value.fract() == 0.0 {
+        if (0.0..9.007_199_254_740_992e15).contains(&value) && value.fract() == 0.0 {
             Ok(value as u64)
         } else {
             Err(HwError::NotACount { metric, value })

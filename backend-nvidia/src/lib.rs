@@ -41,4 +41,4 @@ mod toolpath;
 
 pub use backend::Nvidia;
 pub use lower::{CallArg, CallInsertion, LowerError, NvbitLowering};
-pub use toolpath::{tool_library, ToolError, TOOL_ENV, TOOL_FILE_NAME};
+pub use toolpath::{cupti_library, tool_library, ToolError, CUPTI_TOOL_FILE_NAME, TOOL_ENV, TOOL_FILE_NAME};

@@ -39,6 +39,7 @@ fn launch(index: u64, idle: [u64; 2]) -> Event {
         kernel: "reduce".into(),
         window_blocks: 4,
         warp_size: 32,
+        source: xfpx_common::counters::CounterSource::Instrumented,
         launch: LaunchCounters { launch: index, windows },
     }
 }
