@@ -245,9 +245,9 @@ impl ToolBuild<'_> {
             link.extend([obj.into(), self.core_lib.into()]);
             let mut l = OsString::from("-L");
             l.push(c.lib_dir);
-            let mut rpath = OsString::from("-Xlinker=-rpath=");
+            let mut rpath = OsString::from("-rpath=");
             rpath.push(c.lib_dir);
-            link.extend([l, "-lcupti".into(), rpath, self.libcuda.into()]);
+            link.extend([l, "-lcupti".into(), "-Xlinker".into(), rpath, self.libcuda.into()]);
             link.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
             link.extend(["-o".into(), lib.into()]);
             steps.push(Step { what: "the hardware counters' library (xfpx_cupti.cpp)", args: compile, optional: true });
@@ -344,7 +344,7 @@ mod tests {
         );
         assert_eq!(
             line(&steps[4]),
-            "-shared -O3 --cudart none /o/xfpx_cupti.o /r/libxfpx_nvbit.a -L/cupti/lib64 -lcupti -Xlinker=-rpath=/cupti/lib64 /cuda/lib64/stubs/libcuda.so -lpthread -ldl -lm -o /o/libxfpx_cupti.so"
+            "-shared -O3 --cudart none /o/xfpx_cupti.o /r/libxfpx_nvbit.a -L/cupti/lib64 -lcupti -Xlinker -rpath=/cupti/lib64 /cuda/lib64/stubs/libcuda.so -lpthread -ldl -lm -o /o/libxfpx_cupti.so"
         );
         assert!(!line(&steps[4]).contains("nvbit -l") && !line(&steps[4]).contains("-lnvbit"));
         assert_eq!(with.cupti_library(), Some(PathBuf::from("/o/libxfpx_cupti.so")));

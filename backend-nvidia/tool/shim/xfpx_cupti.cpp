@@ -470,7 +470,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     for (const std::string &m : g_metric_names) g_metrics.push_back(m.c_str());
     CUptiResult r = cuptiSubscribe(&g_subscriber, on_callback, nullptr);
     if (r != CUPTI_SUCCESS) {
-        give_up("cuptiSubscribe: " + result_text(r) + " (another CUPTI tool, such as Nsight, is attached)");
+        bool other = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+        give_up("cuptiSubscribe: " + result_text(r) + (other ? " (another CUPTI tool, such as Nsight, is attached)" : ""));
         xfpx_finish();
         return 1;
     }
