@@ -23,26 +23,14 @@ import statistics
 import sys
 from pathlib import Path
 
+from counters_compare import function_name  # the same kernel-name matching as the instrumented check
+
 FIELDS = [
     ("warp_instructions", "smsp__inst_executed.sum"),
     ("thread_instructions", "smsp__thread_inst_executed.sum"),
     ("thread_instructions_pred_on", "smsp__thread_inst_executed_pred_on.sum"),
 ]
 DIVERGENT = "smsp__sass_branch_targets_threads_divergent.sum"
-
-
-def function_name(name):
-    """`void ns::k<32>(float*, int)` -> `ns::k`."""
-    n = name.replace("(anonymous namespace)", "anon").split("(", 1)[0]
-    depth, plain = 0, ""
-    for c in n:
-        if c == "<":
-            depth += 1
-        elif c == ">":
-            depth -= 1
-        elif depth == 0:
-            plain += c
-    return plain.strip().split()[-1] if plain.strip() else name
 
 
 def report_launches(path):

@@ -6,7 +6,7 @@
 //! not count, `xfpx region build` learns `inact` and `pred_on` from three
 //! runs, `--fail-on region` fails a run whose lanes went idle, and a region
 //! of one source checked against counters of the other is refused in one
-//! line, as are misused flags.
+//! line (misused flags: `run_counters.rs`).
 
 mod common;
 
@@ -117,24 +117,4 @@ fn hardware_counters_report_tabulate_and_check_their_region() {
     let mut c = xfpx(dir);
     c.args(["region", "build", "run0.json", "inst.json", "-o", "mixed.json", "--counters", "inact"]);
     run(c).assert_one_line_error(1, "inst.json has instrumented counters, the others hardware ones");
-}
-
-#[test]
-fn hardware_counter_flags_misused_get_one_line() {
-    let d = tempfile::tempdir().expect("scratch");
-    let dir = d.path();
-    let xfpx_run = |flags: &[&str]| {
-        let mut c = xfpx_without_library(dir);
-        c.args(["run", "--vendor", "nvidia"]).args(flags).arg("--").arg(scripted_app()).arg("--finish");
-        run(c)
-    };
-    xfpx_run(&["--counters", "hardware"]).assert_one_line_error(2, "--counters needs --tool counters");
-    let hw = ["--tool", "counters", "--counters", "hardware"];
-    let with = |more: &[&str]| xfpx_run(&[&hw[..], more].concat());
-    with(&["--window-blocks", "8"]).assert_one_line_error(1, "hardware counters are read per launch");
-    with(&["--sample", "2"]).assert_one_line_error(1, "hardware counters count every launch");
-    with(&["--inject", "preload"]).assert_one_line_error(2, "--counters hardware loads its library through");
-    with(&["--model", "IOC", "--unit", "fp", "--sm", "3"])
-        .assert_one_line_error(1, "a fault needs instrumented counters");
-    assert!(!dir.join("xfpx-report.json").exists(), "the program did not run");
 }
