@@ -6,7 +6,8 @@
  * the Rust core names (xfpx_hw_metric) with CUPTI's range profiler
  * (cupti_range_profiler.h, CUDA 12.6+): auto range (one range per launch),
  * user replay with a configuration of one pass, so nothing is replayed.
- * The profiler runs launches one at a time. Launches are collected in
+ * The host side of the configuration is prepared on a thread when the
+ * first context is created. The profiler runs launches one at a time. Launches are collected in
  * passes of XFPX_HW_BATCH ranges; a full pass is stopped, decoded and
  * started again before the next launch, and its ranges are evaluated on a
  * worker thread while the program goes on. Range i of a pass is the i-th
@@ -71,6 +72,7 @@ std::vector<uint8_t> g_config;
 std::vector<uint8_t> g_counter_data;
 Pass g_pass; /* the pass being collected (its serials) */
 bool g_started = false;
+uint64_t g_passes = 0; /* passes started */
 /* kernel names by the driver's symbol name: mangled and demangled */
 std::unordered_map<std::string, std::string> g_demangled;
 
@@ -149,15 +151,15 @@ void work() {
     }
 }
 
-/* Bind a fresh counter data image and start collecting a pass. */
-bool start_pass(void) {
+/* Bind the counter data image, initialised afresh, to the profiler. */
+CUptiResult configure(void) {
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init = {
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = g_profiler;
     init.counterDataSize = g_counter_data.size();
     init.pCounterData = g_counter_data.data();
-    if (!ok(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize"))
-        return false;
+    CUptiResult r = cuptiRangeProfilerCounterDataImageInitialize(&init);
+    if (r != CUPTI_SUCCESS) return r;
     CUpti_RangeProfiler_SetConfig_Params set = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
     set.pRangeProfilerObject = g_profiler;
     set.configSize = g_config.size();
@@ -171,11 +173,43 @@ bool start_pass(void) {
     set.minNestingLevel = 1;
     set.passIndex = 0;
     set.targetNestingLevel = 1;
-    if (!ok(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig")) return false;
+    return cuptiRangeProfilerSetConfig(&set);
+}
+
+/* Enable the range profiler on g_ctx. */
+CUptiResult enable(void) {
+    CUpti_RangeProfiler_Enable_Params enable = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = g_ctx;
+    CUptiResult r = cuptiRangeProfilerEnable(&enable);
+    if (r == CUPTI_SUCCESS) g_profiler = enable.pRangeProfilerObject;
+    return r;
+}
+
+/* Start collecting a pass into a fresh image. After a pass was read, a
+ * profiler that refuses to be configured again is disabled and enabled
+ * anew (a note says so once). */
+bool start_pass(void) {
+    CUptiResult r = configure();
+    if (r != CUPTI_SUCCESS && g_passes > 0) {
+        static bool noted = false;
+        if (!noted) {
+            noted = true;
+            note("the range profiler refused a new configuration after a pass (" + result_text(r) +
+                 "); it is enabled anew for each pass");
+        }
+        CUpti_RangeProfiler_Disable_Params d = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+        d.pRangeProfilerObject = g_profiler;
+        cuptiRangeProfilerDisable(&d);
+        g_profiler = nullptr;
+        r = enable();
+        if (r == CUPTI_SUCCESS) r = configure();
+    }
+    if (!ok(r, "cuptiRangeProfilerSetConfig")) return false;
     CUpti_RangeProfiler_Start_Params start = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = g_profiler;
     if (!ok(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart")) return false;
     g_started = true;
+    g_passes++;
     return true;
 }
 
@@ -222,6 +256,85 @@ void end_pass(bool last) {
     if (!last) start_pass();
 }
 
+/* The host side of the metrics' configuration for `chip`: the host object
+ * and the configuration image, which must need one pass; "" or why not. */
+std::string configure_host(const char *chip, const uint8_t *availability, CUpti_Profiler_Host_Object **host,
+                           std::vector<uint8_t> &config) {
+    auto failed = [](const char *what, CUptiResult r) { return std::string(what) + ": " + result_text(r); };
+    CUpti_Profiler_Host_Initialize_Params init = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    init.pChipName = chip;
+    init.pCounterAvailabilityImage = availability;
+    CUptiResult r = cuptiProfilerHostInitialize(&init);
+    if (r != CUPTI_SUCCESS) return failed("cuptiProfilerHostInitialize", r);
+    *host = init.pHostObject;
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = *host;
+    add.ppMetricNames = g_metrics.data();
+    add.numMetrics = g_metrics.size();
+    if ((r = cuptiProfilerHostConfigAddMetrics(&add)) != CUPTI_SUCCESS) return failed("cuptiProfilerHostConfigAddMetrics", r);
+    CUpti_Profiler_Host_GetConfigImageSize_Params size = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    size.pHostObject = *host;
+    if ((r = cuptiProfilerHostGetConfigImageSize(&size)) != CUPTI_SUCCESS)
+        return failed("cuptiProfilerHostGetConfigImageSize", r);
+    config.resize(size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params image = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    image.pHostObject = *host;
+    image.configImageSize = config.size();
+    image.pConfigImage = config.data();
+    if ((r = cuptiProfilerHostGetConfigImage(&image)) != CUPTI_SUCCESS) return failed("cuptiProfilerHostGetConfigImage", r);
+    CUpti_Profiler_Host_GetNumOfPasses_Params passes = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+    passes.configImageSize = config.size();
+    passes.pConfigImage = config.data();
+    if ((r = cuptiProfilerHostGetNumOfPasses(&passes)) != CUPTI_SUCCESS)
+        return failed("cuptiProfilerHostGetNumOfPasses", r);
+    if (passes.numOfPasses != 1)
+        return "the metrics need " + std::to_string(passes.numOfPasses) + " passes on " + chip +
+               " (xfpx reads one pass, with no replay)";
+    return "";
+}
+
+void release_host(CUpti_Profiler_Host_Object **host) {
+    if (*host == nullptr) return;
+    CUpti_Profiler_Host_Deinitialize_Params d = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    d.pHostObject = *host;
+    cuptiProfilerHostDeinitialize(&d);
+    *host = nullptr;
+}
+
+/* The host side prepared ahead, on a thread started when the first context
+ * is created (loading CUPTI's host library and building the configuration
+ * take a while): for device 0's chip, without a counter availability image
+ * (which needs the context); the first launch uses it when its device has
+ * the same chip and it worked, and does it all itself otherwise. */
+struct Prepared {
+    bool initialized = false; /* cuptiProfilerInitialize succeeded */
+    std::string chip, error;
+    CUpti_Profiler_Host_Object *host = nullptr;
+    std::vector<uint8_t> config;
+};
+Prepared g_prepared;
+std::thread g_prep;
+std::once_flag g_prep_once;
+
+void load_host_library(void) {
+    /* CUPTI loads its host library by name: the one beside libcupti first */
+    std::string lib = std::string(XFPX_CUPTI_LIB_DIR) + "/libnvperf_host.so";
+    if (XFPX_CUPTI_LIB_DIR[0] != 0 && access(lib.c_str(), R_OK) == 0) dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+}
+
+void prepare(void) {
+    load_host_library();
+    CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    if (cuptiProfilerInitialize(&init) != CUPTI_SUCCESS) return;
+    g_prepared.initialized = true;
+    CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = 0;
+    if (cuptiDeviceGetChipName(&chip) != CUPTI_SUCCESS || chip.pChipName == nullptr) return;
+    g_prepared.chip = chip.pChipName;
+    g_prepared.error = configure_host(chip.pChipName, nullptr, &g_prepared.host, g_prepared.config);
+}
+
 /* Set up the profiler on `ctx` (current on this thread): the chip, the
  * configuration of the metrics (one pass, or nothing is counted), the
  * counter data image, and the first pass. */
@@ -241,55 +354,34 @@ bool set_up(CUcontext ctx) {
         snprintf(target, sizeof(target), "sm_%d%d", major, minor);
         xfpx_device(name, target);
     }
-    /* CUPTI loads its host library by name: the one beside libcupti first */
-    std::string host_lib = std::string(XFPX_CUPTI_LIB_DIR) + "/libnvperf_host.so";
-    if (XFPX_CUPTI_LIB_DIR[0] != 0 && access(host_lib.c_str(), R_OK) == 0) dlopen(host_lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    if (!ok(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+    if (g_prep.joinable()) g_prep.join();
+    if (!g_prepared.initialized) {
+        load_host_library();
+        CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        if (!ok(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+    }
     CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = (size_t)dev;
     if (!ok(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName")) return false;
-    CUpti_Profiler_GetCounterAvailability_Params avail = {CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-    avail.ctx = ctx;
-    if (!ok(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
-    std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
-    avail.pCounterAvailabilityImage = availability.data();
-    if (!ok(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
-
-    CUpti_Profiler_Host_Initialize_Params host = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip.pChipName;
-    host.pCounterAvailabilityImage = availability.data();
-    if (!ok(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize")) return false;
-    g_host = host.pHostObject;
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = g_host;
-    add.ppMetricNames = g_metrics.data();
-    add.numMetrics = g_metrics.size();
-    if (!ok(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics")) return false;
-    CUpti_Profiler_Host_GetConfigImageSize_Params size = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    size.pHostObject = g_host;
-    if (!ok(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize")) return false;
-    g_config.resize(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params image = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    image.pHostObject = g_host;
-    image.configImageSize = g_config.size();
-    image.pConfigImage = g_config.data();
-    if (!ok(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage")) return false;
-    CUpti_Profiler_Host_GetNumOfPasses_Params passes = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-    passes.configImageSize = g_config.size();
-    passes.pConfigImage = g_config.data();
-    if (!ok(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses")) return false;
-    if (passes.numOfPasses != 1) {
-        give_up("the metrics need " + std::to_string(passes.numOfPasses) + " passes on " + chip.pChipName +
-                " (xfpx reads one pass, with no replay)");
-        return false;
+    if (g_prepared.host != nullptr && g_prepared.error.empty() && g_prepared.chip == chip.pChipName) {
+        g_host = g_prepared.host;
+        g_config = std::move(g_prepared.config);
+        g_prepared.host = nullptr;
+    } else {
+        release_host(&g_prepared.host);
+        CUpti_Profiler_GetCounterAvailability_Params avail = {CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+        avail.ctx = ctx;
+        if (!ok(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
+        std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
+        avail.pCounterAvailabilityImage = availability.data();
+        if (!ok(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
+        std::string why = configure_host(chip.pChipName, availability.data(), &g_host, g_config);
+        if (!why.empty()) {
+            give_up(why);
+            return false;
+        }
     }
-
-    CUpti_RangeProfiler_Enable_Params enable = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-    enable.ctx = ctx;
-    if (!ok(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable")) return false;
-    g_profiler = enable.pRangeProfilerObject;
+    if (!ok(enable(), "cuptiRangeProfilerEnable")) return false;
     CUpti_RangeProfiler_GetCounterDataSize_Params data = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
     data.pRangeProfilerObject = g_profiler;
     data.pMetricNames = g_metrics.data();
@@ -308,6 +400,8 @@ void finish(void) {
     if (!g_holding) lock.lock();
     if (g_finished) return;
     g_finished = true;
+    if (g_prep.joinable()) g_prep.join();
+    release_host(&g_prepared.host);
     if (g_started) end_pass(true);
     if (g_worker.joinable()) {
         {
@@ -323,12 +417,7 @@ void finish(void) {
         cuptiRangeProfilerDisable(&d);
         g_profiler = nullptr;
     }
-    if (g_host != nullptr) {
-        CUpti_Profiler_Host_Deinitialize_Params d = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-        d.pHostObject = g_host;
-        cuptiProfilerHostDeinitialize(&d);
-        g_host = nullptr;
-    }
+    release_host(&g_host);
     xfpx_finish();
 }
 
@@ -443,6 +532,8 @@ void CUPTIAPI on_callback(void *, CUpti_CallbackDomain domain, CUpti_CallbackId 
         } else {
             launch_exit(cb);
         }
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        std::call_once(g_prep_once, [] { g_prep = std::thread(prepare); });
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         const CUpti_ResourceData *r = (const CUpti_ResourceData *)data;
         if (r->context == g_ctx && g_ctx != nullptr) finish();
@@ -484,8 +575,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     for (CUpti_CallbackId id : launches) {
         if (!ok(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id), "cuptiEnableCallback")) break;
     }
-    ok(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
-       "cuptiEnableCallback");
+    for (CUpti_CallbackId id : {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
+        ok(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, id), "cuptiEnableCallback");
     atexit(at_exit);
     return 1;
 }
