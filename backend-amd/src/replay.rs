@@ -384,6 +384,7 @@ pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewri
         window.add(&w);
     }
     replayed.report.counters = Some(CountersSection {
+        source: xfpx_common::counters::CounterSource::Instrumented,
         window_blocks: 0,
         warp_size: counts::WAVE_SIZE,
         kernels: vec![KernelCounters {

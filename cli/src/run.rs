@@ -90,6 +90,14 @@ impl RunPlan {
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
+    if !counters && a.counters.is_some() {
+        return Err(ExitError::new(EXIT_USAGE, "--counters needs --tool counters".to_string()).into());
+    }
+    let hardware = a.counters == Some(xfpx_common::counters::CounterSource::Hardware);
+    if hardware && a.inject == args::InjectChoice::Preload {
+        let e = "--counters hardware loads its library through CUDA_INJECTION64_PATH: leave out --inject preload";
+        return Err(ExitError::new(EXIT_USAGE, e.to_string()).into());
+    }
     let flowing = a.tool == xfpx_common::tool::ToolKind::Flow;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
         // counters count and the flow tool follows every launch unless asked otherwise
@@ -146,6 +154,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
         tool: a.tool,
         count_window_blocks: a.window_blocks,
+        counter_source: a.counters.unwrap_or_default(),
         fault,
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
@@ -188,7 +197,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         fail_on,
         region: a.region,
         format: a.format,
-        inject: a.inject.for_command(&a.command),
+        // the hardware counters' library starts when the driver does
+        inject: if hardware { Inject::DriverHook } else { a.inject.for_command(&a.command) },
         command: a.command,
         html: a.html,
         target: a.target,
@@ -255,7 +265,7 @@ pub fn run(a: RunArgs) -> Result<i32> {
     let vendor = vendor::resolve(vendor_choice, drivers, false, emulate)?;
     let p = p.for_vendor(vendor)?;
     let live = vendor.live()?;
-    let load = tool_library::resolve(live)?;
+    let load = tool_library::for_counters(tool_library::resolve(live)?, p.config.counter_source)?;
     if load != ToolLoad::Nothing {
         vendor::resolve(vendor_choice, drivers, true, emulate)?;
         live.check_machine().map_err(|e| anyhow::anyhow!(e))?;
@@ -650,10 +660,10 @@ impl LoopState {
                     }
                 }
             }
-            Event::Counters { kernel, window_blocks, warp_size, launch } => {
-                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, launch) {
+            Event::Counters { kernel, window_blocks, warp_size, source, launch } => {
+                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, source, launch) {
                     let text = format!(
-                        "counters of kernel {kernel} left out: other sampling windows or warp size than the run's first"
+                        "counters of kernel {kernel} left out: other sampling windows, warp size or source than the run's first"
                     );
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {
