@@ -18,9 +18,9 @@ mod exact_records;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use exact_records::{detect_run, emulator_lacks, observed, rewritten_run, run, Key, TARGETS};
+use exact_records::{detect_run, emulator_lacks, observed, rewritten_records, rewritten_run, run, Key, TARGETS};
 use xfpx_amd::replay::{replay_rewritten, replay_saved};
-use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions, TableAddress};
+use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::ReplayOptions;
 use xfpx_common::config::KernelFilter;
@@ -107,26 +107,9 @@ fn check_launches(targets: &[&str], at_least: usize) {
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
             let (refused, uninstrumented) = unchecked_in(&out, &launch.kernel);
-            let rw = match rw {
-                Ok(r) => r,
-                Err(e) if emulator_lacks(&e) => {
-                    not_proven.push(format!("{name}: detect: {e}"));
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{name}: rewritten does not run: {e}"));
-                    continue;
-                }
+            let Some((_, _, found)) = rewritten_records(&name, &orig, rw, &out, &mut failures, &mut not_proven) else {
+                continue;
             };
-            if rw.outputs != orig.outputs {
-                failures.push(format!("{name}: output buffers differ"));
-            }
-            if !rw.stats.hazards().is_empty() {
-                failures.push(format!("{name}: hazards {:?}", rw.stats.hazards()));
-            }
-            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
-            let found: BTreeSet<Key> =
-                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             let extra: Vec<&Key> = found.difference(&expected).collect();
             // What was observed but not recorded must sit where the rewrite
             // said it does not look.

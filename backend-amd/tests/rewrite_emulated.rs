@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use exact_records::{
-    detect_run, emulator_lacks, instr_at, locate, observed, rewritten_run, rewritten_run_with, run, Key, TARGETS,
+    detect_run, emulator_lacks, instr_at, locate, observed, rewritten_records, rewritten_run, rewritten_run_with, run,
+    Key, TARGETS,
 };
 use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
 use xfpx_amd_emu::launch::Launch;
@@ -108,28 +109,10 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 }
             }
             callee_records += expected.iter().filter(|key| key.0 != launch.kernel).count();
-            let rw = match rw {
-                Ok(r) => r,
-                Err(e) if emulator_lacks(&e) => {
-                    not_proven.push(format!("{name}: detect: {e}"));
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{name}: rewritten does not run: {e}"));
-                    continue;
-                }
+            let Some((rw, got, found)) = rewritten_records(&name, &orig, rw, &out, &mut failures, &mut not_proven)
+            else {
+                continue;
             };
-            if rw.outputs != orig.outputs {
-                failures.push(format!("{name}: output buffers differ"));
-            }
-            let hazards = rw.stats.hazards();
-            if !hazards.is_empty() {
-                failures
-                    .push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
-            }
-            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
-            let found: BTreeSet<Key> =
-                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             if k.state.instrumented() && found != expected {
                 failures.push(format!(
                     "{name}: records differ: missing {:?}, extra {:?}",

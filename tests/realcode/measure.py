@@ -75,7 +75,8 @@ def measure(xfpx, obj):
             if kind == "kernel":
                 fig["kernels"][state] += 1
                 if mode == "screen" and state not in ("instrumented", "partial"):
-                    fig["not_screened"].append(u["name"])
+                    why = u["state"].get("skipped", {}).get("reason", state) if isinstance(u["state"], dict) else state
+                    fig["not_screened"].append(reason_class(why))
             c = u.get("coverage") or {}
             fig["fp_sites"] += c.get("fp_sites", 0)
             fig["checked"] += c.get("checked", 0)
@@ -160,7 +161,7 @@ def main():
             if mode == "detect":
                 row["refused"].update(fig["refused"])
             else:
-                row["not_screened"].extend(f"{os.path.basename(obj)}:{k}" for k in fig["not_screened"])
+                row["not_screened"].extend(fig["not_screened"])
     logs = build_logs(builds)
     head = git("rev-parse", "--short=12", "HEAD")
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
@@ -177,6 +178,8 @@ def main():
                "instrumented / partial / skipped | FP sites | checked | screened |")
     out.append("|---|---|---|---|---|---|---|---|---|---|")
     order = {"real code": 0, "fixtures": 1, "fixtures: library": 2}
+    for t, v, corpus in logs:
+        rows[(corpus, t, v)]  # a corpus whose every unit failed to build still gets its row
     keys = sorted(rows, key=lambda k: (order[k[0]], TARGETS.index(k[1]), VARIANTS.index(k[2])))
     for key in keys:
         corpus, t, v = key
@@ -195,6 +198,13 @@ def main():
     for key in keys:
         for reason, n in sorted(rows[key]["refused"].items(), key=lambda x: -x[1]):
             out.append(f"| {key[0]} | {key[1]} | {key[2]} | {n} | {reason.replace('|', '/')} |")
+    unscreened = [(key, why, n) for key in keys for why, n in Counter(rows[key]["not_screened"]).items()]
+    if unscreened:
+        out.append("\n## Kernels not screened, by reason\n")
+        out.append("| corpus | target | variant | kernels | reason |")
+        out.append("|---|---|---|---|---|")
+        for key, why, n in unscreened:
+            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {n} | {why.replace('|', '/')} |")
     failures = [(key, m, n) for key in keys for m, n in rows[key]["failed"].items()]
     if failures:
         out.append("\n## Objects whose rewrite failed\n")

@@ -207,3 +207,39 @@ pub fn detect_run(
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     rewritten_run(launch, original, RewriteOptions { mode: Mode::Detect, kernels, ..Default::default() })
 }
+
+/// Judges a rewritten run `rw` (of `out`) against the original's `orig`:
+/// differing outputs or a hazard is a failure; returns the run and the
+/// table's contents with their (site, kind, format) records, or None when it did not
+/// run (listed in `not_proven` where the emulator lacks an instruction, in
+/// `failures` otherwise).
+pub fn rewritten_records(
+    name: &str,
+    orig: &Run,
+    rw: Result<Run, String>,
+    out: &rewrite::RewriteOutcome,
+    failures: &mut Vec<String>,
+    not_proven: &mut Vec<String>,
+) -> Option<(Run, rewrite::table::TableContents, BTreeSet<Key>)> {
+    let rw = match rw {
+        Ok(r) => r,
+        Err(e) if emulator_lacks(&e) => {
+            not_proven.push(format!("{name}: detect: {e}"));
+            return None;
+        }
+        Err(e) => {
+            failures.push(format!("{name}: rewritten does not run: {e}"));
+            return None;
+        }
+    };
+    if rw.outputs != orig.outputs {
+        failures.push(format!("{name}: output buffers differ"));
+    }
+    let hazards = rw.stats.hazards();
+    if !hazards.is_empty() {
+        failures.push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
+    }
+    let got = rewrite::table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
+    let found = got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
+    Some((rw, got, found))
+}
