@@ -23,8 +23,9 @@
 # whose ISA-version library is the gfx940 one (a copy of the library folder
 # under OUT adds the two names); gfx950 objects are code object v5 (ROCm 5.2
 # has no v6 ABI library) and clang-22 gets the wavefront-size macro the 5.2
-# headers expect. A translation unit that does not compile is one `skip`
-# line in the log and counted, never fatal.
+# headers expect and links two 5.2 libraries it no longer links itself. A
+# translation unit that does not compile is one `skip` line in the log and
+# counted, never fatal.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -23,7 +23,7 @@ while (($#)); do
   case "$1" in
     --dest) dest="$2"; shift 2 ;;
     --mirror) mirror="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "error: fetch.sh: unknown argument $1 (see --help)" >&2; exit 1 ;;
   esac
 done
