@@ -18,7 +18,7 @@ mod exact_records;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use exact_records::{detect_run, emulator_lacks, observed, rewritten_records, rewritten_run, run, Key, TARGETS};
+use exact_records::{detect_run, observed, rewritten_records, run, screen_check, Key, TARGETS};
 use xfpx_amd::replay::{replay_rewritten, replay_saved};
 use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd_emu::launch::Launch;
@@ -133,23 +133,8 @@ fn check_launches(targets: &[&str], at_least: usize) {
             );
             records += found.len();
             unchecked_records += missed.len();
-            // Screen mode keeps the outputs too.
-            let (sr, _) = rewritten_run(
-                &launch,
-                &original,
-                RewriteOptions {
-                    mode: Mode::Screen,
-                    kernels: KernelFilter::exactly(&launch.kernel),
-                    ..Default::default()
-                },
-            );
-            match sr {
-                Ok(sr) if sr.outputs != orig.outputs => failures.push(format!("{name}: screen: outputs differ")),
-                Ok(sr) if !sr.stats.hazards().is_empty() => failures.push(format!("{name}: screen: hazards")),
-                Ok(_) => {}
-                Err(e) if emulator_lacks(&e) => not_proven.push(format!("{name}: screen: {e}")),
-                Err(e) => failures.push(format!("{name}: screen: does not run: {e}")),
-            }
+            // Screen mode keeps the outputs too, and records the exception bits.
+            screen_check(&name, &launch, &original, &orig, &mut failures, &mut not_proven);
             compared += 1;
         }
     }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use exact_records::{
     detect_run, emulator_lacks, instr_at, locate, observed, rewritten_records, rewritten_run, rewritten_run_with, run,
-    Key, TARGETS,
+    screen_check, Key, TARGETS,
 };
 use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
 use xfpx_amd_emu::launch::Launch;
@@ -160,34 +160,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .count();
             }
             // Screen mode.
-            let (sr, sout) = rewritten_run(
-                &launch,
-                &original,
-                RewriteOptions {
-                    mode: Mode::Screen,
-                    kernels: KernelFilter::exactly(&launch.kernel),
-                    ..Default::default()
-                },
-            );
-            match sr {
-                Ok(sr) => {
-                    if sr.outputs != orig.outputs {
-                        failures.push(format!("{name}: screen: output buffers differ"));
-                    }
-                    if !sr.stats.hazards().is_empty() {
-                        failures.push(format!("{name}: screen: hazards"));
-                    }
-                    let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
-                    let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
-                    if bits != sr.stats.trapsts & 0x1ff {
-                        failures
-                            .push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
-                    }
-                    dyn_screen += sr.stats.instructions;
-                }
-                Err(e) if emulator_lacks(&e) => not_proven.push(format!("{name}: screen: {e}")),
-                Err(e) => failures.push(format!("{name}: screen: does not run: {e}")),
-            }
+            dyn_screen += screen_check(&name, &launch, &original, &orig, &mut failures, &mut not_proven);
             dyn_orig += orig.stats.instructions;
             dyn_detect += rw.stats.instructions;
             compared += 1;

@@ -243,3 +243,47 @@ pub fn rewritten_records(
     let found = got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
     Some((rw, got, found))
 }
+
+/// Runs `launch` with its kernel rewritten for screening: outputs equal to
+/// the original's run `orig`, no hazard, and the table's exception bits the
+/// TRAPSTS bits the emulator saw (else a failure); returns the dynamic
+/// instruction count (0 when it did not run: listed in `not_proven` where
+/// the emulator lacks an instruction, in `failures` otherwise).
+pub fn screen_check(
+    name: &str,
+    launch: &Launch,
+    original: &[u8],
+    orig: &Run,
+    failures: &mut Vec<String>,
+    not_proven: &mut Vec<String>,
+) -> u64 {
+    let (sr, sout) = rewritten_run(
+        launch,
+        original,
+        RewriteOptions { mode: Mode::Screen, kernels: KernelFilter::exactly(&launch.kernel), ..Default::default() },
+    );
+    match sr {
+        Ok(sr) => {
+            if sr.outputs != orig.outputs {
+                failures.push(format!("{name}: screen: output buffers differ"));
+            }
+            if !sr.stats.hazards().is_empty() {
+                failures.push(format!("{name}: screen: hazards"));
+            }
+            let got = rewrite::table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
+            let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
+            if bits != sr.stats.trapsts & 0x1ff {
+                failures.push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
+            }
+            sr.stats.instructions
+        }
+        Err(e) if emulator_lacks(&e) => {
+            not_proven.push(format!("{name}: screen: {e}"));
+            0
+        }
+        Err(e) => {
+            failures.push(format!("{name}: screen: does not run: {e}"));
+            0
+        }
+    }
+}
