@@ -22,11 +22,11 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
 use super::halves;
-use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
+use crate::builder::Patch;
 
 #[path = "flow.rs"]
 mod flow;
