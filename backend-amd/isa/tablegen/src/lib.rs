@@ -172,27 +172,36 @@ const CONTROL_KINDS: &[(&str, &str)] = &[
     ("trap", "Trap"),
 ];
 
-/// `mnemonic -> ControlKind variant` from `tables/control.tsv`; every
-/// mnemonic must be one the instruction table defines.
-fn control_kinds(tsv: &str, mnemonics: &BTreeSet<String>) -> Result<BTreeMap<String, &'static str>, String> {
-    let mut out = BTreeMap::new();
+/// The rows of a two-column table `tables/{file}` after its header, each
+/// with its line number; blank lines are skipped.
+fn two_columns<'t>(file: &str, tsv: &'t str) -> Result<Vec<(usize, &'t str, &'t str)>, String> {
+    let mut out = Vec::new();
     for (n, line) in tsv.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 {
-            return Err(format!("tables/control.tsv:{}: expected 2 columns", n + 1));
+        match line.split('\t').collect::<Vec<&str>>()[..] {
+            [a, b] => out.push((n + 1, a, b)),
+            _ => return Err(format!("tables/{file}:{}: expected 2 columns", n + 1)),
         }
-        if !mnemonics.contains(cols[0]) {
-            return Err(format!("tables/control.tsv:{}: {} is not in tables/gfx9.tsv", n + 1, cols[0]));
+    }
+    Ok(out)
+}
+
+/// `mnemonic -> ControlKind variant` from `tables/control.tsv`; every
+/// mnemonic must be one the instruction table defines.
+fn control_kinds(tsv: &str, mnemonics: &BTreeSet<String>) -> Result<BTreeMap<String, &'static str>, String> {
+    let mut out = BTreeMap::new();
+    for (n, mnemonic, kind) in two_columns("control.tsv", tsv)? {
+        if !mnemonics.contains(mnemonic) {
+            return Err(format!("tables/control.tsv:{n}: {mnemonic} is not in tables/gfx9.tsv"));
         }
         let kind = CONTROL_KINDS
             .iter()
-            .find(|k| k.0 == cols[1])
-            .ok_or_else(|| format!("tables/control.tsv:{}: unknown kind {}", n + 1, cols[1]))?;
-        if out.insert(cols[0].to_string(), kind.1).is_some() {
-            return Err(format!("tables/control.tsv:{}: {} listed twice", n + 1, cols[0]));
+            .find(|k| k.0 == kind)
+            .ok_or_else(|| format!("tables/control.tsv:{n}: unknown kind {kind}"))?;
+        if out.insert(mnemonic.to_string(), kind.1).is_some() {
+            return Err(format!("tables/control.tsv:{n}: {mnemonic} listed twice"));
         }
     }
     Ok(out)
@@ -470,19 +479,12 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// `(pattern, Family variant)` rows of `tables/family.tsv`, in order.
 fn family_rules(tsv: &str) -> Result<Vec<(String, &'static str)>, String> {
     let mut rules = Vec::new();
-    for (n, line) in tsv.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 {
-            return Err(format!("tables/family.tsv:{}: expected 2 columns", n + 1));
-        }
+    for (n, pattern, family) in two_columns("family.tsv", tsv)? {
         let family = FAMILIES
             .iter()
-            .find(|f| f.0 == cols[1])
-            .ok_or_else(|| format!("tables/family.tsv:{}: unknown family {}", n + 1, cols[1]))?;
-        rules.push((cols[0].to_string(), family.1));
+            .find(|f| f.0 == family)
+            .ok_or_else(|| format!("tables/family.tsv:{n}: unknown family {family}"))?;
+        rules.push((pattern.to_string(), family.1));
     }
     Ok(rules)
 }
@@ -582,25 +584,18 @@ impl Selector {
 /// one of `values` (or, where `list` is set, a comma-separated list of them).
 fn rules(file: &str, tsv: &str, values: &[&str], list: bool) -> Result<Vec<Rule>, String> {
     let mut out = Vec::new();
-    for (n, line) in tsv.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 {
-            return Err(format!("tables/{file}:{}: expected 2 columns", n + 1));
-        }
-        let parts: Vec<&str> = if list { cols[1].split(',').collect() } else { vec![cols[1]] };
+    for (n, selector, value) in two_columns(file, tsv)? {
+        let parts: Vec<&str> = if list { value.split(',').collect() } else { vec![value] };
         if let Some(bad) = parts.iter().find(|p| !values.contains(p)) {
-            return Err(format!("tables/{file}:{}: unknown value {bad}", n + 1));
+            return Err(format!("tables/{file}:{n}: unknown value {bad}"));
         }
-        let selector = Selector::parse(cols[0]);
+        let selector = Selector::parse(selector);
         if let Selector::Encoding(e) = &selector {
             if !ENCODINGS.contains(&e.as_str()) {
-                return Err(format!("tables/{file}:{}: unknown encoding {e}", n + 1));
+                return Err(format!("tables/{file}:{n}: unknown encoding {e}"));
             }
         }
-        out.push(Rule { selector, value: cols[1].to_string() });
+        out.push(Rule { selector, value: value.to_string() });
     }
     Ok(out)
 }
@@ -675,15 +670,11 @@ fn other_operation<'m>(mnemonic: &str, pairs: &[(String, String)], mnemonics: &'
 /// `(word, other word)` rows of `tables/other.tsv`, in order.
 fn other_pairs(tsv: &str) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
-    for (n, line) in tsv.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
+    for (n, word, other) in two_columns("other.tsv", tsv)? {
+        if [word, other].iter().any(|c| c.is_empty() || c.contains('_')) {
+            return Err(format!("tables/other.tsv:{n}: expected two words"));
         }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 || cols.iter().any(|c| c.is_empty() || c.contains('_')) {
-            return Err(format!("tables/other.tsv:{}: expected two words", n + 1));
-        }
-        out.push((cols[0].to_string(), cols[1].to_string()));
+        out.push((word.to_string(), other.to_string()));
     }
     Ok(out)
 }
