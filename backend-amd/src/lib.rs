@@ -36,7 +36,7 @@ pub use backend::Amd;
 pub use dump::{dump, DumpOptions};
 pub use lines::SourceLines;
 pub use xfpx_amd_object::{
-    bytes, code_object, container, descriptor, elf, error, image, metadata, target, BundleId, CodeObject,
+    builder, bytes, code_object, container, descriptor, elf, error, image, metadata, target, BundleId, CodeObject,
     ContainerKind, DecodedDescriptor, Error, ExtractedCodeObject, FeatureSetting, Function, HipFatBinaryWrapper,
     Kernel, KernelArg, KernelDescriptor, KernelMetadata, Metadata, Result, Target, TargetId, TextLayout,
 };

@@ -227,7 +227,7 @@ fn far_trampolines_through_islands_match_the_original() {
             };
             let (rw, out) = rewritten_run(&launch, &original, opts);
             let rw = rw.expect("rewritten runs");
-            assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+            assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
             assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}");

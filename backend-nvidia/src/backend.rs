@@ -7,8 +7,10 @@ use crate::dump::{dump_listing, DumpOptions};
 use crate::sass::{build_kernel, parse_listing};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use xfpx_common::backend::{Backend, BackendError, DumpRequest, Dumped, Inject, LaunchEnv, Launching, LiveBackend};
-use xfpx_common::config::{KernelFilter, Mode};
+use xfpx_common::backend::{
+    Backend, BackendError, DumpRequest, Dumped, Inject, LaunchEnv, Launching, LiveBackend, Refusal, Settled,
+};
+use xfpx_common::config::{KernelFilter, Mode, RunConfig};
 use xfpx_common::view::KernelView;
 
 /// The NVIDIA backend.
@@ -50,6 +52,16 @@ impl Backend for Nvidia {
 }
 
 impl LiveBackend for Nvidia {
+    /// Screen mode reads the sticky exception bits of AMD waves: a usage
+    /// error here.
+    fn settle(&self, config: &RunConfig) -> Result<Settled, Refusal> {
+        if config.mode == Mode::Screen {
+            let e = "--mode screen reads the sticky exception bits of AMD waves: it is for --vendor amd";
+            return Err(Refusal::Usage(e.to_string()));
+        }
+        Ok(Settled { mode: config.mode, notes: Vec::new() })
+    }
+
     fn library(&self) -> Result<PathBuf, BackendError> {
         Ok(crate::tool_library()?)
     }
@@ -98,6 +110,16 @@ pub fn check_disassembler(nvdisasm: Option<OsString>, path: Option<OsString>) ->
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn nvidia_runs_refuse_screen_mode_as_a_usage_error() {
+        use xfpx_common::config::RunSettings;
+        let config = |mode| RunSettings { mode, ..RunSettings::default() }.check().expect("valid");
+        assert!(matches!(Nvidia.settle(&config(Mode::Screen)), Err(Refusal::Usage(_))));
+        let fast = Nvidia.settle(&config(Mode::Fast)).expect("runs");
+        assert_eq!((fast.mode, fast.notes.len()), (Mode::Fast, 0));
+    }
+
     use super::*;
     use std::path::Path;
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use xfpx_common::backend::{LaunchEnv, Launching, LiveBackend};
+use xfpx_common::backend::{LaunchEnv, Launching, LiveBackend, Refusal};
 use xfpx_common::capture;
 use xfpx_common::config::{CaptureSettings, RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
@@ -62,24 +62,18 @@ struct RunPlan {
 }
 
 impl RunPlan {
-    /// The plan for `vendor`'s GPUs: AMD kernels are checked in detect
-    /// mode when fast mode is asked (the rewriter lowers detect and
-    /// screen), by the exception detector only; screen mode is AMD's.
-    fn for_vendor(mut self, vendor: vendor::Vendor) -> Result<RunPlan> {
-        let mode = match (vendor.is_amd(), self.config.mode) {
-            (true, Mode::Fast) => {
-                self.notes.push(xfpx_amd::live::FAST_MODE_NOTE.to_string());
-                Mode::Detect
+    /// The plan as `live` runs it ([`LiveBackend::settle`]): the mode it
+    /// lowers, with its notes; a setting it refuses is an error (a usage
+    /// error, status 2, where the setting means nothing on that vendor).
+    fn settled(mut self, live: &dyn LiveBackend) -> Result<RunPlan> {
+        let mode = match live.settle(&self.config) {
+            Ok(settled) => {
+                self.notes.extend(settled.notes);
+                settled.mode
             }
-            (false, Mode::Screen) => {
-                let e = "--mode screen reads the sticky exception bits of AMD waves: it is for --vendor amd";
-                return Err(ExitError::new(EXIT_USAGE, e.to_string()).into());
-            }
-            (_, m) => m,
+            Err(Refusal::Usage(e)) => return Err(ExitError::new(EXIT_USAGE, e).into()),
+            Err(Refusal::Unavailable(e)) => bail!(e),
         };
-        if vendor.is_amd() && self.config.tool != xfpx_common::tool::ToolKind::Detect {
-            bail!("--tool {} is not available for AMD runs (the exception detector only)", self.config.tool.name());
-        }
         if mode != self.config.mode {
             let settings = RunSettings { mode, ..self.config.settings().clone() };
             self.config = settings.check()?;
@@ -263,8 +257,8 @@ pub fn run(a: RunArgs) -> Result<i32> {
     // way on machines with and without a GPU.
     let drivers = vendor::Drivers::probe(Path::new("/"));
     let vendor = vendor::resolve(vendor_choice, drivers, false, emulate)?;
-    let p = p.for_vendor(vendor)?;
     let live = vendor.live()?;
+    let p = p.settled(live)?;
     let load = tool_library::for_counters(tool_library::resolve(live)?, p.config.counter_source)?;
     if load != ToolLoad::Nothing {
         vendor::resolve(vendor_choice, drivers, true, emulate)?;

@@ -1,11 +1,12 @@
 //! Rewriting CDNA code objects for a tool's plans. Each unit (kernel or
 //! device function) is decoded once ([`units`]) into a vendor-neutral
 //! view, the tool's plan is verified ([`prepare`]) and lowered to
-//! trampolines in appended code ([`lower`]), placed after `.text` or in a
+//! trampolines in appended code ([`lower`], [`appended`]), placed after `.text` or in a
 //! new segment ([`placement`]), with descriptors grown to hold the scratch
 //! registers ([`regs`]), memory waits inserted where a probe reads a
 //! register a load may still write ([`waitcnt`]), and the ELF rebuilt
-//! around the new code ([`layout`]). Device functions that kernels call
+//! around the new code by the object layer's builder ([`crate::builder`]).
+//! Device functions that kernels call
 //! ([`calls`]) are instrumented like kernels; their trampolines use scratch
 //! registers above everything every kernel reaching them uses, and those
 //! kernels' descriptors grow to match.
@@ -21,16 +22,15 @@
 //! `asm-snippets/amd/README.md` for the code shapes and the hardware
 //! behaviour screening relies on.
 
+pub mod appended;
 pub mod calls;
 pub mod counts;
 pub mod division;
 pub mod emit;
 pub mod encode;
 pub mod halves;
-pub mod layout;
 pub mod listing;
 pub mod lower;
-pub mod note;
 pub mod outcome;
 pub mod placement;
 pub mod prepare;
