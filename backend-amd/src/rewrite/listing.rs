@@ -7,8 +7,7 @@ use std::ops::Range;
 
 use xfpx_amd_isa::Target;
 
-use super::appended::Appended;
-use super::lower::RefusedSite;
+use super::lower::{Appended, RefusedSite};
 use super::outcome::{AnchorLine, KernelState, ListingLine, RewriteOutcome};
 use super::view::DecodedInstr;
 use crate::builder::Patch;

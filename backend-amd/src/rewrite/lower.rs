@@ -19,11 +19,9 @@ use xfpx_common::site::SiteTable;
 use xfpx_common::view::{KernelView, Operand, RegFile};
 use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
-use super::appended::{rel16, Appended, IslandPool, TableLiteral, ISLAND_BYTES};
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
 use super::halves;
-use super::regs::Scratch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
@@ -35,6 +33,113 @@ mod flow;
 #[path = "inject.rs"]
 mod inject;
 use inject::Part;
+
+/// Scratch SGPRs the trampolines use, from the first one up.
+pub const SCRATCH_SGPRS: u16 = 14;
+/// Scratch VGPRs the trampolines use.
+pub const SCRATCH_VGPRS: u16 = 5;
+
+/// The scratch registers of one kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scratch {
+    /// First scratch SGPR (a multiple of 4).
+    pub sgpr: u16,
+    /// First scratch VGPR.
+    pub vgpr: u16,
+}
+
+impl Scratch {
+    /// A pair: SCC is saved as all-ones or zero.
+    fn scc(&self) -> Src {
+        Src::Sgpr(self.sgpr)
+    }
+    fn tmp(&self) -> Src {
+        Src::Sgpr(self.sgpr + 12)
+    }
+    fn exec_save(&self) -> u16 {
+        self.sgpr + 2
+    }
+    fn mask(&self) -> u16 {
+        self.sgpr + 4
+    }
+    fn any(&self) -> u16 {
+        self.sgpr + 6
+    }
+    fn table(&self) -> u16 {
+        self.sgpr + 8
+    }
+    fn jump(&self) -> u16 {
+        self.sgpr + 10
+    }
+    /// The lanes whose divisor is ±0, from the divisor's test before a
+    /// division to its checks after (the jump pair, unused in between).
+    fn zero_divisor(&self) -> u16 {
+        self.sgpr + 10
+    }
+    fn v_addr(&self) -> u16 {
+        self.vgpr
+    }
+    fn v_data(&self) -> u16 {
+        self.vgpr + 1
+    }
+    fn v_class(&self) -> u16 {
+        self.vgpr + 2
+    }
+    fn v_value(&self) -> u16 {
+        self.vgpr + 3
+    }
+}
+
+/// The appended code being built, at a known address.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    pub base: u64,
+    pub words: Vec<u32>,
+    /// Words that hold half of the table's address, to be written when the
+    /// address is known ([`TableAddress::Patchable`]).
+    pub table_literals: Vec<TableLiteral>,
+}
+
+/// A literal dword of the appended code holding half of the table's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableLiteral {
+    /// Index of the word in the appended code.
+    pub word: usize,
+    /// The high half (else the low one).
+    pub high: bool,
+}
+
+impl Appended {
+    pub fn new(base: u64) -> Appended {
+        Appended { base, words: Vec::new(), table_literals: Vec::new() }
+    }
+    pub fn here(&self) -> u64 {
+        self.base + 4 * self.words.len() as u64
+    }
+    /// Drops the words from `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        self.words.truncate(len);
+        self.table_literals.retain(|l| l.word < len);
+    }
+    /// Writes the table's address into its literal words.
+    pub fn set_table_address(&mut self, address: u64) {
+        for l in &self.table_literals {
+            self.words[l.word] = if l.high { (address >> 32) as u32 } else { address as u32 };
+        }
+    }
+    fn push(&mut self, w: Vec<u32>) {
+        self.words.extend(w);
+    }
+    pub fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// `simm16` of a PC-relative SOPP at `from` reaching `to`, if in reach.
+fn rel16(from: u64, to: u64) -> Option<u16> {
+    let d = (to as i64 - (from as i64 + 4)) / 4;
+    i16::try_from(d).ok().map(|v| v as u16)
+}
 
 /// A site the lowering left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -81,6 +186,54 @@ pub struct Checkpoint {
     words: usize,
     slots: usize,
     islands: IslandPool,
+}
+
+/// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
+/// offset, `s_setpc_b64`.
+pub const ISLAND_BYTES: u64 = 28;
+
+/// Padding inside `.text` that no path executes (runs of `s_nop 0` right
+/// after an instruction that always leaves), where islands can go when a
+/// trampoline is beyond `s_branch` reach of its anchor.
+#[derive(Debug, Clone, Default)]
+pub struct IslandPool {
+    pub free: Vec<std::ops::Range<u64>>,
+}
+
+impl IslandPool {
+    /// The pool of a code object's code (`code` in address order), leaving
+    /// out the final run (the code-end padding, which stays as it is).
+    pub fn from_code(code: &[DecodedInstr]) -> IslandPool {
+        let mut free = Vec::new();
+        let mut i = 0;
+        while i < code.len() {
+            let leaves = matches!(
+                code[i].insn.control_flow(code[i].addr),
+                ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
+            ) && code[i].insn.op != Opcode::S_SWAPPC_B64;
+            i += 1;
+            if !leaves {
+                continue;
+            }
+            let start = i;
+            while i < code.len() && code[i].insn.op == Opcode::S_NOP && code[i].insn.words[0] & 0xFFFF == 0 {
+                i += 1;
+            }
+            if i > start && i < code.len() {
+                free.push(code[start].addr..code[i].addr);
+            }
+        }
+        IslandPool { free }
+    }
+
+    /// Takes room for one island within `s_branch` reach of `anchor`.
+    fn take(&mut self, anchor: u64) -> Option<u64> {
+        let slot =
+            self.free.iter_mut().find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
+        let at = slot.start;
+        slot.start += ISLAND_BYTES;
+        Some(at)
+    }
 }
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
@@ -960,5 +1113,15 @@ mod tests {
         assert!(branches_from(at(starts[3]), at(starts[4])).contains(&0x1000));
         // s_endpgm ends the last trampoline.
         assert_eq!(code.last().map(|d| d.insn.op), Some(Opcode::S_ENDPGM));
+    }
+
+    #[test]
+    fn islands_take_padding_within_reach_only() {
+        let mut pool = IslandPool { free: vec![0x1000..0x1040, 0x40000..0x40100] };
+        assert_eq!(pool.take(0x1100), Some(0x1000));
+        assert_eq!(pool.take(0x1100), Some(0x1000 + ISLAND_BYTES));
+        // 0x1038 leaves 8 bytes: the next island near 0x1100 is out of room.
+        assert_eq!(pool.take(0x1100), None);
+        assert_eq!(pool.take(0x40200), Some(0x40000));
     }
 }

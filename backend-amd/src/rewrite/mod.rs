@@ -1,7 +1,7 @@
 //! Rewriting CDNA code objects for a tool's plans. Each unit (kernel or
 //! device function) is decoded once ([`units`]) into a vendor-neutral
 //! view, the tool's plan is verified ([`prepare`]) and lowered to
-//! trampolines in appended code ([`lower`], [`appended`]), placed after `.text` or in a
+//! trampolines in appended code ([`lower`]), placed after `.text` or in a
 //! new segment ([`placement`]), with descriptors grown to hold the scratch
 //! registers ([`regs`]), memory waits inserted where a probe reads a
 //! register a load may still write ([`waitcnt`]), and the ELF rebuilt
@@ -22,7 +22,6 @@
 //! `asm-snippets/amd/README.md` for the code shapes and the hardware
 //! behaviour screening relies on.
 
-pub mod appended;
 pub mod calls;
 pub mod counts;
 pub mod division;

@@ -15,12 +15,10 @@ use xfpx_common::probe::Action;
 use xfpx_common::report::SiteCoverage;
 use xfpx_common::view::KernelView;
 
-use super::appended::{Appended, IslandPool};
 use super::encode::Encoder;
-use super::lower::{AmdLowering, KernelLowering, RefusedSite};
+use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scratch};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, KernelUnit, Units};
-use super::regs::Scratch;
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
 use super::view::DecodedInstr;

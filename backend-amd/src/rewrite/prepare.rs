@@ -14,11 +14,10 @@ use xfpx_common::site::SiteTable;
 use xfpx_common::tool::Tool;
 use xfpx_common::view::KernelView;
 
-use super::appended::IslandPool;
 use super::calls::{self, CallGraph};
+use super::lower::{IslandPool, Scratch};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::regs;
-use super::regs::Scratch;
 use super::units::{TextCode, UnitError};
 use super::view::{self, DecodedInstr};
 use super::waitcnt::WaitAnalysis;

@@ -10,65 +10,9 @@ use crate::descriptor::{KernelDescriptor, RegisterRequest};
 use crate::target::Target;
 use xfpx_amd_isa::operand::RegFile;
 
-use super::encode::Src;
+use super::lower::{Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::view::DecodedInstr;
 use super::RewriteError;
-
-/// Scratch SGPRs the trampolines use, from the first one up.
-pub const SCRATCH_SGPRS: u16 = 14;
-/// Scratch VGPRs the trampolines use.
-pub const SCRATCH_VGPRS: u16 = 5;
-
-/// The scratch registers of one kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scratch {
-    /// First scratch SGPR (a multiple of 4).
-    pub sgpr: u16,
-    /// First scratch VGPR.
-    pub vgpr: u16,
-}
-
-impl Scratch {
-    /// A pair: SCC is saved as all-ones or zero.
-    pub(super) fn scc(&self) -> Src {
-        Src::Sgpr(self.sgpr)
-    }
-    pub(super) fn tmp(&self) -> Src {
-        Src::Sgpr(self.sgpr + 12)
-    }
-    pub(super) fn exec_save(&self) -> u16 {
-        self.sgpr + 2
-    }
-    pub(super) fn mask(&self) -> u16 {
-        self.sgpr + 4
-    }
-    pub(super) fn any(&self) -> u16 {
-        self.sgpr + 6
-    }
-    pub(super) fn table(&self) -> u16 {
-        self.sgpr + 8
-    }
-    pub(super) fn jump(&self) -> u16 {
-        self.sgpr + 10
-    }
-    /// The lanes whose divisor is ±0, from the divisor's test before a
-    /// division to its checks after (the jump pair, unused in between).
-    pub(super) fn zero_divisor(&self) -> u16 {
-        self.sgpr + 10
-    }
-    pub(super) fn v_addr(&self) -> u16 {
-        self.vgpr
-    }
-    pub(super) fn v_data(&self) -> u16 {
-        self.vgpr + 1
-    }
-    pub(super) fn v_class(&self) -> u16 {
-        self.vgpr + 2
-    }
-    pub(super) fn v_value(&self) -> u16 {
-        self.vgpr + 3
-    }
-}
 
 /// Highest SGPR number a kernel may name plus one (VCC and the rest follow).
 const MAX_NEXT_FREE_SGPR: u16 = 102;
