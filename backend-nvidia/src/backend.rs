@@ -37,7 +37,7 @@ impl Backend for Nvidia {
     /// when the request names no configuration).
     fn dump(&self, image: &[u8], request: &DumpRequest<'_>) -> Result<Dumped, BackendError> {
         let opts = DumpOptions {
-            kernel: request.kernel.map(str::to_string),
+            kernel: request.kernel.cloned(),
             format: request.format,
             mode: request.lower.map_or(Mode::Fast, |c| c.mode),
             tool: request.lower.map_or(xfpx_common::tool::ToolKind::Detect, |c| c.tool),
@@ -176,7 +176,9 @@ mod tests {
         let views = Nvidia.describe(text, &KernelFilter::default()).expect("described");
         assert_eq!(views.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["k", "j"]);
         assert_eq!(Nvidia.describe(text, &KernelFilter::exactly("j")).expect("described").len(), 1);
-        let d = Nvidia.dump(text, &DumpRequest { kernel: Some("k"), ..DumpRequest::default() }).expect("dumped");
+        let d = Nvidia
+            .dump(text, &DumpRequest { kernel: Some(&KernelFilter::exactly("k")), ..DumpRequest::default() })
+            .expect("dumped");
         assert!(d.text.contains("kernel k: 2 instructions") && d.image.is_none(), "{}", d.text);
         let e = Nvidia.dump(&[0xff, 0xfe], &DumpRequest::default()).expect_err("binary");
         assert!(e.to_string().contains("not a text SASS listing"), "{e}");

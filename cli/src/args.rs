@@ -215,8 +215,8 @@ pub struct DumpArgs {
     /// The SASS listing (`cuobjdump -sass` or `nvdisasm` output) or AMD code object.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Show only this kernel.
-    #[arg(long, value_name = "NAME")]
+    /// Show only the kernels whose mangled or demangled name matches this regular expression (an exact name is one).
+    #[arg(long, value_name = "RE")]
     pub kernel: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,

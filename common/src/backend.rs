@@ -33,9 +33,9 @@ pub struct Progress {
 /// What [`Backend::dump`] shows.
 #[derive(Debug, Clone, Default)]
 pub struct DumpRequest<'a> {
-    /// Only the kernel of this exact name (all when `None`; an error when
-    /// the image has none of that name).
-    pub kernel: Option<&'a str>,
+    /// Only the kernels this filter admits (all when `None`; an error when
+    /// the image has none it admits).
+    pub kernel: Option<&'a KernelFilter>,
     pub format: OutputFormat,
     /// Lower the plans of this configuration (its mode, its kernel filter)
     /// and show the instrumented kernels; `None`: the image as it is, where

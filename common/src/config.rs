@@ -547,6 +547,13 @@ impl KernelFilter {
         KernelFilter { include: Vec::new(), names: vec![name.to_string()], exclude: Vec::new() }
     }
 
+    /// The patterns and names that select kernels, for messages (`a|b`).
+    pub fn describe(&self) -> String {
+        let mut all: Vec<&str> = self.include.iter().map(Regex::as_str).collect();
+        all.extend(self.names.iter().map(String::as_str));
+        all.join("|")
+    }
+
     /// True when a kernel known by any of `names` (e.g. mangled and
     /// demangled) is to be instrumented. A mangled name is also tried in
     /// its demangled form.
