@@ -15,7 +15,7 @@
 use std::ops::RangeInclusive;
 
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile, SpecialReg};
-use xfpx_amd_isa::{ControlFlow, Instruction, Modifier, Opcode, Variant};
+use xfpx_amd_isa::{ControlFlow, Instruction, Modifier, Opcode, Traits, Variant};
 
 use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
@@ -115,34 +115,23 @@ fn indexes_registers(op: Opcode) -> bool {
 /// Whether the vector destinations of `insn` are written whole in every
 /// active lane (not a lane, a half, or the lanes a DPP mask picks).
 fn writes_whole_vectors(insn: &Instruction) -> bool {
-    let m = insn.base_mnemonic;
-    let half = m.contains("16") && !m.starts_with("v_mfma") && !m.starts_with("v_pk_");
     !(insn.variant != Variant::Plain
-        || half
-        || m.contains("d16")
-        || m.starts_with("v_writelane")
-        || m.starts_with("image_")
+        || insn.op.traits().contains(Traits::PARTIAL_WRITE)
         || insn.modifiers.iter().any(|x| matches!(x, Modifier::Array("op_sel", _))))
 }
 
 fn effect(insn: &Instruction) -> Effect {
     let mut e = Effect::default();
+    // Destinations an instruction keeps part of (`s_bitset*`) are read too.
     e.reads.add_ranges(insn.regs_read());
     e.writes.add_ranges(insn.regs_written());
-    // Setting a bit keeps the others.
-    if insn.base_mnemonic.starts_with("s_bitset") {
-        e.reads.union(&e.writes.scalar());
-    }
     e.kills = if writes_whole_vectors(insn) { e.writes } else { e.writes.scalar() };
     let exec =
         |o: &xfpx_amd_isa::operand::OperandSlot| matches!(o.operand, IsaOperand::Special { reg: SpecialReg::Exec, .. });
-    let writes_exec = insn.base_mnemonic.starts_with("v_cmpx")
-        || insn.base_mnemonic.contains("exec")
-        || insn.operands.iter().any(|o| o.written && exec(o));
     // EXEC |= x (a join, `s_or_saveexec`) keeps every active lane active.
     let grows = insn.op == Opcode::S_OR_SAVEEXEC_B64
         || (insn.op == Opcode::S_OR_B64 && insn.operands.iter().any(|o| !o.written && exec(o)));
-    e.narrows_exec = writes_exec && !grows;
+    e.narrows_exec = insn.writes_exec() && !grows;
     e
 }
 
