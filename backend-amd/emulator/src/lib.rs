@@ -12,6 +12,7 @@ pub mod fpu;
 pub mod launch;
 pub mod matrix;
 pub mod memory;
+pub mod minifloat;
 pub mod placement;
 pub mod program;
 pub mod replay;
