@@ -125,6 +125,9 @@ pub struct Wave {
     /// The current instruction accesses memory (its reads of matrix
     /// results follow the memory rules).
     pub(crate) memory_access: bool,
+    /// Source 0 of the DPP-form instruction being executed, gathered from
+    /// the lanes its control names (one entry per register).
+    pub(crate) dpp_src0: Vec<[u32; 64]>,
 }
 
 /// Registers a matrix instruction writes, and when they may be read.
@@ -221,6 +224,7 @@ impl Wave {
             xcc_id: None,
             gpr_idx_on: false,
             memory_access: false,
+            dpp_src0: Vec::new(),
         }
     }
 

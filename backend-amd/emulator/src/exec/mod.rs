@@ -2,6 +2,7 @@
 //! its family to [`Wave`]; `Wave::step` routes an instruction by encoding.
 
 mod compare;
+mod dpp;
 mod gpr_idx;
 mod lds;
 mod matrix;

@@ -1,6 +1,7 @@
 //! The vector ALU: operand fields of VOP1/VOP2/VOPC/VOP3/VOP3P, routing of
 //! a VALU instruction to its family, lane moves, and integer operations.
 
+use super::dpp::{self, Dpp};
 use super::scalar::bfe;
 use super::sdwa::{self, Sdwa};
 use super::vfloat::float_kind;
@@ -23,6 +24,8 @@ pub(crate) struct Valu {
     pub(crate) neg_hi: u8,
     /// The selects of an SDWA form.
     pub(crate) sdwa: Option<Sdwa>,
+    /// The lane control and write masks of a DPP form.
+    pub(crate) dpp: Option<Dpp>,
     /// VOP3 16-bit operations: sources (bits 0-2) read from their high
     /// half, as op_sel says.
     pub(crate) src_hi: u8,
@@ -38,6 +41,7 @@ impl Wave {
                     return self.unsupported(format!("{} with a reserved SDWA select", inst.mnemonic));
                 }
             }
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if inst.dpp => dpp::fields(w0, w1, &mut f),
             Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !inst.vop3 => {
                 f.src[0] = (w0 & 0x1FF) as u16;
                 f.src[1] = 256 + ((w0 >> 9) & 0xFF) as u16;
@@ -77,6 +81,15 @@ impl Wave {
 
     pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
         let f = self.valu_fields(inst)?;
+        match f.dpp {
+            Some(d) => self.valu_dpp(inst, env, &f, d),
+            None => self.valu_lanes(inst, env, &f),
+        }
+    }
+
+    /// A VALU instruction over the lanes of EXEC.
+    pub(crate) fn valu_lanes(&mut self, inst: &Instruction, env: &mut Env<'_>, f: &Valu) -> R<()> {
+        let f = *f;
         // op_sel's destination bit writes the high half; whether the other
         // half is kept or zeroed is not modelled (v_pack_b32_f16's op_sel
         // selects sources only).
@@ -90,8 +103,11 @@ impl Wave {
             return self.vcmp(inst, &f, compare, env.obs);
         }
         let family = inst.op.family();
-        if inst.sdwa && matches!(family, Family::Matrix | Family::AccvgprMove | Family::FmaMix | Family::Packed) {
-            return self.unsupported(format!("{} in the SDWA form", inst.mnemonic));
+        if (inst.sdwa || inst.dpp)
+            && matches!(family, Family::Matrix | Family::AccvgprMove | Family::FmaMix | Family::Packed)
+        {
+            let form = if inst.sdwa { "SDWA" } else { "DPP" };
+            return self.unsupported(format!("{} in the {form} form", inst.mnemonic));
         }
         match family {
             // Their operands come from the decoder, not through indexing.
@@ -168,7 +184,7 @@ impl Wave {
                 IntOp::Un(g) => g(s(self, obs, 0)?) as u64,
                 IntOp::Lane(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, lane) as u64,
                 IntOp::Mov64 => {
-                    let v = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let v = self.src64(obs, f, 0, lit, Ty::B64, lane)?;
                     self.wv(obs, f.dst, lane, v as u32);
                     self.wv(obs, f.dst + 1, lane, (v >> 32) as u32);
                     continue;
