@@ -117,7 +117,7 @@ fn bad_launches_are_one_line_each_and_the_others_still_replay() {
     let bytes = std::fs::read(&image).expect("image");
     std::fs::write(&image, &bytes[..bytes.len() / 2]).expect("truncate");
     // 5: a launch file of a newer format
-    edit(&cap, "0005-exc_none", "launch.json", |t| t.replace("\"format\": 2", "\"format\": 3"));
+    edit(&cap, "0005-exc_none", "launch.json", |t| t.replace("\"format\": 3", "\"format\": 4"));
 
     let co = code_object("exceptions");
     let o = xfpx_in(
@@ -140,7 +140,7 @@ fn bad_launches_are_one_line_each_and_the_others_still_replay() {
     );
     assert!(lines[1].contains("argument layouts differ: the capture has 4 parameters (bytes: 8, 8, 8, 8), the AMD kernel exc_div0 takes 3 (bytes: 8, 8, 8)"), "{}", lines[1]);
     assert!(lines[2].contains("holds") && lines[2].contains("expected"), "{}", lines[2]);
-    assert!(lines[3].contains("launch file format 3 is newer than this xfpx reads"), "{}", lines[3]);
+    assert!(lines[3].contains("launch file format 4 is newer than this xfpx reads"), "{}", lines[3]);
     assert!(
         o.stderr.trim_end().ends_with("error: 4 of 5 captured launches could not be replayed (above)"),
         "{}",

@@ -144,6 +144,13 @@ pub struct Launch {
     /// Compute units the emulator places workgroups on (`"compute_units"`;
     /// absent: the target's, see [`crate::placement`]).
     pub compute_units: Option<u32>,
+    /// Private bytes per work-item given to a kernel with a dynamic stack
+    /// (`"stack_bytes"`, format 3; absent: the HIP runtime's default,
+    /// [`crate::dispatch::DEFAULT_STACK_BYTES`]).
+    pub stack_bytes: Option<u32>,
+    /// Reads up to this many bytes before or past a buffer return zeros
+    /// instead of faulting (`"guard_bytes"`, format 3; absent: 0).
+    pub guard_bytes: Option<u64>,
     /// Directory the relative paths are resolved against.
     pub dir: PathBuf,
 }
@@ -156,6 +163,12 @@ impl std::fmt::Display for LaunchError {
         f.write_str(&self.0)
     }
 }
+
+/// The largest stack per work-item a launch may ask for (the hardware's
+/// scratch limit per lane is of this order).
+pub const MAX_STACK_BYTES: u64 = 1 << 20;
+/// The largest guard zone around buffers a launch may ask for.
+pub const MAX_GUARD_BYTES: u64 = 1 << 20;
 
 fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
     Err(LaunchError(msg.into()))
@@ -272,6 +285,8 @@ impl Launch {
                     | "outputs"
                     | "targets"
                     | "compute_units"
+                    | "stack_bytes"
+                    | "guard_bytes"
                     | "format"
                     | "captured"
                     | "params"
@@ -295,6 +310,11 @@ impl Launch {
         if format < 2 {
             if let Some(key) = ["captured", "params"].into_iter().find(|k| o.contains_key(*k)) {
                 return bad(format!("launch: \"{key}\" needs \"format\": 2"));
+            }
+        }
+        if format < 3 {
+            if let Some(key) = ["stack_bytes", "guard_bytes"].into_iter().find(|k| o.contains_key(*k)) {
+                return bad(format!("launch: \"{key}\" needs \"format\": 3"));
             }
         }
         let code_object = match o.get("code_object") {
@@ -385,11 +405,29 @@ impl Launch {
                     as u32,
             ),
         };
+        let stack_bytes = match o.get("stack_bytes") {
+            None => None,
+            Some(x) => Some(
+                x.as_u64()
+                    .filter(|&n| n <= MAX_STACK_BYTES)
+                    .ok_or_else(|| LaunchError(format!("launch: \"stack_bytes\" must be at most {MAX_STACK_BYTES}")))?
+                    as u32,
+            ),
+        };
+        let guard_bytes =
+            match o.get("guard_bytes") {
+                None => None,
+                Some(x) => Some(x.as_u64().filter(|&n| n <= MAX_GUARD_BYTES).ok_or_else(|| {
+                    LaunchError(format!("launch: \"guard_bytes\" must be at most {MAX_GUARD_BYTES}"))
+                })?),
+            };
         Ok(Launch {
             format,
             params,
             captured,
             compute_units,
+            stack_bytes,
+            guard_bytes,
             code_object,
             kernel,
             grid,
@@ -647,8 +685,8 @@ mod tests {
                 "holds 12 bytes, expected 16 (the capture is truncated)",
             ),
             (
-                captured.replace("\"format\": 2", "\"format\": 3"),
-                "launch file format 3 is newer than this xfpx reads (formats 1 to 2)",
+                captured.replace("\"format\": 2", "\"format\": 4"),
+                "launch file format 4 is newer than this xfpx reads (formats 1 to 3)",
             ),
             (captured.replace("\"format\": 2,", ""), "\"captured\" needs \"format\": 2"),
             (

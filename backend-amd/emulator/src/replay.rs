@@ -42,6 +42,9 @@ pub struct ReplayOptions {
     pub max_waves: u64,
     /// Counts the workgroups finished, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Loads within this many bytes before or past a buffer read zeros
+    /// instead of faulting (0: the launch's `guard_bytes`, else none).
+    pub guard_bytes: u64,
 }
 
 impl ReplayOptions {
@@ -53,6 +56,8 @@ impl ReplayOptions {
             progress: self.progress.clone(),
             compute_units: None,
             observer: None,
+            stack_bytes: d.stack_bytes,
+            guard_bytes: self.guard_bytes,
         }
     }
 
@@ -255,6 +260,12 @@ impl LaunchMemory {
         let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
         let mut limits = limits.clone();
         limits.compute_units = limits.compute_units.or(launch.compute_units);
+        if let Some(bytes) = launch.stack_bytes {
+            limits.stack_bytes = bytes;
+        }
+        if limits.guard_bytes == 0 {
+            limits.guard_bytes = launch.guard_bytes.unwrap_or(0);
+        }
         let stats = run_kernel(mem, &code, kernel, kernarg, &d, &limits)
             .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
         let mut outputs = Vec::new();
@@ -324,6 +335,12 @@ pub fn build_report(
         format!("{} wave instructions in {} waves of {} workgroups", stats.instructions, stats.waves, stats.workgroups),
         format!("TRAPSTS exception bits (OR over waves): {:#x}", stats.trapsts),
     ];
+    if stats.guard_bytes > 0 {
+        notes.push(format!(
+            "guard zone of {} bytes around buffers: {} lane loads read zeros from it",
+            stats.guard_bytes, stats.guarded_loads
+        ));
+    }
     for h in &stats.hazards() {
         notes.push(format!("hazard: {h}"));
     }
