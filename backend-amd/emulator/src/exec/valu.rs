@@ -170,6 +170,11 @@ impl Wave {
         if f.clamp && !saturate {
             return self.unsupported(format!("{} with clamp", inst.mnemonic));
         }
+        // (The abs field's bits are VOP3B's scalar destination: only neg
+        // is checked.)
+        if f.neg != 0 && !matches!(op, IntOp::Cndmask) {
+            return self.unsupported(format!("{} with neg source modifiers", inst.mnemonic));
+        }
         let mut carry_out = 0u64;
         for lane in lanes(exec) {
             let s = |w: &Self, obs: &mut Observations, i: usize| w.operand(obs, f, i, lit, Ty::B32, lane);
@@ -189,12 +194,11 @@ impl Wave {
                     self.wv(obs, f.dst + 1, lane, (v >> 32) as u32);
                     continue;
                 }
+                // The selected source with its abs/neg (sign-bit) modifiers:
+                // compilers fold a negated or absolute select into them.
                 IntOp::Cndmask => {
-                    if mask_in(self, obs)? {
-                        s(self, obs, 1)? as u64
-                    } else {
-                        s(self, obs, 0)? as u64
-                    }
+                    let i = if mask_in(self, obs)? { 1 } else { 0 };
+                    self.fp_src32(obs, f, i, lit, lane)? as u64
                 }
                 IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev => {
                     let (a, b) = (s(self, obs, 0)? as u64, s(self, obs, 1)? as u64);
