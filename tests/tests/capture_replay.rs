@@ -191,7 +191,8 @@ fn a_capture_of_another_version_or_no_capture_is_refused_in_one_line() {
 /// signature, outputs equal to what it recorded.
 #[test]
 fn the_nvidia_tools_capture_writer_is_what_replay_reads() {
-    use xfpx_amd_emu::launch::{ArgSpec, Launch};
+    use xfpx_amd_emu::arguments::explicit_args;
+    use xfpx_amd_emu::launch::Launch;
     use xfpx_common::capture::ParamSlot;
     use xfpx_nvidia::capture_run::{CaptureRun, Geometry, Phase};
     use xfpx_nvidia::runtime::KernelNames;
@@ -212,19 +213,9 @@ fn the_nvidia_tools_capture_writer_is_what_replay_reads() {
     for (i, b) in launch.buffers.iter().enumerate() {
         c.allocated(base(i), b.bytes.len() as u64);
     }
-    let end = explicit.iter().map(|a| a.offset + a.size).max().unwrap_or(0) as usize;
-    let mut params = vec![0u8; end];
-    let mut layout = Vec::new();
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let bytes = match arg {
-            ArgSpec::Buffer(name) => {
-                base(launch.buffers.iter().position(|b| &b.name == name).expect("buffer")).to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        params[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
-        layout.push(ParamSlot { offset: meta.offset, size: meta.size });
-    }
+    let address_of = |name: &str| base(launch.buffers.iter().position(|b| b.name == name).expect("buffer"));
+    let params = explicit_args(&launch.kernel, &kernel.args, &launch.args, &address_of).expect("arguments");
+    let layout: Vec<_> = explicit.iter().map(|meta| ParamSlot { offset: meta.offset, size: meta.size }).collect();
     let names = KernelNames {
         mangled: &launch.kernel,
         demangled: "xv_fast_div(float*, float const*, float const*, unsigned int)",

@@ -112,12 +112,7 @@ pub struct BufferSpec {
     pub address: Option<u64>,
 }
 
-/// One kernel argument.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgSpec {
-    Buffer(String),
-    Scalar(Elem, Vec<u8>),
-}
+pub use crate::arguments::ArgSpec;
 
 /// A parsed launch description with buffer contents materialised.
 #[derive(Debug, Clone)]
@@ -170,7 +165,7 @@ pub const MAX_STACK_BYTES: u64 = 1 << 20;
 /// The largest guard zone around buffers a launch may ask for.
 pub const MAX_GUARD_BYTES: u64 = 1 << 20;
 
-fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
+pub(crate) fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
     Err(LaunchError(msg.into()))
 }
 
@@ -211,7 +206,7 @@ fn special(s: &str) -> Option<f64> {
     })
 }
 
-fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchError> {
+pub(crate) fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchError> {
     if let Value::String(s) = v {
         let neg = s.starts_with('-');
         let bytes = match (s.trim_start_matches('-'), elem) {
@@ -357,24 +352,9 @@ impl Launch {
             (None, Some(_)) => &none,
             _ => return bad("launch: \"args\" (an array) is required"),
         };
+        let names: Vec<&str> = buffers.iter().map(|b| b.name.as_str()).collect();
         for (i, a) in al.iter().enumerate() {
-            let Value::Object(ao) = a else { return bad(format!("launch: args[{i}] must be an object")) };
-            if ao.len() != 1 {
-                return bad(format!("launch: args[{i}] must have exactly one key"));
-            }
-            let Some((k, val)) = ao.iter().next() else { return bad(format!("launch: args[{i}] is empty")) };
-            if k == "buffer" {
-                let name =
-                    val.as_str().ok_or_else(|| LaunchError(format!("launch: args[{i}].buffer must be a name")))?;
-                if !buffers.iter().any(|b| b.name == name) {
-                    return bad(format!("launch: args[{i}] names unknown buffer \"{name}\""));
-                }
-                args.push(ArgSpec::Buffer(name.to_string()));
-            } else {
-                let elem = Elem::parse(k)
-                    .ok_or_else(|| LaunchError(format!("launch: args[{i}]: unknown argument type \"{k}\"")))?;
-                args.push(ArgSpec::Scalar(elem, special_bytes(elem, val, &format!("args[{i}]"))?));
-            }
+            args.push(crate::arguments::parse(a, i, &names, format)?);
         }
         let mut outputs = Vec::new();
         if let Some(out) = o.get("outputs") {

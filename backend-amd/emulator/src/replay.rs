@@ -4,7 +4,7 @@
 //! rewritten code object on the same launch: [`run_launch`].
 
 use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats, DEFAULT_MAX_WAVES};
-use crate::launch::{ArgSpec, Launch};
+use crate::launch::Launch;
 use crate::memory::GlobalMemory;
 use crate::program::Program;
 use crate::timing::Hazard;
@@ -204,45 +204,9 @@ impl LaunchMemory {
             let kernarg = crate::captured::kernarg(&kernel.name, &explicit, params, &buffers).map_err(Error)?;
             return self.dispatch(launch, object, kernel, &kernarg, limits);
         }
-        if explicit.len() != launch.args.len() {
-            return Err(Error(format!(
-                "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
-                kernel.name,
-                explicit.len(),
-                launch.args.len()
-            )));
-        }
-        let addrs = &self.buffers;
-        let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
-        let mut kernarg = vec![0u8; end];
-        for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
-            let o = meta.offset as usize;
-            let bytes = match arg {
-                ArgSpec::Buffer(name) => {
-                    if meta.value_kind != "global_buffer" || meta.size != 8 {
-                        return Err(Error(format!(
-                            "argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)",
-                            meta.value_kind, meta.size
-                        )));
-                    }
-                    let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
-                    addr.to_le_bytes().to_vec()
-                }
-                ArgSpec::Scalar(elem, bytes) => {
-                    if meta.value_kind != "by_value" || meta.size as usize != bytes.len() {
-                        return Err(Error(format!(
-                            "argument mismatch: args[{i}] is {} ({} bytes) but the kernel's argument {i} is {} ({} bytes)",
-                            elem.name(),
-                            bytes.len(),
-                            meta.value_kind,
-                            meta.size
-                        )));
-                    }
-                    bytes.clone()
-                }
-            };
-            kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
-        }
+        let address_of = |name: &str| self.buffers.iter().find(|(n, _)| n == name).map_or(0, |(_, a)| *a);
+        let kernarg =
+            crate::arguments::explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of).map_err(Error)?;
         self.dispatch(launch, object, kernel, &kernarg, limits)
     }
 
