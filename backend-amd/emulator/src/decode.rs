@@ -162,8 +162,9 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let dpp = insn.variant == Variant::Dpp;
     let sdwa = match insn.variant {
         Variant::Plain | Variant::Dpp => false,
-        // Every SDWA operand is one dword; the selects address its bytes.
-        Variant::Sdwa if insn.row.operands.iter().any(|s| s.width > 1) => {
+        // Every SDWA source is one dword; the selects address its bytes (a
+        // 64-bit destination, v_cvt_pk_f32_fp8's, is written whole).
+        Variant::Sdwa if insn.row.operands.iter().any(|s| s.width > 1 && s.field != Field::Vdst) => {
             return Err(DecodeError::UnsupportedForm("SDWA with a 64-bit operand"))
         }
         Variant::Sdwa => true,

@@ -155,6 +155,9 @@ impl Wave {
             self.raise(fl);
             return Ok(());
         }
+        if let Some(result) = self.convert(inst, &f, env) {
+            return result;
+        }
         if let Some(op) = int_op(inst.op) {
             return self.vint(inst, &f, op, env.obs);
         }
@@ -378,6 +381,56 @@ pub(crate) fn int_op(op: Opcode) -> Option<IntOp> {
             }
         }),
         Opcode::V_CVT_I32_F32_E32 => Un(|a| f32::from_bits(a) as i32 as u32),
+        // Float to integer conversions saturate, NaN giving 0 (as
+        // v_cvt_i32_f32 above): floor, floor of x + 1/2 (exact in f64), and
+        // from f16 toward zero.
+        Opcode::V_CVT_FLR_I32_F32_E32 => Un(|a| (f32::from_bits(a) as f64).floor() as i32 as u32),
+        Opcode::V_CVT_RPI_I32_F32_E32 => Un(|a| (f32::from_bits(a) as f64 + 0.5).floor() as i32 as u32),
+        Opcode::V_CVT_I16_F16_E32 => Un(|a| fpu::f16_to_f64(a as u16) as i16 as u16 as u32),
+        Opcode::V_CVT_U16_F16_E32 => Un(|a| fpu::f16_to_f64(a as u16) as u16 as u32),
+        // Two i16 saturated to u8, packed in the low half.
+        Opcode::V_SAT_PK_U8_I16_E32 => Un(|a| {
+            let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+            sat(a) | sat(a >> 16) << 8
+        }),
+        // Two 32-bit values saturated to 16 bits, packed (source 0 low).
+        Opcode::V_CVT_PK_I16_I32 => Bin(|a, b| {
+            (a as i32).clamp(-32768, 32767) as u16 as u32 | ((b as i32).clamp(-32768, 32767) as u16 as u32) << 16
+        }),
+        Opcode::V_CVT_PK_U16_U32 => Bin(|a, b| a.min(0xFFFF) | b.min(0xFFFF) << 16),
+        Opcode::V_XNOR_B32_E32 => Bin(|a, b| !(a ^ b)),
+        Opcode::V_MUL_HI_U32_U24_E32 => Bin(|a, b| (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32),
+        Opcode::V_MUL_HI_I32_I24_E32 => {
+            Bin(|a, b| ((((a << 8) as i32 >> 8) as i64 * ((b << 8) as i32 >> 8) as i64) >> 32) as u32)
+        }
+        Opcode::V_MAD_I32_I24 => {
+            Tri(|a, b, c| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32).wrapping_add(c))
+        }
+        // Bytes c[1:0].. of the 64-bit {a, b} (b low).
+        Opcode::V_ALIGNBYTE_B32 => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32),
+        Opcode::V_MAD_U32_U16 => Tri(|a, b, c| (a & 0xFFFF).wrapping_mul(b & 0xFFFF).wrapping_add(c)),
+        Opcode::V_MAD_I32_I16 => {
+            Tri(|a, b, c| ((a as i16 as i32).wrapping_mul(b as i16 as i32) as u32).wrapping_add(c))
+        }
+        Opcode::V_MAD_U16 => Tri(|a, b, c| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32),
+        Opcode::V_MAD_I16 => Tri(|a, b, c| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32),
+        Opcode::V_MIN3_I16 => Tri(|a, b, c| (a as i16).min(b as i16).min(c as i16) as u16 as u32),
+        Opcode::V_MAX3_I16 => Tri(|a, b, c| (a as i16).max(b as i16).max(c as i16) as u16 as u32),
+        Opcode::V_MIN3_U16 => Tri(|a, b, c| (a as u16).min(b as u16).min(c as u16) as u32),
+        Opcode::V_MAX3_U16 => Tri(|a, b, c| (a as u16).max(b as u16).max(c as u16) as u32),
+        Opcode::V_MED3_I16 => Tri(|a, b, c| {
+            let (a, b, c) = (a as i16, b as i16, c as i16);
+            a.max(b).min(a.min(b).max(c)) as u16 as u32
+        }),
+        Opcode::V_MED3_U16 => Tri(|a, b, c| {
+            let (a, b, c) = (a as u16, b as u16, c as u16);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        // Signed additions (clamp, signed saturation, is refused).
+        Opcode::V_ADD_I32 => Bin(|a, b| a.wrapping_add(b)),
+        Opcode::V_SUB_I32 => Bin(|a, b| a.wrapping_sub(b)),
+        Opcode::V_ADD_I16 => Bin(|a, b| (a as u16).wrapping_add(b as u16) as u32),
+        Opcode::V_SUB_I16 => Bin(|a, b| (a as u16).wrapping_sub(b as u16) as u32),
         Opcode::V_ADD_U32_E32 => Bin(|a, b| a.wrapping_add(b)),
         Opcode::V_SUB_U32_E32 => Bin(|a, b| a.wrapping_sub(b)),
         Opcode::V_SUBREV_U32_E32 => Bin(|a, b| b.wrapping_sub(a)),
