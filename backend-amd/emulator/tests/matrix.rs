@@ -16,7 +16,9 @@ use xfpx_common::fp::ExceptionKind;
 const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
 
 fn launch(name: &str) -> Launch {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches").join(format!("{name}.json"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
+    let path = dir.join(format!("{name}.json"));
+    let path = if path.exists() { path } else { dir.join(format!("matrix/{name}.json")) };
     Launch::load(&path).expect("launch")
 }
 
@@ -44,8 +46,10 @@ fn instructions(object: &Program, kernel: &str) -> Vec<(u64, &'static str, u32)>
 /// `all`, those of `mfma_shapes.hip` too (one per shape).
 fn matrix_launches(all: bool) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("launches")
+    let dirs = if all { vec![dir.clone(), dir.join("matrix")] } else { vec![dir] };
+    let mut v: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("launches"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
