@@ -3,8 +3,12 @@
 //! the generation's encoding (FNUZ on gfx940-gfx942, OCP on gfx950; exact),
 //! and gfx950's `v_cvt_pk_bf16_f32` (two f32 rounded to bf16, nearest even,
 //! NaNs kept quiet, packed with source 0 low). SDWA selects pick the byte
-//! or word; the VOP3 forms' op_sel selects stop as unsupported. The
-//! conversions from f32 to the 8-bit floats (`v_cvt_pk_fp8_f32`,
+//! or word; the VOP3 forms' op_sel selects stop as unsupported. Only the
+//! single conversions' results are observed for the report: the project's
+//! view of instructions does not count packed conversions (`v_cvt_pk_*`,
+//! bar `v_cvt_pkrtz_f16_f32`) as floating-point sites, and the emulated
+//! report keeps to what detect mode checks. The conversions from f32 to
+//! the 8-bit floats (`v_cvt_pk_fp8_f32`,
 //! `v_cvt_sr_*`) are not modelled: their saturation and NaN rules are not
 //! documented publicly.
 
@@ -60,7 +64,7 @@ impl Wave {
                 }
             }
         }
-        if kinds != 0 {
+        if kinds != 0 && !pair {
             self.observe(obs, FpFormat::F32, kinds);
         }
         Ok(())
@@ -71,24 +75,17 @@ impl Wave {
             return self.unsupported(format!("{} with op_sel, clamp or omod", inst.mnemonic));
         }
         let mode = self.fp_mode()?;
-        let mut kinds = 0u8;
         let mut flags = 0;
         for lane in lanes(self.exec()) {
             let mut halves = [0u32; 2];
             for (i, h) in halves.iter_mut().enumerate() {
                 // Input denormals as MODE says for f32.
                 let x = fpu::in32(f32::from_bits(self.fp_src32(obs, f, i, inst.literal, lane)?), mode, &mut flags);
-                let b = f32_to_bf16(x.to_bits());
-                let y = minifloat::bf16_to_f32(b);
-                kinds |= classify(y.is_nan(), y.is_infinite(), y.is_subnormal(), false);
-                *h = b as u32;
+                *h = f32_to_bf16(x.to_bits()) as u32;
             }
             self.wv(obs, f.dst, lane, halves[0] | halves[1] << 16);
         }
         self.raise(flags & fpu::flag::INPUT_DENORM);
-        if kinds != 0 {
-            self.observe(obs, FpFormat::Bf16x2, kinds);
-        }
         Ok(())
     }
 }
