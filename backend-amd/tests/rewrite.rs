@@ -142,11 +142,11 @@ fn every_fixture_rewrites_and_disassembles_cleanly() {
                 }
             }
             if name == "noslack" || far.is_some() {
-                assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment), "{target}/{name}");
+                assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment), "{target}/{name}");
             }
             match out.strategy {
-                Some(rewrite::layout::Strategy::GrowText) => grown += 1,
-                Some(rewrite::layout::Strategy::NewSegment) => new_segment += 1,
+                Some(xfpx_amd::builder::Strategy::GrowText) => grown += 1,
+                Some(xfpx_amd::builder::Strategy::NewSegment) => new_segment += 1,
                 None => {}
             }
             let file = dir.path().join(format!("{target}-{name}-{mode:?}-{}.co", far.is_some()));

@@ -8,23 +8,19 @@
 //! read, `xfpx_amd::flow::observe_flow`).
 //! Screen mode: the kernel's slot holds the TRAPSTS bits the emulator saw.
 
+mod exact_records;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions, TableAddress};
-use xfpx_amd_emu::arguments::explicit_args;
-use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
+use exact_records::{
+    detect_run, emulator_lacks, instr_at, locate, observed, rewritten_records, rewritten_run, rewritten_run_with, run,
+    screen_check, Key, TARGETS,
+};
+use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
 use xfpx_amd_emu::launch::Launch;
-use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::Program as EmuObject;
 use xfpx_common::config::KernelFilter;
-use xfpx_common::{ExceptionKind, FpFormat};
-
-const TABLE_BYTES: usize = 1 << 16;
-
-/// Targets the emulator runs the fixtures for (gfx90a and gfx942 are the
-/// issue's; gfx908 and gfx950 share the fixtures' instructions).
-const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
+use xfpx_common::FpFormat;
 
 fn emulator_fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures")
@@ -38,67 +34,6 @@ fn launches() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-struct Run {
-    outputs: Vec<(String, Vec<u8>)>,
-    stats: RunStats,
-    table: Vec<u8>,
-}
-
-/// Runs `launch` on `code` (an ELF), with a zeroed table allocated first in
-/// emulated memory; `rewrite_with` turns the code into what runs, given the
-/// table's address.
-fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> Result<Run, String> {
-    let mut mem = GlobalMemory::new();
-    let table_addr = mem.allocate(vec![0u8; TABLE_BYTES]);
-    let bytes = rewrite_with(table_addr);
-    let _ = code;
-    let object = EmuObject::parse(&bytes).map_err(|e| e.0)?;
-    let kernel = object.kernel(&launch.kernel).ok_or("no kernel")?.clone();
-    let mut addrs = Vec::new();
-    for b in &launch.buffers {
-        addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
-    }
-    let address_of = |name: &str| addrs.iter().find(|(n, _)| n == name).map_or(0, |(_, a)| *a);
-    let kernarg = explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of)?;
-    let loaded = LoadedCode::load(&mut mem, object);
-    let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-    let stats = run_kernel(
-        &mut mem,
-        &loaded,
-        &kernel,
-        &kernarg,
-        &d,
-        &RunLimits { max_instructions: 2_000_000_000, ..RunLimits::default() },
-    )
-    .map_err(|e| e.to_string())?;
-    let outputs = launch
-        .outputs
-        .iter()
-        .map(|n| {
-            let a = addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0);
-            (n.clone(), mem.allocation(a).unwrap_or(&[]).to_vec())
-        })
-        .collect();
-    let table = mem.allocation(table_addr).unwrap_or(&[]).to_vec();
-    Ok(Run { outputs, stats, table })
-}
-
-/// (function or kernel, offset in it, kind, format).
-type Key = (String, u64, ExceptionKind, FpFormat);
-
-/// The function (kernel or device function) holding code address `addr`,
-/// and `addr`'s offset in it.
-fn locate(co: &xfpx_amd::CodeObject<'_>, addr: u64) -> Option<(String, u64)> {
-    co.functions.iter().find(|f| f.code.contains(&addr)).map(|f| (f.name.clone(), addr - f.code.start))
-}
-
-/// The instruction at `addr` of a code object (8 bytes read where there
-/// are 8, else 4).
-fn instr_at(co: &xfpx_amd::CodeObject<'_>, isa: xfpx_amd_isa::Target, addr: u64) -> Option<xfpx_amd_isa::Instruction> {
-    let bytes = co.elf.bytes_at_addr(addr, 8).or_else(|_| co.elf.bytes_at_addr(addr, 4)).ok()?;
-    xfpx_amd_isa::decode(isa, bytes).ok()
 }
 
 fn run_info(target: &str) -> xfpx_common::report::RunInfo {
@@ -117,13 +52,6 @@ fn run_info(target: &str) -> xfpx_common::report::RunInfo {
         notes: Vec::new(),
         attached: true,
     }
-}
-
-/// The emulator stops at an instruction its opcode table does not list
-/// (e.g. `v_cmp_class_f16`, `global_atomic_or`, which the appended code uses):
-/// such runs prove nothing either way and are listed, not failed.
-fn emulator_lacks(e: &str) -> bool {
-    e.contains("cannot decode the instruction")
 }
 
 #[test]
@@ -155,73 +83,15 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     continue;
                 }
             };
-            let code_base = orig.stats.code_base;
-            // A division's check records div0 where the divisor was ±0 and inf
-            // where the quotient overflowed, as the emulator observes; the
-            // steps of a division sequence are judged at its v_div_fixup (no
-            // records of their own). Any other infinite result (v_rsq of 0
-            // included) is inf.
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
-            let is_div = |addr: u64| {
-                instr_at(&parsed, isa, addr).is_some_and(|i| {
-                    matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
-                })
-            };
-            let is_step = |addr: u64, off: u64| {
-                let start = addr - off;
-                let Ok(bytes) =
-                    parsed.elf.bytes_at_addr(start, off + 8).or_else(|_| parsed.elf.bytes_at_addr(start, off + 4))
-                else {
-                    return false;
-                };
-                let code: Vec<xfpx_amd::rewrite::view::DecodedInstr> = xfpx_amd_isa::disassemble(isa, bytes, start)
-                    .map_while(|(a, r)| r.ok().map(|insn| xfpx_amd::rewrite::view::DecodedInstr { addr: a, insn }))
-                    .collect();
-                code.iter().position(|d| d.addr == addr).is_some_and(|i| xfpx_amd::rewrite::division::is_step(&code, i))
-            };
-            let observed: BTreeSet<Key> = orig
-                .stats
-                .observations
-                .results
-                .keys()
-                .filter_map(|&(pc, k, f)| {
-                    let addr = pc - code_base;
-                    let (function, off) = locate(&parsed, addr).expect("observed in a function");
-                    if is_step(addr, off) {
-                        return None;
-                    }
-                    let k = match k {
-                        ExceptionKind::Div0 if !is_div(addr) => ExceptionKind::Inf,
-                        k => k,
-                    };
-                    Some((function, off, k, f))
-                })
-                .collect();
-            // The detector also checks the sources of comparisons and
-            // min/max for NaN (a NaN they hide is found where it disappears).
-            let opts = xfpx_amd_emu::ReplayOptions {
-                target: Some(target.to_string()),
-                ..xfpx_amd_emu::ReplayOptions::default()
-            };
-            let mut observed = observed;
-            match xfpx_amd::flow::observe_flow(&path, &opts) {
-                Ok(flows) => {
-                    for ((unit, off, _, _), seen) in flows {
-                        let (format, op) = seen.class.split_once('.').unwrap_or_default();
-                        let hides = op == "cmp" || op == "minmax";
-                        if hides && seen.classes & xfpx_common::flow::lane::SRC_NAN != 0 {
-                            observed.insert((
-                                unit,
-                                off,
-                                ExceptionKind::Nan,
-                                FpFormat::from_name(format).expect("format"),
-                            ));
-                        }
-                    }
+            let observed = match observed(&path, target, &original, &orig) {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(format!("{name}: {e}"));
+                    continue;
                 }
-                Err(e) => failures.push(format!("{name}: the emulator's view of the sources failed: {e:#}")),
-            }
+            };
             // Detect mode.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
@@ -239,28 +109,10 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                 }
             }
             callee_records += expected.iter().filter(|key| key.0 != launch.kernel).count();
-            let rw = match rw {
-                Ok(r) => r,
-                Err(e) if emulator_lacks(&e) => {
-                    not_proven.push(format!("{name}: detect: {e}"));
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{name}: rewritten does not run: {e}"));
-                    continue;
-                }
+            let Some((rw, got, found)) = rewritten_records(&name, &orig, rw, &out, &mut failures, &mut not_proven)
+            else {
+                continue;
             };
-            if rw.outputs != orig.outputs {
-                failures.push(format!("{name}: output buffers differ"));
-            }
-            let hazards = rw.stats.hazards();
-            if !hazards.is_empty() {
-                failures
-                    .push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
-            }
-            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
-            let found: BTreeSet<Key> =
-                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             if k.state.instrumented() && found != expected {
                 failures.push(format!(
                     "{name}: records differ: missing {:?}, extra {:?}",
@@ -308,34 +160,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .count();
             }
             // Screen mode.
-            let (sr, sout) = rewritten_run(
-                &launch,
-                &original,
-                RewriteOptions {
-                    mode: Mode::Screen,
-                    kernels: KernelFilter::exactly(&launch.kernel),
-                    ..Default::default()
-                },
-            );
-            match sr {
-                Ok(sr) => {
-                    if sr.outputs != orig.outputs {
-                        failures.push(format!("{name}: screen: output buffers differ"));
-                    }
-                    if !sr.stats.hazards().is_empty() {
-                        failures.push(format!("{name}: screen: hazards"));
-                    }
-                    let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
-                    let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
-                    if bits != sr.stats.trapsts & 0x1ff {
-                        failures
-                            .push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
-                    }
-                    dyn_screen += sr.stats.instructions;
-                }
-                Err(e) if emulator_lacks(&e) => not_proven.push(format!("{name}: screen: {e}")),
-                Err(e) => failures.push(format!("{name}: screen: does not run: {e}")),
-            }
+            dyn_screen += screen_check(&name, &launch, &original, &orig, &mut failures, &mut not_proven);
             dyn_orig += orig.stats.instructions;
             dyn_detect += rw.stats.instructions;
             compared += 1;
@@ -402,7 +227,7 @@ fn far_trampolines_through_islands_match_the_original() {
             };
             let (rw, out) = rewritten_run(&launch, &original, opts);
             let rw = rw.expect("rewritten runs");
-            assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+            assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
             assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}");
@@ -624,42 +449,6 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
     }
     println!("loaded-value probes: {waits} waits added; without them the emulator reports {hazards_without} hazards");
     assert!(hazards_without > 0);
-}
-
-/// Runs `launch` on `original` rewritten by `rewrite_fn` with `opts`, whose
-/// table address is filled in; also returns what the rewrite did.
-fn rewritten_run_with(
-    launch: &Launch,
-    original: &[u8],
-    opts: RewriteOptions,
-    rewrite_fn: &dyn Fn(&[u8], &RewriteOptions) -> rewrite::RewriteOutcome,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    let outcome = std::cell::RefCell::new(None);
-    let rw = run(launch, original, &|addr| {
-        let out = rewrite_fn(original, &RewriteOptions { table: TableAddress::Known(addr), ..opts.clone() });
-        let b = out.bytes.clone();
-        *outcome.borrow_mut() = Some(out);
-        b
-    });
-    (rw, outcome.into_inner().expect("outcome"))
-}
-
-/// [`rewritten_run_with`] the rewriter's own tools.
-fn rewritten_run(
-    launch: &Launch,
-    original: &[u8],
-    opts: RewriteOptions,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    rewritten_run_with(launch, original, opts, &|b, o| rewrite::rewrite(b, o).expect("rewrites"))
-}
-
-/// Detect mode with the given kernel filter.
-fn detect_run(
-    launch: &Launch,
-    original: &[u8],
-    kernels: KernelFilter,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    rewritten_run(launch, original, RewriteOptions { mode: Mode::Detect, kernels, ..Default::default() })
 }
 
 /// The call graph of the calls fixture: each kernel reaches exactly the

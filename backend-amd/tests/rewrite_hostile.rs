@@ -153,7 +153,7 @@ fn new_segment_stays_last_when_the_free_slot_comes_first() {
     entries.insert(1, e);
     bytes[phoff..phoff + 56 * phnum].copy_from_slice(&entries.concat());
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
-    assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+    assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment));
     let co = CodeObject::parse(&out.bytes).expect("parses");
     let loads: Vec<_> = co.elf.segments.iter().filter(|s| s.p_type == 1).collect();
     assert!(loads.windows(2).all(|w| w[0].vaddr < w[1].vaddr), "PT_LOADs out of order");

@@ -76,6 +76,13 @@ pub enum CmpUnit {
     VectorExec,
 }
 
+impl CmpUnit {
+    /// A vector compare (`v_cmp_*`, `v_cmpx_*`): a lane mask.
+    pub fn is_vector(self) -> bool {
+        matches!(self, CmpUnit::Vector | CmpUnit::VectorExec)
+    }
+}
+
 /// A comparison instruction (`v_cmp_lt_f32_e32` is a vector `Lt` of `F32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Compare {

@@ -171,7 +171,7 @@ impl Constants {
                 }
             }
         }
-        if !KEEPS_SCC.contains(&insn.op) && insn.base_mnemonic.starts_with("s_") {
+        if !KEEPS_SCC.contains(&insn.op) && insn.encoding.is_scalar() {
             self.carry = None;
         }
         if let (Some((values, carry)), Some(d)) = (learned, dst) {

@@ -10,13 +10,13 @@
 use xfpx_amd_isa::Target;
 use xfpx_common::site::SiteTable;
 
-use super::layout;
 use super::listing::{anchor_line, listing};
 use super::outcome::{Mode, RewriteError, RewriteOptions, RewriteOutcome};
 use super::placement::Placed;
 use super::prepare::Units;
 use super::record::{self, LiteralAt, RecordedKernel, RewriteRecord, RECORD_FORMAT, RECORD_SECTION};
 use super::table::TableAddress;
+use crate::builder;
 use crate::code_object::CodeObject;
 
 /// A rewrite placed and laid out, but for the table's address.
@@ -76,7 +76,7 @@ impl Prepared {
         };
         if opts.table == TableAddress::Patchable {
             let bytes = std::mem::take(&mut placed.bytes);
-            placed.bytes = layout::append_section(bytes, RECORD_SECTION, &record.to_bytes())?;
+            placed.bytes = builder::append_section(bytes, RECORD_SECTION, &record.to_bytes())?;
         }
         // The result must read back as a code object with the same kernels.
         let check = CodeObject::parse(&placed.bytes)

@@ -7,10 +7,10 @@ use std::ops::Range;
 
 use xfpx_amd_isa::Target;
 
-use super::layout::Patch;
 use super::lower::{Appended, RefusedSite};
 use super::outcome::{AnchorLine, KernelState, ListingLine, RewriteOutcome};
 use super::view::DecodedInstr;
+use crate::builder::Patch;
 
 /// An overwritten instruction of `instrs` and what replaced it.
 pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> AnchorLine {

@@ -11,7 +11,7 @@
 //! per bit and kernel.
 
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
-use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
+use xfpx_amd_isa::{ControlFlow, Hazard, Instruction, Opcode};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, CounterKind, Probe, ValueRef, When};
@@ -22,18 +22,17 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
 use super::halves;
-use super::layout::Patch;
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
+use crate::builder::Patch;
 
 #[path = "flow.rs"]
 mod flow;
 #[path = "inject.rs"]
 mod inject;
 use inject::Part;
-pub use inject::{other_operation, OTHER_OPERATION};
 
 /// Scratch SGPRs the trampolines use, from the first one up.
 pub const SCRATCH_SGPRS: u16 = 14;
@@ -706,21 +705,18 @@ impl AmdLowering<'_> {
     /// Wait states after the displaced instruction before the probes read its results.
     fn hazard_nops(&mut self, insn: &Instruction) -> Result<(), RewriteError> {
         let e = self.e();
-        if matches!(insn.class(), InstrClass::Matrix { .. }) || insn.base_mnemonic.starts_with("v_mfma") {
-            // Matrix results are read by VALU only after the pipeline drains:
-            // 4 x 8 wait states cover the longest pass counts.
-            for _ in 0..4 {
-                self.emit(e.sopp(Opcode::S_NOP, 7)?);
+        match insn.op.hazard() {
+            Hazard::MatrixResult => {
+                // Matrix results are read by VALU only after the pipeline
+                // drains: 4 x 8 wait states cover the longest pass counts.
+                for _ in 0..4 {
+                    self.emit(e.sopp(Opcode::S_NOP, 7)?);
+                }
             }
-        } else if self.enc.target.is_gfx940_plus()
-            && matches!(
-                insn.class(),
-                InstrClass::Arith { op: FpOp::Div | FpOp::Sqrt | FpOp::Rsqrt | FpOp::Transcendental, .. }
-            )
-        {
             // gfx940+: a transcendental result needs one wait state before a
             // VALU reads it (the division steps are covered too, harmlessly).
-            self.emit(e.sopp(Opcode::S_NOP, 0)?);
+            Hazard::TransResult if self.enc.target.is_gfx940_plus() => self.emit(e.sopp(Opcode::S_NOP, 0)?),
+            Hazard::TransResult | Hazard::None => {}
         }
         Ok(())
     }
@@ -1045,7 +1041,7 @@ mod tests {
     fn added(code: &[DecodedInstr], at: usize) -> u64 {
         let lit = |d: &DecodedInstr| if d.insn.length == 8 { u64::from(d.insn.words[1]) } else { 0 };
         let adds: Vec<&DecodedInstr> =
-            code[at..].iter().filter(|d| d.insn.base_mnemonic.starts_with("s_add")).take(2).collect();
+            code[at..].iter().filter(|d| matches!(d.insn.op, Opcode::S_ADD_U32 | Opcode::S_ADDC_U32)).take(2).collect();
         lit(adds[0]) | lit(adds[1]) << 32
     }
 

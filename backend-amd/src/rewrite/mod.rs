@@ -5,7 +5,8 @@
 //! new segment ([`placement`]), with descriptors grown to hold the scratch
 //! registers ([`regs`]), memory waits inserted where a probe reads a
 //! register a load may still write ([`waitcnt`]), and the ELF rebuilt
-//! around the new code ([`layout`]). Device functions that kernels call
+//! around the new code by the object layer's builder ([`crate::builder`]).
+//! Device functions that kernels call
 //! ([`calls`]) are instrumented like kernels; their trampolines use scratch
 //! registers above everything every kernel reaching them uses, and those
 //! kernels' descriptors grow to match.
@@ -27,10 +28,8 @@ pub mod division;
 pub mod emit;
 pub mod encode;
 pub mod halves;
-pub mod layout;
 pub mod listing;
 pub mod lower;
-pub mod note;
 pub mod outcome;
 pub mod placement;
 pub mod prepare;

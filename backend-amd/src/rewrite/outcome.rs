@@ -6,10 +6,10 @@ use xfpx_common::config::KernelFilter;
 use xfpx_common::report::SiteCoverage;
 use xfpx_common::site::SiteTable;
 
-use super::layout::Strategy;
 use super::lower::RefusedSite;
 use super::regs::RegisterChange;
 use super::table::{TableAddress, TableLayout};
+use crate::builder::{LayoutError, Strategy};
 
 /// Why a rewrite, a kernel or a site failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +35,12 @@ pub enum RewriteError {
     /// A rewritten object's record of its instrumentation cannot be read or applied.
     #[error("rewrite record: {0}")]
     Record(String),
+}
+
+impl From<LayoutError> for RewriteError {
+    fn from(e: LayoutError) -> Self {
+        RewriteError::Layout(e.0)
+    }
 }
 
 /// What the appended code does: the common mode list. `Detect` checks the

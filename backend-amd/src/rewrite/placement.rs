@@ -16,14 +16,13 @@ use xfpx_common::report::SiteCoverage;
 use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
-use super::layout::{self, Patch, Region, Strategy};
 use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scratch};
-use super::note;
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, KernelUnit, Units};
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
 use super::view::DecodedInstr;
+use crate::builder::{self, note, Patch, Region, Strategy};
 use crate::descriptor::{raw::rsrc1, DescriptorWord, KernelDescriptor};
 
 /// What the placed units left behind, laid out into the file.
@@ -52,9 +51,9 @@ pub struct UnitCode {
 /// Places every unit, starting over as the module says, and lays the file out.
 pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<Placed, RewriteError> {
     let co = &units.co;
-    let new_segment = || layout::new_segment_region(co, opts.min_distance.unwrap_or(0));
+    let new_segment = || builder::new_segment_region(co, opts.min_distance.unwrap_or(0));
     // Place the code after .text when it fits, else in a new segment.
-    let mut region = match (opts.min_distance, layout::grow_region(co)) {
+    let mut region = match (opts.min_distance, builder::grow_region(co)) {
         (None, Some(r)) => r,
         _ => new_segment()?,
     };
@@ -68,16 +67,16 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
             continue;
         }
         let code = pass.appended.bytes();
-        if region.limit.is_some_and(|l| region.start + layout::footprint(&region, code.len() as u64) > l) {
+        if region.limit.is_some_and(|l| region.start + builder::footprint(&region, code.len() as u64) > l) {
             region = new_segment()?;
             continue;
         }
         let patches: Vec<Patch> = pass.patches.drain(..).collect();
-        match layout::apply(bytes, co, &region, &code, &patches) {
+        match builder::apply(bytes, co, &region, &code, &patches) {
             Ok(out) => return Ok(pass.finish(out)),
             // A layout that cannot grow in place after all: a new segment.
-            Err(RewriteError::Layout(_)) if region.strategy == Strategy::GrowText => region = new_segment()?,
-            Err(e) => return Err(e),
+            Err(_) if region.strategy == Strategy::GrowText => region = new_segment()?,
+            Err(e) => return Err(e.into()),
         }
     }
 }
