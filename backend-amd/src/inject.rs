@@ -27,7 +27,7 @@ use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile as IsaFile};
 use xfpx_amd_isa::Access;
 use xfpx_common::fault::{Dim, FaultSpec, Unit};
-use xfpx_common::inject_tool::{InjectFacts, Injector, SpecialIndex};
+use xfpx_common::inject_tool::{IndexInputs, InjectFacts, Injector, SpecialIndex};
 use xfpx_common::plan::Plan;
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::Tool;
@@ -83,7 +83,16 @@ pub fn facts(d: &DecodedInstr) -> InjectFacts {
                 .and_then(|p| u8::try_from(p).ok())
         })
         .flatten();
-    InjectFacts { unit, immediate, memory_source, shared_store, special: None, forceable_guard: false, lane_mask }
+    InjectFacts {
+        unit,
+        immediate,
+        memory_source,
+        shared_store,
+        special: None,
+        index_inputs: IndexInputs::default(),
+        forceable_guard: false,
+        lane_mask,
+    }
 }
 
 /// The index of the first instruction of a kernel reading the work-item
