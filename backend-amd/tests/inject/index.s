@@ -39,27 +39,23 @@ index:
 
   .rodata
   .p2align 6
+// the descriptor; gfx90a+ name where their accumulation registers start
+.macro descriptor accum:vararg
+  .amdhsa_kernel index
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_system_sgpr_workgroup_id_x 1
+    .amdhsa_system_sgpr_workgroup_id_y 1
+    .amdhsa_system_vgpr_workitem_id 1
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 12
+    \accum
+    .amdhsa_kernarg_size 8
+  .end_amdhsa_kernel
+.endm
 .if PACKED
-  .amdhsa_kernel index
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1
-    .amdhsa_system_sgpr_workgroup_id_x 1
-    .amdhsa_system_sgpr_workgroup_id_y 1
-    .amdhsa_system_vgpr_workitem_id 1
-    .amdhsa_next_free_vgpr 8
-    .amdhsa_next_free_sgpr 12
-    .amdhsa_accum_offset 8
-    .amdhsa_kernarg_size 8
-  .end_amdhsa_kernel
+  descriptor .amdhsa_accum_offset 8
 .else
-  .amdhsa_kernel index
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1
-    .amdhsa_system_sgpr_workgroup_id_x 1
-    .amdhsa_system_sgpr_workgroup_id_y 1
-    .amdhsa_system_vgpr_workitem_id 1
-    .amdhsa_next_free_vgpr 8
-    .amdhsa_next_free_sgpr 12
-    .amdhsa_kernarg_size 8
-  .end_amdhsa_kernel
+  descriptor
 .endif
 
   .amdgpu_metadata
