@@ -10,12 +10,19 @@
 //!   scalar register, so only the models that take uniform destinations
 //!   touch it) or an LDS read (`ds_read*`);
 //! - shared store: `ds_write*` with a register address and data;
-//! - special (IAT/IAW): a wave starts with the work-item index in v0, so
-//!   the kernel's first instruction reading v0 before anything writes it,
-//!   control flow or not, is the read of the x index (gfx90a and later pack
-//!   y and z into v0 too; the fault then hits the packed word). Workgroup
-//!   indices arrive in scalar registers the descriptor enables and are not
-//!   located: IAC touches no instruction on AMD;
+//! - index inputs (IAT, IAW, IAC): no instruction reads an index on AMD: a
+//!   wave starts with them in registers its kernel descriptor enables. The
+//!   work-item index of dimension d (up to `VGPR_WORKITEM_ID`) is bits
+//!   `10d..10d+9` of v0 on gfx90a and later, and vd on gfx908; the
+//!   workgroup index of a dimension whose `ENABLE_SGPR_WORKGROUP_ID_*` is
+//!   set is a system SGPR (they follow the `USER_SGPR_COUNT` user SGPRs in
+//!   the order x, y, z, workgroup info, private segment wave offset). The
+//!   fault XORs that register, shifted to the index's bits, before the
+//!   kernel's first instruction reading it, where nothing has written it,
+//!   control flow has not left the entry and no branch leads (so it runs
+//!   once per wave): every later read sees the wrong index. An index the
+//!   entry does not read is not touched. A mask reaching outside a packed
+//!   10-bit index is refused;
 //! - lane mask (WV): a `v_cmp_*_e64` writing its lanes' outcomes to a
 //!   scalar pair (compares writing VCC have no destination in the view);
 //! - guards: AMD instructions have none (IAL `force` touches nothing).
@@ -25,13 +32,14 @@ use std::collections::{HashMap, HashSet};
 
 use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile as IsaFile};
-use xfpx_amd_isa::Access;
-use xfpx_common::fault::{Dim, FaultSpec, Unit};
-use xfpx_common::inject_tool::{InjectFacts, Injector, SpecialIndex};
+use xfpx_amd_isa::{Access, ControlFlow};
+use xfpx_amd_object::descriptor::{DecodedDescriptor, WorkitemIdLayout};
+use xfpx_common::fault::{Dim, ErrorModel, FaultSpec, Unit};
+use xfpx_common::inject_tool::{IndexInputs, InjectFacts, Injector, SpecialIndex};
 use xfpx_common::plan::Plan;
 use xfpx_common::site::SiteTable;
 use xfpx_common::tool::Tool;
-use xfpx_common::view::{Control, KernelView, Operand, RegFile};
+use xfpx_common::view::{Control, KernelView, RegFile, RegRange};
 
 use crate::rewrite::units::TextCode;
 use crate::rewrite::view::{view_class, DecodedInstr};
@@ -83,22 +91,94 @@ pub fn facts(d: &DecodedInstr) -> InjectFacts {
                 .and_then(|p| u8::try_from(p).ok())
         })
         .flatten();
-    InjectFacts { unit, immediate, memory_source, shared_store, special: None, forceable_guard: false, lane_mask }
+    InjectFacts {
+        unit,
+        immediate,
+        memory_source,
+        shared_store,
+        special: None,
+        index_inputs: IndexInputs::default(),
+        forceable_guard: false,
+        lane_mask,
+    }
 }
 
-/// The index of the first instruction of a kernel reading the work-item
-/// index (v0) before anything writes v0 or control flow leaves the entry.
-fn thread_index_read(view: &KernelView) -> Option<usize> {
-    let v0 = |o: &Operand| matches!(o, Operand::Reg(r) if r.file == RegFile::PerLane && r.first == 0);
-    for (i, ins) in view.instrs.iter().enumerate() {
-        if ins.uses.iter().any(v0) {
-            return Some(i);
-        }
-        if ins.defs.iter().any(v0) || ins.control != Control::None {
-            return None;
-        }
+/// Bits of one work-item index packed in v0 (gfx90a and later).
+const PACKED_INDEX_BITS: u32 = 10;
+
+/// The registers a kernel's waves start with their indices in: (index,
+/// register, the index's lowest bit there), from its descriptor.
+fn index_registers(d: &DecodedDescriptor) -> Vec<(SpecialIndex, RegRange, u8)> {
+    let dims = [Dim::X, Dim::Y, Dim::Z];
+    let mut out = Vec::new();
+    for (n, &dim) in dims.iter().enumerate().take(d.vgpr_workitem_id as usize + 1) {
+        let (first, shift) = match d.workitem_id_layout {
+            WorkitemIdLayout::PackedInV0 => (0, PACKED_INDEX_BITS as u8 * n as u8),
+            WorkitemIdLayout::Separate { .. } => (n as u16, 0),
+        };
+        out.push((SpecialIndex::Thread(dim), RegRange::new(RegFile::PerLane, first, 1), shift));
     }
-    None
+    for s in &d.system_sgprs {
+        let dim = match s.name {
+            "workgroup_id_x" => Dim::X,
+            "workgroup_id_y" => Dim::Y,
+            "workgroup_id_z" => Dim::Z,
+            _ => continue,
+        };
+        let Ok(first) = u16::try_from(s.first) else { continue };
+        out.push((SpecialIndex::Block(dim), RegRange::new(RegFile::Uniform, first, 1), 0));
+    }
+    out
+}
+
+/// A thread-index fault whose mask reaches outside the 10 bits of a
+/// packed index is refused: those bits are another index.
+fn check_packed_mask(fault: &FaultSpec, d: &DecodedDescriptor) -> Result<(), crate::rewrite::RewriteError> {
+    let (Some(mask), Some(dim)) = (fault.params.mask, fault.params.dim) else { return Ok(()) };
+    if !matches!(fault.model, ErrorModel::Iat | ErrorModel::Iaw)
+        || d.workitem_id_layout != WorkitemIdLayout::PackedInV0
+        || mask >> PACKED_INDEX_BITS == 0
+    {
+        return Ok(());
+    }
+    let (name, first) = match dim {
+        Dim::X => ("x", 0),
+        Dim::Y => ("y", 10),
+        Dim::Z => ("z", 20),
+    };
+    Err(crate::rewrite::RewriteError::Refused(format!(
+        "on {} the work-item index {name} is bits {}:{first} of v0 (x 9:0, y 19:10, z 29:20): --mask {mask:#x} reaches outside its 10 bits",
+        d.processor,
+        first + 9
+    )))
+}
+
+/// Where one kernel's waves find their indices.
+#[derive(Debug, Default)]
+struct KernelInputs {
+    indices: Vec<(SpecialIndex, RegRange, u8)>,
+    /// Offsets from the entry that the kernel's branches lead to.
+    branch_targets: HashSet<u64>,
+}
+
+impl KernelInputs {
+    /// The index of the first instruction of `view` reading `reg`, where
+    /// the code from the entry to it runs once per wave (no branch leads
+    /// into it, none leaves it) and nothing wrote `reg` before.
+    fn first_read(&self, view: &KernelView, reg: RegRange) -> Option<usize> {
+        for (i, ins) in view.instrs.iter().enumerate() {
+            if self.branch_targets.contains(&ins.offset) {
+                return None;
+            }
+            if ins.uses.iter().filter_map(|o| o.reg()).any(|u| u.contains(&reg)) {
+                return Some(i);
+            }
+            if ins.writes(&reg) || ins.control != Control::None {
+                return None;
+            }
+        }
+        None
+    }
 }
 
 /// The inject tool over one code object's kernels and device functions.
@@ -108,7 +188,7 @@ pub struct AmdInjector {
     /// Facts by the instruction's text (an instruction's facts depend on
     /// nothing else).
     facts: HashMap<String, InjectFacts>,
-    kernels: HashSet<String>,
+    kernels: HashMap<String, KernelInputs>,
     /// Instructions the fault touches, over every view planned.
     targets: Cell<usize>,
     /// Plan nothing but the activations counter (the fault's every site
@@ -120,9 +200,27 @@ impl AmdInjector {
     /// The tool for `fault` over the code object `elf`.
     pub fn new(elf: &[u8], fault: FaultSpec) -> Result<AmdInjector, crate::rewrite::RewriteError> {
         let co = CodeObject::parse(elf)?;
-        let text = TextCode::decode(&co, co.target.processor);
-        let facts = text.instructions().iter().map(|d| (d.insn.to_string(), facts(d))).collect();
-        let kernels = co.kernels.iter().map(|k| k.name.clone()).collect();
+        let processor = co.target.processor;
+        let text = TextCode::decode(&co, processor);
+        let instrs = text.instructions();
+        let facts = instrs.iter().map(|d| (d.insn.to_string(), facts(d))).collect();
+        let mut kernels = HashMap::new();
+        for k in &co.kernels {
+            let descriptor = k.descriptor.decode(processor).ok();
+            if let Some(d) = &descriptor {
+                check_packed_mask(&fault, d)?;
+            }
+            let branch_targets = instrs
+                .iter()
+                .filter(|d| k.code.contains(&d.addr))
+                .filter_map(|d| match d.insn.control_flow(d.addr) {
+                    ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => target.checked_sub(k.entry),
+                    _ => None,
+                })
+                .collect();
+            let indices = descriptor.as_ref().map(index_registers).unwrap_or_default();
+            kernels.insert(k.name.clone(), KernelInputs { indices, branch_targets });
+        }
         Ok(AmdInjector { injector: Injector { fault }, facts, kernels, targets: Cell::new(0), inert: false })
     }
 
@@ -150,9 +248,11 @@ impl Tool for AmdInjector {
     fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
         let mut facts: Vec<InjectFacts> =
             view.instrs.iter().map(|i| self.facts.get(&i.text).copied().unwrap_or_default()).collect();
-        if self.kernels.contains(&view.name) {
-            if let Some(i) = thread_index_read(view) {
-                facts[i].special = Some(SpecialIndex::Thread(Dim::X));
+        if let Some(inputs) = self.kernels.get(&view.name) {
+            for &(index, reg, shift) in &inputs.indices {
+                if let Some(i) = inputs.first_read(view, reg) {
+                    facts[i].index_inputs.set(index, reg, shift);
+                }
             }
         }
         if self.inert {
@@ -161,5 +261,107 @@ impl Tool for AmdInjector {
         let planned = self.injector.plan(view, &facts, sites);
         self.targets.set(self.targets.get() + planned.targets);
         planned.plan
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::rewrite::view::{kernel_view, DecodedInstr};
+    use xfpx_common::fault::FaultFlags;
+    use xfpx_common::probe::{Action, Change};
+    use xfpx_common::view::{InstrView, Operand};
+    use xfpx_common::InstrClass;
+
+    fn spec(model: &str, dim: &str) -> FaultSpec {
+        let lanes = (model == "IAT").then(|| "0-3".to_string());
+        let flags = FaultFlags {
+            model: Some(model.into()),
+            sm: Some("0".into()),
+            dim: Some(dim.into()),
+            mask: Some("1".into()),
+            lanes,
+            ..FaultFlags::default()
+        };
+        flags.spec().unwrap()
+    }
+
+    /// (offset, change) of each injection the fault plans in the fixture
+    /// kernel `workitem_xyz` (HIP, clang-19 -O3: thread x, y, z and block y).
+    fn planned(target: &str, model: &str, dim: &str) -> Vec<(u64, Change)> {
+        let path = format!("{}/fixtures/{target}/control.co", env!("CARGO_MANIFEST_DIR"));
+        let elf = std::fs::read(path).unwrap();
+        let tool = AmdInjector::new(&elf, spec(model, dim)).unwrap();
+        let co = CodeObject::parse(&elf).unwrap();
+        let k = co.kernels.iter().find(|k| k.name == "workitem_xyz").unwrap();
+        let instrs: Vec<DecodedInstr> =
+            xfpx_amd_isa::disassemble(co.target.processor, co.kernel_code(k).unwrap(), k.entry)
+                .map(|(addr, r)| DecodedInstr { addr, insn: r.unwrap() })
+                .collect();
+        let view = kernel_view(&k.name, k.entry, &instrs);
+        let mut sites = SiteTable::new();
+        let plan = tool.plan(&view, &mut sites);
+        xfpx_common::plan::verify(&plan, &view, &sites).unwrap();
+        plan.probes
+            .iter()
+            .map(|p| match &p.action {
+                Action::Inject { change, .. } => (view.instrs[p.instr as usize].offset, change.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn indices_are_xored_before_the_first_instruction_reading_their_register() {
+        let v = |n| RegRange::new(RegFile::PerLane, n, 1);
+        let s = |n| RegRange::new(RegFile::Uniform, n, 1);
+        let xor = |at: u64, reg, mask| vec![(at, Change::XorInput { reg, mask })];
+        // gfx908: v0, v1, v2; 4 + 2 user SGPRs, then workgroup x (s6, never read) and y (s7)
+        assert_eq!(planned("gfx908", "IAT", "x"), xor(0x8, v(0), 1));
+        assert_eq!(planned("gfx908", "IAT", "y"), xor(0x8, v(1), 1));
+        assert_eq!(planned("gfx908", "IAT", "z"), xor(0xc, v(2), 1));
+        assert_eq!(planned("gfx908", "IAC", "y"), xor(0x14, s(7), 1));
+        // gfx90a+: x, y, z packed in v0 (the mask moves to the index's bits)
+        for t in ["gfx90a", "gfx942"] {
+            assert_eq!(planned(t, "IAT", "x"), xor(0x8, v(0), 1));
+            assert_eq!(planned(t, "IAT", "y"), xor(0x8, v(0), 1 << 10));
+            assert_eq!(planned(t, "IAT", "z"), xor(0x8, v(0), 1 << 20));
+        }
+        assert_eq!(planned("gfx90a", "IAC", "y"), xor(0x2c, s(7), 1));
+        // gfx942: 2 user SGPRs (architected flat scratch): workgroup y in s3
+        assert_eq!(planned("gfx942", "IAC", "y"), xor(0x2c, s(3), 1));
+        for t in ["gfx908", "gfx90a", "gfx942"] {
+            assert!(planned(t, "IAC", "x").is_empty(), "{t}: workgroup x is never read");
+            assert!(planned(t, "IAC", "z").is_empty(), "{t}: workgroup z is not enabled");
+        }
+    }
+
+    #[test]
+    fn an_index_is_not_touched_where_its_first_read_may_run_twice_or_reads_another_value() {
+        let v0 = RegRange::new(RegFile::PerLane, 0, 1);
+        let ins = |offset, defs: Vec<u16>, uses: Vec<u16>, control| {
+            let mut i = InstrView::new(offset, "", InstrClass::Other);
+            i.defs = defs.into_iter().map(|n| Operand::Reg(RegRange::new(RegFile::PerLane, n, 1))).collect();
+            i.uses = uses.into_iter().map(|n| Operand::Reg(RegRange::new(RegFile::PerLane, n, 1))).collect();
+            i.control = control;
+            i
+        };
+        let view = |first: InstrView| KernelView {
+            name: "k".into(),
+            instrs: vec![first, ins(4, vec![1], vec![0], Control::None)],
+        };
+        let inputs =
+            |targets: &[u64]| KernelInputs { indices: Vec::new(), branch_targets: targets.iter().copied().collect() };
+        let plain = view(ins(0, vec![2], vec![3], Control::None));
+        assert_eq!(inputs(&[]).first_read(&plain, v0), Some(1));
+        // a branch leads to the read (or before it): it may run more than once
+        assert_eq!(inputs(&[4]).first_read(&plain, v0), None);
+        assert_eq!(inputs(&[0]).first_read(&plain, v0), None);
+        // v0 is written first, or control flow leaves the entry first
+        assert_eq!(inputs(&[]).first_read(&view(ins(0, vec![0], vec![], Control::None)), v0), None);
+        assert_eq!(inputs(&[]).first_read(&view(ins(0, vec![], vec![], Control::CondBranch)), v0), None);
+        // a read that also writes it is the first read
+        assert_eq!(inputs(&[]).first_read(&view(ins(0, vec![0], vec![0], Control::None)), v0), Some(0));
     }
 }

@@ -70,7 +70,10 @@ pub fn replay_injected(launch_path: &Path, fault: &FaultSpec, opts: &ReplayOptio
     if RewriteRecord::read(&elf).map_err(|e| anyhow!("{}: {e}", path.display()))?.is_some() {
         bail!("{} was rewritten already; inject into the original code object", path.display());
     }
-    let tool = AmdInjector::new(&elf, fault.clone()).with_context(|| format!("cannot read {}", path.display()))?;
+    let tool = AmdInjector::new(&elf, fault.clone()).map_err(|e| match e {
+        rewrite::RewriteError::Input(_) => anyhow!(e).context(format!("cannot read {}", path.display())),
+        other => anyhow!("{other}"),
+    })?;
     let ropts = RewriteOptions {
         mode: Mode::Count,
         kernels: KernelFilter::exactly(&launch.kernel),

@@ -259,25 +259,29 @@ fn wv_inverts_the_selected_lanes_of_a_compare_mask() {
 
 #[test]
 fn iat_iaw_iac_replace_the_thread_or_block_index() {
+    // The indices arrive in v0 (x in bits 9:0) and s2 (workgroup x): XORed
+    // before the kernel's first read of them, for good.
+    let v0 = v(0);
+    let s2 = RegRange::new(RegFile::Uniform, 2, 1);
     // IAT, lanes 0-2: t ^ 1 swaps 64<->65 (same outputs) and makes 66 do
     // 67's work, so out[g of 66] is never written.
     let mut want = golden();
     want[BLOCK as usize + 66] = 0;
     let three = FaultLocation { lanes: LaneSet(0x7), ..four_lanes() };
-    let change = Change::SpecialRead { def: 0, mask: 1 };
-    check(fault("v_and_b32_e32 v1", When::After, change, three), Ok(want), 3);
+    let change = Change::XorInput { reg: v0, mask: 1 };
+    check(fault("v_and_b32_e32 v1", When::Before, change, three), Ok(want), 3);
     // IAW: every lane of wave slot 0 on SIMD 1 reads t ^ 64: the wave redoes the first wave's work.
     let mut want = golden();
     want[192..256].fill(0);
     let wave = FaultLocation { sm: 1, subpartition: Some(1), warps: Some(vec![(0, 0)]), lanes: LaneSet::ALL };
-    let change = Change::SpecialRead { def: 0, mask: 64 };
-    check(fault("v_and_b32_e32 v1", When::After, change.clone(), wave.clone()), Ok(want.clone()), 64);
+    let change = Change::XorInput { reg: v0, mask: 64 };
+    check(fault("v_and_b32_e32 v1", When::Before, change.clone(), wave.clone()), Ok(want.clone()), 64);
     // IAC: the wave reads block 0 instead of 1 (a uniform value: all its lanes).
-    let change = Change::SpecialRead { def: 0, mask: 1 };
-    check(fault("s_mov_b32 s7", When::After, change, four_lanes()), Ok(want), 4);
+    let change = Change::XorInput { reg: s2, mask: 1 };
+    check(fault("s_mov_b32 s7", When::Before, change, four_lanes()), Ok(want), 4);
     // A wave slot no wave has: nothing changes.
     let empty = FaultLocation { warps: Some(vec![(1, 3)]), ..wave };
-    check(fault("v_and_b32_e32 v1", When::After, Change::SpecialRead { def: 0, mask: 64 }, empty), Ok(golden()), 0);
+    check(fault("v_and_b32_e32 v1", When::Before, Change::XorInput { reg: v0, mask: 64 }, empty), Ok(golden()), 0);
 }
 
 #[test]

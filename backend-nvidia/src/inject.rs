@@ -126,7 +126,17 @@ pub fn facts(kernel: &SassKernel) -> Vec<InjectFacts> {
                     && view.instrs[i - 1].control == Control::None
                     && cfg.as_ref().is_some_and(|c| c.block_of.get(i - 1) == c.block_of.get(i))
             });
-            InjectFacts { unit, immediate, memory_source, shared_store, special, forceable_guard, lane_mask: None }
+            // every index is read with S2R: none arrives in a register
+            InjectFacts {
+                unit,
+                immediate,
+                memory_source,
+                shared_store,
+                special,
+                index_inputs: Default::default(),
+                forceable_guard,
+                lane_mask: None,
+            }
         })
         .collect()
 }
@@ -336,6 +346,10 @@ pub fn inject_calls(
             ]
         }
         Change::Trap => vec![call(me, When::Before, op::TRAP, none, 0, 0, 0, [zero, zero])],
+        // S2R/S2UR read every index on NVIDIA: none arrives in a register
+        Change::XorInput { .. } => {
+            return Err(unsupported("an index received in a register (NVIDIA reads indices with S2R)"))
+        }
     })
 }
 

@@ -23,9 +23,14 @@
 //!   store only;
 //! - WV: instructions writing the chosen predicate write its inverse (where
 //!   there are no predicate registers, compares writing a lane mask);
-//! - IAT, IAW / IAC: reads of the thread / block index in the chosen
-//!   dimension return it XORed with the mask (a read into a uniform
-//!   register, one per warp, changes it for the whole warp);
+//! - IAT, IAW / IAC: the thread / block index in the chosen dimension is
+//!   XORed with the mask. Where an instruction reads it from a special
+//!   register, that read's result ([`Change::SpecialRead`]; a read into a
+//!   uniform register, one per warp, changes it for the whole warp); where
+//!   the thread group receives it in a register when it starts, that
+//!   register, for good, before the first instruction that reads it
+//!   ([`Change::XorInput`]; the mask shifted to the index's bits when
+//!   several indices share the register);
 //! - IAL: the unit's instructions in the selected lanes: results dropped
 //!   (`ignore`), or guarded instructions executed where their guard is off
 //!   (`force`, where the backend can set the guard just before).
@@ -53,6 +58,42 @@ pub enum SpecialIndex {
     Block(Dim),
 }
 
+/// Where indices a thread group receives in registers when it starts are
+/// read: for each of the thread and block indices in x, y and z, the
+/// register that holds it and the index's lowest bit there (several may
+/// share a register).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexInputs([Option<(RegRange, u8)>; 6]);
+
+impl IndexInputs {
+    fn slot(index: SpecialIndex) -> usize {
+        let dim = |d: Dim| match d {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        };
+        match index {
+            SpecialIndex::Thread(d) => dim(d),
+            SpecialIndex::Block(d) => 3 + dim(d),
+        }
+    }
+
+    /// `index` is held in `reg` from bit `shift` on.
+    pub fn set(&mut self, index: SpecialIndex, reg: RegRange, shift: u8) {
+        self.0[Self::slot(index)] = Some((reg, shift));
+    }
+
+    /// The register and lowest bit of `index`, if read here.
+    pub fn get(&self, index: SpecialIndex) -> Option<(RegRange, u8)> {
+        self.0[Self::slot(index)]
+    }
+
+    /// No index is read here.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+}
+
 /// What the inject tool needs to know of one instruction, from the
 /// backend's ISA tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,6 +108,9 @@ pub struct InjectFacts {
     pub shared_store: Option<(u8, u8)>,
     /// A read of a thread or block index.
     pub special: Option<SpecialIndex>,
+    /// The indices a thread group receives in registers when it starts
+    /// that this instruction is the first to read.
+    pub index_inputs: IndexInputs,
     /// Its guard is a per-lane predicate and every execution passes right
     /// before it through a point where the backend can set that guard.
     pub forceable_guard: bool,
@@ -181,10 +225,16 @@ impl Injector {
                     _ => SpecialIndex::Thread(p.dim?),
                 };
                 // an index read into a uniform register (one per warp) counts too
-                (facts.special == Some(want))
+                let read = (facts.special == Some(want))
                     .then(|| first_def_in(ins, &[RegFile::PerLane, RegFile::Uniform]))
                     .flatten()
-                    .map(|(d, _)| (Change::SpecialRead { def: d, mask }, When::After))
+                    .map(|(d, _)| (Change::SpecialRead { def: d, mask }, When::After));
+                read.or_else(|| {
+                    let (reg, shift) = facts.index_inputs.get(want)?;
+                    // bits the shift would push out of 64 are no bits of the register
+                    let shifted = mask.checked_shl(u32::from(shift)).filter(|m| m >> shift == mask)?;
+                    Some((Change::XorInput { reg, mask: shifted }, When::Before))
+                })
             }
             ErrorModel::Ial => match p.lane_fault? {
                 LaneFault::Ignore => unit_def().map(|(d, _)| (Change::DiscardDef { def: d }, When::After)),

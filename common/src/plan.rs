@@ -258,7 +258,10 @@ pub fn check_flow(
 /// operand is a register; a substitute or redirect register is of the same
 /// file and width and not the operand itself; a restored source is not
 /// overwritten by the instruction; a mask is non-zero; an inverted value
-/// is a predicate (or a lane mask: a uniform register pair); a forced guard exists.
+/// is a predicate (or a lane mask: a uniform register pair); a forced guard
+/// exists; an index input is changed `before` an instruction that reads
+/// that register (never restored, so the instruction may leave or
+/// overwrite it).
 pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(), String> {
     let def = |n: u8| -> Result<RegRange, String> {
         if when != When::After {
@@ -317,6 +320,17 @@ pub fn check_injection(change: &Change, when: When, ins: &InstrView) -> Result<(
             RegRange { file: RegFile::Predicate, .. } | RegRange { file: RegFile::Uniform, count: 2, .. } => Ok(()),
             _ => Err(format!("destination {n} is not a predicate or a lane mask")),
         },
+        Change::XorInput { reg, mask } => {
+            if when != When::Before {
+                Err("an index input is changed before the instruction that reads it".into())
+            } else if reg.file == RegFile::Predicate {
+                Err(format!("{reg:?} is a predicate, not an index input"))
+            } else if !ins.uses.iter().filter_map(Operand::reg).any(|u| u.contains(&reg)) {
+                Err(format!("the instruction does not read {reg:?}"))
+            } else {
+                nonzero(mask)
+            }
+        }
         Change::ForceGuard if when != When::Before => Err("a guard is forced before the instruction".into()),
         Change::ForceGuard if !ins.guarded => Err("the instruction has no guard predicate".into()),
         Change::Trap if when != When::Before => Err("a trap is placed before the instruction".into()),

@@ -11,10 +11,10 @@
 //!   inactive lanes, divergence) are new [`CounterKind`]s behind the same
 //!   `Count` action;
 //! - *fault injection* is [`Action::Inject`]: change a destination, a
-//!   source (restored after), a predicate or a special-register read, for
-//!   the threads a [`FaultLocation`] selects (the error models of
-//!   [`crate::fault`]), planned by [`crate::inject_tool`]; NVIDIA lowers
-//!   it, AMD refuses it in one line.
+//!   source (restored after), a predicate, a special-register read or an
+//!   index a thread group starts with, for the threads a [`FaultLocation`]
+//!   selects (the error models of [`crate::fault`]), planned by
+//!   [`crate::inject_tool`] and lowered by both backends.
 
 use crate::class::FpFormat;
 use crate::fault::FaultLocation;
@@ -135,6 +135,13 @@ pub enum Change {
     /// XOR the index a special-register read returns (thread or block
     /// index: IAT, IAW, IAC), the read's n-th written value.
     SpecialRead { def: u8, mask: u64 },
+    /// XOR an index the thread group receives in register `reg` when it
+    /// starts (where no instruction reads it from a special register) with
+    /// `mask`, for good: placed `before` the first instruction reading
+    /// `reg`, where nothing has written it yet, and never restored, so that
+    /// every later read sees the wrong index (IAT, IAW, IAC). A uniform
+    /// register changes for the whole warp when any selected lane is active.
+    XorInput { reg: RegRange, mask: u64 },
     /// Stop the thread as an invalid instruction would (IVOC).
     Trap,
 }

@@ -512,6 +512,40 @@ fn a_replay_campaign_injects_for_real_on_the_emulator() {
 }
 
 #[test]
+fn a_replay_campaign_fires_index_faults_on_the_emulator() {
+    // the index micro-kernel: 6 workgroups on compute units 0-5, two waves
+    // each on SIMDs 0 and 1, wave slot 0; every location drawn runs a wave
+    let tmp = tempfile::tempdir().expect("dir");
+    let launch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/tests/inject/index.json");
+    let mut c = xfpx(tmp.path());
+    c.env_remove("XFPX_CAMPAIGN_RUNNER").args(["campaign", "--dir", "c", "--replay"]).arg(&launch);
+    c.args(["--target", "gfx90a", "--models", "IAT,IAW,IAC", "--runs", "9", "--seed", "2"]);
+    c.args(["--sms", "0-5", "--subpartitions", "2", "--warps", "1", "--lanes", "0-63"]);
+    let o = c.output().expect("campaign runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = results(&tmp.path().join("c"));
+    assert_eq!(rows.len(), 9);
+    for model in ["IAT", "IAW", "IAC"] {
+        let of: Vec<&Row> = rows.values().filter(|r| r.0 == model).collect();
+        assert_eq!(of.len(), 3, "{rows:?}");
+        // the index arrives in a register: the fault fires in every run
+        assert!(of.iter().all(|r| r.3.is_some_and(|a| a > 0)), "{model} never fired: {of:?}");
+        for r in of {
+            let swaps_halves = r.4.contains(r#""mask":32"#);
+            let want: &[&str] = match model {
+                // one lane does another's work of its wave: its own slot stays unwritten
+                "IAT" => &["SDC"],
+                // tx ^ 32 swaps the halves of the wave: the same stores
+                "IAW" if swaps_halves => &["Masked"],
+                // a wave moved to another wave's or workgroup's slots (or past the buffer)
+                _ => &["SDC", "DUE"],
+            };
+            assert!(want.contains(&r.1.as_str()), "{model}: {r:?}");
+        }
+    }
+}
+
+#[test]
 fn a_program_campaign_that_cannot_inject_stops_after_the_first_run() {
     let tmp = tempfile::tempdir().expect("dir");
     let mut c = xfpx(tmp.path());

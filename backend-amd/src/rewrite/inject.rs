@@ -12,11 +12,15 @@
 //!
 //! **What changes** (placements as [`Change`] states; `S`: the selected lanes):
 //! - `XorDef`, `SpecialRead`: after the instruction, the destination's first
-//!   64 bits are XORed with the mask. On AMD the thread and workgroup
-//!   indices are not read by an instruction: a wave starts with them in
-//!   v0 (packed x [9:0], y [19:10], z [29:20] on gfx90a and later) and in
-//!   the SGPRs the descriptor enables, so IAT/IAW/IAC are placed on the
-//!   instruction that first takes the index from those inputs.
+//!   64 bits are XORed with the mask.
+//! - `XorInput` (IAT, IAW, IAC): a wave starts with its work-item indices
+//!   in v0 (packed x [9:0], y [19:10], z [29:20] on gfx90a and later; v0,
+//!   v1, v2 on gfx908) and its workgroup indices in the SGPRs its
+//!   descriptor enables ([`crate::inject`] locates them). Before the
+//!   kernel's first instruction reading the register, it is XORed with the
+//!   mask in the selected lanes (an SGPR: for the whole wave, when any
+//!   selected lane is active) and never restored. The count is the
+//!   selected lanes, as for every change of a uniform value.
 //! - `XorUse`: before, the source is XORed; after, XORed back.
 //! - `SubstituteUse`: before, the source is saved and the substitute copied
 //!   in; after, the source is restored.
@@ -274,6 +278,13 @@ impl AmdLowering<'_> {
                 self.on_selected(r.file, |this| this.xor_regs(r, mask))?;
                 count(self)?;
             }
+            (Change::XorInput { reg, mask }, Part::Main) => {
+                if reg.file == RegFile::Accumulator {
+                    return Err(RewriteError::Refused("an accumulation register is no index input".into()));
+                }
+                self.on_selected(reg.file, |this| this.xor_regs(reg, mask))?;
+                count(self)?;
+            }
             (Change::XorUse { use_index, mask }, Part::Main | Part::Post) => {
                 let r = Self::reg_of(&ins.uses, use_index, "source")?;
                 self.on_selected(r.file, |this| this.xor_regs(r, mask))?;
@@ -373,6 +384,7 @@ impl AmdLowering<'_> {
                 ins.uses.get(use_index as usize)
             }
             (Change::Trap | Change::ForceGuard, _) => None,
+            (Change::XorInput { reg, .. }, _) => return regs_of(&Operand::Reg(reg)),
             (Change::OtherOperation { .. }, Part::Pre) => {
                 return ins.uses.iter().flat_map(regs_of).collect();
             }

@@ -198,3 +198,54 @@ fn wv_inverts_a_lane_mask_where_there_are_no_predicate_registers() {
     assert_eq!(ip.targets, 1);
     assert!(matches!(&ip.plan.probes[0].action, Action::Inject { change: Change::InvertPredicate { def: 0 }, .. }));
 }
+
+#[test]
+fn an_index_received_in_a_register_is_xored_before_its_first_read() {
+    use Change::*;
+    use When::*;
+    let uniform = |n| RegRange::new(RegFile::Uniform, n, 1);
+    let v0 = RegRange::new(RegFile::PerLane, 0, 1);
+    // 0: v_lshrrev_b32 v2, 10, v0 (thread x and y packed in v0); 1: s_mul_i32 s7, s3, 3 (block y)
+    let mut shift = InstrView::new(0x0, "v_lshrrev_b32_e32 v2, 10, v0", InstrClass::Other);
+    shift.defs = vec![reg(2, 1)];
+    shift.uses = vec![Operand::Known { bits: 10 }, reg(0, 1)];
+    let mut mul = InstrView::new(0x4, "s_mul_i32 s7, s3, 3", InstrClass::Other);
+    mul.defs = vec![Operand::Reg(uniform(7))];
+    mul.uses = vec![Operand::Reg(uniform(3)), Operand::Known { bits: 3 }];
+    let view = KernelView { name: "k".into(), instrs: vec![shift, mul] };
+    let mut facts = vec![InjectFacts::default(); 2];
+    facts[0].index_inputs.set(SpecialIndex::Thread(Dim::X), v0, 0);
+    facts[0].index_inputs.set(SpecialIndex::Thread(Dim::Y), v0, 10);
+    facts[1].index_inputs.set(SpecialIndex::Block(Dim::Y), uniform(3), 0);
+    let planned = |args: &[(&str, &str)]| {
+        let mut sites = SiteTable::new();
+        let ip = Injector { fault: spec(args) }.plan(&view, &facts, &mut sites);
+        verify(&ip.plan, &view, &sites).unwrap();
+        ip.plan
+            .probes
+            .iter()
+            .map(|p| match &p.action {
+                Action::Inject { change, .. } => (p.instr, p.when, change.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    let lanes = ("lanes", "0-3");
+    assert_eq!(
+        planned(&[("model", "IAT"), ("dim", "x"), ("mask", "1"), lanes]),
+        vec![(0, Before, XorInput { reg: v0, mask: 1 })]
+    );
+    // y's bits start at 10: the mask moves there
+    assert_eq!(
+        planned(&[("model", "IAT"), ("dim", "y"), ("mask", "1"), lanes]),
+        vec![(0, Before, XorInput { reg: v0, mask: 1 << 10 })]
+    );
+    assert_eq!(
+        planned(&[("model", "IAC"), ("dim", "y"), ("mask", "2")]),
+        vec![(1, Before, XorInput { reg: uniform(3), mask: 2 })]
+    );
+    assert!(planned(&[("model", "IAT"), ("dim", "z"), ("mask", "1"), lanes]).is_empty());
+    assert!(planned(&[("model", "IAC"), ("dim", "x"), ("mask", "1")]).is_empty());
+    // a mask the shift pushes past 64 bits names no bit of the register
+    assert!(planned(&[("model", "IAT"), ("dim", "y"), ("mask", "0x8000000000000000"), lanes]).is_empty());
+}

@@ -65,6 +65,9 @@ fn valid_injections_verify() {
         (1, When::Before, ForceGuard),
         (0, When::After, SpecialRead { def: 0, mask: 8 }),
         (3, When::Before, Trap),
+        // an index input is never restored: the instruction may overwrite it or leave
+        (1, When::Before, XorInput { reg: r(3, 1), mask: 1 << 10 }),
+        (3, When::Before, XorInput { reg: r(4, 1), mask: 1 }),
     ];
     for (instr, when, change) in ok {
         check(instr, when, change.clone(), 1).unwrap_or_else(|e| panic!("{change:?}: {e}"));
@@ -88,6 +91,10 @@ fn broken_injections_are_refused_with_the_reason() {
         (0, When::Before, ForceGuard, "no guard predicate"),
         (1, When::After, ForceGuard, "before the instruction"),
         (0, When::After, Trap, "before the instruction"),
+        (0, When::After, XorInput { reg: r(0, 1), mask: 1 }, "before the instruction"),
+        (0, When::Before, XorInput { reg: r(3, 1), mask: 1 }, "does not read"),
+        (0, When::Before, XorInput { reg: r(0, 2), mask: 1 }, "does not read"),
+        (0, When::Before, XorInput { reg: r(1, 1), mask: 0 }, "zero mask"),
     ];
     for (instr, when, change, expected) in cases {
         let w = why(check(instr, when, change.clone(), 1));
