@@ -106,7 +106,15 @@ fn with_suffix(m: &str, suffix: &str) -> String {
 
 impl fmt::Display for Instruction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.mnemonic())?;
+        // The mnemonic as `mnemonic()` spells it, written without a copy.
+        let m = self.base_mnemonic;
+        match self.variant {
+            Variant::Plain | Variant::ScaledMfma => f.write_str(m)?,
+            Variant::Dpp | Variant::Sdwa => {
+                f.write_str(m.strip_suffix("_e32").unwrap_or(m))?;
+                f.write_str(if self.variant == Variant::Dpp { "_dpp" } else { "_sdwa" })?;
+            }
+        }
         for (i, op) in self.operands.iter().enumerate() {
             f.write_str(if i == 0 { " " } else { ", " })?;
             write!(f, "{op}")?;

@@ -198,18 +198,13 @@ impl Instruction {
     /// Registers named by operands the instruction reads (including read-modify-write
     /// destinations of accumulating instructions).
     pub fn regs_read(&self) -> Vec<RegRange> {
-        let m = self.base_mnemonic;
-        let rmw = m.contains("_mac_")
-            || m.contains("_fmac_")
-            || m.contains("dot2c_")
-            || m.contains("dot4c_")
-            || m.contains("dot8c_")
-            || m.starts_with("s_addk")
-            || m.starts_with("s_mulk")
-            || m.starts_with("s_cmovk")
-            || m.starts_with("s_cmov_")
-            || m.contains("_atomic_");
+        let rmw = self.op.reads_destination();
         self.operands.iter().filter(|o| !o.written || rmw).filter_map(|o| reg_of(&o.operand)).collect()
+    }
+
+    /// Registers named by any operand, read or written (with repeats).
+    pub fn regs_named(&self) -> impl Iterator<Item = RegRange> + '_ {
+        self.operands.iter().filter_map(|o| reg_of(&o.operand))
     }
 }
 

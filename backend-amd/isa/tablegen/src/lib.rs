@@ -387,6 +387,25 @@ const FAMILIES: &[(&str, &str)] = &[
     ("save_exec", "SaveExec"),
 ];
 
+/// Mnemonics of the opcodes that read the registers they write: the
+/// accumulating ones (`v_mac_*`, `v_fmac_*`, `v_dot*c_*`, whose destination
+/// is also a source), the scalar ones that combine their destination with
+/// an immediate or move into it conditionally (`s_addk_*`, `s_mulk_*`,
+/// `s_cmovk_*`, `s_cmov_*`), and the memory atomics (whose data register
+/// a returned value may overwrite).
+const READS_DESTINATION: &[&str] = &[
+    "*_mac_*",
+    "*_fmac_*",
+    "*dot2c_*",
+    "*dot4c_*",
+    "*dot8c_*",
+    "s_addk*",
+    "s_mulk*",
+    "s_cmovk*",
+    "s_cmov_*",
+    "*_atomic_*",
+];
+
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters.
 fn glob(pattern: &str, text: &str) -> bool {
     match pattern.split_once('*') {
@@ -451,6 +470,17 @@ fn operations(mnemonics: &BTreeSet<String>, family_tsv: &str) -> Result<String, 
         }
     }
     out.push_str("        _ => Family::Other,\n    }\n}\n\n");
+    out.push_str("/// Whether an opcode reads the registers it writes (see `READS_DESTINATION`).\n");
+    out.push_str(
+        "#[rustfmt::skip]\npub const fn reads_destination(op: Opcode) -> bool {\n    matches!(\n        op,\n",
+    );
+    let readers: Vec<String> = mnemonics
+        .iter()
+        .filter(|m| READS_DESTINATION.iter().any(|p| glob(p, m)))
+        .map(|m| format!("        Opcode::{}", variant(m)))
+        .collect();
+    out.push_str(&readers.join(" |\n"));
+    out.push_str("\n    )\n}\n\n");
     out.push_str("/// The opcode of every form of a mnemonic: its `_e32` form where there is one.\n");
     out.push_str("#[rustfmt::skip]\npub const fn stem(op: Opcode) -> Opcode {\n    match op {\n");
     for m in mnemonics {
