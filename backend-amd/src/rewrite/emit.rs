@@ -1,22 +1,27 @@
 //! A placed rewrite waiting for its table's address: [`Prepared`] holds
 //! the rewritten file, laid out and checked, whose code loads the table's
 //! address from literals not yet written (or already written, where the
-//! address was known); [`Prepared::emit`] writes the address and renders
-//! the outcome. A replay asks Prepared how large the table is, allocates it
+//! address was known); [`Prepared::emit`] writes the address and makes
+//! the outcome (its listings render when read). A replay asks Prepared how large the table is, allocates it
 //! where the run will find it, and emits once with that address. With a
 //! patchable table, the file also carries the rewrite's record
-//! ([`super::record`]), so that it can be placed again.
+//! ([`super::record`]), so that it can be placed again (otherwise the
+//! record is made only when asked for).
+
+use std::sync::{Arc, OnceLock};
 
 use xfpx_amd_isa::Target;
 use xfpx_common::site::SiteTable;
 
 use super::layout;
-use super::listing::{anchor_line, listing};
+use super::listing::{anchor_line, listing, Rendered};
+use super::lower::Appended;
 use super::outcome::{Mode, RewriteError, RewriteOptions, RewriteOutcome};
 use super::placement::Placed;
 use super::prepare::Units;
 use super::record::{self, LiteralAt, RecordedKernel, RewriteRecord, RECORD_FORMAT, RECORD_SECTION};
 use super::table::TableAddress;
+use super::units::Decoded;
 use crate::code_object::CodeObject;
 
 /// A rewrite placed and laid out, but for the table's address.
@@ -30,23 +35,28 @@ pub struct Prepared {
     notes: Vec<String>,
     /// Where the table's address goes.
     literals: Vec<LiteralAt>,
-    record: RewriteRecord,
+    /// Made when the object carries it (a patchable table) or when asked.
+    record: OnceLock<RewriteRecord>,
     /// How the counters of each counted kernel and device function fold.
     count_layouts: Vec<xfpx_common::counters::CountLayout>,
 }
 
 impl Prepared {
-    /// Renders what placement overwrote, records a patchable object's
-    /// instrumentation in it, and checks that the file reads back.
+    /// Gives each unit the lines of what placement overwrote (rendered
+    /// when read), records a patchable object's instrumentation in it, and
+    /// checks that the file reads back.
     pub(super) fn new(units: Units<'_>, mut placed: Placed, opts: &RewriteOptions) -> Result<Prepared, RewriteError> {
         let target = units.target;
+        let anchors = |patches: Vec<layout::Patch>, instrs: Decoded| {
+            Rendered::later(move || patches.iter().map(|a| anchor_line(target, &instrs, a)).collect())
+        };
         for k in &units.kernels {
-            let anchors = &placed.kernel_code[k.index].anchors;
-            placed.kernels[k.index].anchors = anchors.iter().map(|a| anchor_line(target, &k.instrs, a)).collect();
+            let patches = std::mem::take(&mut placed.kernel_code[k.index].anchors);
+            placed.kernels[k.index].anchors = anchors(patches, k.instrs.clone());
         }
         for f in &units.functions {
-            let anchors = &placed.function_code[f.index].anchors;
-            placed.functions[f.index].anchors = anchors.iter().map(|a| anchor_line(target, &f.instrs, a)).collect();
+            let patches = std::mem::take(&mut placed.function_code[f.index].anchors);
+            placed.functions[f.index].anchors = anchors(patches, f.instrs.clone());
         }
         let appended = &placed.appended;
         let literals: Vec<LiteralAt> = appended
@@ -54,29 +64,12 @@ impl Prepared {
             .iter()
             .map(|l| LiteralAt { address: appended.base + 4 * l.word as u64, high: l.high })
             .collect();
-        let record = RewriteRecord {
-            format: RECORD_FORMAT,
-            mode: opts.mode,
-            target: target.name().to_string(),
-            table: placed.table.clone(),
-            sites: units.sites.iter().map(|(_, info)| info.clone()).collect(),
-            table_address_literals: literals.clone(),
-            kernels: placed
-                .kernels
-                .iter()
-                .map(|k| RecordedKernel {
-                    name: k.name.clone(),
-                    state: k.state.clone(),
-                    probes: k.probes,
-                    waits_added: k.waits_added,
-                    coverage: k.coverage.clone(),
-                })
-                .collect(),
-            notes: units.notes.clone(),
-        };
+        let record = OnceLock::new();
         if opts.table == TableAddress::Patchable {
+            let made = make_record(opts.mode, target, &placed, &units.sites, &literals, &units.notes);
             let bytes = std::mem::take(&mut placed.bytes);
-            placed.bytes = layout::append_section(bytes, RECORD_SECTION, &record.to_bytes())?;
+            placed.bytes = layout::append_section(bytes, RECORD_SECTION, &made.to_bytes())?;
+            let _ = record.set(made);
         }
         // The result must read back as a code object with the same kernels.
         let check = CodeObject::parse(&placed.bytes)
@@ -105,7 +98,8 @@ impl Prepared {
 
     /// What the rewrite did, as a patchable object records it.
     pub fn record(&self) -> &RewriteRecord {
-        &self.record
+        self.record
+            .get_or_init(|| make_record(self.mode, self.target, &self.placed, &self.sites, &self.literals, &self.notes))
     }
 
     /// How the counters of each counted kernel and device function fold
@@ -135,29 +129,32 @@ impl Prepared {
 
     /// The rewritten object with its table at `table_address` (for code
     /// placed with a known address, that address).
-    pub fn emit(mut self, table_address: u64) -> Result<RewriteOutcome, RewriteError> {
+    pub fn emit(self, table_address: u64) -> Result<RewriteOutcome, RewriteError> {
         if let Some(known) = self.known_table_address().filter(|&a| a != table_address) {
             return Err(RewriteError::Layout(format!(
                 "the code was placed for a table at {known:#x}, not at {table_address:#x}"
             )));
         }
-        let placed = &mut self.placed;
+        let mut placed = self.placed;
         record::write_table_address(&mut placed.bytes, &self.literals, table_address)?;
         placed.appended.set_table_address(table_address);
-        for (o, code) in placed.kernels.iter_mut().zip(&placed.kernel_code) {
-            if let Some(words) = &code.words {
-                o.appended = listing(self.target, &placed.appended, words.clone());
+        let code_bytes = 4 * placed.appended.words.len() as u64;
+        // Each unit's listing, rendered when read.
+        let (target, appended) = (self.target, Arc::new(std::mem::replace(&mut placed.appended, Appended::new(0))));
+        let listed = |words: &Option<std::ops::Range<usize>>| match words {
+            Some(words) => {
+                let (appended, words) = (appended.clone(), words.clone());
+                Rendered::later(move || listing(target, &appended, words.clone()))
             }
+            None => Rendered::default(),
+        };
+        for (o, code) in placed.kernels.iter_mut().zip(&placed.kernel_code) {
+            o.appended = listed(&code.words);
         }
         for (o, code) in placed.functions.iter_mut().zip(&placed.function_code) {
-            if let Some(words) = &code.words {
-                o.appended = listing(self.target, &placed.appended, words.clone());
-            }
+            o.appended = listed(&code.words);
         }
-        let code_bytes = 4 * placed.appended.words.len() as u64;
-        let placed = self.placed;
         Ok(RewriteOutcome {
-            site_list: self.sites.iter().map(|(_, info)| info.clone()).collect(),
             bytes: placed.bytes,
             sites: self.sites,
             target: self.target.name().to_string(),
@@ -171,5 +168,36 @@ impl Prepared {
             functions: placed.functions,
             notes: self.notes,
         })
+    }
+}
+
+/// The record of a rewrite placed as `placed`.
+fn make_record(
+    mode: Mode,
+    target: Target,
+    placed: &Placed,
+    sites: &SiteTable,
+    literals: &[LiteralAt],
+    notes: &[String],
+) -> RewriteRecord {
+    RewriteRecord {
+        format: RECORD_FORMAT,
+        mode,
+        target: target.name().to_string(),
+        table: placed.table.clone(),
+        sites: sites.iter().map(|(_, info)| info.clone()).collect(),
+        table_address_literals: literals.to_vec(),
+        kernels: placed
+            .kernels
+            .iter()
+            .map(|k| RecordedKernel {
+                name: k.name.clone(),
+                state: k.state.clone(),
+                probes: k.probes,
+                waits_added: k.waits_added,
+                coverage: k.coverage.clone(),
+            })
+            .collect(),
+        notes: notes.to_vec(),
     }
 }

@@ -734,8 +734,9 @@ impl AmdLowering<'_> {
         probes: &[&Probe],
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
-        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
-        let rel = self.entry_branch(&d, out)?;
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
+        let rel = self.entry_branch(d, out)?;
         let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
         let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
@@ -778,7 +779,7 @@ impl AmdLowering<'_> {
             self.restore_scc()?;
         }
         self.divisor_test(view, index, &after)?;
-        let returns = self.displaced(&d)?;
+        let returns = self.displaced(d)?;
         if !after.is_empty() || !post.is_empty() {
             if !returns {
                 return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
@@ -819,14 +820,15 @@ impl AmdLowering<'_> {
     /// the wave. A wave that ends in a trap is not screened (the trap is not
     /// moved: its handler may return after it).
     pub fn screen_exit(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
-        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
         if d.insn.control_flow(d.addr) != ControlFlow::End {
             return Err(RewriteError::Refused(format!(
                 "{} is not moved (its handler may return after it): waves ending here are not screened",
                 d.insn.base_mnemonic
             )));
         }
-        let rel = self.entry_branch(&d, out)?;
+        let rel = self.entry_branch(d, out)?;
         let e = self.e();
         let s = self.scratch;
         let bits = s.tmp();
