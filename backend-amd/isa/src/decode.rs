@@ -260,8 +260,8 @@ fn check_modifier_groups(
     words: &[u32; 4],
 ) -> Result<(), DecodeError> {
     let vop3b = enc == Encoding::Vop3 && row.operands.iter().any(|s| s.field == Field::Sdst);
-    for &(flag, encs, scope, dw, mask) in table::MODIFIER_GROUPS {
-        if !encs.contains(&enc) || row.flags & flag != 0 {
+    for &(flag, _, scope, dw, mask) in modifier_groups_of(enc) {
+        if row.flags & flag != 0 {
             continue;
         }
         let in_scope = match scope {
@@ -275,6 +275,25 @@ fn check_modifier_groups(
         }
     }
     check_absent_sources(row, enc, variant, words)
+}
+
+/// The modifier groups that apply to encoding `enc`, in table order
+/// (sorted out of [`table::MODIFIER_GROUPS`] once).
+fn modifier_groups_of(enc: Encoding) -> &'static [table::ModifierGroup] {
+    static BY_ENCODING: std::sync::OnceLock<Vec<Vec<table::ModifierGroup>>> = std::sync::OnceLock::new();
+    let by = BY_ENCODING.get_or_init(|| {
+        let mut by: Vec<Vec<table::ModifierGroup>> = Vec::new();
+        for group in table::MODIFIER_GROUPS {
+            for &e in group.1 {
+                if by.len() <= e as usize {
+                    by.resize(e as usize + 1, Vec::new());
+                }
+                by[e as usize].push(*group);
+            }
+        }
+        by
+    });
+    by.get(enc as usize).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// Modifier bits of sources the instruction does not have must be clear.

@@ -165,7 +165,7 @@ impl Constants {
             }
             _ => None,
         };
-        for r in insn.regs_written() {
+        for r in insn.reg_writes() {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
                     self.sgprs.remove(&(r.first + i));
@@ -188,7 +188,7 @@ impl Constants {
 pub fn written_sgprs<'d>(code: impl IntoIterator<Item = &'d DecodedInstr>) -> BTreeSet<u16> {
     let mut out = BTreeSet::new();
     for d in code {
-        for r in d.insn.regs_written().into_iter().filter(|r| r.file == RegFile::Sgpr) {
+        for r in d.insn.reg_writes().filter(|r| r.file == RegFile::Sgpr) {
             out.extend(r.first..r.first + u16::from(r.count));
         }
     }

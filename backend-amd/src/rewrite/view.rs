@@ -132,7 +132,7 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
 fn reads(insn: &Instruction) -> Vec<Operand> {
     let mask = class_mask(insn);
     let mut uses: Vec<(xfpx_amd_isa::RegRange, Operand)> =
-        insn.regs_read().into_iter().filter_map(|r| operand(r).map(|o| (r, o))).collect();
+        insn.reg_reads().filter_map(|r| operand(r).map(|o| (r, o))).collect();
     if let Some(m) = mask {
         if let Some(u) = uses.iter_mut().rev().find(|(r, _)| *r == m) {
             u.1 = Operand::Other { text: "class mask".into() };
@@ -145,22 +145,25 @@ fn reads(insn: &Instruction) -> Vec<Operand> {
 pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelView {
     let instrs = instrs
         .iter()
-        .map(|d| InstrView {
-            offset: d.addr - entry,
-            text: d.insn.to_string(),
-            class: view_class(&d.insn),
-            defs: d.insn.regs_written().into_iter().filter_map(operand).collect(),
-            uses: reads(&d.insn),
-            guarded: false,
-            control: control(&d.insn, d.addr),
-            flow: xfpx_common::view::ValueFlow::Opaque,
-            source_format: match view_class(&d.insn) {
-                xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
-                    conversion_source(d.insn.base_mnemonic)
-                }
-                _ => xfpx_common::view::SourceFormat::OfClass,
-            },
-            location: None,
+        .map(|d| {
+            let class = view_class(&d.insn);
+            InstrView {
+                offset: d.addr - entry,
+                text: d.insn.to_string(),
+                class,
+                defs: d.insn.reg_writes().filter_map(operand).collect(),
+                uses: reads(&d.insn),
+                guarded: false,
+                control: control(&d.insn, d.addr),
+                flow: xfpx_common::view::ValueFlow::Opaque,
+                source_format: match class {
+                    xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
+                        conversion_source(d.insn.base_mnemonic)
+                    }
+                    _ => xfpx_common::view::SourceFormat::OfClass,
+                },
+                location: None,
+            }
         })
         .collect();
     KernelView { name: name.to_string(), instrs }
