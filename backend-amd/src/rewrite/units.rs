@@ -29,7 +29,7 @@ pub enum UnitError {
 /// by every unit cut from it (cloning one shares them). Reads as a slice.
 #[derive(Debug, Clone, Default)]
 pub struct Decoded {
-    all: Arc<[DecodedInstr]>,
+    all: Arc<Vec<DecodedInstr>>,
     range: Range<usize>,
 }
 
@@ -37,7 +37,7 @@ impl Decoded {
     /// Instructions decoded for one unit alone.
     pub fn own(instrs: Vec<DecodedInstr>) -> Decoded {
         let range = 0..instrs.len();
-        Decoded { all: instrs.into(), range }
+        Decoded { all: Arc::new(instrs), range }
     }
 
     /// The instructions at `range` of this stretch.
@@ -79,7 +79,8 @@ impl TextCode {
     pub fn decode(co: &CodeObject<'_>, target: Target) -> TextCode {
         let Some(text) = co.elf.section_by_name(".text") else { return TextCode::default() };
         let Ok(data) = co.elf.section_data(text) else { return TextCode::default() };
-        let mut instrs = Vec::new();
+        // Instructions take 4 to 16 bytes: room for all of them at once.
+        let mut instrs = Vec::with_capacity(data.len() / 4);
         let mut undecodable = Vec::new();
         for (addr, r) in xfpx_amd_isa::disassemble(target, data, text.addr) {
             match r {

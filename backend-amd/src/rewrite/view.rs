@@ -39,6 +39,15 @@ fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
     file(r.file).map(|f| Operand::Reg(RegRange::new(f, r.first, r.count)))
 }
 
+/// An instruction's listing text, written into room for most lines at once.
+fn listing_text(insn: &Instruction) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(64);
+    // Writing into a String cannot fail.
+    let _ = write!(text, "{insn}");
+    text
+}
+
 /// How an instruction at `addr` affects control flow, in the view's terms.
 pub fn control(insn: &Instruction, addr: u64) -> Control {
     match insn.control_flow(addr) {
@@ -149,7 +158,7 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
             let class = view_class(&d.insn);
             InstrView {
                 offset: d.addr - entry,
-                text: d.insn.to_string(),
+                text: listing_text(&d.insn),
                 class,
                 defs: d.insn.reg_writes().filter_map(operand).collect(),
                 uses: reads(&d.insn),
