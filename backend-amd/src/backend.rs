@@ -54,13 +54,10 @@ impl Backend for Amd {
     /// the kernels its filter admits (`xfpx dump --rewrite`).
     fn dump(&self, image: &[u8], request: &DumpRequest<'_>) -> Result<Dumped, BackendError> {
         let Some(config) = request.lower else {
-            let opts = DumpOptions { kernel: request.kernel.map(str::to_string), format: request.format };
+            let opts = DumpOptions { kernel: request.kernel.cloned(), format: request.format };
             return Ok(Dumped { text: dump(image, &opts)?, image: None });
         };
-        let mut kernels = config.filter().clone();
-        if let Some(name) = request.kernel {
-            kernels = KernelFilter::exactly(name);
-        }
+        let kernels = request.kernel.unwrap_or(config.filter()).clone();
         let table = if request.runnable { TableAddress::Patchable } else { TableAddress::Known(0) };
         let opts = RewriteOptions {
             mode: config.mode,

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use xfpx_common::config::OutputFormat;
+use xfpx_common::config::{KernelFilter, OutputFormat};
 
 use crate::code_object::{CodeObject, Kernel, TextLayout};
 use crate::container::{self, ContainerKind};
@@ -17,10 +17,10 @@ use crate::metadata::KernelMetadata;
 use crate::target::Target;
 
 /// What [`dump`] renders.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct DumpOptions {
-    /// Only this kernel (an error if no code object has it).
-    pub kernel: Option<String>,
+    /// Only the kernels this filter admits (an error if no code object has one).
+    pub kernel: Option<KernelFilter>,
     pub format: OutputFormat,
 }
 
@@ -215,7 +215,7 @@ pub fn report(bytes: &[u8], opts: &DumpOptions) -> Result<DumpReport> {
         let kernels: Vec<KernelReport> = co
             .kernels
             .iter()
-            .filter(|k| opts.kernel.as_deref().is_none_or(|n| n == k.name))
+            .filter(|k| opts.kernel.as_ref().is_none_or(|f| f.admits(&[&k.name])))
             .map(|k| kernel_report(&co, k, true))
             .collect();
         found_kernel |= !kernels.is_empty();
@@ -237,9 +237,9 @@ pub fn report(bytes: &[u8], opts: &DumpOptions) -> Result<DumpReport> {
             functions: if opts.kernel.is_none() { function_reports(&co) } else { Vec::new() },
         });
     }
-    if let Some(name) = &opts.kernel {
+    if let Some(filter) = &opts.kernel {
         if !found_kernel {
-            return Err(Error::NoSuchKernel(name.clone()));
+            return Err(Error::NoSuchKernel(filter.describe()));
         }
     }
     Ok(DumpReport { code_objects })

@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile as IsaFile};
+use xfpx_amd_isa::Access;
 use xfpx_common::fault::{Dim, FaultSpec, Unit};
 use xfpx_common::inject_tool::{InjectFacts, Injector, SpecialIndex};
 use xfpx_common::plan::Plan;
@@ -58,10 +59,9 @@ pub fn facts(d: &DecodedInstr) -> InjectFacts {
         && sources().any(|o| {
             matches!(o.operand, IsaOperand::InlineInt(_) | IsaOperand::InlineFloat { .. } | IsaOperand::Literal { .. })
         });
-    let mnemonic = insn.base_mnemonic;
-    let memory_source = (insn.encoding == Encoding::Smem && mnemonic.contains("load"))
-        || (insn.encoding == Encoding::Ds && mnemonic.starts_with("ds_read"));
-    let shared_store = (insn.encoding == Encoding::Ds && mnemonic.starts_with("ds_write"))
+    let access = insn.op.access();
+    let memory_source = matches!(insn.encoding, Encoding::Smem | Encoding::Ds) && access == Some(Access::Load);
+    let shared_store = (insn.encoding == Encoding::Ds && access == Some(Access::Store))
         .then(|| {
             let reg = |i: usize| match insn.operands.get(i).map(|o| &o.operand) {
                 Some(IsaOperand::Reg(r)) if r.file == IsaFile::Vgpr => Some(*r),
@@ -74,7 +74,7 @@ pub fn facts(d: &DecodedInstr) -> InjectFacts {
         })
         .flatten();
     // a vector compare's lane mask in a scalar pair (`_e64`; VCC is no def in the view)
-    let lane_mask = (insn.encoding == Encoding::Vop3 && mnemonic.starts_with("v_cmp"))
+    let lane_mask = (insn.encoding == Encoding::Vop3 && insn.op.compare().is_some_and(|c| c.unit.is_vector()))
         .then(|| {
             insn.regs_written()
                 .into_iter()

@@ -9,6 +9,7 @@
 //!
 //! ```
 //! use xfpx_amd::{extract, CodeObject, OutputFormat, DumpOptions, Target};
+//! use xfpx_common::config::KernelFilter;
 //!
 //! let bundle = include_bytes!("../fixtures/bundles/multi.bundle");
 //! for entry in extract(bundle)? {
@@ -18,7 +19,7 @@
 //!     println!("{} {}: {} VGPRs, entry 0x{:x}", entry.target_id.unwrap_or_default(), axpy.name, regs.vgprs, axpy.entry);
 //!     assert!(matches!(co.target.processor, Target::Gfx908 | Target::Gfx90a));
 //! }
-//! let text = xfpx_amd::dump(bundle, &DumpOptions { kernel: Some("fp32_axpy".into()), format: OutputFormat::Text })?;
+//! let text = xfpx_amd::dump(bundle, &DumpOptions { kernel: Some(KernelFilter::exactly("fp32_axpy")), format: OutputFormat::Text })?;
 //! assert!(text.contains("v_fmac_f32") || text.contains("v_fma_f32"));
 //! # Ok::<(), xfpx_amd::Error>(())
 //! ```
@@ -36,7 +37,7 @@ pub use backend::Amd;
 pub use dump::{dump, DumpOptions};
 pub use lines::SourceLines;
 pub use xfpx_amd_object::{
-    bytes, code_object, container, descriptor, elf, error, image, metadata, target, BundleId, CodeObject,
+    builder, bytes, code_object, container, descriptor, elf, error, image, metadata, target, BundleId, CodeObject,
     ContainerKind, DecodedDescriptor, Error, ExtractedCodeObject, FeatureSetting, Function, HipFatBinaryWrapper,
     Kernel, KernelArg, KernelDescriptor, KernelMetadata, Metadata, Result, Target, TargetId, TextLayout,
 };

@@ -8,7 +8,9 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use xfpx_common::backend::{BackendError, LaunchEnv, Launching, LiveBackend};
+use xfpx_common::backend::{BackendError, LaunchEnv, Launching, LiveBackend, Refusal, Settled};
+use xfpx_common::config::{Mode, RunConfig};
+use xfpx_common::tool::ToolKind;
 use xfpx_common::toolpath;
 
 /// The variable naming the tool library explicitly.
@@ -30,6 +32,24 @@ pub const TOOLS_LIB_ENV: &str = "HSA_TOOLS_LIB";
 pub const V1_TOOLS_ENV: &str = "HSA_TOOLS_ROCPROFILER_V1_TOOLS";
 /// What a run asked for fast mode hears: the rewriter lowers detect and screen.
 pub const FAST_MODE_NOTE: &str = "AMD kernels have no fast mode: every floating-point result is checked (detect)";
+
+/// How an AMD run takes `config` ([`LiveBackend::settle`], for `xfpx run`
+/// and the tool library alike): the exception detector only; fast mode is
+/// checked in detect mode, with [`FAST_MODE_NOTE`]; detect and screen as
+/// they are.
+pub fn settle(config: &RunConfig) -> Result<Settled, Refusal> {
+    if config.tool != ToolKind::Detect {
+        return Err(Refusal::Unavailable(format!(
+            "--tool {} is not available for AMD runs (the exception detector only)",
+            config.tool.name()
+        )));
+    }
+    match config.mode {
+        Mode::Fast => Ok(Settled { mode: Mode::Detect, notes: vec![FAST_MODE_NOTE.to_string()] }),
+        m @ (Mode::Detect | Mode::Screen) => Ok(Settled { mode: m, notes: Vec::new() }),
+        m => Err(Refusal::Unavailable(format!("mode {} is not available for AMD runs (detect, screen)", m.name()))),
+    }
+}
 
 /// ROCm's HSA runtime on this machine's AMD GPU.
 #[derive(Debug, Clone, Copy, Default)]
@@ -128,6 +148,10 @@ fn tools_lib(library: &Path, existing: Option<OsString>) -> Result<(OsString, Ve
 }
 
 impl LiveBackend for Hsa {
+    fn settle(&self, config: &RunConfig) -> Result<Settled, Refusal> {
+        settle(config)
+    }
+
     fn library(&self) -> Result<PathBuf, BackendError> {
         tool_library()
     }
@@ -146,6 +170,10 @@ impl LiveBackend for Hsa {
 }
 
 impl LiveBackend for EmulatedHsa {
+    fn settle(&self, config: &RunConfig) -> Result<Settled, Refusal> {
+        settle(config)
+    }
+
     fn library(&self) -> Result<PathBuf, BackendError> {
         tool_library()
     }
@@ -186,6 +214,20 @@ impl LiveBackend for EmulatedHsa {
 mod tests {
     use super::*;
     use xfpx_common::backend::Inject;
+
+    #[test]
+    fn amd_runs_settle_fast_mode_as_detect_and_refuse_other_tools() {
+        use xfpx_common::config::RunSettings;
+        let config = |mode, tool| RunSettings { mode, tool, ..RunSettings::default() }.check().expect("valid");
+        let fast = Hsa.settle(&config(Mode::Fast, ToolKind::Detect)).expect("runs");
+        assert_eq!((fast.mode, fast.notes), (Mode::Detect, vec![FAST_MODE_NOTE.to_string()]));
+        let screen = EmulatedHsa.settle(&config(Mode::Screen, ToolKind::Detect)).expect("runs");
+        assert_eq!((screen.mode, screen.notes.len()), (Mode::Screen, 0));
+        match Hsa.settle(&config(Mode::Detect, ToolKind::Counters)) {
+            Err(Refusal::Unavailable(e)) => assert!(e.starts_with("--tool counters is not available"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn tools_lib_names_read_as_the_runtime_reads_them() {

@@ -212,8 +212,13 @@ pub(crate) fn run(
             (code, record, command)
         }
     };
+    // A kernel the rewrite refused runs as it is under detect and screen
+    // (its code was left unchanged): the report says it was skipped and why,
+    // and its coverage. A fault or the flow tool's probes need its code.
     match record.kernels.iter().find(|k| k.name == launch.kernel).map(|k| &k.state) {
-        Some(KernelState::Skipped { reason }) => bail!("kernel {} was not instrumented: {reason}", launch.kernel),
+        Some(KernelState::Skipped { reason }) if injected.is_some() || flow => {
+            bail!("kernel {} was not instrumented: {reason}", launch.kernel)
+        }
         Some(KernelState::Excluded) => {
             bail!("kernel {} was not instrumented: {} was rewritten without it", launch.kernel, path.display())
         }
@@ -271,7 +276,10 @@ pub(crate) fn run(
         if let Some(coverage) = &k.coverage {
             c.kernel_coverage(&k.name, coverage.clone());
         }
-        c.launch(&k.name, true);
+        c.launch(&k.name, k.state.instrumented());
+        if let KernelState::Skipped { reason } = &k.state {
+            c.run_mut().notes.push(format!("{}: not instrumented, its original code ran: {reason}", k.name));
+        }
         if k.waits_added > 0 {
             c.run_mut().notes.push(format!("{}: {} memory waits added by the rewrite", k.name, k.waits_added));
         }
@@ -384,6 +392,7 @@ pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewri
         window.add(&w);
     }
     replayed.report.counters = Some(CountersSection {
+        source: xfpx_common::counters::CounterSource::Instrumented,
         window_blocks: 0,
         warp_size: counts::WAVE_SIZE,
         kernels: vec![KernelCounters {

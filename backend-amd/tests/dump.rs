@@ -6,6 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use xfpx_amd::{dump, CodeObject, DumpOptions, Error, OutputFormat};
+use xfpx_common::config::KernelFilter;
 
 /// Instruction lines of an llvm-objdump listing: address -> (text, dwords, branch label).
 fn objdump_instructions(text: &str) -> BTreeMap<u64, (String, Vec<u32>, Option<String>)> {
@@ -132,7 +133,9 @@ fn dump_every_code_object() {
 #[test]
 fn fp_instructions_are_annotated() {
     let bytes = common::read(&common::fixtures().join("gfx90a/divsqrt.co"));
-    let text = dump(&bytes, &DumpOptions { kernel: Some("div_f32".into()), format: OutputFormat::Text }).expect("dump");
+    let text =
+        dump(&bytes, &DumpOptions { kernel: Some(KernelFilter::exactly("div_f32")), format: OutputFormat::Text })
+            .expect("dump");
     let div_scale = text.lines().find(|l| l.contains("v_div_scale_f32")).expect("v_div_scale_f32 in div_f32");
     assert!(div_scale.contains("  ["), "no IR class on {div_scale}");
     let waitcnt = text.lines().find(|l| l.contains("s_waitcnt")).expect("s_waitcnt");
@@ -143,14 +146,15 @@ fn fp_instructions_are_annotated() {
 fn kernel_selection() {
     let bytes = common::read(&common::fixtures().join("bundles/multi.bundle"));
     let text =
-        dump(&bytes, &DumpOptions { kernel: Some("fp32_mixed".into()), format: OutputFormat::Text }).expect("dump");
+        dump(&bytes, &DumpOptions { kernel: Some(KernelFilter::exactly("fp32_mixed")), format: OutputFormat::Text })
+            .expect("dump");
     assert_eq!(text.matches("\n  kernel fp32_mixed\n").count(), 2, "one per target");
     assert!(!text.contains("kernel fp32_axpy"));
     assert!(text.contains("bundle id: hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
-    let err = dump(&bytes, &DumpOptions { kernel: Some("nope".into()), format: OutputFormat::Text })
+    let err = dump(&bytes, &DumpOptions { kernel: Some(KernelFilter::exactly("nope")), format: OutputFormat::Text })
         .expect_err("no such kernel");
     assert_eq!(err, Error::NoSuchKernel("nope".into()));
-    assert_eq!(err.to_string(), "no kernel named 'nope'");
+    assert_eq!(err.to_string(), "no kernel matches 'nope'");
 }
 
 #[test]

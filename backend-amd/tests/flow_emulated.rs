@@ -5,7 +5,9 @@
 //! what the emulator observes of the original kernel's values at the same
 //! instructions (sources before, result after, classified by the common
 //! rules); its outputs are bit-identical to the original's and the
-//! emulator sees no hazard in the rewritten code.
+//! emulator sees no hazard in the rewritten code. Kernels at their register
+//! budget (the `budget_*` launches), which the flow tool refuses (its
+//! probes need scratch above the allocation), are listed as skipped.
 
 mod emulated;
 
@@ -16,6 +18,7 @@ fn instrumented_flows_equal_the_emulators_own() {
     let mut checked = 0;
     let mut with_flows = 0;
     let mut failures = Vec::new();
+    let mut at_budget = Vec::new();
     emulated::each_original(|name, launch, opts, original| {
         let oracle = match observe_flow(launch, opts) {
             Ok(o) => o,
@@ -26,6 +29,13 @@ fn instrumented_flows_equal_the_emulators_own() {
         };
         let flowed = match replay_flow(launch, opts) {
             Ok(r) => r,
+            // The flow tool does not borrow registers: a kernel at its
+            // register budget is not flow-instrumented (detect and screen are).
+            Err(e) if format!("{e:#}").contains("at its register budget") => {
+                eprintln!("SKIPPED (the flow tool refuses kernels at their register budget): {name}: {e:#}");
+                at_budget.push(name.to_string());
+                return;
+            }
             Err(e) => {
                 failures.push(format!("{name}: {e:#}"));
                 return;
@@ -54,5 +64,6 @@ fn instrumented_flows_equal_the_emulators_own() {
     });
     assert!(failures.is_empty(), "{} of {checked} launches wrong:\n{}", failures.len(), failures.join("\n"));
     assert!(checked >= 130, "only {checked} launches checked");
+    assert!(at_budget.iter().all(|n| n.contains("/budget_")), "refused at the register budget: {at_budget:?}");
     assert!(with_flows >= 20, "only {with_flows} launches have any flow: the comparison proves little");
 }

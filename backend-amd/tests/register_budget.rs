@@ -1,9 +1,11 @@
-//! Kernels at their register budget: detect mode, whose checks need scratch
-//! registers above everything the kernel holds, refuses such a kernel with
-//! the reason; screen mode, which reads the exception flags where the wave
-//! ends and every register is free, screens it within its own allocation
-//! (descriptor untouched), and the emulator confirms that it computes what
-//! the original computes and that the screened bits are the wave's TRAPSTS.
+//! Kernels at their register budget: detect mode, whose checks need
+//! scratch registers, borrows them at each site from registers dead there
+//! (the descriptor's counts untouched); screen mode, which reads the
+//! exception flags where the wave ends and every register is free, screens
+//! it within its own allocation. The emulator confirms that both compute
+//! what the original computes, with no hazard, and that the records are
+//! what the original raises. (The fixture kernels `budget_vgpr` and
+//! `budget_sgpr`, compiled at the budget, run through every emulated test.)
 
 use std::path::{Path, PathBuf};
 
@@ -36,17 +38,20 @@ fn at_vgpr_budget(kernel: &str) -> (Vec<u8>, usize, Vec<u8>) {
 }
 
 #[test]
-fn detect_refuses_a_kernel_at_its_vgpr_budget_and_screen_mode_screens_it() {
+fn a_kernel_at_its_vgpr_budget_is_checked_with_borrowed_registers_and_screened() {
     let (bytes, at, kd) = at_vgpr_budget("exc_nan");
     let opts = |mode| RewriteOptions { mode, table: TableAddress::Known(0x1000_0000), ..Default::default() };
     let state =
         |out: &rewrite::RewriteOutcome| out.kernels.iter().find(|k| k.name == "exc_nan").expect("kernel").clone();
-    // Detect: refused, with the reason.
+    // Detect: every site checked, SGPRs grown, VGPRs borrowed at each site.
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
-    match state(&out).state {
-        KernelState::Skipped { reason } => assert!(reason.contains("VGPRs above v255"), "{reason}"),
-        other => panic!("{other:?}"),
-    }
+    let k = state(&out);
+    assert_eq!(k.state, KernelState::Instrumented);
+    let c = k.coverage.as_ref().expect("coverage");
+    assert_eq!((c.checked, c.refused.len()), (c.fp_sites, 0), "{c:?}");
+    let r = k.registers.as_ref().expect("registers");
+    assert_eq!((r.vgprs_before, r.vgprs_after, r.borrowed.vgprs, r.borrowed.sgprs), (256, 256, true, false));
+    assert!(out.to_text().contains("VGPRs dead at each site"), "{}", out.to_text());
     // Screen: instrumented with scratch inside its own allocation; the
     // register counts stay, only DX10_CLAMP is cleared.
     let out = rewrite::rewrite(&bytes, &opts(Mode::Screen)).expect("rewrites");
@@ -79,4 +84,17 @@ fn detect_refuses_a_kernel_at_its_vgpr_budget_and_screen_mode_screens_it() {
     let kr = screened.report.kernels.iter().find(|k| k.name == "exc_nan").expect("kernel report");
     assert_eq!(kr.status, KernelStatus::Instrumented);
     assert!(screened.screened_kinds.contains(&ExceptionKind::Nan), "{:?}", screened.screened_kinds);
+    // Detect on the emulator: the same outputs, no hazard, and the records
+    // the emulator observes in the original run.
+    let checked = replay_rewritten(&launch_path("exc_nan"), Mode::Detect, &ropts).expect("checked runs");
+    assert_eq!(checked.hazards, 0);
+    assert_eq!(
+        checked.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
+        plain.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>()
+    );
+    let records = |r: &xfpx_common::report::Report| -> std::collections::BTreeSet<_> {
+        r.records().map(|(_, x)| (x.site.offset, x.kind, x.format)).collect()
+    };
+    assert!(!records(&plain.report).is_empty());
+    assert_eq!(records(&checked.report), records(&plain.report));
 }

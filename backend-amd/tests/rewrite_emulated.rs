@@ -8,22 +8,19 @@
 //! read, `xfpx_amd::flow::observe_flow`).
 //! Screen mode: the kernel's slot holds the TRAPSTS bits the emulator saw.
 
+mod exact_records;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions, TableAddress};
-use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
-use xfpx_amd_emu::launch::{ArgSpec, Launch};
-use xfpx_amd_emu::memory::GlobalMemory;
-use xfpx_amd_emu::Program as EmuObject;
+use exact_records::{
+    detect_run, emulator_lacks, instr_at, locate, observed, rewritten_records, rewritten_run, rewritten_run_with, run,
+    screen_check, Key, TARGETS,
+};
+use xfpx_amd::rewrite::{self, table, KernelState, Mode, RewriteOptions};
+use xfpx_amd_emu::launch::Launch;
 use xfpx_common::config::KernelFilter;
-use xfpx_common::{ExceptionKind, FpFormat};
-
-const TABLE_BYTES: usize = 1 << 16;
-
-/// Targets the emulator runs the fixtures for (gfx90a and gfx942 are the
-/// issue's; gfx908 and gfx950 share the fixtures' instructions).
-const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
+use xfpx_common::FpFormat;
 
 fn emulator_fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures")
@@ -37,78 +34,6 @@ fn launches() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-struct Run {
-    outputs: Vec<(String, Vec<u8>)>,
-    stats: RunStats,
-    table: Vec<u8>,
-}
-
-/// Runs `launch` on `code` (an ELF), with a zeroed table allocated first in
-/// emulated memory; `rewrite_with` turns the code into what runs, given the
-/// table's address.
-fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> Result<Run, String> {
-    let mut mem = GlobalMemory::new();
-    let table_addr = mem.allocate(vec![0u8; TABLE_BYTES]);
-    let bytes = rewrite_with(table_addr);
-    let _ = code;
-    let object = EmuObject::parse(&bytes).map_err(|e| e.0)?;
-    let kernel = object.kernel(&launch.kernel).ok_or("no kernel")?.clone();
-    let mut addrs = Vec::new();
-    for b in &launch.buffers {
-        addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
-    }
-    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-    let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
-    let mut kernarg = vec![0u8; end];
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let v = match arg {
-            ArgSpec::Buffer(name) => {
-                addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        let o = meta.offset as usize;
-        kernarg[o..o + v.len()].copy_from_slice(&v);
-    }
-    let loaded = LoadedCode::load(&mut mem, object);
-    let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
-    let stats = run_kernel(
-        &mut mem,
-        &loaded,
-        &kernel,
-        &kernarg,
-        &d,
-        &RunLimits { max_instructions: 2_000_000_000, ..RunLimits::default() },
-    )
-    .map_err(|e| e.to_string())?;
-    let outputs = launch
-        .outputs
-        .iter()
-        .map(|n| {
-            let a = addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0);
-            (n.clone(), mem.allocation(a).unwrap_or(&[]).to_vec())
-        })
-        .collect();
-    let table = mem.allocation(table_addr).unwrap_or(&[]).to_vec();
-    Ok(Run { outputs, stats, table })
-}
-
-/// (function or kernel, offset in it, kind, format).
-type Key = (String, u64, ExceptionKind, FpFormat);
-
-/// The function (kernel or device function) holding code address `addr`,
-/// and `addr`'s offset in it.
-fn locate(co: &xfpx_amd::CodeObject<'_>, addr: u64) -> Option<(String, u64)> {
-    co.functions.iter().find(|f| f.code.contains(&addr)).map(|f| (f.name.clone(), addr - f.code.start))
-}
-
-/// The instruction at `addr` of a code object (8 bytes read where there
-/// are 8, else 4).
-fn instr_at(co: &xfpx_amd::CodeObject<'_>, isa: xfpx_amd_isa::Target, addr: u64) -> Option<xfpx_amd_isa::Instruction> {
-    let bytes = co.elf.bytes_at_addr(addr, 8).or_else(|_| co.elf.bytes_at_addr(addr, 4)).ok()?;
-    xfpx_amd_isa::decode(isa, bytes).ok()
 }
 
 fn run_info(target: &str) -> xfpx_common::report::RunInfo {
@@ -127,13 +52,6 @@ fn run_info(target: &str) -> xfpx_common::report::RunInfo {
         notes: Vec::new(),
         attached: true,
     }
-}
-
-/// The emulator stops at an instruction its opcode table does not list
-/// (e.g. `v_cmp_class_f16`, `global_atomic_or`, which the appended code uses):
-/// such runs prove nothing either way and are listed, not failed.
-fn emulator_lacks(e: &str) -> bool {
-    e.contains("cannot decode the instruction")
 }
 
 #[test]
@@ -165,112 +83,32 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     continue;
                 }
             };
-            let code_base = orig.stats.code_base;
-            // A division's check records div0 where the divisor was ±0 and inf
-            // where the quotient overflowed, as the emulator observes; the
-            // steps of a division sequence are judged at its v_div_fixup (no
-            // records of their own). Any other infinite result (v_rsq of 0
-            // included) is inf.
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
             let isa: xfpx_amd_isa::Target = target.parse().expect("target");
-            let is_div = |addr: u64| {
-                instr_at(&parsed, isa, addr).is_some_and(|i| {
-                    matches!(i.class(), xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Div, .. })
-                })
-            };
-            let is_step = |addr: u64, off: u64| {
-                let start = addr - off;
-                let Ok(bytes) =
-                    parsed.elf.bytes_at_addr(start, off + 8).or_else(|_| parsed.elf.bytes_at_addr(start, off + 4))
-                else {
-                    return false;
-                };
-                let code: Vec<xfpx_amd::rewrite::view::DecodedInstr> = xfpx_amd_isa::disassemble(isa, bytes, start)
-                    .map_while(|(a, r)| r.ok().map(|insn| xfpx_amd::rewrite::view::DecodedInstr { addr: a, insn }))
-                    .collect();
-                code.iter().position(|d| d.addr == addr).is_some_and(|i| xfpx_amd::rewrite::division::is_step(&code, i))
-            };
-            let observed: BTreeSet<Key> = orig
-                .stats
-                .observations
-                .results
-                .keys()
-                .filter_map(|&(pc, k, f)| {
-                    let addr = pc - code_base;
-                    let (function, off) = locate(&parsed, addr).expect("observed in a function");
-                    if is_step(addr, off) {
-                        return None;
-                    }
-                    let k = match k {
-                        ExceptionKind::Div0 if !is_div(addr) => ExceptionKind::Inf,
-                        k => k,
-                    };
-                    Some((function, off, k, f))
-                })
-                .collect();
-            // The detector also checks the sources of comparisons and
-            // min/max for NaN (a NaN they hide is found where it disappears).
-            let opts = xfpx_amd_emu::ReplayOptions {
-                target: Some(target.to_string()),
-                ..xfpx_amd_emu::ReplayOptions::default()
-            };
-            let mut observed = observed;
-            match xfpx_amd::flow::observe_flow(&path, &opts) {
-                Ok(flows) => {
-                    for ((unit, off, _, _), seen) in flows {
-                        let (format, op) = seen.class.split_once('.').unwrap_or_default();
-                        let hides = op == "cmp" || op == "minmax";
-                        if hides && seen.classes & xfpx_common::flow::lane::SRC_NAN != 0 {
-                            observed.insert((
-                                unit,
-                                off,
-                                ExceptionKind::Nan,
-                                FpFormat::from_name(format).expect("format"),
-                            ));
-                        }
-                    }
+            let observed = match observed(&path, target, &original, &orig) {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(format!("{name}: {e}"));
+                    continue;
                 }
-                Err(e) => failures.push(format!("{name}: the emulator's view of the sources failed: {e:#}")),
-            }
+            };
             // Detect mode.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(&launch.kernel));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel outcome");
-            // Device functions this kernel reaches that stay uninstrumented
-            // must say why: here, only because another kernel, excluded by
-            // the filter, reaches them too.
-            let mut expected = observed.clone();
+            // Every device function this kernel reaches is instrumented: in
+            // place, or (another kernel reaching it being excluded by the
+            // filter) in a copy made for this kernel.
+            let expected = observed.clone();
             for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
-                match &f.state {
-                    KernelState::Instrumented => {}
-                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
-                        expected.retain(|key| key.0 != f.name);
-                    }
-                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                if let Err(why) = runs_instrumented(&out, f, &launch.kernel) {
+                    failures.push(format!("{name}: function {}: {why}", f.name));
                 }
             }
             callee_records += expected.iter().filter(|key| key.0 != launch.kernel).count();
-            let rw = match rw {
-                Ok(r) => r,
-                Err(e) if emulator_lacks(&e) => {
-                    not_proven.push(format!("{name}: detect: {e}"));
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{name}: rewritten does not run: {e}"));
-                    continue;
-                }
+            let Some((rw, got, found)) = rewritten_records(&name, &orig, rw, &out, &mut failures, &mut not_proven)
+            else {
+                continue;
             };
-            if rw.outputs != orig.outputs {
-                failures.push(format!("{name}: output buffers differ"));
-            }
-            let hazards = rw.stats.hazards();
-            if !hazards.is_empty() {
-                failures
-                    .push(format!("{name}: hazards {:?}", hazards.iter().map(|h| h.to_string()).collect::<Vec<_>>()));
-            }
-            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("table decodes");
-            let found: BTreeSet<Key> =
-                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             if k.state.instrumented() && found != expected {
                 failures.push(format!(
                     "{name}: records differ: missing {:?}, extra {:?}",
@@ -318,34 +156,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
                     .count();
             }
             // Screen mode.
-            let (sr, sout) = rewritten_run(
-                &launch,
-                &original,
-                RewriteOptions {
-                    mode: Mode::Screen,
-                    kernels: KernelFilter::exactly(&launch.kernel),
-                    ..Default::default()
-                },
-            );
-            match sr {
-                Ok(sr) => {
-                    if sr.outputs != orig.outputs {
-                        failures.push(format!("{name}: screen: output buffers differ"));
-                    }
-                    if !sr.stats.hazards().is_empty() {
-                        failures.push(format!("{name}: screen: hazards"));
-                    }
-                    let got = table::decode(&sout.table, &sout.sites, &sr.table, 0).expect("decodes");
-                    let bits = got.screened.iter().map(|s| s.trapsts).fold(0, |a, b| a | b);
-                    if bits != sr.stats.trapsts & 0x1ff {
-                        failures
-                            .push(format!("{name}: screen: table {bits:#x}, emulator TRAPSTS {:#x}", sr.stats.trapsts));
-                    }
-                    dyn_screen += sr.stats.instructions;
-                }
-                Err(e) if emulator_lacks(&e) => not_proven.push(format!("{name}: screen: {e}")),
-                Err(e) => failures.push(format!("{name}: screen: does not run: {e}")),
-            }
+            dyn_screen += screen_check(&name, &launch, &original, &orig, &mut failures, &mut not_proven);
             dyn_orig += orig.stats.instructions;
             dyn_detect += rw.stats.instructions;
             compared += 1;
@@ -412,7 +223,7 @@ fn far_trampolines_through_islands_match_the_original() {
             };
             let (rw, out) = rewritten_run(&launch, &original, opts);
             let rw = rw.expect("rewritten runs");
-            assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+            assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment));
             let k = out.kernels.iter().find(|k| k.name == launch.kernel).expect("kernel");
             assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
             assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}");
@@ -509,27 +320,17 @@ fn counting_every_instruction_matches_the_emulators_count() {
             }
             let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
             let count: u64 = got.counters.iter().map(|c| u64::from(c.value)).sum();
-            // A function shared with a kernel the filter excludes stays
-            // uninstrumented (and its instructions uncounted).
-            let mut shared_uncounted = false;
+            // A function shared with a kernel the filter excludes counts in
+            // the copy made for this kernel.
             for f in out.functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
-                match &f.state {
-                    KernelState::Instrumented => {}
-                    KernelState::Skipped { reason } if f.reached_by.len() > 1 && reason.contains("is excluded") => {
-                        shared_uncounted = true;
-                    }
-                    other => failures.push(format!("{name}: function {} not instrumented: {other:?}", f.name)),
+                if let Err(why) = runs_instrumented(&out, f, &launch.kernel) {
+                    failures.push(format!("{name}: function {}: {why}", f.name));
                 }
                 if !f.refused_sites.is_empty() {
                     failures.push(format!("{name}: function {} refused {:?}", f.name, f.refused_sites));
                 }
             }
-            let ok = if shared_uncounted {
-                count > 0 && count < orig.stats.instructions
-            } else {
-                count == orig.stats.instructions
-            };
-            if !ok {
+            if count != orig.stats.instructions {
                 failures.push(format!("{name}: counted {count}, the emulator executed {}", orig.stats.instructions));
             }
             compared += 1;
@@ -544,6 +345,22 @@ fn counting_every_instruction_matches_the_emulators_count() {
     }
     assert!(compared >= 40, "{compared}");
     assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+/// Whether `kernel` runs function `f` instrumented: `f` is instrumented in
+/// place, is a copy made for it, or has such a copy (the original stays as
+/// it is for a kernel the filter excludes).
+fn runs_instrumented(out: &rewrite::RewriteOutcome, f: &rewrite::FunctionOutcome, kernel: &str) -> Result<(), String> {
+    let copied = || {
+        out.functions
+            .iter()
+            .any(|c| c.copy_of == Some(f.address) && c.reached_by == [kernel] && c.state == KernelState::Instrumented)
+    };
+    match &f.state {
+        KernelState::Instrumented => Ok(()),
+        KernelState::Skipped { reason } if reason.contains("is excluded") && copied() => Ok(()),
+        other => Err(format!("not instrumented for {kernel}: {other:?}")),
+    }
 }
 
 /// A tool whose probes read what a load has just written: each
@@ -636,42 +453,6 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
     assert!(hazards_without > 0);
 }
 
-/// Runs `launch` on `original` rewritten by `rewrite_fn` with `opts`, whose
-/// table address is filled in; also returns what the rewrite did.
-fn rewritten_run_with(
-    launch: &Launch,
-    original: &[u8],
-    opts: RewriteOptions,
-    rewrite_fn: &dyn Fn(&[u8], &RewriteOptions) -> rewrite::RewriteOutcome,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    let outcome = std::cell::RefCell::new(None);
-    let rw = run(launch, original, &|addr| {
-        let out = rewrite_fn(original, &RewriteOptions { table: TableAddress::Known(addr), ..opts.clone() });
-        let b = out.bytes.clone();
-        *outcome.borrow_mut() = Some(out);
-        b
-    });
-    (rw, outcome.into_inner().expect("outcome"))
-}
-
-/// [`rewritten_run_with`] the rewriter's own tools.
-fn rewritten_run(
-    launch: &Launch,
-    original: &[u8],
-    opts: RewriteOptions,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    rewritten_run_with(launch, original, opts, &|b, o| rewrite::rewrite(b, o).expect("rewrites"))
-}
-
-/// Detect mode with the given kernel filter.
-fn detect_run(
-    launch: &Launch,
-    original: &[u8],
-    kernels: KernelFilter,
-) -> (Result<Run, String>, rewrite::RewriteOutcome) {
-    rewritten_run(launch, original, RewriteOptions { mode: Mode::Detect, kernels, ..Default::default() })
-}
-
 /// The call graph of the calls fixture: each kernel reaches exactly the
 /// functions its source calls (through `s_swappc_b64` targets computed by
 /// `s_getpc_b64` + add, the second call of `call_f64` after the first
@@ -710,10 +491,12 @@ fn calls_fixture_reaches_exactly_the_called_functions() {
 /// scratch above both kernels' registers, both descriptors grown): each
 /// kernel's run records exactly the exceptions the emulator saw, the
 /// shared function's under its own name; with a filter that leaves one of
-/// the two out, the function stays as it was and the rewrite says why.
+/// the two out, the function stays as it was (the rewrite says why) and the
+/// selected kernel calls an instrumented copy of its own: the same records.
 #[test]
 fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
     let mut records_in_shared = 0usize;
+    let mut copied_records = 0usize;
     for target in TARGETS {
         for kernel in ["call_shared_a", "call_shared_b"] {
             let launch =
@@ -749,10 +532,15 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                 got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
             assert_eq!(found, observed, "{target}/{kernel}");
             records_in_shared += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
-            // Only one of the two selected: the function is left alone.
+            // Only one of the two selected: the function stays as it is for
+            // the other, and the selected kernel calls a copy of its own,
+            // whose records are the function's.
             let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(kernel));
-            assert_eq!(rw.expect("runs").outputs, orig.outputs);
-            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff").expect("shared function");
+            let rw = rw.expect("runs");
+            assert_eq!(rw.outputs, orig.outputs, "{target}/{kernel}");
+            assert!(rw.stats.hazards().is_empty(), "{target}/{kernel}: {:?}", rw.stats.hazards());
+            let shared = out.functions.iter().find(|f| f.name == "_Z10square_sumff" && f.copy_of.is_none());
+            let shared = shared.expect("shared function");
             match &shared.state {
                 KernelState::Skipped { reason } => {
                     assert!(reason.contains("which is excluded"), "{reason}")
@@ -760,10 +548,21 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                 other => panic!("{target}/{kernel}: {other:?}"),
             }
             assert!(shared.anchors.is_empty());
+            let copy = out.functions.iter().find(|f| f.copy_of == Some(shared.address)).expect("a copy");
+            assert_eq!(
+                (&copy.state, copy.reached_by.as_slice()),
+                (&KernelState::Instrumented, &[kernel.to_string()][..])
+            );
+            let got = table::decode(&out.table, &out.sites, &rw.table, 0).expect("decodes");
+            let found: BTreeSet<Key> =
+                got.records.iter().map(|(f, r)| (f.clone(), r.site.offset, r.kind, r.format)).collect();
+            assert_eq!(found, observed, "{target}/{kernel} alone");
+            copied_records += found.iter().filter(|k| k.0 == "_Z10square_sumff").count();
         }
     }
-    println!("shared function: {records_in_shared} records");
+    println!("shared function: {records_in_shared} records; in copies made for one kernel: {copied_records}");
     assert!(records_in_shared >= 8, "{records_in_shared}");
+    assert!(copied_records >= 8, "{copied_records}");
 }
 
 /// A kernel whose descriptor cannot grow (all 256 VGPRs of a gfx908 lane

@@ -60,34 +60,53 @@ fn an_undecodable_word_skips_only_its_kernel() {
     assert_eq!(state(&out, "fp32_transcendental"), &KernelState::Instrumented);
 }
 
-#[test]
-fn a_kernel_with_256_vgprs_is_refused_clearly() {
-    let mut bytes = fixture("gfx90a", "fp32");
-    let at = descriptor_offset(&bytes, "fp32_axpy");
+/// `kernel` of `name` (gfx90a) with its descriptor asking for `granule`
+/// (VGPR granule) and `accum` (ACCUM_OFFSET field): the bytes and where
+/// the descriptor is.
+fn with_vgprs(name: &str, kernel: &str, granule: u32, accum: u32) -> (Vec<u8>, usize, Vec<u8>) {
+    let mut bytes = fixture("gfx90a", name);
+    let at = descriptor_offset(&bytes, kernel);
     let mut kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
-    // 256 architected VGPRs, no AGPRs: the whole architected file.
-    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, 31).expect("set");
-    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 63).expect("set");
+    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, granule).expect("set");
+    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, accum).expect("set");
     bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
-    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
-    match state(&out, "fp32_axpy") {
-        KernelState::Skipped { reason } => assert!(reason.contains("VGPRs above v255"), "{reason}"),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(state(&out, "fp32_mixed"), &KernelState::Instrumented);
-    // The refused kernel's descriptor is untouched.
-    assert_eq!(&out.bytes[at..at + 64], &kd.to_bytes()[..]);
+    (bytes, at, kd.to_bytes().to_vec())
+}
+
+/// The VGPR granule of the descriptor at `at`.
+fn vgpr_granule(bytes: &[u8], at: usize) -> u32 {
+    let kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
+    kd.field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT)
 }
 
 #[test]
-fn growth_that_breaks_the_workgroup_occupancy_is_refused() {
-    let mut bytes = fixture("gfx90a", "fp32");
-    let at = descriptor_offset(&bytes, "fp32_axpy");
-    let mut kd = xfpx_amd::KernelDescriptor::parse(&bytes[at..at + 64]).expect("kd");
+fn a_kernel_with_256_vgprs_borrows_dead_ones_or_is_refused_clearly() {
+    // 256 architected VGPRs, no AGPRs: the whole architected file. Every
+    // site borrows VGPRs dead there; the VGPR count stays.
+    let (bytes, at, kd) = with_vgprs("fp32", "fp32_axpy", 31, 63);
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    assert_eq!(state(&out, "fp32_axpy"), &KernelState::Instrumented);
+    let k = out.kernels.iter().find(|k| k.name == "fp32_axpy").expect("kernel");
+    assert!(k.registers.as_ref().is_some_and(|r| r.borrowed.vgprs && r.vgprs_after == 256), "{:?}", k.registers);
+    assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
+    assert_eq!(state(&out, "fp32_mixed"), &KernelState::Instrumented);
+    // A kernel that calls device functions has no liveness to borrow by:
+    // refused with both reasons, its descriptor untouched.
+    let (bytes, at, kd) = with_vgprs("control", "calls", 31, 63);
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    match state(&out, "calls") {
+        KernelState::Skipped { reason } => {
+            assert!(reason.contains("VGPRs above v255") && reason.contains("calls"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(&out.bytes[at..at + 64], &kd[..]);
+}
+
+#[test]
+fn a_kernel_whose_growth_would_break_its_workgroup_keeps_its_vgpr_count() {
     // 128 VGPRs: 4 waves per SIMD, just what a 1024-lane workgroup needs.
-    kd.set_field(DescriptorWord::ComputePgmRsrc1, raw::rsrc1::GRANULATED_WORKITEM_VGPR_COUNT, 15).expect("set");
-    kd.set_field(DescriptorWord::ComputePgmRsrc3, raw::rsrc3_gfx90a::ACCUM_OFFSET, 31).expect("set");
-    bytes[at..at + 64].copy_from_slice(&kd.to_bytes());
+    let (bytes, at, kd) = with_vgprs("fp32", "fp32_axpy", 15, 31);
     let co = CodeObject::parse(&bytes).expect("parses");
     let wg = co
         .metadata
@@ -96,10 +115,10 @@ fn growth_that_breaks_the_workgroup_occupancy_is_refused() {
         .map(|k| k.max_flat_workgroup_size);
     assert_eq!(wg, Some(1024));
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
-    match state(&out, "fp32_axpy") {
-        KernelState::Skipped { reason } => assert!(reason.contains("waves per SIMD"), "{reason}"),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(state(&out, "fp32_axpy"), &KernelState::Instrumented);
+    let r = out.kernels.iter().find(|k| k.name == "fp32_axpy").and_then(|k| k.registers.clone()).expect("registers");
+    assert_eq!((r.vgprs_after, r.waves_before, r.waves_after, r.borrowed.vgprs), (128, 4, 4, true));
+    assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
 }
 
 proptest! {
@@ -153,7 +172,7 @@ fn new_segment_stays_last_when_the_free_slot_comes_first() {
     entries.insert(1, e);
     bytes[phoff..phoff + 56 * phnum].copy_from_slice(&entries.concat());
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
-    assert_eq!(out.strategy, Some(rewrite::layout::Strategy::NewSegment));
+    assert_eq!(out.strategy, Some(xfpx_amd::builder::Strategy::NewSegment));
     let co = CodeObject::parse(&out.bytes).expect("parses");
     let loads: Vec<_> = co.elf.segments.iter().filter(|s| s.p_type == 1).collect();
     assert!(loads.windows(2).all(|w| w[0].vaddr < w[1].vaddr), "PT_LOADs out of order");

@@ -7,8 +7,10 @@ use crate::dump::{dump_listing, DumpOptions};
 use crate::sass::{build_kernel, parse_listing};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use xfpx_common::backend::{Backend, BackendError, DumpRequest, Dumped, Inject, LaunchEnv, Launching, LiveBackend};
-use xfpx_common::config::{KernelFilter, Mode};
+use xfpx_common::backend::{
+    Backend, BackendError, DumpRequest, Dumped, Inject, LaunchEnv, Launching, LiveBackend, Refusal, Settled,
+};
+use xfpx_common::config::{KernelFilter, Mode, RunConfig};
 use xfpx_common::view::KernelView;
 
 /// The NVIDIA backend.
@@ -35,7 +37,7 @@ impl Backend for Nvidia {
     /// when the request names no configuration).
     fn dump(&self, image: &[u8], request: &DumpRequest<'_>) -> Result<Dumped, BackendError> {
         let opts = DumpOptions {
-            kernel: request.kernel.map(str::to_string),
+            kernel: request.kernel.cloned(),
             format: request.format,
             mode: request.lower.map_or(Mode::Fast, |c| c.mode),
             tool: request.lower.map_or(xfpx_common::tool::ToolKind::Detect, |c| c.tool),
@@ -50,6 +52,16 @@ impl Backend for Nvidia {
 }
 
 impl LiveBackend for Nvidia {
+    /// Screen mode reads the sticky exception bits of AMD waves: a usage
+    /// error here.
+    fn settle(&self, config: &RunConfig) -> Result<Settled, Refusal> {
+        if config.mode == Mode::Screen {
+            let e = "--mode screen reads the sticky exception bits of AMD waves: it is for --vendor amd";
+            return Err(Refusal::Usage(e.to_string()));
+        }
+        Ok(Settled { mode: config.mode, notes: Vec::new() })
+    }
+
     fn library(&self) -> Result<PathBuf, BackendError> {
         Ok(crate::tool_library()?)
     }
@@ -98,6 +110,16 @@ pub fn check_disassembler(nvdisasm: Option<OsString>, path: Option<OsString>) ->
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn nvidia_runs_refuse_screen_mode_as_a_usage_error() {
+        use xfpx_common::config::RunSettings;
+        let config = |mode| RunSettings { mode, ..RunSettings::default() }.check().expect("valid");
+        assert!(matches!(Nvidia.settle(&config(Mode::Screen)), Err(Refusal::Usage(_))));
+        let fast = Nvidia.settle(&config(Mode::Fast)).expect("runs");
+        assert_eq!((fast.mode, fast.notes.len()), (Mode::Fast, 0));
+    }
+
     use super::*;
     use std::path::Path;
 
@@ -154,7 +176,9 @@ mod tests {
         let views = Nvidia.describe(text, &KernelFilter::default()).expect("described");
         assert_eq!(views.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["k", "j"]);
         assert_eq!(Nvidia.describe(text, &KernelFilter::exactly("j")).expect("described").len(), 1);
-        let d = Nvidia.dump(text, &DumpRequest { kernel: Some("k"), ..DumpRequest::default() }).expect("dumped");
+        let d = Nvidia
+            .dump(text, &DumpRequest { kernel: Some(&KernelFilter::exactly("k")), ..DumpRequest::default() })
+            .expect("dumped");
         assert!(d.text.contains("kernel k: 2 instructions") && d.image.is_none(), "{}", d.text);
         let e = Nvidia.dump(&[0xff, 0xfe], &DumpRequest::default()).expect_err("binary");
         assert!(e.to_string().contains("not a text SASS listing"), "{e}");

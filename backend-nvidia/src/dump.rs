@@ -7,7 +7,7 @@ use crate::modes::plan_kernel;
 use crate::sass::{build_kernel, parse_listing, SassKernel};
 use serde::Serialize;
 use std::fmt::Write as _;
-use xfpx_common::config::{Mode, OutputFormat};
+use xfpx_common::config::{KernelFilter, Mode, OutputFormat};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::When;
@@ -17,8 +17,8 @@ use xfpx_common::tool::{Detector, ToolKind};
 /// What to dump.
 #[derive(Debug, Clone)]
 pub struct DumpOptions {
-    /// Only the kernel with this exact name (all when `None`).
-    pub kernel: Option<String>,
+    /// Only the kernels this filter admits (all when `None`).
+    pub kernel: Option<KernelFilter>,
     pub format: OutputFormat,
     /// The run mode whose plan is shown.
     pub mode: Mode,
@@ -47,7 +47,7 @@ pub enum Error {
     Parse(#[from] crate::sass::ParseError),
     #[error("the listing has no functions (expected `cuobjdump -sass` or `nvdisasm` output)")]
     Empty,
-    #[error("kernel `{0}` is not in the listing")]
+    #[error("no kernel of the listing matches `{0}`")]
     NoKernel(String),
     #[error("mode {} is not available for NVIDIA (fast, detect)", .0.name())]
     Mode(Mode),
@@ -148,9 +148,10 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
     if functions.is_empty() {
         return Err(Error::Empty);
     }
-    let selected: Vec<_> = functions.iter().filter(|f| opts.kernel.as_ref().is_none_or(|k| *k == f.name)).collect();
+    let selected: Vec<_> =
+        functions.iter().filter(|f| opts.kernel.as_ref().is_none_or(|k| k.admits(&[&f.name]))).collect();
     if selected.is_empty() {
-        return Err(Error::NoKernel(opts.kernel.clone().unwrap_or_default()));
+        return Err(Error::NoKernel(opts.kernel.as_ref().map(KernelFilter::describe).unwrap_or_default()));
     }
     let mut sites = SiteTable::new();
     let detector = Detector::default();
@@ -217,7 +218,11 @@ mod tests {
         assert!(t.contains("kernel j"));
         let j = dump_listing(
             LISTING,
-            &DumpOptions { kernel: Some("k".into()), format: OutputFormat::Json, ..DumpOptions::default() },
+            &DumpOptions {
+                kernel: Some(KernelFilter::exactly("k")),
+                format: OutputFormat::Json,
+                ..DumpOptions::default()
+            },
         )
         .expect("dumps");
         let v: serde_json::Value = serde_json::from_str(&j).expect("valid json");
@@ -235,7 +240,11 @@ mod tests {
         ] {
             let e = dump_listing(
                 text,
-                &DumpOptions { kernel: kernel.map(String::from), format: OutputFormat::Text, ..DumpOptions::default() },
+                &DumpOptions {
+                    kernel: kernel.map(KernelFilter::exactly),
+                    format: OutputFormat::Text,
+                    ..DumpOptions::default()
+                },
             )
             .expect_err("fails");
             assert!(!e.to_string().contains('\n'), "{e}");

@@ -26,6 +26,7 @@ pub mod disasm_split;
 pub mod dump;
 pub mod fatbin;
 pub mod flow;
+pub mod hw_counts;
 pub mod inject;
 pub mod lower;
 pub mod mapped;
@@ -40,4 +41,4 @@ mod toolpath;
 
 pub use backend::Nvidia;
 pub use lower::{CallArg, CallInsertion, LowerError, NvbitLowering};
-pub use toolpath::{tool_library, ToolError, TOOL_ENV, TOOL_FILE_NAME};
+pub use toolpath::{cupti_library, tool_library, ToolError, CUPTI_TOOL_FILE_NAME, TOOL_ENV, TOOL_FILE_NAME};

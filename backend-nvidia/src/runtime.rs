@@ -2,8 +2,10 @@
 //! instrument and when, the site table, the plans and their call
 //! insertions, line tables read from dumped cubins, and the findings the
 //! device sends (or, with the counters tool, the count tables of launches,
-//! see [`crate::count_run`]), streamed as events to the CLI or written as
-//! a report.
+//! see [`crate::count_run`], or their hardware counters, see [`hardware`]),
+//! streamed as events to the CLI or written as a report.
+
+mod hardware;
 
 use crate::capture_run::{CaptureRun, Geometry};
 use crate::count_run::CountRun;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, OutputFormat, RunConfig, SourceLines, ToolSettings};
+use xfpx_common::counters::CounterSource;
 use xfpx_common::event::Event;
 use xfpx_common::fault::FaultSpec;
 use xfpx_common::fp::ExceptionKind;
@@ -172,6 +175,10 @@ pub struct ToolCore {
     rank: Option<u32>,
     /// The counters tool: counters instead of exception checks.
     counting: Option<CountRun>,
+    /// The counters tool with hardware counters (the CUPTI library): the
+    /// launches counted and not read yet; `None` also once the library
+    /// said the counters are not available.
+    hardware: Option<crate::hw_counts::HwRun>,
     /// The kernel whose first launch the functions instrumented next
     /// belong to (the others are functions it calls).
     instrumenting_for: Option<String>,
@@ -255,6 +262,7 @@ impl ToolCore {
             delivery: Delivery::default(),
             rank,
             counting: None,
+            hardware: None,
             instrumenting_for: None,
             inject_state: 0,
             injection_reported: false,
@@ -273,7 +281,10 @@ impl ToolCore {
             core.capture = Some(CaptureRun::new(settings, std::process::id()));
         }
         if core.config.tool == ToolKind::Counters {
-            core.counting = Some(CountRun::new(core.config.count_window_blocks));
+            match core.config.counter_source {
+                CounterSource::Instrumented => core.counting = Some(CountRun::new(core.config.count_window_blocks)),
+                CounterSource::Hardware => core.start_hardware(),
+            }
         }
         Ok(core)
     }
@@ -496,6 +507,11 @@ impl ToolCore {
             parsed.push(ins);
         }
         let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
+        if self.config.counter_source == CounterSource::Hardware {
+            return Err(
+                "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),
+            );
+        }
         if self.counting.is_some() {
             let (mut calls, mut probes) = self.plan_counts(name, mangled, &kernel)?;
             // a fault in a counted run: its calls after the counting ones
@@ -615,8 +631,15 @@ impl ToolCore {
         };
         match folded {
             Ok((kernel, launch)) => {
-                self.stream.collector_mut().add_launch_counters(&kernel, window_blocks, WARP_SIZE, launch.clone());
-                self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, launch });
+                let source = CounterSource::Instrumented;
+                self.stream.collector_mut().add_launch_counters(
+                    &kernel,
+                    window_blocks,
+                    WARP_SIZE,
+                    source,
+                    launch.clone(),
+                );
+                self.emit(Event::Counters { kernel, window_blocks, warp_size: WARP_SIZE, source, launch });
             }
             Err(e) => {
                 let kernel = self.launches.get(serial as usize).map(|l| format!("{} launch {}", l.0, l.1));
@@ -767,6 +790,8 @@ impl ToolCore {
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
+        // hardware counters instrument nothing
+        instrument &= self.config.counter_source == CounterSource::Instrumented;
         if elsewhere && !self.stream.collector().has_kernel(&name) {
             let reason = "launched only in a second CUDA context, which the tool does not instrument".to_string();
             self.stream.collector_mut().kernel_status(&name, KernelStatus::Skipped { reason }, 0);
@@ -774,7 +799,12 @@ impl ToolCore {
         if index == 0 {
             self.kernel_names.insert(name.clone(), names.mangled.to_string());
         }
-        let (check, screen) = self.screen_launch(names, way, serial, admitted, instrument, sampled);
+        let counted_by_hardware = admitted && !elsewhere && !self.stream.collector().full();
+        let (check, screen) = if self.hardware_counts(serial, &name, index, counted_by_hardware) {
+            (LaunchCheck::Instrumented, None)
+        } else {
+            self.screen_launch(names, way, serial, admitted, instrument, sampled)
+        };
         self.launches.push((name.clone(), index));
         self.stream.collector_mut().launch_checked(&name, check);
         self.emit(Event::launch(name, index, check));
@@ -1101,6 +1131,9 @@ impl ToolCore {
         // an inject run whose state was never read back (no GPU context
         // reached the end): nothing is known of the count
         self.inject_result(0, false);
+        for text in self.hardware.as_ref().map(crate::hw_counts::HwRun::notes).unwrap_or_default() {
+            self.note(&text);
+        }
         let unread = self.counting.as_ref().map_or(0, CountRun::unread);
         if unread > 0 {
             self.note(&format!(

@@ -3,8 +3,10 @@
 //! the binary so that no source tree is needed), the GPU targets it is
 //! compiled for, and the three nvcc steps that turn the sources, NVBit's
 //! core and the Rust core (the static library of crate `xfpx-nvbit`) into
-//! the library. Finding the tools and running the steps is the caller's
-//! job (`xfpx setup nvidia`).
+//! the library; where CUPTI was found, two more steps make the hardware
+//! counters' library `libxfpx_cupti.so` from `xfpx_cupti.cpp`, the same
+//! Rust core and CUPTI (no NVBit). Finding the tools and running the steps
+//! is the caller's job (`xfpx setup nvidia`).
 
 use std::ffi::OsString;
 use std::fmt;
@@ -23,6 +25,7 @@ const SNIPPET_DIR: &str = "snippets";
 pub const SOURCES: &[(&str, &str)] = &[
     ("shim/xfpx_nvbit.cu", include_str!("../tool/shim/xfpx_nvbit.cu")),
     ("shim/xfpx_nvbit.h", include_str!("../tool/shim/xfpx_nvbit.h")),
+    ("shim/xfpx_cupti.cpp", include_str!("../tool/shim/xfpx_cupti.cpp")),
     ("snippets/xfpx_device.cu", NVIDIA_DEVICE_SOURCE),
     ("snippets/xfpx_inject.cuh", NVIDIA_INJECT_SOURCE),
     ("snippets/xfpx_flow.cuh", NVIDIA_FLOW_SOURCE),
@@ -41,6 +44,31 @@ pub fn write_sources(dir: &Path) -> std::io::Result<()> {
         std::fs::write(path, text)?;
     }
     Ok(())
+}
+
+/// The header `xfpx_cupti.cpp` includes for where CUPTI's libraries are
+/// (`xfpx_cupti_paths.h`, written beside the sources by the build): the
+/// folder as a C string, empty when it is not one that can be written as
+/// plain ASCII without quotes or backslashes.
+pub const CUPTI_PATHS_HEADER: &str = "shim/xfpx_cupti_paths.h";
+
+/// The text of [`CUPTI_PATHS_HEADER`] for CUPTI's library folder `lib_dir`.
+pub fn cupti_paths_header(lib_dir: &Path) -> String {
+    let dir = lib_dir.to_str().filter(|d| d.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\'));
+    format!(
+        "/* written by xfpx setup nvidia: CUPTI's library folder */\n#define XFPX_CUPTI_LIB_DIR \"{}\"\n",
+        dir.unwrap_or("")
+    )
+}
+
+/// CUPTI as the build of the hardware counters' library needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Cupti<'a> {
+    /// Its headers (`cupti_range_profiler.h`, CUDA 12.6 or newer).
+    pub include_dir: &'a Path,
+    /// Its libraries (`libcupti.so`, `libnvperf_host.so`): linked against
+    /// and named as the library's run path.
+    pub lib_dir: &'a Path,
 }
 
 /// A GPU target of the tool, `sm_<number><suffix>` (e.g. `sm_90`, `sm_90a`).
@@ -126,6 +154,9 @@ fn target_flags(arches: &[SmArch]) -> Vec<OsString> {
 pub struct Step {
     pub what: &'static str,
     pub args: Vec<OsString>,
+    /// A step of the hardware counters' library: its failure leaves that
+    /// library out, not the tool.
+    pub optional: bool,
 }
 
 /// Everything the build of the tool library needs.
@@ -144,12 +175,19 @@ pub struct ToolBuild<'a> {
     pub libcuda: &'a Path,
     /// Where the objects and the library go.
     pub out_dir: &'a Path,
+    /// CUPTI, when found: the hardware counters' library is built too.
+    pub cupti: Option<Cupti<'a>>,
 }
 
 impl ToolBuild<'_> {
     /// The library the last step writes.
     pub fn library(&self) -> PathBuf {
         self.out_dir.join(crate::TOOL_FILE_NAME)
+    }
+
+    /// The hardware counters' library the CUPTI steps write, when CUPTI was found.
+    pub fn cupti_library(&self) -> Option<PathBuf> {
+        self.cupti.map(|_| self.out_dir.join(crate::CUPTI_TOOL_FILE_NAME))
     }
 
     /// The nvcc steps, in order: the shim (relocatable device code), the
@@ -192,11 +230,30 @@ impl ToolBuild<'_> {
         link_args.push(self.libcuda.into());
         link_args.extend(["-lcudart_static", "-lpthread", "-ldl", "-lm", "-shared"].map(OsString::from));
         link_args.extend(["-o".into(), self.library().into()]);
-        vec![
-            Step { what: "the shim (xfpx_nvbit.cu)", args: shim_args },
-            Step { what: "the device functions (xfpx_device.cu)", args: device_args },
-            Step { what: "the link of libxfpx_nvbit.so", args: link_args },
-        ]
+        let mut steps = vec![
+            Step { what: "the shim (xfpx_nvbit.cu)", args: shim_args, optional: false },
+            Step { what: "the device functions (xfpx_device.cu)", args: device_args, optional: false },
+            Step { what: "the link of libxfpx_nvbit.so", args: link_args, optional: false },
+        ];
+        if let (Some(c), Some(lib)) = (self.cupti, self.cupti_library()) {
+            let obj = self.out_dir.join("xfpx_cupti.o");
+            let mut compile: Vec<OsString> = vec!["-c".into(), "-std=c++17".into(), "-O3".into()];
+            compile.extend([include(c.include_dir), include(&shim)]);
+            compile.extend(["-Xcompiler".into(), "-fPIC".into()]);
+            compile.extend([shim.join("xfpx_cupti.cpp").into(), "-o".into(), obj.clone().into()]);
+            let mut link: Vec<OsString> = vec!["-shared".into(), "-O3".into(), "--cudart".into(), "none".into()];
+            link.extend([obj.into(), self.core_lib.into()]);
+            let mut l = OsString::from("-L");
+            l.push(c.lib_dir);
+            let mut rpath = OsString::from("-rpath=");
+            rpath.push(c.lib_dir);
+            link.extend([l, "-lcupti".into(), "-Xlinker".into(), rpath, self.libcuda.into()]);
+            link.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
+            link.extend(["-o".into(), lib.into()]);
+            steps.push(Step { what: "the hardware counters' library (xfpx_cupti.cpp)", args: compile, optional: true });
+            steps.push(Step { what: "the link of libxfpx_cupti.so", args: link, optional: true });
+        }
+        steps
     }
 }
 
@@ -258,6 +315,7 @@ mod tests {
             cuda_lib_dir: Some(Path::new("/cuda/lib64")),
             libcuda: Path::new("/cuda/lib64/stubs/libcuda.so"),
             out_dir: Path::new("/o"),
+            cupti: None,
         };
         let lines: Vec<String> = b
             .steps()
@@ -273,6 +331,32 @@ mod tests {
             ]
         );
         assert_eq!(b.library(), Path::new("/o/libxfpx_nvbit.so"));
+        assert_eq!(b.cupti_library(), None);
+        // with CUPTI: the hardware counters' library from the same Rust core, without NVBit
+        let cupti = Cupti { include_dir: Path::new("/cuda/extras/CUPTI/include"), lib_dir: Path::new("/cupti/lib64") };
+        let with = ToolBuild { cupti: Some(cupti), ..b.clone() };
+        let steps = with.steps();
+        assert_eq!(steps.iter().map(|s| s.optional).collect::<Vec<_>>(), [false, false, false, true, true]);
+        let line = |s: &Step| s.args.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            line(&steps[3]),
+            "-c -std=c++17 -O3 -I/cuda/extras/CUPTI/include -I/s/shim -Xcompiler -fPIC /s/shim/xfpx_cupti.cpp -o /o/xfpx_cupti.o"
+        );
+        assert_eq!(
+            line(&steps[4]),
+            "-shared -O3 --cudart none /o/xfpx_cupti.o /r/libxfpx_nvbit.a -L/cupti/lib64 -lcupti -Xlinker -rpath=/cupti/lib64 /cuda/lib64/stubs/libcuda.so -lpthread -ldl -lm -o /o/libxfpx_cupti.so"
+        );
+        assert!(!line(&steps[4]).contains("nvbit -l") && !line(&steps[4]).contains("-lnvbit"));
+        assert_eq!(with.cupti_library(), Some(PathBuf::from("/o/libxfpx_cupti.so")));
+    }
+
+    #[test]
+    fn cupti_paths_header_names_the_folder_or_nothing() {
+        let h = cupti_paths_header(Path::new("/usr/local/cuda-13.0/extras/CUPTI/lib64"));
+        assert!(h.ends_with("#define XFPX_CUPTI_LIB_DIR \"/usr/local/cuda-13.0/extras/CUPTI/lib64\"\n"), "{h}");
+        for odd in ["/a\"b", "/a\\b", "/caf\u{e9}"] {
+            assert!(cupti_paths_header(Path::new(odd)).contains("XFPX_CUPTI_LIB_DIR \"\""), "{odd}");
+        }
     }
 
     #[test]
@@ -286,7 +370,8 @@ mod tests {
                 let inc = line.split('"').nth(1).expect("quoted");
                 let found = dir.join(folder).join(inc).is_file()
                     || dir.join(SNIPPET_DIR).join(inc).is_file()
-                    || inc.starts_with("nvbit");
+                    || inc.starts_with("nvbit")
+                    || Path::new(CUPTI_PATHS_HEADER).ends_with(inc);
                 assert!(found, "{name} includes {inc}, which is not among the sources");
             }
         }

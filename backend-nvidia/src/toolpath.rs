@@ -7,6 +7,9 @@ use xfpx_common::toolpath;
 pub const TOOL_ENV: &str = "XFPX_NVBIT_TOOL";
 /// File name of the tool library.
 pub const TOOL_FILE_NAME: &str = "libxfpx_nvbit.so";
+/// File name of the hardware counters' library (`--counters hardware`),
+/// installed beside the tool library where CUPTI was found.
+pub const CUPTI_TOOL_FILE_NAME: &str = "libxfpx_cupti.so";
 
 /// The tool library is missing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,6 +18,20 @@ pub enum ToolError {
     NotAFile(PathBuf),
     #[error("the NVBit tool ({TOOL_FILE_NAME}) is not installed; run `xfpx setup nvidia` (needs the CUDA toolkit and NVBit) or set {TOOL_ENV}")]
     Missing,
+    #[error("the hardware counters' library ({CUPTI_TOOL_FILE_NAME}) is not installed beside {0}: `xfpx setup nvidia` builds it where it finds CUPTI (the CUDA toolkit's extras/CUPTI, CUDA 12.6 or newer)")]
+    NoCupti(PathBuf),
+}
+
+/// The hardware counters' library: [`CUPTI_TOOL_FILE_NAME`] in the folder
+/// of the tool library `tool` (as [`tool_library`] finds it).
+pub fn cupti_library(tool: &Path) -> Result<PathBuf, ToolError> {
+    let dir = tool.parent().unwrap_or(Path::new("."));
+    let lib = dir.join(CUPTI_TOOL_FILE_NAME);
+    if lib.is_file() {
+        Ok(lib)
+    } else {
+        Err(ToolError::NoCupti(dir.to_path_buf()))
+    }
 }
 
 /// Find the tool: [`TOOL_ENV`], then beside the running executable (and
@@ -63,6 +80,14 @@ mod tests {
         assert_eq!(find_tool(None, Some(&exe), Some(&build)), Ok(exe.join(TOOL_FILE_NAME)));
         let nope = dir.join("nope.so");
         assert_eq!(find_tool(Some(&nope), Some(&exe), None), Err(ToolError::NotAFile(nope)));
+        // the hardware counters' library sits beside the tool
+        let e = cupti_library(&exe.join(TOOL_FILE_NAME)).expect_err("not built");
+        assert!(
+            e.to_string().contains("`xfpx setup nvidia` builds it where it finds CUPTI")
+                && !e.to_string().contains('\n')
+        );
+        std::fs::write(exe.join(CUPTI_TOOL_FILE_NAME), b"").expect("write");
+        assert_eq!(cupti_library(&exe.join(TOOL_FILE_NAME)), Ok(exe.join(CUPTI_TOOL_FILE_NAME)));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -176,6 +176,9 @@ pub struct RunArgs {
     /// With --tool counters: thread blocks per sampling window, by linear block index (0: each launch is one window; at most 1024 windows a launch, the last taking the remaining blocks).
     #[arg(long = "window-blocks", value_name = "N", default_value_t = 0)]
     pub window_blocks: u32,
+    /// With --tool counters: where the counters come from: `instrumented` (default: every counter, per window) or `hardware` (NVIDIA: the GPU's performance monitors read per launch through CUPTI, nothing instrumented: warp, thread and predicated-on thread instructions; no divergence or mix).
+    #[arg(long = "counters", value_name = "SOURCE", value_parser = parse_counter_source)]
+    pub counters: Option<xfpx_common::counters::CounterSource>,
     /// With --tool counters: check the run's counters against this operational region (from `xfpx region build`) at the end; every window outside it is printed.
     #[arg(long, value_name = "REGION")]
     pub region: Option<PathBuf>,
@@ -212,8 +215,8 @@ pub struct DumpArgs {
     /// The SASS listing (`cuobjdump -sass` or `nvdisasm` output) or AMD code object.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Show only this kernel.
-    #[arg(long, value_name = "NAME")]
+    /// Show only the kernels whose mangled or demangled name matches this regular expression (an exact name is one).
+    #[arg(long, value_name = "RE")]
     pub kernel: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
@@ -381,6 +384,12 @@ pub fn parse_fail_on_gates(s: &str) -> Result<FailOn> {
 pub fn parse_tool(s: &str) -> Result<xfpx_common::tool::ToolKind, String> {
     xfpx_common::tool::ToolKind::from_name(s)
         .ok_or_else(|| format!("unknown tool `{s}` (detect, counters, inject, flow)"))
+}
+
+/// Parse a counter source (`instrumented`, `hardware`).
+pub fn parse_counter_source(s: &str) -> Result<xfpx_common::counters::CounterSource, String> {
+    xfpx_common::counters::CounterSource::parse(s)
+        .ok_or_else(|| format!("unknown counter source `{s}` (instrumented, hardware)"))
 }
 
 /// Parse `A:B` into a half-open instruction index range with `A < B`.

@@ -10,7 +10,7 @@ use crate::console::show_raw;
 use crate::vendor::backend_of;
 use anyhow::{anyhow, bail, Context, Result};
 use xfpx_common::backend::{DumpRequest, Progress};
-use xfpx_common::config::{ConfigError, RunSettings};
+use xfpx_common::config::{ConfigError, KernelFilter, RunSettings};
 
 pub fn dump(a: &DumpArgs) -> Result<i32> {
     if a.rewrite.is_some() && a.vendor != DumpVendor::Amd {
@@ -26,29 +26,32 @@ pub fn dump(a: &DumpArgs) -> Result<i32> {
         _ => a.fault.check(xfpx_common::tool::ToolKind::Detect)?,
     };
     // What is lowered: NVIDIA listings always in `--mode`; AMD code objects
-    // with `--rewrite` only, `--kernel` then a pattern of the filter.
-    let (mode, kernel, patterns) = match (a.vendor, a.rewrite) {
-        (DumpVendor::Nvidia, _) => (Some(a.mode), a.kernel.as_deref(), Vec::new()),
-        (DumpVendor::Amd, Some(mode)) => (Some(mode), None, a.kernel.iter().cloned().collect()),
-        (DumpVendor::Amd, None) => (None, a.kernel.as_deref(), Vec::new()),
+    // with `--rewrite` only. `--kernel` is a regular expression on either
+    // vendor: the lowering's filter, or else which kernels are shown.
+    let bad_pattern = |e: ConfigError| match e {
+        ConfigError::Pattern { pattern, reason, .. } => anyhow!("invalid --kernel pattern `{pattern}`: {reason}"),
+        other => other.into(),
     };
+    let (mode, shown, patterns) = match (a.vendor, a.rewrite) {
+        (DumpVendor::Nvidia, _) => (Some(a.mode), a.kernel.clone(), Vec::new()),
+        (DumpVendor::Amd, Some(mode)) => (Some(mode), None, a.kernel.iter().cloned().collect()),
+        (DumpVendor::Amd, None) => (None, a.kernel.clone(), Vec::new()),
+    };
+    let kernel = shown.map(|p| KernelFilter::new(&[p], &[])).transpose().map_err(bad_pattern)?;
     let config = mode
         .map(|mode| {
             RunSettings { mode, kernels: patterns, tool: a.tool, fault: fault.clone(), ..RunSettings::default() }
                 .check()
         })
         .transpose()
-        .map_err(|e| match e {
-            ConfigError::Pattern { pattern, reason, .. } => anyhow!("invalid --kernel pattern `{pattern}`: {reason}"),
-            other => other.into(),
-        })?;
+        .map_err(bad_pattern)?;
     let bytes = xfpx_common::limits::read(&a.file, xfpx_common::limits::CODE_OBJECT)
         .with_context(|| format!("cannot read {}", a.file.display()))?;
     let backend = backend_of(a.vendor);
     let progress = std::sync::Arc::new(Progress::default());
     let shown = a.rewrite.is_some().then(|| crate::progress::Bar::kernels(progress.clone())).flatten();
     let request = DumpRequest {
-        kernel,
+        kernel: kernel.as_ref(),
         format: a.format,
         lower: config.as_ref(),
         progress: Some(progress.clone()),

@@ -14,15 +14,17 @@ use xfpx_common::region::{self, Region, RegionCheck};
 use xfpx_common::report::Report;
 
 pub fn build(a: &RegionArgs) -> Result<i32> {
-    let counters = match &a.counters {
-        Some(list) => region::parse_counters(list)?,
-        None => region::DEFAULT_COUNTERS.iter().map(|c| c.to_string()).collect(),
-    };
     let reports = a
         .reports
         .iter()
         .map(|f| Ok((f.display().to_string(), report_io::read(f)?)))
         .collect::<Result<Vec<(String, Report)>>>()?;
+    // the default counters are those the first report's counters measure
+    let source = reports.iter().find_map(|(_, r)| r.counters.as_ref()).map(|c| c.source).unwrap_or_default();
+    let counters = match &a.counters {
+        Some(list) => region::parse_counters(list)?,
+        None => region::default_counters(source),
+    };
     let runs: Vec<(String, Option<&xfpx_common::counters::CountersSection>)> =
         reports.iter().map(|(name, r)| (name.clone(), r.counters.as_ref())).collect();
     let mut learnt = region::learn(&runs, &counters)?;
@@ -91,14 +93,16 @@ pub fn check(report: &mut Report, name: &str, path: &Path) -> Result<RegionCheck
 pub fn table(report: &Report) -> String {
     let Some(s) = &report.counters else { return String::new() };
     let mut out = String::new();
+    let branches = s.source.counts_branches();
     let _ = writeln!(
         out,
-        "counters ({}):",
+        "counters ({}{}):",
         if s.window_blocks == 0 {
             "whole launches".to_string()
         } else {
             format!("windows of {} blocks", s.window_blocks)
-        }
+        },
+        if branches { "" } else { ", from the hardware counters: no divergence, reconvergence or mix counted" }
     );
     let _ = writeln!(
         out,
@@ -115,6 +119,7 @@ pub fn table(report: &Report) -> String {
             .take(4)
             .map(|(l, v)| format!("{l} {:.0}%", 100.0 * **v as f64 / t.warp_instructions.max(1) as f64))
             .collect();
+        let or_dash = |v: u64| if branches { v.to_string() } else { "-".to_string() };
         let _ = writeln!(
             out,
             "  {:<28} {:>8} {:>14} {:>16} {:>7.1}% {:>7.1}% {:>10} {:>10}  {}",
@@ -124,9 +129,9 @@ pub fn table(report: &Report) -> String {
             t.thread_instructions,
             100.0 * n.lane_efficiency,
             100.0 * n.pred_on,
-            t.divergent_branches,
-            t.reconvergences,
-            top.join(", ")
+            or_dash(t.divergent_branches),
+            or_dash(t.reconvergences),
+            if branches { top.join(", ") } else { "-".to_string() }
         );
     }
     out

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use xfpx_common::backend::{LaunchEnv, Launching, LiveBackend};
+use xfpx_common::backend::{LaunchEnv, Launching, LiveBackend, Refusal};
 use xfpx_common::capture;
 use xfpx_common::config::{CaptureSettings, RunConfig, RunSettings, CONFIG_ENV};
 use xfpx_common::event::Event;
@@ -62,24 +62,18 @@ struct RunPlan {
 }
 
 impl RunPlan {
-    /// The plan for `vendor`'s GPUs: AMD kernels are checked in detect
-    /// mode when fast mode is asked (the rewriter lowers detect and
-    /// screen), by the exception detector only; screen mode is AMD's.
-    fn for_vendor(mut self, vendor: vendor::Vendor) -> Result<RunPlan> {
-        let mode = match (vendor.is_amd(), self.config.mode) {
-            (true, Mode::Fast) => {
-                self.notes.push(xfpx_amd::live::FAST_MODE_NOTE.to_string());
-                Mode::Detect
+    /// The plan as `live` runs it ([`LiveBackend::settle`]): the mode it
+    /// lowers, with its notes; a setting it refuses is an error (a usage
+    /// error, status 2, where the setting means nothing on that vendor).
+    fn settled(mut self, live: &dyn LiveBackend) -> Result<RunPlan> {
+        let mode = match live.settle(&self.config) {
+            Ok(settled) => {
+                self.notes.extend(settled.notes);
+                settled.mode
             }
-            (false, Mode::Screen) => {
-                let e = "--mode screen reads the sticky exception bits of AMD waves: it is for --vendor amd";
-                return Err(ExitError::new(EXIT_USAGE, e.to_string()).into());
-            }
-            (_, m) => m,
+            Err(Refusal::Usage(e)) => return Err(ExitError::new(EXIT_USAGE, e).into()),
+            Err(Refusal::Unavailable(e)) => bail!(e),
         };
-        if vendor.is_amd() && self.config.tool != xfpx_common::tool::ToolKind::Detect {
-            bail!("--tool {} is not available for AMD runs (the exception detector only)", self.config.tool.name());
-        }
         if mode != self.config.mode {
             let settings = RunSettings { mode, ..self.config.settings().clone() };
             self.config = settings.check()?;
@@ -90,6 +84,14 @@ impl RunPlan {
 
 fn plan(a: RunArgs) -> Result<RunPlan> {
     let counters = a.tool == xfpx_common::tool::ToolKind::Counters;
+    if !counters && a.counters.is_some() {
+        return Err(ExitError::new(EXIT_USAGE, "--counters needs --tool counters".to_string()).into());
+    }
+    let hardware = a.counters == Some(xfpx_common::counters::CounterSource::Hardware);
+    if hardware && a.inject == args::InjectChoice::Preload {
+        let e = "--counters hardware loads its library through CUDA_INJECTION64_PATH: leave out --inject preload";
+        return Err(ExitError::new(EXIT_USAGE, e.to_string()).into());
+    }
     let flowing = a.tool == xfpx_common::tool::ToolKind::Flow;
     let (sample_every, sample_doubling) = match a.sample.as_deref() {
         // counters count and the flow tool follows every launch unless asked otherwise
@@ -146,6 +148,7 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         dump_dir: a.dump.as_deref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
         tool: a.tool,
         count_window_blocks: a.window_blocks,
+        counter_source: a.counters.unwrap_or_default(),
         fault,
         ..RunSettings::from_environment(|name| std::env::var_os(name))
     }
@@ -188,7 +191,8 @@ fn plan(a: RunArgs) -> Result<RunPlan> {
         fail_on,
         region: a.region,
         format: a.format,
-        inject: a.inject.for_command(&a.command),
+        // the hardware counters' library starts when the driver does
+        inject: if hardware { Inject::DriverHook } else { a.inject.for_command(&a.command) },
         command: a.command,
         html: a.html,
         target: a.target,
@@ -253,9 +257,9 @@ pub fn run(a: RunArgs) -> Result<i32> {
     // way on machines with and without a GPU.
     let drivers = vendor::Drivers::probe(Path::new("/"));
     let vendor = vendor::resolve(vendor_choice, drivers, false, emulate)?;
-    let p = p.for_vendor(vendor)?;
     let live = vendor.live()?;
-    let load = tool_library::resolve(live)?;
+    let p = p.settled(live)?;
+    let load = tool_library::for_counters(tool_library::resolve(live)?, p.config.counter_source)?;
     if load != ToolLoad::Nothing {
         vendor::resolve(vendor_choice, drivers, true, emulate)?;
         live.check_machine().map_err(|e| anyhow::anyhow!(e))?;
@@ -650,10 +654,10 @@ impl LoopState {
                     }
                 }
             }
-            Event::Counters { kernel, window_blocks, warp_size, launch } => {
-                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, launch) {
+            Event::Counters { kernel, window_blocks, warp_size, source, launch } => {
+                if !self.collector.add_launch_counters(&kernel, window_blocks, warp_size, source, launch) {
                     let text = format!(
-                        "counters of kernel {kernel} left out: other sampling windows or warp size than the run's first"
+                        "counters of kernel {kernel} left out: other sampling windows, warp size or source than the run's first"
                     );
                     let notes = &mut self.collector.run_mut().notes;
                     if !notes.contains(&text) {

@@ -1,7 +1,8 @@
 //! What `xfpx run` loads into the program: the live backend's library
 //! (for NVIDIA the NVBit tool library: the environment variable
 //! `XFPX_NVBIT_TOOL`, then `libxfpx_nvbit.so` beside the `xfpx` executable,
-//! in `../lib/` from it, and in the workspace's `target/nvbit-tool/`), or
+//! in `../lib/` from it, and in the workspace's `target/nvbit-tool/`; with
+//! `--counters hardware` the hardware counters' library beside it), or
 //! nothing under the test hook.
 //!
 //! Test hook: [`TOOL_LIBRARY_ENV`]`=none` makes `xfpx run` load no library
@@ -24,6 +25,18 @@ pub enum ToolLoad {
     Library(PathBuf),
     /// Nothing (test hook).
     Nothing,
+}
+
+/// What a run with counters from `source` loads: with hardware counters,
+/// the CUPTI library beside the tool library (NVIDIA's only; one line
+/// when it was not built), else `load` itself.
+pub fn for_counters(load: ToolLoad, source: xfpx_common::counters::CounterSource) -> Result<ToolLoad> {
+    match (load, source) {
+        (ToolLoad::Library(tool), xfpx_common::counters::CounterSource::Hardware) => {
+            Ok(ToolLoad::Library(xfpx_nvidia::cupti_library(&tool).map_err(|e| anyhow!(e))?))
+        }
+        (load, _) => Ok(load),
+    }
 }
 
 /// Resolve what to load: the test hook, else `live`'s library.

@@ -55,11 +55,6 @@ impl Vendor {
         }
     }
 
-    /// Whether programs run on AMD GPUs (real or emulated).
-    pub fn is_amd(self) -> bool {
-        matches!(self, Vendor::Amd | Vendor::AmdEmulated)
-    }
-
     /// How programs run instrumented on this vendor's GPUs.
     pub fn live(self) -> Result<&'static dyn LiveBackend> {
         if self == Vendor::AmdEmulated {

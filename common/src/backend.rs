@@ -2,13 +2,14 @@
 //! drives every vendor through [`Backend`]: describe the kernels of a saved
 //! image as vendor-neutral views, dump an image as it is or with the plans
 //! of a run configuration lowered, run a program live on a GPU
-//! ([`LiveBackend`]) or a captured launch on an emulator
+//! ([`LiveBackend`], which also says how it takes a run configuration:
+//! the mode it lowers, or why it refuses it) or a captured launch on an emulator
 //! ([`EmulatedBackend`]). A new tool is a new [`Mode`] (and the actions and
 //! plans behind it) that backends lower; the CLI's commands stay as they are.
 //!
 //! [`Mode`]: crate::config::Mode
 
-use crate::config::{KernelFilter, OutputFormat, RunConfig};
+use crate::config::{KernelFilter, Mode, OutputFormat, RunConfig};
 use crate::fp::ExceptionKind;
 use crate::report::Report;
 use crate::view::KernelView;
@@ -32,9 +33,9 @@ pub struct Progress {
 /// What [`Backend::dump`] shows.
 #[derive(Debug, Clone, Default)]
 pub struct DumpRequest<'a> {
-    /// Only the kernel of this exact name (all when `None`; an error when
-    /// the image has none of that name).
-    pub kernel: Option<&'a str>,
+    /// Only the kernels this filter admits (all when `None`; an error when
+    /// the image has none it admits).
+    pub kernel: Option<&'a KernelFilter>,
     pub format: OutputFormat,
     /// Lower the plans of this configuration (its mode, its kernel filter)
     /// and show the instrumented kernels; `None`: the image as it is, where
@@ -124,10 +125,45 @@ pub struct LaunchEnv {
     pub warnings: Vec<String>,
 }
 
+/// How a live backend runs a configuration ([`LiveBackend::settle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// The mode it lowers: the configuration's, or the one it checks in instead.
+    pub mode: Mode,
+    /// What the report says of a setting taken otherwise (one line each).
+    pub notes: Vec<String>,
+}
+
+/// Why a live backend does not run a configuration (one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A setting that means nothing on this vendor's GPUs (a usage error).
+    Usage(String),
+    /// Something this vendor's instrumentation does not do.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Usage(line) | Refusal::Unavailable(line) => f.write_str(line),
+        }
+    }
+}
+
 /// A program run on a GPU with instrumentation loaded into it. The CLI
-/// starts the program with [`LiveBackend::environment`] and the run
-/// configuration's file, and collects the events it streams.
+/// settles the run configuration with [`LiveBackend::settle`], starts the
+/// program with [`LiveBackend::environment`] and the configuration's file,
+/// and collects the events it streams.
 pub trait LiveBackend {
+    /// The mode a run of `config` lowers on this vendor's GPUs, with what
+    /// the report should say of settings it takes otherwise, or why it
+    /// does not run it; the instrumentation library settles it the same
+    /// way. By default every configuration runs as it is.
+    fn settle(&self, config: &RunConfig) -> Result<Settled, Refusal> {
+        Ok(Settled { mode: config.mode, notes: Vec::new() })
+    }
+
     /// The instrumentation library programs load.
     fn library(&self) -> Result<PathBuf, BackendError>;
 

@@ -267,6 +267,12 @@ pub struct RunSettings {
     /// windows: blocks past the last count into it.
     #[serde(default)]
     pub count_window_blocks: u32,
+    /// The counters tool: where the counters come from: instrumented code
+    /// (the default) or the GPU's performance monitors, read per launch
+    /// with nothing instrumented (NVIDIA, through CUPTI; see
+    /// [`crate::counters::CounterSource`]).
+    #[serde(default)]
+    pub counter_source: crate::counters::CounterSource,
     /// The one permanent fault of an inject run (`tool` is `inject`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<crate::fault::FaultSpec>,
@@ -307,6 +313,7 @@ impl Default for RunSettings {
             tools: ToolSettings::default(),
             tool: crate::tool::ToolKind::Detect,
             count_window_blocks: 0,
+            counter_source: crate::counters::CounterSource::Instrumented,
             fault: None,
             capture: None,
         }
@@ -359,6 +366,9 @@ impl RunSettings {
             }
             (None, _) => {}
         }
+        if self.counter_source == crate::counters::CounterSource::Hardware {
+            self.check_hardware_counters()?;
+        }
         if let Some(c) = &self.capture {
             if self.tool != crate::tool::ToolKind::Detect {
                 return Err(ConfigError::Invalid(format!(
@@ -375,6 +385,30 @@ impl RunSettings {
         }
         let filter = KernelFilter::new(&self.kernels, &self.exclude)?;
         Ok(RunConfig { settings: self, filter })
+    }
+}
+
+impl RunSettings {
+    /// Hardware counters are read per launch, for every launch, with
+    /// nothing instrumented: no windows, sampling, fault or dump.
+    fn check_hardware_counters(&self) -> Result<(), ConfigError> {
+        let refuse = |what: &str| Err(ConfigError::Invalid(format!("hardware counters {what}")));
+        if self.tool != crate::tool::ToolKind::Counters {
+            return refuse(&format!("are read by the counters tool, not the {} tool", self.tool.name()));
+        }
+        if self.count_window_blocks != 0 {
+            return refuse("are read per launch: sampling windows need instrumented counters");
+        }
+        if self.sample_every != 1 || self.sample_doubling {
+            return refuse("count every launch: sampling launches needs instrumented counters");
+        }
+        if self.fault.is_some() {
+            return refuse("instrument nothing: a fault needs instrumented counters");
+        }
+        if self.dump_dir.is_some() {
+            return refuse("instrument nothing: there is no instrumented code to dump");
+        }
+        Ok(())
     }
 }
 
@@ -513,6 +547,13 @@ impl KernelFilter {
         KernelFilter { include: Vec::new(), names: vec![name.to_string()], exclude: Vec::new() }
     }
 
+    /// The patterns and names that select kernels, for messages (`a|b`).
+    pub fn describe(&self) -> String {
+        let mut all: Vec<&str> = self.include.iter().map(Regex::as_str).collect();
+        all.extend(self.names.iter().map(String::as_str));
+        all.join("|")
+    }
+
     /// True when a kernel known by any of `names` (e.g. mangled and
     /// demangled) is to be instrumented. A mangled name is also tried in
     /// its demangled form.
@@ -602,6 +643,40 @@ mod tests {
             let e = bad.check().expect_err(want).to_string();
             assert!(e.contains(want), "{e}");
         }
+    }
+
+    #[test]
+    fn hardware_counters_are_checked() {
+        use crate::counters::CounterSource;
+        use crate::tool::ToolKind;
+        let hw =
+            RunSettings { tool: ToolKind::Counters, counter_source: CounterSource::Hardware, ..RunSettings::default() };
+        let back = RunConfig::from_json(&hw.clone().check().expect("valid").to_json(), Path::new("c.json"));
+        assert_eq!(back.expect("round trip").counter_source, CounterSource::Hardware);
+        let fault = crate::fault::FaultFlags {
+            model: Some("IOC".into()),
+            unit: Some("fp".into()),
+            sm: Some("3".into()),
+            ..Default::default()
+        }
+        .spec()
+        .expect("fault");
+        for (bad, want) in [
+            (RunSettings { tool: ToolKind::Detect, ..hw.clone() }, "not the detect tool"),
+            (RunSettings { count_window_blocks: 8, ..hw.clone() }, "per launch"),
+            (RunSettings { sample_every: 2, ..hw.clone() }, "every launch"),
+            (RunSettings { sample_doubling: true, ..hw.clone() }, "every launch"),
+            (RunSettings { dump_dir: Some("/d".into()), ..hw.clone() }, "no instrumented code to dump"),
+        ] {
+            let e = bad.check().expect_err(want).to_string();
+            assert!(e.contains(want) && e.starts_with("invalid configuration: hardware counters "), "{e}");
+        }
+        let e = RunSettings { fault: Some(fault), ..hw.clone() }.check().expect_err("fault").to_string();
+        assert!(e.contains("a fault needs instrumented counters"), "{e}");
+        // a configuration written before the setting existed counts by instrumentation
+        let old = r#"{"mode":"detect","kinds":15,"kernels":[],"exclude":[],"sample_every":1,"instr_range":null,"max_records":null,"report_path":"r.json","events_socket":null,"dump_dir":null,"tool":"counters"}"#;
+        let c = RunConfig::from_json(old, Path::new("c.json")).expect("old file");
+        assert_eq!(c.counter_source, CounterSource::Instrumented);
     }
 
     #[test]

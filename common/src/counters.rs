@@ -27,6 +27,11 @@
 //!
 //! Normalised counters ([`Normalised`]) are what operational regions are
 //! learnt on ([`crate::region`]).
+//!
+//! A backend may read some of these counters from the GPU's performance
+//! monitors instead ([`CounterSource::Hardware`]): per launch, not per
+//! window, and only those the monitors count exactly (see
+//! [`CounterSource::measures`]).
 
 use crate::class::InstrClass;
 use serde::{Deserialize, Serialize};
@@ -314,9 +319,67 @@ impl WindowCounters {
     }
 }
 
+/// Where a run's counters come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterSource {
+    /// Counted by instrumented code, one device update per count region:
+    /// every field, per sampling window.
+    #[default]
+    Instrumented,
+    /// Read from the GPU's performance monitors, one value per launch
+    /// (NVIDIA: CUPTI's range profiler): warp, thread and predicated-on
+    /// thread instructions (inactive lanes follow from the first two);
+    /// divergent branches, reconvergences and the mix are not counted.
+    Hardware,
+}
+
+impl CounterSource {
+    /// The normalised counters a source measures (see [`Normalised::NAMES`]).
+    const HARDWARE_MEASURES: [&'static str; 3] = ["inact", "lane_efficiency", "pred_on"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterSource::Instrumented => "instrumented",
+            CounterSource::Hardware => "hardware",
+        }
+    }
+
+    /// `instrumented` or `hardware`.
+    pub fn parse(text: &str) -> Option<CounterSource> {
+        match text {
+            "instrumented" => Some(CounterSource::Instrumented),
+            "hardware" => Some(CounterSource::Hardware),
+            _ => None,
+        }
+    }
+
+    /// Whether counters of this source give the normalised counter `name`.
+    pub fn measures(self, name: &str) -> bool {
+        match self {
+            CounterSource::Instrumented => Normalised::NAMES.contains(&name),
+            CounterSource::Hardware => Self::HARDWARE_MEASURES.contains(&name),
+        }
+    }
+
+    /// The normalised counters this source measures, in [`Normalised::NAMES`] order.
+    pub fn measured(self) -> Vec<&'static str> {
+        Normalised::NAMES.into_iter().filter(|n| self.measures(n)).collect()
+    }
+
+    /// Whether divergent branches, reconvergences and the mix are counted.
+    pub fn counts_branches(self) -> bool {
+        self == CounterSource::Instrumented
+    }
+}
+
 /// The counters of a run: the section `counters` of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountersSection {
+    /// Where the counters come from (absent in reports written before
+    /// hardware counters existed: instrumented).
+    #[serde(default)]
+    pub source: CounterSource,
     /// Thread blocks per sampling window (0: each launch is one window).
     pub window_blocks: u32,
     /// Lanes per warp of the device.
@@ -330,8 +393,8 @@ pub struct CountersSection {
 
 /// The counters of several processes' reports in one section: each
 /// kernel's launches in input order (a parallel job's ranks). Sections
-/// with other windows or warp sizes than the first are left out, with a
-/// note naming them.
+/// with other windows, warp sizes or sources than the first are left out,
+/// with a note naming them.
 pub fn merge_sections<'a>(
     inputs: impl Iterator<Item = (&'a str, Option<&'a CountersSection>)>,
 ) -> (Option<CountersSection>, Option<String>) {
@@ -340,12 +403,13 @@ pub fn merge_sections<'a>(
     for (label, s) in inputs {
         let Some(s) = s else { continue };
         let o = out.get_or_insert_with(|| CountersSection {
+            source: s.source,
             window_blocks: s.window_blocks,
             warp_size: s.warp_size,
             kernels: Vec::new(),
             region_check: None,
         });
-        if (o.window_blocks, o.warp_size) != (s.window_blocks, s.warp_size) {
+        if (o.window_blocks, o.warp_size, o.source) != (s.window_blocks, s.warp_size, s.source) {
             left_out.push(label.to_string());
             continue;
         }
@@ -357,7 +421,7 @@ pub fn merge_sections<'a>(
         }
     }
     let note = (!left_out.is_empty())
-        .then(|| format!("counters of {} left out: other sampling windows or warp size", left_out.join(", ")));
+        .then(|| format!("counters of {} left out: other sampling windows, warp size or source", left_out.join(", ")));
     (out, note)
 }
 
@@ -501,6 +565,27 @@ mod tests {
         assert_eq!(window_count(16, 16), 1);
         assert_eq!(window_count(17, 16), 2);
         assert_eq!(window_count(u64::MAX, 1), MAX_WINDOWS);
+    }
+
+    #[test]
+    fn hardware_counters_give_the_lane_counters_only() {
+        assert_eq!(CounterSource::Hardware.measured(), ["inact", "lane_efficiency", "pred_on"]);
+        assert_eq!(CounterSource::Instrumented.measured(), Normalised::NAMES);
+        assert!(!CounterSource::Hardware.measures("stack") && !CounterSource::Hardware.counts_branches());
+        for s in [CounterSource::Instrumented, CounterSource::Hardware] {
+            assert_eq!(CounterSource::parse(s.name()), Some(s));
+        }
+        assert_eq!(CounterSource::parse("pmu"), None);
+        // a section written before the source existed is instrumented
+        let old = r#"{"window_blocks":0,"warp_size":32,"kernels":[]}"#;
+        let s: CountersSection = serde_json::from_str(old).unwrap();
+        assert_eq!(s.source, CounterSource::Instrumented);
+        let hw = CountersSection { source: CounterSource::Hardware, ..s.clone() };
+        assert!(serde_json::to_string(&hw).unwrap().contains(r#""source":"hardware""#));
+        // sections of both sources are not merged
+        let (merged, note) = merge_sections([("a", Some(&s)), ("b", Some(&hw))].into_iter());
+        assert_eq!(merged.map(|m| m.source), Some(CounterSource::Instrumented));
+        assert!(note.unwrap().contains("counters of b left out"));
     }
 
     #[test]

@@ -47,9 +47,16 @@ pub enum Event {
     /// Exception findings.
     Finding { kernel: String, kind: ExceptionKind, format: FpFormat, site: SiteRef, launch: u64, occurrences: u64 },
     /// The counters of one launch, read back after it completed (the
-    /// counters tool): `window_blocks` and `warp_size` as in the report's
-    /// `counters` section.
-    Counters { kernel: String, window_blocks: u32, warp_size: u32, launch: LaunchCounters },
+    /// counters tool): `window_blocks`, `warp_size` and `source` as in the
+    /// report's `counters` section (`source` absent: instrumented).
+    Counters {
+        kernel: String,
+        window_blocks: u32,
+        warp_size: u32,
+        #[serde(default)]
+        source: crate::counters::CounterSource,
+        launch: LaunchCounters,
+    },
     /// A flow record of the flow tool ([`crate::flow`]): new ones as the
     /// device finds them, the rest of their occurrences at the end.
     Flow {

@@ -14,7 +14,9 @@
 //!   with 0, a select, a conversion to an integer-valued result);
 //! - **compare**: an exceptional source reaches an instruction that writes
 //!   no value but a predicate or lane mask (a comparison, a class test),
-//!   so the exception decides control flow.
+//!   so the exception decides control flow. A comparison's sources are
+//!   its registers: a constant it holds (`|x| > +INF`, the compiler's test
+//!   for infinity) is its threshold, not a value reaching it.
 //!
 //! These are GPU-FPX's analyzer states, per lane and per kind, with two
 //! differences: sources are always read before the instruction (GPU-FPX
@@ -278,8 +280,11 @@ impl FlowTool {
         } else {
             None
         };
-        // sources of another format are read only where it is one value per register
+        // sources of another format are read only where it is one value per register;
+        // a comparison's constants are its thresholds (`|x| > +INF` tests for
+        // infinity), not values that reach it: it reads registers only
         let source_format = ins.source_format().filter(|f| analysed_format(*f));
+        let constants_are_sources = result.is_some();
         let sources: Vec<ValueRef> = match source_format {
             Some(sf) => ins
                 .uses
@@ -287,7 +292,7 @@ impl FlowTool {
                 .enumerate()
                 .filter(|(_, u)| match u {
                     Operand::Reg(r) => value_file(r.file) && r.count == sf.register_words(),
-                    Operand::Known { .. } => true,
+                    Operand::Known { .. } => constants_are_sources,
                     _ => false,
                 })
                 .map(|(n, _)| ValueRef::Use(n as u8))

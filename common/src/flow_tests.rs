@@ -125,6 +125,9 @@ fn kernel() -> KernelView {
     let mut setp = InstrView::new(0x30, "FSETP.GT P0, R1, R9, P1", InstrClass::Compare { format: FpFormat::F32 });
     setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
     setp.uses = vec![reg(1, 1), reg(9, 1), Operand::Reg(RegRange::new(RegFile::Predicate, 1, 1))];
+    let mut isinf = InstrView::new(0x38, "FSETP.GTU P0, |R1|, +INF", InstrClass::Compare { format: FpFormat::F32 });
+    isinf.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
+    isinf.uses = vec![reg(1, 1), Operand::Known { bits: f32b(f32::INFINITY) }];
     let mut hadd =
         InstrView::new(0x40, "HADD2 R3, R3, R5", InstrClass::Arith { format: FpFormat::F16x2, op: FpOp::Add });
     hadd.defs = vec![reg(3, 1)];
@@ -143,7 +146,7 @@ fn kernel() -> KernelView {
     i2f.source_format = crate::view::SourceFormat::NotFloat;
     let mut exit = InstrView::new(0x80, "EXIT", InstrClass::Other);
     exit.control = crate::view::Control::Exit;
-    KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, hadd, mnmx, f2f, i2f, exit] }
+    KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, isinf, hadd, mnmx, f2f, i2f, exit] }
 }
 
 #[test]
@@ -170,11 +173,14 @@ fn the_tool_plans_one_probe_per_value_instruction() {
             (2, When::After, vec![u(0), u(1), u(2)], Some(ValueRef::Def(0)), false),
             // a comparison: before it, its predicates left out
             (3, When::Before, vec![u(0), u(1)], None, false),
+            // a comparison with a constant threshold reads its register only
+            // (an arithmetic instruction's constant is a source: FADD above)
+            (4, When::Before, vec![u(0)], None, false),
             // HADD2 (packed) has none
-            (5, When::After, vec![u(0)], Some(ValueRef::Def(0)), false),
-            // a conversion reads its f64 pair; one from an integer reads nothing
             (6, When::After, vec![u(0)], Some(ValueRef::Def(0)), false),
-            (7, When::After, vec![], Some(ValueRef::Def(0)), false),
+            // a conversion reads its f64 pair; one from an integer reads nothing
+            (7, When::After, vec![u(0)], Some(ValueRef::Def(0)), false),
+            (8, When::After, vec![], Some(ValueRef::Def(0)), false),
         ]
     );
     let formats: Vec<(FpFormat, FpFormat)> = plan
@@ -185,7 +191,7 @@ fn the_tool_plans_one_probe_per_value_instruction() {
             _ => None,
         })
         .collect();
-    assert_eq!(formats[5], (FpFormat::F64, FpFormat::F32));
+    assert_eq!(formats[6], (FpFormat::F64, FpFormat::F32));
     let only = FlowTool { instr_range: Some(1..3) }.plan(&view, &mut sites);
     assert_eq!(only.probes.iter().map(|p| p.instr).collect::<Vec<_>>(), [1, 2]);
 }

@@ -4,10 +4,16 @@
 //! region may be a fault. A region file is JSON of schema
 //! [`REGION_SCHEMA`] (documented in `docs/report-schema.md`).
 //!
+//! A region remembers where its runs' counters came from
+//! ([`CounterSource`]): counters of the other source are refused (the two
+//! count per window or per launch, and hardware counters measure fewer
+//! counters), and a region learnt from hardware counters learns only the
+//! counters they measure.
+//!
 //! Everything here is pure: reports' counter sections in, a region or the
 //! deviations out.
 
-use crate::counters::{CountersSection, Normalised};
+use crate::counters::{CounterSource, CountersSection, Normalised};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -16,6 +22,17 @@ pub const REGION_SCHEMA: &str = "xfpx-region/1";
 
 /// Counters a region is learnt on when none are named: the paper's two.
 pub const DEFAULT_COUNTERS: [&str; 2] = ["inact", "stack"];
+
+/// The counters a region of runs with counters from `source` is learnt on
+/// when none are named: [`DEFAULT_COUNTERS`] for instrumented counters;
+/// for hardware counters, which do not count divergence (no STACK),
+/// `inact` and `pred_on`.
+pub fn default_counters(source: CounterSource) -> Vec<String> {
+    match source {
+        CounterSource::Instrumented => DEFAULT_COUNTERS.iter().map(|c| c.to_string()).collect(),
+        CounterSource::Hardware => ["inact", "pred_on"].iter().map(|c| c.to_string()).collect(),
+    }
+}
 
 /// A value this close to a bound is inside (the bounds are written as
 /// decimal JSON numbers).
@@ -43,6 +60,11 @@ pub struct KernelRegion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Region {
     pub schema: String,
+    /// Where the counters of the runs it was learnt from came from (absent
+    /// in files written before hardware counters existed: instrumented); a
+    /// check needs counters of the same source.
+    #[serde(default)]
+    pub source: CounterSource,
     /// The sampling windows the runs used (thread blocks per window, 0:
     /// whole launches); a check needs the same.
     pub window_blocks: u32,
@@ -94,6 +116,12 @@ pub enum RegionError {
     WindowMismatch { name: String, got: u32, want: u32 },
     #[error("{name} was run with warps of {got} lanes, the others {want}")]
     WarpMismatch { name: String, got: u32, want: u32 },
+    #[error("mismatched region: {name} has {g} counters, the region {w} ones (learn it from runs with --counters {g})", g = .got.name(), w = .want.name())]
+    SourceMismatch { name: String, got: CounterSource, want: CounterSource },
+    #[error("{name} has {g} counters, the others {w} ones (learn a region from runs of one source)", g = .got.name(), w = .want.name())]
+    MixedSources { name: String, got: CounterSource, want: CounterSource },
+    #[error("counter `{counter}` is not measured by {s} counters (they give {m})", s = .by.name(), m = .by.measured().join(", "))]
+    NotMeasured { counter: String, by: CounterSource },
     #[error("region file is not valid JSON of schema {REGION_SCHEMA}: {0}")]
     Json(String),
     #[error("region file has schema `{0}`, expected `{REGION_SCHEMA}`")]
@@ -128,14 +156,21 @@ pub fn learn(runs: &[(String, Option<&CountersSection>)], counters: &[String]) -
     let mut region: Option<Region> = None;
     for (name, section) in runs {
         let s = section.ok_or_else(|| RegionError::NoCountersIn(name.clone()))?;
+        if let Some(c) = counters.iter().find(|c| !s.source.measures(c)) {
+            return Err(RegionError::NotMeasured { counter: c.clone(), by: s.source });
+        }
         let r = region.get_or_insert_with(|| Region {
             schema: REGION_SCHEMA.into(),
+            source: s.source,
             window_blocks: s.window_blocks,
             warp_size: s.warp_size,
             counters: counters.to_vec(),
             margin: 0.0,
             kernels: BTreeMap::new(),
         });
+        if s.source != r.source {
+            return Err(RegionError::MixedSources { name: name.clone(), got: s.source, want: r.source });
+        }
         same_windows(r, name, s)?;
         for k in &s.kernels {
             let kr = r.kernels.entry(k.kernel.clone()).or_insert_with(|| KernelRegion {
@@ -204,6 +239,9 @@ impl Region {
             if !Normalised::NAMES.contains(&c.as_str()) {
                 return Err(RegionError::UnknownCounter(c.clone()));
             }
+            if !r.source.measures(c) {
+                return Err(RegionError::NotMeasured { counter: c.clone(), by: r.source });
+            }
         }
         for (kernel, k) in &r.kernels {
             let bad =
@@ -227,6 +265,9 @@ impl Region {
 
     /// Check every window of a run (`name` for messages) against the region.
     pub fn check(&self, name: &str, s: &CountersSection) -> Result<RegionCheck, RegionError> {
+        if s.source != self.source {
+            return Err(RegionError::SourceMismatch { name: name.into(), got: s.source, want: self.source });
+        }
         same_windows(self, name, s)?;
         let mut out = RegionCheck::default();
         for k in &s.kernels {
@@ -305,6 +346,7 @@ mod tests {
             })
             .collect();
         CountersSection {
+            source: CounterSource::Instrumented,
             window_blocks: 4,
             warp_size: 32,
             kernels: vec![KernelCounters { kernel: "k".into(), launches: vec![LaunchCounters { launch: 0, windows }] }],
@@ -351,6 +393,70 @@ mod tests {
         assert_eq!(Region::from_json(&r.to_json()).unwrap().margin, 0.5);
         assert!(matches!(r.widen(-1.0), Err(RegionError::BadMargin(_))));
         assert!(matches!(r.widen(f64::NAN), Err(RegionError::BadMargin(_))));
+    }
+
+    /// A hardware section: one window per launch, the lanes of `idle`
+    /// inactive in each launch's 100 warp instructions.
+    fn hardware(idle: &[u64]) -> CountersSection {
+        use crate::counters::{KernelCounters, LaunchCounters, WindowCounters};
+        let launches = idle
+            .iter()
+            .enumerate()
+            .map(|(i, &off)| {
+                let w = WindowCounters {
+                    warp_instructions: 100,
+                    thread_instructions: 3200 - off,
+                    thread_instructions_pred_on: 3000 - off,
+                    inactive_lanes: off,
+                    ..WindowCounters::default()
+                };
+                LaunchCounters { launch: i as u64, windows: vec![w] }
+            })
+            .collect();
+        CountersSection {
+            source: CounterSource::Hardware,
+            window_blocks: 0,
+            warp_size: 32,
+            kernels: vec![KernelCounters { kernel: "k".into(), launches }],
+            region_check: None,
+        }
+    }
+
+    #[test]
+    fn a_region_keeps_to_the_source_of_its_counters() {
+        let hw = hardware(&[0, 64]);
+        let defaults = default_counters(CounterSource::Hardware);
+        assert_eq!(defaults, names(&["inact", "pred_on"]));
+        let r = learn(&[("a".into(), Some(&hw))], &defaults).unwrap();
+        assert_eq!((r.source, r.kernels["k"].windows), (CounterSource::Hardware, 2));
+        let back = Region::from_json(&r.to_json()).unwrap();
+        assert_eq!((back.source, &back.counters), (CounterSource::Hardware, &defaults));
+        // per launch: inside, and a launch with more idle lanes outside
+        assert!(back.check("b", &hardware(&[32])).unwrap().deviations.is_empty());
+        let c = back.check("c", &hardware(&[0, 640])).unwrap();
+        let flagged: Vec<(u64, &str)> = c.deviations.iter().map(|d| (d.launch, d.counter.as_str())).collect();
+        assert_eq!((c.windows_checked, flagged), (2, vec![(1, "inact"), (1, "pred_on")]));
+        // hardware counters have no divergence: STACK is refused
+        let e = learn(&[("a".into(), Some(&hw))], &names(&["inact", "stack"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "counter `stack` is not measured by hardware counters (they give inact, lane_efficiency, pred_on)"
+        );
+        let text = r.to_json().replace("\"pred_on\"", "\"divergence\"");
+        assert!(matches!(Region::from_json(&text), Err(RegionError::NotMeasured { .. })));
+        // a region of one source checks no counters of the other: one line
+        let inst = section(&[0, 8]);
+        let e = back.check("run.json", &inst).unwrap_err().to_string();
+        assert_eq!(e, "mismatched region: run.json has instrumented counters, the region hardware ones (learn it from runs with --counters instrumented)");
+        let ri = learn(&[("i".into(), Some(&inst))], &names(&["inact"])).unwrap();
+        assert!(matches!(ri.check("h", &hw), Err(RegionError::SourceMismatch { .. })));
+        // and is learnt from one source
+        let mixed = learn(&[("i".into(), Some(&inst)), ("h".into(), Some(&hw))], &names(&["inact"]));
+        assert!(matches!(mixed, Err(RegionError::MixedSources { .. })), "{mixed:?}");
+        // a region file written before sources existed is instrumented
+        let old = ri.to_json().replace("\"source\": \"instrumented\",", "");
+        assert!(!old.contains("source"));
+        assert_eq!(Region::from_json(&old).unwrap().source, CounterSource::Instrumented);
     }
 
     #[test]

@@ -826,22 +826,25 @@ impl Collector {
     }
 
     /// Add the counters of one launch of `kernel` (in arrival order). A
-    /// launch counted with other sampling windows or another warp size
-    /// than the first one added is left out: returns false.
+    /// launch counted with other sampling windows, another warp size or
+    /// from another source than the first one added is left out: returns
+    /// false.
     pub fn add_launch_counters(
         &mut self,
         kernel: &str,
         window_blocks: u32,
         warp_size: u32,
+        source: crate::counters::CounterSource,
         launch: crate::counters::LaunchCounters,
     ) -> bool {
         let s = self.counters.get_or_insert_with(|| crate::counters::CountersSection {
+            source,
             window_blocks,
             warp_size,
             kernels: Vec::new(),
             region_check: None,
         });
-        if (s.window_blocks, s.warp_size) != (window_blocks, warp_size) {
+        if (s.window_blocks, s.warp_size, s.source) != (window_blocks, warp_size, source) {
             return false;
         }
         match s.kernels.iter_mut().find(|k| k.kernel == kernel) {
@@ -926,17 +929,19 @@ mod tests {
 
     #[test]
     fn launch_counters_gather_per_kernel_and_other_windows_are_left_out() {
-        use crate::counters::{LaunchCounters, WindowCounters};
+        use crate::counters::{CounterSource, LaunchCounters, WindowCounters};
+        const I: CounterSource = CounterSource::Instrumented;
         let launch = |n: u64| LaunchCounters {
             launch: n,
             windows: vec![WindowCounters { warp_instructions: 10 * (n + 1), ..WindowCounters::default() }],
         };
         let mut c = Collector::new(run(), None);
         assert!(c.report().counters.is_none());
-        assert!(c.add_launch_counters("k", 0, 32, launch(0)));
-        assert!(c.add_launch_counters("j", 0, 32, launch(0)));
-        assert!(c.add_launch_counters("k", 0, 32, launch(1)));
-        assert!(!c.add_launch_counters("k", 64, 32, launch(2)));
+        assert!(c.add_launch_counters("k", 0, 32, I, launch(0)));
+        assert!(c.add_launch_counters("j", 0, 32, I, launch(0)));
+        assert!(c.add_launch_counters("k", 0, 32, I, launch(1)));
+        assert!(!c.add_launch_counters("k", 64, 32, I, launch(2)));
+        assert!(!c.add_launch_counters("k", 0, 32, CounterSource::Hardware, launch(2)));
         let s = c.report().counters.expect("counters");
         assert_eq!((s.window_blocks, s.warp_size), (0, 32));
         let k: Vec<u64> = s.kernels[0].launches.iter().map(|l| l.launch).collect();

@@ -29,9 +29,17 @@ text:
 
 Not compared (listed, not failures): `64H` instructions (GPU-FPX reads the
 register pair below the one written, which holds no value of the program;
-xfpx reads no source there), and an appearance where GPU-FPX saw a
+xfpx reads no source there); an appearance where GPU-FPX saw a
 propagation at an instruction with a constant-bank operand (xfpx does not
-read constant banks; GPU-FPX does).
+read constant banks; GPU-FPX does); the compiler's register test `FFMA R,
+RZ, x, R` (a zero multiplicand: xfpx reads it as a test of a register, not
+arithmetic, in every tool; GPU-FPX reports what the addend holds); and a
+record of xfpx's at an instruction with a uniform-register operand where
+GPU-FPX printed nothing (GPU-FPX reads per-thread registers only).
+
+The program's output (its `checksum` and `self-check` lines, or the
+benchmark's `CHECKSUM`/`SELFCHECK` lines) must be the same plain and under
+xfpx; output that cannot be compared (no checksum line) fails too.
 """
 
 import json
@@ -70,6 +78,19 @@ def gpufpx_looks_at(sass):
 
 def is_compare(sass):
     return any(w in sass for w in COMPARE_WORDS)
+
+
+_REGISTER_TEST_RE = re.compile(r"^FFMA(\.\S+)? R\d+, (RZ, -?R\d+|-?R\d+, RZ), ")
+_UNIFORM_RE = re.compile(r"\bUR\d+\b")
+
+
+def is_register_test(sass):
+    """The compiler's register test: an FFMA with RZ as a multiplicand."""
+    return bool(_REGISTER_TEST_RE.match(sass))
+
+
+def reads_uniform_register(sass):
+    return bool(_UNIFORM_RE.search(sass))
 
 
 def parse_analyzer(text):
@@ -136,6 +157,9 @@ def compare(gpufpx_lines, report):
         if "64H" in g["sass"]:
             not_compared.append(label + " (GPU-FPX reads the pair below a 64H destination)")
             continue
+        if is_register_test(g["sass"]) and not here:
+            not_compared.append(label + " (the compiler's register test: a zero multiplicand; no arithmetic for xfpx)")
+            continue
         if g["state"] == "shared":
             ok = any(kind in g["kinds"] for _, kind in here) or (not g["kinds"] and here)
         elif g["state"] in ("disappear", "compare", "propagate") and not g["kinds"]:
@@ -150,18 +174,38 @@ def compare(gpufpx_lines, report):
     for (k, s), facts in sorted(at.items()):
         if "64H" in s:
             continue
-        if (k, s) not in theirs_at:
+        if (k, s) not in theirs_at and reads_uniform_register(s):
+            not_compared.append("%s: %s %s (a uniform-register operand: GPU-FPX reads per-thread registers only)" % (
+                k, s, ", ".join("%s %s" % f for f in sorted(facts))))
+        elif (k, s) not in theirs_at:
             only_xfpx.append("%s: %s %s" % (k, s, ", ".join("%s %s" % f for f in sorted(facts))))
     return {"matched": matched, "only_gpufpx": only_gpufpx, "only_xfpx": only_xfpx, "not_compared": not_compared}
 
 
+def program_output(text):
+    """(self-check, checksum) a program printed: the suite's `self-check ok`
+    and `checksum HEX` lines, or the benchmark's `SELFCHECK`/`CHECKSUM`
+    lines; the last of each wins. None for either it did not print."""
+    bench = benchlib.parse_program_output(text)
+    check, checksum = bench.selfcheck, bench.checksum
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if line.startswith("checksum "):
+            checksum = line.split(None, 1)[1].strip()
+        elif line.startswith("self-check "):
+            check = line.split(None, 1)[1].strip()
+    return check, checksum
+
+
 def output_same(plain_log, xfpx_log):
-    """Whether the program printed the same self-check and checksum under xfpx."""
-    read = lambda p: benchlib.parse_program_output(open(p, errors="replace").read()) if os.path.isfile(p) else None  # noqa: E731
+    """Whether the program printed the same self-check and checksum under
+    xfpx; None when there is nothing to compare (a log or the plain run's
+    checksum missing)."""
+    read = lambda p: program_output(open(p, errors="replace").read()) if os.path.isfile(p) else None  # noqa: E731
     a, b = read(plain_log), read(xfpx_log)
-    if a is None or b is None or a.checksum is None:
+    if a is None or b is None or a[1] is None:
         return None
-    return (a.selfcheck, a.checksum) == (b.selfcheck, b.checksum)
+    return a == b
 
 
 def one(args):
@@ -183,6 +227,8 @@ def one(args):
     res["output_same"] = same
     if same is False:
         fail("the program's output changed under xfpx")
+    elif same is None:
+        fail("the program's output was not compared (no checksum line)")
     if args["--xfpx-rc"] != args["--plain-rc"]:
         fail("exit status %s under xfpx, %s plain" % (args["--xfpx-rc"], args["--plain-rc"]))
     g = args.get("--gpufpx")
@@ -281,6 +327,26 @@ def selftest():
         "We have 2 registers in total. Register 0 is NaN. Register 1 is VAL. ")
     c = compare(cb, {"flow": {"kernels": [{"kernel": "k", "records": [record("appear", "nan", "FADD R1, R2, c[0x0][0x160]")]}]}})
     assert not c["only_gpufpx"] and len(c["not_compared"]) == 1, c
+    # the register test GPU-FPX reports and xfpx reads as a test; a
+    # uniform-register operand GPU-FPX cannot read; neither fails
+    rt = parse_analyzer(
+        "#GPU-FPX-ANA PROGAGATION: x @ /unknown_path in [k]:0 Instruction: FFMA R8, RZ, R5, R3 ; "
+        "We have 3 registers in total. Register 0 is NaN. Register 1 is VAL. Register 2 is NaN. ")
+    uni = {"flow": {"kernels": [{"kernel": "k", "records": [record("disappear", "nan", "FMNMX R10, R10, UR6, !PT", "f32.minmax")]}]}}
+    c = compare(rt, uni)
+    assert not c["only_gpufpx"] and not c["only_xfpx"] and len(c["not_compared"]) == 2, c
+    # ... but an FFMA with RZ as its addend is arithmetic, and a uniform
+    # operand where GPU-FPX printed a line is compared
+    assert not is_register_test("FFMA R8, R2, R5, RZ") and is_register_test("FFMA R8, R2, RZ, R3")
+    seen = parse_analyzer(
+        "#GPU-FPX-ANA COMPARE: x @ /unknown_path in [k]:0 Instruction: FMNMX R10, R10, UR6, !PT ; "
+        "We have 1 registers in total. Register 0 is INF. ")
+    c = compare(seen, uni)
+    assert c["only_gpufpx"] == ["k: FMNMX R10, R10, UR6, !PT compare inf"], c
+    # outputs: the suite's lines and the benchmark's; none is no comparison
+    assert program_output("checksum 00ff\nself-check ok\n") == ("ok", "00ff")
+    assert program_output("SELFCHECK PASS\nCHECKSUM 0123456789abcdef\n") == ("PASS", "0123456789abcdef")
+    assert program_output("hello\n") == (None, None)
     print("flow_vs_gpufpx.py selftest: ok")
     return 0
 

@@ -8,13 +8,20 @@ uninstrumented program, median of its plain runs) and OUT/walls.tsv
 (`workload<TAB>seconds` the whole campaign took). Prints, per workload and
 model, the Masked/SDC/DUE/not-activated counts, the median wall time of the
 runs that completed (not DUE) against the uninstrumented one, and the
-campaign's throughput; then the same counts over all workloads."""
+campaign's throughput; then the same counts over all workloads, and the
+geometric mean of the cost of the models that touch one instruction class
+(every model but IRA and IVRA, which touch any instruction naming a
+register, and IVOC, which traps at its first instance), per workload and
+over all of them."""
 import json
 import os
 import statistics
 import sys
 
 OUTCOMES = ["Masked", "SDC", "DUE", "not-activated"]
+# Models whose sites are one class of instructions (a unit, immediates,
+# constant/shared reads, shared stores, predicate writes, index reads).
+ONE_CLASS = ["IOC", "IIO", "IMS", "IMD", "WV", "IAT", "IAW", "IAC", "IAL"]
 MODELS = ["IOC", "IVOC", "IRA", "IVRA", "IIO", "IMS", "IMD", "WV", "IAT", "IAW", "IAC", "IAL"]
 
 
@@ -46,10 +53,25 @@ def read_runs(path):
     return runs
 
 
+def median_completed(runs):
+    """The median wall of the runs that completed (not DUE), or None."""
+    done = [r["seconds"] for r in runs if r.get("outcome") != "DUE" and isinstance(r.get("seconds"), (int, float))]
+    return statistics.median(done) if done else None
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return None
+    product = 1.0
+    for v in values:
+        product *= v
+    return product ** (1.0 / len(values))
+
+
 def row(name, runs, plain):
     counts = [sum(1 for r in runs if r.get("outcome") == o) for o in OUTCOMES]
-    done = [r["seconds"] for r in runs if r.get("outcome") != "DUE" and isinstance(r.get("seconds"), (int, float))]
-    med = statistics.median(done) if done else None
+    med = median_completed(runs)
     cost = "%.2f" % (med / plain) if med and plain else "-"
     return "%-6s %4d %7d %5d %5d %8d %9s %6s" % (
         name, len(runs), *counts, "%.2f" % med if med else "-", cost)
@@ -62,6 +84,7 @@ def main():
     out, workloads = sys.argv[1], sys.argv[2:]
     plain, walls = read_tsv(os.path.join(out, "plain.tsv")), read_tsv(os.path.join(out, "walls.tsv"))
     everything = {}
+    one_class = {}
     head = "%-6s %4s %7s %5s %5s %8s %9s %6s" % ("model", "runs", "Masked", "SDC", "DUE", "not-act", "median s", "cost x")
     for w in workloads:
         runs = read_runs(os.path.join(out, "c-" + w, "results.jsonl"))
@@ -75,11 +98,20 @@ def main():
             everything.setdefault(m, []).extend(mine)
             if mine:
                 print(row(m, mine, p))
+            med = median_completed(mine)
+            if m in ONE_CLASS and med and p:
+                one_class.setdefault(w, []).append(med / p)
     print("== all workloads")
     print(head)
     for m in MODELS:
         if everything.get(m):
             print(row(m, everything[m], None))
+    print("== cost of one-class models (%s): geometric mean of per-model median cost" % ", ".join(ONE_CLASS))
+    for w in workloads:
+        g = geomean(one_class.get(w, []))
+        print("%-8s %s" % (w, "%.2fx over %d models" % (g, len(one_class[w])) if g else "-"))
+    g = geomean([c for w in workloads for c in one_class.get(w, [])])
+    print("%-8s %s" % ("all", "%.2fx" % g if g else "-"))
     return 0
 
 

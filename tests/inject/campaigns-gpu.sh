@@ -17,7 +17,11 @@
 # workload, default 4), CAMPAIGN_BUDGET (seconds for the campaigns, default
 # 300; a campaign still running then is stopped and its finished runs
 # count), SMS (default: the GPU's SM count, else 132), PYTHON (python3 with
-# PyTorch).
+# PyTorch), CAMPAIGN_SERIAL (1: the cost measurement instead: the
+# campaigns run one after another, CAMPAIGN_JOBS at a time (set it to 1 for
+# a GPU and cores to itself), each after one untimed injection run of
+# its workload, so that NVBit's disassembly cache holds the program's
+# functions as it does for every run of a campaign but its first).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$PWD/campaigns-out}
@@ -65,19 +69,27 @@ timeout_of() { if [ "$1" = lenet ]; then echo 90; else echo 30; fi; }
 done
 if [ "${1:-}" = plain ]; then cat "$OUT/plain.tsv"; exit 0; fi
 
-# the four campaigns side by side
+# the four campaigns side by side (CAMPAIGN_SERIAL=1: one after another,
+# each after an untimed warm-up run)
 : >"$OUT/walls.tsv"
+SERIAL=${CAMPAIGN_SERIAL:-0}
 for w in "${WORKLOADS[@]}"; do
     (
-        s=$SECONDS
         read -r -a cmd <<<"$(cmd_of "$w")"
+        if [ "$SERIAL" = 1 ]; then
+            (cd "$OUT" && timeout "$(timeout_of "$w")" "$XFPX" run --tool inject --model IAT --sm 0 --dim x --mask 1 \
+                --lanes 0 --no-report -- "${cmd[@]}" >"$OUT/warmup-$w.log" 2>&1)
+        fi
+        s=$SECONDS
         timeout --signal=TERM --kill-after=10 "$BUDGET" "$XFPX" campaign --dir "$OUT/c-$w" --seed 1 \
             --runs $((12 * RUNS)) --sms "0-$((SMS - 1))" --lanes 0-31 --timeout "$(timeout_of "$w")" \
             --jobs "$JOBS" -- "${cmd[@]}" >"$OUT/campaign-$w.log" 2>&1
         echo "exit $?" >>"$OUT/campaign-$w.log"
         echo "$w $((SECONDS - s))" >>"$OUT/walls.tsv"
     ) &
+    [ "$SERIAL" = 1 ] && wait
 done
 wait
 "$PY" "$ROOT/tests/inject/campaign_summary.py" "$OUT" "${WORKLOADS[@]}" | tee "$OUT/table.txt"
-echo "(N = $RUNS faults per model and workload, seed 1, SMs 0-$((SMS - 1)), lanes 0-31, $JOBS runs at a time per workload, 4 workloads at once)" | tee -a "$OUT/table.txt"
+if [ "$SERIAL" = 1 ]; then at_once="one workload at a time, each after an untimed warm-up run"; else at_once="4 workloads at once"; fi
+echo "(N = $RUNS faults per model and workload, seed 1, SMs 0-$((SMS - 1)), lanes 0-31, $JOBS runs at a time per workload, $at_once)" | tee -a "$OUT/table.txt"

@@ -54,6 +54,7 @@ fn report(dir: &Path, name: &str, kernel: &str, idle: [u64; 4], window_blocks: u
         .collect();
     let mut c = Collector::new(RunInfo::new("nvidia", "test", "counters"), None);
     c.set_counters(CountersSection {
+        source: xfpx_common::counters::CounterSource::Instrumented,
         window_blocks,
         warp_size: 32,
         kernels: vec![KernelCounters { kernel: kernel.into(), launches: vec![LaunchCounters { launch: 0, windows }] }],

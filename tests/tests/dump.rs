@@ -170,6 +170,40 @@ fn amd_rewrite_kernel_filter_is_a_regular_expression() {
     run(c).assert_one_line_error(1, "invalid --kernel pattern `(div`: unclosed group");
 }
 
+/// `--kernel` of a plain dump is the same regular expression on both
+/// vendors (it was an exact name: no kernel is named `^(div|sqrt)_f32$`);
+/// a bad one is one `error:` line before the file is read.
+#[test]
+fn dump_kernel_filter_is_a_regular_expression_on_both_vendors() {
+    let d = tempfile::tempdir().expect("scratch");
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "amd", "--format", "json", "--kernel", "^(div|sqrt)_f32$"])
+        .arg(fixture(AMD_CODE_OBJECT));
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    let names: Vec<&str> = v["code_objects"]
+        .as_array()
+        .expect("code objects")
+        .iter()
+        .flat_map(|co| co["kernels"].as_array().into_iter().flatten())
+        .filter_map(|k| k["name"].as_str())
+        .collect();
+    assert_eq!(names, ["div_f32", "sqrt_f32"], "{}", o.stdout);
+
+    let mut c = xfpx(d.path());
+    c.args(["dump", "--vendor", "nvidia", "--kernel", "^more_"]).arg(fixture(NVIDIA_LISTINGS[0]));
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stdout.contains("kernel more_ops: ") && !o.stdout.contains("kernel mma_f16"), "{}", o.stdout);
+
+    for vendor in ["amd", "nvidia"] {
+        let mut c = xfpx(d.path());
+        c.args(["dump", "--vendor", vendor, "--kernel", "(div", "no-such-file"]);
+        run(c).assert_one_line_error(1, "invalid --kernel pattern `(div`: unclosed group");
+    }
+}
+
 /// The committed GPU listings the inject tool's plans are shown on.
 const INJECT_LISTINGS: &[&str] = &[
     "tests/gpu/listings/fpx_basic.sass",

@@ -39,6 +39,7 @@ fn launch(index: u64, idle: [u64; 2]) -> Event {
         kernel: "reduce".into(),
         window_blocks: 4,
         warp_size: 32,
+        source: xfpx_common::counters::CounterSource::Instrumented,
         launch: LaunchCounters { launch: index, windows },
     }
 }
@@ -130,6 +131,15 @@ fn counters_flags_misused_get_one_line() {
     xfpx_run(&["--window-blocks", "8"]).assert_one_line_error(2, "--window-blocks needs --tool counters");
     xfpx_run(&["--tool", "counters", "--fail-on", "region"])
         .assert_one_line_error(2, "--fail-on region needs --region REGION");
+    // hardware counters: read per launch, every launch, nothing instrumented
+    xfpx_run(&["--counters", "hardware"]).assert_one_line_error(2, "--counters needs --tool counters");
+    let hw = ["--tool", "counters", "--counters", "hardware"];
+    let with = |more: &[&str]| xfpx_run(&[&hw[..], more].concat());
+    with(&["--window-blocks", "8"]).assert_one_line_error(1, "hardware counters are read per launch");
+    with(&["--sample", "2"]).assert_one_line_error(1, "hardware counters count every launch");
+    with(&["--inject", "preload"]).assert_one_line_error(2, "--counters hardware loads its library through");
+    with(&["--model", "IOC", "--unit", "fp", "--sm", "3"])
+        .assert_one_line_error(1, "a fault needs instrumented counters");
     // a bad region file is refused before the program runs
     std::fs::write(dir.join("bad.json"), "{ not a region").expect("write");
     xfpx_run(&["--tool", "counters", "--region", "bad.json"]).assert_one_line_error(1, "bad.json");

@@ -14,12 +14,11 @@ use crate::cache::Rewriter;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteRecord};
+use xfpx_amd::rewrite::{self, KernelState, RewriteRecord};
 use xfpx_common::config::RunConfig;
 use xfpx_common::event::Event;
 use xfpx_common::report::{KernelStatus, RunInfo, LAUNCH_UNKNOWN};
 use xfpx_common::screened::LaunchCheck;
-use xfpx_common::tool::ToolKind;
 use xfpx_common::tool_stream::ToolStream;
 
 /// An HSA handle (agent, executable, reader, signal): its 64-bit value.
@@ -130,22 +129,12 @@ impl Session {
     /// rewrites and `build` identifies this library. Refused (one line)
     /// for what the AMD tool does not do.
     pub fn new(config: RunConfig, cache_dir: Option<std::path::PathBuf>, build: String) -> Result<Session, String> {
-        if config.tool != ToolKind::Detect {
-            return Err(format!(
-                "--tool {} is not available for AMD runs (the exception detector only); the program runs \
-                 without instrumentation",
-                config.tool.name()
-            ));
-        }
+        // settled as `xfpx run` settles it; a refusal is one line, which
+        // the caller ends with what happens next
+        let settled = xfpx_amd::live::settle(&config).map_err(|r| r.to_string())?;
         let mut notes: Vec<String> = config.sampling_note().into_iter().collect();
-        let mode = match config.mode {
-            Mode::Fast => {
-                notes.push("AMD kernels have no fast mode: every floating-point result is checked (detect)".into());
-                Mode::Detect
-            }
-            m @ (Mode::Detect | Mode::Screen) => m,
-            m => return Err(format!("mode {} is not available for AMD runs (detect, screen)", m.name())),
-        };
+        notes.extend(settled.notes);
+        let mode = settled.mode;
         if config.screens_launches() {
             notes.push(
                 "launch screening is NVIDIA only: the launches --sample leaves out run unchecked on AMD \

@@ -214,6 +214,8 @@ fn other_tools_are_refused_in_one_line() {
     let settings = RunSettings { tool: xfpx_common::tool::ToolKind::Counters, ..RunSettings::default() };
     let e = Session::new(settings.check().expect("valid"), None, "t".into()).expect_err("refused");
     assert!(e.contains("--tool counters") && !e.contains('\n'), "{e}");
+    // what `xfpx run` says; OnLoad adds what happens next, once
+    assert_eq!(e, "--tool counters is not available for AMD runs (the exception detector only)");
 }
 
 #[test]

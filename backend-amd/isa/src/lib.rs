@@ -5,8 +5,11 @@
 //! disassembler by `tools/probe.py` + `tools/mktable.py`, and compiled into
 //! `src/generated/gfx9.rs` by the `tablegen` crate, which also generates
 //! [`Opcode`] (one variant per mnemonic) and its control-flow kinds from
-//! `tables/control.tsv`, and its operation facts (data type, compare,
-//! family; [`operation`]) from the mnemonics and `tables/family.tsv`.
+//! `tables/control.tsv`, its operation facts (data type, compare,
+//! family; [`operation`]) from the mnemonics and `tables/family.tsv`, and
+//! the facts lowering and execution dispatch on (traits, memory access,
+//! wait counters, hazards, IOC's other operation, conversions; [`facts`])
+//! from the rule tables `tables/{traits,access,counters,hazard,other}.tsv`.
 //! Encoding bit positions live
 //! in [`encoding`]; the operand-code space in [`operand`].
 //!
@@ -19,6 +22,7 @@
 
 pub mod decode;
 pub mod encoding;
+pub mod facts;
 pub mod hwid;
 pub mod modifier;
 pub mod opcode;
@@ -32,6 +36,7 @@ pub mod target;
 
 #[allow(clippy::all)]
 pub(crate) mod generated {
+    pub mod facts;
     pub mod gfx9;
     pub mod opcode;
     pub mod operation;
@@ -39,6 +44,7 @@ pub(crate) mod generated {
 
 pub use decode::{decode, disassemble, DecodeError, Disassembly, Instruction, Variant};
 pub use encoding::{Encoding, Field};
+pub use facts::{Access, Conversion, Hazard, Traits};
 pub use modifier::Modifier;
 pub use opcode::Opcode;
 pub use operand::{InvalidOperand, LiteralForm, Operand, OperandSlot, RegFile, RegRange, SpecialReg, SrcMods};

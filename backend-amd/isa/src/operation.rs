@@ -76,6 +76,13 @@ pub enum CmpUnit {
     VectorExec,
 }
 
+impl CmpUnit {
+    /// A vector compare (`v_cmp_*`, `v_cmpx_*`): a lane mask.
+    pub fn is_vector(self) -> bool {
+        matches!(self, CmpUnit::Vector | CmpUnit::VectorExec)
+    }
+}
+
 /// A comparison instruction (`v_cmp_lt_f32_e32` is a vector `Lt` of `F32`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Compare {
@@ -127,13 +134,6 @@ impl Opcode {
         operation::family(self)
     }
 
-    /// Whether the instruction reads the registers it writes: accumulating
-    /// arithmetic (`v_mac_f32`, `v_fmac_f64`, `v_dot2c_f32_f16`),
-    /// `s_addk`/`s_mulk`/`s_cmovk`/`s_cmov`, and memory atomics.
-    pub fn reads_destination(self) -> bool {
-        operation::reads_destination(self)
-    }
-
     /// The opcode standing for every form of this mnemonic: the `_e32` one
     /// where the table has it (`V_MOV_B32_E64` → `V_MOV_B32_E32`), else itself.
     pub fn stem(self) -> Opcode {
@@ -166,21 +166,6 @@ mod tests {
         assert_eq!(Opcode::S_ANDN1_SAVEEXEC_B64.family(), Family::SaveExec);
         assert_eq!(Opcode::V_MOV_B32_E64.stem(), Opcode::V_MOV_B32_E32);
         assert_eq!(Opcode::V_FMA_F32.stem(), Opcode::V_FMA_F32);
-        for op in [
-            Opcode::V_MAC_F32_E32,
-            Opcode::V_FMAC_F64_E64,
-            Opcode::V_DOT2C_F32_F16_E32,
-            Opcode::S_ADDK_I32,
-            Opcode::S_CMOV_B64,
-            Opcode::GLOBAL_ATOMIC_ADD_F32,
-            Opcode::BUFFER_ATOMIC_CMPSWAP_X2,
-        ] {
-            assert!(op.reads_destination(), "{op}");
-        }
-        for op in [Opcode::V_ADD_F32_E32, Opcode::V_FMA_F32, Opcode::S_ADD_U32, Opcode::S_MOVK_I32, Opcode::DS_ADD_U32]
-        {
-            assert!(!op.reads_destination(), "{op}");
-        }
     }
 
     #[test]

@@ -3,8 +3,11 @@
 
 use crate::decode::{fv, plain, slot_operand, DecodeError, Instruction, Variant};
 use crate::encoding::{field, Encoding, Field};
+use crate::facts::{Access, Traits};
 use crate::modifier::Modifier;
+use crate::opcode::Opcode;
 use crate::operand::{InvalidOperand, Operand, OperandSlot, RegFile, RegRange, SrcMods};
+use crate::operation::{CmpUnit, Family};
 use crate::table::{flags, ConstType, SlotKind};
 use crate::target::Target;
 
@@ -98,7 +101,7 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
     if insn.variant != Variant::Plain || insn.operands.len() != slots.len() {
         return;
     }
-    let matrix = is_matrix(insn.base_mnemonic) && insn.words[0] & (1 << 15) != 0;
+    let matrix = is_matrix(insn.op) && insn.words[0] & (1 << 15) != 0;
     for (i, (op, slot)) in insn.operands.iter_mut().zip(slots).enumerate() {
         let mut cat = op.category();
         if matrix && i == 3 {
@@ -113,7 +116,7 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
         }
         // A rejected f8f6f4 source names the class of its format's width.
         if let Some(InvalidOperand::Register(class)) = &mut op.invalid {
-            if let Some(format) = f8f6f4_source_format(insn.base_mnemonic, insn.words, i) {
+            if let Some(format) = f8f6f4_source_format(insn.op, insn.words, i) {
                 *class = f8f6f4_source(format).1;
             }
         }
@@ -151,14 +154,16 @@ fn template_operands(insn: &mut Instruction) -> Result<(), DecodeError> {
 
 fn scalar(insn: &mut Instruction) -> Result<(), DecodeError> {
     template_operands(insn)?;
-    let m = insn.base_mnemonic;
     // Scalar compares with an immediate and s_setreg read their register operand.
-    if insn.encoding == Encoding::Sopk && (m.starts_with("s_cmpk") || m.starts_with("s_setreg")) {
+    let compares = insn.op.compare().is_some_and(|c| c.unit == CmpUnit::ScalarImm);
+    if insn.encoding == Encoding::Sopk
+        && (compares || matches!(insn.op, Opcode::S_SETREG_B32 | Opcode::S_SETREG_IMM32_B32))
+    {
         for o in &mut insn.operands {
             o.written = false;
         }
     }
-    if insn.encoding == Encoding::Sopp && m == "s_endpgm" && fv(insn, Field::Simm16) == 0 {
+    if insn.op == Opcode::S_ENDPGM && fv(insn, Field::Simm16) == 0 {
         insn.operands.clear();
     }
     Ok(())
@@ -197,10 +202,12 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
             }
             _ => slot_operand(insn, slot)?,
         };
-        let m = insn.base_mnemonic;
         let written = slot.field == Field::Sdata
-            && !m.contains("_store")
-            && (!m.contains("_atomic_") || fv(insn, Field::SmemGlc) != 0);
+            && match insn.op.access() {
+                Some(Access::Store) => false,
+                Some(Access::Atomic) => fv(insn, Field::SmemGlc) != 0,
+                _ => true,
+            };
         ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
     }
     insn.operands = ops;
@@ -384,7 +391,7 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
         ops.push(OperandSlot { operand: o, mods, written: is_dst(slot.field), invalid: None });
     }
     insn.operands = ops;
-    let bitop3_form = insn.base_mnemonic.starts_with("v_bitop3");
+    let bitop3_form = matches!(insn.op, Opcode::V_BITOP3_B16 | Opcode::V_BITOP3_B32);
     if bitop3_form {
         // bitop3 is an 8-bit truth table spread over the neg, abs and omod fields.
         let bitop3 = neg | abs << 3 | omod << 6;
@@ -397,7 +404,7 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
             insn.modifiers.push(Modifier::Dec("bitop3", bitop3 as i64));
         }
     }
-    if insn.base_mnemonic.starts_with("v_permlane") && insn.base_mnemonic.ends_with("_swap_b32_e64") {
+    if matches!(insn.op, Opcode::V_PERMLANE16_SWAP_B32_E64 | Opcode::V_PERMLANE32_SWAP_B32_E64) {
         // The swap permutes reuse op_sel bits 0 and 1 as fi and bound_ctrl.
         if opsel & 2 != 0 {
             insn.modifiers.push(Modifier::Dec("bound_ctrl", 1));
@@ -429,19 +436,18 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
     Ok(())
 }
 
-fn is_matrix(m: &str) -> bool {
-    (m.starts_with("v_mfma") && m != "v_mfma_ld_scale_b32") || m.starts_with("v_smfmac")
+fn is_matrix(op: Opcode) -> bool {
+    op.family() == Family::Matrix && op != Opcode::V_MFMA_LD_SCALE_B32
 }
 
 fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
     if insn.variant == Variant::ScaledMfma {
         return scaled_mfma(insn);
     }
-    let m = insn.base_mnemonic;
-    if is_matrix(m) {
+    if is_matrix(insn.op) {
         return mai(insn);
     }
-    let mix = m.starts_with("v_fma_mix");
+    let mix = insn.op.family() == Family::FmaMix;
     let n = source_count(insn);
     let opsel = fv(insn, Field::OpSel);
     let opsel_hi = fv(insn, Field::OpSelHi) | fv(insn, Field::OpSelHi2) << 2;
@@ -508,8 +514,8 @@ fn f8f6f4_width(format: u32) -> u8 {
 
 /// The format selector of operand `index` of a plain f8f6f4 MFMA (cbsz for
 /// source A at index 1, blgp for source B at index 2), if it is one.
-fn f8f6f4_source_format(mnemonic: &str, words: [u32; 4], index: usize) -> Option<u32> {
-    if !mnemonic.contains("f8f6f4") {
+fn f8f6f4_source_format(op: Opcode, words: [u32; 4], index: usize) -> Option<u32> {
+    if !op.traits().contains(Traits::F8F6F4) {
         return None;
     }
     match index {
@@ -582,7 +588,7 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
     for slot in insn.row.operands {
         let v = fv(insn, slot.field);
         let o = match slot.field {
-            Field::Vdst | Field::Src2 if !insn.base_mnemonic.starts_with("v_smfmac") || slot.field == Field::Vdst => {
+            Field::Vdst | Field::Src2 if !insn.op.traits().contains(Traits::SPARSE) || slot.field == Field::Vdst => {
                 let idx = if slot.field == Field::Src2 { v.wrapping_sub(256) } else { v };
                 if slot.field == Field::Src2 && v < 256 {
                     Operand::from_code(v as u16, slot.width, ConstType::B32, None)
@@ -594,14 +600,14 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
             Field::Src0 | Field::Src1 if v >= 256 => {
                 let i = if slot.field == Field::Src0 { 0 } else { 1 };
                 let file = if acc & (1 << i) != 0 { RegFile::Agpr } else { RegFile::Vgpr };
-                let width = if insn.base_mnemonic.contains("f8f6f4") {
+                let width = if insn.op.traits().contains(Traits::F8F6F4) {
                     f8f6f4_width(if i == 0 { cbsz } else { blgp })
                 } else {
                     slot.width
                 };
                 Operand::Reg(RegRange::new(file, (v - 256) as u16, width))
             }
-            Field::Src0 | Field::Src1 if insn.base_mnemonic.contains("f8f6f4") => {
+            Field::Src0 | Field::Src1 if insn.op.traits().contains(Traits::F8F6F4) => {
                 // An SGPR tuple (rejected, but decoded) spans the format's width too.
                 let format = if slot.field == Field::Src0 { cbsz } else { blgp };
                 let mut o = slot_operand(insn, slot)?;
@@ -664,7 +670,6 @@ fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
     insn.operands = ops;
     let o0 = fv(insn, Field::Offset0);
     let o1 = fv(insn, Field::Offset1);
-    let m = insn.base_mnemonic;
     let two = insn.row.flags & flags::P_OFFSET01 != 0;
     if two {
         if o0 != 0 {
@@ -674,7 +679,7 @@ fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
             insn.modifiers.push(Modifier::Dec("offset1", o1 as i64));
         }
     } else if o0 | o1 << 8 != 0 {
-        if m == "ds_swizzle_b32" {
+        if insn.op == Opcode::DS_SWIZZLE_B32 {
             let text = crate::symbolic::swizzle((o0 | o1 << 8) as u16, insn.target);
             insn.modifiers.push(Modifier::Text(format!("offset:{text}")));
         } else {
@@ -718,7 +723,7 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     let has_saddr = enc != Encoding::Flat && saddr != 0x7F;
     let data_file = acc_file(insn, Field::FlatAcc);
     let glc = fv(insn, Field::Glc) != 0;
-    let atomic = insn.base_mnemonic.contains("_atomic_");
+    let atomic = insn.op.access() == Some(Access::Atomic);
     let width_of = |f: Field| insn.row.operands.iter().find(|s| s.field == f).map(|s| s.width);
     let vdst_w = width_of(Field::Vdst);
     let data_w = width_of(Field::Data);
@@ -727,7 +732,7 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     if let (Some(w), false) = (vdst_w, atomic) {
         ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     } else if let (true, true, Some(w)) = (atomic, glc, data_w) {
-        let w = if insn.base_mnemonic.contains("cmpswap") { (w / 2).max(1) } else { w };
+        let w = if insn.op.traits().contains(Traits::CMPSWAP) { (w / 2).max(1) } else { w };
         ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     }
     let lds = fv(insn, Field::FlatLds) != 0 && !(enc == Encoding::Scratch && insn.target.is_gfx940_plus());
@@ -807,8 +812,8 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
             _ => slot_operand(insn, slot)?,
         };
         // Loads write their data; atomics return the old value there when glc (sc0) is set.
-        let returns = insn.base_mnemonic.contains("_atomic_") && fv(insn, Field::Glc) != 0;
-        let written = slot.field == Field::Vdata && (insn.base_mnemonic.contains("_load") || returns);
+        let returns = insn.op.access() == Some(Access::Atomic) && fv(insn, Field::Glc) != 0;
+        let written = slot.field == Field::Vdata && (insn.op.access() == Some(Access::Load) || returns);
         if slot.field == Field::Vdata && insn.encoding == Encoding::Mubuf && fv(insn, Field::BufLds) != 0 {
             continue;
         }
@@ -857,7 +862,7 @@ fn mimg(insn: &mut Instruction) -> Result<(), DecodeError> {
     let acc = insn.target.is_gfx90a_plus() && fv(insn, Field::Tfe) != 0;
     let tfe = !acc && fv(insn, Field::Tfe) != 0;
     let lwe = fv(insn, Field::Lwe) != 0;
-    let gather = insn.base_mnemonic.starts_with("image_gather4");
+    let gather = insn.op.traits().contains(Traits::GATHER4);
     let mut lanes = if gather { 4 } else { dmask.count_ones().max(1) };
     if d16 && !gather {
         lanes = lanes.div_ceil(2);
@@ -877,7 +882,7 @@ fn mimg(insn: &mut Instruction) -> Result<(), DecodeError> {
             Field::Ssamp => Operand::from_code((fv(insn, Field::Ssamp) * 4) as u16, 4, ConstType::B32, None),
             _ => slot_operand(insn, slot)?,
         };
-        let written = slot.field == Field::Vdata && !insn.base_mnemonic.starts_with("image_store");
+        let written = slot.field == Field::Vdata && insn.op.access() != Some(Access::Store);
         ops.push(OperandSlot { operand: o, mods: SrcMods::default(), written, invalid: None });
     }
     insn.operands = ops;

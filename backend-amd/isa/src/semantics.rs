@@ -3,6 +3,7 @@
 
 use crate::decode::Instruction;
 use crate::encoding::Encoding;
+use crate::facts::Traits;
 use crate::opcode::Opcode;
 use crate::operand::{Operand, RegFile, RegRange, SpecialReg};
 
@@ -89,34 +90,14 @@ impl Instruction {
         )
     }
 
-    /// Counters this instruction increments.
+    /// Counters this instruction increments (`tables/counters.tsv`).
     pub fn counters(&self) -> Counters {
-        match self.encoding {
-            // Scalar cache invalidates and write-backs wait on nothing.
-            Encoding::Smem => Counters {
-                lgkm: !matches!(
-                    self.op,
-                    Opcode::S_DCACHE_INV | Opcode::S_DCACHE_INV_VOL | Opcode::S_DCACHE_WB | Opcode::S_DCACHE_WB_VOL
-                ),
-                ..Default::default()
-            },
-            Encoding::Ds => Counters { lgkm: true, ..Default::default() },
-            Encoding::Flat => Counters { vm: true, lgkm: true, exp: false },
-            Encoding::Global | Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => {
-                Counters { vm: true, ..Default::default() }
-            }
-            Encoding::Exp => Counters { exp: true, ..Default::default() },
-            Encoding::Sopp if matches!(self.op, Opcode::S_SENDMSG | Opcode::S_SENDMSGHALT) => {
-                Counters { lgkm: true, ..Default::default() }
-            }
-            _ => Counters::default(),
-        }
+        self.op.counters()
     }
 
     /// Special registers the instruction writes, explicit or implied by the
     /// encoding (VCC of VOPC `_e32` and of carry-out VOP2 forms, EXEC of `v_cmpx`).
     pub fn specials_written(&self) -> Vec<SpecialReg> {
-        let m = self.base_mnemonic;
         let mut out: Vec<SpecialReg> = self
             .operands
             .iter()
@@ -135,7 +116,7 @@ impl Instruction {
         if fixed_vcc_first {
             out.push(SpecialReg::Vcc);
         }
-        if m.starts_with("v_cmpx_") || m.contains("saveexec") || m.contains("_wrexec") {
+        if self.op.traits().contains(Traits::WRITES_EXEC) {
             out.push(SpecialReg::Exec);
         }
         out.dedup();
@@ -146,11 +127,8 @@ impl Instruction {
     /// `v_cmpx_*` and the `saveexec`/`wrexec` forms), without allocating:
     /// the emulator asks at every step.
     pub fn writes_exec(&self) -> bool {
-        let m = self.base_mnemonic;
         self.operands.iter().any(|o| o.written && matches!(o.operand, Operand::Special { reg: SpecialReg::Exec, .. }))
-            || m.starts_with("v_cmpx_")
-            || m.contains("saveexec")
-            || m.contains("_wrexec")
+            || self.op.traits().contains(Traits::WRITES_EXEC)
     }
 
     /// What the instruction does to EXEC, for the counters' divergence
@@ -208,7 +186,7 @@ impl Instruction {
 
     /// [`Self::regs_read`], one by one.
     pub fn reg_reads(&self) -> impl Iterator<Item = RegRange> + '_ {
-        let rmw = self.op.reads_destination();
+        let rmw = self.op.traits().contains(Traits::READS_DESTINATION);
         self.operands.iter().filter(move |o| !o.written || rmw).filter_map(|o| reg_of(&o.operand))
     }
 

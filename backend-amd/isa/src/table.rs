@@ -1,5 +1,5 @@
 //! Types of the generated instruction table (`generated/gfx9.rs`, produced
-//! from `tables/gfx9.tsv` by `tools/tablegen.rs`) and its lookup.
+//! from `tables/gfx9.tsv` by the `tablegen` crate) and its lookup.
 
 use crate::encoding::{Encoding, Field};
 use crate::opcode::Opcode;

@@ -22,8 +22,8 @@ pub enum Error {
     /// Decompressing a compressed bundle failed.
     #[error("decompression failed ({method}): {detail}")]
     Decompress { method: &'static str, detail: String },
-    /// The requested kernel is not in the code object.
-    #[error("no kernel named '{}'", one_line(.0.clone()))]
+    /// No kernel of the code object matches the requested name or pattern.
+    #[error("no kernel matches '{}'", one_line(.0.clone()))]
     NoSuchKernel(String),
 }
 
@@ -61,6 +61,6 @@ mod tests {
     fn messages_stay_on_one_line() {
         let e = Error::malformed("metadata note", "kernel 'a\nb\u{14}' has no .name");
         assert_eq!(e.to_string(), "malformed metadata note: kernel 'a\\nb\\u{14}' has no .name");
-        assert_eq!(Error::NoSuchKernel("x\ny".into()).to_string(), "no kernel named 'x\\ny'");
+        assert_eq!(Error::NoSuchKernel("x\ny".into()).to_string(), "no kernel matches 'x\\ny'");
     }
 }

@@ -3,6 +3,8 @@
 //! bundles, host executables), the AMDGPU ELF, kernel descriptors (raw and
 //! decoded per target) and the metadata note. The target type is the ISA
 //! crate's [`Target`]; [`target`] adds the ELF and register-file facts.
+//! [`builder`] writes rewritten code objects (patches, appended code and
+//! sections, note count patches) with every existing address kept.
 //!
 //! ```
 //! use xfpx_amd_object::{extract, CodeObject, Target};
@@ -18,6 +20,7 @@
 //! # Ok::<(), xfpx_amd_object::Error>(())
 //! ```
 
+pub mod builder;
 pub mod bytes;
 pub mod code_object;
 pub mod container;

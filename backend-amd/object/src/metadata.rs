@@ -61,13 +61,20 @@ pub struct Metadata {
     pub kernels: Vec<KernelMetadata>,
 }
 
-/// Finds and decodes the metadata note among `notes`; `None` if absent.
+/// Finds and decodes the metadata notes among `notes`; `None` if absent.
+/// An object linked from partitions (clang-22's `-fgpu-rdc` link with
+/// parallel code generation) has one note per partition: their kernels are
+/// merged, version and target are the first note's.
 pub fn from_notes(notes: &[Note<'_>]) -> Result<Option<Metadata>> {
-    notes
-        .iter()
-        .find(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA)
-        .map(|n| parse(n.desc))
-        .transpose()
+    let mut merged: Option<Metadata> = None;
+    for n in notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA) {
+        let m = parse(n.desc)?;
+        match &mut merged {
+            None => merged = Some(m),
+            Some(all) => all.kernels.extend(m.kernels),
+        }
+    }
+    Ok(merged)
 }
 
 fn malformed(detail: impl Into<String>) -> Error {

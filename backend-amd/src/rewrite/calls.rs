@@ -48,6 +48,10 @@ pub struct CallGraph {
     /// Per kernel: a call on its paths whose target is unknown (so it
     /// reaches every function), by address.
     pub unresolved: Vec<Option<u64>>,
+    /// The calls in each kernel's code and in each function's (empty where
+    /// the code could not be decoded).
+    pub kernel_calls: Vec<Vec<CallSite>>,
+    pub function_calls: Vec<Vec<CallSite>>,
 }
 
 /// How an address-arithmetic instruction combines its sources.
@@ -172,7 +176,7 @@ impl Constants {
                 }
             }
         }
-        if !KEEPS_SCC.contains(&insn.op) && insn.base_mnemonic.starts_with("s_") {
+        if !KEEPS_SCC.contains(&insn.op) && insn.encoding.is_scalar() {
             self.carry = None;
         }
         if let (Some((values, carry)), Some(d)) = (learned, dst) {
@@ -380,7 +384,13 @@ impl CallGraph {
         };
         let function_edges: Vec<Result<BTreeSet<usize>, Option<u64>>> = function_calls.iter().map(edges).collect();
         let kernel_edges: Vec<Result<BTreeSet<usize>, Option<u64>>> = kernel_calls.iter().map(edges).collect();
-        let mut graph = CallGraph { functions, reach: Vec::new(), unresolved: Vec::new() };
+        let mut graph = CallGraph {
+            functions,
+            reach: Vec::new(),
+            unresolved: Vec::new(),
+            kernel_calls: kernel_calls.iter().map(|c| c.clone().unwrap_or_default()).collect(),
+            function_calls: function_calls.iter().map(|c| c.clone().unwrap_or_default()).collect(),
+        };
         for (k, kernel) in kernel_edges.into_iter().enumerate() {
             let mut seen = BTreeSet::new();
             let mut unknown = None;

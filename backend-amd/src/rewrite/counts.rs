@@ -16,7 +16,7 @@
 
 use super::table::{CounterValue, SlotKind};
 use super::view::{control, DecodedInstr};
-use xfpx_amd_isa::{ControlFlow, DataType, Encoding, Instruction, Opcode};
+use xfpx_amd_isa::{Access, ControlFlow, DataType, Encoding, Instruction, Opcode, Traits};
 use xfpx_common::count_tool::{CountPlan, Counters};
 use xfpx_common::counters::{fold, CountLayout, FoldError, MemSpace, MixClass, SlotCount, WindowCounters};
 use xfpx_common::observe::{Cfg, CfgError, Target};
@@ -47,29 +47,19 @@ pub fn mix_class(insn: &Instruction, control: Control) -> MixClass {
     if control != Control::None && control != Control::Barrier {
         return MixClass::Branch;
     }
-    let m = insn.base_mnemonic;
-    let access = |space| {
-        if m.contains("atomic") {
-            MixClass::Atomic { space }
-        } else if m.contains("load") || m.contains("read") && !m.contains("readlane") && !m.contains("readfirstlane") {
-            MixClass::Load { space }
-        } else if m.contains("store") || m.contains("write") && !m.contains("writelane") {
-            MixClass::Store { space }
-        } else {
-            MixClass::Other
-        }
+    let access = |space| match insn.op.access() {
+        Some(Access::Atomic) => MixClass::Atomic { space },
+        Some(Access::Load) => MixClass::Load { space },
+        Some(Access::Store) => MixClass::Store { space },
+        None => MixClass::Other,
     };
     match insn.encoding {
         Encoding::Smem => access(MemSpace::Constant),
         Encoding::Global | Encoding::Mubuf | Encoding::Mtbuf | Encoding::Mimg => access(MemSpace::Global),
         Encoding::Flat => access(MemSpace::Generic),
         Encoding::Scratch => access(MemSpace::Local),
-        Encoding::Ds if m.contains("swizzle") || m.contains("permute") || m.contains("nop") => MixClass::Other,
-        Encoding::Ds => match access(MemSpace::Shared) {
-            MixClass::Other => MixClass::Atomic { space: MemSpace::Shared },
-            other => other,
-        },
-        _ if m.contains("_mov") || m.starts_with("s_nop") || m.starts_with("s_waitcnt") => MixClass::Other,
+        Encoding::Ds => access(MemSpace::Shared),
+        _ if insn.op.traits().contains(Traits::MOVE) => MixClass::Other,
         _ => match insn.op.data_type() {
             Some(DataType::F16 | DataType::Bf16 | DataType::F32 | DataType::F64) | None => MixClass::Other,
             Some(_) => MixClass::Integer,

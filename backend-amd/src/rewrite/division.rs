@@ -9,7 +9,7 @@
 
 use super::view::DecodedInstr;
 use xfpx_amd_isa::operand::{Operand, RegFile, RegRange};
-use xfpx_amd_isa::{ControlFlow, Encoding, Instruction, Variant};
+use xfpx_amd_isa::{ControlFlow, Encoding, Instruction, Traits, Variant};
 use xfpx_common::{FpFormat, FpOp, InstrClass};
 
 /// What a division instruction is to its checks.
@@ -25,14 +25,15 @@ pub enum Role {
 
 /// The role of `insn`, if it is a division.
 pub fn role(insn: &Instruction) -> Option<Role> {
-    let m = insn.base_mnemonic;
-    if m.starts_with("v_div_scale") || m.starts_with("v_div_fmas") {
+    let traits = insn.op.traits();
+    if traits.contains(Traits::DIV_SCALE) || traits.contains(Traits::DIV_FMAS) {
         return Some(Role::Step);
     }
     if !matches!(insn.class(), InstrClass::Arith { op: FpOp::Div, .. }) {
         return None;
     }
-    Some(if m.starts_with("v_div_fixup") { Role::Quotient { divisor: 1 } } else { Role::Quotient { divisor: 0 } })
+    let divisor = if traits.contains(Traits::DIV_FIXUP) { 1 } else { 0 };
+    Some(Role::Quotient { divisor })
 }
 
 /// How far back from an instruction a `v_div_scale` opening its sequence is looked for.
@@ -56,10 +57,10 @@ pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
     let mut start = None;
     for j in (index.saturating_sub(SEQUENCE_REACH)..index).rev() {
         let insn = &code[j].insn;
-        if insn.control_flow(code[j].addr) != ControlFlow::Next || insn.base_mnemonic.starts_with("v_div_fixup") {
+        if insn.control_flow(code[j].addr) != ControlFlow::Next || insn.op.traits().contains(Traits::DIV_FIXUP) {
             break;
         }
-        if insn.base_mnemonic.starts_with("v_div_scale") {
+        if insn.op.traits().contains(Traits::DIV_SCALE) {
             start = Some(j);
         }
     }
@@ -78,7 +79,7 @@ pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
         if j == index {
             return reads_tainted;
         }
-        if d.insn.base_mnemonic.starts_with("v_div_scale") || reads_tainted {
+        if d.insn.op.traits().contains(Traits::DIV_SCALE) || reads_tainted {
             tainted.extend(written);
         } else {
             tainted.retain(|r| !written.contains(r));

@@ -8,20 +8,22 @@
 //! ([`super::record`]), so that it can be placed again (otherwise the
 //! record is made only when asked for).
 
+use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use xfpx_amd_isa::Target;
 use xfpx_common::site::SiteTable;
 
-use super::layout;
 use super::listing::{anchor_line, listing, Rendered};
 use super::lower::Appended;
-use super::outcome::{Mode, RewriteError, RewriteOptions, RewriteOutcome};
-use super::placement::Placed;
+use super::outcome::{ListingLine, Mode, RewriteError, RewriteOptions, RewriteOutcome};
+use super::placement::{Placed, UnitCode};
 use super::prepare::Units;
 use super::record::{self, LiteralAt, RecordedKernel, RewriteRecord, RECORD_FORMAT, RECORD_SECTION};
 use super::table::TableAddress;
 use super::units::Decoded;
+use crate::builder;
 use crate::code_object::CodeObject;
 
 /// A rewrite placed and laid out, but for the table's address.
@@ -47,16 +49,23 @@ impl Prepared {
     /// checks that the file reads back.
     pub(super) fn new(units: Units<'_>, mut placed: Placed, opts: &RewriteOptions) -> Result<Prepared, RewriteError> {
         let target = units.target;
-        let anchors = |patches: Vec<layout::Patch>, instrs: Decoded| {
-            Rendered::later(move || patches.iter().map(|a| anchor_line(target, &instrs, a)).collect())
+        // A site's anchor line also says how it reaches its trampoline.
+        let anchors = |code: &mut UnitCode, instrs: Decoded| {
+            let patches = std::mem::take(&mut code.anchors);
+            let reach: BTreeMap<u64, _> = code.reach.iter().copied().collect();
+            Rendered::later(move || {
+                let mut lines: Vec<_> = patches.iter().map(|a| anchor_line(target, &instrs, a)).collect();
+                for l in &mut lines {
+                    l.reach = reach.get(&l.address).copied();
+                }
+                lines
+            })
         };
         for k in &units.kernels {
-            let patches = std::mem::take(&mut placed.kernel_code[k.index].anchors);
-            placed.kernels[k.index].anchors = anchors(patches, k.instrs.clone());
+            placed.kernels[k.index].anchors = anchors(&mut placed.kernel_code[k.index], k.instrs.clone());
         }
         for f in &units.functions {
-            let patches = std::mem::take(&mut placed.function_code[f.index].anchors);
-            placed.functions[f.index].anchors = anchors(patches, f.instrs.clone());
+            placed.functions[f.index].anchors = anchors(&mut placed.function_code[f.index], f.instrs.clone());
         }
         let appended = &placed.appended;
         let literals: Vec<LiteralAt> = appended
@@ -68,7 +77,7 @@ impl Prepared {
         if opts.table == TableAddress::Patchable {
             let made = make_record(opts.mode, target, &placed, &units.sites, &literals, &units.notes);
             let bytes = std::mem::take(&mut placed.bytes);
-            placed.bytes = layout::append_section(bytes, RECORD_SECTION, &made.to_bytes())?;
+            placed.bytes = builder::append_section(bytes, RECORD_SECTION, &made.to_bytes())?;
             let _ = record.set(made);
         }
         // The result must read back as a code object with the same kernels.
@@ -81,7 +90,7 @@ impl Prepared {
             .kernels
             .iter()
             .filter_map(|k| k.counts.clone())
-            .chain(units.functions.iter().filter_map(|f| f.counts.clone()))
+            .chain(units.functions.iter().chain(&units.clonable).filter_map(|f| f.counts.clone()))
             .collect();
         Ok(Prepared {
             count_layouts,
@@ -141,10 +150,10 @@ impl Prepared {
         let code_bytes = 4 * placed.appended.words.len() as u64;
         // Each unit's listing, rendered when read.
         let (target, appended) = (self.target, Arc::new(std::mem::replace(&mut placed.appended, Appended::new(0))));
-        let listed = |words: &Option<std::ops::Range<usize>>| match words {
+        let listed = |words: &Option<Range<usize>>| match words {
             Some(words) => {
                 let (appended, words) = (appended.clone(), words.clone());
-                Rendered::later(move || listing(target, &appended, words.clone()))
+                Rendered::later(move || unit_listing(target, &appended, words.clone()))
             }
             None => Rendered::default(),
         };
@@ -200,4 +209,25 @@ fn make_record(
             .collect(),
         notes: notes.to_vec(),
     }
+}
+
+/// The listing of a unit's appended `words`, less the relay zones reserved among them.
+fn unit_listing(target: Target, appended: &Appended, words: Range<usize>) -> Vec<ListingLine> {
+    let word = |a: u64| ((a - appended.base) / 4) as usize;
+    let mut out = Vec::new();
+    let mut from = words.start;
+    for z in &appended.zones {
+        let (zs, ze) = (word(z.start), word(z.end));
+        if ze <= from || zs >= words.end {
+            continue;
+        }
+        if zs > from {
+            out.extend(listing(target, appended, from..zs));
+        }
+        from = ze;
+    }
+    if from < words.end {
+        out.extend(listing(target, appended, from..words.end));
+    }
+    out
 }

@@ -271,6 +271,21 @@ impl Encoder {
         )
     }
 
+    /// `v_accvgpr_write_b32 a<n>, vsrc` (VOP3P), with the unused
+    /// `op_sel_hi` bits as llvm-mc 19 sets them on every target.
+    pub fn accvgpr_write(&self, agpr: u16, vsrc: u16) -> Result<Vec<u32>, RewriteError> {
+        self.base(
+            Encoding::Vop3p,
+            Opcode::V_ACCVGPR_WRITE_B32,
+            &[
+                (Field::Vdst, u32::from(agpr)),
+                (Field::Src0, 256 + u32::from(vsrc)),
+                (Field::OpSelHi, 3),
+                (Field::OpSelHi2, 1),
+            ],
+        )
+    }
+
     /// `insn` again with opcode `op` (of the same encoding) and its
     /// destination field `dst_field` set to `dst`; every other bit (sources,
     /// modifiers, literal) as it was.

@@ -23,7 +23,7 @@
 //! - `RedirectDef`: before, the destination's old value is saved; after, the
 //!   result is copied to the wrong register and the old value restored.
 //! - `DiscardDef`: the old value is saved before and restored after.
-//! - `OtherOperation`: before, the other operation ([`other_operation`])
+//! - `OtherOperation`: before, the other operation ([`Opcode::other_operation`])
 //!   runs on the same operands into scratch; after, its result replaces the
 //!   destination.
 //! - `InvertPredicate` (WV): AMD has no predicate registers; the analogue
@@ -74,43 +74,6 @@ pub(super) fn change_of(p: &Probe) -> Option<&Change> {
         Action::Inject { change, .. } => Some(change),
         _ => None,
     }
-}
-
-/// Word pairs an IOC fault swaps in a mnemonic: the other operation of the
-/// same unit, on the same operands, in the same encoding. The operation is
-/// the mnemonic's second word (`v_add_f32_e32`: `add`); the first pair for
-/// it whose other mnemonic exists decides (`v_add_f64` has no `v_sub_f64`,
-/// so it becomes `v_mul_f64`); an instruction with none is refused.
-pub const OTHER_OPERATION: [(&str, &str); 15] = [
-    ("add", "sub"),
-    ("add", "mul"),
-    ("sub", "add"),
-    ("subrev", "add"),
-    ("mul", "add"),
-    ("and", "or"),
-    ("or", "and"),
-    ("xor", "or"),
-    ("lshlrev", "lshrrev"),
-    ("lshrrev", "lshlrev"),
-    ("ashrrev", "lshrrev"),
-    ("lshl", "lshr"),
-    ("lshr", "lshl"),
-    ("min", "max"),
-    ("max", "min"),
-];
-
-/// The other operation an IOC fault executes in place of `op`.
-pub fn other_operation(op: Opcode) -> Option<Opcode> {
-    let m = op.mnemonic();
-    let words: Vec<&str> = m.split('_').collect();
-    if words.len() < 2 {
-        return None;
-    }
-    OTHER_OPERATION.iter().filter(|(from, _)| words[1] == *from).find_map(|(_, to)| {
-        let mut other = words.clone();
-        other[1] = to;
-        Opcode::from_mnemonic(&other.join("_"))
-    })
 }
 
 impl AmdLowering<'_> {
@@ -357,7 +320,7 @@ impl AmdLowering<'_> {
                 if d.insn.variant != xfpx_amd_isa::Variant::Plain || ins.defs.len() != 1 {
                     return Err(RewriteError::Refused(format!("{} has no other operation defined", d.insn.mnemonic())));
                 }
-                let other = other_operation(d.insn.op).ok_or_else(|| {
+                let other = d.insn.op.other_operation().ok_or_else(|| {
                     RewriteError::Refused(format!("{} has no other operation defined", d.insn.mnemonic()))
                 })?;
                 let (field, dst) = match r.file {
@@ -374,7 +337,10 @@ impl AmdLowering<'_> {
             }
             (Change::InvertPredicate { def }, Part::Main) => {
                 let r = Self::reg_of(&ins.defs, def, "destination")?;
-                if !(r.file == RegFile::Uniform && r.count == 2 && d.insn.base_mnemonic.starts_with("v_cmp")) {
+                if !(r.file == RegFile::Uniform
+                    && r.count == 2
+                    && d.insn.op.compare().is_some_and(|c| c.unit.is_vector()))
+                {
                     return Err(RewriteError::Refused(
                         "on AMD a work-flow violation inverts the lane mask of a vector compare (an SGPR pair)".into(),
                     ));
@@ -434,20 +400,4 @@ fn regs_of(op: &Operand) -> Vec<(IsaFile, u16)> {
         RegFile::Predicate => return Vec::new(),
     };
     (0..u16::from(r.count)).map(|i| (f, r.first + i)).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn other_operations_stay_in_their_unit_and_encoding() {
-        assert_eq!(other_operation(Opcode::V_ADD_F32_E32), Some(Opcode::V_SUB_F32_E32));
-        assert_eq!(other_operation(Opcode::V_MUL_F32_E32), Some(Opcode::V_ADD_F32_E32));
-        assert_eq!(other_operation(Opcode::V_ADD_U32_E32), Some(Opcode::V_SUB_U32_E32));
-        assert_eq!(other_operation(Opcode::V_ADD_F64), Some(Opcode::V_MUL_F64));
-        assert_eq!(other_operation(Opcode::S_AND_B32), Some(Opcode::S_OR_B32));
-        assert_eq!(other_operation(Opcode::V_MAX_F32_E32), Some(Opcode::V_MIN_F32_E32));
-        assert_eq!(other_operation(Opcode::S_ENDPGM), None);
-    }
 }

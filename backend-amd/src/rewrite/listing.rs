@@ -9,10 +9,10 @@ use std::sync::{Arc, OnceLock};
 
 use xfpx_amd_isa::Target;
 
-use super::layout::Patch;
 use super::lower::{Appended, RefusedSite};
 use super::outcome::{AnchorLine, KernelState, ListingLine, RewriteOutcome};
 use super::view::DecodedInstr;
+use crate::builder::Patch;
 
 /// Lines of a rendering, made when first read: a rewrite nobody shows
 /// renders none. Reads as a slice of the lines; serialises, compares and
@@ -26,6 +26,13 @@ impl<T> Rendered<T> {
     /// Lines `render` makes when first read.
     pub fn later(render: impl Fn() -> Vec<T> + Send + Sync + 'static) -> Rendered<T> {
         Rendered { lines: OnceLock::new(), render: Some(Arc::new(render)) }
+    }
+}
+
+impl<T> From<Vec<T>> for Rendered<T> {
+    /// Lines already made.
+    fn from(lines: Vec<T>) -> Rendered<T> {
+        Rendered { lines: OnceLock::from(lines), render: None }
     }
 }
 
@@ -89,7 +96,7 @@ pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> An
         },
         Err(e) => format!("<{e}>"),
     };
-    AnchorLine { address: patch.addr, original, replaced_by }
+    AnchorLine { address: patch.addr, length: patch.bytes.len(), original, replaced_by, reach: None }
 }
 
 /// The appended code in `words` (indices into `appended`), instruction by instruction.
@@ -129,9 +136,19 @@ pub fn coverage_words(c: &xfpx_common::report::SiteCoverage) -> String {
     s
 }
 
+/// `, N relays` where entries hop through relays.
+fn relays_words(relays: usize) -> String {
+    if relays == 0 {
+        String::new()
+    } else {
+        format!(", {relays} relays")
+    }
+}
+
 fn render_code_changes(s: &mut String, anchors: &[AnchorLine], refused: &[RefusedSite], appended: &[ListingLine]) {
     for a in anchors {
-        let _ = writeln!(s, "  {:8x}:  {}  =>  {}", a.address, a.original, a.replaced_by);
+        let reach = a.reach.map(|r| r.words()).unwrap_or_default();
+        let _ = writeln!(s, "  {:8x}:  {}  =>  {}{reach}", a.address, a.original, a.replaced_by);
     }
     for r in refused {
         let _ = writeln!(s, "  not instrumented at +{:#x} `{}`: {}", r.offset, r.instr, r.reason);
@@ -184,26 +201,38 @@ impl RewriteOutcome {
             }
             let _ = writeln!(
                 s,
-                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added{}",
+                "  {} instructions, {} probes in {} trampolines ({} through islands{}), {} waits added{}",
                 k.instructions,
                 k.probes,
                 k.trampolines,
                 k.islands,
+                relays_words(k.relays),
                 k.waits_added,
                 if k.dx10_clamp_cleared { ", DX10_CLAMP cleared" } else { "" }
             );
             if let Some(r) = &k.registers {
+                let sgprs = if r.borrowed.sgprs { "SGPRs".to_string() } else { format!("s{}..", r.scratch_sgpr) };
+                let vgprs = if r.borrowed.vgprs { "VGPRs".to_string() } else { format!("v{}..", r.scratch_vgpr) };
+                let scratch = match (r.borrowed.sgprs, r.borrowed.vgprs) {
+                    (false, false) => format!("scratch {sgprs}, {vgprs}"),
+                    (true, true) => "scratch: SGPRs and VGPRs dead at each site".to_string(),
+                    (true, false) => format!("scratch: SGPRs dead at each site, {vgprs}"),
+                    (false, true) => format!("scratch {sgprs}, VGPRs dead at each site"),
+                };
                 let _ = writeln!(
                     s,
-                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} (scratch s{}.., v{}..)",
+                    "  registers: vgprs {} -> {}, accum_offset {:?} -> {:?}, sgprs {} -> {} ({scratch}){}",
                     r.vgprs_before,
                     r.vgprs_after,
                     r.accum_offset_before,
                     r.accum_offset_after,
                     r.sgprs_before,
                     r.sgprs_after,
-                    r.scratch_sgpr,
-                    r.scratch_vgpr
+                    if r.waves_after < r.waves_before {
+                        format!("; occupancy {} -> {} waves per SIMD", r.waves_before, r.waves_after)
+                    } else {
+                        String::new()
+                    }
                 );
             }
             if let Some(why) = &k.metadata_counts_kept {
@@ -221,13 +250,15 @@ impl RewriteOutcome {
                 KernelState::Excluded => "excluded".to_string(),
                 KernelState::Skipped { reason } => format!("skipped: {reason}"),
             };
-            let _ = writeln!(s, "\nfunction {} at {:#x} (reached by {}): {state}", f.name, f.address, {
-                if f.reached_by.is_empty() {
-                    "no kernel".to_string()
-                } else {
-                    f.reached_by.join(", ")
-                }
-            });
+            let reached = if f.reached_by.is_empty() { "no kernel".to_string() } else { f.reached_by.join(", ") };
+            let _ = match f.copy_of {
+                Some(original) => writeln!(
+                    s,
+                    "\nfunction {} copied from {original:#x} to {:#x} for {reached}: {state}",
+                    f.name, f.address
+                ),
+                None => writeln!(s, "\nfunction {} at {:#x} (reached by {reached}): {state}", f.name, f.address),
+            };
             if let Some(c) = &f.coverage {
                 let _ = writeln!(s, "  coverage: {}", coverage_words(c));
             }
@@ -236,8 +267,13 @@ impl RewriteOutcome {
             }
             let _ = writeln!(
                 s,
-                "  {} instructions, {} probes in {} trampolines ({} through islands), {} waits added",
-                f.instructions, f.probes, f.trampolines, f.islands, f.waits_added
+                "  {} instructions, {} probes in {} trampolines ({} through islands{}), {} waits added",
+                f.instructions,
+                f.probes,
+                f.trampolines,
+                f.islands,
+                relays_words(f.relays),
+                f.waits_added
             );
             if let Some((sg, vg)) = f.scratch {
                 let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");

@@ -1,9 +1,10 @@
 //! Lowering a verified plan to trampolines. Each instrumented instruction is
 //! overwritten by an `s_branch` (plus `s_nop 0` filling an 8-byte slot) to
-//! appended code that runs the `before` probes, re-executes the displaced
-//! instruction (relocated when it is PC-relative), runs the `after` probes
-//! and branches back (a long jump through `s_setpc_b64` when the return is
-//! out of `s_branch` reach). SCC is saved around every stretch that writes
+//! appended code (or, far from it, a long jump over a window of
+//! instructions: see `trampoline` and [`super::reach`]) that runs the
+//! `before` probes, re-executes the displaced instruction (relocated when
+//! it is PC-relative), runs the `after` probes and branches back (a long
+//! jump through `s_setpc_b64` when the return is out of `s_branch` reach). SCC is saved around every stretch that writes
 //! it; EXEC is saved around the single-lane table update; VCC and M0 are
 //! never written. All scratch registers lie above the kernel's allocation.
 //! Reading the exception flags ([`Action::ReadExceptionFlags`]) has its own
@@ -11,7 +12,7 @@
 //! per bit and kernel.
 
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
-use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
+use xfpx_amd_isa::{ControlFlow, Hazard, Instruction, Opcode};
 use xfpx_common::lower::Lowering;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, CounterKind, Probe, ValueRef, When};
@@ -22,74 +23,24 @@ use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src};
 use super::halves;
-use super::layout::Patch;
+pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
+pub use super::scratch::{Scavenger, Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
+use crate::builder::Patch;
 
 #[path = "flow.rs"]
 mod flow;
 #[path = "inject.rs"]
 mod inject;
+#[path = "trampoline.rs"]
+mod trampoline;
 use inject::Part;
-pub use inject::{other_operation, OTHER_OPERATION};
 
-/// Scratch SGPRs the trampolines use, from the first one up.
-pub const SCRATCH_SGPRS: u16 = 14;
-/// Scratch VGPRs the trampolines use.
-pub const SCRATCH_VGPRS: u16 = 5;
-
-/// The scratch registers of one kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scratch {
-    /// First scratch SGPR (a multiple of 4).
-    pub sgpr: u16,
-    /// First scratch VGPR.
-    pub vgpr: u16,
-}
-
-impl Scratch {
-    /// A pair: SCC is saved as all-ones or zero.
-    fn scc(&self) -> Src {
-        Src::Sgpr(self.sgpr)
-    }
-    fn tmp(&self) -> Src {
-        Src::Sgpr(self.sgpr + 12)
-    }
-    fn exec_save(&self) -> u16 {
-        self.sgpr + 2
-    }
-    fn mask(&self) -> u16 {
-        self.sgpr + 4
-    }
-    fn any(&self) -> u16 {
-        self.sgpr + 6
-    }
-    fn table(&self) -> u16 {
-        self.sgpr + 8
-    }
-    fn jump(&self) -> u16 {
-        self.sgpr + 10
-    }
-    /// The lanes whose divisor is ±0, from the divisor's test before a
-    /// division to its checks after (the jump pair, unused in between).
-    fn zero_divisor(&self) -> u16 {
-        self.sgpr + 10
-    }
-    fn v_addr(&self) -> u16 {
-        self.vgpr
-    }
-    fn v_data(&self) -> u16 {
-        self.vgpr + 1
-    }
-    fn v_class(&self) -> u16 {
-        self.vgpr + 2
-    }
-    fn v_value(&self) -> u16 {
-        self.vgpr + 3
-    }
-}
+/// How the reason of a site refused for reach begins.
+const OUT_OF_REACH: &str = "out of reach";
 
 /// The appended code being built, at a known address.
 #[derive(Debug, Clone)]
@@ -99,6 +50,8 @@ pub struct Appended {
     /// Words that hold half of the table's address, to be written when the
     /// address is known ([`TableAddress::Patchable`]).
     pub table_literals: Vec<TableLiteral>,
+    /// Relay zones (addresses) reserved in it.
+    pub zones: Vec<std::ops::Range<u64>>,
 }
 
 /// A literal dword of the appended code holding half of the table's address.
@@ -112,7 +65,7 @@ pub struct TableLiteral {
 
 impl Appended {
     pub fn new(base: u64) -> Appended {
-        Appended { base, words: Vec::new(), table_literals: Vec::new() }
+        Appended { base, words: Vec::new(), table_literals: Vec::new(), zones: Vec::new() }
     }
     pub fn here(&self) -> u64 {
         self.base + 4 * self.words.len() as u64
@@ -121,6 +74,8 @@ impl Appended {
     pub fn truncate(&mut self, len: usize) {
         self.words.truncate(len);
         self.table_literals.retain(|l| l.word < len);
+        let end = self.base + 4 * len as u64;
+        self.zones.retain(|z| z.end <= end);
     }
     /// Writes the table's address into its literal words.
     pub fn set_table_address(&mut self, address: u64) {
@@ -136,18 +91,16 @@ impl Appended {
     }
 }
 
-/// `simm16` of a PC-relative SOPP at `from` reaching `to`, if in reach.
-fn rel16(from: u64, to: u64) -> Option<u16> {
-    let d = (to as i64 - (from as i64 + 4)) / 4;
-    i16::try_from(d).ok().map(|v| v as u16)
-}
-
 /// A site the lowering left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RefusedSite {
     pub offset: u64,
     pub instr: String,
     pub reason: String,
+    /// Refused because its trampoline was out of reach (placement may
+    /// start over with relay zones).
+    #[serde(skip)]
+    pub out_of_reach: bool,
 }
 
 /// What lowering produced for one kernel.
@@ -159,6 +112,10 @@ pub struct KernelLowering {
     pub waits_added: usize,
     /// Long-jump islands placed for trampolines beyond `s_branch` reach.
     pub islands: usize,
+    /// Relays the entries of trampolines beyond `s_branch` reach hop through.
+    pub relays: usize,
+    /// How each site's anchor (by address) reaches its trampoline.
+    pub reach: Vec<(u64, Reach)>,
     pub refused: Vec<RefusedSite>,
 }
 
@@ -178,6 +135,55 @@ pub struct AmdLowering<'a> {
     pub insert_waits: bool,
     /// Where the unit's flow routine is, once emitted (see `flow`).
     pub flow_routine: Option<u64>,
+    /// In a kernel at its register budget: each trampoline's own registers.
+    pub scavenger: Option<&'a Scavenger>,
+    /// A copy of a device function, or calls that go to copies.
+    pub relocation: Option<&'a Relocation>,
+}
+
+/// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
+/// a device function copied for one kernel ([`super::placement`]), and the
+/// calls (the kernel's and the copies') that go to copies.
+#[derive(Debug, Clone, Default)]
+pub struct Relocation {
+    /// Added to a unit address, the address the original code had there (0
+    /// for code in place): what `s_getpc_b64` must give, and where branches
+    /// out of the unit go.
+    pub origin: u64,
+    /// Calls, by unit address, that go to a copy instead: the copy's entry.
+    pub redirects: std::collections::BTreeMap<u64, u64>,
+    /// Instructions (by index) a trampoline must run even without probes:
+    /// those whose effect depends on where they run, and redirected calls.
+    pub forced: std::collections::BTreeSet<usize>,
+}
+
+impl Relocation {
+    /// The relocation of `instrs` copied from their linked addresses to
+    /// `origin` less: every instruction that reads the PC or leaves the
+    /// unit PC-relatively, and every call in `redirects`.
+    pub fn of_copy(
+        instrs: &[DecodedInstr],
+        origin: u64,
+        redirects: std::collections::BTreeMap<u64, u64>,
+    ) -> Relocation {
+        let range = instrs.first().map_or(0, |d| d.addr)..instrs.last().map_or(0, |d| d.addr + d.insn.length as u64);
+        let forced = instrs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                redirects.contains_key(&d.addr)
+                    || match d.insn.control_flow(d.addr) {
+                        ControlFlow::GetPc { .. } | ControlFlow::Call { .. } => origin != 0,
+                        ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => {
+                            origin != 0 && !range.contains(&target)
+                        }
+                        _ => false,
+                    }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Relocation { origin, redirects, forced }
+    }
 }
 
 /// What a failed lowering gives back: the appended code, the table's slots
@@ -187,54 +193,6 @@ pub struct Checkpoint {
     words: usize,
     slots: usize,
     islands: IslandPool,
-}
-
-/// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
-/// offset, `s_setpc_b64`.
-pub const ISLAND_BYTES: u64 = 28;
-
-/// Padding inside `.text` that no path executes (runs of `s_nop 0` right
-/// after an instruction that always leaves), where islands can go when a
-/// trampoline is beyond `s_branch` reach of its anchor.
-#[derive(Debug, Clone, Default)]
-pub struct IslandPool {
-    pub free: Vec<std::ops::Range<u64>>,
-}
-
-impl IslandPool {
-    /// The pool of a code object's code (`code` in address order), leaving
-    /// out the final run (the code-end padding, which stays as it is).
-    pub fn from_code(code: &[DecodedInstr]) -> IslandPool {
-        let mut free = Vec::new();
-        let mut i = 0;
-        while i < code.len() {
-            let leaves = matches!(
-                code[i].insn.control_flow(code[i].addr),
-                ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
-            ) && code[i].insn.op != Opcode::S_SWAPPC_B64;
-            i += 1;
-            if !leaves {
-                continue;
-            }
-            let start = i;
-            while i < code.len() && code[i].insn.op == Opcode::S_NOP && code[i].insn.words[0] & 0xFFFF == 0 {
-                i += 1;
-            }
-            if i > start && i < code.len() {
-                free.push(code[start].addr..code[i].addr);
-            }
-        }
-        IslandPool { free }
-    }
-
-    /// Takes room for one island within `s_branch` reach of `anchor`.
-    fn take(&mut self, anchor: u64) -> Option<u64> {
-        let slot =
-            self.free.iter_mut().find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
-        let at = slot.start;
-        slot.start += ISLAND_BYTES;
-        Some(at)
-    }
 }
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
@@ -342,7 +300,39 @@ impl AmdLowering<'_> {
     fn displaced(&mut self, d: &DecodedInstr) -> Result<bool, RewriteError> {
         let e = self.e();
         let insn = &d.insn;
-        match insn.control_flow(d.addr) {
+        let origin = self.relocation.map_or(0, |r| r.origin);
+        let redirect = self.relocation.and_then(|r| r.redirects.get(&d.addr).copied());
+        let unit = self.instrs.first().map_or(0, |f| f.addr)..self.instrs.last().map_or(0, |l| l.addr + 8);
+        // Where a branch goes: out of a copied unit, where the original went.
+        let target_of = |t: u64| if unit.contains(&t) { t } else { t.wrapping_add(origin) };
+        let flow = match insn.control_flow(d.addr) {
+            ControlFlow::Branch { target } => ControlFlow::Branch { target: target_of(target) },
+            ControlFlow::CondBranch { target } => ControlFlow::CondBranch { target: target_of(target) },
+            ControlFlow::GetPc { value } => ControlFlow::GetPc { value: value.wrapping_add(origin) },
+            ControlFlow::Call { target } => {
+                ControlFlow::Call { target: redirect.unwrap_or(target.wrapping_add(origin)) }
+            }
+            other => other,
+        };
+        match flow {
+            ControlFlow::Indirect if redirect.is_some() && insn.op == Opcode::S_SWAPPC_B64 => {
+                // A call that goes to a copy: the return address as the
+                // original's, then the copy's entry.
+                let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
+                self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(sdst)), None)?);
+                let got = self.appended.here();
+                self.adjust_pair(sdst, (d.addr + 4).wrapping_sub(got))?;
+                self.jump_to(redirect.unwrap_or_default())?;
+                return Ok(false);
+            }
+            ControlFlow::Indirect if redirect.is_some() && insn.op == Opcode::S_SETPC_B64 => {
+                // a tail call that goes to a copy
+                self.jump_to(redirect.unwrap_or_default())?;
+                return Ok(false);
+            }
+            _ => {}
+        }
+        match flow {
             ControlFlow::Next | ControlFlow::End => {
                 self.emit(insn.dwords().to_vec());
                 Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
@@ -430,14 +420,8 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        let e = self.e();
-        self.emit(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?);
-        self.emit(e.sop2(
-            Opcode::S_ADDC_U32,
-            Src::Sgpr(r + 1),
-            Src::Sgpr(r + 1),
-            Src::Literal((delta >> 32) as u32),
-        )?);
+        let w = pair_add(self.e(), r, delta)?;
+        self.emit(w);
         Ok(())
     }
 
@@ -446,12 +430,49 @@ impl AmdLowering<'_> {
         let e = self.e();
         let s = self.scratch;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
-        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        let kept = self.one_lane(&[s.v_addr(), s.v_data()])?;
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
+        self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
+        Ok(())
+    }
+
+    /// EXEC := one lane, for a single-lane table update that writes
+    /// `vgprs`: lane 0, or with a site's borrowed registers the first
+    /// active lane (lane 63 where none is), whose values of `vgprs` are
+    /// kept in the mask and `any` pairs (returned as (VGPR, SGPR) for
+    /// [`Self::restore_lane`]): borrowed VGPRs are dead at most in the
+    /// lanes active at the site. EXEC must be saved already.
+    fn one_lane(&mut self, vgprs: &[u16]) -> Result<Vec<(u16, u16)>, RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        let exec = Src::Special(SpecialReg::Exec);
+        if s.site.is_none() {
+            self.emit(e.sop1(Opcode::S_MOV_B64, Some(exec), Some(Src::Int(1)))?);
+            return Ok(Vec::new());
+        }
+        let keep = [s.mask(), s.mask() + 1, s.any(), s.any() + 1];
+        if vgprs.len() > keep.len() {
+            return Err(RewriteError::Encode("too many VGPRs to keep in one lane".into()));
+        }
+        self.emit(e.sop1(Opcode::S_FF1_I32_B64, Some(Src::Sgpr(s.any())), Some(exec))?);
+        self.emit(e.sop2(Opcode::S_LSHL_B64, exec, Src::Int(1), Src::Sgpr(s.any()))?);
+        let kept: Vec<(u16, u16)> = vgprs.iter().copied().zip(keep).collect();
+        for &(v, sg) in &kept {
+            self.emit(e.vop1(Opcode::V_READFIRSTLANE_B32, sg, Src::Vgpr(v))?);
+        }
+        Ok(kept)
+    }
+
+    /// Puts back the values [`Self::one_lane`] kept (EXEC still that lane).
+    fn restore_lane(&mut self, kept: &[(u16, u16)]) -> Result<(), RewriteError> {
+        for &(v, sg) in kept {
+            let w = self.e().vop1(Opcode::V_MOV_B32_E32, v, Src::Sgpr(sg))?;
+            self.emit(w);
+        }
         Ok(())
     }
 
@@ -468,16 +489,21 @@ impl AmdLowering<'_> {
         }
         let e = self.e();
         let s = self.scratch;
+        // the data pair starts at an even VGPR (gfx90a+ align 64-bit operands)
+        let data = match s.site {
+            Some(_) => self.value_reg()?,
+            None if s.vgpr.is_multiple_of(2) => s.vgpr + 2,
+            None => s.vgpr + 1,
+        };
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
         self.emit(e.sop1(Opcode::S_BCNT1_I32_B64, Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
-        self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Int(1)))?);
+        let kept = self.one_lane(&[s.v_addr(), data, data + 1])?;
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(lo * 4))?);
-        // the data pair starts at an even VGPR (gfx90a+ align 64-bit operands)
-        let data = if s.vgpr.is_multiple_of(2) { s.vgpr + 2 } else { s.vgpr + 1 };
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, data, s.tmp())?);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, data + 1, Src::Int(1))?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(Opcode::GLOBAL_ATOMIC_ADD_X2, s.v_addr(), data, s.table())?);
+        self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
         Ok(())
     }
@@ -511,7 +537,7 @@ impl AmdLowering<'_> {
             let (src, agpr) = match r.file {
                 RegFile::PerLane => (Src::Vgpr(n), None),
                 RegFile::Uniform => (Src::Sgpr(n), None),
-                RegFile::Accumulator => (Src::Vgpr(self.scratch.v_value()), Some(n)),
+                RegFile::Accumulator => (Src::Vgpr(self.value_reg()?), Some(n)),
                 RegFile::Predicate => return Err(RewriteError::Refused("predicate values cannot be checked".into())),
             };
             let halves: &[Half] = match format {
@@ -531,7 +557,10 @@ impl AmdLowering<'_> {
     /// Brings a value to a VOP3 source, through the value scratch when needed.
     fn load_value(&mut self, v: Value, format: FpFormat) -> Result<Src, RewriteError> {
         let e = self.e();
-        let t = self.scratch.v_value();
+        let t = match (v.agpr, v.half, v.src) {
+            (None, Half::Whole, src) if !self.needs_vgpr(src) => return Ok(src),
+            _ => self.value_reg()?,
+        };
         if let Some(a) = v.agpr {
             for k in 0..u16::from(format.register_words()) {
                 self.emit(e.accvgpr_read(t + k, a + k)?);
@@ -547,6 +576,14 @@ impl AmdLowering<'_> {
             }
         };
         Ok(match v.half {
+            Half::Whole if v.agpr.is_none() => {
+                // a scalar value, moved for a test whose mask is scalar
+                let Src::Sgpr(n) = v.src else { return Ok(v.src) };
+                for k in 0..u16::from(format.register_words()) {
+                    self.emit(e.vop1(Opcode::V_MOV_B32_E32, t + k, Src::Sgpr(n + k))?);
+                }
+                Src::Vgpr(t)
+            }
             Half::Whole => v.src,
             Half::HighToLow => {
                 let n = vsrc(v.src, self)?;
@@ -706,202 +743,20 @@ impl AmdLowering<'_> {
     /// Wait states after the displaced instruction before the probes read its results.
     fn hazard_nops(&mut self, insn: &Instruction) -> Result<(), RewriteError> {
         let e = self.e();
-        if matches!(insn.class(), InstrClass::Matrix { .. }) || insn.base_mnemonic.starts_with("v_mfma") {
-            // Matrix results are read by VALU only after the pipeline drains:
-            // 4 x 8 wait states cover the longest pass counts.
-            for _ in 0..4 {
-                self.emit(e.sopp(Opcode::S_NOP, 7)?);
+        match insn.op.hazard() {
+            Hazard::MatrixResult => {
+                // Matrix results are read by VALU only after the pipeline
+                // drains: 4 x 8 wait states cover the longest pass counts.
+                for _ in 0..4 {
+                    self.emit(e.sopp(Opcode::S_NOP, 7)?);
+                }
             }
-        } else if self.enc.target.is_gfx940_plus()
-            && matches!(
-                insn.class(),
-                InstrClass::Arith { op: FpOp::Div | FpOp::Sqrt | FpOp::Rsqrt | FpOp::Transcendental, .. }
-            )
-        {
             // gfx940+: a transcendental result needs one wait state before a
             // VALU reads it (the division steps are covered too, harmlessly).
-            self.emit(e.sopp(Opcode::S_NOP, 0)?);
+            Hazard::TransResult if self.enc.target.is_gfx940_plus() => self.emit(e.sopp(Opcode::S_NOP, 0)?),
+            Hazard::TransResult | Hazard::None => {}
         }
         Ok(())
-    }
-
-    /// One trampoline for the probes of instruction `index`.
-    pub fn trampoline(
-        &mut self,
-        view: &KernelView,
-        plan: &Plan,
-        index: usize,
-        probes: &[&Probe],
-        out: &mut KernelLowering,
-    ) -> Result<(), RewriteError> {
-        let instrs = self.instrs;
-        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        let rel = self.entry_branch(d, out)?;
-        let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
-        let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
-        if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
-            return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
-        }
-        // Injections of two parts: the part before an `after` change, the
-        // part after a `before` one (see `inject`).
-        let pre: Vec<&Probe> =
-            after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
-        let post: Vec<&Probe> =
-            before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
-        // flow probes after the instruction read its sources before it
-        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
-        let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
-        if pre.len() + post.len() > 0 && injections > 1 {
-            return Err(RewriteError::Refused(
-                "an injection of two parts shares its instruction with another injection".into(),
-            ));
-        }
-        let mut waits = 0usize;
-        if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
-            let mut reads = Self::probe_reads(view, &before);
-            reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
-            reads.extend(
-                before.iter().chain(&pre).flat_map(|p| {
-                    Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
-                }),
-            );
-            self.wait(index, false, &reads, &mut waits)?;
-            self.save_scc()?;
-            for p in &before {
-                self.probe(view, plan, p)?;
-            }
-            for p in &pre {
-                self.inject(view, plan, p, Part::Pre)?;
-            }
-            for p in &flow_pre {
-                self.flow_sources(view, p)?;
-            }
-            self.restore_scc()?;
-        }
-        self.divisor_test(view, index, &after)?;
-        let returns = self.displaced(d)?;
-        if !after.is_empty() || !post.is_empty() {
-            if !returns {
-                return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
-            }
-            self.hazard_nops(&d.insn)?;
-            let mut reads = Self::probe_reads(view, &after);
-            reads.extend(after.iter().chain(&post).flat_map(|p| {
-                Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
-            }));
-            self.wait(index, true, &reads, &mut waits)?;
-            self.save_scc()?;
-            for p in &post {
-                self.inject(view, plan, p, Part::Post)?;
-            }
-            for p in &after {
-                self.probe(view, plan, p)?;
-            }
-            self.restore_scc()?;
-        }
-        if returns {
-            self.jump_to(d.addr + d.insn.length as u64)?;
-        }
-        // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
-        let mut anchor = self.e().sopp(Opcode::S_BRANCH, rel)?;
-        while anchor.len() * 4 < d.insn.length {
-            anchor.extend(self.e().sopp(Opcode::S_NOP, 0)?);
-        }
-        out.anchors.push(Patch { addr: d.addr, bytes: anchor.iter().flat_map(|w| w.to_le_bytes()).collect() });
-        out.trampolines += 1;
-        out.probes += probes.len();
-        out.waits_added += waits;
-        Ok(())
-    }
-
-    /// The screening trampoline at an `s_endpgm`: for each TRAPSTS
-    /// exception bit the wave has set, add 1 to the kernel's slot of that
-    /// bit (so the table holds, per bit, how many waves raised it); then end
-    /// the wave. A wave that ends in a trap is not screened (the trap is not
-    /// moved: its handler may return after it).
-    pub fn screen_exit(&mut self, kernel: &str, index: usize, out: &mut KernelLowering) -> Result<(), RewriteError> {
-        let instrs = self.instrs;
-        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        if d.insn.control_flow(d.addr) != ControlFlow::End {
-            return Err(RewriteError::Refused(format!(
-                "{} is not moved (its handler may return after it): waves ending here are not screened",
-                d.insn.base_mnemonic
-            )));
-        }
-        let rel = self.entry_branch(d, out)?;
-        let e = self.e();
-        let s = self.scratch;
-        let bits = s.tmp();
-        let one_bit = Src::Sgpr(s.mask());
-        // Memory still in flight may read (stores) or write (loads) any
-        // register, and the scratch may lie within the kernel's own
-        // allocation (at its register budget): wait for all of it first.
-        self.emit(e.sopp(Opcode::S_WAITCNT, waitcnt_imm(0, 0))?);
-        // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
-        // (the ISA's setreg-getreg hazard), and time for the exception bits
-        // of the last VALU operations to land (assumed; see the snippets' README).
-        self.emit(e.sopp(Opcode::S_NOP, 4)?);
-        self.emit(e.sopk(Opcode::S_GETREG_B32, bits, hwreg_trapsts_excp())?);
-        self.emit(e.sopc(Opcode::S_CMP_EQ_U32, bits, Src::Int(0))?);
-        let skip_all = self.appended.words.len();
-        self.emit(e.sopp(Opcode::S_CBRANCH_SCC1, 0)?);
-        for bit in 0..TRAPSTS_EXCP_BITS {
-            let slot = self.table.slot(kernel, SlotKind::Screen { bit: bit as u8 });
-            self.emit(e.sop2(Opcode::S_AND_B32, one_bit, bits, Src::Literal(1 << bit))?);
-            let skip = self.appended.words.len();
-            self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-            self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
-            self.patch_skip(skip)?;
-        }
-        self.patch_skip(skip_all)?;
-        self.emit(d.insn.dwords().to_vec());
-        out.anchors.push(Patch {
-            addr: d.addr,
-            bytes: e.sopp(Opcode::S_BRANCH, rel)?.iter().flat_map(|w| w.to_le_bytes()).collect(),
-        });
-        out.trampolines += 1;
-        out.probes += 1;
-        Ok(())
-    }
-
-    /// The anchor's `s_branch` offset to the trampoline starting now: direct
-    /// when in reach, else through an island in never-executed padding near
-    /// the anchor (the island saves SCC; the trampoline restores it first).
-    fn entry_branch(&mut self, d: &DecodedInstr, out: &mut KernelLowering) -> Result<u16, RewriteError> {
-        let start = self.appended.here();
-        if let Some(rel) = rel16(d.addr, start) {
-            return Ok(rel);
-        }
-        let island = self.islands.take(d.addr).ok_or_else(|| {
-            RewriteError::Refused(format!(
-                "trampoline at {start:#x} is beyond s_branch reach (±128 KiB) of {:#x} and no padding within reach is free for a long-jump island",
-                d.addr
-            ))
-        })?;
-        let e = self.e();
-        let j = self.scratch.jump();
-        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
-        code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        let delta = start.wrapping_sub(island + 8);
-        code.extend(e.sop2(Opcode::S_ADD_U32, Src::Sgpr(j), Src::Sgpr(j), Src::Literal(delta as u32))?);
-        code.extend(e.sop2(
-            Opcode::S_ADDC_U32,
-            Src::Sgpr(j + 1),
-            Src::Sgpr(j + 1),
-            Src::Literal((delta >> 32) as u32),
-        )?);
-        code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
-        // Small offsets encode as inline constants: fill the rest of the slot.
-        while (code.len() as u64) * 4 < ISLAND_BYTES {
-            code.extend(e.sopp(Opcode::S_NOP, 0)?);
-        }
-        if code.len() as u64 * 4 != ISLAND_BYTES {
-            return Err(RewriteError::Encode("island size".into()));
-        }
-        out.anchors.push(Patch { addr: island, bytes: code.iter().flat_map(|w| w.to_le_bytes()).collect() });
-        out.islands += 1;
-        self.restore_scc()?;
-        rel16(d.addr, island).ok_or_else(|| RewriteError::Refused("island out of reach".into()))
     }
 
     /// SCC := some active lane has a value of `vals` in class `mask`;
@@ -909,20 +764,51 @@ impl AmdLowering<'_> {
     fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<Src, RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
+        let class = self.class_mask(mask)?;
         let result = if vals.len() == 1 { s.mask() } else { s.any() };
         if vals.len() > 1 {
             self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
         }
         for &v in vals {
             let src = self.load_value(v, format)?;
-            self.emit(e.vop3_cmp(cmp, s.mask(), src, Src::Vgpr(s.v_class()))?);
+            self.emit(e.vop3_cmp(cmp, s.mask(), src, class)?);
             if vals.len() > 1 {
                 self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
             }
         }
         self.emit(e.sopc(Opcode::S_CMP_LG_U64, Src::Sgpr(result), Src::Int(0))?);
         Ok(Src::Sgpr(result))
+    }
+
+    /// A class test's mask as its second source: in `v_class`, or, with a
+    /// site's borrowed registers, in `tmp` (the tested value is then a VGPR:
+    /// one SGPR source).
+    fn class_mask(&mut self, mask: u32) -> Result<Src, RewriteError> {
+        let e = self.e();
+        let s = self.scratch;
+        if s.site.is_some() {
+            self.emit(e.sop1(Opcode::S_MOV_B32, Some(s.tmp()), Some(Src::Literal(mask)))?);
+            return Ok(s.tmp());
+        }
+        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
+        Ok(Src::Vgpr(s.v_class()))
+    }
+
+    /// Whether a value at `src` must be moved into a VGPR before a class test
+    /// takes it (with a site's borrowed registers the mask is an SGPR: the
+    /// value must be a VGPR).
+    fn needs_vgpr(&self, src: Src) -> bool {
+        self.scratch.site.is_some() && !matches!(src, Src::Vgpr(_))
+    }
+
+    /// The value scratch pair, or why a site has none.
+    fn value_reg(&self) -> Result<u16, RewriteError> {
+        self.scratch.value().ok_or_else(|| {
+            RewriteError::Refused(
+                "at its register budget: the value must be moved into a VGPR pair, and none is dead or savable at the site"
+                    .into(),
+            )
+        })
     }
 
     /// Before a division whose checks split infinite quotients by divisor
@@ -960,8 +846,8 @@ impl AmdLowering<'_> {
             _ => Opcode::V_CMP_CLASS_F32_E64,
         };
         let value = self.load_value(Value { src, agpr: None, half }, format)?;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(CLASS_ZERO))?);
-        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, Src::Vgpr(s.v_class()))?);
+        let class = self.class_mask(CLASS_ZERO)?;
+        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, class)?);
         Ok(())
     }
 
@@ -977,6 +863,13 @@ impl AmdLowering<'_> {
         self.appended.words[at] |= u32::from(rel);
         Ok(())
     }
+}
+
+/// The words of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
+fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<Vec<u32>, RewriteError> {
+    let mut w = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
+    w.extend(e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
+    Ok(w)
 }
 
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the
@@ -996,35 +889,12 @@ impl Lowering for AmdLowering<'_> {
     /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
         let mut out = KernelLowering::default();
-        if plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
+        // (a kernel whose trampolines borrow registers per site refuses flow probes)
+        let borrows = self.scavenger.is_some_and(|s| s.always);
+        if !borrows && plan.probes.iter().any(|p| matches!(p.action, Action::Flow { .. })) {
             self.ensure_flow_routine()?;
         }
-        for (instr, probes) in plan.by_instr() {
-            let refs: Vec<&Probe> = probes.iter().collect();
-            let checkpoint = self.checkpoint();
-            let (anchors, islands) = (out.anchors.len(), out.islands);
-            let reads_flags = probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
-            let lowered = match (reads_flags, probes.len()) {
-                (false, _) => self.trampoline(view, plan, instr as usize, &refs, &mut out),
-                (true, 1) => self.screen_exit(&view.name, instr as usize, &mut out).map_err(|e| match e {
-                    RewriteError::Refused(why) if self.ends_wave(instr as usize) => RewriteError::Kernel(why),
-                    other => other,
-                }),
-                (true, _) => Err(RewriteError::Refused("exception flags are read only by a probe of their own".into())),
-            };
-            if let Err(err) = lowered {
-                match err {
-                    RewriteError::Refused(reason) => {
-                        self.rollback(checkpoint);
-                        out.anchors.truncate(anchors);
-                        out.islands = islands;
-                        let ins = &view.instrs[instr as usize];
-                        out.refused.push(RefusedSite { offset: ins.offset, instr: ins.text.clone(), reason });
-                    }
-                    other => return Err(other),
-                }
-            }
-        }
+        self.lower_groups(view, plan, &mut out)?;
         Ok(out)
     }
 }
@@ -1047,7 +917,7 @@ mod tests {
     fn added(code: &[DecodedInstr], at: usize) -> u64 {
         let lit = |d: &DecodedInstr| if d.insn.length == 8 { u64::from(d.insn.words[1]) } else { 0 };
         let adds: Vec<&DecodedInstr> =
-            code[at..].iter().filter(|d| d.insn.base_mnemonic.starts_with("s_add")).take(2).collect();
+            code[at..].iter().filter(|d| matches!(d.insn.op, Opcode::S_ADD_U32 | Opcode::S_ADDC_U32)).take(2).collect();
         lit(adds[0]) | lit(adds[1]) << 32
     }
 
@@ -1070,13 +940,15 @@ mod tests {
             entry: 0x1000,
             instrs: &instrs,
             waits: &waits,
-            scratch: Scratch { sgpr: 40, vgpr: 8 },
+            scratch: Scratch::new(40, 8),
             table: &mut table,
             table_address: TableAddress::Known(0x10_0000),
             appended: &mut appended,
             islands: &mut islands,
             insert_waits: true,
             flow_routine: None,
+            scavenger: None,
+            relocation: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);
@@ -1119,15 +991,5 @@ mod tests {
         assert!(branches_from(at(starts[3]), at(starts[4])).contains(&0x1000));
         // s_endpgm ends the last trampoline.
         assert_eq!(code.last().map(|d| d.insn.op), Some(Opcode::S_ENDPGM));
-    }
-
-    #[test]
-    fn islands_take_padding_within_reach_only() {
-        let mut pool = IslandPool { free: vec![0x1000..0x1040, 0x40000..0x40100] };
-        assert_eq!(pool.take(0x1100), Some(0x1000));
-        assert_eq!(pool.take(0x1100), Some(0x1000 + ISLAND_BYTES));
-        // 0x1038 leaves 8 bytes: the next island near 0x1100 is out of room.
-        assert_eq!(pool.take(0x1100), None);
-        assert_eq!(pool.take(0x40200), Some(0x40000));
     }
 }

@@ -5,10 +5,15 @@
 //! new segment ([`placement`]), with descriptors grown to hold the scratch
 //! registers ([`regs`]), memory waits inserted where a probe reads a
 //! register a load may still write ([`waitcnt`]), and the ELF rebuilt
-//! around the new code ([`layout`]). Device functions that kernels call
+//! around the new code by the object layer's builder ([`crate::builder`]).
+//! Device functions that kernels call
 //! ([`calls`]) are instrumented like kernels; their trampolines use scratch
 //! registers above everything every kernel reaching them uses, and those
-//! kernels' descriptors grow to match.
+//! kernels' descriptors grow to match; a function that must stay as it is
+//! for some kernel is copied for each other kernel reaching it (see
+//! `placement`'s `clones`). Far sites are reached as [`reach`] says;
+//! kernels at their register budget borrow registers dead at each site
+//! ([`scratch`], [`liveness`]).
 //!
 //! Two steps: [`prepare`] does all of that and knows the size of the table
 //! the code writes; [`Prepared::emit`] writes the table's address and
@@ -28,15 +33,16 @@ pub mod division;
 pub mod emit;
 pub mod encode;
 pub mod halves;
-pub mod layout;
 pub mod listing;
+pub mod liveness;
 pub mod lower;
-pub mod note;
 pub mod outcome;
 pub mod placement;
 pub mod prepare;
+pub mod reach;
 pub mod record;
 pub mod regs;
+pub mod scratch;
 pub mod table;
 pub mod units;
 pub mod view;

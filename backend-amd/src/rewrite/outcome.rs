@@ -6,11 +6,11 @@ use xfpx_common::config::KernelFilter;
 use xfpx_common::report::SiteCoverage;
 use xfpx_common::site::SiteTable;
 
-use super::layout::Strategy;
 use super::listing::Rendered;
 use super::lower::RefusedSite;
 use super::regs::RegisterChange;
 use super::table::{TableAddress, TableLayout};
+use crate::builder::{LayoutError, Strategy};
 
 /// Why a rewrite, a kernel or a site failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,6 +36,12 @@ pub enum RewriteError {
     /// A rewritten object's record of its instrumentation cannot be read or applied.
     #[error("rewrite record: {0}")]
     Record(String),
+}
+
+impl From<LayoutError> for RewriteError {
+    fn from(e: LayoutError) -> Self {
+        RewriteError::Layout(e.0)
+    }
 }
 
 /// What the appended code does: the common mode list. `Detect` checks the
@@ -117,10 +123,15 @@ pub struct ListingLine {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AnchorLine {
     pub address: u64,
+    /// Bytes written over the original code from `address` on.
+    pub length: usize,
     /// The original instruction (or `padding`).
     pub original: String,
     /// The first instruction written over it.
     pub replaced_by: String,
+    /// For a site's anchor: how it reaches its trampoline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<super::reach::Reach>,
 }
 
 /// The rewrite of one kernel.
@@ -135,6 +146,8 @@ pub struct KernelOutcome {
     pub waits_added: usize,
     /// Long-jump islands placed in `.text` padding.
     pub islands: usize,
+    /// Relays (`s_branch` in padding or relay zones) entries hop through.
+    pub relays: usize,
     pub refused_sites: Vec<RefusedSite>,
     /// How many of its floating-point sites are checked (None: excluded,
     /// or a mode that checks none).
@@ -159,6 +172,10 @@ pub struct KernelOutcome {
 pub struct FunctionOutcome {
     pub name: String,
     pub address: u64,
+    /// For a copy made for one kernel (the function stays as it is in
+    /// place for the others): the original's address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<u64>,
     /// The kernels that can reach it (all of them where some call on their
     /// paths has a target the rewriter cannot tell).
     pub reached_by: Vec<String>,
@@ -169,6 +186,7 @@ pub struct FunctionOutcome {
     pub trampolines: usize,
     pub waits_added: usize,
     pub islands: usize,
+    pub relays: usize,
     pub refused_sites: Vec<RefusedSite>,
     /// How many of its floating-point sites are checked.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,6 +245,7 @@ impl KernelOutcome {
             trampolines: 0,
             waits_added: 0,
             islands: 0,
+            relays: 0,
             refused_sites: Vec::new(),
             coverage: None,
             registers: None,

@@ -3,6 +3,7 @@
 //! must hold their scratch registers), then kernels, into appended code at
 //! one region. A pass starts over when a kernel reaching instrumented
 //! functions cannot hold their scratch (those functions are then left out),
+//! with more ways to far trampolines when some site found none (`Ways`),
 //! or in a new segment when the code does not fit after `.text` or `.text`
 //! cannot grow after all. The last pass's code is laid out into the file.
 
@@ -16,14 +17,14 @@ use xfpx_common::report::SiteCoverage;
 use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
-use super::layout::{self, Patch, Region, Strategy};
-use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Scratch};
-use super::note;
+use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
-use super::prepare::{max_workgroup, KernelUnit, Units};
+use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
+use super::reach::{Reach, Zones};
 use super::regs::{self, RegisterChange};
 use super::table::TableLayout;
 use super::view::DecodedInstr;
+use crate::builder::{self, note, Patch, Region, Strategy};
 use crate::descriptor::{raw::rsrc1, DescriptorWord, KernelDescriptor};
 
 /// What the placed units left behind, laid out into the file.
@@ -47,37 +48,47 @@ pub struct Placed {
 pub struct UnitCode {
     pub words: Option<Range<usize>>,
     pub anchors: Vec<Patch>,
+    /// How each site's anchor (by address) reaches its trampoline.
+    pub reach: Vec<(u64, Reach)>,
 }
 
 /// Places every unit, starting over as the module says, and lays the file out.
 pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<Placed, RewriteError> {
     let co = &units.co;
-    let new_segment = || layout::new_segment_region(co, opts.min_distance.unwrap_or(0));
+    let new_segment = || builder::new_segment_region(co, opts.min_distance.unwrap_or(0));
     // Place the code after .text when it fits, else in a new segment.
-    let mut region = match (opts.min_distance, layout::grow_region(co)) {
+    let mut region = match (opts.min_distance, builder::grow_region(co)) {
         (None, Some(r)) => r,
         _ => new_segment()?,
     };
     // Functions left out because a kernel reaching them could not be instrumented.
     let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
+    // The ways to far trampolines: more of them once some site is out of reach.
+    let mut ways = Ways::Islands;
     loop {
-        let mut pass = Pass::new(units, opts, region);
+        let mut pass = Pass::new(units, opts, region, ways);
         pass.place_functions(&blocked);
         if let Some(more) = pass.place_kernels() {
             blocked.extend(more);
             continue;
         }
+        if pass.out_of_reach() {
+            if let Some(more) = ways.more(near_text(co, &region)) {
+                ways = more;
+                continue;
+            }
+        }
         let code = pass.appended.bytes();
-        if region.limit.is_some_and(|l| region.start + layout::footprint(&region, code.len() as u64) > l) {
+        if region.limit.is_some_and(|l| region.start + builder::footprint(&region, code.len() as u64) > l) {
             region = new_segment()?;
             continue;
         }
         let patches: Vec<Patch> = pass.patches.drain(..).collect();
-        match layout::apply(bytes, co, &region, &code, &patches) {
+        match builder::apply(bytes, co, &region, &code, &patches) {
             Ok(out) => return Ok(pass.finish(out)),
             // A layout that cannot grow in place after all: a new segment.
-            Err(RewriteError::Layout(_)) if region.strategy == Strategy::GrowText => region = new_segment()?,
-            Err(e) => return Err(e),
+            Err(_) if region.strategy == Strategy::GrowText => region = new_segment()?,
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -99,6 +110,24 @@ struct Pass<'u, 'a> {
     live: BTreeMap<usize, Scratch>,
 }
 
+/// The code of a unit to lower.
+#[derive(Clone, Copy)]
+struct Unit<'x> {
+    entry: u64,
+    instrs: &'x [DecodedInstr],
+    waits: &'x super::waitcnt::WaitAnalysis,
+    view: &'x KernelView,
+    plan: &'x Plan,
+}
+
+/// The registers a unit's trampolines use, and where its code runs.
+#[derive(Clone, Copy)]
+struct UnitRegs<'x> {
+    scratch: Scratch,
+    scavenger: Option<&'x Scavenger>,
+    relocation: Option<&'x Relocation>,
+}
+
 /// A kernel lowered: its trampolines, its grown descriptor and its code.
 struct LoweredKernel {
     lowering: KernelLowering,
@@ -106,17 +135,26 @@ struct LoweredKernel {
     registers: RegisterChange,
     dx10_clamp_cleared: bool,
     words: Range<usize>,
+    /// The copies of device functions made for it.
+    clones: Vec<(FunctionOutcome, UnitCode)>,
 }
 
 impl<'u, 'a> Pass<'u, 'a> {
-    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region) -> Self {
+    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways) -> Self {
+        let mut islands = units.islands.clone();
+        islands.long_jumps = ways >= Ways::LongJumps;
+        if ways == Ways::Zones {
+            let groups = units.kernels.iter().map(|k| k.plan.by_instr().count()).sum::<usize>()
+                + units.functions.iter().map(|f| f.plan.by_instr().count()).sum::<usize>();
+            islands.zones = Some(Zones::new(groups));
+        }
         Pass {
             units,
             opts,
             region,
             table: TableLayout::default(),
             appended: Appended::new(region.start),
-            islands: units.islands.clone(),
+            islands,
             patches: Vec::new(),
             kernels: units.kernel_outcomes.clone(),
             functions: units.function_outcomes.clone(),
@@ -126,6 +164,15 @@ impl<'u, 'a> Pass<'u, 'a> {
         }
     }
 
+    /// Whether some site was refused for want of a way to its trampoline.
+    fn out_of_reach(&self) -> bool {
+        self.kernels
+            .iter()
+            .flat_map(|k| &k.refused_sites)
+            .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
+            .any(|r| r.out_of_reach)
+    }
+
     fn place_functions(&mut self, blocked: &BTreeMap<usize, String>) {
         for f in &self.units.functions {
             if let Some(why) = blocked.get(&f.index) {
@@ -133,7 +180,8 @@ impl<'u, 'a> Pass<'u, 'a> {
                 continue;
             }
             let entry = f.instrs.first().map(|d| d.addr).unwrap_or(0);
-            let lowered = self.lower(entry, &f.instrs, &f.waits, f.scratch, &f.view, &f.plan);
+            let unit = Unit { entry, instrs: &f.instrs, waits: &f.waits, view: &f.view, plan: &f.plan };
+            let lowered = self.lower(unit, UnitRegs { scratch: f.scratch, scavenger: None, relocation: None });
             let o = &mut self.functions[f.index];
             let (low, words) = match lowered {
                 Ok(x) => x,
@@ -144,11 +192,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                 }
             };
             o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &low.refused, None);
-            o.probes = low.probes;
-            o.trampolines = low.trampolines;
-            o.waits_added = low.waits_added;
-            o.islands = low.islands;
-            o.refused_sites = low.refused;
+            took(o, &low);
             o.scratch = Some((f.scratch.sgpr, f.scratch.vgpr));
             self.function_code[f.index].words = Some(words);
             if low.trampolines == 0 {
@@ -162,6 +206,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                 o.state = KernelState::Partial;
             }
             self.function_code[f.index].anchors = low.anchors.clone();
+            self.function_code[f.index].reach = low.reach.clone();
             self.patches.extend(low.anchors);
             self.live.insert(f.index, f.scratch);
         }
@@ -187,14 +232,14 @@ impl<'u, 'a> Pass<'u, 'a> {
             // instrumented functions it reaches (their scratch is above it).
             let reached: Vec<usize> =
                 self.units.graph.reach[k.index].iter().copied().filter(|f| self.live.contains_key(f)).collect();
-            if k.plan.probes.is_empty() && reached.is_empty() {
+            if k.plan.probes.is_empty() && reached.is_empty() && self.clones_for(k).is_empty() {
                 // Nothing to check: it runs as it is, fully covered.
                 self.kernels[k.index].coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], None);
                 continue;
             }
             // (A kernel reaching a function has a readable descriptor: its base was known.)
-            let own = regs::scratch_base(processor, &kernel.descriptor, k.used)
-                .unwrap_or(Scratch { sgpr: k.used.0, vgpr: k.used.1 });
+            let own =
+                regs::scratch_base(processor, &kernel.descriptor, k.used).unwrap_or(Scratch::new(k.used.0, k.used.1));
             let used = if reached.is_empty() {
                 k.used
             } else {
@@ -203,7 +248,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                     .map(|f| self.live[f])
                     .fold((own.sgpr, own.vgpr), |(s, v), c| (s.max(c.sgpr), v.max(c.vgpr)))
             };
-            let l = match self.lower_kernel(k, used) {
+            let l = match self.lower_kernel(k, used, !reached.is_empty()) {
                 Ok(l) => l,
                 Err(e) if !reached.is_empty() => {
                     // Its descriptor cannot hold the functions' scratch:
@@ -224,6 +269,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             o.trampolines = l.lowering.trampolines;
             o.waits_added = l.lowering.waits_added;
             o.islands = l.lowering.islands;
+            o.relays = l.lowering.relays;
             o.refused_sites = l.lowering.refused;
             o.descriptor_diff = descriptor_diff(&kernel.descriptor, &l.descriptor);
             o.dx10_clamp_cleared = l.dx10_clamp_cleared;
@@ -241,7 +287,12 @@ impl<'u, 'a> Pass<'u, 'a> {
                 o.state = KernelState::Partial;
             }
             o.registers = Some(l.registers.clone());
+            for (outcome, code) in l.clones {
+                self.functions.push(outcome);
+                self.function_code.push(code);
+            }
             self.kernel_code[k.index].anchors = l.lowering.anchors.clone();
+            self.kernel_code[k.index].reach = l.lowering.reach.clone();
             self.patches.extend(l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
@@ -253,54 +304,105 @@ impl<'u, 'a> Pass<'u, 'a> {
         None
     }
 
-    /// Grows the kernel's descriptor to hold scratch above `used` and lowers its plan.
-    fn lower_kernel(&mut self, k: &KernelUnit, used: (u16, u16)) -> Result<LoweredKernel, RewriteError> {
+    /// Grows the kernel's descriptor to hold scratch above `used` and lowers
+    /// its plan. A kernel at its register budget (reaching no instrumented
+    /// function, whose scratch must lie above it) grows what still can, and
+    /// each of its trampolines borrows the rest from registers dead at its
+    /// site; screening, at the end of its waves, uses its own allocation.
+    fn lower_kernel(
+        &mut self,
+        k: &KernelUnit,
+        used: (u16, u16),
+        reaches_functions: bool,
+    ) -> Result<LoweredKernel, RewriteError> {
         let co = &self.units.co;
+        let processor = co.target.processor;
         let kernel = &co.kernels[k.index];
         let max_wg = max_workgroup(co, &kernel.name);
         let screen_only =
             !k.plan.probes.is_empty() && k.plan.probes.iter().all(|p| p.action == Action::ReadExceptionFlags);
-        let (scratch, mut descriptor, registers) =
-            match regs::grow(co.target.processor, &kernel.descriptor, used, max_wg) {
-                Ok(grown) => grown,
-                // Screening runs where the wave ends: its registers are free then.
-                Err(e) if screen_only => regs::within_allocation(co.target.processor, &kernel.descriptor).ok_or(e)?,
-                Err(e) => return Err(e),
-            };
+        let grown = regs::grow(processor, &kernel.descriptor, used, max_wg);
+        let at_entry = regs::at_entry(processor, &kernel.descriptor);
+        let liveness = || super::liveness::Liveness::run(&k.instrs, &k.waits, at_entry.as_ref()?);
+        let borrowable = regs::borrowable(processor, &kernel.descriptor);
+        let scavenger = |liveness, files: regs::Files, always| {
+            let (sgprs, vgprs, agprs) = borrowable?;
+            Some(Scavenger {
+                liveness,
+                sgprs: files.sgprs.then_some(sgprs),
+                vgprs: files.vgprs.then_some(vgprs),
+                agprs,
+                always,
+            })
+        };
+        let (scratch, mut descriptor, registers, scavenger) = match grown {
+            Ok((s, d, r)) => (s, d, r, None),
+            // Screening runs where the wave ends: its registers are free then
+            // (a long jump over instructions before it borrows dead ones).
+            Err(e) if screen_only => {
+                let (s, d, r) = regs::at_wave_end(processor, &kernel.descriptor, used, max_wg).ok_or(e)?;
+                let all = regs::Files { sgprs: true, vgprs: true };
+                (s, d, r, liveness().and_then(|l| scavenger(l, all, false)))
+            }
+            Err(e) if reaches_functions => return Err(e),
+            Err(e) => {
+                let liveness = liveness().ok_or_else(|| {
+                    RewriteError::Kernel(format!(
+                        "{e}; no site can borrow dead registers instead: the kernel's control flow or register \
+                         use is not known (calls, indirect jumps or M0-relative register access)"
+                    ))
+                })?;
+                let (s, d, r) = [(true, false), (false, true), (false, false)]
+                    .into_iter()
+                    .find_map(|(sgprs, vgprs)| {
+                        regs::grow_files(processor, &kernel.descriptor, used, max_wg, regs::Files { sgprs, vgprs }).ok()
+                    })
+                    .ok_or(e.clone())?;
+                let sc = scavenger(liveness, r.borrowed, true).ok_or(e)?;
+                (s, d, r, Some(sc))
+            }
+        };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
         let dx10_clamp_cleared = reads_flags && clear_dx10_clamp(&k.instrs, &mut descriptor)?;
-        let (lowering, words) = self.lower(kernel.entry, &k.instrs, &k.waits, scratch, &k.view, &k.plan)?;
-        Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words })
+        // Copies of the functions it reaches that stay as they are in
+        // place, its calls to them redirected (see `clones`).
+        let mark = self.mark();
+        let (clones, relocation) = self.clone_functions(k, scratch);
+        let unit = Unit { entry: kernel.entry, instrs: &k.instrs, waits: &k.waits, view: &k.view, plan: &k.plan };
+        let regs = UnitRegs { scratch, scavenger: scavenger.as_ref(), relocation: Some(&relocation) };
+        match self.lower(unit, regs) {
+            Ok((lowering, words)) => {
+                Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words, clones })
+            }
+            Err(e) => {
+                self.restore(mark);
+                Err(e)
+            }
+        }
     }
 
     /// Lowers one unit's plan into the appended code; nothing of it stays
     /// when it fails.
-    fn lower(
-        &mut self,
-        entry: u64,
-        instrs: &[DecodedInstr],
-        waits: &super::waitcnt::WaitAnalysis,
-        scratch: Scratch,
-        view: &xfpx_common::view::KernelView,
-        plan: &xfpx_common::plan::Plan,
-    ) -> Result<(KernelLowering, Range<usize>), RewriteError> {
+    fn lower(&mut self, unit: Unit<'_>, regs: UnitRegs<'_>) -> Result<(KernelLowering, Range<usize>), RewriteError> {
         use xfpx_common::lower::Lowering;
         let start = self.appended.words.len();
         let mut lowering = AmdLowering {
             enc: Encoder { target: self.units.target },
-            entry,
-            instrs,
-            waits,
-            scratch,
+            entry: unit.entry,
+            instrs: unit.instrs,
+            waits: unit.waits,
+            scratch: regs.scratch,
             table: &mut self.table,
             table_address: self.opts.table,
             appended: &mut self.appended,
             islands: &mut self.islands,
             insert_waits: self.opts.insert_waits,
             flow_routine: None,
+            scavenger: regs.scavenger,
+            relocation: regs.relocation,
         };
         let checkpoint = lowering.checkpoint();
-        match lowering.lower(view, plan, &self.units.sites) {
+        match lowering.lower(unit.view, unit.plan, &self.units.sites) {
             Ok(low) => Ok((low, start..self.appended.words.len())),
             Err(e) => {
                 lowering.rollback(checkpoint);
@@ -322,6 +424,50 @@ impl<'u, 'a> Pass<'u, 'a> {
         }
     }
 }
+
+/// The ways a placement pass offers anchors whose trampoline is beyond
+/// `s_branch` reach: each next one only when the pass before left some
+/// site out of reach (see [`super::reach`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ways {
+    /// Long-jump islands in `.text` padding.
+    Islands,
+    /// Those, and long jumps in place of straight-line windows.
+    LongJumps,
+    /// Those, and relays and islands in zones reserved in the appended code
+    /// (only where it starts near `.text`).
+    Zones,
+}
+
+impl Ways {
+    fn more(self, near_text: bool) -> Option<Ways> {
+        match self {
+            Ways::Islands => Some(Ways::LongJumps),
+            Ways::LongJumps if near_text => Some(Ways::Zones),
+            _ => None,
+        }
+    }
+}
+
+/// What lowering a function (or a copy of one) took: its counts and the sites refused.
+fn took(o: &mut FunctionOutcome, low: &KernelLowering) {
+    o.probes = low.probes;
+    o.trampolines = low.trampolines;
+    o.waits_added = low.waits_added;
+    o.islands = low.islands;
+    o.relays = low.relays;
+    o.refused_sites = low.refused.clone();
+}
+
+/// Whether code at `region` starts within `s_branch` reach of `.text`'s
+/// end (relay zones there help far anchors; code placed farther, as
+/// `min_distance` asks, is reached through islands only).
+fn near_text(co: &crate::code_object::CodeObject<'_>, region: &Region) -> bool {
+    co.text.as_ref().is_some_and(|t| super::reach::rel16(t.text.end, region.start).is_some())
+}
+
+#[path = "clones.rs"]
+mod clones;
 
 /// DX10_CLAMP keeps TRAPSTS from recording FP exceptions before gfx12; it
 /// also turns clamped NaNs into 0, so it is cleared only when no

@@ -80,6 +80,9 @@ pub struct Units<'a> {
     pub graph: CallGraph,
     pub kernels: Vec<KernelUnit>,
     pub functions: Vec<FunctionUnit>,
+    /// Functions left as they are in place, whose copies the kernels that
+    /// can hold them get instead ([`super::placement`]).
+    pub clonable: Vec<FunctionUnit>,
     /// The outcome of every kernel and function before placement.
     pub kernel_outcomes: Vec<KernelOutcome>,
     pub function_outcomes: Vec<FunctionOutcome>,
@@ -156,6 +159,7 @@ impl<'a> Units<'a> {
             graph,
             kernels,
             functions: Vec::new(),
+            clonable: Vec::new(),
             kernel_outcomes,
             function_outcomes: Vec::new(),
             sites,
@@ -195,6 +199,7 @@ impl<'a> Units<'a> {
             let mut o = FunctionOutcome {
                 name: f.name.clone(),
                 address: f.code.start,
+                copy_of: None,
                 reached_by: callers.iter().map(|&k| co.kernels[k].name.clone()).collect(),
                 state: KernelState::Instrumented,
                 instructions: f.instrs.as_ref().map(|c| c.len()).unwrap_or(0),
@@ -202,6 +207,7 @@ impl<'a> Units<'a> {
                 trampolines: 0,
                 waits_added: 0,
                 islands: 0,
+                relays: 0,
                 refused_sites: Vec::new(),
                 coverage: None,
                 scratch: None,
@@ -210,12 +216,32 @@ impl<'a> Units<'a> {
             };
             let skip = |reason: String| KernelState::Skipped { reason };
             let blocker = callers.iter().find(|&&k| !by_kernel.contains_key(&k) || !needed.contains_key(&k));
-            let ready = match (&f.instrs, blocker) {
+            // Its plan, where it has code some kernel calls.
+            let planned = match &f.instrs {
                 _ if mode == Mode::Screen => {
                     Err(skip("screen mode reads at the calling kernels' s_endpgm the bits its exceptions set".into()))
                 }
                 _ if callers.is_empty() => Err(skip("no kernel calls it".into())),
-                (_, Some(&k)) => {
+                Err(e) => Err(skip(format!("cannot decode the instruction {e}"))),
+                Ok(instrs) => {
+                    let view = view::kernel_view(&f.name, f.code.start, instrs);
+                    match plan_for(&view, instrs, tool, &mut self.sites) {
+                        Ok((plan, _)) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
+                        Ok((plan, counts)) => Ok((view, plan, counts)),
+                        Err(e) => Err(skip(e.to_string())),
+                    }
+                }
+            };
+            // A unit for the copies cloned for the kernels that can hold them.
+            let clone = |(view, plan, counts): (KernelView, Plan, Option<CountLayout>)| {
+                let instrs = f.instrs.clone().unwrap_or_default();
+                let waits = WaitAnalysis::run(&instrs);
+                FunctionUnit { index: fi, instrs, view, plan, waits, scratch: Scratch::new(0, 0), counts }
+            };
+            let ready = match (planned, blocker) {
+                (Err(state), _) => Err(state),
+                (Ok(planned), Some(&k)) => {
+                    self.clonable.push(clone(planned));
                     let name = &co.kernels[k].name;
                     let why = match self.kernel_outcomes.iter().find(|o| &o.name == name).map(|o| &o.state) {
                         Some(KernelState::Excluded) => "is excluded".to_string(),
@@ -224,15 +250,7 @@ impl<'a> Units<'a> {
                     };
                     Err(skip(format!("reached by kernel {}, which {why}", co.kernels[k].name)))
                 }
-                (Err(e), None) => Err(skip(format!("cannot decode the instruction {e}"))),
-                (Ok(instrs), None) => {
-                    let view = view::kernel_view(&f.name, f.code.start, instrs);
-                    match plan_for(&view, instrs, tool, &mut self.sites) {
-                        Ok((plan, _)) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
-                        Ok((plan, counts)) => Ok((view, plan, counts)),
-                        Err(e) => Err(skip(e.to_string())),
-                    }
-                }
+                (Ok(planned), None) => Ok(planned),
             };
             let (view, plan, counts) = match ready {
                 Ok(x) => x,
@@ -243,10 +261,10 @@ impl<'a> Units<'a> {
                 }
             };
             // Scratch above every register of every kernel reaching it.
-            let scratch = callers.iter().map(|k| needed[k]).fold(Scratch { sgpr: 0, vgpr: 0 }, |a, b| Scratch {
-                sgpr: a.sgpr.max(b.sgpr),
-                vgpr: a.vgpr.max(b.vgpr),
-            });
+            let scratch = callers
+                .iter()
+                .map(|k| needed[k])
+                .fold(Scratch::new(0, 0), |a, b| Scratch::new(a.sgpr.max(b.sgpr), a.vgpr.max(b.vgpr)));
             let refusal = callers.iter().find_map(|&k| {
                 let kernel = &co.kernels[k];
                 let n = needed[&k];
@@ -258,11 +276,12 @@ impl<'a> Units<'a> {
             if let Some(reason) = refusal {
                 o.state = KernelState::Skipped { reason };
                 self.function_outcomes.push(o);
+                self.clonable.push(clone((view, plan, counts)));
                 continue;
             }
             for &k in &callers {
                 let n = needed.get_mut(&k).expect("checked above");
-                *n = Scratch { sgpr: n.sgpr.max(scratch.sgpr), vgpr: n.vgpr.max(scratch.vgpr) };
+                *n = Scratch::new(n.sgpr.max(scratch.sgpr), n.vgpr.max(scratch.vgpr));
             }
             let instrs = f.instrs.clone().unwrap_or_default();
             let waits = WaitAnalysis::run(&instrs);

@@ -3,7 +3,7 @@
 //! decoder's table, registers written and read, control flow).
 
 use xfpx_amd_isa::operand::RegFile as IsaFile;
-use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
+use xfpx_amd_isa::{CmpCond, ControlFlow, Instruction, Opcode};
 use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
 
 /// One decoded instruction of a kernel, with its address.
@@ -67,36 +67,19 @@ pub fn control(insn: &Instruction, addr: u64) -> Control {
     }
 }
 
-/// Whether a `v_cvt_*` writes something other than a value of its class's
-/// format: the decoder's table names the source format for conversions to
-/// integers (`v_cvt_i32_f32` is `f32.conversion`) and for packed or 8-bit
-/// float results, whose destinations a check of that format would misread.
-/// The destination type is the first type in the mnemonic after the
-/// rounding/packing words.
-pub fn conversion_writes_other_format(mnemonic: &str) -> bool {
-    const PREFIX_WORDS: [&str; 6] = ["flr", "rpi", "norm", "off", "sr", "scalef32"];
-    let Some(rest) = mnemonic.strip_prefix("v_cvt_") else { return false };
-    let Some(dst) = rest.split('_').find(|t| !PREFIX_WORDS.contains(t)) else { return false };
-    dst == "pk" || dst.starts_with('i') || dst.starts_with('u') || dst == "fp8" || dst == "bf8"
+/// Whether a conversion writes something other than a value of its
+/// class's format: the decoder's table names the source format for
+/// conversions to integers (`v_cvt_i32_f32` is `f32.conversion`) and for
+/// packed or 8-bit float results, whose destinations a check of that
+/// format would misread.
+pub fn conversion_writes_other_format(op: Opcode) -> bool {
+    op.conversion().is_some_and(|c| c.writes_other_format)
 }
 
-/// The format a `v_cvt_*` of a floating-point class reads: the type after
-/// its destination's in the mnemonic (`v_cvt_f32_f64` reads f64), integers
-/// for `i*`/`u*` types and bytes.
-pub fn conversion_source(mnemonic: &str) -> xfpx_common::view::SourceFormat {
-    use xfpx_common::view::SourceFormat;
-    const PREFIX_WORDS: [&str; 6] = ["flr", "rpi", "norm", "off", "sr", "scalef32"];
-    let Some(rest) = mnemonic.strip_prefix("v_cvt_") else { return SourceFormat::OfClass };
-    let mut types = rest.split('_').filter(|t| !PREFIX_WORDS.contains(t) && !t.starts_with('e'));
-    let _dst = types.next();
-    match types.next() {
-        Some("f64") => SourceFormat::Is(xfpx_common::FpFormat::F64),
-        Some("f32") => SourceFormat::Is(xfpx_common::FpFormat::F32),
-        Some("f16") => SourceFormat::Is(xfpx_common::FpFormat::F16),
-        Some("bf16") => SourceFormat::Is(xfpx_common::FpFormat::Bf16),
-        Some(_) => SourceFormat::NotFloat,
-        None => SourceFormat::OfClass,
-    }
+/// The format a conversion of a floating-point class reads (`v_cvt_f32_f64`
+/// reads f64; integers and bytes are no float).
+pub fn conversion_source(op: Opcode) -> xfpx_common::view::SourceFormat {
+    op.conversion().map_or(xfpx_common::view::SourceFormat::OfClass, |c| c.source)
 }
 
 /// The class a view gives an instruction: the decoder's, except for
@@ -113,7 +96,7 @@ pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
         };
     }
     if matches!(class, xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. })
-        && conversion_writes_other_format(insn.base_mnemonic)
+        && conversion_writes_other_format(insn.op)
     {
         xfpx_common::InstrClass::Other
     } else {
@@ -124,8 +107,7 @@ pub fn view_class(insn: &Instruction) -> xfpx_common::InstrClass {
 /// The operand a class test (`v_cmp_class_*`, `v_cmpx_class_*`) reads as
 /// its integer mask of classes (its second source), where it is a register.
 fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
-    let m = insn.base_mnemonic;
-    if !(m.starts_with("v_cmp_class") || m.starts_with("v_cmpx_class")) {
+    if !insn.op.compare().is_some_and(|c| c.cond == CmpCond::Class && c.unit.is_vector()) {
         return None;
     }
     // the last source: the e32 form lists its `vcc` destination first
@@ -167,7 +149,7 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
                 flow: xfpx_common::view::ValueFlow::Opaque,
                 source_format: match class {
                     xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
-                        conversion_source(d.insn.base_mnemonic)
+                        conversion_source(d.insn.op)
                     }
                     _ => xfpx_common::view::SourceFormat::OfClass,
                 },
@@ -181,40 +163,46 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
 #[cfg(test)]
 mod tests {
     use super::conversion_writes_other_format as other;
+    use xfpx_amd_isa::Opcode;
 
     #[test]
     fn conversions_to_integers_and_packed_formats_are_recognised() {
-        for m in [
-            "v_cvt_i32_f32_e32",
-            "v_cvt_u32_f32_e64",
-            "v_cvt_flr_i32_f32_e32",
-            "v_cvt_norm_u16_f16_e32",
-            "v_cvt_pk_f16_f32",
-            "v_cvt_i32_f64_e32",
+        for op in [
+            Opcode::V_CVT_I32_F32_E32,
+            Opcode::V_CVT_U32_F32_E64,
+            Opcode::V_CVT_FLR_I32_F32_E32,
+            Opcode::V_CVT_NORM_U16_F16_E32,
+            Opcode::V_CVT_PK_F16_F32,
+            Opcode::V_CVT_I32_F64_E32,
         ] {
-            assert!(other(m), "{m}");
+            assert!(other(op), "{op}");
         }
-        for m in
-            ["v_cvt_f32_i32_e32", "v_cvt_f16_f32_e32", "v_cvt_f64_f32_e64", "v_cvt_f32_ubyte0_e32", "v_add_f32_e32"]
-        {
-            assert!(!other(m), "{m}");
+        for op in [
+            Opcode::V_CVT_F32_I32_E32,
+            Opcode::V_CVT_F16_F32_E32,
+            Opcode::V_CVT_F64_F32_E64,
+            Opcode::V_CVT_F32_UBYTE0_E32,
+            Opcode::V_ADD_F32_E32,
+        ] {
+            assert!(!other(op), "{op}");
         }
     }
 
     #[test]
     fn conversions_read_the_format_after_their_destinations() {
-        use xfpx_common::view::SourceFormat::{Is, NotFloat};
+        use xfpx_common::view::SourceFormat::{Is, NotFloat, OfClass};
         use xfpx_common::FpFormat::*;
-        for (m, reads) in [
-            ("v_cvt_f32_f64_e32", Is(F64)),
-            ("v_cvt_f64_f32_e64", Is(F32)),
-            ("v_cvt_f16_f32_e32", Is(F32)),
-            ("v_cvt_f32_f16_sdwa", Is(F16)),
-            ("v_cvt_f32_i32_e32", NotFloat),
-            ("v_cvt_f64_u32_e32", NotFloat),
-            ("v_cvt_f32_ubyte0_e32", NotFloat),
+        for (op, reads) in [
+            (Opcode::V_CVT_F32_F64_E32, Is(F64)),
+            (Opcode::V_CVT_F64_F32_E64, Is(F32)),
+            (Opcode::V_CVT_F16_F32_E32, Is(F32)),
+            (Opcode::V_CVT_F32_F16_E32, Is(F16)),
+            (Opcode::V_CVT_F32_I32_E32, NotFloat),
+            (Opcode::V_CVT_F64_U32_E32, NotFloat),
+            (Opcode::V_CVT_F32_UBYTE0_E32, NotFloat),
+            (Opcode::V_ADD_F32_E32, OfClass),
         ] {
-            assert_eq!(super::conversion_source(m), reads, "{m}");
+            assert_eq!(super::conversion_source(op), reads, "{op}");
         }
     }
 }

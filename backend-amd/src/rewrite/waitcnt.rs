@@ -185,6 +185,18 @@ impl WaitAnalysis {
         WaitAnalysis { before, after }
     }
 
+    /// The registers a memory operation may still write before (`after ==
+    /// false`) or after instruction `index`.
+    pub fn in_flight(&self, index: usize, after: bool) -> Vec<(RegFile, u16)> {
+        let state = if after { self.after.get(index) } else { self.before.get(index) };
+        let file = |k: u8| match k {
+            0 => RegFile::Sgpr,
+            1 => RegFile::Vgpr,
+            _ => RegFile::Agpr,
+        };
+        state.into_iter().flat_map(|s| s.keys().map(|&(k, r)| (file(k), r))).collect()
+    }
+
     /// The weakest wait (vmcnt, lgkmcnt) that makes reading `regs` safe
     /// before (`after == false`) or after instruction `index`; None if no wait is needed.
     pub fn wait_for(&self, index: usize, after: bool, regs: &[(RegFile, u16)]) -> Option<(u8, u8)> {

@@ -1,8 +1,9 @@
 //! The SASS opcode table: for each floating-point opcode (optionally
 //! narrowed by one modifier), what it does numerically, how many leading
 //! operands it writes, and the register widths of its operands. This is
-//! the one place these facts live; `tests/opcode_table.rs` checks it
-//! against the nvdisasm listings in `tests/fixtures/`.
+//! the one place these facts live; `tests/fixtures.rs`
+//! (`opcode_table_matches_the_listings`) checks it against the listings
+//! captured in `tests/fixtures/`.
 
 use xfpx_common::class::{FpFormat, FpOp, InstrClass};
 

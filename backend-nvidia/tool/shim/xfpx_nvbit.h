@@ -88,6 +88,15 @@ int64_t xfpx_capture_begin(const char *mangled, const char *demangled, const uin
 int xfpx_capture_range(uint64_t handle, uint64_t index, uint64_t *base, uint64_t *bytes);
 void xfpx_capture_image(uint64_t handle, uint64_t index, int after, const uint8_t *bytes, uint64_t len);
 void xfpx_capture_end(uint64_t handle, int launched);
+/* hardware counters (the CUPTI library, xfpx_cupti.cpp): whether the run
+ * reads them, the metrics in the order their values come, each launch's
+ * values read back, a launch whose values will not come, and counters
+ * that cannot be read at all */
+int xfpx_hw_counting(void);
+const char *xfpx_hw_metric(uint32_t index);
+void xfpx_hw_result(uint64_t serial, const double *values, uint64_t n);
+void xfpx_hw_lost(uint64_t serial, const char *why);
+void xfpx_hw_unavailable(const char *why);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

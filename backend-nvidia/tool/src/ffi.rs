@@ -72,7 +72,7 @@ fn warn(msg: &str) {
 }
 
 /// Run `f` on the core; `default` when there is none or `f` panics.
-fn with_core<T>(default: T, f: impl FnOnce(&mut ToolCore) -> T) -> T {
+pub(crate) fn with_core<T>(default: T, f: impl FnOnce(&mut ToolCore) -> T) -> T {
     match catch_unwind(AssertUnwindSafe(|| core().as_mut().map(f))) {
         Ok(Some(v)) => v,
         Ok(None) => default,
@@ -85,7 +85,7 @@ fn with_core<T>(default: T, f: impl FnOnce(&mut ToolCore) -> T) -> T {
 
 /// # Safety
 /// `p` is null or a NUL-terminated string valid for this call.
-unsafe fn str_arg<'a>(p: *const c_char) -> &'a str {
+pub(crate) unsafe fn str_arg<'a>(p: *const c_char) -> &'a str {
     if p.is_null() {
         return "";
     }

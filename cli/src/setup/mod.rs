@@ -1,7 +1,9 @@
 //! `xfpx setup amd` installs the AMD libraries this xfpx carries
 //! ([`amd`]). `xfpx setup nvidia`: builds the NVBit tool library for this machine's
 //! GPUs (or the targets given) and installs it beside the `xfpx`
-//! executable, where `xfpx run` looks. Everything is checked first (nvcc,
+//! executable, where `xfpx run` looks; where CUPTI is found, also the
+//! hardware counters' library beside it (`--counters hardware`; without
+//! CUPTI one note says why it was not built, and the rest works). Everything is checked first (nvcc,
 //! nvdisasm, the host compiler, the driver, NVBit's version and checksum,
 //! the install folder) and what is missing is said in one line. The
 //! library is built in a temporary folder from the sources and the Rust
@@ -101,8 +103,23 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         nvbit::VERSION
     );
     let work = tempfile::Builder::new().prefix("xfpx-setup-").tempdir().context("cannot make a temporary folder")?;
-    let built = build(a, &toolkit, &core.dir, &arches, work.path())?;
+    let (built, built_cupti) = build(a, &toolkit, &core.dir, &arches, work.path())?;
     let installed = install::install(&built, &dest, xfpx_nvidia::TOOL_FILE_NAME).map_err(anyhow::Error::msg)?;
+    let cupti_note = match &built_cupti {
+        Ok(lib) => {
+            let at = install::install(lib, &dest, xfpx_nvidia::CUPTI_TOOL_FILE_NAME).map_err(anyhow::Error::msg)?;
+            format!("hardware counters (--counters hardware): installed {}", at.display())
+        }
+        Err(why) => {
+            // an earlier setup's library would not match this core
+            let stale = dest.join(xfpx_nvidia::CUPTI_TOOL_FILE_NAME);
+            let removed = stale.is_file() && std::fs::remove_file(&stale).is_ok();
+            format!(
+                "the hardware counters' library was not built: {why} (--counters hardware is unavailable; install the CUDA toolkit's CUPTI and run the setup again){}",
+                if removed { "; the one an earlier setup installed was removed" } else { "" }
+            )
+        }
+    };
 
     let driver = match &gpus {
         Ok(g) => format!("driver {}", g.driver),
@@ -114,16 +131,28 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         nvbit::VERSION,
         toolkit.cuda_version
     );
-    for note in notes(&toolkit, &gpus, &arches, &installed) {
+    for note in notes(&toolkit, &gpus, &arches, &installed).into_iter().chain(Some(cupti_note)) {
         say!("xfpx: note: {note}");
     }
     Ok(0)
 }
 
-/// Write the sources and the core, run the nvcc steps; returns the library.
-fn build(a: &SetupArgs, tk: &Toolkit, nvbit_core: &Path, arches: &[SmArch], work: &Path) -> Result<PathBuf> {
+/// What was built: the tool library, and the hardware counters' library
+/// or why there is none (one line).
+type Built = (PathBuf, Result<PathBuf, String>);
+
+/// Write the sources and the core, run the nvcc steps; returns the tool
+/// library and, where CUPTI was found and its steps passed, the hardware
+/// counters' library.
+fn build(a: &SetupArgs, tk: &Toolkit, nvbit_core: &Path, arches: &[SmArch], work: &Path) -> Result<Built> {
     let sources = work.join("src");
     toolbuild::write_sources(&sources).context("cannot write the tool's sources")?;
+    let cupti = tk.cupti.as_ref().ok().map(|c| toolbuild::Cupti { include_dir: &c.include_dir, lib_dir: &c.lib_dir });
+    if let Some(c) = &cupti {
+        let header = sources.join(toolbuild::CUPTI_PATHS_HEADER);
+        std::fs::write(&header, toolbuild::cupti_paths_header(c.lib_dir))
+            .with_context(|| format!("cannot write {}", header.display()))?;
+    }
     let core_lib = match &a.core_lib {
         Some(p) => p.clone(),
         None => {
@@ -143,16 +172,30 @@ fn build(a: &SetupArgs, tk: &Toolkit, nvbit_core: &Path, arches: &[SmArch], work
         cuda_lib_dir: tk.lib_dir.as_deref(),
         libcuda: &tk.libcuda,
         out_dir: &out_dir,
+        cupti,
     };
+    let mut cupti_failed = None;
     for step in plan.steps() {
-        run_step(&tk.nvcc, &step, work, a.verbose)?;
+        match run_step(&tk.nvcc, &step, work, a.verbose) {
+            Err(e) if step.optional => {
+                cupti_failed = Some(e.to_string());
+                break;
+            }
+            r => r?,
+        }
     }
     let lib = plan.library();
     let head = std::fs::read(&lib).map(|b| b.get(..4) == Some(b"\x7fELF")).unwrap_or(false);
     if !head {
         bail!("nvcc reported success but {} is missing or not a shared library", lib.display());
     }
-    Ok(lib)
+    let cupti = match (cupti_failed, plan.cupti_library(), &tk.cupti) {
+        (Some(e), _, _) => Err(e),
+        (None, Some(lib), _) => Ok(lib),
+        (None, None, Err(why)) => Err(why.clone()),
+        (None, None, Ok(_)) => Err("CUPTI was found but not built (internal)".into()),
+    };
+    Ok((lib, cupti))
 }
 
 fn run_step(nvcc: &Path, step: &Step, work: &Path, verbose: bool) -> Result<()> {

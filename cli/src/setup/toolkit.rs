@@ -1,8 +1,9 @@
 //! The CUDA toolkit and the NVIDIA driver as `xfpx setup nvidia` finds
 //! them: nvcc and its version, nvdisasm (NVBit runs it), the host C++
-//! compiler, the libraries to link against, and the local GPUs' targets
-//! (from `nvidia-smi`). Each missing piece is one short problem text; the
-//! caller joins them into one line.
+//! compiler, the libraries to link against, CUPTI (for the hardware
+//! counters' library; optional), and the local GPUs' targets (from
+//! `nvidia-smi`). Each missing piece is one short problem text; the caller
+//! joins them into one line.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,54 @@ pub struct Toolkit {
     pub lib_dir: Option<PathBuf>,
     /// The driver library to link against.
     pub libcuda: PathBuf,
+    /// CUPTI's headers and libraries, or why they were not found (one
+    /// line): only the hardware counters' library needs them.
+    pub cupti: Result<CuptiDirs, String>,
+}
+
+/// Where CUPTI is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuptiDirs {
+    /// With `cupti_range_profiler.h` (CUDA 12.6 or newer).
+    pub include_dir: PathBuf,
+    /// With `libcupti.so`.
+    pub lib_dir: PathBuf,
+}
+
+/// Find CUPTI under the toolkit roots: `extras/CUPTI` (the toolkit's own
+/// layout), else the roots' `include` and `lib64`/`lib` (pip's layout).
+pub fn find_cupti(roots: &[PathBuf]) -> Result<CuptiDirs, String> {
+    let mut old = None;
+    for r in roots {
+        for (inc, libs) in [
+            (r.join("extras/CUPTI/include"), vec![r.join("extras/CUPTI/lib64"), r.join("extras/CUPTI/lib")]),
+            (r.join("include"), vec![r.join("lib64"), r.join("lib")]),
+        ] {
+            if !inc.join("cupti.h").is_file() {
+                continue;
+            }
+            if !inc.join("cupti_range_profiler.h").is_file() {
+                old = Some(inc.clone());
+                continue;
+            }
+            if let Some(lib) = libs.into_iter().find(|l| l.join("libcupti.so").is_file()) {
+                return Ok(CuptiDirs { include_dir: inc, lib_dir: lib });
+            }
+        }
+    }
+    let mut looked: Vec<String> = Vec::new();
+    for r in roots.iter().map(|r| format!("{}/extras/CUPTI", r.display())) {
+        if !looked.contains(&r) {
+            looked.push(r);
+        }
+    }
+    Err(match old {
+        Some(inc) => {
+            format!("the CUPTI at {} has no cupti_range_profiler.h (CUDA 12.6 or newer needed)", inc.display())
+        }
+        None if looked.is_empty() => "CUPTI not found (no CUDA toolkit root known)".into(),
+        None => format!("CUPTI (cupti_range_profiler.h and libcupti.so) not found in {}", looked.join(", ")),
+    })
 }
 
 const TOOLKIT_HINT: &str = "(install the CUDA toolkit, or set CUDA_HOME or NVCC)";
@@ -103,10 +152,17 @@ pub fn find_toolkit(s: &Search) -> Result<Toolkit, Vec<String>> {
             "libcuda.so not found (looked in CUDA's lib64/stubs and the driver's library folders: install the CUDA toolkit's driver stub or the NVIDIA driver)".into(),
         );
     }
+    let cupti = find_cupti(&roots);
     match (nvcc, cuda_version, nvdisasm, libcuda) {
-        (Some(nvcc), Some(cuda_version), Some(nvdisasm), Some(libcuda)) if problems.is_empty() => {
-            Ok(Toolkit { nvcc, cuda_version, nvdisasm, nvdisasm_on_path: nvdisasm_on_path.is_some(), lib_dir, libcuda })
-        }
+        (Some(nvcc), Some(cuda_version), Some(nvdisasm), Some(libcuda)) if problems.is_empty() => Ok(Toolkit {
+            nvcc,
+            cuda_version,
+            nvdisasm,
+            nvdisasm_on_path: nvdisasm_on_path.is_some(),
+            lib_dir,
+            libcuda,
+            cupti,
+        }),
         _ => Err(problems),
     }
 }
@@ -288,6 +344,19 @@ mod tests {
         assert_eq!(tk.nvdisasm, cuda.join("bin/nvdisasm"));
         assert_eq!(tk.lib_dir.as_deref(), Some(cuda.join("lib64").as_path()));
         assert_eq!(tk.libcuda, cuda.join("lib64/stubs/libcuda.so"));
+        let no_cupti = tk.cupti.expect_err("no CUPTI in the fake toolkit");
+        assert_eq!(
+            no_cupti,
+            format!("CUPTI (cupti_range_profiler.h and libcupti.so) not found in {}/extras/CUPTI", cuda.display())
+        );
+        // CUPTI of CUDA 12.6+ in the toolkit's layout, and an older one
+        touch(&cuda.join("extras/CUPTI/include/cupti.h"));
+        touch(&cuda.join("extras/CUPTI/lib64/libcupti.so"));
+        let e = find_toolkit(&s).expect("found").cupti.expect_err("old");
+        assert!(e.contains("no cupti_range_profiler.h (CUDA 12.6 or newer needed)"), "{e}");
+        touch(&cuda.join("extras/CUPTI/include/cupti_range_profiler.h"));
+        let c = find_toolkit(&s).expect("found").cupti.expect("CUPTI");
+        assert_eq!((c.include_dir, c.lib_dir), (cuda.join("extras/CUPTI/include"), cuda.join("extras/CUPTI/lib64")));
         // without g++ and without a driver library
         std::fs::remove_file(bin.join("g++")).expect("rm");
         std::fs::remove_file(cuda.join("lib64/stubs/libcuda.so")).expect("rm");

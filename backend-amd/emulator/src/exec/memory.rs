@@ -178,12 +178,15 @@ impl Wave {
                     let old = u64::from_le_bytes(buf);
                     let data = self.rv(obs, vdata, lane) as u64
                         | if dwords == 2 { (self.rv(obs, vdata + 1, lane) as u64) << 32 } else { 0 };
-                    let cmp = if dwords == 2 {
-                        self.rv(obs, vdata + 2, lane) as u64 | (self.rv(obs, vdata + 3, lane) as u64) << 32
-                    } else {
-                        self.rv(obs, vdata + 1, lane) as u64
-                    };
                     let Some((atomic, _)) = AtomicOp::of_flat(inst.op) else { return self.unsupported(m) };
+                    // Only a compare-swap reads the registers after its data.
+                    let cmp = match (atomic, dwords) {
+                        (AtomicOp::CmpSwap, 2) => {
+                            self.rv(obs, vdata + 2, lane) as u64 | (self.rv(obs, vdata + 3, lane) as u64) << 32
+                        }
+                        (AtomicOp::CmpSwap, _) => self.rv(obs, vdata + 1, lane) as u64,
+                        _ => 0,
+                    };
                     let new = atomic.apply(old, data, cmp, dwords == 2);
                     self.flat_write(env.global, env.lds, !global, lane, addr, &new.to_le_bytes()[..size]);
                     if glc {

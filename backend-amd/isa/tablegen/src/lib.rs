@@ -1,9 +1,55 @@
-//! Generator of `src/generated/{gfx9,opcode}.rs` of xfpx-amd-isa from
-//! `tables/gfx9.tsv` (the instruction rows) and `tables/control.tsv` (the
-//! control-flow kind of each branching mnemonic). A separate crate so that it
+//! Generator of `src/generated/{gfx9,opcode,operation,facts}.rs` of
+//! xfpx-amd-isa from the hand-written and swept tables under `tables/`:
+//! `gfx9.tsv` (the instruction rows), `control.tsv` (the control-flow kind
+//! of each branching mnemonic), `family.tsv` (operation families) and the
+//! rule tables of further per-opcode facts (`traits.tsv`, `access.tsv`,
+//! `counters.tsv`, `hazard.tsv`, `other.tsv`). A separate crate so that it
 //! builds even when the generated files are stale.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+mod facts;
+use facts::{facts, MnemonicInfo};
+
+/// The tables the generator reads, as text.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// `gfx9.tsv`: the instruction rows.
+    pub gfx9: String,
+    /// `control.tsv`: the control-flow kind of each branching mnemonic.
+    pub control: String,
+    /// `family.tsv`: operation families (first matching rule).
+    pub family: String,
+    /// `traits.tsv`: traits (every matching rule; a `!TRAIT` rule takes the trait away).
+    pub traits: String,
+    /// `access.tsv`: the memory access of memory instructions (first matching rule).
+    pub access: String,
+    /// `counters.tsv`: the wait counters an instruction increments (first matching rule).
+    pub counters: String,
+    /// `hazard.tsv`: the hazard a reader of the result faces (first matching rule).
+    pub hazard: String,
+    /// `other.tsv`: the word pairs of an IOC fault's other operation.
+    pub other: String,
+}
+
+impl Tables {
+    /// Reads every table from `dir` (the `tables/` folder).
+    pub fn read(dir: &Path) -> Result<Tables, String> {
+        let read =
+            |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| format!("cannot read tables/{name}: {e}"));
+        Ok(Tables {
+            gfx9: read("gfx9.tsv")?,
+            control: read("control.tsv")?,
+            family: read("family.tsv")?,
+            traits: read("traits.tsv")?,
+            access: read("access.tsv")?,
+            counters: read("counters.tsv")?,
+            hazard: read("hazard.tsv")?,
+            other: read("other.tsv")?,
+        })
+    }
+}
 
 /// The generated Rust sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,14 +60,29 @@ pub struct Generated {
     pub opcodes: String,
     /// `src/generated/operation.rs`: data types, compares, families and stems.
     pub operations: String,
+    /// `src/generated/facts.rs`: traits, memory access, counters, hazards,
+    /// other operations and conversions.
+    pub facts: String,
 }
 
-/// Generate the Rust sources from the text of `tables/gfx9.tsv`,
-/// `tables/control.tsv` and `tables/family.tsv`.
-pub fn generate(tsv: &str, control_tsv: &str, family_tsv: &str) -> Result<Generated, String> {
+impl Generated {
+    /// Each generated file's name under `src/generated/` and its text.
+    pub fn files(&self) -> [(&'static str, &str); 4] {
+        [
+            ("gfx9.rs", &self.table),
+            ("opcode.rs", &self.opcodes),
+            ("operation.rs", &self.operations),
+            ("facts.rs", &self.facts),
+        ]
+    }
+}
+
+/// Generate the Rust sources from the tables.
+pub fn generate(t: &Tables) -> Result<Generated, String> {
     let mut mnemonics = BTreeSet::new();
+    let mut infos: BTreeMap<String, MnemonicInfo> = BTreeMap::new();
     let mut rows: Vec<(u8, u16, String)> = Vec::new();
-    for (n, line) in tsv.lines().enumerate().skip(1) {
+    for (n, line) in t.gfx9.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
@@ -61,6 +122,16 @@ pub fn generate(tsv: &str, control_tsv: &str, family_tsv: &str) -> Result<Genera
             return Err(format!("line {}: mnemonic {mnemonic:?} is not a Rust identifier", n + 1));
         }
         mnemonics.insert(mnemonic.to_string());
+        let info = MnemonicInfo { encoding: cols[0].to_string(), class: cols[6].to_string() };
+        match infos.get(mnemonic) {
+            Some(known) if known.encoding != info.encoding || known.class != info.class => {
+                return Err(format!("line {}: {mnemonic} has another encoding or class on another row", n + 1))
+            }
+            Some(_) => {}
+            None => {
+                infos.insert(mnemonic.to_string(), info);
+            }
+        }
         let variant = variant(mnemonic);
         let text = format!(
             "    OpcodeRow {{ encoding: Encoding::{enc}, opcode: {op}, targets: {mask}, op: Opcode::{variant}, operands: &[{}], flags: {flags}, class: {class} }},\n",
@@ -82,9 +153,10 @@ pub fn generate(tsv: &str, control_tsv: &str, family_tsv: &str) -> Result<Genera
         out.push_str(&r.2);
     }
     out.push_str("];\n");
-    let control = control_kinds(control_tsv, &mnemonics)?;
-    let operations = operations(&mnemonics, family_tsv)?;
-    Ok(Generated { table: out, opcodes: opcodes(&mnemonics, &control), operations })
+    let control = control_kinds(&t.control, &mnemonics)?;
+    let operations = operations(&mnemonics, &t.family)?;
+    let facts = facts(&infos, t)?;
+    Ok(Generated { table: out, opcodes: opcodes(&mnemonics, &control), operations, facts })
 }
 
 /// The enum variant of a mnemonic: the mnemonic in upper case, as the ISA
@@ -103,27 +175,36 @@ const CONTROL_KINDS: &[(&str, &str)] = &[
     ("trap", "Trap"),
 ];
 
-/// `mnemonic -> ControlKind variant` from `tables/control.tsv`; every
-/// mnemonic must be one the instruction table defines.
-fn control_kinds(tsv: &str, mnemonics: &BTreeSet<String>) -> Result<BTreeMap<String, &'static str>, String> {
-    let mut out = BTreeMap::new();
+/// The rows of a two-column table `tables/{file}` after its header, each
+/// with its line number; blank lines are skipped.
+fn two_columns<'t>(file: &str, tsv: &'t str) -> Result<Vec<(usize, &'t str, &'t str)>, String> {
+    let mut out = Vec::new();
     for (n, line) in tsv.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 {
-            return Err(format!("tables/control.tsv:{}: expected 2 columns", n + 1));
+        match line.split('\t').collect::<Vec<&str>>()[..] {
+            [a, b] => out.push((n + 1, a, b)),
+            _ => return Err(format!("tables/{file}:{}: expected 2 columns", n + 1)),
         }
-        if !mnemonics.contains(cols[0]) {
-            return Err(format!("tables/control.tsv:{}: {} is not in tables/gfx9.tsv", n + 1, cols[0]));
+    }
+    Ok(out)
+}
+
+/// `mnemonic -> ControlKind variant` from `tables/control.tsv`; every
+/// mnemonic must be one the instruction table defines.
+fn control_kinds(tsv: &str, mnemonics: &BTreeSet<String>) -> Result<BTreeMap<String, &'static str>, String> {
+    let mut out = BTreeMap::new();
+    for (n, mnemonic, kind) in two_columns("control.tsv", tsv)? {
+        if !mnemonics.contains(mnemonic) {
+            return Err(format!("tables/control.tsv:{n}: {mnemonic} is not in tables/gfx9.tsv"));
         }
         let kind = CONTROL_KINDS
             .iter()
-            .find(|k| k.0 == cols[1])
-            .ok_or_else(|| format!("tables/control.tsv:{}: unknown kind {}", n + 1, cols[1]))?;
-        if out.insert(cols[0].to_string(), kind.1).is_some() {
-            return Err(format!("tables/control.tsv:{}: {} listed twice", n + 1, cols[0]));
+            .find(|k| k.0 == kind)
+            .ok_or_else(|| format!("tables/control.tsv:{n}: unknown kind {kind}"))?;
+        if out.insert(mnemonic.to_string(), kind.1).is_some() {
+            return Err(format!("tables/control.tsv:{n}: {mnemonic} listed twice"));
         }
     }
     Ok(out)
@@ -387,25 +468,6 @@ const FAMILIES: &[(&str, &str)] = &[
     ("save_exec", "SaveExec"),
 ];
 
-/// Mnemonics of the opcodes that read the registers they write: the
-/// accumulating ones (`v_mac_*`, `v_fmac_*`, `v_dot*c_*`, whose destination
-/// is also a source), the scalar ones that combine their destination with
-/// an immediate or move into it conditionally (`s_addk_*`, `s_mulk_*`,
-/// `s_cmovk_*`, `s_cmov_*`), and the memory atomics (whose data register
-/// a returned value may overwrite).
-const READS_DESTINATION: &[&str] = &[
-    "*_mac_*",
-    "*_fmac_*",
-    "*dot2c_*",
-    "*dot4c_*",
-    "*dot8c_*",
-    "s_addk*",
-    "s_mulk*",
-    "s_cmovk*",
-    "s_cmov_*",
-    "*_atomic_*",
-];
-
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters.
 fn glob(pattern: &str, text: &str) -> bool {
     match pattern.split_once('*') {
@@ -420,19 +482,12 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// `(pattern, Family variant)` rows of `tables/family.tsv`, in order.
 fn family_rules(tsv: &str) -> Result<Vec<(String, &'static str)>, String> {
     let mut rules = Vec::new();
-    for (n, line) in tsv.lines().enumerate().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() != 2 {
-            return Err(format!("tables/family.tsv:{}: expected 2 columns", n + 1));
-        }
+    for (n, pattern, family) in two_columns("family.tsv", tsv)? {
         let family = FAMILIES
             .iter()
-            .find(|f| f.0 == cols[1])
-            .ok_or_else(|| format!("tables/family.tsv:{}: unknown family {}", n + 1, cols[1]))?;
-        rules.push((cols[0].to_string(), family.1));
+            .find(|f| f.0 == family)
+            .ok_or_else(|| format!("tables/family.tsv:{n}: unknown family {family}"))?;
+        rules.push((pattern.to_string(), family.1));
     }
     Ok(rules)
 }
@@ -470,17 +525,6 @@ fn operations(mnemonics: &BTreeSet<String>, family_tsv: &str) -> Result<String, 
         }
     }
     out.push_str("        _ => Family::Other,\n    }\n}\n\n");
-    out.push_str("/// Whether an opcode reads the registers it writes (see `READS_DESTINATION`).\n");
-    out.push_str(
-        "#[rustfmt::skip]\npub const fn reads_destination(op: Opcode) -> bool {\n    matches!(\n        op,\n",
-    );
-    let readers: Vec<String> = mnemonics
-        .iter()
-        .filter(|m| READS_DESTINATION.iter().any(|p| glob(p, m)))
-        .map(|m| format!("        Opcode::{}", variant(m)))
-        .collect();
-    out.push_str(&readers.join(" |\n"));
-    out.push_str("\n    )\n}\n\n");
     out.push_str("/// The opcode of every form of a mnemonic: its `_e32` form where there is one.\n");
     out.push_str("#[rustfmt::skip]\npub const fn stem(op: Opcode) -> Opcode {\n    match op {\n");
     for m in mnemonics {

@@ -7,7 +7,7 @@
 use crate::code_object::CodeObject;
 use crate::metadata::{NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA};
 
-use super::layout::Patch;
+use super::Patch;
 
 /// End of the MessagePack value starting at `at` (None if malformed).
 fn skip(b: &[u8], at: usize) -> Option<usize> {

@@ -1,15 +1,30 @@
-//! Where appended code goes and how the ELF is rebuilt around it. Two
-//! strategies, both keeping every existing address where it was:
-//! - grow `.text` in place when the slack before the next segment holds the
-//!   new code (the file bytes after `.text` move by whole pages, so every
-//!   later segment keeps its offset/address congruence);
-//! - otherwise a new `PT_LOAD` above all others, in the program-header slot
-//!   of `PT_GNU_STACK`, with a rebuilt section-header table that names it.
+//! The builder of rewritten code objects: patches written over existing
+//! bytes, appended code, and appended non-loaded sections, every existing
+//! address kept where it was. Appended code goes
+//! - after `.text`, growing it in place when the slack before the next
+//!   segment holds the new code (the file bytes after `.text` move by whole
+//!   pages, so every later segment keeps its offset/address congruence);
+//! - otherwise into a new `PT_LOAD` above all others, in the program-header
+//!   slot of `PT_GNU_STACK`, with a rebuilt section-header table that names it.
 //!
 //! The code-end padding (`s_nop 0` after the last kernel) is repeated after
 //! the appended code, and the gap up to the appended code is `s_nop 0` too.
 //! A non-allocated section can be appended too ([`append_section`]: the
-//! rewrite's record).
+//! rewrite's record), and the metadata note's register counts are patched
+//! in place ([`note`]).
+//!
+//! Why not the `object` crate's ELF builder (`object::build::elf::Builder`,
+//! 0.40), evaluated on the fixture code objects: reading and writing an
+//! object unchanged is not byte-identical (it rebuilds `.shstrtab` and
+//! `.strtab`, moving both); growing `.text` fails ("Unsupported sh_offset
+//! value 0x1180 for section '.dynamic', expected at least 0x1280": it keeps
+//! the offsets of later allocated sections and refuses the overlap rather
+//! than moving them by whole pages); and a new `PT_LOAD` fails too, as its
+//! program header grows the table into `.note` ("Unsupported sh_offset
+//! value 0x238 for section '.note', expected at least 0x270"), where this
+//! builder reuses the `PT_GNU_STACK` slot.
+
+pub mod note;
 
 use serde::Serialize;
 
@@ -19,7 +34,17 @@ use crate::elf::{
     ELF64_PHDR_SIZE, ELF64_SHDR_SIZE, PF_R, PF_X, PT_GNU_STACK, PT_LOAD, SHF_ALLOC, SHF_EXECINSTR, SHT_PROGBITS,
 };
 
-use super::RewriteError;
+/// Why the file cannot be rebuilt around the new code (one line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutError(pub String);
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LayoutError {}
 
 const PAGE: u64 = 0x1000;
 /// The largest segment alignment accepted from a code object (AMDGPU
@@ -60,8 +85,8 @@ pub struct Patch {
 }
 
 /// `a + b`, or a layout error where a damaged header would overflow.
-fn sum(a: u64, b: u64) -> Result<u64, RewriteError> {
-    a.checked_add(b).ok_or_else(|| RewriteError::Layout(format!("offset {a:#x} + {b:#x} overflows")))
+fn sum(a: u64, b: u64) -> Result<u64, LayoutError> {
+    a.checked_add(b).ok_or_else(|| LayoutError(format!("offset {a:#x} + {b:#x} overflows")))
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -97,16 +122,16 @@ pub fn grow_region(co: &CodeObject<'_>) -> Option<Region> {
 
 /// A region in a new segment above every other, at least `min_gap` bytes
 /// above the end of the highest segment (a test knob that forces far code).
-pub fn new_segment_region(co: &CodeObject<'_>, min_gap: u64) -> Result<Region, RewriteError> {
+pub fn new_segment_region(co: &CodeObject<'_>, min_gap: u64) -> Result<Region, LayoutError> {
     let top = co
         .segments()
         .iter()
         .filter(|s| s.p_type == PT_LOAD)
         .map(|s| s.vaddr.saturating_add(s.memsz))
         .max()
-        .ok_or_else(|| RewriteError::Layout("no PT_LOAD segment".into()))?;
+        .ok_or_else(|| LayoutError("no PT_LOAD segment".into()))?;
     if !co.segments().iter().any(|s| s.p_type == PT_GNU_STACK) {
-        return Err(RewriteError::Layout("no spare program header (PT_GNU_STACK) for a new segment".into()));
+        return Err(LayoutError("no spare program header (PT_GNU_STACK) for a new segment".into()));
     }
     Ok(Region {
         strategy: Strategy::NewSegment,
@@ -116,26 +141,24 @@ pub fn new_segment_region(co: &CodeObject<'_>, min_gap: u64) -> Result<Region, R
     })
 }
 
-fn rd(b: &[u8], at: usize, n: usize) -> Result<u64, RewriteError> {
-    bytes::uint_at(b, at as u64, n, "ELF header field").map_err(|e| RewriteError::Layout(e.to_string()))
+fn rd(b: &[u8], at: usize, n: usize) -> Result<u64, LayoutError> {
+    bytes::uint_at(b, at as u64, n, "ELF header field").map_err(|e| LayoutError(e.to_string()))
 }
 
-fn wr(b: &mut [u8], at: usize, n: usize, v: u64) -> Result<(), RewriteError> {
-    bytes::put_uint(b, at as u64, n, v, "ELF header field").map_err(|e| RewriteError::Layout(e.to_string()))
+fn wr(b: &mut [u8], at: usize, n: usize, v: u64) -> Result<(), LayoutError> {
+    bytes::put_uint(b, at as u64, n, v, "ELF header field").map_err(|e| LayoutError(e.to_string()))
 }
 
-fn to_usize(v: u64) -> Result<usize, RewriteError> {
-    usize::try_from(v).map_err(|_| RewriteError::Layout(format!("offset {v:#x} too large")))
+fn to_usize(v: u64) -> Result<usize, LayoutError> {
+    usize::try_from(v).map_err(|_| LayoutError(format!("offset {v:#x} too large")))
 }
 
 /// File offset of address `addr` through the section holding it.
-fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, RewriteError> {
-    let s = co
-        .elf
-        .section_at_addr(addr)
-        .ok_or_else(|| RewriteError::Layout(format!("patch address {addr:#x} is in no section")))?;
+fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, LayoutError> {
+    let s =
+        co.elf.section_at_addr(addr).ok_or_else(|| LayoutError(format!("patch address {addr:#x} is in no section")))?;
     if addr + len > s.addr + s.size {
-        return Err(RewriteError::Layout(format!("patch at {addr:#x} runs past section {}", s.name)));
+        return Err(LayoutError(format!("patch at {addr:#x} runs past section {}", s.name)));
     }
     Ok(s.offset + (addr - s.addr))
 }
@@ -163,7 +186,7 @@ pub fn apply(
     region: &Region,
     code: &[u8],
     patches: &[Patch],
-) -> Result<Vec<u8>, RewriteError> {
+) -> Result<Vec<u8>, LayoutError> {
     let mut b = original.to_vec();
     for p in patches {
         let off = to_usize(file_offset(co, p.addr, p.bytes.len() as u64)?)?;
@@ -191,7 +214,7 @@ struct Header {
 
 /// The ELF header fields the layout code uses, validated so that every
 /// program and section header lies inside the file (hostile input).
-fn header(b: &[u8]) -> Result<Header, RewriteError> {
+fn header(b: &[u8]) -> Result<Header, LayoutError> {
     let h = Header {
         phoff: to_usize(rd(b, 32, 8)?)?,
         shoff: rd(b, 40, 8)?,
@@ -202,24 +225,24 @@ fn header(b: &[u8]) -> Result<Header, RewriteError> {
         shstrndx: rd(b, 62, 2)? as usize,
     };
     if h.phentsize != ELF64_PHDR_SIZE || h.shentsize != ELF64_SHDR_SIZE {
-        return Err(RewriteError::Layout("ELF header sizes are not those of ELF64".into()));
+        return Err(LayoutError("ELF header sizes are not those of ELF64".into()));
     }
     let inside = |off: usize, n: usize, size: usize| off.checked_add(n * size).is_some_and(|end| end <= b.len());
     if !inside(h.phoff, h.phnum, h.phentsize) {
-        return Err(RewriteError::Layout("program headers out of the file".into()));
+        return Err(LayoutError("program headers out of the file".into()));
     }
     if !inside(to_usize(h.shoff)?, h.shnum, h.shentsize) || h.shstrndx >= h.shnum {
-        return Err(RewriteError::Layout("section headers out of the file".into()));
+        return Err(LayoutError("section headers out of the file".into()));
     }
     Ok(h)
 }
 
-fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
-    let t = co.text.as_ref().ok_or_else(|| RewriteError::Layout("no .text".into()))?;
-    let text = co.elf.section_by_name(".text").ok_or_else(|| RewriteError::Layout("no .text".into()))?.clone();
+fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, LayoutError> {
+    let t = co.text.as_ref().ok_or_else(|| LayoutError("no .text".into()))?;
+    let text = co.elf.section_by_name(".text").ok_or_else(|| LayoutError("no .text".into()))?.clone();
     let new_end = region.start + appended.len() as u64;
     if region.limit.is_some_and(|l| new_end > l) {
-        return Err(RewriteError::Layout(format!("{new_end:#x} runs into the next segment")));
+        return Err(LayoutError(format!("{new_end:#x} runs into the next segment")));
     }
     let grow = new_end - t.text.end;
     let file_end = sum(text.offset, text.size)?;
@@ -232,7 +255,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         if rd(&b, at + 8, 8)? >= file_end {
             let p_align = rd(&b, at + 48, 8)?.max(1);
             if !p_align.is_power_of_two() || p_align > MAX_SEGMENT_ALIGN {
-                return Err(RewriteError::Layout(format!("segment {i} has an implausible alignment {p_align:#x}")));
+                return Err(LayoutError(format!("segment {i} has an implausible alignment {p_align:#x}")));
             }
             align = align.max(p_align);
         }
@@ -246,7 +269,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         let filesz = rd(&b, at + 32, 8)?;
         if i == seg {
             if off.checked_add(filesz) != Some(file_end) {
-                return Err(RewriteError::Layout("the code segment does not end with .text".into()));
+                return Err(LayoutError("the code segment does not end with .text".into()));
             }
             wr(&mut b, at + 32, 8, sum(filesz, grow)?)?;
             let memsz = rd(&b, at + 40, 8)?;
@@ -254,7 +277,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
         } else if off >= file_end && !(off == 0 && filesz == 0) {
             wr(&mut b, at + 8, 8, sum(off, shift)?)?;
         } else if off < file_end && off.saturating_add(filesz) > file_end {
-            return Err(RewriteError::Layout(format!("segment {i} spans the end of .text in the file")));
+            return Err(LayoutError(format!("segment {i} spans the end of .text in the file")));
         }
     }
     // Section headers.
@@ -272,7 +295,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
     }
     let cut = to_usize(file_end)?;
     if cut > b.len() {
-        return Err(RewriteError::Layout(".text ends beyond the end of the file".into()));
+        return Err(LayoutError(".text ends beyond the end of the file".into()));
     }
     let mut out = Vec::with_capacity(b.len() + shift as usize);
     out.extend_from_slice(&b[..cut]);
@@ -286,7 +309,7 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
     Ok(out)
 }
 
-fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, RewriteError> {
+fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, LayoutError> {
     let h = header(&b)?;
     // The code, page-aligned in the file as it is in memory.
     let code_off = align_up(b.len() as u64, PAGE);
@@ -296,7 +319,7 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
     let kind = |b: &[u8], i: usize| rd(b, h.phoff + i * h.phentsize, 4).ok();
     let mut slot = (0..h.phnum)
         .find(|&i| kind(&b, i) == Some(u64::from(PT_GNU_STACK)))
-        .ok_or_else(|| RewriteError::Layout("no PT_GNU_STACK slot".into()))?;
+        .ok_or_else(|| LayoutError("no PT_GNU_STACK slot".into()))?;
     // Loadable segments stay sorted by address: move the freed slot after
     // the last PT_LOAD (the entries between shift down by one).
     if let Some(last_load) = (0..h.phnum).rev().find(|&i| kind(&b, i) == Some(u64::from(PT_LOAD))) {
@@ -304,7 +327,7 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
             let table = h.phoff..h.phoff + h.phnum * h.phentsize;
             let mut entries: Vec<Vec<u8>> = b
                 .get(table.clone())
-                .ok_or_else(|| RewriteError::Layout("program headers out of the file".into()))?
+                .ok_or_else(|| LayoutError("program headers out of the file".into()))?
                 .chunks(h.phentsize)
                 .map(<[u8]>::to_vec)
                 .collect();
@@ -345,7 +368,7 @@ fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u
 
 /// `b` with a non-allocated section `name` holding `contents` at its end
 /// (the loader ignores it; readers find it by name).
-pub fn append_section(mut b: Vec<u8>, name: &str, contents: &[u8]) -> Result<Vec<u8>, RewriteError> {
+pub fn append_section(mut b: Vec<u8>, name: &str, contents: &[u8]) -> Result<Vec<u8>, LayoutError> {
     let h = header(&b)?;
     let at = b.len() as u64;
     b.extend_from_slice(contents);
@@ -362,14 +385,14 @@ pub fn append_section(mut b: Vec<u8>, name: &str, contents: &[u8]) -> Result<Vec
 /// the section-header table with one more header (`fields`: offset in the
 /// header, width, value; the name is set here), and points the ELF header
 /// at them (`h`: the headers as they were).
-fn push_section(b: &mut Vec<u8>, h: &Header, name: &str, fields: &[(usize, usize, u64)]) -> Result<(), RewriteError> {
+fn push_section(b: &mut Vec<u8>, h: &Header, name: &str, fields: &[(usize, usize, u64)]) -> Result<(), LayoutError> {
     // New section-name table: the old names plus ours.
     let shoff = to_usize(h.shoff)?;
     let strhdr = shoff + h.shstrndx * h.shentsize;
     let (str_off, str_size) = (to_usize(rd(b, strhdr + 24, 8)?)?, to_usize(rd(b, strhdr + 32, 8)?)?);
     let mut names = b
         .get(str_off..str_off.saturating_add(str_size))
-        .ok_or_else(|| RewriteError::Layout("section name table out of the file".into()))?
+        .ok_or_else(|| LayoutError("section name table out of the file".into()))?
         .to_vec();
     let name_at = names.len() as u64;
     names.extend_from_slice(name.as_bytes());
@@ -379,7 +402,7 @@ fn push_section(b: &mut Vec<u8>, h: &Header, name: &str, fields: &[(usize, usize
     // New section-header table: the old headers plus one for the code.
     let table = b
         .get(shoff..shoff + h.shnum * h.shentsize)
-        .ok_or_else(|| RewriteError::Layout("section header table out of the file".into()))?
+        .ok_or_else(|| LayoutError("section header table out of the file".into()))?
         .to_vec();
     let new_shoff = align_up(b.len() as u64, 8);
     b.resize(to_usize(new_shoff)?, 0);
@@ -397,4 +420,52 @@ fn push_section(b: &mut Vec<u8>, h: &Header, name: &str, fields: &[(usize, usize
     wr(b, 40, 8, new_shoff)?;
     wr(b, 60, 2, (h.shnum + 1) as u64)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &[u8] = include_bytes!("../../../fixtures/gfx942/fp32.co");
+
+    /// Every allocated section and loaded segment of `before` is where it
+    /// was in `after` (only `.text` may have grown).
+    fn addresses_kept(before: &CodeObject<'_>, after: &CodeObject<'_>) {
+        for s in before.elf.sections.iter().filter(|s| s.addr != 0) {
+            let t = after.elf.section_by_name(&s.name).unwrap_or_else(|| panic!("{} is gone", s.name));
+            assert_eq!(t.addr, s.addr, "{}", s.name);
+            assert!(t.size == s.size || (s.name == ".text" && t.size > s.size), "{}", s.name);
+        }
+        for s in before.segments().iter().filter(|s| s.p_type == PT_LOAD) {
+            assert!(after.segments().iter().any(|t| t.p_type == PT_LOAD && t.vaddr == s.vaddr), "{:#x}", s.vaddr);
+        }
+    }
+
+    #[test]
+    fn appended_code_keeps_every_address_in_both_strategies() {
+        let co = CodeObject::parse(FIXTURE).expect("fixture");
+        let code: Vec<u8> = (0..64u32).flat_map(|i| (0xBF80_0000 | i).to_le_bytes()).collect();
+        let grown = grow_region(&co).expect("slack after .text");
+        let far = new_segment_region(&co, 0).expect("a spare program header");
+        for region in [grown, far] {
+            let out = apply(FIXTURE, &co, &region, &code, &[]).expect("laid out");
+            let new = CodeObject::parse(&out).expect("parses");
+            addresses_kept(&co, &new);
+            assert_eq!(new.elf.bytes_at_addr(region.start, code.len() as u64).expect("mapped"), &code[..]);
+        }
+        assert_eq!((grown.strategy, far.strategy), (Strategy::GrowText, Strategy::NewSegment));
+    }
+
+    #[test]
+    fn patches_overwrite_bytes_in_place_and_bad_ones_are_refused() {
+        let co = CodeObject::parse(FIXTURE).expect("fixture");
+        let text = co.elf.section_by_name(".text").expect(".text").clone();
+        let patch = Patch { addr: text.addr, bytes: vec![0xAA; 8] };
+        let out = apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[patch]).expect("patched");
+        assert_eq!(out.len(), FIXTURE.len());
+        let new = CodeObject::parse(&out).expect("parses");
+        assert_eq!(new.elf.bytes_at_addr(text.addr, 8).expect("mapped"), &[0xAA; 8]);
+        let outside = Patch { addr: text.addr + text.size - 4, bytes: vec![0; 8] };
+        assert!(apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[outside]).is_err());
+    }
 }

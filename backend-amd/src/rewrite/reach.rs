@@ -1,0 +1,374 @@
+//! How an anchor reaches its trampoline when the appended code lies beyond
+//! `s_branch` reach (±128 KiB) of it. Three schemes, per site:
+//! - [`Reach::Direct`]: the anchor's `s_branch` lands on the trampoline;
+//! - [`Reach::Relays`]: a chain of `s_branch` relays, 4 bytes each, in
+//!   never-executed padding inside `.text` or in relay zones reserved in
+//!   the appended code (zone 0 right after `.text`, then one about every
+//!   100 KiB of trampolines), each hop within reach of the one before;
+//! - [`Reach::Island`]: a long-jump island in padding within reach of the
+//!   anchor (SCC saved, `s_getpc_b64` + 64-bit add + `s_setpc_b64`
+//!   through the site's jump pair).
+//!
+//! A first placement uses direct branches and islands only (zones cost
+//! room); when it leaves some site out of reach, placement starts over with
+//! zones and relays, which bring every anchor within `.text`'s first
+//! 128 KiB before its end (and, through relays in padding, further) to any
+//! trampoline however much code is appended.
+
+use std::ops::Range;
+
+use serde::Serialize;
+use xfpx_amd_isa::{ControlFlow, Opcode};
+
+use super::view::DecodedInstr;
+
+/// Bytes of a long-jump island: save SCC, `s_getpc_b64`, add a 64-bit
+/// offset, `s_setpc_b64`.
+pub const ISLAND_BYTES: u64 = 28;
+/// Bytes of a relay: one `s_branch`.
+pub const RELAY_BYTES: u64 = 4;
+/// Relays one entry may chain through.
+const MAX_HOPS: usize = 64;
+/// The largest relay zone, and the relays it holds at most (the rest is islands).
+const MAX_ZONE_BYTES: u64 = 24 << 10;
+const MAX_ZONE_RELAYS: u64 = 2048;
+/// Room left, between zones, for the trampoline being lowered when the
+/// next zone is due (a larger trampoline may leave its successors' entries
+/// out of reach: they are refused with the reason).
+const TRAMPOLINE_ROOM: u64 = 16 << 10;
+/// The farthest forward an `s_branch` at `from` reaches: `from + 4 + 4·32767`.
+const FORWARD: u64 = 4 + 4 * 32767;
+/// The farthest backward: `from + 4 - 4·32768`.
+const BACKWARD: u64 = 4 * 32768 - 4;
+
+/// `simm16` of a PC-relative SOPP at `from` reaching `to`, if in reach.
+pub fn rel16(from: u64, to: u64) -> Option<u16> {
+    let d = (to as i64 - (from as i64 + 4)) / 4;
+    i16::try_from(d).ok().map(|v| v as u16)
+}
+
+/// How a site's anchor reaches its trampoline (listed per anchor in the dump).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "scheme", rename_all = "snake_case")]
+pub enum Reach {
+    /// The anchor's `s_branch` lands on the trampoline.
+    Direct,
+    /// Through `hops` relays (`s_branch` in padding or relay zones).
+    Relays { hops: usize },
+    /// Through a long-jump island, after `relays` relays.
+    Island { relays: usize },
+    /// A long jump in place of `instructions` straight-line instructions
+    /// (the site's among them), through the site's jump pair.
+    LongJump { instructions: usize },
+}
+
+impl Reach {
+    /// How the listing says it (empty for a direct branch).
+    pub fn words(&self) -> String {
+        match self {
+            Reach::Direct => String::new(),
+            Reach::Relays { hops: 1 } => " (through 1 relay)".into(),
+            Reach::Relays { hops } => format!(" (through {hops} relays)"),
+            Reach::Island { relays: 0 } => " (through an island)".into(),
+            Reach::Island { relays: 1 } => " (through 1 relay and an island)".into(),
+            Reach::Island { relays } => format!(" (through {relays} relays and an island)"),
+            Reach::LongJump { instructions } => format!(" (long jump in place of {instructions} instructions)"),
+        }
+    }
+}
+
+/// Relay zones of one placement pass.
+#[derive(Debug, Clone)]
+pub struct Zones {
+    /// Probe groups still to lower (each may need room in each zone).
+    pub remaining: usize,
+    /// Address of the last zone reserved.
+    pub last: Option<u64>,
+    /// Zones' room for relays only, and for islands only.
+    pub relay_room: Vec<Range<u64>>,
+    pub island_room: Vec<Range<u64>>,
+}
+
+impl Zones {
+    pub fn new(remaining: usize) -> Zones {
+        Zones { remaining, last: None, relay_room: Vec::new(), island_room: Vec::new() }
+    }
+}
+
+/// A zone: its relay slots, then its islands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneSize {
+    pub relays: u64,
+    pub islands: u64,
+}
+
+impl ZoneSize {
+    pub fn bytes(&self) -> u64 {
+        self.relays * RELAY_BYTES + self.islands * ISLAND_BYTES
+    }
+}
+
+/// Free room for islands and relays: never-executed padding inside `.text`
+/// (runs of `s_nop 0` right after an instruction that always leaves), and
+/// in a pass with relay zones the zones reserved in the appended code.
+#[derive(Debug, Clone, Default)]
+pub struct IslandPool {
+    /// Padding in `.text`, in address order (islands and relays).
+    pub free: Vec<Range<u64>>,
+    /// Relay zones (None: a pass with direct branches and padding islands only).
+    pub zones: Option<Zones>,
+    /// Whether a site out of reach may take a long jump in place of a
+    /// window of straight-line code around it.
+    pub long_jumps: bool,
+    /// No island is taken while set (while a site tries the other ways).
+    pub hold_islands: bool,
+}
+
+/// The way to a trampoline [`IslandPool::take_entry`] found: the relay
+/// slots in hop order, and the island after them, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub relays: Vec<u64>,
+    pub island: Option<u64>,
+}
+
+impl IslandPool {
+    /// The pool of a code object's code (`code` in address order), leaving
+    /// out the final run (the code-end padding, which stays as it is).
+    pub fn from_code(code: &[DecodedInstr]) -> IslandPool {
+        let mut free = Vec::new();
+        let mut i = 0;
+        while i < code.len() {
+            let leaves = matches!(
+                code[i].insn.control_flow(code[i].addr),
+                ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
+            ) && code[i].insn.op != Opcode::S_SWAPPC_B64;
+            i += 1;
+            if !leaves {
+                continue;
+            }
+            let start = i;
+            while i < code.len() && code[i].insn.op == Opcode::S_NOP && code[i].insn.words[0] & 0xFFFF == 0 {
+                i += 1;
+            }
+            if i > start && i < code.len() {
+                free.push(code[start].addr..code[i].addr);
+            }
+        }
+        IslandPool { free, ..Default::default() }
+    }
+
+    /// Takes room for one island within `s_branch` reach of `anchor`.
+    pub fn take(&mut self, anchor: u64) -> Option<u64> {
+        if self.hold_islands {
+            return None;
+        }
+        let zone = self.zones.as_mut().map(|z| &mut z.island_room);
+        let slot = self
+            .free
+            .iter_mut()
+            .chain(zone.into_iter().flatten())
+            .find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
+        let at = slot.start;
+        slot.start += ISLAND_BYTES;
+        Some(at)
+    }
+
+    /// Takes `bytes` of padding starting exactly at `at`, if free.
+    pub fn take_at(&mut self, at: u64, bytes: u64) -> bool {
+        let Some(r) = self.free.iter_mut().find(|r| r.start == at && r.end - r.start >= bytes) else { return false };
+        r.start += bytes;
+        true
+    }
+
+    /// Whether relays may be taken (a pass beyond padding islands).
+    pub fn relays(&self) -> bool {
+        self.long_jumps || self.zones.is_some()
+    }
+
+    /// The zone due before a trampoline starting at `here` (None: no zone
+    /// is due): the first at once, the next when the trampolines after the
+    /// last one would soon run out of its reach.
+    pub fn zone_due(&self, here: u64) -> Option<ZoneSize> {
+        let z = self.zones.as_ref()?;
+        let n = z.remaining as u64;
+        let relays = n.min(MAX_ZONE_RELAYS);
+        let size = ZoneSize { relays, islands: n.min((MAX_ZONE_BYTES - RELAY_BYTES * relays) / ISLAND_BYTES) };
+        // The next zone's relays must stay within reach of the last zone's first one.
+        let due = match z.last {
+            None => true,
+            Some(last) => here + RELAY_BYTES * size.relays + TRAMPOLINE_ROOM > last + FORWARD,
+        };
+        (due && n > 0).then_some(size)
+    }
+
+    /// Records a zone reserved at `at`.
+    pub fn zone_reserved(&mut self, at: u64, size: ZoneSize) {
+        if let Some(z) = &mut self.zones {
+            z.last = Some(at);
+            let mid = at + RELAY_BYTES * size.relays;
+            z.relay_room.push(at..mid);
+            z.island_room.push(mid..at + size.bytes());
+        }
+    }
+
+    /// One probe group lowered (or refused): zones still to come need room for one less.
+    pub fn group_done(&mut self) {
+        if let Some(z) = &mut self.zones {
+            z.remaining = z.remaining.saturating_sub(1);
+        }
+    }
+
+    /// The way from an `s_branch` at `from` to `to` through relays and at
+    /// most one island, taken from the pool; None (nothing taken) when
+    /// there is none within `MAX_HOPS` relays. From each position: `to`
+    /// itself when in reach, else a relay that reaches it, else an island,
+    /// else the relay slot nearest `to` (nearer than the position).
+    pub fn take_entry(&mut self, from: u64, to: u64) -> Option<Entry> {
+        if !self.relays() {
+            if rel16(from, to).is_some() {
+                return Some(Entry { relays: Vec::new(), island: None });
+            }
+            return self.take(from).map(|i| Entry { relays: Vec::new(), island: Some(i) });
+        }
+        let mut taken = self.clone();
+        let mut relays = Vec::new();
+        let mut cur = from;
+        let island = loop {
+            if rel16(cur, to).is_some() {
+                break None;
+            }
+            if relays.len() == MAX_HOPS {
+                return None;
+            }
+            let next = taken.nearest_slot(cur, to);
+            if next.is_none_or(|n| rel16(n, to).is_none()) {
+                if let Some(island) = taken.take(cur) {
+                    break Some(island);
+                }
+            }
+            let next = next?;
+            taken.remove(next);
+            relays.push(next);
+            cur = next;
+        };
+        *self = taken;
+        Some(Entry { relays, island })
+    }
+
+    /// The free 4-byte slot (padding or zone relay room) within reach of an
+    /// `s_branch` at `from` that is nearest `to`, if nearer than `from`.
+    fn nearest_slot(&self, from: u64, to: u64) -> Option<u64> {
+        let lo = from.saturating_sub(BACKWARD);
+        let hi = from.saturating_add(FORWARD);
+        let zone = self.zones.as_ref().map(|z| &z.relay_room);
+        let mut best: Option<u64> = None;
+        for r in self.free.iter().chain(zone.into_iter().flatten()) {
+            if r.end < r.start + RELAY_BYTES || r.end <= lo || r.start > hi {
+                continue;
+            }
+            // the slots of r (4-byte steps from r.start) within reach: first..=last
+            let first = r.start + (r.start.max(lo) - r.start).next_multiple_of(RELAY_BYTES);
+            let last = (r.end - RELAY_BYTES).min(hi);
+            if first > last {
+                continue;
+            }
+            let last = r.start + (last - r.start) / RELAY_BYTES * RELAY_BYTES;
+            let p = to.clamp(first, last);
+            let p = r.start + (p - r.start) / RELAY_BYTES * RELAY_BYTES;
+            if best.is_none_or(|q| p.abs_diff(to) < q.abs_diff(to)) {
+                best = Some(p);
+            }
+        }
+        best.filter(|&p| p.abs_diff(to) < from.abs_diff(to))
+    }
+
+    /// Takes the slot at `p` out of the free room.
+    fn remove(&mut self, p: u64) {
+        let zone = self.zones.as_mut().map(|z| &mut z.relay_room);
+        for room in std::iter::once(&mut self.free).chain(zone) {
+            let Some(i) = room.iter().position(|r| r.start <= p && p + RELAY_BYTES <= r.end) else { continue };
+            let r = room[i].clone();
+            let (before, after) = (r.start..p, p + RELAY_BYTES..r.end);
+            match (before.is_empty(), after.is_empty()) {
+                (true, true) => {
+                    room.remove(i);
+                }
+                (true, false) => room[i] = after,
+                (false, true) => room[i] = before,
+                (false, false) => {
+                    room[i] = before;
+                    room.insert(i + 1, after);
+                }
+            }
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn islands_take_padding_within_reach_only() {
+        let mut pool = IslandPool { free: vec![0x1000..0x1040, 0x40000..0x40100], ..Default::default() };
+        assert_eq!(pool.take(0x1100), Some(0x1000));
+        assert_eq!(pool.take(0x1100), Some(0x1000 + ISLAND_BYTES));
+        // 0x1038 leaves 8 bytes: the next island near 0x1100 is out of room.
+        assert_eq!(pool.take(0x1100), None);
+        assert_eq!(pool.take(0x40200), Some(0x40000));
+    }
+
+    #[test]
+    fn entries_hop_toward_the_target_then_take_an_island() {
+        // Padding (too short for an island) at 0x1_00f0 and 0x2_0000, a zone of two
+        // relays and one island at 0x3_0000; the trampoline at 0x4_8000.
+        let mut zones = Zones::new(3);
+        zones.relay_room.push(0x3_0000..0x3_0008);
+        zones.island_room.push(0x3_0008..0x3_0008 + ISLAND_BYTES);
+        let mut pool = IslandPool {
+            free: vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0008],
+            zones: Some(zones),
+            long_jumps: true,
+            hold_islands: false,
+        };
+        let to = 0x4_8000;
+        // From 0x100 (reach up to 0x2_00fc) the nearest slot to the target is 0x2_0004;
+        // from there the zone's last relay slot, which reaches the target.
+        let e = pool.take_entry(0x100, to).expect("a way");
+        assert_eq!(e, Entry { relays: vec![0x2_0004, 0x3_0004], island: None });
+        assert!(rel16(0x100, 0x2_0004).is_some() && rel16(0x2_0004, 0x3_0004).is_some());
+        assert!(rel16(0x3_0004, to).is_some());
+        assert_eq!(pool.free, vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0004]);
+        assert_eq!(pool.take_entry(0x100, to), Some(Entry { relays: vec![0x2_0000, 0x3_0000], island: None }));
+        // The zone's relays are taken; a farther trampoline (0x6_0000) is out of reach
+        // of the zone, whose island a relay in the first padding reaches.
+        let far = 0x6_0000;
+        assert_eq!(pool.take_entry(0x100, far), Some(Entry { relays: vec![0x1_00fc], island: Some(0x3_0008) }));
+        // Nothing left: no way, and nothing taken.
+        let before = pool.free.clone();
+        assert_eq!(pool.take_entry(0x100, far), None);
+        assert_eq!(pool.free, before);
+        // A target in reach needs nothing.
+        assert_eq!(pool.take_entry(0x100, 0x200), Some(Entry { relays: vec![], island: None }));
+    }
+
+    #[test]
+    fn zones_are_due_at_once_then_before_reach_runs_out() {
+        let mut pool = IslandPool { zones: Some(Zones::new(10)), ..Default::default() };
+        let size = ZoneSize { relays: 10, islands: 10 };
+        assert_eq!(pool.zone_due(0x1000), Some(size));
+        pool.zone_reserved(0x1000, size);
+        assert_eq!(pool.zone_due(0x1000 + FORWARD - TRAMPOLINE_ROOM - 40), None);
+        let late = 0x1000 + FORWARD - TRAMPOLINE_ROOM - 40 + 4;
+        assert_eq!(pool.zone_due(late), Some(size));
+        for _ in 0..10 {
+            pool.group_done();
+        }
+        assert_eq!(pool.zone_due(late), None, "no group left to need it");
+        let z = pool.zones.expect("zones");
+        let rooms: Vec<(u64, u64)> = z.relay_room.iter().chain(&z.island_room).map(|r| (r.start, r.end)).collect();
+        assert_eq!(rooms, [(0x1000, 0x1028), (0x1028, 0x1028 + 280)]);
+    }
+}

@@ -1,0 +1,605 @@
+//! Trampolines and the ways into them. One trampoline covers a span of
+//! consecutive instructions: usually the one instrumented instruction,
+//! whose slot becomes an `s_branch` to it (directly, or through relays and
+//! islands, see [`super::reach`]); or, where no such way reaches the
+//! appended code, a window of straight-line instructions (at least
+//! [`LONG_JUMP_BYTES`], none of them a branch target but the first) that
+//! becomes a long jump in place: SCC saved, `s_getpc_b64`, a 64-bit add,
+//! `s_setpc_b64` through the site's jump pair. The trampoline then runs,
+//! for each instruction of its span in order, the `before` probes, the
+//! instruction (relocated when PC-relative), the `after` probes, and
+//! jumps back after the last one.
+
+use std::collections::BTreeSet;
+use std::ops::RangeInclusive;
+
+use super::*;
+
+/// Bytes of a long jump: save SCC, `s_getpc_b64`, `s_add_u32` with a
+/// literal, `s_addc_u32` with an inline high half, `s_setpc_b64`.
+pub const LONG_JUMP_BYTES: u64 = 24;
+
+/// One instruction of a trampoline's span and its probes (none for an
+/// instruction a long jump displaces only).
+pub(super) struct Step<'p> {
+    index: usize,
+    probes: Vec<&'p Probe>,
+}
+
+impl AmdLowering<'_> {
+    /// Lowers the probe groups of `plan` in order into `out` (see
+    /// [`Lowering::lower`]).
+    pub(super) fn lower_groups(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        out: &mut KernelLowering,
+    ) -> Result<(), RewriteError> {
+        // The probe groups, and the instructions a relocation must move (without probes).
+        let mut groups: Vec<(usize, &[Probe])> = plan.by_instr().map(|(i, p)| (i as usize, p)).collect();
+        if let Some(r) = self.relocation {
+            let planned: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
+            groups.extend(r.forced.iter().filter(|i| !planned.contains(i)).map(|&i| (i, &[][..])));
+            groups.sort_by_key(|(i, _)| *i);
+        }
+        let targets = if self.islands.long_jumps { self.branch_targets() } else { None };
+        let sites: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
+        // Instructions before `floor` are anchored already: a window starts at or after it.
+        let mut floor = 0usize;
+        let mut g = 0usize;
+        while g < groups.len() {
+            self.reserve_zone()?;
+            let (index, probes) = groups[g];
+            let mark = Mark::of(self, out);
+            let single = [Step { index, probes: probes.iter().collect() }];
+            // Islands are kept for the sites no window covers.
+            self.islands.hold_islands = targets.is_some();
+            let mut lowered = self.span(view, plan, &single, None, out);
+            self.islands.hold_islands = false;
+            let mut consumed = 1;
+            let far = |l: &Result<(), RewriteError>| matches!(l, Err(RewriteError::Refused(r)) if r.starts_with(OUT_OF_REACH));
+            if let (true, Some(targets)) = (far(&lowered), &targets) {
+                mark.restore(self, out);
+                if let Some((w, padding)) = self.window(index, floor, targets, &sites) {
+                    let n = groups[g..].iter().take_while(|(i, _)| w.contains(i)).count();
+                    let steps: Vec<Step> = w
+                        .clone()
+                        .map(|k| Step {
+                            index: k,
+                            probes: groups[g..g + n]
+                                .iter()
+                                .find(|(i, _)| *i == k)
+                                .map_or(Vec::new(), |(_, p)| p.iter().collect()),
+                        })
+                        .collect();
+                    lowered = self.span(view, plan, &steps, Some(padding), out);
+                    if lowered.is_ok() {
+                        consumed = n;
+                        floor = w.end() + 1;
+                    }
+                }
+                if far(&lowered) {
+                    mark.restore(self, out);
+                    lowered = self.span(view, plan, &single, None, out);
+                }
+            }
+            match lowered {
+                Ok(()) => floor = floor.max(index + 1),
+                Err(RewriteError::Refused(why)) if self.ends_wave(index) && reads_flags(probes) => {
+                    // A kernel screens the ends of all its waves or none.
+                    return Err(RewriteError::Kernel(why));
+                }
+                Err(RewriteError::Refused(reason)) if probes.is_empty() => {
+                    // a relocated or redirected instruction must move
+                    let ins = &view.instrs[index];
+                    return Err(RewriteError::Kernel(format!(
+                        "`{}` at +{:#x} must move and cannot: {reason}",
+                        ins.text, ins.offset
+                    )));
+                }
+                Err(RewriteError::Refused(reason)) => {
+                    mark.restore(self, out);
+                    let ins = &view.instrs[index];
+                    let out_of_reach = reason.starts_with(OUT_OF_REACH);
+                    out.refused.push(RefusedSite { offset: ins.offset, instr: ins.text.clone(), reason, out_of_reach });
+                }
+                Err(other) => return Err(other),
+            }
+            for _ in 0..consumed {
+                self.islands.group_done();
+            }
+            g += consumed;
+        }
+        Ok(())
+    }
+
+    /// One trampoline for the instructions of `steps` (consecutive, in
+    /// order): entered by an `s_branch` at the first, or by a long jump
+    /// over all of them and `long_jump` bytes of padding after them.
+    fn span(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        steps: &[Step],
+        long_jump: Option<u64>,
+        out: &mut KernelLowering,
+    ) -> Result<(), RewriteError> {
+        let base = self.scratch;
+        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
+        if let Some(scavenger) = borrows {
+            if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+                return Err(RewriteError::Refused(format!(
+                    "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                    action_name(&p.action)
+                )));
+            }
+            let span = steps[0].index..=steps[steps.len() - 1].index;
+            self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
+        }
+        // The code, with the scratch registers chosen (then the kernel's again).
+        let mut code = |this: &mut Self| -> Result<(), RewriteError> {
+            let instr = |i: usize| {
+                this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
+            };
+            let first = instr(steps[0].index)?;
+            let last = instr(steps[steps.len() - 1].index)?;
+            let start = this.appended.here();
+            let rel = match long_jump {
+                Some(_) => {
+                    this.restore_scc()?;
+                    None
+                }
+                None => Some(this.entry_branch(&first, out)?),
+            };
+            let mut waits = 0usize;
+            let mut returns = true;
+            for (k, step) in steps.iter().enumerate() {
+                if !returns {
+                    return Err(RewriteError::Refused("an instruction inside a long jump's window leaves".into()));
+                }
+                returns = if reads_flags_refs(&step.probes) {
+                    if step.probes.len() > 1 {
+                        return Err(RewriteError::Refused(
+                            "exception flags are read only by a probe of their own".into(),
+                        ));
+                    }
+                    if k + 1 != steps.len() {
+                        return Err(RewriteError::Refused("the end of a wave inside a long jump's window".into()));
+                    }
+                    this.screen_body(&view.name, step.index)?
+                } else {
+                    this.step(view, plan, step.index, &step.probes, &mut waits)?
+                };
+            }
+            if returns {
+                this.jump_to(last.addr + last.insn.length as u64)?;
+            }
+            let bytes: Vec<u32> = match rel {
+                // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
+                Some(rel) => {
+                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?;
+                    while anchor.len() * 4 < first.insn.length {
+                        anchor.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    }
+                    anchor
+                }
+                None => {
+                    let window = last.addr + last.insn.length as u64 + long_jump.unwrap_or(0) - first.addr;
+                    let mut code = this.long_jump(first.addr, start)?;
+                    if code.len() as u64 * 4 > window {
+                        return Err(RewriteError::Refused("the long jump does not fit its window".into()));
+                    }
+                    while (code.len() as u64) * 4 < window {
+                        code.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    }
+                    out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
+                    code
+                }
+            };
+            out.anchors.push(Patch { addr: first.addr, bytes: bytes.iter().flat_map(|w| w.to_le_bytes()).collect() });
+            out.trampolines += 1;
+            out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
+            out.waits_added += waits;
+            Ok(())
+        };
+        let lowered = code(self);
+        self.scratch = base;
+        lowered
+    }
+
+    /// The code of instruction `index` in a trampoline: its `before`
+    /// probes, the instruction, its `after` probes. Returns whether the
+    /// instruction falls through.
+    fn step(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        index: usize,
+        probes: &[&Probe],
+        waits: &mut usize,
+    ) -> Result<bool, RewriteError> {
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
+        let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
+        let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
+        if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
+            return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
+        }
+        // Injections of two parts: the part before an `after` change, the
+        // part after a `before` one (see `inject`).
+        let pre: Vec<&Probe> =
+            after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
+        let post: Vec<&Probe> =
+            before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        // flow probes after the instruction read its sources before it
+        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
+        let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
+        if pre.len() + post.len() > 0 && injections > 1 {
+            return Err(RewriteError::Refused(
+                "an injection of two parts shares its instruction with another injection".into(),
+            ));
+        }
+        if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
+            let mut reads = Self::probe_reads(view, &before);
+            reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
+            reads.extend(
+                before.iter().chain(&pre).flat_map(|p| {
+                    Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
+                }),
+            );
+            self.wait(index, false, &reads, waits)?;
+            self.save_scc()?;
+            let saved = self.save_vgprs()?;
+            for p in &before {
+                self.probe(view, plan, p)?;
+            }
+            for p in &pre {
+                self.inject(view, plan, p, Part::Pre)?;
+            }
+            for p in &flow_pre {
+                self.flow_sources(view, p)?;
+            }
+            self.restore_vgprs(saved)?;
+            self.restore_scc()?;
+        }
+        let saved = self.save_vgprs()?;
+        self.divisor_test(view, index, &after)?;
+        self.restore_vgprs(saved)?;
+        let returns = self.displaced(d)?;
+        if !after.is_empty() || !post.is_empty() {
+            if !returns {
+                return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
+            }
+            self.hazard_nops(&d.insn)?;
+            let mut reads = Self::probe_reads(view, &after);
+            reads.extend(after.iter().chain(&post).flat_map(|p| {
+                Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
+            }));
+            self.wait(index, true, &reads, waits)?;
+            self.save_scc()?;
+            let saved = self.save_vgprs()?;
+            for p in &post {
+                self.inject(view, plan, p, Part::Post)?;
+            }
+            for p in &after {
+                self.probe(view, plan, p)?;
+            }
+            self.restore_vgprs(saved)?;
+            self.restore_scc()?;
+        }
+        Ok(returns)
+    }
+
+    /// The screening code at an `s_endpgm` (instruction `index`): for each
+    /// TRAPSTS exception bit the wave has set, add 1 to the kernel's slot
+    /// of that bit (so the table holds, per bit, how many waves raised
+    /// it); then end the wave. A wave that ends in a trap is not screened
+    /// (the trap is not moved: its handler may return after it).
+    fn screen_body(&mut self, kernel: &str, index: usize) -> Result<bool, RewriteError> {
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
+        if d.insn.control_flow(d.addr) != ControlFlow::End {
+            return Err(RewriteError::Refused(format!(
+                "{} is not moved (its handler may return after it): waves ending here are not screened",
+                d.insn.base_mnemonic
+            )));
+        }
+        let e = self.e();
+        let s = self.scratch;
+        let bits = s.tmp();
+        let one_bit = Src::Sgpr(s.mask());
+        // Memory still in flight may read (stores) or write (loads) any
+        // register, and the scratch may lie within the kernel's own
+        // allocation (at its register budget): wait for all of it first.
+        self.emit(e.sopp(Opcode::S_WAITCNT, waitcnt_imm(0, 0))?);
+        // Wait states before reading TRAPSTS: 2 after an `s_setreg` of it
+        // (the ISA's setreg-getreg hazard), and time for the exception bits
+        // of the last VALU operations to land (assumed; see the snippets' README).
+        self.emit(e.sopp(Opcode::S_NOP, 4)?);
+        self.emit(e.sopk(Opcode::S_GETREG_B32, bits, hwreg_trapsts_excp())?);
+        self.emit(e.sopc(Opcode::S_CMP_EQ_U32, bits, Src::Int(0))?);
+        let skip_all = self.appended.words.len();
+        self.emit(e.sopp(Opcode::S_CBRANCH_SCC1, 0)?);
+        for bit in 0..TRAPSTS_EXCP_BITS {
+            let slot = self.table.slot(kernel, SlotKind::Screen { bit: bit as u8 });
+            self.emit(e.sop2(Opcode::S_AND_B32, one_bit, bits, Src::Literal(1 << bit))?);
+            let skip = self.appended.words.len();
+            self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
+            self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
+            self.patch_skip(skip)?;
+        }
+        self.patch_skip(skip_all)?;
+        self.emit(d.insn.dwords().to_vec());
+        Ok(false)
+    }
+
+    /// Saves the live VGPRs a site borrows into their AGPRs (a stretch of
+    /// code that uses the scratch VGPRs begins); returns where the saves
+    /// start and end in the appended code.
+    fn save_vgprs(&mut self) -> Result<(usize, usize), RewriteError> {
+        let start = self.appended.words.len();
+        if let Some(site) = self.scratch.site {
+            for &(v, a) in site.saves() {
+                let w = self.e().accvgpr_write(a, v)?;
+                self.emit(w);
+            }
+        }
+        Ok((start, self.appended.words.len()))
+    }
+
+    /// Restores what [`Self::save_vgprs`] saved (the stretch ends); where the
+    /// stretch emitted nothing, the saves are taken back instead.
+    fn restore_vgprs(&mut self, (start, end): (usize, usize)) -> Result<(), RewriteError> {
+        if self.appended.words.len() == end {
+            self.appended.truncate(start);
+            return Ok(());
+        }
+        if let Some(site) = self.scratch.site {
+            for &(v, a) in site.saves() {
+                let w = self.e().accvgpr_read(v, a)?;
+                self.emit(w);
+            }
+        }
+        Ok(())
+    }
+
+    /// The anchor's `s_branch` offset to the trampoline starting now:
+    /// direct when in reach, else through relays and islands (an island
+    /// saves SCC; the trampoline restores it first).
+    fn entry_branch(&mut self, d: &DecodedInstr, out: &mut KernelLowering) -> Result<u16, RewriteError> {
+        let start = self.appended.here();
+        if let Some(rel) = rel16(d.addr, start) {
+            out.reach.push((d.addr, Reach::Direct));
+            return Ok(rel);
+        }
+        let Some(entry) = self.islands.take_entry(d.addr, start) else {
+            return Err(RewriteError::Refused(format!(
+                "{OUT_OF_REACH}: the trampoline is beyond s_branch reach (±128 KiB) and no padding within reach is free for a long-jump island{}{}",
+                if self.islands.relays() { " or a chain of relays" } else { "" },
+                if self.islands.long_jumps { ", nor is a window of straight-line code around it long enough for a long jump" } else { "" },
+            )));
+        };
+        // Each relay branches to the next hop: the next relay, the island, the trampoline.
+        let hops: Vec<u64> = entry.relays.iter().copied().chain(entry.island).chain([start]).collect();
+        for (i, &slot) in entry.relays.iter().enumerate() {
+            let rel = rel16(slot, hops[i + 1]).ok_or_else(|| RewriteError::Encode("relay out of reach".into()))?;
+            let words = self.e().sopp(Opcode::S_BRANCH, rel)?;
+            self.write_at(slot, &words, out);
+        }
+        out.relays += entry.relays.len();
+        let reach = match entry.island {
+            None => Reach::Relays { hops: entry.relays.len() },
+            Some(island) => {
+                let mut code = self.long_jump(island, start)?;
+                // Small offsets encode as inline constants: fill the rest of the slot.
+                while (code.len() as u64) * 4 < ISLAND_BYTES {
+                    code.extend(self.e().sopp(Opcode::S_NOP, 0)?);
+                }
+                if code.len() as u64 * 4 != ISLAND_BYTES {
+                    return Err(RewriteError::Encode("island size".into()));
+                }
+                self.write_at(island, &code, out);
+                out.islands += 1;
+                self.restore_scc()?;
+                Reach::Island { relays: entry.relays.len() }
+            }
+        };
+        out.reach.push((d.addr, reach));
+        rel16(d.addr, hops[0]).ok_or_else(|| RewriteError::Encode("entry out of reach".into()))
+    }
+
+    /// A long jump placed at `at` to `to`: SCC saved into the SCC pair (the
+    /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
+    /// through the jump pair.
+    fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
+        let e = self.e();
+        let j = self.scratch.jump();
+        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
+        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?);
+        code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
+        Ok(code)
+    }
+
+    /// Writes `words` at `addr`: into the appended code (a relay zone), or
+    /// over `.text` padding (a patch).
+    fn write_at(&mut self, addr: u64, words: &[u32], out: &mut KernelLowering) {
+        let base = self.appended.base;
+        if addr >= base && addr < self.appended.here() {
+            let at = ((addr - base) / 4) as usize;
+            self.appended.words[at..at + words.len()].copy_from_slice(words);
+        } else {
+            out.anchors.push(Patch { addr, bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect() });
+        }
+    }
+
+    /// Reserves the relay zone due before the trampoline about to start, if any.
+    fn reserve_zone(&mut self) -> Result<(), RewriteError> {
+        let at = self.appended.here();
+        if let Some(size) = self.islands.zone_due(at) {
+            let nop = self.e().sopp(Opcode::S_NOP, 0)?;
+            for _ in 0..size.bytes() / 4 {
+                self.emit(nop.clone());
+            }
+            self.appended.zones.push(at..at + size.bytes());
+            self.islands.zone_reserved(at, size);
+        }
+        Ok(())
+    }
+
+    /// The instructions some branch of the unit may land on (other than its
+    /// first), by index; None when the unit jumps where the code does not
+    /// say (an `s_setpc_b64` other than a device function's return through
+    /// `s[30:31]`), so that no window is safe.
+    fn branch_targets(&self) -> Option<BTreeSet<usize>> {
+        let index = |addr: u64| self.instrs.binary_search_by_key(&addr, |d| d.addr).ok();
+        let mut out = BTreeSet::new();
+        for (i, d) in self.instrs.iter().enumerate() {
+            match d.insn.control_flow(d.addr) {
+                ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => out.extend(index(target)),
+                // a call returns to the next instruction
+                ControlFlow::Call { .. } => {
+                    out.insert(i + 1);
+                }
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => {
+                    out.insert(i + 1);
+                }
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 && d.insn.words[0] & 0xFF == 30 => {}
+                ControlFlow::Indirect | ControlFlow::Trap => return None,
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    /// The window (first..=last) of straight-line instructions a long jump
+    /// may replace to cover instruction `index`: at least
+    /// [`LONG_JUMP_BYTES`], grown forward, then backward (not below
+    /// `floor`); only its first instruction may be a branch target, every
+    /// one but the last falls through, and none lies in a VGPR indexing
+    /// region; where it ends a wave, never-executed padding after it may
+    /// complete it (the bytes of padding it takes are returned too). Where
+    /// the rest of the straight-line run after it would be too short for a
+    /// window of its own and holds one of the `sites`, the window takes the
+    /// rest too.
+    fn window(
+        &mut self,
+        index: usize,
+        floor: usize,
+        targets: &BTreeSet<usize>,
+        sites: &BTreeSet<usize>,
+    ) -> Option<(RangeInclusive<usize>, u64)> {
+        let falls_through = |i: usize| {
+            let d = &self.instrs[i];
+            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
+        };
+        let movable = |i: usize| halves::in_indexing_region(self.instrs, i).is_none();
+        let bytes = |a: usize, b: usize| self.instrs[a..=b].iter().map(|d| d.insn.length as u64).sum::<u64>();
+        // Whether the window may grow from `b` to `b + 1`.
+        let grows =
+            |b: usize| b + 1 < self.instrs.len() && !targets.contains(&(b + 1)) && falls_through(b) && movable(b + 1);
+        if !movable(index) {
+            return None;
+        }
+        let (mut a, mut b) = (index, index);
+        let mut padding = 0;
+        while bytes(a, b) < LONG_JUMP_BYTES {
+            if grows(b) {
+                b += 1;
+            } else if a > floor && !targets.contains(&a) && falls_through(a - 1) && movable(a - 1) {
+                a -= 1;
+            } else {
+                // The wave ends at `b`: padding right after it (`s_nop 0` of
+                // the unit that no probe needs, or free room of the pool) may
+                // complete the window.
+                let d = &self.instrs[b];
+                let short = LONG_JUMP_BYTES - bytes(a, b);
+                let end = d.addr + d.insn.length as u64;
+                if d.insn.control_flow(d.addr) != ControlFlow::End {
+                    return None;
+                }
+                let nops = self.instrs[b + 1..]
+                    .iter()
+                    .zip(b + 1..)
+                    .take_while(|(n, i)| {
+                        n.insn.op == Opcode::S_NOP && n.insn.words[0] & 0xFFFF == 0 && !sites.contains(i)
+                    })
+                    .map(|(n, _)| n.insn.length as u64)
+                    .sum::<u64>();
+                if nops < short && !self.islands.take_at(end, short) {
+                    return None;
+                }
+                padding = short;
+                break;
+            }
+        }
+        if padding > 0 {
+            return Some((a..=b, padding));
+        }
+        let mut end = b;
+        while grows(end) {
+            end += 1;
+        }
+        if end > b && bytes(b + 1, end) < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
+            b = end;
+        }
+        Some((a..=b, 0))
+    }
+}
+
+/// Whether a probe group reads the exception flags.
+fn reads_flags(probes: &[Probe]) -> bool {
+    probes.iter().any(|p| p.action == Action::ReadExceptionFlags)
+}
+
+fn reads_flags_refs(probes: &[&Probe]) -> bool {
+    probes.iter().any(|p| p.action == Action::ReadExceptionFlags)
+}
+
+/// What a refused group gives back: the appended code, the table's slots,
+/// the island pool and the lowering's counts as they were.
+struct Mark {
+    checkpoint: Checkpoint,
+    anchors: usize,
+    islands: usize,
+    relays: usize,
+    reach: usize,
+}
+
+impl Mark {
+    fn of(l: &AmdLowering<'_>, out: &KernelLowering) -> Mark {
+        Mark {
+            checkpoint: l.checkpoint(),
+            anchors: out.anchors.len(),
+            islands: out.islands,
+            relays: out.relays,
+            reach: out.reach.len(),
+        }
+    }
+
+    fn restore(&self, l: &mut AmdLowering<'_>, out: &mut KernelLowering) {
+        l.rollback(self.checkpoint.clone());
+        out.anchors.truncate(self.anchors);
+        out.islands = self.islands;
+        out.relays = self.relays;
+        out.reach.truncate(self.reach);
+    }
+}
+
+/// Whether a probe's code may borrow a site's dead registers: checks, the
+/// flag reads and counts (their vector registers are written in the lanes
+/// active at the site, or in one lane whose values they keep); flow probes
+/// share a routine per unit and injections keep values in scratch
+/// registers across their instruction.
+fn borrowing(action: &Action) -> bool {
+    matches!(action, Action::CheckFp { .. } | Action::ReadExceptionFlags | Action::Count { .. })
+}
+
+fn action_name(action: &Action) -> &'static str {
+    match action {
+        Action::Count { .. } => "count",
+        Action::Flow { .. } => "flow",
+        Action::Inject { .. } => "inject",
+        _ => "probe of another tool",
+    }
+}
