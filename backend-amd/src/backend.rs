@@ -94,6 +94,7 @@ impl EmulatedBackend for Amd {
             max_instructions: request.max_instructions,
             max_waves: request.max_waves,
             progress: request.progress.as_ref().map(|p| p.done.clone()),
+            guard_bytes: request.guard_bytes,
         };
         opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
         if let Some(p) = &request.progress {

@@ -138,8 +138,9 @@ impl FlowObserver {
 impl StepObserver for FlowObserver {
     fn before(&mut self, pc: u64, wave: &Wave) {
         let Some(p) = self.probes.get(&pc).cloned() else { return };
-        let read_sources: Vec<(usize, Vec<u64>)> =
-            lanes(wave.exec()).map(|l| (l, p.sources.iter().map(|s| read(wave, s, p.format, l)).collect())).collect();
+        let read_sources: Vec<(usize, Vec<u64>)> = lanes(wave.exec())
+            .map(|l| (l, p.sources.iter().map(|s| read(wave, s, p.source_format, l)).collect()))
+            .collect();
         if p.result.is_none() {
             let words: Vec<u16> =
                 read_sources.iter().map(|(_, s)| lane_word(p.source_format, s, p.format, None, p.division)).collect();

@@ -19,8 +19,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use xfpx_amd::rewrite::{self, Mode, RewriteOptions, TableAddress};
+use xfpx_amd_emu::arguments::explicit_args;
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits};
-use xfpx_amd_emu::launch::{ArgSpec, Launch};
+use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::Program as EmuObject;
 use xfpx_common::config::KernelFilter;
@@ -39,17 +40,8 @@ fn instructions(launch: &Launch, make: &dyn Fn(u64) -> Vec<u8>) -> Option<u64> {
     let kernel = object.kernel(&launch.kernel)?.clone();
     let addrs: Vec<(String, u64)> =
         launch.buffers.iter().map(|b| (b.name.clone(), mem.allocate(b.bytes.clone()))).collect();
-    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-    let mut kernarg = vec![0u8; explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0)];
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let v = match arg {
-            ArgSpec::Buffer(n) => {
-                addrs.iter().find(|(x, _)| x == n).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        kernarg[meta.offset as usize..meta.offset as usize + v.len()].copy_from_slice(&v);
-    }
+    let address_of = |n: &str| addrs.iter().find(|(x, _)| x == n).map_or(0, |(_, a)| *a);
+    let kernarg = explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of).ok()?;
     let code = LoadedCode::load(&mut mem, object);
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
     match run_kernel(&mut mem, &code, &kernel, &kernarg, &d, &RunLimits::default()) {

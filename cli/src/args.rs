@@ -312,6 +312,9 @@ pub struct ReplayArgs {
     /// Refuse launches of more waves than this (default 262144).
     #[arg(long = "max-waves", value_name = "N", env = "XFPX_MAX_WAVES")]
     pub max_waves: Option<u64>,
+    /// Loads within BYTES before or past a buffer read zeros instead of faulting (real programs read a little past their buffers; off by default; at most 1048576).
+    #[arg(long = "guard-bytes", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=1048576))]
+    pub guard_bytes: Option<u64>,
     /// Exit with status 3 when a finding of these kinds (nan,inf,sub,div0,all) is recorded (`coverage`: the kernel partly or not instrumented; `region`: a window outside --region).
     #[arg(long = "fail-on", value_name = "KINDS")]
     pub fail_on: Option<String>,

@@ -102,6 +102,7 @@ fn replay_one(
         instrument: config,
         max_instructions: a.max_instructions.unwrap_or(0),
         max_waves: a.max_waves.unwrap_or(0),
+        guard_bytes: a.guard_bytes.unwrap_or(0),
         progress: None,
     };
     let r = emulator().replay(&request).map_err(|e| anyhow!(e))?;

@@ -46,6 +46,7 @@ pub fn demo_report() -> Result<Report> {
             instrument: Some(&detect),
             max_instructions: 0,
             max_waves: 0,
+            guard_bytes: 0,
             progress: None,
         };
         let outcome = crate::vendor::emulator()

@@ -77,6 +77,7 @@ pub fn replay(a: &ReplayArgs, fault: Option<FaultSpec>) -> Result<i32> {
         instrument: config.as_ref(),
         max_instructions: a.max_instructions.unwrap_or(0),
         max_waves: a.max_waves.unwrap_or(0),
+        guard_bytes: a.guard_bytes.unwrap_or(0),
         progress: shown.is_some().then_some(work),
     };
     let outcome = emulator().replay(&request);

@@ -194,6 +194,9 @@ pub struct ReplayRequest<'a> {
     /// Launches of more waves are refused before they start (0: the
     /// emulator's limit).
     pub max_waves: u64,
+    /// Loads within this many bytes before or past a buffer read zeros
+    /// instead of faulting (0: the launch's `guard_bytes`, else none).
+    pub guard_bytes: u64,
     /// Counts the workgroups run.
     pub progress: Option<Arc<Progress>>,
 }

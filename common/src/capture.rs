@@ -34,8 +34,10 @@ pub const LAUNCH_FILE: &str = "launch.json";
 pub const PARAMS_FILE: &str = "params.bin";
 /// The launch-file format this xfpx writes, and the newest it reads
 /// (format 1: the emulator's launch files before captures existed, with
-/// no `"format"` key).
-pub const LAUNCH_FORMAT: u32 = 2;
+/// no `"format"` key; 2 added captures; 3 by-value aggregate arguments, the
+/// stack of a kernel with a dynamic stack and the guard zone around
+/// buffers).
+pub const LAUNCH_FORMAT: u32 = 3;
 /// Per-process parts are named `process-PID.json`.
 const PART_PREFIX: &str = "process-";
 

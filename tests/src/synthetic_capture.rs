@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use xfpx_amd_emu::arguments::explicit_args;
 use xfpx_amd_emu::launch::{ArgSpec, Launch};
 use xfpx_amd_emu::{Program, ReplayOptions};
 use xfpx_common::capture::{
@@ -66,17 +67,9 @@ fn write_launch(dir: &Path, serial: u64, index: u64, launch: &Launch, source: &S
     // every buffer in its own allocation, PADDING bytes in
     let base = |i: usize| BASE + (i as u64) * (1 << 20);
     let buffer_index = |name: &str| launch.buffers.iter().position(|b| b.name == name).expect("a buffer of the launch");
-    let end = explicit.iter().map(|a| a.offset + a.size).max().unwrap_or(0);
-    let mut params = vec![0u8; end as usize];
-    let mut layout = Vec::new();
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let bytes = match arg {
-            ArgSpec::Buffer(name) => (base(buffer_index(name)) + PADDING).to_le_bytes().to_vec(),
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        params[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
-        layout.push(ParamSlot { offset: meta.offset, size: meta.size });
-    }
+    let address_of = |name: &str| base(buffer_index(name)) + PADDING;
+    let params = explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of).expect("arguments");
+    let layout: Vec<_> = explicit.iter().map(|meta| ParamSlot { offset: meta.offset, size: meta.size }).collect();
     std::fs::write(out.join(PARAMS_FILE), &params).expect("params");
 
     // after-images: the launch run once, every buffer an output

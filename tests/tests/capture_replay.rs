@@ -117,7 +117,7 @@ fn bad_launches_are_one_line_each_and_the_others_still_replay() {
     let bytes = std::fs::read(&image).expect("image");
     std::fs::write(&image, &bytes[..bytes.len() / 2]).expect("truncate");
     // 5: a launch file of a newer format
-    edit(&cap, "0005-exc_none", "launch.json", |t| t.replace("\"format\": 2", "\"format\": 3"));
+    edit(&cap, "0005-exc_none", "launch.json", |t| t.replace("\"format\": 3", "\"format\": 4"));
 
     let co = code_object("exceptions");
     let o = xfpx_in(
@@ -140,7 +140,7 @@ fn bad_launches_are_one_line_each_and_the_others_still_replay() {
     );
     assert!(lines[1].contains("argument layouts differ: the capture has 4 parameters (bytes: 8, 8, 8, 8), the AMD kernel exc_div0 takes 3 (bytes: 8, 8, 8)"), "{}", lines[1]);
     assert!(lines[2].contains("holds") && lines[2].contains("expected"), "{}", lines[2]);
-    assert!(lines[3].contains("launch file format 3 is newer than this xfpx reads"), "{}", lines[3]);
+    assert!(lines[3].contains("launch file format 4 is newer than this xfpx reads"), "{}", lines[3]);
     assert!(
         o.stderr.trim_end().ends_with("error: 4 of 5 captured launches could not be replayed (above)"),
         "{}",
@@ -191,7 +191,8 @@ fn a_capture_of_another_version_or_no_capture_is_refused_in_one_line() {
 /// signature, outputs equal to what it recorded.
 #[test]
 fn the_nvidia_tools_capture_writer_is_what_replay_reads() {
-    use xfpx_amd_emu::launch::{ArgSpec, Launch};
+    use xfpx_amd_emu::arguments::explicit_args;
+    use xfpx_amd_emu::launch::Launch;
     use xfpx_common::capture::ParamSlot;
     use xfpx_nvidia::capture_run::{CaptureRun, Geometry, Phase};
     use xfpx_nvidia::runtime::KernelNames;
@@ -212,19 +213,9 @@ fn the_nvidia_tools_capture_writer_is_what_replay_reads() {
     for (i, b) in launch.buffers.iter().enumerate() {
         c.allocated(base(i), b.bytes.len() as u64);
     }
-    let end = explicit.iter().map(|a| a.offset + a.size).max().unwrap_or(0) as usize;
-    let mut params = vec![0u8; end];
-    let mut layout = Vec::new();
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let bytes = match arg {
-            ArgSpec::Buffer(name) => {
-                base(launch.buffers.iter().position(|b| &b.name == name).expect("buffer")).to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        params[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
-        layout.push(ParamSlot { offset: meta.offset, size: meta.size });
-    }
+    let address_of = |name: &str| base(launch.buffers.iter().position(|b| b.name == name).expect("buffer"));
+    let params = explicit_args(&launch.kernel, &kernel.args, &launch.args, &address_of).expect("arguments");
+    let layout: Vec<_> = explicit.iter().map(|meta| ParamSlot { offset: meta.offset, size: meta.size }).collect();
     let names = KernelNames {
         mangled: &launch.kernel,
         demangled: "xv_fast_div(float*, float const*, float const*, unsigned int)",

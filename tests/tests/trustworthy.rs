@@ -227,10 +227,9 @@ fn fixture_launch(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../backend-amd/emulator/fixtures/launches").join(name)
 }
 
-#[test]
-fn replay_refuses_launches_beyond_the_wave_limit() {
-    let d = scratch();
-    let text = std::fs::read_to_string(fixture_launch("div_special.json")).expect("fixture");
+/// A fixture launch with its paths made absolute (to be edited and written elsewhere).
+fn absolute_fixture_launch(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(fixture_launch(name)).expect("fixture");
     let mut launch: serde_json::Value = serde_json::from_str(&text).expect("json");
     let dir = fixture_launch("");
     let code = launch["code_object"].as_str().expect("code object").to_string();
@@ -242,6 +241,13 @@ fn replay_refuses_launches_beyond_the_wave_limit() {
             }
         }
     }
+    launch
+}
+
+#[test]
+fn replay_refuses_launches_beyond_the_wave_limit() {
+    let d = scratch();
+    let mut launch = absolute_fixture_launch("div_special.json");
     launch["grid"] = serde_json::json!([4_000_000, 1, 1]);
     std::fs::write(d.path().join("big.json"), launch.to_string()).expect("write");
     for mode in [&[][..], &["--mode", "detect"]] {
@@ -258,4 +264,30 @@ fn replay_refuses_launches_beyond_the_wave_limit() {
     let mut c = xfpx(d.path());
     c.args(["replay", "--target", "gfx942", "--max-waves", "0", "big.json"]);
     run(c).assert_one_line_error(1, "invalid --max-waves 0");
+}
+
+/// A launch whose last work-items read past a buffer: a one-line fault,
+/// unless `--guard-bytes` lets such loads read zeros (noted in the report).
+#[test]
+fn replay_reads_past_a_buffer_only_with_guard_bytes() {
+    let d = scratch();
+    let mut launch = absolute_fixture_launch("saxpy.json");
+    launch["buffers"]["x"] = serde_json::json!({"elem": "f32", "count": 996, "init": "zero"});
+    std::fs::write(d.path().join("short.json"), launch.to_string()).expect("write");
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx90a", "--no-report", "short.json"]);
+    run(c).assert_one_line_error(1, "memory fault");
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx90a", "--guard-bytes", "16", "--report", "r.json", "short.json"]);
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let report = report_at(&d.path().join("r.json"));
+    assert!(
+        report.run.notes.iter().any(|n| n == "guard zone of 16 bytes around buffers: 4 lane loads read zeros from it"),
+        "{:?}",
+        report.run.notes
+    );
+    let mut c = xfpx(d.path());
+    c.args(["replay", "--target", "gfx90a", "--guard-bytes", "0", "short.json"]);
+    assert_eq!(run(c).code, Some(2), "--guard-bytes 0 is refused by the argument parser");
 }

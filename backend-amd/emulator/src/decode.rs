@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use xfpx_amd_isa::encoding::Field;
 use xfpx_amd_isa::Encoding as IsaEncoding;
 pub use xfpx_amd_isa::Target;
 use xfpx_amd_isa::{Opcode, Variant};
@@ -53,6 +54,11 @@ pub struct Instruction {
     /// A VOP1/VOP2/VOPC opcode with the sub-dword addressing (SDWA) dword
     /// in `words[1]` (source 0, selects, modifiers; no literal).
     pub sdwa: bool,
+    /// A VOP1/VOP2/VOPC opcode with the data-parallel primitives (DPP)
+    /// dword in `words[1]` (source 0, lane control, masks; no literal).
+    pub dpp: bool,
+    /// 32-bit registers of source 0 (2 for a 64-bit operand).
+    pub src0_dwords: u8,
     /// Length in bytes (4, 8 or 12).
     pub len: u8,
     /// The raw dwords: [0] and [1] of the encoding, [2] a trailing literal.
@@ -73,7 +79,7 @@ pub enum DecodeError {
     /// or one it does not model).
     Isa(xfpx_amd_isa::DecodeError),
     /// A valid instruction in a form or encoding the emulator does not execute
-    /// (DPP, MTBUF, MIMG, ...).
+    /// (MTBUF, MIMG, ...).
     UnsupportedForm(&'static str),
 }
 
@@ -153,11 +159,12 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         xfpx_amd_isa::DecodeError::Truncated { .. } => DecodeError::Truncated,
         e => DecodeError::Isa(e),
     })?;
+    let dpp = insn.variant == Variant::Dpp;
     let sdwa = match insn.variant {
-        Variant::Plain => false,
-        Variant::Dpp => return Err(DecodeError::UnsupportedForm("DPP")),
-        // Every SDWA operand is one dword; the selects address its bytes.
-        Variant::Sdwa if insn.row.operands.iter().any(|s| s.width > 1) => {
+        Variant::Plain | Variant::Dpp => false,
+        // Every SDWA source is one dword; the selects address its bytes (a
+        // 64-bit destination, v_cvt_pk_f32_fp8's, is written whole).
+        Variant::Sdwa if insn.row.operands.iter().any(|s| s.width > 1 && s.field != Field::Vdst) => {
             return Err(DecodeError::UnsupportedForm("SDWA with a 64-bit operand"))
         }
         Variant::Sdwa => true,
@@ -180,9 +187,23 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     }
     let mut words = [0u32; 3];
     words[..insn.length / 4].copy_from_slice(&insn.words[..insn.length / 4]);
-    let literal = (insn.length > base && !sdwa).then(|| words[base / 4]);
+    let literal = (insn.length > base && !sdwa && !dpp).then(|| words[base / 4]);
     let exec = insn.exec_effect();
-    Ok(Instruction { encoding, opcode, op, mnemonic, vop3, sdwa, len: insn.length as u8, words, literal, exec })
+    let src0_dwords = insn.row.operands.iter().find(|o| o.field == Field::Src0).map_or(1, |o| o.width);
+    Ok(Instruction {
+        encoding,
+        opcode,
+        op,
+        mnemonic,
+        vop3,
+        sdwa,
+        dpp,
+        src0_dwords,
+        len: insn.length as u8,
+        words,
+        literal,
+        exec,
+    })
 }
 
 #[cfg(test)]
@@ -233,10 +254,13 @@ mod tests {
     }
 
     #[test]
-    fn unexecuted_forms_are_reported() {
+    fn dpp_forms_decode_without_a_literal() {
         // v_mov_b32_dpp v0, v1 quad_perm:[0,1,2,3] row_mask:0xf bank_mask:0xf
-        let e = decode(Target::Gfx90a, &bytes(&[0x7E0002FA, 0xFF00E401])).expect_err("DPP is not executed");
-        assert_eq!(e, DecodeError::UnsupportedForm("DPP"));
+        let i = decode(Target::Gfx90a, &bytes(&[0x7E0002FA, 0xFF00E401])).expect("decodes");
+        assert_eq!((i.dpp, i.sdwa, i.literal, i.len, i.src0_dwords), (true, false, None, 8, 1));
+        // v_mov_b64_dpp v[0:1], v[2:3] row_newbcast:1 (gfx942): a 64-bit source.
+        let i = decode(Target::Gfx942, &bytes(&[0x7E0070FA, 0xFF015102])).expect("decodes");
+        assert_eq!((i.dpp, i.src0_dwords), (true, 2));
     }
 
     #[test]

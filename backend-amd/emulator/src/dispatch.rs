@@ -55,7 +55,17 @@ pub struct RunLimits {
     pub compute_units: Option<u32>,
     /// Told of every instruction every wave executes (slow: for tests and oracles).
     pub observer: Option<Observer>,
+    /// Private bytes per work-item of a kernel with a dynamic stack (where
+    /// its fixed private size is smaller): the stack the runtime gives it.
+    pub stack_bytes: u32,
+    /// Loads within this many bytes before or past an allocation read
+    /// zeros instead of faulting (0: off; see [`crate::memory`]).
+    pub guard_bytes: u64,
 }
+
+/// The HIP runtime's default stack per work-item (`hipLimitStackSize`),
+/// given to kernels with a dynamic stack.
+pub const DEFAULT_STACK_BYTES: u32 = 1024;
 
 /// Launches of more waves than this are refused before they start
 /// (`xfpx replay --max-waves`).
@@ -63,7 +73,14 @@ pub const DEFAULT_MAX_WAVES: u64 = 1 << 18;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
-        RunLimits { max_instructions: 4_000_000_000, progress: None, compute_units: None, observer: None }
+        RunLimits {
+            max_instructions: 4_000_000_000,
+            progress: None,
+            compute_units: None,
+            observer: None,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            guard_bytes: 0,
+        }
     }
 }
 
@@ -81,6 +98,10 @@ pub struct RunStats {
     pub code_base: u64,
     /// What the kernel executed, counted as the counters tool defines it.
     pub counts: ExecCounts,
+    /// The guard zone around allocations the run had (0: none), and the
+    /// lane loads that read zeros from it.
+    pub guard_bytes: u64,
+    pub guarded_loads: u64,
 }
 
 /// The emulator's own counts of what a kernel executed, by the counters
@@ -298,13 +319,17 @@ pub fn run_dispatch(
     // gfx90a and later receive the workitem ids packed in v0.
     let packed = isa.is_gfx90a_plus();
 
-    let mut stats = RunStats { code_base: code.base, ..RunStats::default() };
+    let mut stats = RunStats { code_base: code.base, guard_bytes: limits.guard_bytes, ..RunStats::default() };
+    mem.set_guard(limits.guard_bytes);
+    let guarded_before = mem.guarded_loads();
     let mut cache: HashMap<u64, Instruction> = HashMap::new();
     let lds_size = (kernel.group_segment_fixed_size.max(kd.group_segment_fixed_size) + d.dynamic_lds) as usize;
     let nwaves = threads.div_ceil(64);
     let placement = Placement::new(isa, limits.compute_units);
-    // Per-lane private memory: the fixed size (a dynamic stack is not sized).
-    let private_size = kernel.private_segment_fixed_size.max(kd.private_segment_fixed_size) as usize;
+    // Per-lane private memory: the fixed size, or for a kernel with a
+    // dynamic stack at least the stack the runtime gives.
+    let fixed = kernel.private_segment_fixed_size.max(kd.private_segment_fixed_size);
+    let private_size = if kernel.uses_dynamic_stack { fixed.max(limits.stack_bytes) } else { fixed } as usize;
     for gz in 0..d.grid[2] {
         for gy in 0..d.grid[1] {
             for gx in 0..d.grid[0] {
@@ -413,6 +438,7 @@ pub fn run_dispatch(
             }
         }
     }
+    stats.guarded_loads = mem.guarded_loads() - guarded_before;
     Ok(stats)
 }
 

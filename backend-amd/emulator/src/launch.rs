@@ -112,12 +112,7 @@ pub struct BufferSpec {
     pub address: Option<u64>,
 }
 
-/// One kernel argument.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgSpec {
-    Buffer(String),
-    Scalar(Elem, Vec<u8>),
-}
+pub use crate::arguments::ArgSpec;
 
 /// A parsed launch description with buffer contents materialised.
 #[derive(Debug, Clone)]
@@ -144,6 +139,13 @@ pub struct Launch {
     /// Compute units the emulator places workgroups on (`"compute_units"`;
     /// absent: the target's, see [`crate::placement`]).
     pub compute_units: Option<u32>,
+    /// Private bytes per work-item given to a kernel with a dynamic stack
+    /// (`"stack_bytes"`, format 3; absent: the HIP runtime's default,
+    /// [`crate::dispatch::DEFAULT_STACK_BYTES`]).
+    pub stack_bytes: Option<u32>,
+    /// Reads up to this many bytes before or past a buffer return zeros
+    /// instead of faulting (`"guard_bytes"`, format 3; absent: 0).
+    pub guard_bytes: Option<u64>,
     /// Directory the relative paths are resolved against.
     pub dir: PathBuf,
 }
@@ -157,7 +159,13 @@ impl std::fmt::Display for LaunchError {
     }
 }
 
-fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
+/// The largest stack per work-item a launch may ask for (the hardware's
+/// scratch limit per lane is of this order).
+pub const MAX_STACK_BYTES: u64 = 1 << 20;
+/// The largest guard zone around buffers a launch may ask for.
+pub const MAX_GUARD_BYTES: u64 = 1 << 20;
+
+pub(crate) fn bad<T>(msg: impl Into<String>) -> Result<T, LaunchError> {
     Err(LaunchError(msg.into()))
 }
 
@@ -198,7 +206,7 @@ fn special(s: &str) -> Option<f64> {
     })
 }
 
-fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchError> {
+pub(crate) fn special_bytes(elem: Elem, v: &Value, what: &str) -> Result<Vec<u8>, LaunchError> {
     if let Value::String(s) = v {
         let neg = s.starts_with('-');
         let bytes = match (s.trim_start_matches('-'), elem) {
@@ -272,6 +280,8 @@ impl Launch {
                     | "outputs"
                     | "targets"
                     | "compute_units"
+                    | "stack_bytes"
+                    | "guard_bytes"
                     | "format"
                     | "captured"
                     | "params"
@@ -295,6 +305,11 @@ impl Launch {
         if format < 2 {
             if let Some(key) = ["captured", "params"].into_iter().find(|k| o.contains_key(*k)) {
                 return bad(format!("launch: \"{key}\" needs \"format\": 2"));
+            }
+        }
+        if format < 3 {
+            if let Some(key) = ["stack_bytes", "guard_bytes"].into_iter().find(|k| o.contains_key(*k)) {
+                return bad(format!("launch: \"{key}\" needs \"format\": 3"));
             }
         }
         let code_object = match o.get("code_object") {
@@ -337,24 +352,9 @@ impl Launch {
             (None, Some(_)) => &none,
             _ => return bad("launch: \"args\" (an array) is required"),
         };
+        let names: Vec<&str> = buffers.iter().map(|b| b.name.as_str()).collect();
         for (i, a) in al.iter().enumerate() {
-            let Value::Object(ao) = a else { return bad(format!("launch: args[{i}] must be an object")) };
-            if ao.len() != 1 {
-                return bad(format!("launch: args[{i}] must have exactly one key"));
-            }
-            let Some((k, val)) = ao.iter().next() else { return bad(format!("launch: args[{i}] is empty")) };
-            if k == "buffer" {
-                let name =
-                    val.as_str().ok_or_else(|| LaunchError(format!("launch: args[{i}].buffer must be a name")))?;
-                if !buffers.iter().any(|b| b.name == name) {
-                    return bad(format!("launch: args[{i}] names unknown buffer \"{name}\""));
-                }
-                args.push(ArgSpec::Buffer(name.to_string()));
-            } else {
-                let elem = Elem::parse(k)
-                    .ok_or_else(|| LaunchError(format!("launch: args[{i}]: unknown argument type \"{k}\"")))?;
-                args.push(ArgSpec::Scalar(elem, special_bytes(elem, val, &format!("args[{i}]"))?));
-            }
+            args.push(crate::arguments::parse(a, i, &names, format)?);
         }
         let mut outputs = Vec::new();
         if let Some(out) = o.get("outputs") {
@@ -385,11 +385,29 @@ impl Launch {
                     as u32,
             ),
         };
+        let stack_bytes = match o.get("stack_bytes") {
+            None => None,
+            Some(x) => Some(
+                x.as_u64()
+                    .filter(|&n| n <= MAX_STACK_BYTES)
+                    .ok_or_else(|| LaunchError(format!("launch: \"stack_bytes\" must be at most {MAX_STACK_BYTES}")))?
+                    as u32,
+            ),
+        };
+        let guard_bytes =
+            match o.get("guard_bytes") {
+                None => None,
+                Some(x) => Some(x.as_u64().filter(|&n| n <= MAX_GUARD_BYTES).ok_or_else(|| {
+                    LaunchError(format!("launch: \"guard_bytes\" must be at most {MAX_GUARD_BYTES}"))
+                })?),
+            };
         Ok(Launch {
             format,
             params,
             captured,
             compute_units,
+            stack_bytes,
+            guard_bytes,
             code_object,
             kernel,
             grid,
@@ -647,8 +665,8 @@ mod tests {
                 "holds 12 bytes, expected 16 (the capture is truncated)",
             ),
             (
-                captured.replace("\"format\": 2", "\"format\": 3"),
-                "launch file format 3 is newer than this xfpx reads (formats 1 to 2)",
+                captured.replace("\"format\": 2", "\"format\": 4"),
+                "launch file format 4 is newer than this xfpx reads (formats 1 to 3)",
             ),
             (captured.replace("\"format\": 2,", ""), "\"captured\" needs \"format\": 2"),
             (

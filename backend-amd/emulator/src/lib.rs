@@ -4,6 +4,7 @@
 //! original and a rewritten kernel can be compared, and a captured launch can
 //! be replayed without an AMD GPU.
 
+pub mod arguments;
 pub mod captured;
 pub mod decode;
 pub mod dispatch;
@@ -12,6 +13,7 @@ pub mod fpu;
 pub mod launch;
 pub mod matrix;
 pub mod memory;
+pub mod minifloat;
 pub mod placement;
 pub mod program;
 pub mod replay;

@@ -1,7 +1,12 @@
 //! Emulated memory: the global (device) address space as a set of
 //! allocations, and the LDS of one workgroup. Every access is bounds-checked;
-//! an access outside all allocations is a fault, never a silent read.
+//! an access outside all allocations is a fault, never a silent read —
+//! unless a guard zone is set: then a memory instruction's load of bytes
+//! within that many bytes before or past an allocation reads them as zeros
+//! (real programs read a little past their buffers, which hardware
+//! serves from neighbouring memory). Stores and atomics still fault there.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 /// Base of the first allocation; addresses below it are never mapped.
@@ -14,11 +19,26 @@ const ALIGN: u64 = 0x1_0000;
 pub struct GlobalMemory {
     allocations: BTreeMap<u64, Vec<u8>>,
     next: u64,
+    /// Bytes around each allocation that loads read as zeros (0: none).
+    guard: u64,
+    /// Loads that read bytes of a guard zone.
+    guarded_loads: Cell<u64>,
 }
 
 impl GlobalMemory {
     pub fn new() -> GlobalMemory {
-        GlobalMemory { allocations: BTreeMap::new(), next: FIRST_BASE }
+        GlobalMemory { allocations: BTreeMap::new(), next: FIRST_BASE, guard: 0, guarded_loads: Cell::new(0) }
+    }
+
+    /// Loads of bytes within `bytes` before or past an allocation read
+    /// zeros (0: they fault, the default).
+    pub fn set_guard(&mut self, bytes: u64) {
+        self.guard = bytes;
+    }
+
+    /// The loads so far that read bytes of a guard zone.
+    pub fn guarded_loads(&self) -> u64 {
+        self.guarded_loads.get()
     }
 
     /// Maps `bytes` at a fresh address and returns it (above every mapping
@@ -102,6 +122,46 @@ impl GlobalMemory {
         let mut b = [0u8; 4];
         self.read(addr, &mut b).then(|| u32::from_le_bytes(b))
     }
+
+    /// A memory instruction's load: [`GlobalMemory::read`], except that with
+    /// a guard zone set, bytes no allocation holds but within the guard of
+    /// one read as zero (and the load is counted).
+    pub fn load(&self, addr: u64, out: &mut [u8]) -> bool {
+        if self.read(addr, out) {
+            return true;
+        }
+        if self.guard == 0 {
+            return false;
+        }
+        for (i, b) in out.iter_mut().enumerate() {
+            let Some(p) = addr.checked_add(i as u64) else { return false };
+            *b = match self.byte_at(p) {
+                Some(v) => v,
+                None if self.in_guard(p) => 0,
+                None => return false,
+            };
+        }
+        self.guarded_loads.set(self.guarded_loads.get() + 1);
+        true
+    }
+
+    pub fn load_u32(&self, addr: u64) -> Option<u32> {
+        let mut b = [0u8; 4];
+        self.load(addr, &mut b).then(|| u32::from_le_bytes(b))
+    }
+
+    fn byte_at(&self, p: u64) -> Option<u8> {
+        let (&base, buf) = self.allocations.range(..=p).next_back()?;
+        buf.get((p - base) as usize).copied()
+    }
+
+    /// Whether `p` lies within the guard zone before or past an allocation.
+    fn in_guard(&self, p: u64) -> bool {
+        let past =
+            self.allocations.range(..=p).next_back().is_some_and(|(&b, buf)| p - b < buf.len() as u64 + self.guard);
+        let before = self.allocations.range(p..).next().is_some_and(|(&b, _)| b - p <= self.guard);
+        past || before
+    }
 }
 
 /// The LDS of one workgroup.
@@ -152,6 +212,31 @@ mod tests {
         assert!(m.write(b + 4, &[9; 4]));
         assert_eq!(m.read_u32(b + 4), Some(0x0909_0909));
         assert_eq!(m.read_u32(0), None);
+    }
+
+    #[test]
+    fn guard_zones_read_zeros_around_allocations_only_for_loads() {
+        let mut m = GlobalMemory::new();
+        let a = m.allocate(vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        let mut b = [0xFFu8; 8];
+        // Off by default.
+        assert!(!m.load(a + 4, &mut b));
+        m.set_guard(16);
+        // Past the end: the allocation's bytes, then zeros.
+        assert!(m.load(a + 4, &mut b));
+        assert_eq!(b, [5, 6, 7, 8, 0, 0, 0, 0]);
+        // Before the start, within the guard.
+        assert_eq!(m.load_u32(a - 16), Some(0));
+        assert_eq!(m.load_u32(a - 2), Some(0x0201_0000));
+        // Beyond the guard, and plain reads and stores, still fault.
+        assert_eq!(m.load_u32(a + 8 + 13), None);
+        assert_eq!(m.load_u32(a - 17), None);
+        assert_eq!(m.read_u32(a + 6), None);
+        assert!(!m.write(a + 6, &[0; 4]));
+        assert_eq!(m.guarded_loads(), 3);
+        // In-bounds loads are not counted.
+        assert_eq!(m.load_u32(a), Some(0x0403_0201));
+        assert_eq!(m.guarded_loads(), 3);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! what a dispatch needs.
 
 use xfpx_amd_isa::Target;
+use xfpx_amd_object::descriptor::raw::kernel_code_properties::USES_DYNAMIC_STACK;
 use xfpx_amd_object::image::{code_object_for, load_image};
 use xfpx_amd_object::{CodeObject, KernelArg, KernelDescriptor};
 
@@ -38,6 +39,10 @@ pub struct Kernel {
     pub kernarg_segment_size: u32,
     pub group_segment_fixed_size: u32,
     pub private_segment_fixed_size: u32,
+    /// The kernel's stack grows by an amount not known when it was compiled
+    /// (recursion, calls through pointers): the metadata's
+    /// `.uses_dynamic_stack` or the descriptor's bit.
+    pub uses_dynamic_stack: bool,
 }
 
 /// A loaded code object: its memory image (vaddr 0 at offset 0) and kernels.
@@ -80,6 +85,8 @@ impl Program {
                 kernarg_segment_size: m.kernarg_segment_size as u32,
                 group_segment_fixed_size: m.group_segment_fixed_size as u32,
                 private_segment_fixed_size: m.private_segment_fixed_size as u32,
+                uses_dynamic_stack: m.uses_dynamic_stack == Some(true)
+                    || USES_DYNAMIC_STACK.get(k.descriptor.kernel_code_properties as u32) != 0,
             });
         }
         Ok(Program { image, target: co.target.processor, kernels })

@@ -4,7 +4,7 @@
 //! rewritten code object on the same launch: [`run_launch`].
 
 use crate::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats, DEFAULT_MAX_WAVES};
-use crate::launch::{ArgSpec, Launch};
+use crate::launch::Launch;
 use crate::memory::GlobalMemory;
 use crate::program::Program;
 use crate::timing::Hazard;
@@ -42,6 +42,9 @@ pub struct ReplayOptions {
     pub max_waves: u64,
     /// Counts the workgroups finished, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Loads within this many bytes before or past a buffer read zeros
+    /// instead of faulting (0: the launch's `guard_bytes`, else none).
+    pub guard_bytes: u64,
 }
 
 impl ReplayOptions {
@@ -53,6 +56,8 @@ impl ReplayOptions {
             progress: self.progress.clone(),
             compute_units: None,
             observer: None,
+            stack_bytes: d.stack_bytes,
+            guard_bytes: self.guard_bytes,
         }
     }
 
@@ -199,45 +204,9 @@ impl LaunchMemory {
             let kernarg = crate::captured::kernarg(&kernel.name, &explicit, params, &buffers).map_err(Error)?;
             return self.dispatch(launch, object, kernel, &kernarg, limits);
         }
-        if explicit.len() != launch.args.len() {
-            return Err(Error(format!(
-                "argument mismatch: kernel \"{}\" takes {} explicit arguments, the launch gives {}",
-                kernel.name,
-                explicit.len(),
-                launch.args.len()
-            )));
-        }
-        let addrs = &self.buffers;
-        let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
-        let mut kernarg = vec![0u8; end];
-        for (i, (meta, arg)) in explicit.iter().zip(&launch.args).enumerate() {
-            let o = meta.offset as usize;
-            let bytes = match arg {
-                ArgSpec::Buffer(name) => {
-                    if meta.value_kind != "global_buffer" || meta.size != 8 {
-                        return Err(Error(format!(
-                            "argument mismatch: args[{i}] is a buffer but the kernel's argument {i} is {} ({} bytes)",
-                            meta.value_kind, meta.size
-                        )));
-                    }
-                    let addr = addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0);
-                    addr.to_le_bytes().to_vec()
-                }
-                ArgSpec::Scalar(elem, bytes) => {
-                    if meta.value_kind != "by_value" || meta.size as usize != bytes.len() {
-                        return Err(Error(format!(
-                            "argument mismatch: args[{i}] is {} ({} bytes) but the kernel's argument {i} is {} ({} bytes)",
-                            elem.name(),
-                            bytes.len(),
-                            meta.value_kind,
-                            meta.size
-                        )));
-                    }
-                    bytes.clone()
-                }
-            };
-            kernarg[o..o + bytes.len()].copy_from_slice(&bytes);
-        }
+        let address_of = |name: &str| self.buffers.iter().find(|(n, _)| n == name).map_or(0, |(_, a)| *a);
+        let kernarg =
+            crate::arguments::explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of).map_err(Error)?;
         self.dispatch(launch, object, kernel, &kernarg, limits)
     }
 
@@ -255,6 +224,12 @@ impl LaunchMemory {
         let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
         let mut limits = limits.clone();
         limits.compute_units = limits.compute_units.or(launch.compute_units);
+        if let Some(bytes) = launch.stack_bytes {
+            limits.stack_bytes = bytes;
+        }
+        if limits.guard_bytes == 0 {
+            limits.guard_bytes = launch.guard_bytes.unwrap_or(0);
+        }
         let stats = run_kernel(mem, &code, kernel, kernarg, &d, &limits)
             .map_err(|e| Error(format!("kernel \"{}\": {e}", kernel.name)))?;
         let mut outputs = Vec::new();
@@ -324,6 +299,12 @@ pub fn build_report(
         format!("{} wave instructions in {} waves of {} workgroups", stats.instructions, stats.waves, stats.workgroups),
         format!("TRAPSTS exception bits (OR over waves): {:#x}", stats.trapsts),
     ];
+    if stats.guard_bytes > 0 {
+        notes.push(format!(
+            "guard zone of {} bytes around buffers: {} lane loads read zeros from it",
+            stats.guard_bytes, stats.guarded_loads
+        ));
+    }
     for h in &stats.hazards() {
         notes.push(format!("hazard: {h}"));
     }

@@ -122,6 +122,12 @@ pub struct Wave {
     pub xcc_id: Option<u32>,
     /// VGPR indexing mode (`s_set_gpr_idx_on` until `s_set_gpr_idx_off`).
     pub gpr_idx_on: bool,
+    /// The current instruction accesses memory (its reads of matrix
+    /// results follow the memory rules).
+    pub(crate) memory_access: bool,
+    /// Source 0 of the DPP-form instruction being executed, gathered from
+    /// the lanes its control names (one entry per register).
+    pub(crate) dpp_src0: Vec<[u32; 64]>,
 }
 
 /// Registers a matrix instruction writes, and when they may be read.
@@ -130,8 +136,10 @@ pub(crate) struct PendingMatrix {
     /// First register and count, as indices into `Wave::vgpr`.
     pub(crate) first: usize,
     pub(crate) count: usize,
-    /// The wait-state count from which the result may be read.
-    pub(crate) ready_at: u64,
+    /// The wait-state counts from which a VALU and a memory instruction
+    /// may read the result.
+    pub(crate) ready_valu: u64,
+    pub(crate) ready_memory: u64,
     pub(crate) pc: u64,
 }
 
@@ -215,6 +223,8 @@ impl Wave {
             hw_id: 0,
             xcc_id: None,
             gpr_idx_on: false,
+            memory_access: false,
+            dpp_src0: Vec::new(),
         }
     }
 
@@ -349,8 +359,12 @@ impl Wave {
         }
         if !self.matrix_pending.is_empty() {
             let now = self.wait_states;
-            self.matrix_pending.retain(|p| p.ready_at > now);
+            self.matrix_pending.retain(|p| p.ready_valu.max(p.ready_memory) > now);
         }
+        self.memory_access = matches!(
+            inst.encoding,
+            Encoding::Ds | Encoding::Flat | Encoding::Global | Encoding::Scratch | Encoding::Mubuf
+        );
         let next = self.pc + inst.len as u64;
         self.pc = next;
         if let Some(step) = self.set_gpr_idx(inst, env.obs)? {

@@ -4,8 +4,9 @@
 //! emulator's own layout (`run_launch`), preloaded kernel arguments included.
 
 use std::path::Path;
+use xfpx_amd_emu::arguments::explicit_args;
 use xfpx_amd_emu::dispatch::kernarg_segment;
-use xfpx_amd_emu::launch::{ArgSpec, Launch};
+use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::replay::load_code_object;
 use xfpx_amd_emu::{run_dispatch, run_launch, Dispatch, DispatchAddresses, LoadedCode, ReplayOptions, RunLimits};
@@ -34,15 +35,8 @@ fn run_at_host_addresses(launch: &Launch, target: &str) -> Vec<Vec<u8>> {
     };
     let buffers: Vec<(String, u64)> =
         launch.buffers.iter().map(|b| (b.name.clone(), place(&mut mem, b.bytes.clone()))).collect();
-    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-    let mut args = vec![0u8; explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0)];
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let bytes = match arg {
-            ArgSpec::Buffer(n) => buffers.iter().find(|(b, _)| b == n).expect("buffer").1.to_le_bytes().to_vec(),
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        args[meta.offset as usize..meta.offset as usize + bytes.len()].copy_from_slice(&bytes);
-    }
+    let address_of = |n: &str| buffers.iter().find(|(b, _)| b == n).expect("buffer").1;
+    let args = explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of).expect("arguments");
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
     let kernarg = place(&mut mem, kernarg_segment(&kernel, &args, &d));
     let image = place(&mut mem, object.image.clone());

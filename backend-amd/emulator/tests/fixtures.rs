@@ -11,9 +11,11 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// The launches, those of the MFMA shapes (`launches/matrix/`) included.
 fn launches() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures().join("launches"))
-        .expect("launches dir")
+    let mut v: Vec<PathBuf> = ["launches", "launches/matrix"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(fixtures().join(d)).expect("launches dir"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.to_string_lossy().ends_with(".json") && !p.to_string_lossy().ends_with(".expect.json"))
         .collect();

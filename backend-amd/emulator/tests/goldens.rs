@@ -60,8 +60,11 @@ fn decoder_agrees_with_objdump_listings() {
                     words.split_whitespace().take_while(|w| w.len() == 8 && u32::from_str_radix(w, 16).is_ok()).count();
                 let inst = decode(object.target, &object.image[addr as usize..])
                     .unwrap_or_else(|e| panic!("{target}/{name} {addr:#x} {mnemonic}: {e}"));
-                let want = mnemonic.strip_suffix("_e32").or_else(|| mnemonic.strip_suffix("_e64")).unwrap_or(mnemonic);
-                assert_eq!(inst.mnemonic, want, "{target}/{name} at {addr:#x}");
+                // The emulator names the stem; the DPP and SDWA forms are flags.
+                let (dpp, sdwa) = (mnemonic.ends_with("_dpp"), mnemonic.ends_with("_sdwa"));
+                let want =
+                    ["_e32", "_e64", "_dpp", "_sdwa"].iter().find_map(|s| mnemonic.strip_suffix(s)).unwrap_or(mnemonic);
+                assert_eq!((inst.mnemonic, inst.dpp, inst.sdwa), (want, dpp, sdwa), "{target}/{name} at {addr:#x}");
                 assert_eq!(inst.len as usize, 4 * words, "{target}/{name} {want} at {addr:#x}");
                 checked += 1;
             }
@@ -95,7 +98,7 @@ fn fixtures_are_current() {
         return;
     }
     let tmp = std::env::temp_dir().join(format!("xfpx-emu-regen-{}", std::process::id()));
-    std::fs::create_dir_all(tmp.join("launches")).expect("tmp");
+    std::fs::create_dir_all(tmp.join("launches/matrix")).expect("tmp");
     std::fs::create_dir_all(tmp.join("data")).expect("tmp");
     let src = fixtures().join("src");
     for name in sources() {
@@ -158,8 +161,8 @@ fn fixtures_are_current() {
         assert!(st.success());
         assert!(Command::new(&exe).current_dir(&tmp).status().expect("host run").success());
     }
-    for sub in ["launches", "data"] {
-        for e in std::fs::read_dir(tmp.join(sub)).expect("dir").filter_map(|e| e.ok()) {
+    for sub in ["launches", "launches/matrix", "data"] {
+        for e in std::fs::read_dir(tmp.join(sub)).expect("dir").filter_map(|e| e.ok()).filter(|e| e.path().is_file()) {
             let fresh = std::fs::read(e.path()).expect("fresh");
             let committed = std::fs::read(fixtures().join(sub).join(e.file_name())).unwrap_or_default();
             assert!(fresh == committed, "{sub}/{} is stale: run fixtures/regen.sh", e.file_name().to_string_lossy());

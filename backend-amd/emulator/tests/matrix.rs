@@ -16,7 +16,9 @@ use xfpx_common::fp::ExceptionKind;
 const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
 
 fn launch(name: &str) -> Launch {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches").join(format!("{name}.json"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
+    let path = dir.join(format!("{name}.json"));
+    let path = if path.exists() { path } else { dir.join(format!("matrix/{name}.json")) };
     Launch::load(&path).expect("launch")
 }
 
@@ -40,14 +42,19 @@ fn instructions(object: &Program, kernel: &str) -> Vec<(u64, &'static str, u32)>
     }
 }
 
-fn mfma_launches() -> Vec<PathBuf> {
+/// The launches of `mfma.hip` (with planted NaN and Inf inputs), or with
+/// `all`, those of `mfma_shapes.hip` too (one per shape).
+fn matrix_launches(all: bool) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launches");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("launches")
+    let dirs = if all { vec![dir.clone(), dir.join("matrix")] } else { vec![dir] };
+    let mut v: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("launches"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            n.starts_with("mfma_") && n.ends_with(".json") && !n.ends_with(".expect.json")
+            let prefix = n.starts_with("mfma_") || all && (n.starts_with("shape_") || n.starts_with("sparse_"));
+            prefix && n.ends_with(".json") && !n.ends_with(".expect.json")
         })
         .collect();
     v.sort();
@@ -57,7 +64,7 @@ fn mfma_launches() -> Vec<PathBuf> {
 #[test]
 fn planted_nan_and_inf_inputs_are_observed_at_the_mfma() {
     let mut checked = 0;
-    for path in mfma_launches() {
+    for path in matrix_launches(false) {
         let launch = Launch::load(&path).expect("launch");
         for target in TARGETS.iter().filter(|t| launch.runs_on(t)) {
             let object = object(&launch, target);
@@ -114,12 +121,12 @@ fn reading_an_mfma_result_too_soon_is_a_hazard() {
 #[test]
 fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
     let mut checked = 0;
-    for path in mfma_launches() {
+    for path in matrix_launches(true) {
         let l = Launch::load(&path).expect("launch");
         for target in TARGETS.iter().filter(|t| l.runs_on(t)) {
             let mut object = object(&l, target);
             let code = instructions(&object, &l.kernel);
-            let last_mfma = code.iter().rposition(|i| i.1.starts_with("v_mfma")).expect("an MFMA");
+            let last_mfma = code.iter().rposition(|i| is_matrix(i.1)).expect("an MFMA");
             let &(at, _, word) = code[last_mfma..].iter().find(|i| i.1 == "s_nop").expect("s_nop after the MFMA");
             let at = at as usize;
             // s_nop n -> s_nop n-1, or an s_nop 0 dropped for another s_nop 0
@@ -140,7 +147,11 @@ fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
         }
     }
     println!("{checked} MFMA kernels: one wait state fewer is a hazard");
-    assert!(checked >= 16);
+    assert!(checked >= 190, "{checked}");
+}
+
+fn is_matrix(mnemonic: &str) -> bool {
+    mnemonic.starts_with("v_mfma") || mnemonic.starts_with("v_smfmac")
 }
 
 /// Random damage to the MFMA words (operand fields, register files, the
@@ -150,15 +161,20 @@ fn one_wait_state_fewer_than_llvm_emits_is_a_hazard() {
 fn damaged_mfma_words_never_panic() {
     let mut next = common::xorshift(0x9E37_79B9_7F4A_7C15u64);
     let (mut ok, mut errors) = (0, 0);
-    for name in ["mfma_f32_32x32x1", "mfma_agpr_f16", "mfma_f64_16x16x4", "mfma_bf16_1k"] {
+    for name in [
+        "mfma_f32_32x32x1",
+        "mfma_agpr_f16",
+        "mfma_f64_16x16x4",
+        "mfma_bf16_1k",
+        "shape_ctl_f16_4x4x4",
+        "sparse_f16_16x16x32",
+        "shape_fp8_bf8_32x32x16_gfx942",
+    ] {
         let l = launch(name);
         for target in TARGETS.iter().filter(|t| l.runs_on(t)) {
             let original = object(&l, target);
-            let mfmas: Vec<usize> = instructions(&original, &l.kernel)
-                .iter()
-                .filter(|i| i.1.starts_with("v_mfma"))
-                .map(|i| i.0 as usize)
-                .collect();
+            let mfmas: Vec<usize> =
+                instructions(&original, &l.kernel).iter().filter(|i| is_matrix(i.1)).map(|i| i.0 as usize).collect();
             for _ in 0..40 {
                 let mut object = original.clone();
                 let at = mfmas[next() as usize % mfmas.len()] + 4 * (next() % 2) as usize;

@@ -10,8 +10,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use xfpx_amd::rewrite::{self, Mode, RewriteOptions, TableAddress};
+use xfpx_amd_emu::arguments::explicit_args;
 use xfpx_amd_emu::dispatch::{run_kernel, Dispatch, LoadedCode, RunLimits, RunStats};
-use xfpx_amd_emu::launch::{ArgSpec, Launch};
+use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::memory::GlobalMemory;
 use xfpx_amd_emu::Program as EmuObject;
 use xfpx_common::config::KernelFilter;
@@ -45,19 +46,8 @@ pub fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) 
     for b in &launch.buffers {
         addrs.push((b.name.clone(), mem.allocate(b.bytes.clone())));
     }
-    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-    let end = explicit.iter().map(|a| (a.offset + a.size) as usize).max().unwrap_or(0);
-    let mut kernarg = vec![0u8; end];
-    for (meta, arg) in explicit.iter().zip(&launch.args) {
-        let v = match arg {
-            ArgSpec::Buffer(name) => {
-                addrs.iter().find(|(n, _)| n == name).map(|(_, a)| *a).unwrap_or(0).to_le_bytes().to_vec()
-            }
-            ArgSpec::Scalar(_, b) => b.clone(),
-        };
-        let o = meta.offset as usize;
-        kernarg[o..o + v.len()].copy_from_slice(&v);
-    }
+    let address_of = |name: &str| addrs.iter().find(|(n, _)| n == name).map_or(0, |(_, a)| *a);
+    let kernarg = explicit_args(&kernel.name, &kernel.args, &launch.args, &address_of)?;
     let loaded = LoadedCode::load(&mut mem, object);
     let d = Dispatch { grid: launch.grid, block: launch.block, dynamic_lds: launch.dynamic_lds };
     let stats = run_kernel(

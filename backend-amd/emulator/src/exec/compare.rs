@@ -59,7 +59,7 @@ impl Wave {
                     cmp_int(cond, a as i128, b as i128).ok_or(()).or_else(|_| self.unsupported(inst.mnemonic))?
                 }
                 DataType::I64 | DataType::U64 => {
-                    let a = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let a = self.src64(obs, f, 0, lit, Ty::B64, lane)?;
                     let b = self.vsrc64(obs, f.src[1], lit, Ty::B64, lane)?;
                     let (a, b) =
                         if ty == DataType::I64 { (a as i64 as i128, b as i64 as i128) } else { (a as i128, b as i128) };

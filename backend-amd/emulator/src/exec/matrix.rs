@@ -2,14 +2,16 @@
 //! through the ISA decoder, the multiply, and result-latency hazards.
 
 use super::*;
+use crate::matrix::{Controls, MatrixElem, Operands};
 use xfpx_amd_isa::Family;
 
 impl Wave {
     /// A matrix instruction's result read too soon is a hazard.
     pub(crate) fn matrix_hazard(&self, obs: &mut Observations, index: usize, reg: Reg) {
         let now = self.wait_states;
+        let ready = |p: &PendingMatrix| if self.memory_access { p.ready_memory } else { p.ready_valu };
         if let Some(p) =
-            self.matrix_pending.iter().find(|p| p.ready_at > now && (p.first..p.first + p.count).contains(&index))
+            self.matrix_pending.iter().find(|p| ready(p) > now && (p.first..p.first + p.count).contains(&index))
         {
             obs.hazards.insert(Hazard {
                 pc: self.cur_pc,
@@ -122,34 +124,26 @@ impl Wave {
         let Some(shape) = crate::matrix::shape(inst.op) else {
             return self.unsupported(format!("{m} (unsupported matrix instruction)"));
         };
-        let generation = match target {
-            Target::Gfx908 => Generation::Gfx908,
-            Target::Gfx90a => Generation::Gfx90a,
-            Target::Gfx942 => Generation::Gfx940,
-            Target::Gfx950 => Generation::Gfx950,
-        };
+        let generation = generation(target);
         if shape.passes(generation) == 0 {
             return self.unsupported(format!("{m} on {}", env.target));
         }
-        let mods: Vec<String> = full
-            .modifiers
-            .iter()
-            .filter(|x| !matches!(x, xfpx_amd_isa::Modifier::Comment(_)))
-            .map(|x| x.to_string())
-            .collect();
-        if !mods.is_empty() {
-            return self.unsupported(format!("{m} with {}", mods.join(" ")));
+        let controls = self.matrix_controls(m, &full.modifiers)?;
+        if let Err(why) = shape.check_controls(&controls) {
+            return self.unsupported(format!("{m} with {why}"));
         }
         if exec != u64::MAX {
             return self.unsupported(format!("{m} with EXEC {exec:#x} (only a full EXEC mask is modelled)"));
         }
-        let (Some(IsaOperand::Reg(dst)), Some(a_op), Some(b_op), Some(c_op)) =
+        let (Some(IsaOperand::Reg(dst)), Some(a_op), Some(b_op), Some(src2)) =
             (ops.first(), ops.get(1), ops.get(2), ops.get(3))
         else {
             return self.unsupported(format!("{m} operands"));
         };
+        // A sparse instruction accumulates into D; its third source is the index.
+        let (c_op, index_op) = if shape.sparse { (&ops[0], Some(src2)) } else { (src2, None) };
         let dst_first = self.vector_slot(dst.file, dst.first)?;
-        let wide_c = shape.output == crate::matrix::MatrixElem::F64;
+        let wide = |e: MatrixElem| e == MatrixElem::F64;
         // Accumulating into the previous matrix result in place (same
         // registers) is forwarded without wait states.
         if let IsaOperand::Reg(c) = c_op {
@@ -166,20 +160,25 @@ impl Wave {
                 }
                 Ok(v)
             };
-        let a = gather(self, obs, a_op, shape.input_regs(), shape.input == crate::matrix::MatrixElem::F64)?;
-        let b = gather(self, obs, b_op, shape.input_regs(), shape.input == crate::matrix::MatrixElem::F64)?;
-        let c = gather(self, obs, c_op, shape.output_regs(), wide_c)?;
-        let (d, flags) = crate::matrix::multiply(shape, &a, &b, &c, self.fp_mode()?);
+        let a = gather(self, obs, a_op, shape.a_regs(), wide(shape.a))?;
+        let b = gather(self, obs, b_op, shape.b_regs(), wide(shape.b))?;
+        let c = gather(self, obs, c_op, shape.output_regs(), wide(shape.output))?;
+        let index = match index_op {
+            Some(op) => Some(gather(self, obs, op, 1, false)?),
+            None => None,
+        };
+        let operands = Operands { a: &a, b: &b, c: &c, index: index.as_ref().map(|r| &r[0]) };
+        let (d, flags) = crate::matrix::multiply(shape, generation, &operands, &controls, self.fp_mode()?);
         let mut kinds = 0u8;
         for (r, reg) in d.iter().enumerate() {
             for (lane, &v) in reg.iter().enumerate() {
                 self.write_vector(obs, dst.file, dst.first + r as u16, lane, v)?;
                 match shape.output {
-                    crate::matrix::MatrixElem::F32 => {
+                    MatrixElem::F32 => {
                         let x = f32::from_bits(v);
                         kinds |= classify(x.is_nan(), x.is_infinite(), x.is_subnormal(), false);
                     }
-                    crate::matrix::MatrixElem::F64 if r % 2 == 0 => {
+                    MatrixElem::F64 if r % 2 == 0 => {
                         let x = f64::from_bits(v as u64 | (reg_hi(&d, r, lane) as u64) << 32);
                         kinds |= classify(x.is_nan(), x.is_infinite(), x.is_subnormal(), false);
                     }
@@ -196,10 +195,39 @@ impl Wave {
         self.matrix_pending.push(PendingMatrix {
             first: dst_first,
             count,
-            ready_at: self.wait_states + shape.result_wait_states(generation) + 1,
+            ready_valu: self.wait_states + shape.result_wait_states(generation, false) + 1,
+            ready_memory: self.wait_states + shape.result_wait_states(generation, true) + 1,
             pc: self.cur_pc,
         });
         Ok(())
+    }
+
+    /// The cbsz/abid/blgp controls (and the f64 negation) of a matrix
+    /// instruction; any other modifier is refused.
+    fn matrix_controls(&self, m: &str, modifiers: &[xfpx_amd_isa::Modifier]) -> R<Controls> {
+        use xfpx_amd_isa::Modifier;
+        let mut c = Controls::default();
+        for x in modifiers {
+            match x {
+                Modifier::Comment(_) => {}
+                Modifier::Dec("cbsz", v) => c.cbsz = *v as u8,
+                Modifier::Dec("abid", v) => c.abid = *v as u8,
+                Modifier::Dec("blgp", v) => c.blgp = *v as u8,
+                Modifier::Array("neg", v) if v.len() == 3 => c.neg = [v[0] != 0, v[1] != 0, v[2] != 0],
+                other => return self.unsupported(format!("{m} with {other}")),
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// The matrix generation of a target.
+pub(crate) fn generation(target: Target) -> Generation {
+    match target {
+        Target::Gfx908 => Generation::Gfx908,
+        Target::Gfx90a => Generation::Gfx90a,
+        Target::Gfx942 => Generation::Gfx940,
+        Target::Gfx950 => Generation::Gfx950,
     }
 }
 

@@ -32,7 +32,7 @@ impl Wave {
         let mut regs = Vec::new();
         for i in 0..n {
             let a = addr + 4 * i as u64;
-            let v = env.global.read_u32(a).ok_or(ExecError::MemoryFault {
+            let v = env.global.load_u32(a).ok_or(ExecError::MemoryFault {
                 pc: self.cur_pc,
                 addr: a,
                 what: "scalar load",
@@ -67,7 +67,7 @@ impl Wave {
             out.copy_from_slice(&self.private[at..at + out.len()]);
             return true;
         }
-        global.read(addr, out)
+        global.load(addr, out)
     }
     pub(crate) fn flat_write(
         &mut self,
@@ -296,8 +296,14 @@ impl Wave {
     }
 
     /// buffer_* through the private segment buffer descriptor (the only
-    /// buffer the emulator provides): lane-private offset = soffset + VGPR
-    /// (offen) + offset. Any other descriptor stops as unsupported.
+    /// buffer the emulator provides): lane-private offset = soffset / 64 +
+    /// VGPR (offen) + offset. The private segment is swizzled (dword `d` of
+    /// lane `l` at byte `256·d + 4·l` of the wave's area), so soffset, a
+    /// byte offset into that area (the wave's scratch offset, or the stack
+    /// pointer, which compilers keep scaled by the wave size), moves each
+    /// lane by soffset / 64 bytes; an soffset that is not a multiple of 256
+    /// (part of a dword row) stops as unsupported. Any other descriptor
+    /// stops as unsupported.
     pub(crate) fn mubuf(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<Step> {
         if matches!(
             inst.op,
@@ -329,6 +335,11 @@ impl Wave {
             return self.unsupported(format!("{} on a buffer other than the private segment", inst.mnemonic));
         }
         let so = self.ssrc(obs, soffset, None, Ty::B32)? as i64;
+        if so % 256 != 0 {
+            return self
+                .unsupported(format!("{} with soffset {so:#x} (not whole dword rows of the wave)", inst.mnemonic));
+        }
+        let so = so / 64;
         let op = inst.op;
         let Some((load, _, dwords)) = Self::mem_shape(op) else { return self.unsupported(inst.mnemonic) };
         for lane in lanes(self.exec()) {

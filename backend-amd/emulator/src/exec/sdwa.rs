@@ -127,7 +127,7 @@ pub(crate) fn fields(encoding: Encoding, w0: u32, d: u32, f: &mut Valu) -> Optio
 impl Wave {
     /// Source `i` of a VALU instruction as 32 bits in `lane`, after its SDWA
     /// select (sources 0 and 1 of an SDWA form) or op_sel's half (VOP3
-    /// 16-bit operations).
+    /// 16-bit operations); source 0 of a DPP form as gathered.
     pub(crate) fn operand(
         &self,
         obs: &mut Observations,
@@ -137,12 +137,32 @@ impl Wave {
         ty: Ty,
         lane: usize,
     ) -> R<u32> {
+        if i == 0 && f.dpp.is_some() {
+            return Ok(self.dpp_src0(0, lane));
+        }
         let v = self.vsrc(obs, f.src[i], lit, ty, lane)?;
         Ok(match f.sdwa {
             Some(s) if i < 2 => s.src_sel[i].extract(v, s.sext[i]),
             _ if f.src_hi >> i & 1 != 0 => v >> 16,
             _ => v,
         })
+    }
+
+    /// Source `i` of a VALU instruction as 64 bits in `lane` (source 0 of a
+    /// DPP form from the lane its control names).
+    pub(crate) fn src64(
+        &self,
+        obs: &mut Observations,
+        f: &Valu,
+        i: usize,
+        lit: Option<u32>,
+        ty: Ty,
+        lane: usize,
+    ) -> R<u64> {
+        if i == 0 && f.dpp.is_some() {
+            return Ok(self.dpp_src0(0, lane) as u64 | (self.dpp_src0(1, lane) as u64) << 32);
+        }
+        self.vsrc64(obs, f.src[i], lit, ty, lane)
     }
 
     /// Writes a 32-bit result of a VALU instruction to its destination in

@@ -1,6 +1,7 @@
 //! The vector ALU: operand fields of VOP1/VOP2/VOPC/VOP3/VOP3P, routing of
 //! a VALU instruction to its family, lane moves, and integer operations.
 
+use super::dpp::{self, Dpp};
 use super::scalar::bfe;
 use super::sdwa::{self, Sdwa};
 use super::vfloat::float_kind;
@@ -23,6 +24,8 @@ pub(crate) struct Valu {
     pub(crate) neg_hi: u8,
     /// The selects of an SDWA form.
     pub(crate) sdwa: Option<Sdwa>,
+    /// The lane control and write masks of a DPP form.
+    pub(crate) dpp: Option<Dpp>,
     /// VOP3 16-bit operations: sources (bits 0-2) read from their high
     /// half, as op_sel says.
     pub(crate) src_hi: u8,
@@ -38,6 +41,7 @@ impl Wave {
                     return self.unsupported(format!("{} with a reserved SDWA select", inst.mnemonic));
                 }
             }
+            Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if inst.dpp => dpp::fields(w0, w1, &mut f),
             Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if !inst.vop3 => {
                 f.src[0] = (w0 & 0x1FF) as u16;
                 f.src[1] = 256 + ((w0 >> 9) & 0xFF) as u16;
@@ -77,6 +81,15 @@ impl Wave {
 
     pub(crate) fn valu(&mut self, inst: &Instruction, env: &mut Env<'_>) -> R<()> {
         let f = self.valu_fields(inst)?;
+        match f.dpp {
+            Some(d) => self.valu_dpp(inst, env, &f, d),
+            None => self.valu_lanes(inst, env, &f),
+        }
+    }
+
+    /// A VALU instruction over the lanes of EXEC.
+    pub(crate) fn valu_lanes(&mut self, inst: &Instruction, env: &mut Env<'_>, f: &Valu) -> R<()> {
+        let f = *f;
         // op_sel's destination bit writes the high half; whether the other
         // half is kept or zeroed is not modelled (v_pack_b32_f16's op_sel
         // selects sources only).
@@ -90,8 +103,11 @@ impl Wave {
             return self.vcmp(inst, &f, compare, env.obs);
         }
         let family = inst.op.family();
-        if inst.sdwa && matches!(family, Family::Matrix | Family::AccvgprMove | Family::FmaMix | Family::Packed) {
-            return self.unsupported(format!("{} in the SDWA form", inst.mnemonic));
+        if (inst.sdwa || inst.dpp)
+            && matches!(family, Family::Matrix | Family::AccvgprMove | Family::FmaMix | Family::Packed)
+        {
+            let form = if inst.sdwa { "SDWA" } else { "DPP" };
+            return self.unsupported(format!("{} in the {form} form", inst.mnemonic));
         }
         match family {
             // Their operands come from the decoder, not through indexing.
@@ -139,6 +155,9 @@ impl Wave {
             self.raise(fl);
             return Ok(());
         }
+        if let Some(result) = self.convert(inst, &f, env) {
+            return result;
+        }
         if let Some(op) = int_op(inst.op) {
             return self.vint(inst, &f, op, env.obs);
         }
@@ -154,6 +173,11 @@ impl Wave {
         if f.clamp && !saturate {
             return self.unsupported(format!("{} with clamp", inst.mnemonic));
         }
+        // (The abs field's bits are VOP3B's scalar destination: only neg
+        // is checked.)
+        if f.neg != 0 && !matches!(op, IntOp::Cndmask) {
+            return self.unsupported(format!("{} with neg source modifiers", inst.mnemonic));
+        }
         let mut carry_out = 0u64;
         for lane in lanes(exec) {
             let s = |w: &Self, obs: &mut Observations, i: usize| w.operand(obs, f, i, lit, Ty::B32, lane);
@@ -168,17 +192,16 @@ impl Wave {
                 IntOp::Un(g) => g(s(self, obs, 0)?) as u64,
                 IntOp::Lane(g) => g(s(self, obs, 0)?, s(self, obs, 1)?, lane) as u64,
                 IntOp::Mov64 => {
-                    let v = self.vsrc64(obs, f.src[0], lit, Ty::B64, lane)?;
+                    let v = self.src64(obs, f, 0, lit, Ty::B64, lane)?;
                     self.wv(obs, f.dst, lane, v as u32);
                     self.wv(obs, f.dst + 1, lane, (v >> 32) as u32);
                     continue;
                 }
+                // The selected source with its abs/neg (sign-bit) modifiers:
+                // compilers fold a negated or absolute select into them.
                 IntOp::Cndmask => {
-                    if mask_in(self, obs)? {
-                        s(self, obs, 1)? as u64
-                    } else {
-                        s(self, obs, 0)? as u64
-                    }
+                    let i = if mask_in(self, obs)? { 1 } else { 0 };
+                    self.fp_src32(obs, f, i, lit, lane)? as u64
                 }
                 IntOp::AddCo | IntOp::SubCo | IntOp::SubrevCo | IntOp::Addc | IntOp::Subb | IntOp::Subbrev => {
                     let (a, b) = (s(self, obs, 0)? as u64, s(self, obs, 1)? as u64);
@@ -358,6 +381,56 @@ pub(crate) fn int_op(op: Opcode) -> Option<IntOp> {
             }
         }),
         Opcode::V_CVT_I32_F32_E32 => Un(|a| f32::from_bits(a) as i32 as u32),
+        // Float to integer conversions saturate, NaN giving 0 (as
+        // v_cvt_i32_f32 above): floor, floor of x + 1/2 (exact in f64), and
+        // from f16 toward zero.
+        Opcode::V_CVT_FLR_I32_F32_E32 => Un(|a| (f32::from_bits(a) as f64).floor() as i32 as u32),
+        Opcode::V_CVT_RPI_I32_F32_E32 => Un(|a| (f32::from_bits(a) as f64 + 0.5).floor() as i32 as u32),
+        Opcode::V_CVT_I16_F16_E32 => Un(|a| fpu::f16_to_f64(a as u16) as i16 as u16 as u32),
+        Opcode::V_CVT_U16_F16_E32 => Un(|a| fpu::f16_to_f64(a as u16) as u16 as u32),
+        // Two i16 saturated to u8, packed in the low half.
+        Opcode::V_SAT_PK_U8_I16_E32 => Un(|a| {
+            let sat = |h: u32| (h as u16 as i16).clamp(0, 255) as u32;
+            sat(a) | sat(a >> 16) << 8
+        }),
+        // Two 32-bit values saturated to 16 bits, packed (source 0 low).
+        Opcode::V_CVT_PK_I16_I32 => Bin(|a, b| {
+            (a as i32).clamp(-32768, 32767) as u16 as u32 | ((b as i32).clamp(-32768, 32767) as u16 as u32) << 16
+        }),
+        Opcode::V_CVT_PK_U16_U32 => Bin(|a, b| a.min(0xFFFF) | b.min(0xFFFF) << 16),
+        Opcode::V_XNOR_B32_E32 => Bin(|a, b| !(a ^ b)),
+        Opcode::V_MUL_HI_U32_U24_E32 => Bin(|a, b| (((a & 0xFF_FFFF) as u64 * (b & 0xFF_FFFF) as u64) >> 32) as u32),
+        Opcode::V_MUL_HI_I32_I24_E32 => {
+            Bin(|a, b| ((((a << 8) as i32 >> 8) as i64 * ((b << 8) as i32 >> 8) as i64) >> 32) as u32)
+        }
+        Opcode::V_MAD_I32_I24 => {
+            Tri(|a, b, c| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32).wrapping_add(c))
+        }
+        // Bytes c[1:0].. of the 64-bit {a, b} (b low).
+        Opcode::V_ALIGNBYTE_B32 => Tri(|a, b, c| ((((a as u64) << 32) | b as u64) >> (8 * (c & 3))) as u32),
+        Opcode::V_MAD_U32_U16 => Tri(|a, b, c| (a & 0xFFFF).wrapping_mul(b & 0xFFFF).wrapping_add(c)),
+        Opcode::V_MAD_I32_I16 => {
+            Tri(|a, b, c| ((a as i16 as i32).wrapping_mul(b as i16 as i32) as u32).wrapping_add(c))
+        }
+        Opcode::V_MAD_U16 => Tri(|a, b, c| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32),
+        Opcode::V_MAD_I16 => Tri(|a, b, c| (a as u16).wrapping_mul(b as u16).wrapping_add(c as u16) as u32),
+        Opcode::V_MIN3_I16 => Tri(|a, b, c| (a as i16).min(b as i16).min(c as i16) as u16 as u32),
+        Opcode::V_MAX3_I16 => Tri(|a, b, c| (a as i16).max(b as i16).max(c as i16) as u16 as u32),
+        Opcode::V_MIN3_U16 => Tri(|a, b, c| (a as u16).min(b as u16).min(c as u16) as u32),
+        Opcode::V_MAX3_U16 => Tri(|a, b, c| (a as u16).max(b as u16).max(c as u16) as u32),
+        Opcode::V_MED3_I16 => Tri(|a, b, c| {
+            let (a, b, c) = (a as i16, b as i16, c as i16);
+            a.max(b).min(a.min(b).max(c)) as u16 as u32
+        }),
+        Opcode::V_MED3_U16 => Tri(|a, b, c| {
+            let (a, b, c) = (a as u16, b as u16, c as u16);
+            a.max(b).min(a.min(b).max(c)) as u32
+        }),
+        // Signed additions (clamp, signed saturation, is refused).
+        Opcode::V_ADD_I32 => Bin(|a, b| a.wrapping_add(b)),
+        Opcode::V_SUB_I32 => Bin(|a, b| a.wrapping_sub(b)),
+        Opcode::V_ADD_I16 => Bin(|a, b| (a as u16).wrapping_add(b as u16) as u32),
+        Opcode::V_SUB_I16 => Bin(|a, b| (a as u16).wrapping_sub(b as u16) as u32),
         Opcode::V_ADD_U32_E32 => Bin(|a, b| a.wrapping_add(b)),
         Opcode::V_SUB_U32_E32 => Bin(|a, b| a.wrapping_sub(b)),
         Opcode::V_SUBREV_U32_E32 => Bin(|a, b| b.wrapping_sub(a)),

@@ -18,7 +18,7 @@ impl Wave {
         Ok(v)
     }
     pub(crate) fn fp_src64(&self, obs: &mut Observations, f: &Valu, i: usize, lit: Option<u32>, lane: usize) -> R<u64> {
-        let mut v = self.vsrc64(obs, f.src[i], lit, Ty::F64, lane)?;
+        let mut v = self.src64(obs, f, i, lit, Ty::F64, lane)?;
         if f.abs >> i & 1 != 0 {
             v &= !(1 << 63);
         }
