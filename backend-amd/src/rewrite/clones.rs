@@ -37,7 +37,7 @@ impl<'u> Pass<'u, '_> {
 
     pub(super) fn restore(&mut self, m: PassMark) {
         self.appended.truncate(m.words);
-        self.table.slots.truncate(m.slots);
+        self.table.truncate(m.slots);
         self.islands = m.islands;
         self.patches.truncate(m.patches);
     }

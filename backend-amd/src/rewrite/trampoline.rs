@@ -536,11 +536,13 @@ impl AmdLowering<'_> {
         if padding > 0 {
             return Some((a..=b, padding));
         }
-        let mut end = b;
-        while grows(end) {
+        // The rest of the run, followed only as long as it is too short.
+        let (mut end, mut rest) = (b, 0);
+        while rest < LONG_JUMP_BYTES && grows(end) {
             end += 1;
+            rest += self.instrs[end].insn.length as u64;
         }
-        if end > b && bytes(b + 1, end) < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
+        if end > b && rest < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
             b = end;
         }
         Some((a..=b, 0))
