@@ -298,15 +298,8 @@ fn solve(n: usize, succ: &[Vec<usize>], pred: &[Vec<usize>], transfer: &dyn Fn(u
 
 #[cfg(test)]
 mod tests {
+    use super::super::waitcnt::tests::instrs as decode;
     use super::*;
-    use xfpx_amd_isa::Target;
-
-    fn decode(words: &[u32]) -> Vec<DecodedInstr> {
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        xfpx_amd_isa::disassemble(Target::Gfx90a, &bytes, 0x1000)
-            .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
-            .collect()
-    }
 
     fn busy_at(words: &[u32], i: usize) -> RegSet {
         let code = decode(words);

@@ -221,11 +221,12 @@ impl WaitAnalysis {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use xfpx_amd_isa::Target;
 
-    fn instrs(words: &[u32]) -> Vec<DecodedInstr> {
+    /// `words` decoded for gfx90a from 0x1000 (the liveness tests use it too).
+    pub(in crate::rewrite) fn instrs(words: &[u32]) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         xfpx_amd_isa::disassemble(Target::Gfx90a, &bytes, 0x1000)
             .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
