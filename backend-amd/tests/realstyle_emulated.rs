@@ -90,7 +90,7 @@ fn check_launches(targets: &[&str], at_least: usize) {
             let launch = Launch::load(&path).expect("launch");
             let original = code_object(&launch, target);
             let name = format!("{target}/{}", path.file_stem().unwrap_or_default().to_string_lossy());
-            let orig = match run(&launch, &original, &|_| original.clone()) {
+            let orig = match run(&launch, &|_| original.clone()) {
                 Ok(r) => r,
                 Err(e) => {
                     not_proven.push(format!("{name}: the original does not run on the emulator: {e}"));

@@ -75,7 +75,7 @@ fn rewritten_fixture_kernels_match_the_original_on_the_emulator() {
             let co_path = launch.dir.join(launch.code_object.replace("{target}", target));
             let Ok(original) = std::fs::read(&co_path) else { continue };
             let name = format!("{target}/{}", launch.kernel);
-            let orig = match run(&launch, &original, &|_| original.clone()) {
+            let orig = match run(&launch, &|_| original.clone()) {
                 Ok(r) => r,
                 Err(e) => {
                     // The emulator cannot run this launch at all: nothing to compare.
@@ -214,7 +214,7 @@ fn far_trampolines_through_islands_match_the_original() {
                 continue;
             }
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
-            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            let orig = run(&launch, &|_| original.clone()).expect("original runs");
             let opts = RewriteOptions {
                 mode: Mode::Detect,
                 kernels: KernelFilter::exactly(&launch.kernel),
@@ -287,7 +287,7 @@ fn counting_every_instruction_matches_the_emulators_count() {
                 continue;
             };
             let name = format!("{target}/{}", launch.kernel);
-            let Ok(orig) = run(&launch, &original, &|_| original.clone()) else { continue };
+            let Ok(orig) = run(&launch, &|_| original.clone()) else { continue };
             let (rw, out) = rewritten_run(
                 &launch,
                 &original,
@@ -417,7 +417,7 @@ fn probes_reading_loaded_registers_wait_for_exactly_their_loads() {
             let launch =
                 Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
-            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            let orig = run(&launch, &|_| original.clone()).expect("original runs");
             for insert_waits in [true, false] {
                 let opts = RewriteOptions {
                     kernels: KernelFilter::exactly(&launch.kernel),
@@ -503,7 +503,7 @@ fn a_function_shared_by_two_kernels_is_instrumented_when_both_are() {
                 Launch::load(&emulator_fixtures().join("launches").join(format!("{kernel}.json"))).expect("launch");
             let original = std::fs::read(launch.dir.join(launch.code_object.replace("{target}", target))).expect("co");
             let parsed = xfpx_amd::CodeObject::parse(&original).expect("parses");
-            let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+            let orig = run(&launch, &|_| original.clone()).expect("original runs");
             let observed: BTreeSet<Key> = orig
                 .stats
                 .observations
@@ -580,7 +580,7 @@ fn a_function_whose_caller_cannot_grow_is_left_alone() {
         let at = (section.offset + (kd - section.addr)) as usize + 48;
         original[at] |= 0x3f;
     }
-    let orig = run(&launch, &original, &|_| original.clone()).expect("original runs");
+    let orig = run(&launch, &|_| original.clone()).expect("original runs");
     let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly("call_nested"));
     assert_eq!(rw.expect("runs").outputs, orig.outputs);
     for name in ["_Z5blendff", "_Z14scaled_productff"] {

@@ -32,14 +32,13 @@ pub struct Run {
     pub table: Vec<u8>,
 }
 
-/// Runs `launch` on `code` (an ELF), with a zeroed table allocated first in
-/// emulated memory; `rewrite_with` turns the code into what runs, given the
+/// Runs `launch` with a zeroed table allocated first in emulated memory;
+/// `rewrite_with` gives the code object (an ELF) that runs, given the
 /// table's address.
-pub fn run(launch: &Launch, code: &[u8], rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> Result<Run, String> {
+pub fn run(launch: &Launch, rewrite_with: &dyn Fn(u64) -> Vec<u8>) -> Result<Run, String> {
     let mut mem = GlobalMemory::new();
     let table_addr = mem.allocate(vec![0u8; TABLE_BYTES]);
     let bytes = rewrite_with(table_addr);
-    let _ = code;
     let object = EmuObject::parse(&bytes).map_err(|e| e.0)?;
     let kernel = object.kernel(&launch.kernel).ok_or("no kernel")?.clone();
     let mut addrs = Vec::new();
@@ -171,7 +170,7 @@ pub fn rewritten_run_with(
     rewrite_fn: &dyn Fn(&[u8], &RewriteOptions) -> rewrite::RewriteOutcome,
 ) -> (Result<Run, String>, rewrite::RewriteOutcome) {
     let outcome = std::cell::RefCell::new(None);
-    let rw = run(launch, original, &|addr| {
+    let rw = run(launch, &|addr| {
         let out = rewrite_fn(original, &RewriteOptions { table: TableAddress::Known(addr), ..opts.clone() });
         let b = out.bytes.clone();
         *outcome.borrow_mut() = Some(out);
