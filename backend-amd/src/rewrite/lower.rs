@@ -21,7 +21,8 @@ use xfpx_common::view::{KernelView, Operand, RegFile};
 use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::division::{self, Divisor, Role};
-use super::encode::{Encoder, Src};
+use super::encode::{Encoder, Src, Words};
+use super::facts::UnitFacts;
 use super::halves;
 pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
 pub use super::scratch::{Scavenger, Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
@@ -83,8 +84,8 @@ impl Appended {
             self.words[l.word] = if l.high { (address >> 32) as u32 } else { address as u32 };
         }
     }
-    fn push(&mut self, w: Vec<u32>) {
-        self.words.extend(w);
+    fn push(&mut self, w: &[u32]) {
+        self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
         self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
@@ -125,6 +126,8 @@ pub struct AmdLowering<'a> {
     pub enc: Encoder,
     pub entry: u64,
     pub instrs: &'a [DecodedInstr],
+    /// What lowering asks of `instrs` at many places, found once.
+    pub facts: UnitFacts,
     pub waits: &'a WaitAnalysis,
     pub scratch: Scratch,
     pub table: &'a mut TableLayout,
@@ -260,8 +263,8 @@ impl AmdLowering<'_> {
         *self.islands = c.islands;
     }
 
-    fn emit(&mut self, w: Vec<u32>) {
-        self.appended.push(w);
+    fn emit(&mut self, w: impl AsRef<[u32]>) {
+        self.appended.push(w.as_ref());
     }
 
     /// Jump from the end of the appended code to `target`: `s_branch` when in
@@ -334,7 +337,7 @@ impl AmdLowering<'_> {
         }
         match flow {
             ControlFlow::Next | ControlFlow::End => {
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
             }
             ControlFlow::Branch { target } => {
@@ -355,7 +358,7 @@ impl AmdLowering<'_> {
                 }
                 // Taken: over the fall-through jump to a jump to the target.
                 let at = self.appended.words.len();
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 // Fall-through path continues in the trampoline: branch over the taken path.
                 let over = self.appended.words.len();
                 self.emit(e.sopp(Opcode::S_BRANCH, 0)?);
@@ -372,7 +375,7 @@ impl AmdLowering<'_> {
             }
             ControlFlow::GetPc { value } => {
                 // s_getpc_b64 sdst, then correct it to the original address + 4.
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 let got = self.appended.here();
                 let sdst = insn.words[0] >> 16 & 0x7F;
                 self.adjust_pair(sdst as u16, value.wrapping_sub(got))?;
@@ -388,7 +391,7 @@ impl AmdLowering<'_> {
                 Ok(false)
             }
             ControlFlow::Indirect if insn.op == Opcode::S_SETPC_B64 => {
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 Ok(false)
             }
             ControlFlow::Indirect if insn.op == Opcode::S_SWAPPC_B64 => {
@@ -420,8 +423,9 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        let w = pair_add(self.e(), r, delta)?;
-        self.emit(w);
+        for w in pair_add(self.e(), r, delta)? {
+            self.emit(w);
+        }
         Ok(())
     }
 
@@ -610,7 +614,7 @@ impl AmdLowering<'_> {
         let ins = &view.instrs[p.instr as usize];
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
-                if let Some(why) = halves::in_indexing_region(self.instrs, p.instr as usize) {
+                if let Some(why) = self.facts.in_indexing_region(self.instrs, p.instr as usize) {
                     return Err(RewriteError::Refused(why));
                 }
                 // bf16 values are shifted into the high half and tested as f32.
@@ -642,7 +646,7 @@ impl AmdLowering<'_> {
                 let checks: Vec<(ExceptionKind, (u32, Lanes))> =
                     kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
                 // Steps of a division sequence are judged at its v_div_fixup.
-                let step = division::is_step(self.instrs, p.instr as usize);
+                let step = self.facts.is_step(self.instrs, p.instr as usize);
                 if checks.is_empty() || vals.is_empty() || step {
                     return Ok(());
                 }
@@ -818,7 +822,7 @@ impl AmdLowering<'_> {
     fn divisor_test(&mut self, view: &KernelView, index: usize, after: &[&Probe]) -> Result<(), RewriteError> {
         let d = &self.instrs[index];
         let Some(Role::Quotient { divisor }) = division::role(&d.insn) else { return Ok(()) };
-        if division::is_step(self.instrs, index) {
+        if self.facts.is_step(self.instrs, index) {
             return Ok(());
         }
         let Some(format) = view.instrs[index].class.format() else { return Ok(()) };
@@ -865,11 +869,11 @@ impl AmdLowering<'_> {
     }
 }
 
-/// The words of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
-fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<Vec<u32>, RewriteError> {
-    let mut w = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
-    w.extend(e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
-    Ok(w)
+/// The instructions of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
+fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<[Words; 2], RewriteError> {
+    let low = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
+    let high = e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?;
+    Ok([low, high])
 }
 
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the
@@ -939,6 +943,7 @@ mod tests {
             enc: Encoder { target },
             entry: 0x1000,
             instrs: &instrs,
+            facts: UnitFacts::of(&instrs),
             waits: &waits,
             scratch: Scratch::new(40, 8),
             table: &mut table,
