@@ -176,38 +176,16 @@ fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
     p.get(enc as usize).copied().flatten().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
 }
 
-/// The opcode number of `op` in `enc` on `target`, from the decoder's table;
-/// an error only where `op` is not of that encoding or not on that target.
-pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
-    // By opcode: the table's rows of it, in table order.
-    type Index = Vec<Vec<(Encoding, u8, u16)>>;
-    static INDEX: OnceLock<Index> = OnceLock::new();
-    let index = INDEX.get_or_init(|| {
-        let mut m: Index = Vec::new();
-        for r in table::rows() {
-            if m.len() <= r.op as usize {
-                m.resize(r.op as usize + 1, Vec::new());
-            }
-            m[r.op as usize].push((r.encoding, r.targets, r.opcode));
-        }
-        m
-    });
-    index
-        .get(op as usize)
-        .and_then(|rows| rows.iter().find(|(e, t, _)| *e == enc && t & target.mask() != 0))
-        .map(|&(_, _, number)| number)
-        .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
-}
+/// One row of the decoder's table for an opcode: its encoding, targets,
+/// opcode number, and its dwords with every field but the opcode zero
+/// (None where the encoding has no prefix or opcode field to place it in).
+type OpcodeRow = (Encoding, u8, u16, Option<Words>);
 
-/// The dwords of `op` in `enc` on `target` with every field but the
-/// opcode zero: [`prefix`] and [`opcode`] placed, indexed once (None where
-/// either fails: the caller finds them again for the error).
-fn opcode_words(target: Target, enc: Encoding, op: Opcode) -> Option<Words> {
-    // By opcode: the table's rows of it, in table order, with their words.
-    type Index = Vec<Vec<(Encoding, u8, Option<Words>)>>;
-    static INDEX: OnceLock<Index> = OnceLock::new();
+/// The first row of `op` in `enc` on `target`, in table order (indexed once).
+fn opcode_row(target: Target, enc: Encoding, op: Opcode) -> Option<&'static OpcodeRow> {
+    static INDEX: OnceLock<Vec<Vec<OpcodeRow>>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut m: Index = Vec::new();
+        let mut m: Vec<Vec<OpcodeRow>> = Vec::new();
         for r in table::rows() {
             if m.len() <= r.op as usize {
                 m.resize(r.op as usize + 1, Vec::new());
@@ -217,11 +195,19 @@ fn opcode_words(target: Target, enc: Encoding, op: Opcode) -> Option<Words> {
                 words[0] = first;
                 put(&mut words, r.encoding, Field::Op, u32::from(r.opcode)).ok().map(|()| words)
             });
-            m[r.op as usize].push((r.encoding, r.targets, words));
+            m[r.op as usize].push((r.encoding, r.targets, r.opcode, words));
         }
         m
     });
-    index.get(op as usize)?.iter().find(|(e, t, _)| *e == enc && t & target.mask() != 0)?.2
+    index.get(op as usize)?.iter().find(|(e, t, _, _)| *e == enc && t & target.mask() != 0)
+}
+
+/// The opcode number of `op` in `enc` on `target`, from the decoder's table;
+/// an error only where `op` is not of that encoding or not on that target.
+pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
+    opcode_row(target, enc, op)
+        .map(|&(_, _, number, _)| number)
+        .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
 }
 
 fn put(words: &mut [u32], enc: Encoding, f: Field, value: u32) -> Result<(), RewriteError> {
@@ -245,7 +231,8 @@ pub struct Encoder {
 
 impl Encoder {
     fn base(&self, enc: Encoding, op: Opcode, fields: &[(Field, u32)]) -> Result<Words, RewriteError> {
-        let mut words = match opcode_words(self.target, enc, op) {
+        // (a row without words: its error is found again below)
+        let mut words = match opcode_row(self.target, enc, op).and_then(|r| r.3) {
             Some(w) => w,
             None => {
                 let mut words = Words::zeros(enc.base_length() / 4);
