@@ -5,7 +5,10 @@
 //! appended code, a window of straight-line instructions (at least
 //! [`LONG_JUMP_BYTES`], none of them a branch target but the first) that
 //! becomes a long jump in place: SCC saved, `s_getpc_b64`, a 64-bit add,
-//! `s_setpc_b64` through the site's jump pair. The trampoline then runs,
+//! `s_setpc_b64` through the site's jump pair; or, where neither fits (an
+//! `s_endpgm` that branches land on, with no padding after it), an island
+//! in the never-executed bytes a long jump over the instructions right
+//! before the site frees (see `carved`). The trampoline then runs,
 //! for each instruction of its span in order, the `before` probes, the
 //! instruction (relocated when PC-relative), the `after` probes, and
 //! jumps back after the last one.
@@ -81,6 +84,14 @@ impl AmdLowering<'_> {
                 if far(&lowered) {
                     mark.restore(self, out);
                     lowered = self.span(view, plan, &single, None, out);
+                }
+                if far(&lowered) {
+                    mark.restore(self, out);
+                    match self.carved(view, plan, index, floor, targets, &sites, &single, out) {
+                        Some(Ok(())) => lowered = Ok(()),
+                        // the reason stays the first one
+                        _ => mark.restore(self, out),
+                    }
                 }
             }
             match lowered {
@@ -423,11 +434,18 @@ impl AmdLowering<'_> {
     /// over `.text` padding (a patch).
     fn write_at(&mut self, addr: u64, words: &[u32], out: &mut KernelLowering) {
         let base = self.appended.base;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let end = addr + bytes.len() as u64;
         if addr >= base && addr < self.appended.here() {
             let at = ((addr - base) / 4) as usize;
             self.appended.words[at..at + words.len()].copy_from_slice(words);
+        } else if let Some(p) = out.anchors.iter_mut().find(|p| p.addr <= addr && end <= p.addr + p.bytes.len() as u64)
+        {
+            // Room inside a long jump's window (see `carved`): one patch still.
+            let at = (addr - p.addr) as usize;
+            p.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
         } else {
-            out.anchors.push(Patch { addr, bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect() });
+            out.anchors.push(Patch { addr, bytes });
         }
     }
 
@@ -468,6 +486,68 @@ impl AmdLowering<'_> {
             }
         }
         Some(out)
+    }
+
+    /// Room for an island where no padding within reach is free: the
+    /// straight-line instructions right before instruction `index` (at
+    /// least a long jump and an island long, not below `floor`, none of
+    /// them a site, only the first a branch target) move to a trampoline
+    /// of their own behind a long jump, and the never-executed bytes after
+    /// the jump hold the island through which the `single` site's anchor
+    /// enters its trampoline. Padding (the pool's room) never moves. The site may be a branch target (an
+    /// `s_endpgm` every path branches to) and the instruction before it may
+    /// leave. None when there is no such window.
+    #[allow(clippy::too_many_arguments)]
+    fn carved(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        index: usize,
+        floor: usize,
+        targets: &BTreeSet<usize>,
+        sites: &BTreeSet<usize>,
+        single: &[Step],
+        out: &mut KernelLowering,
+    ) -> Option<Result<(), RewriteError>> {
+        let last = index.checked_sub(1).filter(|&k| k >= floor && !sites.contains(&k))?;
+        let falls_through = |i: usize| {
+            let d = &self.instrs[i];
+            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
+        };
+        // (padding is the pool's room, which other anchors may hold)
+        let movable = |i: usize| {
+            halves::in_indexing_region(self.instrs, i).is_none()
+                && !sites.contains(&i)
+                && !crate::rewrite::reach::is_padding(self.instrs, i)
+        };
+        let d = &self.instrs[last];
+        let last_moves = matches!(
+            d.insn.control_flow(d.addr),
+            ControlFlow::Next | ControlFlow::GetPc { .. } | ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. }
+        );
+        if !last_moves || !movable(last) {
+            return None;
+        }
+        let end = d.addr + d.insn.length as u64;
+        let mut first = last;
+        while end - self.instrs[first].addr < LONG_JUMP_BYTES + ISLAND_BYTES {
+            let grows = first > floor && !targets.contains(&first) && falls_through(first - 1) && movable(first - 1);
+            if !grows {
+                return None;
+            }
+            first -= 1;
+        }
+        let steps: Vec<Step> = (first..=last).map(|i| Step { index: i, probes: Vec::new() }).collect();
+        if let Err(e) = self.span(view, plan, &steps, Some(0), out) {
+            return Some(Err(e));
+        }
+        let room = self.instrs[first].addr + LONG_JUMP_BYTES..end;
+        let at = self.islands.free.partition_point(|r| r.start < room.start);
+        self.islands.free.insert(at, room.clone());
+        let lowered = self.span(view, plan, single, None, out);
+        // What the site left of the room is no one else's.
+        self.islands.free.retain(|r| r.start < room.start || r.end > room.end);
+        Some(lowered)
     }
 
     /// The window (first..=last) of straight-line instructions a long jump
