@@ -64,18 +64,8 @@ fn every_site_of_an_object_beyond_s_branch_reach_is_checked_and_runs_as_the_orig
             let saved = dir.path().join("reach.co");
             std::fs::write(&saved, &out.bytes).expect("write");
             for kernel in LAUNCHES {
-                let launch = fixtures().join("launches").join(format!("{kernel}.json"));
-                let plain_opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
-                let plain = xfpx_amd_emu::replay(&launch, &plain_opts).expect("the original runs");
-                let opts = ReplayOptions { code_object: Some(saved.clone()), ..plain_opts };
-                let rw = replay_saved(&launch, &opts).expect("replays").expect("rewritten");
                 let name = format!("{target} {mode:?} {kernel}");
-                assert_eq!(rw.hazards, 0, "{name}");
-                assert_eq!(
-                    rw.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
-                    plain.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
-                    "{name}: outputs differ"
-                );
+                let (launch, opts, plain, rw) = runs_as_the_original(target, kernel, &saved, &name);
                 match mode {
                     Mode::Detect => {
                         let observed = records(&plain.report);
@@ -111,20 +101,33 @@ fn a_far_wave_end_with_no_padding_near_it_is_screened_and_runs_as_the_original()
         let dir = tempfile::tempdir().expect("tempdir");
         let saved = dir.path().join("far_ends.co");
         std::fs::write(&saved, &out.bytes).expect("write");
-        let launch = fixtures().join("launches").join("far_first.json");
-        let plain_opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
-        let plain = xfpx_amd_emu::replay(&launch, &plain_opts).expect("the original runs");
-        let opts = ReplayOptions { code_object: Some(saved), ..plain_opts };
-        let rw = replay_saved(&launch, &opts).expect("replays").expect("rewritten");
         let name = format!("{target} far_first");
-        assert_eq!(rw.hazards, 0, "{name}");
-        assert_eq!(
-            rw.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
-            plain.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
-            "{name}: outputs differ"
-        );
+        let (launch, opts, _, rw) = runs_as_the_original(target, "far_first", &saved, &name);
         screened_as_the_original_raises(&original, &launch, &opts, &rw, "far_first", &name);
     }
+}
+
+/// Runs the launch of `kernel` from the original fixture and from the
+/// rewritten object `saved`: no hazard, outputs bit-identical. Returns the
+/// launch, the rewritten run's options and both runs.
+fn runs_as_the_original(
+    target: &str,
+    kernel: &str,
+    saved: &Path,
+    name: &str,
+) -> (PathBuf, ReplayOptions, xfpx_amd_emu::ReplayOutcome, xfpx_amd::replay::RewrittenReplay) {
+    let launch = fixtures().join("launches").join(format!("{kernel}.json"));
+    let plain_opts = ReplayOptions { target: Some(target.into()), ..Default::default() };
+    let plain = xfpx_amd_emu::replay(&launch, &plain_opts).expect("the original runs");
+    let opts = ReplayOptions { code_object: Some(saved.to_path_buf()), ..plain_opts };
+    let rw = replay_saved(&launch, &opts).expect("replays").expect("rewritten");
+    assert_eq!(rw.hazards, 0, "{name}");
+    assert_eq!(
+        rw.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
+        plain.outputs.iter().map(|b| (&b.name, &b.bytes)).collect::<Vec<_>>(),
+        "{name}: outputs differ"
+    );
+    (launch, opts, plain, rw)
 }
 
 /// The screened bits (a note of the rewritten run's report) are the wave's
