@@ -51,7 +51,7 @@ pub(crate) enum Instrumented {
     /// Rewritten here, but for the table's address.
     Prepared(Box<Prepared>),
     /// Rewritten by `xfpx dump --rewrite --out`.
-    Saved { elf: Vec<u8>, record: RewriteRecord },
+    Saved { elf: Vec<u8>, record: Box<RewriteRecord> },
 }
 
 /// Replays the launch in `launch_path` rewritten for `mode` (or as its
@@ -161,7 +161,7 @@ fn replay_instrumented(
                     asked.name()
                 );
             }
-            Instrumented::Saved { elf, record }
+            Instrumented::Saved { elf, record: Box::new(record) }
         }
     };
     run(&launch, launch_path, &path, instrumented, opts, None, false).map(Some)
@@ -212,7 +212,7 @@ pub(crate) fn run(
                 path.display().to_string(),
                 launch_path.display().to_string(),
             ];
-            (code, record, command)
+            (code, *record, command)
         }
     };
     // A kernel the rewrite refused runs as it is under detect and screen

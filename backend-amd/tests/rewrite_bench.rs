@@ -6,7 +6,12 @@
 //! kernel over the original's in detect and screen modes, probes and waits
 //! added; then the rewrite time per 10k instructions over the corpus, and
 //! the rewrite speed (instructions and kernels per second) on the largest
-//! code objects of the repository. Results: `tests/REWRITE_BENCH.md`.
+//! code objects of the repository and on generated objects of about 100k
+//! instructions ([`generated_objects`]). Results: `tests/REWRITE_BENCH.md`.
+//!
+//! The speed on the generated objects alone:
+//!
+//!     cargo test --release -p xfpx-amd --test rewrite_bench -- --ignored --nocapture large
 
 mod common;
 
@@ -111,7 +116,101 @@ fn rewrite_benchmark() {
         secs * 1e3 * 1e4 / instrs.max(1) as f64,
         secs
     );
-    largest_objects();
+    let mut objects = repository_objects();
+    objects.extend(generated_objects());
+    speed_table(&objects);
+}
+
+#[test]
+#[ignore = "benchmark: run with --ignored --nocapture"]
+fn large_object_benchmark() {
+    speed_table(&generated_objects());
+}
+
+/// Kernels and unrolled steps of the generated source: about 100k
+/// instructions once compiled for gfx90a or gfx942.
+const GENERATED_KERNELS: usize = 160;
+const GENERATED_STEPS: usize = 120;
+
+/// HIP source of many kernels of unrolled floating-point steps (f32, f64
+/// and f16 arithmetic, divisions, square roots, conversions, min/max),
+/// some calling non-inlined device functions; the steps are drawn from a
+/// fixed sequence, so the source is the same on every run.
+fn generated_source(kernels: usize, steps: usize) -> String {
+    const STEPS: [&str; 10] = [
+        "a = __builtin_fmaf(a, b, c);",
+        "b = a * c - b;",
+        "c = __builtin_fmaxf(a, b) + c;",
+        "d = d * (double)a + 1.0;",
+        "h = h * (half)b + (half)0.5f;",
+        "a = a / (b + 2.0f);",
+        "d = __builtin_sqrt(d) + (double)c;",
+        "c = (float)(int)a + c;",
+        "b = __builtin_fminf(b, c * 0.25f);",
+        "a = __builtin_amdgcn_rcpf(a) + b;",
+    ];
+    const FUNCTIONS: usize = 8;
+    let mut seed = 0x12345u32;
+    let mut draw = |n: usize| {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345) & 0x7fff_ffff;
+        (seed >> 8) as usize % n
+    };
+    let mut s = String::from("#include \"xfpx_hip.h\"\n");
+    for f in 0..FUNCTIONS {
+        s += &format!(
+            "__device__ __noinline__ float dev{f}(float a, float b) {{ float r = a; \
+             for (int i = 0; i < 4; ++i) r = __builtin_fmaf(r, b, {f}.5f) / (b + {f}.25f); return r; }}\n"
+        );
+    }
+    for k in 0..kernels {
+        s += &format!("KERNEL void k{k}(float *out, const float *in, double *dout, half *hout, int n) {{\n");
+        s += "  unsigned i = gid_x(); if (i >= (unsigned)n) return;\n";
+        s += "  float a = in[i], b = in[i + 1], c = in[i + 2]; double d = (double)in[i + 3]; half h = (half)in[i + 4];\n";
+        for _ in 0..steps {
+            s += &format!("  {}\n", STEPS[draw(STEPS.len())]);
+            if draw(40) == 0 {
+                s += &format!("  a = dev{}(a, b);\n", draw(FUNCTIONS));
+            }
+        }
+        s += "  out[i] = a + b + c; dout[i] = d; hout[i] = h;\n}\n";
+    }
+    s
+}
+
+/// The generated source compiled by clang-19 for gfx90a and gfx942 (as
+/// the fixtures are: device only, no HIP headers or device libraries),
+/// into the build's temporary folder. None, said loudly, where clang-19
+/// is missing or fails.
+fn generated_objects() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rewrite_bench");
+    let source = dir.join("generated.hip");
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&source, generated_source(GENERATED_KERNELS, GENERATED_STEPS)));
+    if let Err(e) = written {
+        println!("\nSKIPPED the generated objects: cannot write {}: {e}", source.display());
+        return Vec::new();
+    }
+    let include = common::fixtures().join("src");
+    let mut out = Vec::new();
+    for target in ["gfx90a", "gfx942"] {
+        let object = dir.join(format!("generated-{target}.co"));
+        let status = std::process::Command::new("clang-19")
+            .args(["-x", "hip", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-O3", "-cuid=xfpx", "-c"])
+            .arg(format!("--offload-arch={target}"))
+            .arg("--no-gpu-bundle-output")
+            .arg("-I")
+            .arg(&include)
+            .arg(&source)
+            .arg("-o")
+            .arg(&object)
+            .status();
+        match status {
+            Ok(s) if s.success() => out.push(object),
+            Ok(s) => println!("\nSKIPPED the generated {target} object: clang-19 failed ({s})"),
+            Err(e) => println!("\nSKIPPED the generated {target} object: clang-19 cannot run ({e})"),
+        }
+    }
+    out
 }
 
 /// Every code object the repository holds (fixture corpus, emulator
@@ -135,38 +234,74 @@ fn repository_objects() -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Rewrite speed (detect mode, every kernel) on the largest code objects:
+/// Rewrite speed (detect mode, every kernel) on the largest of `objects`:
 /// the mean of repeated rewrites of each, as instructions and kernels per
-/// second and milliseconds per 10k instructions.
-fn largest_objects() {
+/// second and milliseconds per 10k instructions, elapsed and of CPU time
+/// (the machine may be shared: CPU time is what the rewrite itself took).
+/// For generated objects, also the rewrite of one kernel (what a run
+/// rewriting each kernel as it is launched does per kernel).
+fn speed_table(objects: &[std::path::PathBuf]) {
     let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
-    let mut sized: Vec<(usize, usize, std::path::PathBuf)> = repository_objects()
-        .into_iter()
+    let mut sized: Vec<(usize, usize, std::path::PathBuf)> = objects
+        .iter()
         .filter_map(|p| {
-            let out = rewrite::rewrite(&common::read(&p), &detect).ok()?;
-            Some((out.kernels.iter().map(|k| k.instructions).sum::<usize>(), out.kernels.len(), p))
+            let out = rewrite::rewrite(&common::read(p), &detect).ok()?;
+            Some((out.kernels.iter().map(|k| k.instructions).sum::<usize>(), out.kernels.len(), p.clone()))
         })
         .collect();
     sized.sort_by_key(|s| std::cmp::Reverse(s.0));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf();
-    println!("\n| code object | instructions | kernels | ms per rewrite | instructions/s | kernels/s | ms per 10k instructions |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for (instrs, kernels, path) in sized.iter().take(6) {
+    println!(
+        "\n| code object | instructions | kernels | ms per rewrite | CPU ms per rewrite | instructions/s | kernels/s \
+         | ms per 10k instructions | CPU ms per 10k instructions |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (instrs, kernels, path) in sized.iter().take(8) {
         let bytes = common::read(path);
-        let (mut runs, start) = (0u32, Instant::now());
-        while runs < 3 || (start.elapsed().as_secs_f64() < 2.0 && runs < 50) {
-            rewrite::rewrite(&bytes, &detect).expect("rewrites");
-            runs += 1;
-        }
-        let secs = start.elapsed().as_secs_f64() / runs as f64;
         let path = path.canonicalize().unwrap_or(path.clone());
         let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
-        println!(
-            "| {name} | {instrs} | {kernels} | {:.1} | {:.0} | {:.0} | {:.1} |",
-            secs * 1e3,
-            *instrs as f64 / secs,
-            *kernels as f64 / secs,
-            secs * 1e3 * 1e4 / *instrs as f64
-        );
+        let (secs, cpu) = mean_time(&|| drop(rewrite::rewrite(&bytes, &detect).expect("rewrites")));
+        row(&name, *instrs, *kernels, secs, cpu);
+        if !name.contains("generated") {
+            continue;
+        }
+        // One kernel of it (the first), as a run rewriting kernels at launch does.
+        let one = RewriteOptions { kernels: KernelFilter::exactly("k0"), ..detect.clone() };
+        let out = rewrite::rewrite(&bytes, &one).expect("rewrites");
+        let n = out.kernels.iter().map(|k| k.instructions).sum::<usize>();
+        let (secs, cpu) = mean_time(&|| drop(rewrite::rewrite(&bytes, &one).expect("rewrites")));
+        row(&format!("{name}, kernel k0 alone"), n, 1, secs, cpu);
     }
+}
+
+/// Mean elapsed and CPU seconds of repeated runs of `work` (at least 3, up to 2 s).
+fn mean_time(work: &dyn Fn()) -> (f64, Option<f64>) {
+    let (mut runs, start, cpu) = (0u32, Instant::now(), cpu_seconds());
+    while runs < 3 || (start.elapsed().as_secs_f64() < 2.0 && runs < 50) {
+        work();
+        runs += 1;
+    }
+    let secs = start.elapsed().as_secs_f64() / f64::from(runs);
+    (secs, cpu.zip(cpu_seconds()).map(|(a, b)| (b - a) / f64::from(runs)))
+}
+
+fn row(name: &str, instrs: usize, kernels: usize, secs: f64, cpu: Option<f64>) {
+    let ms = |s: f64| format!("{:.1}", s * 1e3);
+    let per_10k = |s: f64| format!("{:.1}", s * 1e3 * 1e4 / instrs.max(1) as f64);
+    println!(
+        "| {name} | {instrs} | {kernels} | {} | {} | {:.0} | {:.0} | {} | {} |",
+        ms(secs),
+        cpu.map(ms).unwrap_or_else(|| "-".into()),
+        instrs as f64 / secs,
+        kernels as f64 / secs,
+        per_10k(secs),
+        cpu.map(per_10k).unwrap_or_else(|| "-".into()),
+    );
+}
+
+/// CPU time this thread has run, in seconds (None where the system does
+/// not say: Linux's `/proc/thread-self/schedstat` gives it in nanoseconds).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse::<f64>().ok().map(|ns| ns / 1e9)
 }

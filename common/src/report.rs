@@ -277,6 +277,28 @@ impl SiteCoverage {
             None => self.refused.push(RefusedSites { reason: reason.to_string(), sites: n }),
         }
     }
+
+    /// Adds one site refused for each of `reasons`: what [`Self::refuse`]
+    /// called once per reason gives (same order, same counts), in time
+    /// linear in their number however many reasons differ.
+    pub fn refuse_each<'r>(&mut self, reasons: impl IntoIterator<Item = &'r str>) {
+        let reasons = reasons.into_iter();
+        let earlier = self.refused.len();
+        let mut at: std::collections::HashMap<&'r str, usize> =
+            std::collections::HashMap::with_capacity(reasons.size_hint().0);
+        for reason in reasons {
+            if let Some(&i) = at.get(reason) {
+                self.refused[i].sites += 1;
+                continue;
+            }
+            let i = self.refused[..earlier].iter().position(|r| r.reason == reason).unwrap_or_else(|| {
+                self.refused.push(RefusedSites { reason: reason.to_string(), sites: 0 });
+                self.refused.len() - 1
+            });
+            self.refused[i].sites += 1;
+            at.insert(reason, i);
+        }
+    }
 }
 
 impl KernelReport {
@@ -851,6 +873,23 @@ mod tests {
 
     fn site(id: u32, offset: u64) -> SiteRef {
         SiteRef { id: SiteId(id), offset, instr: "FADD R1, R2, R3".into(), location: None }
+    }
+
+    #[test]
+    fn refusing_each_counts_as_refusing_one_by_one() {
+        let reasons = ["far", "busy", "far", "odd", "busy", "far"];
+        let mut one_by_one = SiteCoverage { fp_sites: 9, checked: 0, refused: Vec::new() };
+        one_by_one.refuse("busy", 2);
+        let mut each = one_by_one.clone();
+        for r in reasons {
+            one_by_one.refuse(r, 1);
+        }
+        each.refuse_each(reasons);
+        assert_eq!(each, one_by_one);
+        assert_eq!(
+            each.refused.iter().map(|r| (r.reason.as_str(), r.sites)).collect::<Vec<_>>(),
+            [("busy", 4), ("far", 3), ("odd", 1)]
+        );
     }
 
     #[test]

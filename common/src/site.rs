@@ -78,7 +78,8 @@ pub struct SiteInfo {
 #[derive(Debug, Default, Clone)]
 pub struct SiteTable {
     sites: Vec<SiteInfo>,
-    index: HashMap<(String, u64), SiteId>,
+    /// The sites of each kernel, by offset.
+    index: HashMap<String, HashMap<u64, SiteId>>,
 }
 
 impl SiteTable {
@@ -88,17 +89,24 @@ impl SiteTable {
 
     /// The id of (kernel, offset), creating the site on first sight.
     pub fn intern(&mut self, kernel: &str, offset: u64, instr: &str, location: Option<SourceLoc>) -> SiteId {
-        if let Some(id) = self.index.get(&(kernel.to_string(), offset)) {
-            return *id;
+        if let Some(id) = self.lookup(kernel, offset) {
+            return id;
         }
         let id = SiteId(u32::try_from(self.sites.len()).unwrap_or(u32::MAX));
         self.sites.push(SiteInfo { kernel: kernel.to_string(), offset, instr: instr.to_string(), location });
-        self.index.insert((kernel.to_string(), offset), id);
+        match self.index.get_mut(kernel) {
+            Some(sites) => {
+                sites.insert(offset, id);
+            }
+            None => {
+                self.index.insert(kernel.to_string(), HashMap::from([(offset, id)]));
+            }
+        }
         id
     }
 
     pub fn lookup(&self, kernel: &str, offset: u64) -> Option<SiteId> {
-        self.index.get(&(kernel.to_string(), offset)).copied()
+        self.index.get(kernel)?.get(&offset).copied()
     }
 
     pub fn get(&self, id: SiteId) -> Option<&SiteInfo> {
@@ -116,8 +124,12 @@ impl SiteTable {
     /// Give the sites of `kernel` that have no source position the one
     /// `at(offset)` knows (line tables read after the sites were made).
     pub fn locate(&mut self, kernel: &str, at: impl Fn(u64) -> Option<SourceLoc>) {
-        for s in self.sites.iter_mut().filter(|s| s.kernel == kernel && s.location.is_none()) {
-            s.location = at(s.offset);
+        let Some(ids) = self.index.get(kernel) else { return };
+        for id in ids.values() {
+            let s = &mut self.sites[id.0 as usize];
+            if s.location.is_none() {
+                s.location = at(s.offset);
+            }
         }
     }
 

@@ -106,7 +106,15 @@ fn with_suffix(m: &str, suffix: &str) -> String {
 
 impl fmt::Display for Instruction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.mnemonic())?;
+        // The mnemonic as `mnemonic()` spells it, written without a copy.
+        let m = self.base_mnemonic;
+        match self.variant {
+            Variant::Plain | Variant::ScaledMfma => f.write_str(m)?,
+            Variant::Dpp | Variant::Sdwa => {
+                f.write_str(m.strip_suffix("_e32").unwrap_or(m))?;
+                f.write_str(if self.variant == Variant::Dpp { "_dpp" } else { "_sdwa" })?;
+            }
+        }
         for (i, op) in self.operands.iter().enumerate() {
             f.write_str(if i == 0 { " " } else { ", " })?;
             write!(f, "{op}")?;
@@ -252,8 +260,8 @@ fn check_modifier_groups(
     words: &[u32; 4],
 ) -> Result<(), DecodeError> {
     let vop3b = enc == Encoding::Vop3 && row.operands.iter().any(|s| s.field == Field::Sdst);
-    for &(flag, encs, scope, dw, mask) in table::MODIFIER_GROUPS {
-        if !encs.contains(&enc) || row.flags & flag != 0 {
+    for &(flag, _, scope, dw, mask) in modifier_groups_of(enc) {
+        if row.flags & flag != 0 {
             continue;
         }
         let in_scope = match scope {
@@ -267,6 +275,25 @@ fn check_modifier_groups(
         }
     }
     check_absent_sources(row, enc, variant, words)
+}
+
+/// The modifier groups that apply to encoding `enc`, in table order
+/// (sorted out of [`table::MODIFIER_GROUPS`] once).
+fn modifier_groups_of(enc: Encoding) -> &'static [table::ModifierGroup] {
+    static BY_ENCODING: std::sync::OnceLock<Vec<Vec<table::ModifierGroup>>> = std::sync::OnceLock::new();
+    let by = BY_ENCODING.get_or_init(|| {
+        let mut by: Vec<Vec<table::ModifierGroup>> = Vec::new();
+        for group in table::MODIFIER_GROUPS {
+            for &e in group.1 {
+                if by.len() <= e as usize {
+                    by.resize(e as usize + 1, Vec::new());
+                }
+                by[e as usize].push(*group);
+            }
+        }
+        by
+    });
+    by.get(enc as usize).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// Modifier bits of sources the instruction does not have must be clear.

@@ -325,8 +325,24 @@ fn layout_encoding(e: Encoding) -> Encoding {
 
 /// Position of `field` in `encoding`: `(dword, low bit, width)`.
 pub fn field_position(encoding: Encoding, field: Field) -> Option<(u8, u8, u8)> {
-    let e = layout_encoding(encoding);
-    LAYOUT.iter().find(|r| r.0 == e && r.1 == field).map(|r| (r.2, r.3, r.4))
+    // The first row of `LAYOUT` for each (encoding, field), indexed once.
+    type Positions = (usize, Vec<Option<(u8, u8, u8)>>);
+    static POSITIONS: std::sync::OnceLock<Positions> = std::sync::OnceLock::new();
+    let (fields, at) = POSITIONS.get_or_init(|| {
+        let fields = LAYOUT.iter().map(|r| r.1 as usize + 1).max().unwrap_or(0);
+        let encodings = LAYOUT.iter().map(|r| r.0 as usize + 1).max().unwrap_or(0);
+        let mut at = vec![None; fields * encodings];
+        for r in LAYOUT {
+            at[r.0 as usize * fields + r.1 as usize].get_or_insert((r.2, r.3, r.4));
+        }
+        (fields, at)
+    });
+    let e = layout_encoding(encoding) as usize;
+    let f = field as usize;
+    if f >= *fields {
+        return None;
+    }
+    at.get(e * fields + f).copied().flatten()
 }
 
 /// Value of `field` in the dwords of an instruction of `encoding`; 0 when the

@@ -344,6 +344,10 @@ impl OperandSlot {
 impl fmt::Display for OperandSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = self.mods;
+        if !(m.abs || m.sext || m.neg) && self.invalid.is_none() {
+            // the operand alone
+            return write!(f, "{}", self.operand);
+        }
         let constant = self.operand.is_constant();
         let mut inner = self.operand.to_string();
         // The reference prints the invalid-operand note inside neg(...).

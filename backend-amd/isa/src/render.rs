@@ -115,10 +115,10 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
             });
         }
         // A rejected f8f6f4 source names the class of its format's width.
-        if let (Some(InvalidOperand::Register(class)), Some(format)) =
-            (&mut op.invalid, f8f6f4_source_format(insn.op, insn.words, i))
-        {
-            *class = f8f6f4_source(format).1;
+        if let Some(InvalidOperand::Register(class)) = &mut op.invalid {
+            if let Some(format) = f8f6f4_source_format(insn.op, insn.words, i) {
+                *class = f8f6f4_source(format).1;
+            }
         }
         if let (Operand::Reg(r), Some(InvalidOperand::Register(class))) = (&mut op.operand, op.invalid) {
             if let Some(&(_, _, count)) = MALFORMED_SGPR_COUNT
@@ -143,7 +143,7 @@ fn is_dst(field: Field) -> bool {
 
 /// Operands straight from the template.
 fn template_operands(insn: &mut Instruction) -> Result<(), DecodeError> {
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let operand = slot_operand(insn, slot)?;
         ops.push(OperandSlot { operand, mods: SrcMods::default(), written: is_dst(slot.field), invalid: None });
@@ -174,7 +174,7 @@ fn smem(insn: &mut Instruction) -> Result<(), DecodeError> {
     let soe = fv(insn, Field::SmemSoe) != 0;
     let off = fv(insn, Field::SmemOffset);
     let soff = fv(insn, Field::SmemSoffset) as u16;
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     let mut trailing_offset = None;
     for slot in insn.row.operands {
         let o = match (slot.kind, slot.field) {
@@ -255,7 +255,7 @@ fn vop_short(insn: &mut Instruction) -> Result<(), DecodeError> {
 fn dpp(insn: &mut Instruction) -> Result<(), DecodeError> {
     let d = insn.words[1];
     let ctrl = (d >> 8) & 0x1FF;
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     let mut wide = false;
     for slot in insn.row.operands {
         let mut o = slot_operand(insn, slot)?;
@@ -326,7 +326,7 @@ fn sdwa(insn: &mut Instruction) -> Result<(), DecodeError> {
     let d = insn.words[1];
     let sel = |v: u32| SDWA_SEL.get(v as usize).copied();
     let vopc = insn.encoding == Encoding::Vopc;
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let mut o = slot_operand(insn, slot)?;
         let mut mods = SrcMods::default();
@@ -380,7 +380,7 @@ fn vop3(insn: &mut Instruction) -> Result<(), DecodeError> {
     let clamp = fv(insn, Field::Clamp);
     let neg = fv(insn, Field::Neg);
     let omod = fv(insn, Field::Omod);
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let o = slot_operand(insn, slot)?;
         let mut mods = SrcMods::default();
@@ -454,7 +454,7 @@ fn vop3p(insn: &mut Instruction) -> Result<(), DecodeError> {
     let neg = fv(insn, Field::Neg);
     let neg_hi = fv(insn, Field::Abs);
     let clamp = fv(insn, Field::Clamp);
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let o = slot_operand(insn, slot)?;
         let mut mods = SrcMods::default();
@@ -584,7 +584,7 @@ fn mai(insn: &mut Instruction) -> Result<(), DecodeError> {
     let cbsz = (w0 >> 8) & 7;
     let abid = (w0 >> 11) & 0xF;
     let blgp = w1 >> 29;
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let v = fv(insn, slot.field);
         let o = match slot.field {
@@ -652,7 +652,7 @@ fn acc_file(insn: &Instruction, acc_field: Field) -> RegFile {
 
 fn ds(insn: &mut Instruction) -> Result<(), DecodeError> {
     let data_file = acc_file(insn, Field::DsAcc);
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let mut o = slot_operand(insn, slot)?;
         if matches!(slot.field, Field::Vdst | Field::Data0 | Field::Data1) {
@@ -728,7 +728,7 @@ fn flat(insn: &mut Instruction) -> Result<(), DecodeError> {
     let vdst_w = width_of(Field::Vdst);
     let data_w = width_of(Field::Data);
     let reg = |f: Field, w: u8| Operand::Reg(RegRange::new(data_file, fv(insn, f) as u16, w));
-    let mut ops: Vec<OperandSlot> = Vec::new();
+    let mut ops: Vec<OperandSlot> = Vec::with_capacity(insn.row.operands.len());
     if let (Some(w), false) = (vdst_w, atomic) {
         ops.push(OperandSlot { operand: reg(Field::Vdst, w), mods: SrcMods::default(), written: true, invalid: None });
     } else if let (true, true, Some(w)) = (atomic, glc, data_w) {
@@ -793,7 +793,7 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
     let offen = fv(insn, Field::Offen) != 0;
     let idxen = fv(insn, Field::Idxen) != 0;
     let data_file = acc_file(insn, Field::BufAcc);
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let o = match slot.field {
             Field::Vaddr => {
@@ -870,7 +870,7 @@ fn mimg(insn: &mut Instruction) -> Result<(), DecodeError> {
     // Observed with the reference: a d16 gather4 with tfe prints four registers.
     let status = u32::from((tfe || lwe) && !(gather && d16));
     let data_w = (lanes + status) as u8;
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(insn.row.operands.len());
     for slot in insn.row.operands {
         let o = match slot.field {
             Field::Vdata => {

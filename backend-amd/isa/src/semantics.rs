@@ -170,14 +170,29 @@ impl Instruction {
 
     /// Registers named by operands the instruction writes.
     pub fn regs_written(&self) -> Vec<RegRange> {
-        self.operands.iter().filter(|o| o.written).filter_map(|o| reg_of(&o.operand)).collect()
+        self.reg_writes().collect()
+    }
+
+    /// [`Self::regs_written`], one by one.
+    pub fn reg_writes(&self) -> impl Iterator<Item = RegRange> + '_ {
+        self.operands.iter().filter(|o| o.written).filter_map(|o| reg_of(&o.operand))
     }
 
     /// Registers named by operands the instruction reads (including read-modify-write
     /// destinations of accumulating instructions).
     pub fn regs_read(&self) -> Vec<RegRange> {
+        self.reg_reads().collect()
+    }
+
+    /// [`Self::regs_read`], one by one.
+    pub fn reg_reads(&self) -> impl Iterator<Item = RegRange> + '_ {
         let rmw = self.op.traits().contains(Traits::READS_DESTINATION);
-        self.operands.iter().filter(|o| !o.written || rmw).filter_map(|o| reg_of(&o.operand)).collect()
+        self.operands.iter().filter(move |o| !o.written || rmw).filter_map(|o| reg_of(&o.operand))
+    }
+
+    /// Registers named by any operand, read or written (with repeats).
+    pub fn regs_named(&self) -> impl Iterator<Item = RegRange> + '_ {
+        self.operands.iter().filter_map(|o| reg_of(&o.operand))
     }
 }
 

@@ -171,10 +171,13 @@ pub enum GroupScope {
     Sdwa,
 }
 
+/// A modifier group: `(flag, encodings, scope, dword, mask)`.
+pub type ModifierGroup = (u128, &'static [Encoding], GroupScope, usize, u32);
+
 /// Modifier groups: `(flag, encodings, scope, dword, mask)`. A word with bits
 /// of a group set is valid only if its opcode has the group's flag. Mirrored by
 /// `MODIFIER_GROUPS` in `tools/mktable.py`, which learns the flags.
-pub const MODIFIER_GROUPS: &[(u128, &[Encoding], GroupScope, usize, u32)] = &[
+pub const MODIFIER_GROUPS: &[ModifierGroup] = &[
     (flags::ABS0, &[Encoding::Vop3], GroupScope::Any, 0, 0x100),
     (flags::ABS1, &[Encoding::Vop3], GroupScope::Any, 0, 0x200),
     (flags::ABS2, &[Encoding::Vop3], GroupScope::Any, 0, 0x400),

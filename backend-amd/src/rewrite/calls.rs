@@ -13,6 +13,7 @@ use std::ops::Range;
 use xfpx_amd_isa::operand::{Operand, RegFile};
 use xfpx_amd_isa::{ControlFlow, Opcode};
 
+use super::units::Decoded;
 use super::view::DecodedInstr;
 use crate::code_object::CodeObject;
 
@@ -27,7 +28,7 @@ pub struct DeviceFunction {
     pub name: String,
     pub code: Range<u64>,
     /// The decoded code, or why it could not be decoded.
-    pub instrs: Result<Vec<DecodedInstr>, String>,
+    pub instrs: Result<Decoded, String>,
 }
 
 /// One call instruction and its target, when known.
@@ -168,7 +169,7 @@ impl Constants {
             }
             _ => None,
         };
-        for r in insn.regs_written() {
+        for r in insn.reg_writes() {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
                     self.sgprs.remove(&(r.first + i));
@@ -188,10 +189,10 @@ impl Constants {
 }
 
 /// The SGPRs some code writes (for device functions: what a call may clobber).
-pub fn written_sgprs(code: &[DecodedInstr]) -> BTreeSet<u16> {
+pub fn written_sgprs<'d>(code: impl IntoIterator<Item = &'d DecodedInstr>) -> BTreeSet<u16> {
     let mut out = BTreeSet::new();
     for d in code {
-        for r in d.insn.regs_written().into_iter().filter(|r| r.file == RegFile::Sgpr) {
+        for r in d.insn.reg_writes().filter(|r| r.file == RegFile::Sgpr) {
             out.extend(r.first..r.first + u16::from(r.count));
         }
     }
@@ -259,7 +260,7 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
 }
 
 /// Decodes a function's code (from the rewrite's one pass over the code).
-pub type DecodeFunction<'a> = &'a dyn Fn(&Range<u64>) -> Result<Vec<DecodedInstr>, String>;
+pub type DecodeFunction<'a> = &'a dyn Fn(&Range<u64>) -> Result<Decoded, String>;
 
 impl CallGraph {
     /// The call graph of `co`; `kernel_code` gives each kernel's decoded
@@ -333,7 +334,7 @@ impl CallGraph {
         // What each function may write (None: anything), from its own writes
         // up through its callees until nothing changes.
         let own: Vec<Option<BTreeSet<u16>>> =
-            functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| written_sgprs(c))).collect();
+            functions.iter().map(|f| f.instrs.as_ref().ok().map(written_sgprs)).collect();
         let mut clobber = own.clone();
         let mut converged = false;
         for _ in 0..=functions.len() + 1 {

@@ -37,7 +37,7 @@ impl<'u> Pass<'u, '_> {
 
     pub(super) fn restore(&mut self, m: PassMark) {
         self.appended.truncate(m.words);
-        self.table.slots.truncate(m.slots);
+        self.table.truncate(m.slots);
         self.islands = m.islands;
         self.patches.truncate(m.patches);
     }
@@ -167,7 +167,7 @@ impl<'u> Pass<'u, '_> {
         for a in &mut anchors {
             a.reach = reach.get(&a.address).copied();
         }
-        o.anchors = anchors;
+        o.anchors = anchors.into();
         let start = ((at - base) / 4) as usize;
         (o, UnitCode { words: Some(start.min(words.start)..words.end), anchors: Vec::new(), reach: Vec::new() })
     }

@@ -84,38 +84,46 @@ impl Src {
 /// The fixed prefix bits of an encoding: the smallest first dword the
 /// decoder identifies as that encoding (all fields zero).
 fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
-    static PREFIXES: OnceLock<HashMap<Encoding, u32>> = OnceLock::new();
+    // By encoding: the first word that identifies as it.
+    static PREFIXES: OnceLock<Vec<Option<u32>>> = OnceLock::new();
     let p = PREFIXES.get_or_init(|| {
-        let mut m = HashMap::new();
+        let mut m = Vec::new();
         for hi in 0u32..512 {
             for seg in 0u32..4 {
                 let w = (hi << 23) | (seg << 14);
                 if let Some(e) = identify(w) {
-                    m.entry(e).or_insert(w);
+                    if m.len() <= e as usize {
+                        m.resize(e as usize + 1, None);
+                    }
+                    m[e as usize].get_or_insert(w);
                 }
             }
         }
         m
     });
-    p.get(&enc).copied().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
+    p.get(enc as usize).copied().flatten().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
 }
 
 /// The opcode number of `op` in `enc` on `target`, from the decoder's table;
 /// an error only where `op` is not of that encoding or not on that target.
 pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
-    type Index = HashMap<(Encoding, Opcode), Vec<(u8, u16)>>;
+    // By opcode: the table's rows of it, in table order.
+    type Index = Vec<Vec<(Encoding, u8, u16)>>;
     static INDEX: OnceLock<Index> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut m: Index = HashMap::new();
+        let mut m: Index = Vec::new();
         for r in table::rows() {
-            m.entry((r.encoding, r.op)).or_default().push((r.targets, r.opcode));
+            if m.len() <= r.op as usize {
+                m.resize(r.op as usize + 1, Vec::new());
+            }
+            m[r.op as usize].push((r.encoding, r.targets, r.opcode));
         }
         m
     });
     index
-        .get(&(enc, op))
-        .and_then(|rows| rows.iter().find(|(t, _)| t & target.mask() != 0))
-        .map(|&(_, number)| number)
+        .get(op as usize)
+        .and_then(|rows| rows.iter().find(|(e, t, _)| *e == enc && t & target.mask() != 0))
+        .map(|&(_, _, number)| number)
         .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
 }
 

@@ -1,9 +1,11 @@
 //! Rendering a rewrite: the lines of appended code and of overwritten
-//! instructions (decoded from the words written), and the text and JSON
-//! forms of a [`RewriteOutcome`] that `xfpx dump --rewrite` prints.
+//! instructions (decoded from the words written), made only when read
+//! ([`Rendered`]: a rewrite nobody shows renders none), and the text and
+//! JSON forms of a [`RewriteOutcome`] that `xfpx dump --rewrite` prints.
 
 use std::fmt::Write as _;
-use std::ops::Range;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, OnceLock};
 
 use xfpx_amd_isa::Target;
 
@@ -12,13 +14,81 @@ use super::outcome::{AnchorLine, KernelState, ListingLine, RewriteOutcome};
 use super::view::DecodedInstr;
 use crate::builder::Patch;
 
-/// An overwritten instruction of `instrs` and what replaced it.
+/// Lines of a rendering, made when first read: a rewrite nobody shows
+/// renders none. Reads as a slice of the lines; serialises, compares and
+/// prints as their list.
+pub struct Rendered<T> {
+    lines: OnceLock<Vec<T>>,
+    render: Option<Arc<dyn Fn() -> Vec<T> + Send + Sync>>,
+}
+
+impl<T> Rendered<T> {
+    /// Lines `render` makes when first read.
+    pub fn later(render: impl Fn() -> Vec<T> + Send + Sync + 'static) -> Rendered<T> {
+        Rendered { lines: OnceLock::new(), render: Some(Arc::new(render)) }
+    }
+}
+
+impl<T> From<Vec<T>> for Rendered<T> {
+    /// Lines already made.
+    fn from(lines: Vec<T>) -> Rendered<T> {
+        Rendered { lines: OnceLock::from(lines), render: None }
+    }
+}
+
+impl<T> Default for Rendered<T> {
+    fn default() -> Self {
+        Rendered { lines: OnceLock::new(), render: None }
+    }
+}
+
+impl<T> Deref for Rendered<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.lines.get_or_init(|| self.render.as_ref().map(|r| r()).unwrap_or_default())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Rendered<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Clone> Clone for Rendered<T> {
+    fn clone(&self) -> Self {
+        Rendered { lines: self.lines.clone(), render: self.render.clone() }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Rendered<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: PartialEq> PartialEq for Rendered<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Rendered<T> {}
+
+impl<T: serde::Serialize> serde::Serialize for Rendered<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+/// An overwritten instruction of `instrs` (in address order) and what replaced it.
 pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> AnchorLine {
     let original = instrs
-        .iter()
-        .find(|d| d.addr == patch.addr)
-        .map(|d| d.insn.to_string())
-        .unwrap_or_else(|| "padding".to_string());
+        .binary_search_by_key(&patch.addr, |d| d.addr)
+        .map(|i| instrs[i].insn.to_string())
+        .unwrap_or_else(|_| "padding".to_string());
     let replaced_by = match xfpx_amd_isa::decode(target, &patch.bytes) {
         Ok(i) => match i.control_flow(patch.addr) {
             xfpx_amd_isa::ControlFlow::Branch { target } => format!("{i}  // {target:#x}"),
@@ -211,5 +281,29 @@ impl RewriteOutcome {
             render_code_changes(&mut s, &f.anchors, &f.refused_sites, &f.appended);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rendered;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn lines_are_rendered_once_and_only_when_read() {
+        let renders = Arc::new(AtomicUsize::new(0));
+        let counted = renders.clone();
+        let lines = Rendered::later(move || {
+            counted.fetch_add(1, Ordering::Relaxed);
+            vec!["a", "b"]
+        });
+        assert_eq!(renders.load(Ordering::Relaxed), 0, "nothing rendered before it is read");
+        assert_eq!(&*lines, ["a", "b"]);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(format!("{lines:?}"), r#"["a", "b"]"#);
+        assert_eq!(serde_json::to_string(&lines).expect("serialises"), r#"["a","b"]"#);
+        assert_eq!(renders.load(Ordering::Relaxed), 1, "rendered once");
+        assert!(Rendered::<u8>::default().is_empty());
     }
 }

@@ -263,7 +263,7 @@ impl AmdLowering<'_> {
     /// Forgets what was lowered since `c`.
     pub fn rollback(&mut self, c: Checkpoint) {
         self.appended.truncate(c.words);
-        self.table.slots.truncate(c.slots);
+        self.table.truncate(c.slots);
         *self.islands = c.islands;
     }
 

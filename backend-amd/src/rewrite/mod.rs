@@ -17,10 +17,11 @@
 //!
 //! Two steps: [`prepare`] does all of that and knows the size of the table
 //! the code writes; [`Prepared::emit`] writes the table's address and
-//! renders the outcome ([`listing`]). Modes ([`Mode`]) pick the tool:
-//! `Detect` (per-instruction checks, one table slot per (site, kind,
-//! format)), `Screen` (the wave's sticky TRAPSTS exception bits at
-//! `s_endpgm`, one slot per bit and kernel) and `Count`; other tools' plans
+//! makes the outcome, whose listings render when read ([`listing`]).
+//! Modes ([`Mode`]) pick the tool: `Detect` (per-instruction checks, one
+//! table slot per (site, kind, format)), `Screen` (the wave's sticky
+//! TRAPSTS exception bits at `s_endpgm`, one slot per bit and kernel) and
+//! `Count`; other tools' plans
 //! ([`prepare_with`]: the inject tool, the flow tool, whose probes call a
 //! routine of their unit, see `lower`'s `flow`) are lowered the same way. See
 //! `asm-snippets/amd/README.md` for the code shapes and the hardware

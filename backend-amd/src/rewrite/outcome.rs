@@ -6,6 +6,7 @@ use xfpx_common::config::KernelFilter;
 use xfpx_common::report::SiteCoverage;
 use xfpx_common::site::SiteTable;
 
+use super::listing::Rendered;
 use super::lower::RefusedSite;
 use super::regs::RegisterChange;
 use super::table::{TableAddress, TableLayout};
@@ -156,9 +157,9 @@ pub struct KernelOutcome {
     /// Descriptor words that changed: (field, before, after).
     pub descriptor_diff: Vec<(String, u64, u64)>,
     /// Original instructions overwritten by branches to the trampolines.
-    pub anchors: Vec<AnchorLine>,
+    pub anchors: Rendered<AnchorLine>,
     /// Appended code of this kernel's trampolines.
-    pub appended: Vec<ListingLine>,
+    pub appended: Rendered<ListingLine>,
     /// Exception flags are read: DX10_CLAMP was cleared so TRAPSTS records exceptions.
     pub dx10_clamp_cleared: bool,
     /// Why the metadata note's register counts were left as they were.
@@ -193,8 +194,8 @@ pub struct FunctionOutcome {
     /// First scratch SGPR and VGPR of its trampolines: above every register
     /// of every kernel reaching it (whose descriptors grow to hold them).
     pub scratch: Option<(u16, u16)>,
-    pub anchors: Vec<AnchorLine>,
-    pub appended: Vec<ListingLine>,
+    pub anchors: Rendered<AnchorLine>,
+    pub appended: Rendered<ListingLine>,
 }
 
 /// The result of a rewrite ([`super::Prepared::emit`]).
@@ -202,8 +203,6 @@ pub struct FunctionOutcome {
 pub struct RewriteOutcome {
     #[serde(skip)]
     pub bytes: Vec<u8>,
-    #[serde(skip)]
-    pub sites: SiteTable,
     pub target: String,
     pub mode: Mode,
     pub strategy: Option<Strategy>,
@@ -212,15 +211,20 @@ pub struct RewriteOutcome {
     pub appended_bytes: u64,
     pub table_address: u64,
     pub table: TableLayout,
-    /// The sites the table's slots name, by id (for readers of the JSON).
-    #[serde(rename = "sites")]
-    pub site_list: Vec<xfpx_common::site::SiteInfo>,
+    /// The sites the table's slots name (listed by id in the JSON).
+    #[serde(serialize_with = "site_list")]
+    pub sites: SiteTable,
     pub kernels: Vec<KernelOutcome>,
     /// Device functions the kernels call.
     pub functions: Vec<FunctionOutcome>,
     /// What a reader of the findings should know (e.g. unreadable line tables).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// The sites of `table` in the order of their ids.
+fn site_list<S: serde::Serializer>(table: &SiteTable, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(table.iter().map(|(_, info)| info))
 }
 
 impl KernelState {
@@ -246,8 +250,8 @@ impl KernelOutcome {
             coverage: None,
             registers: None,
             descriptor_diff: Vec::new(),
-            anchors: Vec::new(),
-            appended: Vec::new(),
+            anchors: Rendered::default(),
+            appended: Rendered::default(),
             dx10_clamp_cleared: false,
             metadata_counts_kept: None,
         }

@@ -540,9 +540,7 @@ fn coverage(
             _ => c.checked = fp_sites,
         },
         None => {
-            for r in refused {
-                c.refuse(&r.reason, 1);
-            }
+            c.refuse_each(refused.iter().map(|r| r.reason.as_str()));
             c.checked = planned.saturating_sub(c.refused_sites());
         }
     }

@@ -18,7 +18,7 @@ use super::calls::{self, CallGraph};
 use super::lower::{IslandPool, Scratch};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::regs;
-use super::units::{TextCode, UnitError};
+use super::units::{Decoded, TextCode, UnitError};
 use super::view::{self, DecodedInstr};
 use super::waitcnt::WaitAnalysis;
 use crate::code_object::CodeObject;
@@ -28,7 +28,7 @@ use crate::code_object::CodeObject;
 pub struct KernelUnit {
     /// Index in the code object's kernels (and in the kernel outcomes).
     pub index: usize,
-    pub instrs: Vec<DecodedInstr>,
+    pub instrs: Decoded,
     pub view: KernelView,
     pub plan: Plan,
     pub waits: WaitAnalysis,
@@ -43,7 +43,7 @@ pub struct KernelUnit {
 pub struct FunctionUnit {
     /// Index in the call graph's functions (and in the function outcomes).
     pub index: usize,
-    pub instrs: Vec<DecodedInstr>,
+    pub instrs: Decoded,
     pub view: KernelView,
     pub plan: Plan,
     pub waits: WaitAnalysis,
@@ -99,12 +99,10 @@ impl<'a> Units<'a> {
         let co = CodeObject::parse(bytes)?;
         let target = co.target.processor;
         let text = TextCode::decode(&co, target);
-        let code = text.instructions();
         // Code outside every kernel (device functions): what a calling kernel may also run.
-        let outside: Vec<DecodedInstr> =
-            code.iter().filter(|d| !co.kernels.iter().any(|k| k.code.contains(&d.addr))).cloned().collect();
-        let callee_regs = regs::used_registers(&outside);
-        let kernel_code: Vec<Result<Vec<DecodedInstr>, RewriteError>> = co
+        let kernel_ranges: Vec<std::ops::Range<u64>> = co.kernels.iter().map(|k| k.code.clone()).collect();
+        let callee_regs = regs::used_registers(text.outside(&kernel_ranges));
+        let kernel_code: Vec<Result<Decoded, RewriteError>> = co
             .kernels
             .iter()
             .map(|k| match text.unit(&co, target, &k.code, k.preload_header_bytes) {
@@ -123,8 +121,8 @@ impl<'a> Units<'a> {
         let graph = CallGraph::build(
             &co,
             &decode_function,
-            &kernel_code.iter().map(|c| c.as_ref().ok().map(Vec::as_slice)).collect::<Vec<_>>(),
-            &calls::written_sgprs(&outside),
+            &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
+            &calls::written_sgprs(text.outside(&kernel_ranges)),
         );
         let mut sites = SiteTable::new();
         let mut kernel_outcomes = Vec::new();
@@ -140,7 +138,7 @@ impl<'a> Units<'a> {
                 let view = view::kernel_view(&k.name, k.entry, &instrs);
                 let (plan, counts) = plan_for(&view, &instrs, tool, &mut sites)?;
                 let waits = WaitAnalysis::run(&instrs);
-                let own = regs::used_registers(&instrs);
+                let own = regs::used_registers(instrs.iter());
                 let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
                 let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
                 Ok(KernelUnit { index, instrs, view, plan, waits, used, counts })
@@ -155,7 +153,7 @@ impl<'a> Units<'a> {
             kernel_outcomes.push(o);
         }
         let mut units = Units {
-            islands: IslandPool::from_code(&code),
+            islands: IslandPool::from_code(text.instructions()),
             co,
             target,
             graph,
@@ -204,7 +202,7 @@ impl<'a> Units<'a> {
                 copy_of: None,
                 reached_by: callers.iter().map(|&k| co.kernels[k].name.clone()).collect(),
                 state: KernelState::Instrumented,
-                instructions: f.instrs.as_ref().map(Vec::len).unwrap_or(0),
+                instructions: f.instrs.as_ref().map(|c| c.len()).unwrap_or(0),
                 probes: 0,
                 trampolines: 0,
                 waits_added: 0,
@@ -213,8 +211,8 @@ impl<'a> Units<'a> {
                 refused_sites: Vec::new(),
                 coverage: None,
                 scratch: None,
-                anchors: Vec::new(),
-                appended: Vec::new(),
+                anchors: Default::default(),
+                appended: Default::default(),
             };
             let skip = |reason: String| KernelState::Skipped { reason };
             let blocker = callers.iter().find(|&&k| !by_kernel.contains_key(&k) || !needed.contains_key(&k));

@@ -34,11 +34,11 @@ fn vgpr_file(p: Target) -> u32 {
 }
 
 /// Registers some code names: (next free SGPR, next free VGPR).
-pub fn used_registers(all_code: &[DecodedInstr]) -> (u16, u16) {
+pub fn used_registers<'d>(code: impl IntoIterator<Item = &'d DecodedInstr>) -> (u16, u16) {
     let mut s = 0u16;
     let mut v = 0u16;
-    for d in all_code {
-        for r in d.insn.regs_written().into_iter().chain(d.insn.regs_read()) {
+    for d in code {
+        for r in d.insn.regs_named() {
             let end = r.first + u16::from(r.count);
             match r.file {
                 RegFile::Sgpr if r.first < MAX_NEXT_FREE_SGPR => s = s.max(end),

@@ -9,6 +9,8 @@
 //! patchable object, again by whoever places the table; after the run its
 //! bytes decode into report records.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use xfpx_common::flow::FlowState;
 use xfpx_common::report::{ExceptionRecord, FlowFinding, SiteRef};
@@ -32,7 +34,7 @@ pub enum TableAddress {
 }
 
 /// What a slot holds (a screened kernel has one slot per TRAPSTS bit).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "slot", rename_all = "snake_case")]
 pub enum SlotKind {
     /// Wave executions at `site` that produced `kind` in `format`.
@@ -56,19 +58,70 @@ pub struct TableSlot {
 }
 
 /// The table's layout: slot `i` is at byte `4 * i`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 pub struct TableLayout {
     pub slots: Vec<TableSlot>,
+    /// Each slot's index by kernel and kind, for the first `indexed` slots
+    /// (all of them but after a layout is read back: then it is rebuilt).
+    #[serde(skip)]
+    index: HashMap<String, HashMap<SlotKind, u32>>,
+    #[serde(skip)]
+    indexed: usize,
+}
+
+impl PartialEq for TableLayout {
+    fn eq(&self, other: &Self) -> bool {
+        self.slots == other.slots
+    }
+}
+
+impl Eq for TableLayout {}
+
+impl std::fmt::Debug for TableLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableLayout").field("slots", &self.slots).finish()
+    }
 }
 
 impl TableLayout {
     /// The index of a slot, created on first use (so each key is recorded once).
     pub fn slot(&mut self, kernel: &str, kind: SlotKind) -> u32 {
-        if let Some(i) = self.slots.iter().position(|s| s.kernel == kernel && s.kind == kind) {
-            return i as u32;
+        if self.indexed != self.slots.len() {
+            self.reindex();
         }
+        if let Some(&i) = self.index.get(kernel).and_then(|k| k.get(&kind)) {
+            return i;
+        }
+        let i = self.slots.len() as u32;
+        self.index.entry(kernel.to_string()).or_default().insert(kind.clone(), i);
         self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
-        (self.slots.len() - 1) as u32
+        self.indexed = self.slots.len();
+        i
+    }
+
+    /// Drops the slots from `len` on (those a failed lowering made).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.slots.len() {
+            return;
+        }
+        if self.indexed == self.slots.len() {
+            for s in &self.slots[len..] {
+                if let Some(k) = self.index.get_mut(&s.kernel) {
+                    k.remove(&s.kind);
+                }
+            }
+            self.indexed = len;
+        }
+        self.slots.truncate(len);
+    }
+
+    /// Indexes every slot (the first of equal keys, as a search would find).
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, s) in self.slots.iter().enumerate() {
+            self.index.entry(s.kernel.clone()).or_default().entry(s.kind.clone()).or_insert(i as u32);
+        }
+        self.indexed = self.slots.len();
     }
 
     /// Size of the table in bytes.
@@ -236,6 +289,23 @@ pub fn screen_finding(kernel: &str, trapsts: u32) -> ScreenFinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn slot_index_follows_truncation_and_read_back() {
+        let bit = |bit| SlotKind::Screen { bit };
+        let mut t = TableLayout::default();
+        assert_eq!((t.slot("k", bit(0)), t.slot("k", bit(1))), (0, 1));
+        // Dropped slots are made again, after the kept ones.
+        t.truncate(1);
+        assert_eq!(t.slot("j", bit(1)), 1);
+        assert_eq!(t.slot("k", bit(1)), 2);
+        assert_eq!(t.slots.len(), 3);
+        // A layout read back finds its slots without making them again.
+        let mut back: TableLayout = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!((back.slot("k", bit(1)), back.slot("k", bit(0)), back.slot("k", bit(2))), (2, 0, 3));
+    }
 
     #[test]
     fn slots_are_unique_per_key_and_decode() {

@@ -229,7 +229,8 @@ impl AmdLowering<'_> {
         probes: &[&Probe],
         waits: &mut usize,
     ) -> Result<bool, RewriteError> {
-        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
         let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
         let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
@@ -275,7 +276,7 @@ impl AmdLowering<'_> {
         let saved = self.save_vgprs()?;
         self.divisor_test(view, index, &after)?;
         self.restore_vgprs(saved)?;
-        let returns = self.displaced(&d)?;
+        let returns = self.displaced(d)?;
         if !after.is_empty() || !post.is_empty() {
             if !returns {
                 return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
@@ -306,7 +307,8 @@ impl AmdLowering<'_> {
     /// it); then end the wave. A wave that ends in a trap is not screened
     /// (the trap is not moved: its handler may return after it).
     fn screen_body(&mut self, kernel: &str, index: usize) -> Result<bool, RewriteError> {
-        let d = self.instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?.clone();
+        let instrs = self.instrs;
+        let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
         if d.insn.control_flow(d.addr) != ControlFlow::End {
             return Err(RewriteError::Refused(format!(
                 "{} is not moved (its handler may return after it): waves ending here are not screened",
@@ -614,11 +616,13 @@ impl AmdLowering<'_> {
         if padding > 0 {
             return Some((a..=b, padding));
         }
-        let mut end = b;
-        while grows(end) {
+        // The rest of the run, followed only as long as it is too short.
+        let (mut end, mut rest) = (b, 0);
+        while rest < LONG_JUMP_BYTES && grows(end) {
             end += 1;
+            rest += self.instrs[end].insn.length as u64;
         }
-        if end > b && bytes(b + 1, end) < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
+        if end > b && rest < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
             b = end;
         }
         Some((a..=b, 0))

@@ -39,6 +39,15 @@ fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
     file(r.file).map(|f| Operand::Reg(RegRange::new(f, r.first, r.count)))
 }
 
+/// An instruction's listing text, written into room for most lines at once.
+fn listing_text(insn: &Instruction) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(64);
+    // Writing into a String cannot fail.
+    let _ = write!(text, "{insn}");
+    text
+}
+
 /// How an instruction at `addr` affects control flow, in the view's terms.
 pub fn control(insn: &Instruction, addr: u64) -> Control {
     match insn.control_flow(addr) {
@@ -114,7 +123,7 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
 fn reads(insn: &Instruction) -> Vec<Operand> {
     let mask = class_mask(insn);
     let mut uses: Vec<(xfpx_amd_isa::RegRange, Operand)> =
-        insn.regs_read().into_iter().filter_map(|r| operand(r).map(|o| (r, o))).collect();
+        insn.reg_reads().filter_map(|r| operand(r).map(|o| (r, o))).collect();
     if let Some(m) = mask {
         if let Some(u) = uses.iter_mut().rev().find(|(r, _)| *r == m) {
             u.1 = Operand::Other { text: "class mask".into() };
@@ -127,22 +136,25 @@ fn reads(insn: &Instruction) -> Vec<Operand> {
 pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelView {
     let instrs = instrs
         .iter()
-        .map(|d| InstrView {
-            offset: d.addr - entry,
-            text: d.insn.to_string(),
-            class: view_class(&d.insn),
-            defs: d.insn.regs_written().into_iter().filter_map(operand).collect(),
-            uses: reads(&d.insn),
-            guarded: false,
-            control: control(&d.insn, d.addr),
-            flow: xfpx_common::view::ValueFlow::Opaque,
-            source_format: match view_class(&d.insn) {
-                xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
-                    conversion_source(d.insn.op)
-                }
-                _ => xfpx_common::view::SourceFormat::OfClass,
-            },
-            location: None,
+        .map(|d| {
+            let class = view_class(&d.insn);
+            InstrView {
+                offset: d.addr - entry,
+                text: listing_text(&d.insn),
+                class,
+                defs: d.insn.reg_writes().filter_map(operand).collect(),
+                uses: reads(&d.insn),
+                guarded: false,
+                control: control(&d.insn, d.addr),
+                flow: xfpx_common::view::ValueFlow::Opaque,
+                source_format: match class {
+                    xfpx_common::InstrClass::Arith { op: xfpx_common::FpOp::Conversion, .. } => {
+                        conversion_source(d.insn.op)
+                    }
+                    _ => xfpx_common::view::SourceFormat::OfClass,
+                },
+                location: None,
+            }
         })
         .collect();
     KernelView { name: name.to_string(), instrs }

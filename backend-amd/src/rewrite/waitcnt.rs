@@ -126,7 +126,7 @@ fn transfer(state: &mut State, insn: &Instruction) {
         }
     }
     let memory = c.vm || c.lgkm;
-    for r in insn.regs_written() {
+    for r in insn.reg_writes() {
         let Some(k) = key(r.file) else { continue };
         for i in 0..u16::from(r.count) {
             if memory {
