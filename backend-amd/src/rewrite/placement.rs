@@ -77,6 +77,9 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
         if pass.out_of_reach() {
             if let Some(more) = ways.more(near_text(co, &region)) {
                 ways = more;
+                // A kernel refused for reach may hold its functions' scratch
+                // now: the functions it blocked get their chance again.
+                blocked.clear();
                 continue;
             }
         }
