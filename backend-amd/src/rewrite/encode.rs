@@ -240,6 +240,16 @@ impl Encoder {
         )
     }
 
+    /// `v_writelane_b32 vdst, src, lane` (an SGPR into one lane of a VGPR)
+    /// or `v_readlane_b32 sdst, src, lane` (one lane of a VGPR into an
+    /// SGPR): VOP3, the lane an inline constant; both ignore EXEC.
+    pub fn lane_move(&self, op: Opcode, dst: u16, src: Src, lane: u8) -> Result<Vec<u32>, RewriteError> {
+        if lane > 63 || !matches!(op, Opcode::V_WRITELANE_B32 | Opcode::V_READLANE_B32) {
+            return Err(RewriteError::Encode(format!("no lane move {op:?} of lane {lane}")));
+        }
+        self.vop3_cmp(op, dst, src, Src::Int(lane as i8))
+    }
+
     /// VOP3 `vdst = op(src0, src1, src2)` without modifiers
     /// (`v_cndmask_b32_e64 v1, 0, 4, s[8:9]`).
     pub fn vop3(&self, op: Opcode, vdst: u16, src0: Src, src1: Src, src2: Src) -> Result<Vec<u32>, RewriteError> {

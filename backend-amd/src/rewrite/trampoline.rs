@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
+use super::lanes::{NEEDS_DEAD_ENTRY, NEEDS_DEAD_JUMP};
 use super::*;
 
 /// Bytes of a long jump: save SCC, `s_getpc_b64`, `s_add_u32` with a
@@ -126,17 +127,45 @@ impl AmdLowering<'_> {
     ) -> Result<(), RewriteError> {
         let base = self.scratch;
         let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
-        if let Some(scavenger) = borrows {
-            if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
-                return Err(RewriteError::Refused(format!(
-                    "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
-                    action_name(&p.action)
-                )));
-            }
-            let span = steps[0].index..=steps[steps.len() - 1].index;
-            self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
+        let Some(scavenger) = borrows else { return self.span_code(view, plan, steps, long_jump, out) };
+        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+            return Err(RewriteError::Refused(format!(
+                "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                action_name(&p.action)
+            )));
         }
-        // The code, with the scratch registers chosen (then the kernel's again).
+        let span = steps[0].index..=steps[steps.len() - 1].index;
+        let mut needs =
+            self.site_needs(view, plan, steps.iter().map(|s| (s.index, &s.probes[..])), long_jump.is_some());
+        loop {
+            self.scratch.site = Some(scavenger.choose(span.clone(), base, needs).map_err(RewriteError::Refused)?);
+            let mark = Mark::of(self, out);
+            let lowered = self.span_code(view, plan, steps, long_jump, out);
+            self.scratch = base;
+            // A jump's code outside the saved stretch: again with its SGPRs dead.
+            let again = match &lowered {
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_JUMP && !needs.dead_jump => {
+                    SiteNeeds { dead_jump: true, ..needs }
+                }
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_ENTRY && !needs.dead_entry => {
+                    SiteNeeds { dead_jump: true, dead_entry: true, ..needs }
+                }
+                _ => return lowered,
+            };
+            mark.restore(self, out);
+            needs = again;
+        }
+    }
+
+    /// [`Self::span`]'s code with the scratch registers chosen.
+    fn span_code(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        steps: &[Step],
+        long_jump: Option<u64>,
+        out: &mut KernelLowering,
+    ) -> Result<(), RewriteError> {
         let mut code = |this: &mut Self| -> Result<(), RewriteError> {
             let instr = |i: usize| {
                 this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
@@ -151,6 +180,7 @@ impl AmdLowering<'_> {
                 }
                 None => Some(this.entry_branch(&first, out)?),
             };
+            this.save_in_lanes()?;
             let mut waits = 0usize;
             let mut returns = true;
             for (k, step) in steps.iter().enumerate() {
@@ -202,9 +232,7 @@ impl AmdLowering<'_> {
             out.waits_added += waits;
             Ok(())
         };
-        let lowered = code(self);
-        self.scratch = base;
-        lowered
+        code(self)
     }
 
     /// The code of instruction `index` in a trampoline: its `before`
@@ -413,8 +441,9 @@ impl AmdLowering<'_> {
     /// through the jump pair.
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
         let e = self.e();
+        self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        let mut code = self.scc_save_words()?;
         code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?);
         code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
