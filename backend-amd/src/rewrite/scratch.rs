@@ -395,3 +395,68 @@ impl Scavenger {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::waitcnt::tests::instrs as decode;
+    use super::super::waitcnt::WaitAnalysis;
+    use super::*;
+
+    /// 0 v_add_f32 v4, v0, v0 (the site); 1-4 s_cmp_eq_u64 reading s0-s15
+    /// (set at entry, so live at the site and named by it not at all); 5
+    /// s_endpgm. Its SGPRs `s0..sgprs` borrowable, VGPRs from the base or `v0..vgprs`.
+    fn scavenger(sgprs: u16, vgprs: Option<u16>) -> Scavenger {
+        let code = decode(&[0x0208_0100, 0xBF12_0200, 0xBF12_0604, 0xBF12_0A08, 0xBF12_0E0C, 0xBF81_0000]);
+        let waits = WaitAnalysis::run(&code);
+        let mut entry = RegSet::default();
+        (0..16).for_each(|r| entry.insert(RegFile::Sgpr, r));
+        entry.insert(RegFile::Vgpr, 0);
+        let liveness = Liveness::run(&code, &waits, &entry).expect("known flow");
+        Scavenger { liveness, sgprs: Some(sgprs), vgprs, agprs: 0, always: true }
+    }
+
+    fn sgprs_of(site: &SiteRegs) -> Vec<u16> {
+        let mut all: Vec<u16> = site.pairs.iter().chain(&site.zero).flat_map(|&p| [p, p + 1]).collect();
+        all.push(site.scc);
+        all.extend(site.third);
+        all
+    }
+
+    #[test]
+    fn roles_share_seven_sgprs_and_live_ones_are_saved_in_lanes_of_a_vgpr_free_in_every_lane() {
+        let base = Scratch::new(40, 8);
+        // No SGPR dead: all 7 saved, in lanes of the base's unused v_class.
+        let site = scavenger(16, None).choose(0..=0, base, SiteNeeds::default()).expect("chooses");
+        let mut all = sgprs_of(&site);
+        assert_eq!((all.len(), site.in_lanes().len(), site.lanes, site.tmp), (7, 7, 10, site.pairs[2]));
+        assert!(site.pairs.iter().all(|p| p % 2 == 0) && all.iter().all(|&r| r < 16));
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 7, "{site:?}");
+        // s16-s19 dead: two pairs from them, the third pair and the SCC save saved.
+        let site = scavenger(20, None).choose(0..=0, base, SiteNeeds::default()).expect("chooses");
+        assert_eq!((&site.pairs[..2], site.in_lanes().len()), (&[16, 18][..], 3));
+        // A division's zero-divisor pair and a third kept SGPR: 10.
+        let needs = SiteNeeds { zero_divisor: true, third_kept: true, ..SiteNeeds::default() };
+        let site = scavenger(20, None).choose(0..=0, base, needs).expect("chooses");
+        assert_eq!((sgprs_of(&site).len(), site.in_lanes().len()), (10, 6));
+        // A long jump in: its pair and the SCC save dead, never saved.
+        let needs = SiteNeeds { dead_jump: true, dead_entry: true, ..SiteNeeds::default() };
+        let site = scavenger(20, None).choose(0..=0, base, needs).expect("chooses");
+        assert_eq!((site.pairs[0], site.scc), (16, 18));
+        assert!(!site.in_lanes().iter().any(|&r| (16..=18).contains(&r)), "{site:?}");
+        let why = scavenger(18, None).choose(0..=0, base, needs).expect_err("only one dead pair");
+        assert!(why.contains("a long jump needs an even SGPR pair and another SGPR dead"), "{why}");
+    }
+
+    #[test]
+    fn with_vgprs_borrowed_the_lanes_are_a_vgpr_the_kernel_never_names() {
+        // v0 and v4 are named: v1 is free in every lane, and no other role takes it.
+        let site = scavenger(16, Some(8)).choose(0..=0, Scratch::new(40, 8), SiteNeeds::default()).expect("chooses");
+        assert_eq!(site.lanes, 1);
+        assert!(!site.vgprs.contains(&1) && site.value.is_some_and(|p| p > 1), "{site:?}");
+        // Within v0 alone, nothing is free to save SGPRs in.
+        let why = scavenger(16, Some(1)).choose(0..=0, Scratch::new(40, 8), SiteNeeds::default()).expect_err("none");
+        assert!(why.contains("no VGPR is free in every lane"), "{why}");
+    }
+}
