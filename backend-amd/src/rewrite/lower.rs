@@ -6,7 +6,10 @@
 //! it is PC-relative), runs the `after` probes and branches back (a long
 //! jump through `s_setpc_b64` when the return is out of `s_branch` reach). SCC is saved around every stretch that writes
 //! it; EXEC is saved around the single-lane table update; VCC and M0 are
-//! never written. All scratch registers lie above the kernel's allocation.
+//! never written. The scratch registers lie above the kernel's allocation,
+//! or, in a kernel at its register budget, are a site's own (see
+//! [`super::scratch`]; SGPRs live there are kept in lanes meanwhile, see
+//! `lanes`).
 //! Reading the exception flags ([`Action::ReadExceptionFlags`]) has its own
 //! trampoline at `s_endpgm`: the wave's sticky TRAPSTS bits, one table slot
 //! per bit and kernel.

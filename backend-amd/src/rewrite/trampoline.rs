@@ -436,9 +436,9 @@ impl AmdLowering<'_> {
         rel16(d.addr, hops[0]).ok_or_else(|| RewriteError::Encode("entry out of reach".into()))
     }
 
-    /// A long jump placed at `at` to `to`: SCC saved into the SCC pair (the
+    /// A long jump placed at `at` to `to`: SCC saved into the SCC save (the
     /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
-    /// through the jump pair.
+    /// through the jump pair (both dead at a site whose SGPRs are borrowed).
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
         let e = self.e();
         self.jump_regs_dead(true)?;
