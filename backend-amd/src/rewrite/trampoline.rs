@@ -125,48 +125,8 @@ impl AmdLowering<'_> {
         long_jump: Option<u64>,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
-        let base = self.scratch;
-        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
-        let Some(scavenger) = borrows else { return self.span_code(view, plan, steps, long_jump, out) };
-        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
-            return Err(RewriteError::Refused(format!(
-                "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
-                action_name(&p.action)
-            )));
-        }
-        let span = steps[0].index..=steps[steps.len() - 1].index;
-        let mut needs =
-            self.site_needs(view, plan, steps.iter().map(|s| (s.index, &s.probes[..])), long_jump.is_some());
-        loop {
-            self.scratch.site = Some(scavenger.choose(span.clone(), base, needs).map_err(RewriteError::Refused)?);
-            let mark = Mark::of(self, out);
-            let lowered = self.span_code(view, plan, steps, long_jump, out);
-            self.scratch = base;
-            // A jump's code outside the saved stretch: again with its SGPRs dead.
-            let again = match &lowered {
-                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_JUMP && !needs.dead_jump => {
-                    SiteNeeds { dead_jump: true, ..needs }
-                }
-                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_ENTRY && !needs.dead_entry => {
-                    SiteNeeds { dead_jump: true, dead_entry: true, ..needs }
-                }
-                _ => return lowered,
-            };
-            mark.restore(self, out);
-            needs = again;
-        }
-    }
-
-    /// [`Self::span`]'s code with the scratch registers chosen.
-    fn span_code(
-        &mut self,
-        view: &KernelView,
-        plan: &Plan,
-        steps: &[Step],
-        long_jump: Option<u64>,
-        out: &mut KernelLowering,
-    ) -> Result<(), RewriteError> {
-        let mut code = |this: &mut Self| -> Result<(), RewriteError> {
+        // The code, with the scratch registers chosen.
+        let code = |this: &mut Self, out: &mut KernelLowering| -> Result<(), RewriteError> {
             let instr = |i: usize| {
                 this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
             };
@@ -232,7 +192,36 @@ impl AmdLowering<'_> {
             out.waits_added += waits;
             Ok(())
         };
-        code(self)
+        let base = self.scratch;
+        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
+        let Some(scavenger) = borrows else { return code(self, out) };
+        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+            return Err(RewriteError::Refused(format!(
+                "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                action_name(&p.action)
+            )));
+        }
+        let span = steps[0].index..=steps[steps.len() - 1].index;
+        let mut needs =
+            self.site_needs(view, plan, steps.iter().map(|s| (s.index, &s.probes[..])), long_jump.is_some());
+        loop {
+            self.scratch.site = Some(scavenger.choose(span.clone(), base, needs).map_err(RewriteError::Refused)?);
+            let mark = Mark::of(self, out);
+            let lowered = code(self, out);
+            self.scratch = base;
+            // A jump's code outside the saved stretch: again with its SGPRs dead.
+            let again = match &lowered {
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_JUMP && !needs.dead_jump => {
+                    SiteNeeds { dead_jump: true, ..needs }
+                }
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_ENTRY && !needs.dead_entry => {
+                    SiteNeeds { dead_jump: true, dead_entry: true, ..needs }
+                }
+                _ => return lowered,
+            };
+            mark.restore(self, out);
+            needs = again;
+        }
     }
 
     /// The code of instruction `index` in a trampoline: its `before`
