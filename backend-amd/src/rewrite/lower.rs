@@ -47,6 +47,13 @@ use inject::Part;
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
 
+/// Whether `e` refuses a whole unit for want of a way to a trampoline (a
+/// kernel screens the ends of all its waves or none, so one far `s_endpgm`
+/// refuses it).
+pub fn unit_out_of_reach(e: &RewriteError) -> bool {
+    matches!(e, RewriteError::Kernel(why) if why.starts_with(OUT_OF_REACH))
+}
+
 /// The appended code being built, at a known address.
 #[derive(Debug, Clone)]
 pub struct Appended {

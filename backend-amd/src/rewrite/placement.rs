@@ -17,7 +17,9 @@ use xfpx_common::report::SiteCoverage;
 use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
-use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch};
+use super::lower::{
+    unit_out_of_reach, AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch,
+};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
 use super::reach::{Reach, Zones};
@@ -75,6 +77,9 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
         if pass.out_of_reach() {
             if let Some(more) = ways.more(near_text(co, &region)) {
                 ways = more;
+                // A kernel refused for reach may hold its functions' scratch
+                // now: the functions it blocked get their chance again.
+                blocked.clear();
                 continue;
             }
         }
@@ -108,6 +113,9 @@ struct Pass<'u, 'a> {
     function_code: Vec<UnitCode>,
     /// Instrumented device functions and their scratch registers.
     live: BTreeMap<usize, Scratch>,
+    /// Whether some unit was refused whole for want of a way to a
+    /// trampoline (a kernel whose wave ends cannot all be screened).
+    unit_out_of_reach: bool,
 }
 
 /// The code of a unit to lower.
@@ -161,16 +169,20 @@ impl<'u, 'a> Pass<'u, 'a> {
             kernel_code: vec![UnitCode::default(); units.kernel_outcomes.len()],
             function_code: vec![UnitCode::default(); units.function_outcomes.len()],
             live: BTreeMap::new(),
+            unit_out_of_reach: false,
         }
     }
 
-    /// Whether some site was refused for want of a way to its trampoline.
+    /// Whether some site, or some unit whole, was refused for want of a
+    /// way to its trampoline.
     fn out_of_reach(&self) -> bool {
-        self.kernels
-            .iter()
-            .flat_map(|k| &k.refused_sites)
-            .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
-            .any(|r| r.out_of_reach)
+        self.unit_out_of_reach
+            || self
+                .kernels
+                .iter()
+                .flat_map(|k| &k.refused_sites)
+                .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
+                .any(|r| r.out_of_reach)
     }
 
     fn place_functions(&mut self, blocked: &BTreeMap<usize, String>) {
@@ -186,6 +198,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             let (low, words) = match lowered {
                 Ok(x) => x,
                 Err(e) => {
+                    self.unit_out_of_reach |= unit_out_of_reach(&e);
                     o.state = KernelState::Skipped { reason: e.to_string() };
                     o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &[], Some(&e.to_string()));
                     continue;
@@ -257,6 +270,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                     return Some(reached.into_iter().map(|f| (f, why.clone())).collect());
                 }
                 Err(e) => {
+                    self.unit_out_of_reach |= unit_out_of_reach(&e);
                     let o = &mut self.kernels[k.index];
                     o.coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], Some(&e.to_string()));
                     o.state = KernelState::Skipped { reason: e.to_string() };
