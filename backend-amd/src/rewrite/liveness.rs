@@ -249,6 +249,12 @@ impl Liveness {
     pub fn named(&self, span: RangeInclusive<usize>) -> RegSet {
         union_of(&self.named, span)
     }
+
+    /// Registers some instruction of the unit reads or writes, or a memory
+    /// operation in flight writes: the others are free in every lane everywhere.
+    pub fn named_anywhere(&self) -> RegSet {
+        union_of(&self.named, 0..=self.named.len().saturating_sub(1))
+    }
 }
 
 fn union_of(sets: &[RegSet], span: RangeInclusive<usize>) -> RegSet {

@@ -20,6 +20,7 @@
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
+use super::lanes::{NEEDS_DEAD_ENTRY, NEEDS_DEAD_JUMP};
 use super::*;
 
 /// Bytes of a long jump: save SCC, `s_getpc_b64`, `s_add_u32` with a
@@ -219,20 +220,8 @@ impl AmdLowering<'_> {
         long_jump: Option<u64>,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
-        let base = self.scratch;
-        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
-        if let Some(scavenger) = borrows {
-            if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
-                return Err(RewriteError::Refused(format!(
-                    "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
-                    action_name(&p.action)
-                )));
-            }
-            let span = steps[0].index..=steps[steps.len() - 1].index;
-            self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
-        }
-        // The code, with the scratch registers chosen (then the kernel's again).
-        let mut code = |this: &mut Self| -> Result<(), RewriteError> {
+        // The code, with the scratch registers chosen.
+        let code = |this: &mut Self, out: &mut KernelLowering| -> Result<(), RewriteError> {
             let instr = |i: usize| {
                 this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
             };
@@ -246,6 +235,7 @@ impl AmdLowering<'_> {
                 }
                 None => Some(this.entry_branch(&first, out)?),
             };
+            this.save_in_lanes()?;
             let mut waits = 0usize;
             let mut returns = true;
             for (k, step) in steps.iter().enumerate() {
@@ -297,9 +287,36 @@ impl AmdLowering<'_> {
             out.waits_added += waits;
             Ok(())
         };
-        let lowered = code(self);
-        self.scratch = base;
-        lowered
+        let base = self.scratch;
+        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
+        let Some(scavenger) = borrows else { return code(self, out) };
+        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+            return Err(RewriteError::Refused(format!(
+                "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                action_name(&p.action)
+            )));
+        }
+        let span = steps[0].index..=steps[steps.len() - 1].index;
+        let mut needs =
+            self.site_needs(view, plan, steps.iter().map(|s| (s.index, &s.probes[..])), long_jump.is_some());
+        loop {
+            self.scratch.site = Some(scavenger.choose(span.clone(), base, needs).map_err(RewriteError::Refused)?);
+            let mark = Mark::of(self, out);
+            let lowered = code(self, out);
+            self.scratch = base;
+            // A jump's code outside the saved stretch: again with its SGPRs dead.
+            let again = match &lowered {
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_JUMP && !needs.dead_jump => {
+                    SiteNeeds { dead_jump: true, ..needs }
+                }
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_ENTRY && !needs.dead_entry => {
+                    SiteNeeds { dead_jump: true, dead_entry: true, ..needs }
+                }
+                _ => return lowered,
+            };
+            mark.restore(self, out);
+            needs = again;
+        }
     }
 
     /// The code of instruction `index` in a trampoline: its `before`
@@ -503,13 +520,14 @@ impl AmdLowering<'_> {
         rel16(d.addr, hops[0]).ok_or_else(|| RewriteError::Encode("entry out of reach".into()))
     }
 
-    /// A long jump placed at `at` to `to`: SCC saved into the SCC pair (the
+    /// A long jump placed at `at` to `to`: SCC saved into the SCC save (the
     /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
-    /// through the jump pair.
+    /// through the jump pair (both dead at a site whose SGPRs are borrowed).
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
         let e = self.e();
+        self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        let mut code = self.scc_save_words()?;
         code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?);
         code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
