@@ -136,6 +136,12 @@ pub struct Scavenger {
 }
 
 impl Scavenger {
+    /// The same choice of registers for another unit (a copy of a function
+    /// the kernel calls), whose dead registers `liveness` says.
+    pub fn with_liveness(&self, liveness: Liveness) -> Scavenger {
+        Scavenger { liveness, sgprs: self.sgprs, vgprs: self.vgprs, agprs: self.agprs, always: self.always }
+    }
+
     /// The registers of a trampoline over the instructions of `span`, from
     /// `base` where the kernel's allocation grew; why not where too few are dead.
     pub fn choose(&self, span: RangeInclusive<usize>, base: Scratch) -> Result<SiteRegs, String> {
