@@ -90,13 +90,34 @@ fn a_kernel_with_256_vgprs_borrows_dead_ones_or_is_refused_clearly() {
     assert!(k.registers.as_ref().is_some_and(|r| r.borrowed.vgprs && r.vgprs_after == 256), "{:?}", k.registers);
     assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
     assert_eq!(state(&out, "fp32_mixed"), &KernelState::Instrumented);
-    // A kernel that calls device functions has no liveness to borrow by:
-    // refused with both reasons, its descriptor untouched.
+    // A kernel that calls device functions borrows by the liveness across
+    // its calls: its VGPR count stays too.
     let (bytes, at, kd) = with_vgprs("control", "calls", 31, 63);
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    assert_eq!(state(&out, "calls"), &KernelState::Instrumented);
+    let k = out.kernels.iter().find(|k| k.name == "calls").expect("kernel");
+    assert!(k.registers.as_ref().is_some_and(|r| r.borrowed.vgprs && r.vgprs_after == 256), "{:?}", k.registers);
+    assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
+    // One whose call goes where the code does not say (its s_swappc_b64
+    // made to jump through s[40:41], which nothing sets) has no liveness:
+    // refused with both reasons, its descriptor untouched.
+    let mut bytes = bytes;
+    let call = {
+        let co = CodeObject::parse(&bytes).expect("parses");
+        let k = co.kernel("calls").expect("kernel");
+        let code = co.kernel_code(k).expect("code");
+        let i = code
+            .chunks_exact(4)
+            .position(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & 0xFFFF_FF00 == 0xBE9E_1E00)
+            .expect("a swappc");
+        let t = co.elf.section_by_name(".text").expect(".text");
+        t.offset as usize + (k.entry - t.addr) as usize + 4 * i
+    };
+    bytes[call..call + 4].copy_from_slice(&0xBE9E_1E28u32.to_le_bytes());
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
     match state(&out, "calls") {
         KernelState::Skipped { reason } => {
-            assert!(reason.contains("VGPRs above v255") && reason.contains("calls"), "{reason}")
+            assert!(reason.contains("VGPRs above v255") && reason.contains("target the code does not say"), "{reason}")
         }
         other => panic!("{other:?}"),
     }

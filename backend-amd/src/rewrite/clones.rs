@@ -123,7 +123,7 @@ impl<'u> Pass<'u, '_> {
                 }
             };
             let mut made_one = self.copy_outcome(k, f, &instrs, &view, at, low, words);
-            made_one.0.scratch = Some((scratch.sgpr, scratch.vgpr));
+            made_one.0.scratch = scavengers.is_none().then_some((scratch.sgpr, scratch.vgpr));
             made.push(made_one);
         }
         let kernel = Relocation::of_copy(&k.instrs, 0, redirects(&units.graph.kernel_calls[k.index], 0));

@@ -9,7 +9,7 @@
 //! entry holds what the callers may have defined there, and memory
 //! operations in flight at any call stay in flight throughout it. A call
 //! graph with an unknown target, a cycle (recursion) or a function that
-//! cannot be decoded or solved gives no liveness.
+//! cannot be decoded or solved gives no liveness, and says why.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,6 +22,7 @@ use super::waitcnt::WaitAnalysis;
 /// called (an index into the functions given with it).
 #[derive(Debug, Clone, Copy)]
 pub struct UnitCode<'a> {
+    pub name: &'a str,
     pub instrs: &'a [DecodedInstr],
     pub waits: &'a WaitAnalysis,
     pub calls: &'a BTreeMap<u64, usize>,
@@ -34,9 +35,9 @@ pub struct Livenesses {
     pub functions: BTreeMap<usize, Liveness>,
 }
 
-/// Functions' summaries (None: no liveness), the same for every kernel of
-/// one object.
-pub type Summaries = BTreeMap<usize, Option<Summary>>;
+/// Functions' summaries (or why a function has no liveness), the same for
+/// every kernel of one object.
+pub type Summaries = BTreeMap<usize, Result<Summary, String>>;
 
 /// What the callers of a function give it: live after its returns,
 /// defined at its entry, in flight from before it.
@@ -49,23 +50,25 @@ struct Incoming {
 
 /// Liveness of `kernel` (its dispatch setting `at_entry`) and of every
 /// function of `functions` it reaches; `summaries` keeps what is learnt
-/// of each function for the next kernel. None where some call's target
+/// of each function for the next kernel. Why not where some call's target
 /// is not in `functions`, the calls recurse, or some unit has no liveness.
 pub fn run(
     kernel: UnitCode<'_>,
     at_entry: RegSet,
     functions: &BTreeMap<usize, UnitCode<'_>>,
     summaries: &mut Summaries,
-) -> Option<Livenesses> {
+) -> Result<Livenesses, String> {
     let order = callees_first(kernel.calls, functions)?;
     for &f in &order {
         if !summaries.contains_key(&f) {
             let u = &functions[&f];
-            let around = Around { returns: Some(LiveSets::default()), ..around(u.calls, summaries)? };
-            let summary = Solved::run(u.instrs, u.waits, &around).map(|s| s.summary());
+            let summary = around(u.calls, summaries).and_then(|a| {
+                let around = Around { returns: Some(LiveSets::default()), ..a };
+                Solved::run(u.instrs, u.waits, &around).map(|s| s.summary()).map_err(|e| format!("in {}: {e}", u.name))
+            });
             summaries.insert(f, summary);
         }
-        summaries[&f]?;
+        summaries[&f].clone()?;
     }
     let mut incoming: BTreeMap<usize, Incoming> = BTreeMap::new();
     let solved = Solved::run(kernel.instrs, kernel.waits, &Around { at_entry, ..around(kernel.calls, summaries)? })?;
@@ -80,20 +83,21 @@ pub fn run(
             in_flight: given.in_flight,
             ..around(u.calls, summaries)?
         };
-        let solved = Solved::run(u.instrs, u.waits, &around)?;
+        let solved = Solved::run(u.instrs, u.waits, &around).map_err(|e| format!("in {}: {e}", u.name))?;
         pass_on(u, &solved, &mut incoming);
         out.functions.insert(f, solved.liveness());
     }
-    Some(out)
+    Ok(out)
 }
 
-/// The calls of a unit with their callees' summaries.
-fn around(calls: &BTreeMap<u64, usize>, summaries: &Summaries) -> Option<Around> {
+/// The calls of a unit with their callees' summaries (all made before).
+fn around(calls: &BTreeMap<u64, usize>, summaries: &Summaries) -> Result<Around, String> {
     let mut around = Around::default();
     for (&addr, f) in calls {
-        around.calls.insert(addr, (*summaries.get(f)?)?);
+        let summary = summaries.get(f).cloned().unwrap_or_else(|| Err("a callee is not summarised".into()))?;
+        around.calls.insert(addr, summary);
     }
-    Some(around)
+    Ok(around)
 }
 
 /// What `unit` (solved) gives each function it calls.
@@ -109,14 +113,20 @@ fn pass_on(unit: &UnitCode<'_>, solved: &Solved, incoming: &mut BTreeMap<usize, 
 }
 
 /// The functions reachable through `calls`, every one after the functions
-/// it calls; None where a target is not in `functions` or the calls recurse.
-fn callees_first(calls: &BTreeMap<u64, usize>, functions: &BTreeMap<usize, UnitCode<'_>>) -> Option<Vec<usize>> {
+/// it calls; why not where a target is not in `functions` or the calls recurse.
+fn callees_first(
+    calls: &BTreeMap<u64, usize>,
+    functions: &BTreeMap<usize, UnitCode<'_>>,
+) -> Result<Vec<usize>, String> {
     let mut order = Vec::new();
     let mut done = BTreeSet::new();
     // (function, its callees still to visit); a function on the stack is being visited.
     let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
     let mut on_stack = BTreeSet::new();
-    let callees = |f: usize| -> Option<Vec<usize>> { Some(functions.get(&f)?.calls.values().copied().collect()) };
+    let callees = |f: usize| -> Result<Vec<usize>, String> {
+        let u = functions.get(&f).ok_or("a callee's code is not known")?;
+        Ok(u.calls.values().copied().collect())
+    };
     for &root in calls.values() {
         if done.contains(&root) {
             continue;
@@ -125,7 +135,10 @@ fn callees_first(calls: &BTreeMap<u64, usize>, functions: &BTreeMap<usize, UnitC
         on_stack.insert(root);
         while let Some((f, rest)) = stack.last_mut() {
             match rest.pop() {
-                Some(g) if on_stack.contains(&g) => return None,
+                Some(g) if on_stack.contains(&g) => {
+                    let name = functions.get(&g).map_or("a function", |u| u.name);
+                    return Err(format!("{name} calls itself (recursion)"));
+                }
                 Some(g) if done.contains(&g) => {}
                 Some(g) => {
                     let next = callees(g)?;
@@ -142,7 +155,7 @@ fn callees_first(calls: &BTreeMap<u64, usize>, functions: &BTreeMap<usize, UnitC
             }
         }
     }
-    Some(order)
+    Ok(order)
 }
 
 /// What liveness learns of an object's device functions, kept for its
@@ -150,8 +163,8 @@ fn callees_first(calls: &BTreeMap<u64, usize>, functions: &BTreeMap<usize, UnitC
 #[derive(Debug, Default)]
 pub struct ObjectLiveness {
     waits: BTreeMap<usize, WaitAnalysis>,
-    /// None: some call's target is unknown, or not a function's entry.
-    calls: BTreeMap<usize, Option<BTreeMap<u64, usize>>>,
+    /// Or why not: some call's target is unknown, or not a function's entry.
+    calls: BTreeMap<usize, Result<BTreeMap<u64, usize>, String>>,
     summaries: Summaries,
 }
 
@@ -164,34 +177,38 @@ impl ObjectLiveness {
         instrs: &[DecodedInstr],
         waits: &WaitAnalysis,
         at_entry: RegSet,
-    ) -> Option<Livenesses> {
-        if graph.unresolved.get(k)?.is_some() {
-            return None;
+    ) -> Result<Livenesses, String> {
+        if let Some(Some(at)) = graph.unresolved.get(k) {
+            return Err(format!("the call at {at:#x} has a target the code does not say"));
         }
-        let kernel_calls = callees(graph, graph.kernel_calls.get(k)?)?;
-        for &f in graph.reach.get(k)? {
-            let code = graph.functions[f].instrs.as_ref().ok()?;
+        let kernel_calls = callees(graph, graph.kernel_calls.get(k).map_or(&[][..], |c| c))?;
+        let reach = graph.reach.get(k).cloned().unwrap_or_default();
+        for &f in &reach {
+            let code = graph.functions[f].instrs.as_ref().map_err(|e| format!("{}: {e}", graph.functions[f].name))?;
             self.waits.entry(f).or_insert_with(|| WaitAnalysis::run(code));
             self.calls.entry(f).or_insert_with(|| callees(graph, &graph.function_calls[f]));
         }
         let mut functions = BTreeMap::new();
-        for &f in &graph.reach[k] {
-            let instrs = graph.functions[f].instrs.as_ref().ok()?;
-            let calls = self.calls[&f].as_ref()?;
-            functions.insert(f, UnitCode { instrs, waits: &self.waits[&f], calls });
+        for &f in &reach {
+            let Ok(instrs) = graph.functions[f].instrs.as_ref() else { continue };
+            let name = graph.functions[f].name.as_str();
+            let calls = self.calls[&f].as_ref().map_err(|e| format!("in {name}: {e}"))?;
+            functions.insert(f, UnitCode { name, instrs, waits: &self.waits[&f], calls });
         }
-        run(UnitCode { instrs, waits, calls: &kernel_calls }, at_entry, &functions, &mut self.summaries)
+        let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
+        run(kernel, at_entry, &functions, &mut self.summaries)
     }
 }
 
-/// Call instruction address → the function whose entry it calls; None
+/// Call instruction address → the function whose entry it calls; why not
 /// where some target is unknown or not a function's entry.
-fn callees(graph: &CallGraph, calls: &[CallSite]) -> Option<BTreeMap<u64, usize>> {
+fn callees(graph: &CallGraph, calls: &[CallSite]) -> Result<BTreeMap<u64, usize>, String> {
     calls
         .iter()
         .map(|c| {
-            let t = c.target?;
-            Some((c.addr, graph.functions.iter().position(|f| f.code.start == t)?))
+            let f = c.target.and_then(|t| graph.functions.iter().position(|f| f.code.start == t));
+            f.map(|f| (c.addr, f))
+                .ok_or_else(|| format!("the call at {:#x} has no function's entry as its target", c.addr))
         })
         .collect()
 }
@@ -217,10 +234,10 @@ mod tests {
         let (kw, fw) = (WaitAnalysis::run(kernel), WaitAnalysis::run(function));
         let kernel_calls = BTreeMap::from([(0x100c, 0)]);
         let no_calls = BTreeMap::new();
-        let functions = BTreeMap::from([(0, UnitCode { instrs: function, waits: &fw, calls: &no_calls })]);
+        let functions = BTreeMap::from([(0, UnitCode { name: "f", instrs: function, waits: &fw, calls: &no_calls })]);
         let mut entry = RegSet::default();
         entry.insert(RegFile::Vgpr, 0);
-        let unit = UnitCode { instrs: kernel, waits: &kw, calls: &kernel_calls };
+        let unit = UnitCode { name: "k", instrs: kernel, waits: &kw, calls: &kernel_calls };
         let l = run(unit, entry, &functions, &mut Summaries::new()).expect("known calls");
         // v3: written at 0, read by the callee only; v7 read after the call.
         let at_site = l.kernel.busy(2..=2);
@@ -248,16 +265,18 @@ mod tests {
         let (kw, fw) = (WaitAnalysis::run(kernel), WaitAnalysis::run(function));
         let calls = BTreeMap::from([(0x100c, 0)]);
         let no_calls = BTreeMap::new();
-        let unit = UnitCode { instrs: kernel, waits: &kw, calls: &calls };
+        let unit = UnitCode { name: "k", instrs: kernel, waits: &kw, calls: &calls };
         // The callee is not among the functions given.
-        assert!(run(unit, RegSet::default(), &BTreeMap::new(), &mut Summaries::new()).is_none());
+        assert!(run(unit, RegSet::default(), &BTreeMap::new(), &mut Summaries::new()).is_err());
         // A function that calls itself (its return's address taken as a call).
         let itself = BTreeMap::from([(0x101c, 0)]);
-        let recursive = BTreeMap::from([(0, UnitCode { instrs: function, waits: &fw, calls: &itself })]);
-        assert!(run(unit, RegSet::default(), &recursive, &mut Summaries::new()).is_none());
+        let recursive = BTreeMap::from([(0, UnitCode { name: "f", instrs: function, waits: &fw, calls: &itself })]);
+        assert!(run(unit, RegSet::default(), &recursive, &mut Summaries::new()).is_err_and(|e| e.contains("recursion")));
         // A kernel's call with no callee known.
-        let unknown = UnitCode { instrs: kernel, waits: &kw, calls: &no_calls };
-        let fine = BTreeMap::from([(0, UnitCode { instrs: function, waits: &fw, calls: &no_calls })]);
-        assert!(run(unknown, RegSet::default(), &fine, &mut Summaries::new()).is_none());
+        let unknown = UnitCode { name: "k", instrs: kernel, waits: &kw, calls: &no_calls };
+        let fine = BTreeMap::from([(0, UnitCode { name: "f", instrs: function, waits: &fw, calls: &no_calls })]);
+        assert!(
+            run(unknown, RegSet::default(), &fine, &mut Summaries::new()).is_err_and(|e| e.contains("unknown target"))
+        );
     }
 }

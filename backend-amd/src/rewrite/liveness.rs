@@ -231,7 +231,7 @@ impl Liveness {
     /// be in flight and the registers the dispatch sets `at_entry`; None
     /// where the code does not say its flow or the registers it reaches.
     pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, at_entry: &RegSet) -> Option<Liveness> {
-        Some(Solved::run(instrs, waits, &Around::kernel(*at_entry))?.liveness())
+        Some(Solved::run(instrs, waits, &Around::kernel(*at_entry)).ok()?.liveness())
     }
 
     /// Registers the instructions of `span` (by index) leave no trampoline to use.
@@ -267,17 +267,20 @@ pub struct Solved {
 
 impl Solved {
     /// Solves `instrs` (program order, entered at the first) in the code
-    /// `around` it; None where the code does not say its flow or the
+    /// `around` it; why not where the code does not say its flow or the
     /// registers it reaches.
-    pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Option<Solved> {
+    pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Result<Solved, String> {
         let n = instrs.len();
-        let index_of = |addr: u64| instrs.binary_search_by_key(&addr, |d| d.addr).ok();
         let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
         let mut effects = Vec::with_capacity(n);
         let mut in_flight_anywhere = around.in_flight;
         for (i, d) in instrs.iter().enumerate() {
+            let not_known = |what: &str| format!("`{}` at {:#x} {what}", d.insn.base_mnemonic, d.addr);
+            let index_of = |addr: u64| {
+                instrs.binary_search_by_key(&addr, |d| d.addr).map_err(|_| not_known("branches out of its unit"))
+            };
             if indexes_registers(d.insn.op) {
-                return None;
+                return Err(not_known("reaches registers through M0"));
             }
             let mut e = effect(&d.insn);
             let next = (i + 1 < n).then_some(i + 1);
@@ -285,7 +288,7 @@ impl Solved {
             succ.push(match d.insn.control_flow(d.addr) {
                 // a call of a known callee returns to the next instruction
                 flow if is_call(&d.insn, &flow) => {
-                    let c = callee?;
+                    let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
                     let mut reads = c.live_in;
                     reads.live.minus(&e.writes);
                     reads.no_kill.minus(&e.writes);
@@ -300,7 +303,7 @@ impl Solved {
                 ControlFlow::CondBranch { target } => {
                     if matches!(d.insn.op, Opcode::S_CBRANCH_G_FORK | Opcode::S_CBRANCH_I_FORK | Opcode::S_CBRANCH_JOIN)
                     {
-                        return None;
+                        return Err(not_known("forks or joins"));
                     }
                     let mut s = vec![index_of(target)?];
                     s.extend(next);
@@ -314,7 +317,9 @@ impl Solved {
                     e.returns = true;
                     Vec::new()
                 }
-                ControlFlow::Call { .. } | ControlFlow::Indirect => return None,
+                ControlFlow::Call { .. } | ControlFlow::Indirect => {
+                    return Err(not_known("jumps where the code does not say (an indirect jump or a tail call)"))
+                }
             });
             effects.push(e);
         }
@@ -390,7 +395,7 @@ impl Solved {
             writes.union(&e.may_write);
         }
         let narrows_exec = effects.iter().any(|e| e.narrows_exec);
-        Some(Solved { live, no_kill, defined, named, writes, narrows_exec, at_returns_in_flight, in_flight_anywhere })
+        Ok(Solved { live, no_kill, defined, named, writes, narrows_exec, at_returns_in_flight, in_flight_anywhere })
     }
 
     /// The busy and named registers of every instruction.

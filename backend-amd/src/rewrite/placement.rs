@@ -331,7 +331,7 @@ impl<'u, 'a> Pass<'u, 'a> {
         let at_entry = regs::at_entry(processor, &kernel.descriptor);
         let units = self.units;
         let mut liveness = || {
-            let at_entry = at_entry?;
+            let at_entry = at_entry.ok_or("its descriptor cannot be read")?;
             self.liveness.kernel(&units.graph, k.index, &k.instrs, &k.waits, at_entry)
         };
         let borrowable = regs::borrowable(processor, &kernel.descriptor);
@@ -353,16 +353,12 @@ impl<'u, 'a> Pass<'u, 'a> {
             Err(e) if screen_only => {
                 let (s, d, r) = regs::at_wave_end(processor, &kernel.descriptor, used, max_wg).ok_or(e)?;
                 let all = regs::Files { sgprs: true, vgprs: true };
-                (s, d, r, liveness().and_then(|l| scavenger(l.kernel, all, false)), None)
+                (s, d, r, liveness().ok().and_then(|l| scavenger(l.kernel, all, false)), None)
             }
             Err(e) if reaches_functions => return Err(e),
             Err(e) => {
-                let liveness = liveness().ok_or_else(|| {
-                    RewriteError::Kernel(format!(
-                        "{e}; no site can borrow dead registers instead: the kernel's control flow or register \
-                         use is not known (unknown or recursive calls, tail calls, indirect jumps or M0-relative \
-                         register access)"
-                    ))
+                let liveness = liveness().map_err(|why| {
+                    RewriteError::Kernel(format!("{e}; no site can borrow dead registers instead: {why}"))
                 })?;
                 let (s, d, r) = [(true, false), (false, true), (false, false)]
                     .into_iter()
@@ -385,6 +381,17 @@ impl<'u, 'a> Pass<'u, 'a> {
         let unit = Unit { entry: kernel.entry, instrs: &k.instrs, waits: &k.waits, view: &k.view, plan: &k.plan };
         let regs = UnitRegs { scratch, scavenger: scavenger.as_ref(), relocation: Some(&relocation) };
         match self.lower(unit, regs) {
+            // Calls redirected to copies, but no probe placed in the kernel
+            // or in them (a tool whose probes cannot borrow registers): it
+            // stays as it is.
+            Ok((lowering, _))
+                if !clones.is_empty() && lowering.probes == 0 && clones.iter().all(|c| c.0.probes == 0) =>
+            {
+                self.restore(mark);
+                let refused: Vec<RefusedSite> =
+                    lowering.refused.iter().chain(clones.iter().flat_map(|c| &c.0.refused_sites)).cloned().collect();
+                Err(RewriteError::Kernel(nothing_instrumented(&refused)))
+            }
             Ok((lowering, words)) => {
                 Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words, clones })
             }
