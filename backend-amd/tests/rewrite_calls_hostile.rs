@@ -6,6 +6,8 @@
 //! the grown allocation of each kernel said to reach it (a copy made for a
 //! kernel at its register budget borrows dead registers as the kernel does).
 
+mod common;
+
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -100,19 +102,7 @@ proptest! {
 #[test]
 fn an_unknown_call_target_reaches_every_function() {
     let mut bytes = calls_fixture("gfx90a");
-    let at = {
-        let co = CodeObject::parse(&bytes).expect("parses");
-        let k = co.kernel("call_shared_a").expect("kernel");
-        let code = co.kernel_code(k).expect("code");
-        let i = code
-            .chunks_exact(4)
-            .position(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & 0xFFFF_FF00 == 0xBE9E_1E00)
-            .expect("a swappc");
-        let t = co.elf.section_by_name(".text").expect(".text");
-        t.offset as usize + (k.entry - t.addr) as usize + 4 * i
-    };
-    // s_swappc_b64 s[30:31], s[40:41]: a pair nothing set.
-    bytes[at..at + 4].copy_from_slice(&0xBE9E_1E28u32.to_le_bytes());
+    common::call_through_an_unknown_pair(&mut bytes, "call_shared_a");
     let out =
         rewrite::rewrite(&bytes, &RewriteOptions { table: TableAddress::Known(0x1000_0000), ..Default::default() })
             .expect("rewrites");

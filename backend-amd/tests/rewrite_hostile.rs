@@ -102,18 +102,7 @@ fn a_kernel_with_256_vgprs_borrows_dead_ones_or_is_refused_clearly() {
     // made to jump through s[40:41], which nothing sets) has no liveness:
     // refused with both reasons, its descriptor untouched.
     let mut bytes = bytes;
-    let call = {
-        let co = CodeObject::parse(&bytes).expect("parses");
-        let k = co.kernel("calls").expect("kernel");
-        let code = co.kernel_code(k).expect("code");
-        let i = code
-            .chunks_exact(4)
-            .position(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & 0xFFFF_FF00 == 0xBE9E_1E00)
-            .expect("a swappc");
-        let t = co.elf.section_by_name(".text").expect(".text");
-        t.offset as usize + (k.entry - t.addr) as usize + 4 * i
-    };
-    bytes[call..call + 4].copy_from_slice(&0xBE9E_1E28u32.to_le_bytes());
+    common::call_through_an_unknown_pair(&mut bytes, "calls");
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
     match state(&out, "calls") {
         KernelState::Skipped { reason } => {
