@@ -12,10 +12,13 @@ mod exact_records;
 
 use std::path::{Path, PathBuf};
 
+use exact_records::{detect_run, observed, rewritten_records, run, screen_check, TARGETS};
+
 use xfpx_amd::descriptor::{raw, DescriptorWord};
 use xfpx_amd::replay::replay_rewritten;
 use xfpx_amd::rewrite::{self, KernelState, Mode, RewriteOptions, TableAddress};
 use xfpx_amd::CodeObject;
+use xfpx_amd_emu::launch::Launch;
 use xfpx_amd_emu::ReplayOptions;
 use xfpx_common::config::KernelFilter;
 use xfpx_common::report::KernelStatus;
@@ -146,4 +149,57 @@ fn a_kernel_at_both_budgets_saves_sgprs_in_lanes_of_a_vgpr_it_never_names() {
     assert!(failures.is_empty() && not_proven.is_empty(), "{failures:?} {not_proven:?}");
     assert!(!expected.is_empty());
     assert_eq!(found, Some(expected));
+}
+
+/// Kernels at their register budget that call device functions (built at
+/// -O0, `budget_calls.hip`: one out of SGPRs, one out of VGPRs): the kernel
+/// and the copies of the functions it reaches are checked at every site
+/// with registers dead there (liveness across the calls), and on the
+/// emulator the rewritten kernel computes what the original computes, with
+/// no hazard and exactly the records the original raises, in the kernel and
+/// in the functions; screening still covers them.
+#[test]
+fn kernels_at_their_budget_that_call_functions_are_checked_in_the_kernel_and_the_functions() {
+    let mut failures = Vec::new();
+    let mut not_proven = Vec::new();
+    for target in TARGETS {
+        for (kernel, file) in [("budget_calls_sgpr", "sgprs"), ("budget_calls_vgpr", "vgprs")] {
+            let name = format!("{target}/{kernel}");
+            let launch = Launch::load(&launch_path(kernel)).expect("launch");
+            let co = launch.dir.join(launch.code_object.replace("{target}", target));
+            let original = std::fs::read(co).expect("budget_calls.co");
+            let orig = run(&launch, &|_| original.clone()).expect("the original runs");
+            let expected = observed(&launch_path(kernel), target, &original, &orig).expect("observed");
+            assert!(expected.iter().any(|k| k.0 == kernel), "{name}: no record in the kernel: {expected:?}");
+            assert!(expected.iter().any(|k| k.0 != kernel), "{name}: no record in a function: {expected:?}");
+            let (rw, out) = detect_run(&launch, &original, KernelFilter::exactly(kernel));
+            let k = out.kernels.iter().find(|k| k.name == kernel).expect("kernel");
+            assert_eq!(k.state, KernelState::Instrumented, "{name}");
+            let c = k.coverage.as_ref().expect("coverage");
+            assert_eq!((c.checked, c.refused.len()), (c.fp_sites, 0), "{name}: {c:?}");
+            let r = k.registers.as_ref().expect("registers");
+            let borrowed = if file == "sgprs" { r.borrowed.sgprs } else { r.borrowed.vgprs };
+            assert!(borrowed, "{name}: {file} are not borrowed: {r:?}");
+            let copies: Vec<_> =
+                out.functions.iter().filter(|f| f.copy_of.is_some() && f.reached_by == [kernel]).collect();
+            assert!(copies.len() >= 2, "{name}: copies {copies:?}");
+            for f in copies {
+                let c = f.coverage.as_ref().expect("coverage");
+                assert_eq!((&f.state, c.checked), (&KernelState::Instrumented, c.fp_sites), "{name}: {}", f.name);
+            }
+            let Some((_, _, found)) = rewritten_records(&name, &orig, rw, &out, &mut failures, &mut not_proven) else {
+                continue;
+            };
+            if found != expected {
+                failures.push(format!(
+                    "{name}: records differ: missing {:?}, extra {:?}",
+                    expected.difference(&found).collect::<Vec<_>>(),
+                    found.difference(&expected).collect::<Vec<_>>()
+                ));
+            }
+            screen_check(&name, &launch, &original, &orig, &mut failures, &mut not_proven);
+        }
+    }
+    assert!(not_proven.is_empty(), "{not_proven:?}");
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -231,9 +231,19 @@ pub struct Scavenger {
     /// a kernel screened within its allocation, where a single `s_endpgm`
     /// finds every register dead).
     pub always: bool,
+    /// Registers some instruction of the kernel or of a function it reaches
+    /// names (or a memory operation of theirs writes): the others are free
+    /// in every lane everywhere, in the kernel and in its copies alike.
+    pub named_in_reach: RegSet,
 }
 
 impl Scavenger {
+    /// The same choice of registers for another unit (a copy of a function
+    /// the kernel calls), whose dead registers `liveness` says.
+    pub fn with_liveness(&self, liveness: Liveness) -> Scavenger {
+        Scavenger { liveness, ..self.clone() }
+    }
+
     /// The registers of a trampoline over the instructions of `span` that
     /// `needs` what it says, from `base` where the kernel's allocation
     /// grew; why not where too few are dead or savable.
@@ -259,10 +269,7 @@ impl Scavenger {
     fn lanes_vgpr(&self, base: Scratch) -> Option<u16> {
         match self.vgprs {
             None => Some(base.vgpr + 2),
-            Some(limit) => {
-                let named = self.liveness.named_anywhere();
-                (0..limit).find(|&v| !named.contains(RegFile::Vgpr, v))
-            }
+            Some(limit) => (0..limit).find(|&v| !self.named_in_reach.contains(RegFile::Vgpr, v)),
         }
     }
 
@@ -412,7 +419,8 @@ mod tests {
         (0..16).for_each(|r| entry.insert(RegFile::Sgpr, r));
         entry.insert(RegFile::Vgpr, 0);
         let liveness = Liveness::run(&code, &waits, &entry).expect("known flow");
-        Scavenger { liveness, sgprs: Some(sgprs), vgprs, agprs: 0, always: true }
+        let named_in_reach = liveness.named_anywhere();
+        Scavenger { liveness, sgprs: Some(sgprs), vgprs, agprs: 0, always: true, named_in_reach }
     }
 
     fn sgprs_of(site: &SiteRegs) -> Vec<u16> {
