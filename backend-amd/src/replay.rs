@@ -372,8 +372,13 @@ pub fn replay_counters(launch_path: &Path, opts: &ReplayOptions) -> Result<Rewri
             );
         }
     }
+    // (a function left as it is for some kernel runs as a copy made for this one)
+    let copied = |f: &rewrite::FunctionOutcome| {
+        functions.iter().any(|c| c.copy_of == Some(f.address) && c.reached_by == [launch.kernel.as_str()])
+    };
     for f in functions.iter().filter(|f| f.reached_by.contains(&launch.kernel)) {
         match (&f.state, f.refused_sites.first()) {
+            (KernelState::Skipped { .. }, _) if copied(f) => {}
             (KernelState::Skipped { reason }, _) => {
                 bail!("kernel {} cannot be counted: device function {} is not counted: {reason}", launch.kernel, f.name)
             }

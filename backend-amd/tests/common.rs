@@ -55,3 +55,20 @@ pub fn amdhsa_blocks(text: &str) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Points the first `s_swappc_b64 s[30:31], …` of `kernel` in `bytes` at
+/// s[40:41], a pair nothing sets: a call whose target the code does not say.
+pub fn call_through_an_unknown_pair(bytes: &mut [u8], kernel: &str) {
+    let at = {
+        let co = xfpx_amd::CodeObject::parse(bytes).expect("parses");
+        let k = co.kernel(kernel).expect("kernel");
+        let code = co.kernel_code(k).expect("code");
+        let i = code
+            .chunks_exact(4)
+            .position(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) & 0xFFFF_FF00 == 0xBE9E_1E00)
+            .expect("a swappc");
+        let t = co.elf.section_by_name(".text").expect(".text");
+        t.offset as usize + (k.entry - t.addr) as usize + 4 * i
+    };
+    bytes[at..at + 4].copy_from_slice(&0xBE9E_1E28u32.to_le_bytes());
+}

@@ -90,13 +90,23 @@ fn a_kernel_with_256_vgprs_borrows_dead_ones_or_is_refused_clearly() {
     assert!(k.registers.as_ref().is_some_and(|r| r.borrowed.vgprs && r.vgprs_after == 256), "{:?}", k.registers);
     assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
     assert_eq!(state(&out, "fp32_mixed"), &KernelState::Instrumented);
-    // A kernel that calls device functions has no liveness to borrow by:
-    // refused with both reasons, its descriptor untouched.
+    // A kernel that calls device functions borrows by the liveness across
+    // its calls: its VGPR count stays too.
     let (bytes, at, kd) = with_vgprs("control", "calls", 31, 63);
+    let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
+    assert_eq!(state(&out, "calls"), &KernelState::Instrumented);
+    let k = out.kernels.iter().find(|k| k.name == "calls").expect("kernel");
+    assert!(k.registers.as_ref().is_some_and(|r| r.borrowed.vgprs && r.vgprs_after == 256), "{:?}", k.registers);
+    assert_eq!(vgpr_granule(&out.bytes, at), vgpr_granule(&kd, 0));
+    // One whose call goes where the code does not say (its s_swappc_b64
+    // made to jump through s[40:41], which nothing sets) has no liveness:
+    // refused with both reasons, its descriptor untouched.
+    let mut bytes = bytes;
+    common::call_through_an_unknown_pair(&mut bytes, "calls");
     let out = rewrite::rewrite(&bytes, &opts(Mode::Detect)).expect("rewrites");
     match state(&out, "calls") {
         KernelState::Skipped { reason } => {
-            assert!(reason.contains("VGPRs above v255") && reason.contains("calls"), "{reason}")
+            assert!(reason.contains("VGPRs above v255") && reason.contains("target the code does not say"), "{reason}")
         }
         other => panic!("{other:?}"),
     }

@@ -375,28 +375,28 @@ fn replay_with_the_counters_tool_checks_an_operational_region() {
     }
 }
 
-/// A kernel the rewrite covers partly (at the register limit, without
-/// launch bounds: most of its sites find no dead SGPR pair for the probes)
-/// runs its checks where it can under `--mode detect`, and the summary and
-/// report say so: partial, why the rest was refused, and its coverage;
-/// `--fail-on coverage` fails on it.
+/// The kernel at its register budget (at the register limit, without
+/// launch bounds: most of its sites have too few dead SGPRs, and save live
+/// ones in lanes of a VGPR) is checked whole under `--mode detect`: the
+/// summary and report say `instrumented` with every FP site checked, and
+/// `--fail-on coverage` passes. (How a partial kernel reads in the summary:
+/// the summary's own tests; in the report: the AMD backend's coverage tests.)
 #[test]
-fn replay_shows_a_partly_instrumented_kernel_in_summary_and_report() {
+fn replay_checks_the_kernel_at_its_register_budget_whole() {
     let d = tempfile::tempdir().expect("scratch");
     let launch = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("realcode/fixtures/launches/register_limit.json");
     let mut c = xfpx(d.path());
     c.args(["replay", "--target", "gfx942", "--mode", "detect", "--report", "r.json"]).arg(&launch);
     let o = run(c);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(o.stdout.contains("1 kernel partly or not instrumented"), "{}", o.stdout);
-    assert!(o.stdout.contains("register_limit (partial): "), "{}", o.stdout);
-    assert!(o.stdout.contains("refused: at its register budget"), "{}", o.stdout);
+    assert!(!o.stdout.contains("partly or not instrumented"), "{}", o.stdout);
     let r = Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
     let k = &r.kernels[0];
-    assert_eq!(k.status, xfpx_common::report::KernelStatus::Partial, "{:?}", k.status);
+    assert_eq!(k.status, xfpx_common::report::KernelStatus::Instrumented, "{:?}", k.status);
     let c = k.coverage.as_ref().expect("coverage");
-    assert!(c.checked > 0 && c.refused_sites() > 0 && c.checked + c.refused_sites() == c.fp_sites, "{c:?}");
+    assert!(c.checked > 1000 && c.refused.is_empty() && c.checked == c.fp_sites, "{c:?}");
+    assert!(r.records().next().is_some(), "the launch plants exceptions");
     let mut c = xfpx(d.path());
     c.args(["replay", "--target", "gfx942", "--mode", "detect", "--no-report", "--fail-on", "coverage"]).arg(&launch);
-    assert_eq!(run(c).code, Some(3));
+    assert_eq!(run(c).code, Some(0));
 }

@@ -4,8 +4,12 @@
 //! `s_call_b64` (PC-relative) and from `s_swappc_b64`/`s_setpc_b64` whose
 //! address pair a `s_getpc_b64` + 64-bit add sequence computes (how LLVM
 //! calls and tail-calls functions of the same object); the pair's value is
-//! tracked through one straight-line run of code. A call whose target stays
-//! unknown makes every kernel that can execute it reach every function.
+//! tracked through one straight-line run of code, across the calls in it
+//! (what the callee may write is forgotten) and through the lanes of
+//! vector registers that unoptimised code spills SGPRs into
+//! (`v_writelane_b32`/`v_readlane_b32`, and whole copies between VGPRs and
+//! AGPRs while EXEC is all ones). A call whose target stays unknown makes
+//! every kernel that can execute it reach every function.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -85,23 +89,79 @@ const ADDRESS_ARITHMETIC: &[(Opcode, AddressOp)] = &[
 const KEEPS_SCC: &[Opcode] =
     &[Opcode::S_MOV_B32, Opcode::S_MOV_B64, Opcode::S_WAITCNT, Opcode::S_NOP, Opcode::S_GETPC_B64];
 
-/// Known 32-bit SGPR values and the last carry, over straight-line code.
+/// Known 32-bit SGPR values, lanes of vector registers and the last
+/// carry, over straight-line code.
 #[derive(Debug, Default)]
 struct Constants {
     sgprs: BTreeMap<u16, u32>,
     carry: Option<bool>,
+    /// (VGPR or AGPR, lane) → value.
+    lanes: BTreeMap<(RegFile, u16, u8), u32>,
+    /// EXEC is all ones (`s_or_saveexec_b64 s, -1`, `s_mov_b64 exec, -1`):
+    /// a whole-register copy copies every lane.
+    exec_all: bool,
 }
+
+/// Registers some code may write: (file, number).
+pub type Written = BTreeSet<(RegFile, u16)>;
 
 impl Constants {
     fn clear(&mut self) {
-        self.sgprs.clear();
-        self.carry = None;
+        *self = Constants::default();
     }
 
-    /// After a call: what a device function may write is unknown, and SCC too.
-    fn forget(&mut self, clobbered: &BTreeSet<u16>) {
-        self.sgprs.retain(|r, _| !clobbered.contains(r));
+    /// After a call: what a device function may write is unknown, and SCC and EXEC too.
+    fn forget(&mut self, clobbered: &Written) {
+        self.sgprs.retain(|r, _| !clobbered.contains(&(RegFile::Sgpr, *r)));
+        self.lanes.retain(|(f, r, _), _| !clobbered.contains(&(*f, *r)));
         self.carry = None;
+        self.exec_all = false;
+    }
+
+    /// The known lanes of a vector register.
+    fn lanes_of(&self, file: RegFile, r: u16) -> Vec<(u8, u32)> {
+        self.lanes.range((file, r, 0)..=(file, r, u8::MAX)).map(|(&(_, _, l), &v)| (l, v)).collect()
+    }
+
+    /// Steps over the lanes `insn` writes: a lane `v_writelane_b32` sets, a
+    /// whole copy while EXEC is all ones; any other write forgets them.
+    fn step_lanes(&mut self, insn: &xfpx_amd_isa::Instruction, srcs: &[&Operand]) {
+        let vector = |r: &xfpx_amd_isa::operand::RegRange| matches!(r.file, RegFile::Vgpr | RegFile::Agpr);
+        let dst = insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector);
+        let kept: Vec<(u8, u32)> = match (insn.op, dst, srcs) {
+            (Opcode::V_WRITELANE_B32, Some(d), [src, lane]) => match self.value(lane) {
+                Some(l) => {
+                    let l = (l % 64) as u8;
+                    let mut kept = self.lanes_of(d.file, d.first);
+                    kept.retain(|(x, _)| *x != l);
+                    kept.extend(self.value(src).map(|v| (l, v)));
+                    kept
+                }
+                None => Vec::new(),
+            },
+            (
+                Opcode::V_ACCVGPR_WRITE_B32 | Opcode::V_ACCVGPR_READ_B32 | Opcode::V_MOV_B32_E32,
+                Some(_),
+                [Operand::Reg(s)],
+            ) if self.exec_all && vector(s) && s.count == 1 && insn.variant == xfpx_amd_isa::Variant::Plain => {
+                self.lanes_of(s.file, s.first)
+            }
+            _ => Vec::new(),
+        };
+        for r in insn.reg_writes().filter(vector) {
+            for i in 0..u16::from(r.count) {
+                self.lanes.retain(|(f, x, _), _| !(*f == r.file && *x == r.first + i));
+            }
+        }
+        if let Some(d) = dst {
+            for (l, v) in kept {
+                self.lanes.insert((d.file, d.first, l), v);
+            }
+        }
+        if insn.writes_exec() {
+            let all_ones = matches!(srcs, [Operand::InlineInt(-1)]);
+            self.exec_all = matches!(insn.op, Opcode::S_OR_SAVEEXEC_B64 | Opcode::S_MOV_B64) && all_ones;
+        }
     }
 
     fn value(&self, op: &Operand) -> Option<u32> {
@@ -136,6 +196,10 @@ impl Constants {
         let carry_in = self.carry;
         let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs.as_slice()) {
             (Some(AddressOp::Move), Some(_), [a]) => self.value(a).map(|v| (vec![v], carry_in)),
+            (None, Some(_), [Operand::Reg(v), lane]) if insn.op == Opcode::V_READLANE_B32 => self
+                .value(lane)
+                .and_then(|l| self.lanes.get(&(v.file, v.first, (l % 64) as u8)))
+                .map(|&x| (vec![x], carry_in)),
             (Some(AddressOp::Move64), Some(_), [a]) => {
                 self.pair(a).map(|v| (vec![v as u32, (v >> 32) as u32], carry_in))
             }
@@ -169,6 +233,7 @@ impl Constants {
             }
             _ => None,
         };
+        self.step_lanes(insn, &srcs);
         for r in insn.reg_writes() {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
@@ -188,19 +253,19 @@ impl Constants {
     }
 }
 
-/// The SGPRs some code writes (for device functions: what a call may clobber).
-pub fn written_sgprs<'d>(code: impl IntoIterator<Item = &'d DecodedInstr>) -> BTreeSet<u16> {
+/// The registers some code writes (for device functions: what a call may clobber).
+pub fn written_registers<'d>(code: impl IntoIterator<Item = &'d DecodedInstr>) -> Written {
     let mut out = BTreeSet::new();
     for d in code {
-        for r in d.insn.reg_writes().filter(|r| r.file == RegFile::Sgpr) {
-            out.extend(r.first..r.first + u16::from(r.count));
+        for r in d.insn.reg_writes() {
+            out.extend((r.first..r.first + u16::from(r.count)).map(|i| (r.file, i)));
         }
     }
     out
 }
 
-/// What a call to an address may write: the SGPRs, or None when unknown.
-pub type Clobbers<'a> = &'a dyn Fn(u64) -> Option<&'a BTreeSet<u16>>;
+/// What a call to an address may write, or None when unknown.
+pub type Clobbers<'a> = &'a dyn Fn(u64) -> Option<&'a Written>;
 
 /// The calls in `instrs` (one straight-line pass; what is known is dropped
 /// at every branch target, and after a call what `clobbers` says the callee
@@ -266,7 +331,7 @@ impl CallGraph {
     /// The call graph of `co`; `kernel_code` gives each kernel's decoded
     /// code (None: it could not be decoded, so whether it calls is unknown)
     /// and `decode` the code of each function found.
-    /// `clobbered` is what any device function may write ([`written_sgprs`]
+    /// `clobbered` is what any device function may write ([`written_registers`]
     /// of all code outside the kernels): it stands for every callee while
     /// functions are found; then what each function may write (its own
     /// writes and its callees', a least fixed point) sharpens the targets.
@@ -274,7 +339,7 @@ impl CallGraph {
         co: &CodeObject<'_>,
         decode: DecodeFunction<'_>,
         kernel_code: &[Option<&[DecodedInstr]>],
-        clobbered: &BTreeSet<u16>,
+        clobbered: &Written,
     ) -> CallGraph {
         let mut functions: Vec<DeviceFunction> = co
             .functions
@@ -333,15 +398,15 @@ impl CallGraph {
         let callee = |t: u64| functions.iter().position(|f| f.code.contains(&t));
         // What each function may write (None: anything), from its own writes
         // up through its callees until nothing changes.
-        let own: Vec<Option<BTreeSet<u16>>> =
-            functions.iter().map(|f| f.instrs.as_ref().ok().map(written_sgprs)).collect();
+        let own: Vec<Option<Written>> =
+            functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| written_registers(c.iter()))).collect();
         let mut clobber = own.clone();
         let mut converged = false;
         for _ in 0..=functions.len() + 1 {
             let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
             let calls: Vec<Option<Vec<CallSite>>> =
                 functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &lookup))).collect();
-            let next: Vec<Option<BTreeSet<u16>>> = own
+            let next: Vec<Option<Written>> = own
                 .iter()
                 .zip(&calls)
                 .map(|(own, calls)| {
@@ -462,6 +527,59 @@ mod tests {
         // A return (s_setpc_b64 s[30:31] with s[30:31] unknown) is no call.
         let code = decode_words(Target::Gfx90a, &[0xBE80_1D1E], 0x1000);
         assert!(call_sites(&code, &|_| None).is_empty());
+    }
+
+    /// Unoptimised code keeps a call's address across an earlier call in
+    /// VGPR lanes (`v_writelane_b32`), the VGPR in an AGPR (copied while
+    /// EXEC is all ones), and reads it back with `v_readlane_b32`.
+    #[test]
+    fn an_address_spilled_into_vector_lanes_across_a_call_resolves() {
+        let spill_and_call = [
+            0xBE90_1C00, // s_getpc_b64 s[16:17]
+            0x8010_FF10, // s_add_u32 s16, s16, 0xffffea5c
+            0xFFFF_EA5C,
+            0x8211_FF11, // s_addc_u32 s17, s17, -1
+            0xFFFF_FFFF,
+            0xD28A_0004, // v_writelane_b32 v4, s16, 24
+            0x0001_3010,
+            0xD28A_0004, // v_writelane_b32 v4, s17, 25
+            0x0001_3211,
+            0xBEA2_21C1, // s_or_saveexec_b64 s[34:35], -1
+            0xD3D9_4015, // v_accvgpr_write_b32 a21, v4
+            0x1800_0104,
+            0xBEFE_0122, // s_mov_b64 exec, s[34:35]
+            0xBE9E_1E10, // s_swappc_b64 s[30:31], s[16:17]
+        ];
+        let reload = [
+            0xBEA2_21C1, // s_or_saveexec_b64 s[34:35], -1
+            0xD3D8_4002, // v_accvgpr_read_b32 v2, a21
+            0x1800_0115,
+            0xBEFE_0122, // s_mov_b64 exec, s[34:35]
+            0xD289_0010, // v_readlane_b32 s16, v2, 24
+            0x0001_3102,
+            0xD289_0011, // v_readlane_b32 s17, v2, 25
+            0x0001_3302,
+            0xBE9E_1E10, // s_swappc_b64 s[30:31], s[16:17]
+        ];
+        let target = Some(0x1_0004u64 - 0x15A4);
+        let words: Vec<u32> = spill_and_call.iter().chain(&reload).copied().collect();
+        let code = decode_words(Target::Gfx90a, &words, 0x1_0000);
+        let nothing = Written::new();
+        let targets = |clobbers: Clobbers<'_>| -> Vec<Option<u64>> {
+            call_sites(&code, clobbers).iter().map(|c| c.target).collect()
+        };
+        assert_eq!(targets(&|_| Some(&nothing)), vec![target, target]);
+        // A callee that may write a21 (or anything) loses it.
+        let a21 = Written::from([(RegFile::Agpr, 21)]);
+        assert_eq!(targets(&|_| Some(&a21)), vec![target, None]);
+        assert_eq!(targets(&|_| None), vec![target, None]);
+        // Copied while EXEC may miss lanes (no s_or_saveexec_b64 before the
+        // copy back: an s_nop in its place), the lanes are not known.
+        let mut partial = words.clone();
+        partial[spill_and_call.len()] = 0xBF80_0000;
+        let code = decode_words(Target::Gfx90a, &partial, 0x1_0000);
+        let sites = call_sites(&code, &|_| Some(&nothing));
+        assert_eq!(sites.iter().map(|c| c.target).collect::<Vec<_>>(), vec![target, None]);
     }
 
     #[test]

@@ -64,17 +64,20 @@ impl<'u> Pass<'u, '_> {
     /// Copies, for kernel `k` with scratch registers `scratch`, the
     /// functions [`Self::clones_for`] names and lowers their plans; returns
     /// their outcomes and code, and the relocation of the kernel's own code
-    /// (its calls to them redirected). A copy that cannot be made leaves
-    /// every function as it is for this kernel (nothing is redirected).
+    /// (its calls to them redirected). A kernel at its register budget
+    /// gives each copy's sites their registers (`scavengers`, by function).
+    /// A copy that cannot be made leaves every function as it is for this
+    /// kernel (nothing is redirected).
     pub(super) fn clone_functions(
         &mut self,
         k: &KernelUnit,
         scratch: Scratch,
+        scavengers: Option<&BTreeMap<usize, Scavenger>>,
     ) -> (Vec<(FunctionOutcome, UnitCode)>, Relocation) {
         let units = self.units;
         let none = || (Vec::new(), Relocation::default());
         let cloned = self.clones_for(k);
-        if cloned.is_empty() {
+        if cloned.is_empty() || scavengers.is_some_and(|s| cloned.iter().any(|f| !s.contains_key(&f.index))) {
             return none();
         }
         let mark = self.mark();
@@ -110,7 +113,8 @@ impl<'u> Pass<'u, '_> {
             // (a unit's view does not depend on where its code lies: the copy's is the function's)
             let view = &f.view;
             let unit = Unit { entry: at, instrs: &instrs, waits: &f.waits, view, plan: &f.plan };
-            let regs = UnitRegs { scratch, scavenger: None, relocation: Some(&relocation) };
+            let scavenger = scavengers.and_then(|s| s.get(&f.index));
+            let regs = UnitRegs { scratch, scavenger, relocation: Some(&relocation) };
             let (low, words) = match self.lower(unit, regs) {
                 Ok(x) => x,
                 Err(_) => {
@@ -119,7 +123,7 @@ impl<'u> Pass<'u, '_> {
                 }
             };
             let mut made_one = self.copy_outcome(k, f, instrs, view, at, low, words);
-            made_one.0.scratch = Some((scratch.sgpr, scratch.vgpr));
+            made_one.0.scratch = scavengers.is_none().then_some((scratch.sgpr, scratch.vgpr));
             made.push(made_one);
         }
         let kernel = Relocation::of_copy(&k.instrs, 0, redirects(&units.graph.kernel_calls[k.index], 0));

@@ -328,6 +328,16 @@ impl Encoder {
         )
     }
 
+    /// `v_writelane_b32 vdst, src, lane` (an SGPR into one lane of a VGPR)
+    /// or `v_readlane_b32 sdst, src, lane` (one lane of a VGPR into an
+    /// SGPR): VOP3, the lane an inline constant; both ignore EXEC.
+    pub fn lane_move(&self, op: Opcode, dst: u16, src: Src, lane: u8) -> Result<Words, RewriteError> {
+        if lane > 63 || !matches!(op, Opcode::V_WRITELANE_B32 | Opcode::V_READLANE_B32) {
+            return Err(RewriteError::Encode(format!("no lane move {op:?} of lane {lane}")));
+        }
+        self.vop3_cmp(op, dst, src, Src::Int(lane as i8))
+    }
+
     /// VOP3 `vdst = op(src0, src1, src2)` without modifiers
     /// (`v_cndmask_b32_e64 v1, 0, 4, s[8:9]`).
     pub fn vop3(&self, op: Opcode, vdst: u16, src0: Src, src1: Src, src2: Src) -> Result<Words, RewriteError> {
@@ -496,6 +506,17 @@ mod tests {
                 text(target, &e.global_atomic_at(Opcode::GLOBAL_ATOMIC_OR, 5, 6, 40, 100).expect("e")),
                 "global_atomic_or v5, v6, s[40:41] offset:100"
             );
+            assert_eq!(
+                text(target, &e.sop2(Opcode::S_CSELECT_B32, Src::Sgpr(7), Src::Int(-1), Src::Int(0)).expect("e")),
+                "s_cselect_b32 s7, -1, 0"
+            );
+            let write = e.lane_move(Opcode::V_WRITELANE_B32, 10, Src::Sgpr(3), 2).expect("e");
+            let read = e.lane_move(Opcode::V_READLANE_B32, 3, Src::Vgpr(10), 2).expect("e");
+            assert_eq!(text(target, &write), "v_writelane_b32 v10, s3, 2");
+            assert_eq!(text(target, &read), "v_readlane_b32 s3, v10, 2");
+            // llvm-mc 19's words (gfx9 VOP3)
+            assert_eq!((write, read), (vec![0xD28A_000A, 0x0001_0403], vec![0xD289_0003, 0x0001_050A]));
+            assert!(e.lane_move(Opcode::V_READLANE_B32, 3, Src::Vgpr(10), 64).is_err());
         }
     }
 

@@ -275,8 +275,13 @@ impl RewriteOutcome {
                 relays_words(f.relays),
                 f.waits_added
             );
-            if let Some((sg, vg)) = f.scratch {
-                let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");
+            match f.scratch {
+                Some((sg, vg)) => {
+                    let _ = writeln!(s, "  scratch s{sg}.., v{vg}.. (above every register of the kernels reaching it)");
+                }
+                None => {
+                    let _ = writeln!(s, "  scratch: as its kernel's (registers dead at each site)");
+                }
             }
             render_code_changes(&mut s, &f.anchors, &f.refused_sites, &f.appended);
         }

@@ -9,9 +9,17 @@
 //! free for it. Scalar registers are whole. A site's busy registers are
 //! those live before or after its instruction, those the instruction
 //! names, and the destinations of memory operations still in flight
-//! around it. A unit whose flow or register use the code does not say
-//! (calls, indirect jumps, M0-relative register access) has no liveness.
+//! around it. A call reads what its callee may read before writing it
+//! (its [`Summary`]), its own operands, and keeps alive everything live
+//! after it (what the callee writes kills nothing); a call into a callee
+//! that may put lanes to sleep counts as a write of EXEC. A device
+//! function's returns (`s_setpc_b64 s[30:31]`) find live what is live
+//! after the calls to it ([`Around`], from [`super::interprocedural`]). A
+//! unit whose flow or register use the code does not say (unknown call
+//! targets, tail calls, indirect jumps, M0-relative register access) has
+//! no liveness.
 
+use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use xfpx_amd_isa::operand::{Operand as IsaOperand, RegFile, SpecialReg};
@@ -47,7 +55,7 @@ impl RegSet {
         }
     }
 
-    fn union(&mut self, o: &RegSet) {
+    pub fn union(&mut self, o: &RegSet) {
         self.s |= o.s;
         for k in 0..4 {
             self.v[k] |= o.v[k];
@@ -63,7 +71,7 @@ impl RegSet {
         }
     }
 
-    fn minus(&mut self, o: &RegSet) {
+    pub fn minus(&mut self, o: &RegSet) {
         self.s &= !o.s;
         for k in 0..4 {
             self.v[k] &= !o.v[k];
@@ -85,6 +93,58 @@ impl RegSet {
     }
 }
 
+/// What is live at one point: per lane (`live`), and with no vector write
+/// counted as a kill (`no_kill`, what some lane may still read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveSets {
+    pub live: RegSet,
+    pub no_kill: RegSet,
+}
+
+impl LiveSets {
+    pub fn union(&mut self, o: &LiveSets) {
+        self.live.union(&o.live);
+        self.no_kill.union(&o.no_kill);
+    }
+}
+
+/// What a call to a device function does to registers, as its callers see it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Registers it may read before writing them, from its entry to its returns.
+    pub live_in: LiveSets,
+    /// Registers it (or a function it calls) may write.
+    pub writes: RegSet,
+    /// It (or a function it calls) writes EXEC where a lane may go to sleep.
+    pub narrows_exec: bool,
+    /// Registers a memory operation it (or its callees) issued may still
+    /// write after it returns.
+    pub leaves_in_flight: RegSet,
+}
+
+/// What a unit's liveness knows of the code around it.
+#[derive(Debug, Clone, Default)]
+pub struct Around {
+    /// The callee of each call instruction (`s_call_b64`, `s_swappc_b64`), by
+    /// address; a call not listed has no liveness.
+    pub calls: BTreeMap<u64, Summary>,
+    /// A device function: what is live after its returns. None for a kernel
+    /// (which does not return).
+    pub returns: Option<LiveSets>,
+    /// Registers set before its first instruction (by the dispatch, or by
+    /// the callers).
+    pub at_entry: RegSet,
+    /// Registers a memory operation issued before its entry may still write.
+    pub in_flight: RegSet,
+}
+
+impl Around {
+    /// A kernel that calls nothing: its dispatch sets `at_entry`.
+    pub fn kernel(at_entry: RegSet) -> Around {
+        Around { at_entry, ..Around::default() }
+    }
+}
+
 /// What one instruction does to registers, for liveness.
 #[derive(Debug, Clone, Copy, Default)]
 struct Effect {
@@ -95,6 +155,12 @@ struct Effect {
     kills: RegSet,
     /// It writes EXEC, where some lane active before may be inactive after.
     narrows_exec: bool,
+    /// A call: what the callee reads after the call's own writes.
+    callee_reads: LiveSets,
+    /// Registers it or its callee may write (its own writes and the callee's).
+    may_write: RegSet,
+    /// A device function's return: what is live after it is the callers'.
+    returns: bool,
 }
 
 /// Instructions that reach registers through M0 or the indexing mode (the
@@ -126,6 +192,7 @@ fn effect(insn: &Instruction) -> Effect {
     e.reads.add_ranges(insn.regs_read());
     e.writes.add_ranges(insn.regs_written());
     e.kills = if writes_whole_vectors(insn) { e.writes } else { e.writes.scalar() };
+    e.may_write = e.writes;
     let exec =
         |o: &xfpx_amd_isa::operand::OperandSlot| matches!(o.operand, IsaOperand::Special { reg: SpecialReg::Exec, .. });
     // EXEC |= x (a join, `s_or_saveexec`) keeps every active lane active.
@@ -133,6 +200,20 @@ fn effect(insn: &Instruction) -> Effect {
         || (insn.op == Opcode::S_OR_B64 && insn.operands.iter().any(|o| !o.written && exec(o)));
     e.narrows_exec = insn.writes_exec() && !grows;
     e
+}
+
+/// Whether `insn` (whose flow is `flow`) calls a function: `s_call_b64`, `s_swappc_b64`.
+fn is_call(insn: &Instruction, flow: &ControlFlow) -> bool {
+    matches!(flow, ControlFlow::Call { .. }) || insn.op == Opcode::S_SWAPPC_B64
+}
+
+/// Whether `insn` returns from a device function: `s_setpc_b64 s[30:31]`,
+/// the return address pair of the calling convention.
+fn is_return(insn: &Instruction) -> bool {
+    insn.op == Opcode::S_SETPC_B64
+        && insn.operands.iter().any(|o| {
+            !o.written && matches!(o.operand.reg(), Some(r) if r.file == RegFile::Sgpr && r.first == 30 && r.count == 2)
+        })
 }
 
 /// The busy registers of every instruction of a unit.
@@ -145,98 +226,12 @@ pub struct Liveness {
 }
 
 impl Liveness {
-    /// Liveness of `instrs` (one kernel, program order, entered at the
-    /// first) with the memory operations `waits` says may be in flight and
-    /// the registers the dispatch sets `at_entry`; None where the code does
-    /// not say its flow or the registers it reaches.
+    /// Liveness of `instrs` (one kernel calling nothing, program order,
+    /// entered at the first) with the memory operations `waits` says may
+    /// be in flight and the registers the dispatch sets `at_entry`; None
+    /// where the code does not say its flow or the registers it reaches.
     pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, at_entry: &RegSet) -> Option<Liveness> {
-        let n = instrs.len();
-        let index_of = |addr: u64| instrs.binary_search_by_key(&addr, |d| d.addr).ok();
-        let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
-        let mut effects = Vec::with_capacity(n);
-        for (i, d) in instrs.iter().enumerate() {
-            if indexes_registers(d.insn.op) {
-                return None;
-            }
-            let next = (i + 1 < n).then_some(i + 1);
-            succ.push(match d.insn.control_flow(d.addr) {
-                ControlFlow::Next | ControlFlow::GetPc { .. } => next.into_iter().collect(),
-                ControlFlow::Branch { target } => vec![index_of(target)?],
-                ControlFlow::CondBranch { target } => {
-                    if matches!(d.insn.op, Opcode::S_CBRANCH_G_FORK | Opcode::S_CBRANCH_I_FORK | Opcode::S_CBRANCH_JOIN)
-                    {
-                        return None;
-                    }
-                    let mut s = vec![index_of(target)?];
-                    s.extend(next);
-                    s
-                }
-                // the wave ends (or aborts)
-                ControlFlow::End | ControlFlow::Trap => Vec::new(),
-                ControlFlow::Call { .. } | ControlFlow::Indirect => return None,
-            });
-            effects.push(effect(&d.insn));
-        }
-        let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, s) in succ.iter().enumerate() {
-            for &j in s {
-                pred[j].push(i);
-            }
-        }
-        // Live with no vector kills (scalar kills only), then per lane.
-        let no_kill = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = *out;
-            s.minus(&e.writes.scalar());
-            s.union(&e.reads);
-            s
-        });
-        let live = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = if e.narrows_exec {
-                // Past an EXEC write some lanes may sleep: only scalar writes kill.
-                let mut s = RegSet::default();
-                for &j in &succ[i] {
-                    s.union(&no_kill.live_in[j]);
-                }
-                s.minus(&e.writes.scalar());
-                s
-            } else {
-                let mut s = *out;
-                s.minus(&e.kills);
-                s
-            };
-            s.union(&e.reads);
-            s
-        });
-        // Registers some path from the entry may have written: the others
-        // hold nothing yet, live or not.
-        let defined = solve(n, &pred, &succ, &|i, before| {
-            let mut s = *before;
-            s.union(&effects[i].writes);
-            if i == 0 {
-                s.union(at_entry);
-            }
-            s
-        });
-        let mut busy = Vec::with_capacity(n);
-        let mut named = Vec::with_capacity(n);
-        for (i, e) in effects.iter().enumerate() {
-            let mut m = e.reads;
-            m.union(&e.writes);
-            for after in [false, true] {
-                for (f, r) in waits.in_flight(i, after) {
-                    m.insert(f, r);
-                }
-            }
-            named.push(m);
-            let mut b = live.live_in[i];
-            b.union(&live.live_out[i]);
-            b.intersect(&defined.live_in[i]);
-            b.union(&m);
-            busy.push(b);
-        }
-        Some(Liveness { busy, named })
+        Some(Solved::run(instrs, waits, &Around::kernel(*at_entry)).ok()?.liveness())
     }
 
     /// Registers the instructions of `span` (by index) leave no trampoline to use.
@@ -248,6 +243,205 @@ impl Liveness {
     /// operations in flight around them may write.
     pub fn named(&self, span: RangeInclusive<usize>) -> RegSet {
         union_of(&self.named, span)
+    }
+
+    /// Registers some instruction of the unit reads or writes, or a memory
+    /// operation in flight writes: the others are free in every lane everywhere.
+    pub fn named_anywhere(&self) -> RegSet {
+        union_of(&self.named, 0..=self.named.len().saturating_sub(1))
+    }
+}
+
+/// A unit's liveness solved: per instruction what is live and what some
+/// path from the entry may have defined.
+#[derive(Debug, Clone)]
+pub struct Solved {
+    live: Solution,
+    no_kill: Solution,
+    /// Forward: `live_in` is after the instruction.
+    defined: Solution,
+    named: Vec<RegSet>,
+    /// What it may write (with its callees), whether it may narrow EXEC,
+    /// and what memory operations may still write at its returns.
+    writes: RegSet,
+    narrows_exec: bool,
+    at_returns_in_flight: RegSet,
+    /// Registers a memory operation may write anywhere in it: in flight at
+    /// its entry, or left by its callees.
+    in_flight_anywhere: RegSet,
+}
+
+impl Solved {
+    /// Solves `instrs` (program order, entered at the first) in the code
+    /// `around` it; why not where the code does not say its flow or the
+    /// registers it reaches.
+    pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Result<Solved, String> {
+        let n = instrs.len();
+        let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
+        let mut effects = Vec::with_capacity(n);
+        let mut in_flight_anywhere = around.in_flight;
+        for (i, d) in instrs.iter().enumerate() {
+            let not_known = |what: &str| format!("`{}` at {:#x} {what}", d.insn.base_mnemonic, d.addr);
+            let index_of = |addr: u64| {
+                instrs.binary_search_by_key(&addr, |d| d.addr).map_err(|_| not_known("branches out of its unit"))
+            };
+            if indexes_registers(d.insn.op) {
+                return Err(not_known("reaches registers through M0"));
+            }
+            let mut e = effect(&d.insn);
+            let next = (i + 1 < n).then_some(i + 1);
+            let callee = around.calls.get(&d.addr);
+            succ.push(match d.insn.control_flow(d.addr) {
+                // a call of a known callee returns to the next instruction
+                flow if is_call(&d.insn, &flow) => {
+                    let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
+                    let mut reads = c.live_in;
+                    reads.live.minus(&e.writes);
+                    reads.no_kill.minus(&e.writes);
+                    e.callee_reads = reads;
+                    e.may_write.union(&c.writes);
+                    e.narrows_exec |= c.narrows_exec;
+                    in_flight_anywhere.union(&c.leaves_in_flight);
+                    next.into_iter().collect()
+                }
+                ControlFlow::Next | ControlFlow::GetPc { .. } => next.into_iter().collect(),
+                ControlFlow::Branch { target } => vec![index_of(target)?],
+                ControlFlow::CondBranch { target } => {
+                    if matches!(d.insn.op, Opcode::S_CBRANCH_G_FORK | Opcode::S_CBRANCH_I_FORK | Opcode::S_CBRANCH_JOIN)
+                    {
+                        return Err(not_known("forks or joins"));
+                    }
+                    let mut s = vec![index_of(target)?];
+                    s.extend(next);
+                    s
+                }
+                // the wave ends (or aborts)
+                ControlFlow::End | ControlFlow::Trap => Vec::new(),
+                // a tail call (known target) is not followed; a return is
+                // to the callers
+                ControlFlow::Indirect if callee.is_none() && around.returns.is_some() && is_return(&d.insn) => {
+                    e.returns = true;
+                    Vec::new()
+                }
+                ControlFlow::Call { .. } | ControlFlow::Indirect => {
+                    return Err(not_known("jumps where the code does not say (an indirect jump or a tail call)"))
+                }
+            });
+            effects.push(e);
+        }
+        let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, s) in succ.iter().enumerate() {
+            for &j in s {
+                pred[j].push(i);
+            }
+        }
+        let exit = around.returns.unwrap_or_default();
+        // Live with no vector kills (scalar kills only), then per lane.
+        let no_kill = solve(n, &succ, &pred, &|i, out| {
+            let e = &effects[i];
+            let mut s = *out;
+            if e.returns {
+                s.union(&exit.no_kill);
+            }
+            s.union(&e.callee_reads.no_kill);
+            s.minus(&e.kills.scalar());
+            s.union(&e.reads);
+            s
+        });
+        let live = solve(n, &succ, &pred, &|i, out| {
+            let e = &effects[i];
+            let mut s = if e.narrows_exec {
+                // Past an EXEC write some lanes may sleep: only scalar writes kill.
+                let mut s = e.callee_reads.no_kill;
+                for &j in &succ[i] {
+                    s.union(&no_kill.live_in[j]);
+                }
+                s.minus(&e.kills.scalar());
+                s
+            } else {
+                let mut s = *out;
+                if e.returns {
+                    s.union(&exit.live);
+                }
+                s.union(&e.callee_reads.live);
+                s.minus(&e.kills);
+                s
+            };
+            s.union(&e.reads);
+            s
+        });
+        // Registers some path from the entry may have written: the others
+        // hold nothing yet, live or not.
+        let defined = solve(n, &pred, &succ, &|i, before| {
+            let mut s = *before;
+            s.union(&effects[i].may_write);
+            if i == 0 {
+                s.union(&around.at_entry);
+            }
+            s
+        });
+        let mut named = Vec::with_capacity(n);
+        let mut writes = RegSet::default();
+        let mut at_returns_in_flight = RegSet::default();
+        for (i, e) in effects.iter().enumerate() {
+            let mut m = e.reads;
+            m.union(&e.writes);
+            m.union(&in_flight_anywhere);
+            for after in [false, true] {
+                for (f, r) in waits.in_flight(i, after) {
+                    m.insert(f, r);
+                }
+            }
+            if e.returns {
+                for (f, r) in waits.in_flight(i, false) {
+                    at_returns_in_flight.insert(f, r);
+                }
+            }
+            named.push(m);
+            writes.union(&e.may_write);
+        }
+        let narrows_exec = effects.iter().any(|e| e.narrows_exec);
+        Ok(Solved { live, no_kill, defined, named, writes, narrows_exec, at_returns_in_flight, in_flight_anywhere })
+    }
+
+    /// The busy and named registers of every instruction.
+    pub fn liveness(&self) -> Liveness {
+        let busy = (0..self.named.len())
+            .map(|i| {
+                let mut b = self.live.live_in[i];
+                b.union(&self.live.live_out[i]);
+                b.intersect(&self.defined.live_in[i]);
+                b.union(&self.named[i]);
+                b
+            })
+            .collect();
+        Liveness { busy, named: self.named.clone() }
+    }
+
+    /// What a call to this unit does, as its callers see it (solved with
+    /// nothing live after its returns).
+    pub fn summary(&self) -> Summary {
+        let at = |s: &Solution| s.live_in.first().copied().unwrap_or_default();
+        let mut leaves_in_flight = self.at_returns_in_flight;
+        leaves_in_flight.union(&self.in_flight_anywhere);
+        Summary {
+            live_in: LiveSets { live: at(&self.live), no_kill: at(&self.no_kill) },
+            writes: self.writes,
+            narrows_exec: self.narrows_exec,
+            leaves_in_flight,
+        }
+    }
+
+    /// At a call (instruction `i`): what is live after it, what some path
+    /// may have defined by then, and what memory operations may still
+    /// write when the callee starts.
+    pub fn at_call(&self, i: usize, waits: &WaitAnalysis) -> (LiveSets, RegSet, RegSet) {
+        let live = LiveSets { live: self.live.live_out[i], no_kill: self.no_kill.live_out[i] };
+        let mut in_flight = self.in_flight_anywhere;
+        for (f, r) in waits.in_flight(i, false) {
+            in_flight.insert(f, r);
+        }
+        (live, self.defined.live_in[i], in_flight)
     }
 }
 

@@ -6,7 +6,10 @@
 //! it is PC-relative), runs the `after` probes and branches back (a long
 //! jump through `s_setpc_b64` when the return is out of `s_branch` reach). SCC is saved around every stretch that writes
 //! it; EXEC is saved around the single-lane table update; VCC and M0 are
-//! never written. All scratch registers lie above the kernel's allocation.
+//! never written. The scratch registers lie above the kernel's allocation,
+//! or, in a kernel at its register budget, are a site's own (see
+//! [`super::scratch`]; SGPRs live there are kept in lanes meanwhile, see
+//! `lanes`).
 //! Reading the exception flags ([`Action::ReadExceptionFlags`]) has its own
 //! trampoline at `s_endpgm`: the wave's sticky TRAPSTS bits, one table slot
 //! per bit and kernel.
@@ -25,7 +28,7 @@ use super::encode::{Encoder, Src, Words};
 use super::facts::UnitFacts;
 use super::halves;
 pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
-pub use super::scratch::{Scavenger, Scratch, SCRATCH_SGPRS, SCRATCH_VGPRS};
+pub use super::scratch::{Scavenger, Scratch, SiteNeeds, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
@@ -36,12 +39,21 @@ use crate::builder::Patch;
 mod flow;
 #[path = "inject.rs"]
 mod inject;
+#[path = "lanes.rs"]
+mod lanes;
 #[path = "trampoline.rs"]
 mod trampoline;
 use inject::Part;
 
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
+
+/// Whether `e` refuses a whole unit for want of a way to a trampoline (a
+/// kernel screens the ends of all its waves or none, so one far `s_endpgm`
+/// refuses it).
+pub fn unit_out_of_reach(e: &RewriteError) -> bool {
+    matches!(e, RewriteError::Kernel(why) if why.starts_with(OUT_OF_REACH))
+}
 
 /// The appended code being built, at a known address.
 #[derive(Debug, Clone)]
@@ -269,31 +281,38 @@ impl AmdLowering<'_> {
 
     /// Jump from the end of the appended code to `target`: `s_branch` when in
     /// reach, else `s_getpc_b64`/`s_add_u32`/`s_addc_u32`/`s_setpc_b64` with SCC kept.
+    /// It leaves the trampoline: SGPRs saved in lanes are read back first.
     fn jump_to(&mut self, target: u64) -> Result<(), RewriteError> {
+        let start = self.appended.words.len();
+        self.restore_from_lanes()?;
         if let Some(rel) = rel16(self.appended.here(), target) {
             let w = self.e().sopp(Opcode::S_BRANCH, rel)?;
             self.emit(w);
             return Ok(());
         }
+        // Out of reach: the address first (the SCC save still scratch), then the restores.
+        self.appended.truncate(start);
+        self.jump_regs_dead(false)?;
         let j = self.scratch.jump();
         let e = self.e();
-        self.emit(e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?);
+        self.save_scc()?;
         let pc = self.appended.here() + 4;
         self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         self.add_to_pair(j, target.wrapping_sub(pc))?;
-        self.emit(e.sopc(Opcode::S_CMP_LG_U64, self.scratch.scc(), Src::Int(0))?);
+        self.restore_scc()?;
+        self.restore_from_lanes()?;
         self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         Ok(())
     }
 
     fn save_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?;
+        let w = self.scc_save_words()?;
         self.emit(w);
         Ok(())
     }
 
     fn restore_scc(&mut self) -> Result<(), RewriteError> {
-        let w = self.e().sopc(Opcode::S_CMP_LG_U64, self.scratch.scc(), Src::Int(0))?;
+        let w = self.scc_restore_words()?;
         self.emit(w);
         Ok(())
     }
@@ -391,6 +410,7 @@ impl AmdLowering<'_> {
                 Ok(false)
             }
             ControlFlow::Indirect if insn.op == Opcode::S_SETPC_B64 => {
+                self.restore_from_lanes()?;
                 self.emit(insn.dwords());
                 Ok(false)
             }
@@ -399,6 +419,8 @@ impl AmdLowering<'_> {
                 // first, as sdst may overlap it).
                 let sdst = (insn.words[0] >> 16 & 0x7F) as u16;
                 let ssrc = (insn.words[0] & 0xFF) as u16;
+                self.jump_regs_dead(true)?;
+                self.restore_from_lanes()?;
                 let j = self.scratch.jump();
                 self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(j)), Some(Src::Sgpr(ssrc)))?);
                 self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(sdst)), None)?);
@@ -447,7 +469,7 @@ impl AmdLowering<'_> {
     /// EXEC := one lane, for a single-lane table update that writes
     /// `vgprs`: lane 0, or with a site's borrowed registers the first
     /// active lane (lane 63 where none is), whose values of `vgprs` are
-    /// kept in the mask and `any` pairs (returned as (VGPR, SGPR) for
+    /// kept in SGPRs ([`Scratch::lane_keep`], returned as (VGPR, SGPR) for
     /// [`Self::restore_lane`]): borrowed VGPRs are dead at most in the
     /// lanes active at the site. EXEC must be saved already.
     fn one_lane(&mut self, vgprs: &[u16]) -> Result<Vec<(u16, u16)>, RewriteError> {
@@ -458,12 +480,13 @@ impl AmdLowering<'_> {
             self.emit(e.sop1(Opcode::S_MOV_B64, Some(exec), Some(Src::Int(1)))?);
             return Ok(Vec::new());
         }
-        let keep = [s.mask(), s.mask() + 1, s.any(), s.any() + 1];
+        let keep = s.lane_keep();
         if vgprs.len() > keep.len() {
             return Err(RewriteError::Encode("too many VGPRs to keep in one lane".into()));
         }
-        self.emit(e.sop1(Opcode::S_FF1_I32_B64, Some(Src::Sgpr(s.any())), Some(exec))?);
-        self.emit(e.sop2(Opcode::S_LSHL_B64, exec, Src::Int(1), Src::Sgpr(s.any()))?);
+        // the lane's index first where its values go next
+        self.emit(e.sop1(Opcode::S_FF1_I32_B64, Some(Src::Sgpr(keep[0])), Some(exec))?);
+        self.emit(e.sop2(Opcode::S_LSHL_B64, exec, Src::Int(1), Src::Sgpr(keep[0]))?);
         let kept: Vec<(u16, u16)> = vgprs.iter().copied().zip(keep).collect();
         for &(v, sg) in &kept {
             self.emit(e.vop1(Opcode::V_READFIRSTLANE_B32, sg, Src::Vgpr(v))?);
@@ -664,11 +687,14 @@ impl AmdLowering<'_> {
                 for (kind, (mask, lanes)) in checks {
                     let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
                     let found = self.class_test(cmp, &vals, *format, mask)?;
-                    let zero = Src::Sgpr(s.zero_divisor());
                     match lanes {
                         Lanes::All => {}
-                        Lanes::ZeroDivisor => self.emit(e.sop2(Opcode::S_AND_B64, found, found, zero)?),
-                        Lanes::NonzeroDivisor => self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, zero)?),
+                        Lanes::ZeroDivisor => {
+                            self.emit(e.sop2(Opcode::S_AND_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
+                        }
+                        Lanes::NonzeroDivisor => {
+                            self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
+                        }
                     }
                     let skip = self.appended.words.len();
                     self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
@@ -820,25 +846,18 @@ impl AmdLowering<'_> {
     /// (read now, as the division may overwrite its divisor). Writes
     /// neither SCC nor VCC.
     fn divisor_test(&mut self, view: &KernelView, index: usize, after: &[&Probe]) -> Result<(), RewriteError> {
+        if !self.splits_by_divisor(view, index, after) {
+            return Ok(());
+        }
         let d = &self.instrs[index];
         let Some(Role::Quotient { divisor }) = division::role(&d.insn) else { return Ok(()) };
-        if self.facts.is_step(self.instrs, index) {
-            return Ok(());
-        }
         let Some(format) = view.instrs[index].class.format() else { return Ok(()) };
-        let splits = after.iter().any(|p| match &p.action {
-            Action::CheckFp { kinds, .. } => kinds.contains(ExceptionKind::Div0) || kinds.contains(ExceptionKind::Inf),
-            _ => false,
-        });
-        if !splits {
-            return Ok(());
-        }
         let e = self.e();
-        let s = self.scratch;
+        let pair = self.zero_divisor()?;
         let (src, half) = match division::divisor(&d.insn, divisor, format).map_err(RewriteError::Refused)? {
             Divisor::Constant { zero } => {
                 let lanes = if zero { Src::Special(SpecialReg::Exec) } else { Src::Int(0) };
-                self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.zero_divisor())), Some(lanes))?);
+                self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(pair)), Some(lanes))?);
                 return Ok(());
             }
             Divisor::Vgpr { reg, high_half } => (Src::Vgpr(reg), if high_half { Half::HighToLow } else { Half::Whole }),
@@ -851,8 +870,30 @@ impl AmdLowering<'_> {
         };
         let value = self.load_value(Value { src, agpr: None, half }, format)?;
         let class = self.class_mask(CLASS_ZERO)?;
-        self.emit(e.vop3_cmp(cmp, s.zero_divisor(), value, class)?);
+        self.emit(e.vop3_cmp(cmp, pair, value, class)?);
         Ok(())
+    }
+
+    /// Whether instruction `index` is a division whose `after` checks split
+    /// infinite quotients by divisor ([`Lanes`]): its divisor is tested first.
+    fn splits_by_divisor(&self, view: &KernelView, index: usize, after: &[&Probe]) -> bool {
+        let Some(d) = self.instrs.get(index) else { return false };
+        matches!(division::role(&d.insn), Some(Role::Quotient { .. }))
+            && !self.facts.is_step(self.instrs, index)
+            && view.instrs[index].class.format().is_some()
+            && after.iter().any(|p| match &p.action {
+                Action::CheckFp { kinds, .. } => {
+                    kinds.contains(ExceptionKind::Div0) || kinds.contains(ExceptionKind::Inf)
+                }
+                _ => false,
+            })
+    }
+
+    /// The zero-divisor pair, or why the site has none.
+    fn zero_divisor(&self) -> Result<u16, RewriteError> {
+        self.scratch
+            .zero_divisor()
+            .ok_or_else(|| RewriteError::Encode("a division's check at a site without a zero-divisor pair".into()))
     }
 
     /// Whether instruction `index` ends the wave (`s_endpgm`).

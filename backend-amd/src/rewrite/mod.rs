@@ -13,7 +13,7 @@
 //! for some kernel is copied for each other kernel reaching it (see
 //! `placement`'s `clones`). Far sites are reached as [`reach`] says;
 //! kernels at their register budget borrow registers dead at each site
-//! ([`scratch`], [`liveness`]).
+//! ([`scratch`], [`liveness`]; across calls, [`interprocedural`]).
 //!
 //! Two steps: [`prepare`] does all of that and knows the size of the table
 //! the code writes; [`Prepared::emit`] writes the table's address and
@@ -34,6 +34,7 @@ pub mod emit;
 pub mod encode;
 pub mod facts;
 pub mod halves;
+pub mod interprocedural;
 pub mod listing;
 pub mod liveness;
 pub mod lower;

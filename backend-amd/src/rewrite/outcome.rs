@@ -193,6 +193,8 @@ pub struct FunctionOutcome {
     pub coverage: Option<SiteCoverage>,
     /// First scratch SGPR and VGPR of its trampolines: above every register
     /// of every kernel reaching it (whose descriptors grow to hold them).
+    /// None for a copy made for a kernel at its register budget, whose
+    /// sites borrow registers dead there as the kernel's do.
     pub scratch: Option<(u16, u16)>,
     pub anchors: Rendered<AnchorLine>,
     pub appended: Rendered<ListingLine>,

@@ -17,7 +17,10 @@ use xfpx_common::report::SiteCoverage;
 use xfpx_common::view::KernelView;
 
 use super::encode::Encoder;
-use super::lower::{AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch};
+use super::interprocedural::{Livenesses, ObjectLiveness};
+use super::lower::{
+    unit_out_of_reach, AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch,
+};
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
 use super::reach::{Reach, Zones};
@@ -79,6 +82,9 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
         if pass.out_of_reach() {
             if let Some(more) = ways.more(near_text(co, &region)) {
                 ways = more;
+                // A kernel refused for reach may hold its functions' scratch
+                // now: the functions it blocked get their chance again.
+                blocked.clear();
                 continue;
             }
         }
@@ -114,6 +120,11 @@ struct Pass<'u, 'a> {
     live: BTreeMap<usize, Scratch>,
     /// Whether a site out of reach makes the next pass offer more ways.
     more_ways: bool,
+    /// Whether some unit was refused whole for want of a way to a
+    /// trampoline (a kernel whose wave ends cannot all be screened).
+    unit_out_of_reach: bool,
+    /// What liveness has learnt of the device functions so far.
+    liveness: ObjectLiveness,
 }
 
 /// The code of a unit to lower.
@@ -168,16 +179,21 @@ impl<'u, 'a> Pass<'u, 'a> {
             function_code: vec![UnitCode::default(); units.function_outcomes.len()],
             live: BTreeMap::new(),
             more_ways: ways.more(near_text(&units.co, &region)).is_some(),
+            unit_out_of_reach: false,
+            liveness: ObjectLiveness::default(),
         }
     }
 
-    /// Whether some site was refused for want of a way to its trampoline.
+    /// Whether some site, or some unit whole, was refused for want of a
+    /// way to its trampoline.
     fn out_of_reach(&self) -> bool {
-        self.kernels
-            .iter()
-            .flat_map(|k| &k.refused_sites)
-            .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
-            .any(|r| r.out_of_reach)
+        self.unit_out_of_reach
+            || self
+                .kernels
+                .iter()
+                .flat_map(|k| &k.refused_sites)
+                .chain(self.functions.iter().flat_map(|f| &f.refused_sites))
+                .any(|r| r.out_of_reach)
     }
 
     fn place_functions(&mut self, blocked: &BTreeMap<usize, String>) {
@@ -193,6 +209,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             let (low, words) = match lowered {
                 Ok(x) => x,
                 Err(e) => {
+                    self.unit_out_of_reach |= unit_out_of_reach(&e);
                     o.state = KernelState::Skipped { reason: e.to_string() };
                     o.coverage = coverage(self.opts.mode, &f.view, &f.plan, &[], Some(&e.to_string()));
                     continue;
@@ -280,6 +297,7 @@ impl<'u, 'a> Pass<'u, 'a> {
                     return Some(reached.into_iter().map(|f| (f, why.clone())).collect());
                 }
                 Err(e) => {
+                    self.unit_out_of_reach |= unit_out_of_reach(&e);
                     let o = &mut self.kernels[k.index];
                     o.coverage = coverage(self.opts.mode, &k.view, &k.plan, &[], Some(&e.to_string()));
                     o.state = KernelState::Skipped { reason: e.to_string() };
@@ -330,8 +348,10 @@ impl<'u, 'a> Pass<'u, 'a> {
     /// Grows the kernel's descriptor to hold scratch above `used` and lowers
     /// its plan. A kernel at its register budget (reaching no instrumented
     /// function, whose scratch must lie above it) grows what still can, and
-    /// each of its trampolines borrows the rest from registers dead at its
-    /// site; screening, at the end of its waves, uses its own allocation.
+    /// each of its trampolines, and those of the copies of the functions it
+    /// calls, borrows the rest from registers dead at its site (liveness
+    /// across its calls, [`super::interprocedural`]); screening, at the end
+    /// of its waves, uses its own allocation.
     fn lower_kernel(
         &mut self,
         k: &KernelUnit,
@@ -346,34 +366,39 @@ impl<'u, 'a> Pass<'u, 'a> {
             !k.plan.probes.is_empty() && k.plan.probes.iter().all(|p| p.action == Action::ReadExceptionFlags);
         let grown = regs::grow(processor, &kernel.descriptor, used, max_wg);
         let at_entry = regs::at_entry(processor, &kernel.descriptor);
-        let liveness = || super::liveness::Liveness::run(&k.instrs, &k.waits, at_entry.as_ref()?);
+        let units = self.units;
+        let mut liveness = || {
+            let at_entry = at_entry.ok_or("its descriptor cannot be read")?;
+            self.liveness.kernel(&units.graph, k.index, &k.instrs, &k.waits, at_entry)
+        };
         let borrowable = regs::borrowable(processor, &kernel.descriptor);
-        let scavenger = |liveness, files: regs::Files, always| {
+        let scavenger = |liveness: &Livenesses, files: regs::Files, always| {
             let (sgprs, vgprs, agprs) = borrowable?;
+            let mut named_in_reach = liveness.kernel.named_anywhere();
+            liveness.functions.values().for_each(|l| named_in_reach.union(&l.named_anywhere()));
             Some(Scavenger {
-                liveness,
+                liveness: liveness.kernel.clone(),
                 sgprs: files.sgprs.then_some(sgprs),
                 vgprs: files.vgprs.then_some(vgprs),
                 agprs,
                 always,
+                named_in_reach,
             })
         };
-        let (scratch, mut descriptor, registers, scavenger) = match grown {
-            Ok((s, d, r)) => (s, d, r, None),
+        // The kernel's scavenger, and its copies' of the functions it reaches.
+        let (scratch, mut descriptor, registers, scavenger, copies) = match grown {
+            Ok((s, d, r)) => (s, d, r, None, None),
             // Screening runs where the wave ends: its registers are free then
             // (a long jump over instructions before it borrows dead ones).
             Err(e) if screen_only => {
                 let (s, d, r) = regs::at_wave_end(processor, &kernel.descriptor, used, max_wg).ok_or(e)?;
                 let all = regs::Files { sgprs: true, vgprs: true };
-                (s, d, r, liveness().and_then(|l| scavenger(l, all, false)))
+                (s, d, r, liveness().ok().and_then(|l| scavenger(&l, all, false)), None)
             }
             Err(e) if reaches_functions => return Err(e),
             Err(e) => {
-                let liveness = liveness().ok_or_else(|| {
-                    RewriteError::Kernel(format!(
-                        "{e}; no site can borrow dead registers instead: the kernel's control flow or register \
-                         use is not known (calls, indirect jumps or M0-relative register access)"
-                    ))
+                let liveness = liveness().map_err(|why| {
+                    RewriteError::Kernel(format!("{e}; no site can borrow dead registers instead: {why}"))
                 })?;
                 let (s, d, r) = [(true, false), (false, true), (false, false)]
                     .into_iter()
@@ -381,8 +406,10 @@ impl<'u, 'a> Pass<'u, 'a> {
                         regs::grow_files(processor, &kernel.descriptor, used, max_wg, regs::Files { sgprs, vgprs }).ok()
                     })
                     .ok_or(e.clone())?;
-                let sc = scavenger(liveness, r.borrowed, true).ok_or(e)?;
-                (s, d, r, Some(sc))
+                let sc = scavenger(&liveness, r.borrowed, true).ok_or(e)?;
+                let copies: BTreeMap<usize, Scavenger> =
+                    liveness.functions.into_iter().map(|(f, l)| (f, sc.with_liveness(l))).collect();
+                (s, d, r, Some(sc), Some(copies))
             }
         };
         let reads_flags = k.plan.probes.iter().any(|p| p.action == Action::ReadExceptionFlags);
@@ -390,10 +417,21 @@ impl<'u, 'a> Pass<'u, 'a> {
         // Copies of the functions it reaches that stay as they are in
         // place, its calls to them redirected (see `clones`).
         let mark = self.mark();
-        let (clones, relocation) = self.clone_functions(k, scratch);
+        let (clones, relocation) = self.clone_functions(k, scratch, copies.as_ref());
         let unit = Unit { entry: kernel.entry, instrs: &k.instrs, waits: &k.waits, view: &k.view, plan: &k.plan };
         let regs = UnitRegs { scratch, scavenger: scavenger.as_ref(), relocation: Some(&relocation) };
         match self.lower(unit, regs) {
+            // Calls redirected to copies, but no probe placed in the kernel
+            // or in them (a tool whose probes cannot borrow registers): it
+            // stays as it is.
+            Ok((lowering, _))
+                if !clones.is_empty() && lowering.probes == 0 && clones.iter().all(|c| c.0.probes == 0) =>
+            {
+                self.restore(mark);
+                let refused: Vec<RefusedSite> =
+                    lowering.refused.iter().chain(clones.iter().flat_map(|c| &c.0.refused_sites)).cloned().collect();
+                Err(RewriteError::Kernel(nothing_instrumented(&refused)))
+            }
             Ok((lowering, words)) => {
                 Ok(LoweredKernel { lowering, descriptor, registers, dx10_clamp_cleared, words, clones })
             }

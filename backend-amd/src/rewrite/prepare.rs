@@ -122,7 +122,7 @@ impl<'a> Units<'a> {
             &co,
             &decode_function,
             &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
-            &calls::written_sgprs(text.outside(&kernel_ranges)),
+            &calls::written_registers(text.outside(&kernel_ranges)),
         );
         let mut sites = SiteTable::new();
         let mut kernel_outcomes = Vec::new();

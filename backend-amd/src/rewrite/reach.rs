@@ -132,6 +132,23 @@ pub struct Entry {
     pub island: Option<u64>,
 }
 
+/// Whether `code[i]` is padding as [`IslandPool::from_code`] sees it (an
+/// `s_nop 0` in a run of them right after an instruction that always leaves).
+pub fn is_padding(code: &[DecodedInstr], i: usize) -> bool {
+    let run = code[..=i].iter().rev().take_while(|d| nop0(d)).count();
+    run > 0 && i >= run && leaves(&code[i - run])
+}
+
+fn nop0(d: &DecodedInstr) -> bool {
+    d.insn.op == Opcode::S_NOP && d.insn.words[0] & 0xFFFF == 0
+}
+
+/// Whether the instruction never falls through (calls return after it).
+fn leaves(d: &DecodedInstr) -> bool {
+    matches!(d.insn.control_flow(d.addr), ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect)
+        && d.insn.op != Opcode::S_SWAPPC_B64
+}
+
 impl IslandPool {
     /// The pool of a code object's code (`code` in address order), leaving
     /// out the final run (the code-end padding, which stays as it is).
@@ -139,16 +156,13 @@ impl IslandPool {
         let mut free = Vec::new();
         let mut i = 0;
         while i < code.len() {
-            let leaves = matches!(
-                code[i].insn.control_flow(code[i].addr),
-                ControlFlow::Branch { .. } | ControlFlow::End | ControlFlow::Indirect
-            ) && code[i].insn.op != Opcode::S_SWAPPC_B64;
+            let leaves = leaves(&code[i]);
             i += 1;
             if !leaves {
                 continue;
             }
             let start = i;
-            while i < code.len() && code[i].insn.op == Opcode::S_NOP && code[i].insn.words[0] & 0xFFFF == 0 {
+            while i < code.len() && nop0(&code[i]) {
                 i += 1;
             }
             if i > start && i < code.len() {

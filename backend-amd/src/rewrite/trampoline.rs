@@ -5,7 +5,14 @@
 //! appended code, a window of straight-line instructions (at least
 //! [`LONG_JUMP_BYTES`], none of them a branch target but the first) that
 //! becomes a long jump in place: SCC saved, `s_getpc_b64`, a 64-bit add,
-//! `s_setpc_b64` through the site's jump pair. The trampoline then runs,
+//! `s_setpc_b64` through the site's jump pair; or, where neither fits (an
+//! `s_endpgm` that branches land on, with no padding after it), an island
+//! in the never-executed bytes a long jump over the instructions right
+//! before the site frees (see `carved`); where those instructions are
+//! sites lowered just before, their trampolines are taken back and their
+//! probes run in the long jump's trampoline instead (so a wave end after
+//! code that is all sites, as in count mode, still gets its probe). The
+//! trampoline then runs,
 //! for each instruction of its span in order, the `before` probes, the
 //! instruction (relocated when PC-relative), the `after` probes, and
 //! jumps back after the last one.
@@ -13,6 +20,7 @@
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
+use super::lanes::{NEEDS_DEAD_ENTRY, NEEDS_DEAD_JUMP};
 use super::*;
 
 /// Bytes of a long jump: save SCC, `s_getpc_b64`, `s_add_u32` with a
@@ -24,6 +32,33 @@ pub const LONG_JUMP_BYTES: u64 = 24;
 pub(super) struct Step<'p> {
     index: usize,
     probes: Vec<&'p Probe>,
+}
+
+/// How many groups lowered one by one a carved window may take back (more
+/// than its bytes can cover).
+const MAX_TAKEN_BACK: usize = 16;
+
+/// A trampoline's groups (from `group` on), the instructions it covers
+/// (`start..=end`) and where the lowering stood before it, to take it back.
+struct Recent {
+    group: usize,
+    start: usize,
+    end: usize,
+    mark: Mark,
+    floor: usize,
+}
+
+/// A far site's carved window (see [`AmdLowering::carved`]): the site, the
+/// lowest instruction the window may start at (or where it must), the
+/// unit's branch targets and sites, and the sites it may take back with
+/// their probes.
+struct Carve<'c, 'p> {
+    index: usize,
+    floor: usize,
+    from: Option<usize>,
+    targets: &'c BTreeSet<usize>,
+    sites: &'c BTreeSet<usize>,
+    taken: &'c [(usize, &'p [Probe])],
 }
 
 impl AmdLowering<'_> {
@@ -46,10 +81,16 @@ impl AmdLowering<'_> {
         let sites: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
         // Instructions before `floor` are anchored already: a window starts at or after it.
         let mut floor = 0usize;
+        // The latest run of groups lowered one by one, to take back where a
+        // far site's carved window covers them (see `carved`).
+        let mut recent: Vec<Recent> = Vec::new();
+        // Sites whose carved window over earlier sites failed (lowered again without).
+        let mut no_carve_over: BTreeSet<usize> = BTreeSet::new();
         let mut g = 0usize;
         while g < groups.len() {
             self.reserve_zone()?;
             let (index, probes) = groups[g];
+            let floor_before = floor;
             let mark = Mark::of(self, out);
             let single = [Step { index, probes: probes.iter().collect() }];
             // Islands are kept for the sites no window covers.
@@ -57,6 +98,8 @@ impl AmdLowering<'_> {
             let mut lowered = self.span(view, plan, &single, None, out);
             self.islands.hold_islands = false;
             let mut consumed = 1;
+            // The first instruction the group's trampoline covers.
+            let mut covered = index;
             let far = |l: &Result<(), RewriteError>| matches!(l, Err(RewriteError::Refused(r)) if r.starts_with(OUT_OF_REACH));
             if let (true, Some(targets)) = (far(&lowered), &targets) {
                 mark.restore(self, out);
@@ -75,6 +118,7 @@ impl AmdLowering<'_> {
                     lowered = self.span(view, plan, &steps, Some(padding), out);
                     if lowered.is_ok() {
                         consumed = n;
+                        covered = *w.start();
                         floor = w.end() + 1;
                     }
                 }
@@ -82,7 +126,51 @@ impl AmdLowering<'_> {
                     mark.restore(self, out);
                     lowered = self.span(view, plan, &single, None, out);
                 }
+                if far(&lowered) {
+                    mark.restore(self, out);
+                    let carve = Carve { index, floor, from: None, targets, sites: &sites, taken: &[] };
+                    match self.carved(view, plan, &carve, &single, out) {
+                        Some(Ok(first)) => {
+                            lowered = Ok(());
+                            covered = first;
+                        }
+                        // the reason stays the first one
+                        _ => mark.restore(self, out),
+                    }
+                }
+                if far(&lowered) && !no_carve_over.contains(&index) && !recent.is_empty() {
+                    // A window over sites lowered just before: take them back
+                    // and lower them in the window's trampoline.
+                    let taken = &groups[recent[0].group..g];
+                    let carve = Carve { index, floor: recent[0].start, from: None, targets, sites: &sites, taken };
+                    let back = self.carve_start(&carve).and_then(|at| {
+                        let back = recent.iter().position(|r| r.end >= at)?;
+                        Some((back, at.min(recent[back].start)))
+                    });
+                    if let Some((back, from)) = back {
+                        let r = recent.drain(back..).next().expect("recent");
+                        r.mark.restore(self, out);
+                        let carve = Carve { floor: r.floor, from: Some(from), taken: &groups[r.group..g], ..carve };
+                        match self.carved(view, plan, &carve, &single, out) {
+                            Some(Ok(_)) => {
+                                lowered = Ok(());
+                                covered = from;
+                                recent.clear();
+                            }
+                            _ => {
+                                // Lower those sites again as they were, without this window.
+                                r.mark.restore(self, out);
+                                no_carve_over.insert(index);
+                                recent.truncate(back);
+                                floor = r.floor;
+                                g = r.group;
+                                continue;
+                            }
+                        }
+                    }
+                }
             }
+            let lowered_here = lowered.is_ok();
             match lowered {
                 Ok(()) => floor = floor.max(index + 1),
                 Err(RewriteError::Refused(why)) if self.ends_wave(index) && reads_flags(probes) => {
@@ -108,6 +196,14 @@ impl AmdLowering<'_> {
             for _ in 0..consumed {
                 self.islands.group_done();
             }
+            if lowered_here {
+                recent.push(Recent { group: g, start: covered, end: floor - 1, mark, floor: floor_before });
+                if recent.len() > MAX_TAKEN_BACK {
+                    recent.remove(0);
+                }
+            } else {
+                recent.clear();
+            }
             g += consumed;
         }
         Ok(())
@@ -124,20 +220,8 @@ impl AmdLowering<'_> {
         long_jump: Option<u64>,
         out: &mut KernelLowering,
     ) -> Result<(), RewriteError> {
-        let base = self.scratch;
-        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
-        if let Some(scavenger) = borrows {
-            if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
-                return Err(RewriteError::Refused(format!(
-                    "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
-                    action_name(&p.action)
-                )));
-            }
-            let span = steps[0].index..=steps[steps.len() - 1].index;
-            self.scratch.site = Some(scavenger.choose(span, base).map_err(RewriteError::Refused)?);
-        }
-        // The code, with the scratch registers chosen (then the kernel's again).
-        let mut code = |this: &mut Self| -> Result<(), RewriteError> {
+        // The code, with the scratch registers chosen.
+        let code = |this: &mut Self, out: &mut KernelLowering| -> Result<(), RewriteError> {
             let instr = |i: usize| {
                 this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
             };
@@ -151,6 +235,7 @@ impl AmdLowering<'_> {
                 }
                 None => Some(this.entry_branch(&first, out)?),
             };
+            this.save_in_lanes()?;
             let mut waits = 0usize;
             let mut returns = true;
             for (k, step) in steps.iter().enumerate() {
@@ -202,9 +287,36 @@ impl AmdLowering<'_> {
             out.waits_added += waits;
             Ok(())
         };
-        let lowered = code(self);
-        self.scratch = base;
-        lowered
+        let base = self.scratch;
+        let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
+        let Some(scavenger) = borrows else { return code(self, out) };
+        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+            return Err(RewriteError::Refused(format!(
+                "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
+                action_name(&p.action)
+            )));
+        }
+        let span = steps[0].index..=steps[steps.len() - 1].index;
+        let mut needs =
+            self.site_needs(view, plan, steps.iter().map(|s| (s.index, &s.probes[..])), long_jump.is_some());
+        loop {
+            self.scratch.site = Some(scavenger.choose(span.clone(), base, needs).map_err(RewriteError::Refused)?);
+            let mark = Mark::of(self, out);
+            let lowered = code(self, out);
+            self.scratch = base;
+            // A jump's code outside the saved stretch: again with its SGPRs dead.
+            let again = match &lowered {
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_JUMP && !needs.dead_jump => {
+                    SiteNeeds { dead_jump: true, ..needs }
+                }
+                Err(RewriteError::Refused(why)) if why == NEEDS_DEAD_ENTRY && !needs.dead_entry => {
+                    SiteNeeds { dead_jump: true, dead_entry: true, ..needs }
+                }
+                _ => return lowered,
+            };
+            mark.restore(self, out);
+            needs = again;
+        }
     }
 
     /// The code of instruction `index` in a trampoline: its `before`
@@ -408,13 +520,14 @@ impl AmdLowering<'_> {
         rel16(d.addr, hops[0]).ok_or_else(|| RewriteError::Encode("entry out of reach".into()))
     }
 
-    /// A long jump placed at `at` to `to`: SCC saved into the SCC pair (the
+    /// A long jump placed at `at` to `to`: SCC saved into the SCC save (the
     /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
-    /// through the jump pair.
+    /// through the jump pair (both dead at a site whose SGPRs are borrowed).
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
         let e = self.e();
+        self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = e.sop2(Opcode::S_CSELECT_B64, self.scratch.scc(), Src::Int(-1), Src::Int(0))?.to_vec();
+        let mut code = self.scc_save_words()?.to_vec();
         code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
         code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?.into_iter().flatten());
         code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
@@ -425,11 +538,18 @@ impl AmdLowering<'_> {
     /// over `.text` padding (a patch).
     fn write_at(&mut self, addr: u64, words: &[u32], out: &mut KernelLowering) {
         let base = self.appended.base;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let end = addr + bytes.len() as u64;
         if addr >= base && addr < self.appended.here() {
             let at = ((addr - base) / 4) as usize;
             self.appended.words[at..at + words.len()].copy_from_slice(words);
+        } else if let Some(p) = out.anchors.iter_mut().find(|p| p.addr <= addr && end <= p.addr + p.bytes.len() as u64)
+        {
+            // Room inside a long jump's window (see `carved`): one patch still.
+            let at = (addr - p.addr) as usize;
+            p.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
         } else {
-            out.anchors.push(Patch { addr, bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect() });
+            out.anchors.push(Patch { addr, bytes });
         }
     }
 
@@ -470,6 +590,87 @@ impl AmdLowering<'_> {
             }
         }
         Some(out)
+    }
+
+    /// Room for an island where no padding within reach is free: the
+    /// straight-line instructions right before the far site (at least a
+    /// long jump and an island long, from `floor` on, only the first a
+    /// branch target, no site among them but those `taken` back with their
+    /// probes) move to a trampoline of their own behind a long jump, and
+    /// the never-executed bytes after the jump hold the island through
+    /// which the `single` site's anchor enters its trampoline. Padding (the
+    /// pool's room) never moves. The site may be a branch target (an
+    /// `s_endpgm` every path branches to) and the instruction before it may
+    /// leave. None when there is no such window; else the window's first
+    /// instruction once lowered.
+    fn carved(
+        &mut self,
+        view: &KernelView,
+        plan: &Plan,
+        carve: &Carve,
+        single: &[Step],
+        out: &mut KernelLowering,
+    ) -> Option<Result<usize, RewriteError>> {
+        let first = self.carve_start(carve)?;
+        let last = carve.index - 1;
+        let probes_of =
+            |i: usize| carve.taken.iter().find(|(k, _)| *k == i).map_or(Vec::new(), |(_, p)| p.iter().collect());
+        let steps: Vec<Step> = (first..=last).map(|i| Step { index: i, probes: probes_of(i) }).collect();
+        if let Err(e) = self.span(view, plan, &steps, Some(0), out) {
+            return Some(Err(e));
+        }
+        let d = &self.instrs[last];
+        let room = self.instrs[first].addr + LONG_JUMP_BYTES..d.addr + d.insn.length as u64;
+        let at = self.islands.free.partition_point(|r| r.start < room.start);
+        self.islands.free.insert(at, room.clone());
+        let lowered = self.span(view, plan, single, None, out);
+        // What the site left of the room is no one else's.
+        self.islands.free.retain(|r| r.start < room.start || r.end > room.end);
+        Some(lowered.map(|()| first))
+    }
+
+    /// The first instruction of the window [`Self::carved`] moves for the
+    /// far site `carve.index`; None when there is none.
+    fn carve_start(&self, carve: &Carve) -> Option<usize> {
+        let last = carve.index.checked_sub(1).filter(|&k| k >= carve.floor)?;
+        let falls_through = |i: usize| {
+            let d = &self.instrs[i];
+            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
+        };
+        // (padding is the pool's room, which other anchors may hold)
+        let movable = |i: usize| {
+            self.facts.in_indexing_region(self.instrs, i).is_none()
+                && (!carve.sites.contains(&i) || carve.taken.iter().any(|(k, _)| *k == i))
+                && !crate::rewrite::reach::is_padding(self.instrs, i)
+        };
+        let d = &self.instrs[last];
+        let last_moves = matches!(
+            d.insn.control_flow(d.addr),
+            ControlFlow::Next | ControlFlow::GetPc { .. } | ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. }
+        );
+        if !last_moves || !movable(last) {
+            return None;
+        }
+        let end = d.addr + d.insn.length as u64;
+        if let Some(from) = carve.from {
+            let fits = from >= carve.floor
+                && end - self.instrs[from].addr >= LONG_JUMP_BYTES + ISLAND_BYTES
+                && (from..last).all(|i| falls_through(i) && movable(i))
+                && (from + 1..=last).all(|i| !carve.targets.contains(&i));
+            return fits.then_some(from);
+        }
+        let mut first = last;
+        while end - self.instrs[first].addr < LONG_JUMP_BYTES + ISLAND_BYTES {
+            let grows = first > carve.floor
+                && !carve.targets.contains(&first)
+                && falls_through(first - 1)
+                && movable(first - 1);
+            if !grows {
+                return None;
+            }
+            first -= 1;
+        }
+        Some(first)
     }
 
     /// The window (first..=last) of straight-line instructions a long jump
@@ -566,6 +767,10 @@ struct Mark {
     islands: usize,
     relays: usize,
     reach: usize,
+    trampolines: usize,
+    probes: usize,
+    waits_added: usize,
+    refused: usize,
 }
 
 impl Mark {
@@ -576,6 +781,10 @@ impl Mark {
             islands: out.islands,
             relays: out.relays,
             reach: out.reach.len(),
+            trampolines: out.trampolines,
+            probes: out.probes,
+            waits_added: out.waits_added,
+            refused: out.refused.len(),
         }
     }
 
@@ -585,6 +794,10 @@ impl Mark {
         out.islands = self.islands;
         out.relays = self.relays;
         out.reach.truncate(self.reach);
+        out.trampolines = self.trampolines;
+        out.probes = self.probes;
+        out.waits_added = self.waits_added;
+        out.refused.truncate(self.refused);
     }
 }
 

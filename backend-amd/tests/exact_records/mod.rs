@@ -18,7 +18,8 @@ use xfpx_amd_emu::Program as EmuObject;
 use xfpx_common::config::KernelFilter;
 use xfpx_common::{ExceptionKind, FpFormat};
 
-const TABLE_BYTES: usize = 1 << 16;
+/// Room for the table of the largest fixture (a slot per site, kind and format).
+const TABLE_BYTES: usize = 1 << 20;
 
 /// Targets the emulator runs the fixtures for (gfx90a and gfx942 are the
 /// issue's; gfx908 and gfx950 share the fixtures' instructions).
@@ -172,6 +173,7 @@ pub fn rewritten_run_with(
     let outcome = std::cell::RefCell::new(None);
     let rw = run(launch, &|addr| {
         let out = rewrite_fn(original, &RewriteOptions { table: TableAddress::Known(addr), ..opts.clone() });
+        assert!(out.table.bytes() <= TABLE_BYTES as u64, "the table ({} bytes) outgrows the test's", out.table.bytes());
         let b = out.bytes.clone();
         *outcome.borrow_mut() = Some(out);
         b
