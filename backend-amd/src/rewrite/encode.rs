@@ -515,7 +515,7 @@ mod tests {
             assert_eq!(text(target, &write), "v_writelane_b32 v10, s3, 2");
             assert_eq!(text(target, &read), "v_readlane_b32 s3, v10, 2");
             // llvm-mc 19's words (gfx9 VOP3)
-            assert_eq!((write, read), (vec![0xD28A_000A, 0x0001_0403], vec![0xD289_0003, 0x0001_050A]));
+            assert_eq!((&write[..], &read[..]), (&[0xD28A_000A, 0x0001_0403][..], &[0xD289_0003, 0x0001_050A][..]));
             assert!(e.lane_move(Opcode::V_READLANE_B32, 3, Src::Vgpr(10), 64).is_err());
         }
     }
