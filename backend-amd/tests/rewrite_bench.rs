@@ -12,6 +12,9 @@
 //! The speed on the generated objects alone:
 //!
 //!     cargo test --release -p xfpx-amd --test rewrite_bench -- --ignored --nocapture large
+//!
+//! Speed work must leave the outputs as they were: [`rewrite_digests`]
+//! writes a digest of every output (see there) to compare before and after.
 
 mod common;
 
@@ -304,4 +307,106 @@ fn row(name: &str, instrs: usize, kernels: usize, secs: f64, cpu: Option<f64>) {
 fn cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     stat.split_whitespace().next()?.parse::<f64>().ok().map(|ns| ns / 1e9)
+}
+
+/// Digests of the rewriter's outputs, for speed work that must not change
+/// them: every code object of the repository (outside build folders), the
+/// generated objects, and every object under the folders of
+/// `XFPX_DIGEST_DIRS` (`:`-separated), each rewritten in detect, screen and
+/// count modes (count through the counters planner with a patchable
+/// table) and in detect mode for its first kernel alone. One line per
+/// rewrite: object, mode, SHA-256 of the bytes and the outcome's JSON (or of
+/// the error). Written to `XFPX_DIGEST_OUT` (default: the build's
+/// temporary folder); with `XFPX_DIGEST_EXPECT` naming an earlier list,
+/// every line must match it.
+#[test]
+#[ignore = "output digests: run with --ignored --nocapture"]
+fn rewrite_digests() {
+    use sha2::{Digest, Sha256};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf();
+    let mut objects: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut walk = vec![(root.clone(), String::new())];
+    for dir in std::env::var("XFPX_DIGEST_DIRS").unwrap_or_default().split(':').filter(|d| !d.is_empty()) {
+        walk.push((Path::new(dir).to_path_buf(), format!("{dir}/")));
+    }
+    while let Some((dir, prefix)) = walk.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if p.is_dir() && !(prefix.is_empty() && ["target", "third_party", ".git"].contains(&name.as_str())) {
+                walk.push((p, format!("{prefix}{name}/")));
+            } else if name.ends_with(".co") {
+                objects.push((format!("{prefix}{name}"), p));
+            }
+        }
+    }
+    objects.extend(
+        generated_objects()
+            .into_iter()
+            .map(|p| (format!("generated/{}", p.file_name().unwrap_or_default().to_string_lossy()), p)),
+    );
+    objects.sort();
+    let digest = |r: Result<rewrite::RewriteOutcome, rewrite::RewriteError>| {
+        let mut h = Sha256::new();
+        match r {
+            Ok(out) => {
+                h.update(&out.bytes);
+                h.update(serde_json::to_vec(&out).expect("outcome serializes"));
+            }
+            Err(e) => h.update(format!("error: {e}")),
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let mut lines = Vec::new();
+    for (name, path) in &objects {
+        let bytes = common::read(path);
+        let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+        let first = rewrite::rewrite(&bytes, &detect).ok().and_then(|o| o.kernels.first().map(|k| k.name.clone()));
+        lines.push(format!("{name} detect {}", digest(rewrite::rewrite(&bytes, &detect))));
+        let screen = RewriteOptions { mode: Mode::Screen, ..Default::default() };
+        lines.push(format!("{name} screen {}", digest(rewrite::rewrite(&bytes, &screen))));
+        let count = RewriteOptions { mode: Mode::Count, table: TableAddress::Patchable, ..Default::default() };
+        let counted = rewrite::prepare_counters(&bytes, &count).and_then(|p| p.emit(0x7f00_0000_0000));
+        lines.push(format!("{name} count {}", digest(counted)));
+        if let Some(first) = first {
+            let one = RewriteOptions { kernels: KernelFilter::exactly(&first), ..detect };
+            lines.push(format!("{name} detect-first {}", digest(rewrite::rewrite(&bytes, &one))));
+        }
+    }
+    let out = std::env::var("XFPX_DIGEST_OUT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_TARGET_TMPDIR")).join("rewrite_digests.txt"));
+    std::fs::write(&out, lines.join("\n") + "\n").expect("digests written");
+    println!("{} objects, {} digests written to {}", objects.len(), lines.len(), out.display());
+    let Ok(expect) = std::env::var("XFPX_DIGEST_EXPECT") else { return };
+    let expected = common::read_text(Path::new(&expect));
+    let expected: std::collections::BTreeSet<&str> = expected.lines().collect();
+    let differ: Vec<&String> = lines.iter().filter(|l| !expected.contains(l.as_str())).collect();
+    for l in &differ {
+        println!("DIFFERS: {l}");
+    }
+    println!("{} of {} digests identical to {expect}", lines.len() - differ.len(), lines.len());
+    assert!(differ.is_empty() && lines.len() == expected.len(), "outputs changed");
+}
+
+/// A profiling driver: rewrites the code object `XFPX_PROFILE_OBJECT` in
+/// detect mode `XFPX_PROFILE_ROUNDS` times (default 5) and prints the CPU
+/// time of each rewrite; run it under a sampling profiler (`perf record`).
+#[test]
+#[ignore = "profiling driver: set XFPX_PROFILE_OBJECT and run with --ignored --nocapture"]
+fn rewrite_profile() {
+    let Ok(path) = std::env::var("XFPX_PROFILE_OBJECT") else {
+        println!("SKIPPED: XFPX_PROFILE_OBJECT names no code object");
+        return;
+    };
+    let rounds: usize = std::env::var("XFPX_PROFILE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let bytes = common::read(Path::new(&path));
+    let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+    for _ in 0..rounds {
+        let cpu = cpu_seconds();
+        drop(rewrite::rewrite(&bytes, &detect).expect("rewrites"));
+        if let Some((a, b)) = cpu.zip(cpu_seconds()) {
+            println!("{:.1} CPU ms", (b - a) * 1e3);
+        }
+    }
 }

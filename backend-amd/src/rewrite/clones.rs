@@ -15,7 +15,6 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::rewrite::view::kernel_view;
 
 /// Where a pass stands, to go back to when a kernel fails after its copies.
 pub(super) struct PassMark {
@@ -111,8 +110,9 @@ impl<'u> Pass<'u, '_> {
                 original.wrapping_sub(at),
                 redirects(&units.graph.function_calls[f.index], delta),
             );
-            let view = kernel_view(&f.view.name, at, &instrs);
-            let unit = Unit { entry: at, instrs: &instrs, waits: &f.waits, view: &view, plan: &f.plan };
+            // (a unit's view does not depend on where its code lies: the copy's is the function's)
+            let view = &f.view;
+            let unit = Unit { entry: at, instrs: &instrs, waits: &f.waits, view, plan: &f.plan };
             let scavenger = scavengers.and_then(|s| s.get(&f.index));
             let regs = UnitRegs { scratch, scavenger, relocation: Some(&relocation) };
             let (low, words) = match self.lower(unit, regs) {
@@ -122,7 +122,7 @@ impl<'u> Pass<'u, '_> {
                     return none();
                 }
             };
-            let mut made_one = self.copy_outcome(k, f, &instrs, &view, at, low, words);
+            let mut made_one = self.copy_outcome(k, f, instrs, view, at, low, words);
             made_one.0.scratch = scavengers.is_none().then_some((scratch.sgpr, scratch.vgpr));
             made.push(made_one);
         }
@@ -138,7 +138,7 @@ impl<'u> Pass<'u, '_> {
         &mut self,
         k: &KernelUnit,
         f: &FunctionUnit,
-        instrs: &[DecodedInstr],
+        instrs: Vec<DecodedInstr>,
         view: &KernelView,
         at: u64,
         low: KernelLowering,
@@ -155,8 +155,7 @@ impl<'u> Pass<'u, '_> {
         took(&mut o, &low);
         let base = self.appended.base;
         let end = self.appended.here();
-        let mut anchors = Vec::new();
-        for p in low.anchors {
+        for p in &low.anchors {
             if p.addr >= base && p.addr < end {
                 let w = ((p.addr - base) / 4) as usize;
                 for (i, c) in p.bytes.chunks_exact(4).enumerate() {
@@ -165,13 +164,18 @@ impl<'u> Pass<'u, '_> {
             } else {
                 self.patches.push(p.clone());
             }
-            anchors.push(crate::rewrite::listing::anchor_line(units.target, instrs, &p));
         }
+        // Its anchor lines, rendered when read.
+        let (target, patches) = (units.target, low.anchors);
         let reach: BTreeMap<u64, Reach> = low.reach.iter().copied().collect();
-        for a in &mut anchors {
-            a.reach = reach.get(&a.address).copied();
-        }
-        o.anchors = anchors.into();
+        o.anchors = crate::rewrite::listing::Rendered::later(move || {
+            let mut anchors: Vec<_> =
+                patches.iter().map(|p| crate::rewrite::listing::anchor_line(target, &instrs, p)).collect();
+            for a in &mut anchors {
+                a.reach = reach.get(&a.address).copied();
+            }
+            anchors
+        });
         let start = ((at - base) / 4) as usize;
         (o, UnitCode { words: Some(start.min(words.start)..words.end), anchors: Vec::new(), reach: Vec::new() })
     }

@@ -37,25 +37,20 @@ pub fn role(insn: &Instruction) -> Option<Role> {
 }
 
 /// How far back from an instruction a `v_div_scale` opening its sequence is looked for.
-const SEQUENCE_REACH: usize = 64;
+pub(super) const SEQUENCE_REACH: usize = 64;
 
 /// Whether instruction `index` of `code` (one unit, in order) is an
 /// intermediate step of an IEEE division sequence: a `v_div_scale` or
 /// `v_div_fmas`, or an instruction of the same straight-line stretch that
 /// reads (transitively) a `v_div_scale` result before the sequence's
 /// `v_div_fixup` (the reciprocal of the scaled divisor and the Newton
-/// refinement).
+/// refinement). (Lowering asks [`super::facts::UnitFacts`], which finds
+/// the sequence's start without the scan.)
 pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
-    let Some(here) = code.get(index) else { return false };
-    match role(&here.insn) {
-        Some(Role::Step) => return true,
-        Some(Role::Quotient { divisor: 1 }) => return false,
-        _ => {}
-    }
     // The earliest v_div_scale of the stretch before `index`, with no
     // v_div_fixup after it (that would close its sequence).
     let mut start = None;
-    for j in (index.saturating_sub(SEQUENCE_REACH)..index).rev() {
+    for j in (index.saturating_sub(SEQUENCE_REACH)..index.min(code.len())).rev() {
         let insn = &code[j].insn;
         if insn.control_flow(code[j].addr) != ControlFlow::Next || insn.op.traits().contains(Traits::DIV_FIXUP) {
             break;
@@ -64,28 +59,48 @@ pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
             start = Some(j);
         }
     }
+    is_step_from(code, index, start)
+}
+
+/// [`is_step`] given the earliest `v_div_scale` of the stretch before
+/// `index` with no `v_div_fixup` after it (`start`).
+pub(super) fn is_step_from(code: &[DecodedInstr], index: usize, start: Option<usize>) -> bool {
+    let Some(here) = code.get(index) else { return false };
+    match role(&here.insn) {
+        Some(Role::Step) => return true,
+        Some(Role::Quotient { divisor: 1 }) => return false,
+        _ => {}
+    }
     let Some(start) = start else { return false };
-    let vgprs = |ranges: Vec<RegRange>| -> Vec<u16> {
-        ranges
-            .into_iter()
-            .filter(|r| r.file == RegFile::Vgpr)
-            .flat_map(|r| r.first..r.first + u16::from(r.count))
-            .collect()
-    };
-    let mut tainted: Vec<u16> = Vec::new();
+    // The VGPRs holding values derived from a v_div_scale result, as bits.
+    let mut tainted: Vec<u64> = Vec::new();
+    let has = |set: &[u64], r: u16| set.get(usize::from(r / 64)).is_some_and(|w| w >> (r % 64) & 1 == 1);
     for (j, d) in code.iter().enumerate().take(index + 1).skip(start) {
-        let written = vgprs(d.insn.regs_written());
-        let reads_tainted = vgprs(d.insn.regs_read()).iter().any(|r| tainted.contains(r));
+        let reads_tainted = vgpr_numbers(d.insn.reg_reads()).any(|r| has(&tainted, r));
         if j == index {
             return reads_tainted;
         }
-        if d.insn.op.traits().contains(Traits::DIV_SCALE) || reads_tainted {
-            tainted.extend(written);
-        } else {
-            tainted.retain(|r| !written.contains(r));
+        let taints = d.insn.op.traits().contains(Traits::DIV_SCALE) || reads_tainted;
+        for r in vgpr_numbers(d.insn.reg_writes()) {
+            let word = usize::from(r / 64);
+            if taints && tainted.len() <= word {
+                tainted.resize(word + 1, 0);
+            }
+            if let Some(w) = tainted.get_mut(word) {
+                if taints {
+                    *w |= 1 << (r % 64);
+                } else {
+                    *w &= !(1 << (r % 64));
+                }
+            }
         }
     }
     false
+}
+
+/// The VGPR numbers of `ranges`.
+fn vgpr_numbers(ranges: impl Iterator<Item = RegRange>) -> impl Iterator<Item = u16> {
+    ranges.filter(|r| r.file == RegFile::Vgpr).flat_map(|r| r.first..r.first + u16::from(r.count))
 }
 
 /// The divisor of a quotient, as its zero test reads it.

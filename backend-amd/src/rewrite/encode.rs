@@ -1,12 +1,11 @@
 //! Encoding of the few instructions the rewriter emits, named by their typed
-//! [`Opcode`]. Opcode numbers come from the decoder's instruction table
+//! [`Opcode`], each into a [`Words`] (no allocation). Opcode numbers come from the decoder's instruction table
 //! (looked up by opcode, encoding and target), field
 //! positions from the decoder's encoding layout, and operand codes from the
 //! decoder's operand space: this module holds no instruction fact of its own.
 //! Every emitted instruction is decoded back by the tests and compared with
 //! the assembler's output for the snippets in `asm-snippets/amd/`.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use xfpx_amd_isa::encoding::{field_position, identify, Encoding, Field};
@@ -36,24 +35,97 @@ pub enum Src {
     FixedLiteral(u32),
 }
 
-/// The operand code of a special register, found in the decoder's code space.
+/// The operand code of a special register, found in the decoder's code space
+/// (the lowest code naming it).
 fn special_code(reg: SpecialReg) -> Option<u16> {
-    static CODES: OnceLock<HashMap<SpecialReg, u16>> = OnceLock::new();
+    static CODES: OnceLock<Vec<(SpecialReg, u16)>> = OnceLock::new();
     let codes = CODES.get_or_init(|| {
-        let mut m = HashMap::new();
-        for code in (0u16..512).rev() {
+        let mut m: Vec<(SpecialReg, u16)> = Vec::new();
+        for code in 0u16..512 {
             if let Operand::Special { reg, half: 0, .. } = Operand::from_code(code, 1, ConstType::B32, None) {
-                m.insert(reg, code);
+                if !m.iter().any(|(r, _)| *r == reg) {
+                    m.push((reg, code));
+                }
             }
         }
         m
     });
-    codes.get(&reg).copied()
+    codes.iter().find(|(r, _)| *r == reg).map(|&(_, c)| c)
 }
 
 /// The operand code of an integer inline constant, found in the decoder's code space.
 fn int_code(value: i8) -> Option<u16> {
-    (128u16..=208).find(|&c| Operand::from_code(c, 1, ConstType::B32, None) == Operand::InlineInt(value))
+    // By value + 16 (-16..=64): the first code that names it.
+    static CODES: OnceLock<[Option<u16>; 81]> = OnceLock::new();
+    let codes = CODES.get_or_init(|| {
+        let mut m = [None; 81];
+        for c in 128u16..=208 {
+            if let Operand::InlineInt(v) = Operand::from_code(c, 1, ConstType::B32, None) {
+                if let Some(slot) = usize::try_from(i16::from(v) + 16).ok().and_then(|i| m.get_mut(i)) {
+                    slot.get_or_insert(c);
+                }
+            }
+        }
+        m
+    });
+    usize::try_from(i16::from(value) + 16).ok().and_then(|i| codes.get(i).copied().flatten())
+}
+
+/// The dwords of one encoded instruction (at most four), held inline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Words {
+    words: [u32; 4],
+    len: u8,
+}
+
+impl Words {
+    /// `len` zero dwords (at most four).
+    fn zeros(len: usize) -> Words {
+        Words { words: [0; 4], len: len.min(4) as u8 }
+    }
+
+    /// Appends a dword (a literal); an instruction has at most four.
+    pub fn push(&mut self, w: u32) {
+        if let Some(slot) = self.words.get_mut(self.len as usize) {
+            *slot = w;
+            self.len += 1;
+        }
+    }
+}
+
+impl std::ops::Deref for Words {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.words[..self.len as usize]
+    }
+}
+
+impl std::ops::DerefMut for Words {
+    fn deref_mut(&mut self) -> &mut [u32] {
+        &mut self.words[..self.len as usize]
+    }
+}
+
+impl Extend<u32> for Words {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
+        for w in iter {
+            self.push(w);
+        }
+    }
+}
+
+impl IntoIterator for Words {
+    type Item = u32;
+    type IntoIter = std::iter::Take<std::array::IntoIter<u32, 4>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.words.into_iter().take(self.len as usize)
+    }
+}
+
+impl AsRef<[u32]> for Words {
+    fn as_ref(&self) -> &[u32] {
+        self
+    }
 }
 
 impl Src {
@@ -104,26 +176,37 @@ fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
     p.get(enc as usize).copied().flatten().ok_or_else(|| RewriteError::Encode(format!("no prefix for {enc}")))
 }
 
-/// The opcode number of `op` in `enc` on `target`, from the decoder's table;
-/// an error only where `op` is not of that encoding or not on that target.
-pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
-    // By opcode: the table's rows of it, in table order.
-    type Index = Vec<Vec<(Encoding, u8, u16)>>;
-    static INDEX: OnceLock<Index> = OnceLock::new();
+/// One row of the decoder's table for an opcode: its encoding, targets,
+/// opcode number, and its dwords with every field but the opcode zero
+/// (None where the encoding has no prefix or opcode field to place it in).
+type OpcodeRow = (Encoding, u8, u16, Option<Words>);
+
+/// The first row of `op` in `enc` on `target`, in table order (indexed once).
+fn opcode_row(target: Target, enc: Encoding, op: Opcode) -> Option<&'static OpcodeRow> {
+    static INDEX: OnceLock<Vec<Vec<OpcodeRow>>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let mut m: Index = Vec::new();
+        let mut m: Vec<Vec<OpcodeRow>> = Vec::new();
         for r in table::rows() {
             if m.len() <= r.op as usize {
                 m.resize(r.op as usize + 1, Vec::new());
             }
-            m[r.op as usize].push((r.encoding, r.targets, r.opcode));
+            let words = prefix(r.encoding).ok().and_then(|first| {
+                let mut words = Words::zeros(r.encoding.base_length() / 4);
+                words[0] = first;
+                put(&mut words, r.encoding, Field::Op, u32::from(r.opcode)).ok().map(|()| words)
+            });
+            m[r.op as usize].push((r.encoding, r.targets, r.opcode, words));
         }
         m
     });
-    index
-        .get(op as usize)
-        .and_then(|rows| rows.iter().find(|(e, t, _)| *e == enc && t & target.mask() != 0))
-        .map(|&(_, _, number)| number)
+    index.get(op as usize)?.iter().find(|(e, t, _, _)| *e == enc && t & target.mask() != 0)
+}
+
+/// The opcode number of `op` in `enc` on `target`, from the decoder's table;
+/// an error only where `op` is not of that encoding or not on that target.
+pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteError> {
+    opcode_row(target, enc, op)
+        .map(|&(_, _, number, _)| number)
         .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
 }
 
@@ -147,10 +230,17 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    fn base(&self, enc: Encoding, op: Opcode, fields: &[(Field, u32)]) -> Result<Vec<u32>, RewriteError> {
-        let mut words = vec![0u32; enc.base_length() / 4];
-        words[0] = prefix(enc)?;
-        put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, op)?))?;
+    fn base(&self, enc: Encoding, op: Opcode, fields: &[(Field, u32)]) -> Result<Words, RewriteError> {
+        // (a row without words: its error is found again below)
+        let mut words = match opcode_row(self.target, enc, op).and_then(|r| r.3) {
+            Some(w) => w,
+            None => {
+                let mut words = Words::zeros(enc.base_length() / 4);
+                words[0] = prefix(enc)?;
+                put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, op)?))?;
+                words
+            }
+        };
         for &(f, v) in fields {
             put(&mut words, enc, f, v)?;
         }
@@ -158,29 +248,27 @@ impl Encoder {
     }
 
     /// SOPP with a 16-bit immediate (`s_nop`, `s_branch`, `s_waitcnt`, ...).
-    pub fn sopp(&self, op: Opcode, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn sopp(&self, op: Opcode, simm16: u16) -> Result<Words, RewriteError> {
         self.base(Encoding::Sopp, op, &[(Field::Simm16, u32::from(simm16))])
     }
 
     /// SOP1 `sdst = op(ssrc0)`; `sdst` None for `s_setpc_b64`.
-    pub fn sop1(&self, op: Opcode, sdst: Option<Src>, ssrc0: Option<Src>) -> Result<Vec<u32>, RewriteError> {
-        let mut fields = Vec::new();
-        if let Some(d) = sdst {
-            fields.push((Field::Sdst, d.scalar()?.0));
+    pub fn sop1(&self, op: Opcode, sdst: Option<Src>, ssrc0: Option<Src>) -> Result<Words, RewriteError> {
+        let sdst = sdst.map(Src::scalar).transpose()?;
+        let ssrc0 = ssrc0.map(Src::scalar).transpose()?;
+        let mut w = self.base(Encoding::Sop1, op, &[])?;
+        if let Some((d, _)) = sdst {
+            put(&mut w, Encoding::Sop1, Field::Sdst, d)?;
         }
-        let mut lit = None;
-        if let Some(s) = ssrc0 {
-            let (c, l) = s.scalar()?;
-            fields.push((Field::Ssrc0, c));
-            lit = l;
+        if let Some((c, l)) = ssrc0 {
+            put(&mut w, Encoding::Sop1, Field::Ssrc0, c)?;
+            w.extend(l);
         }
-        let mut w = self.base(Encoding::Sop1, op, &fields)?;
-        w.extend(lit);
         Ok(w)
     }
 
     /// SOP2 `sdst = op(ssrc0, ssrc1)`.
-    pub fn sop2(&self, op: Opcode, sdst: Src, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn sop2(&self, op: Opcode, sdst: Src, a: Src, b: Src) -> Result<Words, RewriteError> {
         let (ca, la) = a.scalar()?;
         let (cb, lb) = b.scalar()?;
         if la.is_some() && lb.is_some() {
@@ -193,7 +281,7 @@ impl Encoder {
     }
 
     /// SOPC comparison setting SCC.
-    pub fn sopc(&self, op: Opcode, a: Src, b: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn sopc(&self, op: Opcode, a: Src, b: Src) -> Result<Words, RewriteError> {
         let (ca, la) = a.scalar()?;
         let (cb, lb) = b.scalar()?;
         let mut w = self.base(Encoding::Sopc, op, &[(Field::Ssrc0, ca), (Field::Ssrc1, cb)])?;
@@ -202,12 +290,12 @@ impl Encoder {
     }
 
     /// SOPK with a register and a 16-bit immediate (`s_movk_i32`, `s_getreg_b32`, `s_setreg_b32`).
-    pub fn sopk(&self, op: Opcode, sdst: Src, simm16: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn sopk(&self, op: Opcode, sdst: Src, simm16: u16) -> Result<Words, RewriteError> {
         self.base(Encoding::Sopk, op, &[(Field::Sdst, sdst.scalar()?.0), (Field::Simm16, u32::from(simm16))])
     }
 
     /// VOP1 `vdst = op(src0)` (`v_mov_b32_e32`).
-    pub fn vop1(&self, op: Opcode, vdst: u16, src0: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop1(&self, op: Opcode, vdst: u16, src0: Src) -> Result<Words, RewriteError> {
         let (c, l) = src0.code()?;
         let mut w = self.base(Encoding::Vop1, op, &[(Field::Vdst, u32::from(vdst)), (Field::Src0, u32::from(c))])?;
         w.extend(l);
@@ -215,7 +303,7 @@ impl Encoder {
     }
 
     /// VOP2 `vdst = op(src0, vsrc1)`.
-    pub fn vop2(&self, op: Opcode, vdst: u16, src0: Src, vsrc1: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop2(&self, op: Opcode, vdst: u16, src0: Src, vsrc1: u16) -> Result<Words, RewriteError> {
         let (c, l) = src0.code()?;
         let mut w = self.base(
             Encoding::Vop2,
@@ -227,7 +315,7 @@ impl Encoder {
     }
 
     /// VOP3 comparison writing an SGPR pair (`v_cmp_class_f32_e64 s[n:n+1], src0, src1`).
-    pub fn vop3_cmp(&self, op: Opcode, sdst: u16, src0: Src, src1: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop3_cmp(&self, op: Opcode, sdst: u16, src0: Src, src1: Src) -> Result<Words, RewriteError> {
         let (c0, l0) = src0.code()?;
         let (c1, l1) = src1.code()?;
         if l0.is_some() || l1.is_some() {
@@ -243,7 +331,7 @@ impl Encoder {
     /// `v_writelane_b32 vdst, src, lane` (an SGPR into one lane of a VGPR)
     /// or `v_readlane_b32 sdst, src, lane` (one lane of a VGPR into an
     /// SGPR): VOP3, the lane an inline constant; both ignore EXEC.
-    pub fn lane_move(&self, op: Opcode, dst: u16, src: Src, lane: u8) -> Result<Vec<u32>, RewriteError> {
+    pub fn lane_move(&self, op: Opcode, dst: u16, src: Src, lane: u8) -> Result<Words, RewriteError> {
         if lane > 63 || !matches!(op, Opcode::V_WRITELANE_B32 | Opcode::V_READLANE_B32) {
             return Err(RewriteError::Encode(format!("no lane move {op:?} of lane {lane}")));
         }
@@ -252,7 +340,7 @@ impl Encoder {
 
     /// VOP3 `vdst = op(src0, src1, src2)` without modifiers
     /// (`v_cndmask_b32_e64 v1, 0, 4, s[8:9]`).
-    pub fn vop3(&self, op: Opcode, vdst: u16, src0: Src, src1: Src, src2: Src) -> Result<Vec<u32>, RewriteError> {
+    pub fn vop3(&self, op: Opcode, vdst: u16, src0: Src, src1: Src, src2: Src) -> Result<Words, RewriteError> {
         let (c0, l0) = src0.code()?;
         let (c1, l1) = src1.code()?;
         let (c2, l2) = src2.code()?;
@@ -275,7 +363,7 @@ impl Encoder {
     /// The unused `op_sel_hi` bits are set as LLVM's assembler sets them
     /// (all three on gfx908, the two of dword 1 on gfx90a+); the snippet
     /// test holds this to llvm-mc's output.
-    pub fn accvgpr_read(&self, vdst: u16, agpr: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn accvgpr_read(&self, vdst: u16, agpr: u16) -> Result<Words, RewriteError> {
         let op_sel_hi2 = u32::from(!self.target.is_gfx90a_plus());
         self.base(
             Encoding::Vop3p,
@@ -291,7 +379,7 @@ impl Encoder {
 
     /// `v_accvgpr_write_b32 a<n>, vsrc` (VOP3P), with the unused
     /// `op_sel_hi` bits as llvm-mc 19 sets them on every target.
-    pub fn accvgpr_write(&self, agpr: u16, vsrc: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn accvgpr_write(&self, agpr: u16, vsrc: u16) -> Result<Words, RewriteError> {
         self.base(
             Encoding::Vop3p,
             Opcode::V_ACCVGPR_WRITE_B32,
@@ -313,9 +401,10 @@ impl Encoder {
         op: Opcode,
         dst_field: Field,
         dst: u32,
-    ) -> Result<Vec<u32>, RewriteError> {
+    ) -> Result<Words, RewriteError> {
         let enc = insn.encoding;
-        let mut words = insn.words[..insn.length / 4].to_vec();
+        let mut words = Words::zeros(0);
+        words.extend(insn.dwords().iter().copied());
         for (f, v) in [(Field::Op, u32::from(opcode(self.target, enc, op)?)), (dst_field, dst)] {
             let (dw, lo, width) =
                 field_position(enc, f).ok_or_else(|| RewriteError::Encode(format!("{enc} has no field {f:?}")))?;
@@ -329,7 +418,7 @@ impl Encoder {
     }
 
     /// A GLOBAL atomic without return: `op vaddr, vdata, s[saddr:saddr+1]`.
-    pub fn global_atomic(&self, op: Opcode, vaddr: u16, vdata: u16, saddr: u16) -> Result<Vec<u32>, RewriteError> {
+    pub fn global_atomic(&self, op: Opcode, vaddr: u16, vdata: u16, saddr: u16) -> Result<Words, RewriteError> {
         self.global_atomic_at(op, vaddr, vdata, saddr, 0)
     }
 
@@ -341,16 +430,17 @@ impl Encoder {
         vdata: u16,
         saddr: u16,
         offset: u16,
-    ) -> Result<Vec<u32>, RewriteError> {
+    ) -> Result<Words, RewriteError> {
         if offset >= 4096 {
             return Err(RewriteError::Encode(format!("global offset {offset} is out of range")));
         }
-        let mut fields =
-            vec![(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))];
+        let fields =
+            [(Field::Addr, u32::from(vaddr)), (Field::Data, u32::from(vdata)), (Field::Saddr, u32::from(saddr))];
+        let mut w = self.base(Encoding::Global, op, &fields)?;
         if offset != 0 {
-            fields.push((Field::FlatOffset, u32::from(offset)));
+            put(&mut w, Encoding::Global, Field::FlatOffset, u32::from(offset))?;
         }
-        self.base(Encoding::Global, op, &fields)
+        Ok(w)
     }
 }
 
@@ -425,7 +515,7 @@ mod tests {
             assert_eq!(text(target, &write), "v_writelane_b32 v10, s3, 2");
             assert_eq!(text(target, &read), "v_readlane_b32 s3, v10, 2");
             // llvm-mc 19's words (gfx9 VOP3)
-            assert_eq!((write, read), (vec![0xD28A_000A, 0x0001_0403], vec![0xD289_0003, 0x0001_050A]));
+            assert_eq!((&write[..], &read[..]), (&[0xD28A_000A, 0x0001_0403][..], &[0xD289_0003, 0x0001_050A][..]));
             assert!(e.lane_move(Opcode::V_READLANE_B32, 3, Src::Vgpr(10), 64).is_err());
         }
     }

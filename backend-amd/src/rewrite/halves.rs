@@ -29,28 +29,33 @@ const DWORD: u32 = 6;
 
 /// How far back [`in_indexing_region`] looks: compilers open a region for
 /// a few moves (`s_set_gpr_idx_on`, `v_mov_b32`, `s_set_gpr_idx_off`).
-const INDEXING_REACH: usize = 256;
+pub(super) const INDEXING_REACH: usize = 256;
 
 /// Why the instruction at `index` of `code` lies inside a VGPR indexing
 /// region (`s_set_gpr_idx_on` with no `s_set_gpr_idx_off` between them on
 /// the straight-line code of the [`INDEXING_REACH`] instructions before
-/// it), if it does.
+/// it), if it does. (Lowering asks [`super::facts::UnitFacts`], which
+/// answers the same without the scan.)
 pub fn in_indexing_region(code: &[crate::rewrite::view::DecodedInstr], index: usize) -> Option<String> {
     let end = index.min(code.len());
     for d in code[end.saturating_sub(INDEXING_REACH)..end].iter().rev() {
         match d.insn.op {
-            Opcode::S_SET_GPR_IDX_OFF => return None,
-            Opcode::S_SET_GPR_IDX_ON => {
-                return Some(format!(
-                    "inside a VGPR indexing region (s_set_gpr_idx_on at {:#x}): a check's own VGPR operands would be indexed",
-                    d.addr
-                ))
-            }
+            Opcode::S_SET_GPR_IDX_ON | Opcode::S_SET_GPR_IDX_OFF => return opens_indexing_region(d),
             _ if d.insn.control_flow(d.addr) != xfpx_amd_isa::ControlFlow::Next => return None,
             _ => {}
         }
     }
     None
+}
+
+/// Why the code after `d` is indexed, where `d` opens an indexing region.
+pub(super) fn opens_indexing_region(d: &crate::rewrite::view::DecodedInstr) -> Option<String> {
+    (d.insn.op == Opcode::S_SET_GPR_IDX_ON).then(|| {
+        format!(
+            "inside a VGPR indexing region (s_set_gpr_idx_on at {:#x}): a check's own VGPR operands would be indexed",
+            d.addr
+        )
+    })
 }
 
 /// Whether `value` of `insn`, read as `format`, is the high half of its

@@ -85,14 +85,14 @@ impl AmdLowering<'_> {
     }
 
     /// `s_cselect` of all-ones or zero into the SCC save (a pair or one SGPR).
-    pub(super) fn scc_save_words(&self) -> Result<Vec<u32>, RewriteError> {
+    pub(super) fn scc_save_words(&self) -> Result<Words, RewriteError> {
         let (reg, pair) = self.scratch.scc();
         let op = if pair { Opcode::S_CSELECT_B64 } else { Opcode::S_CSELECT_B32 };
         self.e().sop2(op, reg, Src::Int(-1), Src::Int(0))
     }
 
     /// SCC := the SCC save is not zero.
-    pub(super) fn scc_restore_words(&self) -> Result<Vec<u32>, RewriteError> {
+    pub(super) fn scc_restore_words(&self) -> Result<Words, RewriteError> {
         let (reg, pair) = self.scratch.scc();
         let op = if pair { Opcode::S_CMP_LG_U64 } else { Opcode::S_CMP_LG_U32 };
         self.e().sopc(op, reg, Src::Int(0))

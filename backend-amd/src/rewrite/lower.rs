@@ -24,7 +24,8 @@ use xfpx_common::view::{KernelView, Operand, RegFile};
 use xfpx_common::{ExceptionKind, FpFormat, FpOp, InstrClass};
 
 use super::division::{self, Divisor, Role};
-use super::encode::{Encoder, Src};
+use super::encode::{Encoder, Src, Words};
+use super::facts::UnitFacts;
 use super::halves;
 pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
 pub use super::scratch::{Scavenger, Scratch, SiteNeeds, SCRATCH_SGPRS, SCRATCH_VGPRS};
@@ -95,8 +96,8 @@ impl Appended {
             self.words[l.word] = if l.high { (address >> 32) as u32 } else { address as u32 };
         }
     }
-    fn push(&mut self, w: Vec<u32>) {
-        self.words.extend(w);
+    fn push(&mut self, w: &[u32]) {
+        self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
         self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
@@ -137,6 +138,8 @@ pub struct AmdLowering<'a> {
     pub enc: Encoder,
     pub entry: u64,
     pub instrs: &'a [DecodedInstr],
+    /// What lowering asks of `instrs` at many places, found once.
+    pub facts: UnitFacts,
     pub waits: &'a WaitAnalysis,
     pub scratch: Scratch,
     pub table: &'a mut TableLayout,
@@ -272,8 +275,8 @@ impl AmdLowering<'_> {
         *self.islands = c.islands;
     }
 
-    fn emit(&mut self, w: Vec<u32>) {
-        self.appended.push(w);
+    fn emit(&mut self, w: impl AsRef<[u32]>) {
+        self.appended.push(w.as_ref());
     }
 
     /// Jump from the end of the appended code to `target`: `s_branch` when in
@@ -353,7 +356,7 @@ impl AmdLowering<'_> {
         }
         match flow {
             ControlFlow::Next | ControlFlow::End => {
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
             }
             ControlFlow::Branch { target } => {
@@ -374,7 +377,7 @@ impl AmdLowering<'_> {
                 }
                 // Taken: over the fall-through jump to a jump to the target.
                 let at = self.appended.words.len();
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 // Fall-through path continues in the trampoline: branch over the taken path.
                 let over = self.appended.words.len();
                 self.emit(e.sopp(Opcode::S_BRANCH, 0)?);
@@ -391,7 +394,7 @@ impl AmdLowering<'_> {
             }
             ControlFlow::GetPc { value } => {
                 // s_getpc_b64 sdst, then correct it to the original address + 4.
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 let got = self.appended.here();
                 let sdst = insn.words[0] >> 16 & 0x7F;
                 self.adjust_pair(sdst as u16, value.wrapping_sub(got))?;
@@ -408,7 +411,7 @@ impl AmdLowering<'_> {
             }
             ControlFlow::Indirect if insn.op == Opcode::S_SETPC_B64 => {
                 self.restore_from_lanes()?;
-                self.emit(insn.dwords().to_vec());
+                self.emit(insn.dwords());
                 Ok(false)
             }
             ControlFlow::Indirect if insn.op == Opcode::S_SWAPPC_B64 => {
@@ -442,8 +445,9 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        let w = pair_add(self.e(), r, delta)?;
-        self.emit(w);
+        for w in pair_add(self.e(), r, delta)? {
+            self.emit(w);
+        }
         Ok(())
     }
 
@@ -633,7 +637,7 @@ impl AmdLowering<'_> {
         let ins = &view.instrs[p.instr as usize];
         match &p.action {
             Action::CheckFp { values, format, kinds } => {
-                if let Some(why) = halves::in_indexing_region(self.instrs, p.instr as usize) {
+                if let Some(why) = self.facts.in_indexing_region(self.instrs, p.instr as usize) {
                     return Err(RewriteError::Refused(why));
                 }
                 // bf16 values are shifted into the high half and tested as f32.
@@ -665,7 +669,7 @@ impl AmdLowering<'_> {
                 let checks: Vec<(ExceptionKind, (u32, Lanes))> =
                     kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
                 // Steps of a division sequence are judged at its v_div_fixup.
-                let step = division::is_step(self.instrs, p.instr as usize);
+                let step = self.facts.is_step(self.instrs, p.instr as usize);
                 if checks.is_empty() || vals.is_empty() || step {
                     return Ok(());
                 }
@@ -875,7 +879,7 @@ impl AmdLowering<'_> {
     fn splits_by_divisor(&self, view: &KernelView, index: usize, after: &[&Probe]) -> bool {
         let Some(d) = self.instrs.get(index) else { return false };
         matches!(division::role(&d.insn), Some(Role::Quotient { .. }))
-            && !division::is_step(self.instrs, index)
+            && !self.facts.is_step(self.instrs, index)
             && view.instrs[index].class.format().is_some()
             && after.iter().any(|p| match &p.action {
                 Action::CheckFp { kinds, .. } => {
@@ -906,11 +910,11 @@ impl AmdLowering<'_> {
     }
 }
 
-/// The words of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
-fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<Vec<u32>, RewriteError> {
-    let mut w = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
-    w.extend(e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?);
-    Ok(w)
+/// The instructions of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
+fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<[Words; 2], RewriteError> {
+    let low = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
+    let high = e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?;
+    Ok([low, high])
 }
 
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the
@@ -980,6 +984,7 @@ mod tests {
             enc: Encoder { target },
             entry: 0x1000,
             instrs: &instrs,
+            facts: UnitFacts::of(&instrs),
             waits: &waits,
             scratch: Scratch::new(40, 8),
             table: &mut table,

@@ -32,6 +32,7 @@ pub mod counts;
 pub mod division;
 pub mod emit;
 pub mod encode;
+pub mod facts;
 pub mod halves;
 pub mod interprocedural;
 pub mod listing;

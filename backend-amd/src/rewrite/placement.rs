@@ -68,10 +68,14 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
     let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
     // The ways to far trampolines: more of them once some site is out of reach.
     let mut ways = Ways::Islands;
+    // The most words a pass appended so far (room the next one takes at once).
+    let mut words = 0;
     loop {
-        let mut pass = Pass::new(units, opts, region, ways);
+        let mut pass = Pass::new(units, opts, region, ways, words);
         pass.place_functions(&blocked);
-        if let Some(more) = pass.place_kernels() {
+        let more = pass.place_kernels();
+        words = words.max(pass.appended.words.len());
+        if let Some(more) = more {
             blocked.extend(more);
             continue;
         }
@@ -114,6 +118,8 @@ struct Pass<'u, 'a> {
     function_code: Vec<UnitCode>,
     /// Instrumented device functions and their scratch registers.
     live: BTreeMap<usize, Scratch>,
+    /// Whether a site out of reach makes the next pass offer more ways.
+    more_ways: bool,
     /// Whether some unit was refused whole for want of a way to a
     /// trampoline (a kernel whose wave ends cannot all be screened).
     unit_out_of_reach: bool,
@@ -151,7 +157,7 @@ struct LoweredKernel {
 }
 
 impl<'u, 'a> Pass<'u, 'a> {
-    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways) -> Self {
+    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways, words: usize) -> Self {
         let mut islands = units.islands.clone();
         islands.long_jumps = ways >= Ways::LongJumps;
         if ways == Ways::Zones {
@@ -164,7 +170,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             opts,
             region,
             table: TableLayout::default(),
-            appended: Appended::new(region.start),
+            appended: Appended { words: Vec::with_capacity(words), ..Appended::new(region.start) },
             islands,
             patches: Vec::new(),
             kernels: units.kernel_outcomes.clone(),
@@ -172,6 +178,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             kernel_code: vec![UnitCode::default(); units.kernel_outcomes.len()],
             function_code: vec![UnitCode::default(); units.function_outcomes.len()],
             live: BTreeMap::new(),
+            more_ways: ways.more(near_text(&units.co, &region)).is_some(),
             unit_out_of_reach: false,
             liveness: ObjectLiveness::default(),
         }
@@ -240,7 +247,23 @@ impl<'u, 'a> Pass<'u, 'a> {
         let units = self.units;
         // The metadata note's kernel entries, read once for all kernels.
         let note = note::NoteKernels::read(&units.co);
-        for k in &units.kernels {
+        // Whether some kernel from each on reaches an instrumented function.
+        let mut reaching_on: Vec<bool> = units
+            .kernels
+            .iter()
+            .map(|k| units.graph.reach[k.index].iter().any(|f| self.live.contains_key(f)))
+            .collect();
+        for i in (1..reaching_on.len()).rev() {
+            reaching_on[i - 1] |= reaching_on[i];
+        }
+        for (i, k) in units.kernels.iter().enumerate() {
+            // Once a site is out of reach where the next pass offers more
+            // ways, that pass follows this one, unless a kernel still to
+            // come fails for the functions it reaches (this pass then
+            // starts over without them): the rest is not lowered.
+            if self.more_ways && !reaching_on[i] && self.out_of_reach() {
+                break;
+            }
             if let Some(work) = &self.opts.progress {
                 work.done.fetch_add(1, Ordering::Relaxed);
             }
@@ -428,6 +451,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             enc: Encoder { target: self.units.target },
             entry: unit.entry,
             instrs: unit.instrs,
+            facts: super::facts::UnitFacts::of(unit.instrs),
             waits: unit.waits,
             scratch: regs.scratch,
             table: &mut self.table,

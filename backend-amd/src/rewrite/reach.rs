@@ -245,9 +245,22 @@ impl IslandPool {
             }
             return self.take(from).map(|i| Entry { relays: Vec::new(), island: Some(i) });
         }
+        // The first hop on the pool itself: most sites end there (in reach,
+        // an island, or no way), and only a relay chain needs a copy to try.
+        if rel16(from, to).is_some() {
+            return Some(Entry { relays: Vec::new(), island: None });
+        }
+        let first = self.nearest_slot(from, to);
+        if first.is_none_or(|n| rel16(n, to).is_none()) {
+            if let Some(island) = self.take(from) {
+                return Some(Entry { relays: Vec::new(), island: Some(island) });
+            }
+        }
+        let first = first?;
         let mut taken = self.clone();
-        let mut relays = Vec::new();
-        let mut cur = from;
+        taken.remove(first);
+        let mut relays = vec![first];
+        let mut cur = first;
         let island = loop {
             if rel16(cur, to).is_some() {
                 break None;

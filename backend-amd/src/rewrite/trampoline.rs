@@ -262,7 +262,7 @@ impl AmdLowering<'_> {
             let bytes: Vec<u32> = match rel {
                 // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
                 Some(rel) => {
-                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?;
+                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?.to_vec();
                     while anchor.len() * 4 < first.insn.length {
                         anchor.extend(this.e().sopp(Opcode::S_NOP, 0)?);
                     }
@@ -441,7 +441,7 @@ impl AmdLowering<'_> {
             self.patch_skip(skip)?;
         }
         self.patch_skip(skip_all)?;
-        self.emit(d.insn.dwords().to_vec());
+        self.emit(d.insn.dwords());
         Ok(false)
     }
 
@@ -527,9 +527,9 @@ impl AmdLowering<'_> {
         let e = self.e();
         self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = self.scc_save_words()?;
+        let mut code = self.scc_save_words()?.to_vec();
         code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?);
+        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?.into_iter().flatten());
         code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
         Ok(code)
     }
@@ -559,7 +559,7 @@ impl AmdLowering<'_> {
         if let Some(size) = self.islands.zone_due(at) {
             let nop = self.e().sopp(Opcode::S_NOP, 0)?;
             for _ in 0..size.bytes() / 4 {
-                self.emit(nop.clone());
+                self.emit(nop);
             }
             self.appended.zones.push(at..at + size.bytes());
             self.islands.zone_reserved(at, size);
@@ -639,7 +639,7 @@ impl AmdLowering<'_> {
         };
         // (padding is the pool's room, which other anchors may hold)
         let movable = |i: usize| {
-            halves::in_indexing_region(self.instrs, i).is_none()
+            self.facts.in_indexing_region(self.instrs, i).is_none()
                 && (!carve.sites.contains(&i) || carve.taken.iter().any(|(k, _)| *k == i))
                 && !crate::rewrite::reach::is_padding(self.instrs, i)
         };
@@ -694,7 +694,7 @@ impl AmdLowering<'_> {
             let d = &self.instrs[i];
             matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
         };
-        let movable = |i: usize| halves::in_indexing_region(self.instrs, i).is_none();
+        let movable = |i: usize| self.facts.in_indexing_region(self.instrs, i).is_none();
         let bytes = |a: usize, b: usize| self.instrs[a..=b].iter().map(|d| d.insn.length as u64).sum::<u64>();
         // Whether the window may grow from `b` to `b + 1`.
         let grows =
