@@ -156,6 +156,9 @@ impl AmdLowering<'_> {
                                 lowered = Ok(());
                                 covered = from;
                                 recent.clear();
+                                // The groups taken back are done again (the
+                                // mark restored the zones' count of them).
+                                (r.group..g).for_each(|_| self.islands.group_done());
                             }
                             _ => {
                                 // Lower those sites again as they were, without this window.
