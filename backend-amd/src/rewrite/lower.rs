@@ -100,7 +100,9 @@ impl Appended {
         self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
-        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+        let mut out = Vec::with_capacity(4 * self.words.len());
+        self.words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        out
     }
 }
 

@@ -132,6 +132,15 @@ pub struct Entry {
     pub island: Option<u64>,
 }
 
+/// The runs of `free` (in address order) that may start within `s_branch`
+/// reach of `from` or hold a slot within it: every run outside lies wholly
+/// out of reach ([`rel16`] truncates, so the bounds are a few bytes wide).
+fn padding_within(free: &[Range<u64>], from: u64) -> Range<usize> {
+    let first = free.partition_point(|r| r.end.saturating_add(BACKWARD + 3) < from);
+    let end = free.partition_point(|r| r.start <= from.saturating_add(FORWARD + 3));
+    first..end.max(first)
+}
+
 /// Whether `code[i]` is padding as [`IslandPool::from_code`] sees it (an
 /// `s_nop 0` in a run of them right after an instruction that always leaves).
 pub fn is_padding(code: &[DecodedInstr], i: usize) -> bool {
@@ -177,9 +186,9 @@ impl IslandPool {
         if self.hold_islands {
             return None;
         }
+        let within = padding_within(&self.free, anchor);
         let zone = self.zones.as_mut().map(|z| &mut z.island_room);
-        let slot = self
-            .free
+        let slot = self.free[within]
             .iter_mut()
             .chain(zone.into_iter().flatten())
             .find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
@@ -290,7 +299,7 @@ impl IslandPool {
         let hi = from.saturating_add(FORWARD);
         let zone = self.zones.as_ref().map(|z| &z.relay_room);
         let mut best: Option<u64> = None;
-        for r in self.free.iter().chain(zone.into_iter().flatten()) {
+        for r in self.free[padding_within(&self.free, from)].iter().chain(zone.into_iter().flatten()) {
             if r.end < r.start + RELAY_BYTES || r.end <= lo || r.start > hi {
                 continue;
             }

@@ -9,6 +9,7 @@
 //! patchable object, again by whoever places the table; after the run its
 //! bytes decode into report records.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -133,15 +134,19 @@ impl TableLayout {
         if self.indexed != self.slots.len() {
             self.reindex();
         }
-        if let Some(&i) = self.index.get(kernel).and_then(|k| k.get(&kind)) {
-            return i;
-        }
-        let i = self.slots.len() as u32;
-        match self.index.get_mut(kernel) {
-            Some(k) => k.insert(kind.clone(), i),
-            None => self.index.entry(kernel.to_string()).or_default().insert(kind.clone(), i),
+        let slots = match self.index.get_mut(kernel) {
+            Some(k) => k,
+            None => self.index.entry(kernel.to_string()).or_default(),
         };
-        self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+        let i = self.slots.len() as u32;
+        match slots.entry(kind) {
+            Entry::Occupied(e) => return *e.get(),
+            Entry::Vacant(e) => {
+                let kind = e.key().clone();
+                e.insert(i);
+                self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+            }
+        }
         self.indexed = self.slots.len();
         i
     }
