@@ -241,7 +241,7 @@ impl fmt::Display for Operand {
                 if r.file == RegFile::Ttmp && r.count > 1 {
                     write!(f, "ttmp[{}:{}]", r.first, r.first + r.count as u16 - 1)
                 } else {
-                    write!(f, "{r}")
+                    fmt::Display::fmt(r, f)
                 }
             }
             Operand::Special { reg, count, half } => {
@@ -346,7 +346,7 @@ impl fmt::Display for OperandSlot {
         let m = self.mods;
         if !(m.abs || m.sext || m.neg) && self.invalid.is_none() {
             // the operand alone
-            return write!(f, "{}", self.operand);
+            return fmt::Display::fmt(&self.operand, f);
         }
         let constant = self.operand.is_constant();
         let mut inner = self.operand.to_string();
