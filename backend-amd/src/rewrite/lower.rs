@@ -747,7 +747,7 @@ impl AmdLowering<'_> {
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
                         ValueRef::Reg(_) => None,
                     };
-                    out.extend(op.map(super::view::isa_registers).unwrap_or_default());
+                    out.extend(op.into_iter().flat_map(super::view::isa_registers));
                 }
             }
         }
