@@ -480,6 +480,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             flow_routine: None,
             scavenger: regs.scavenger,
             relocation: regs.relocation,
+            table_words: None,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(unit.view, unit.plan, &self.units.sites) {
