@@ -150,9 +150,11 @@ impl SpillSlot {
         }
     }
 
-    /// Whether writing SGPR `r` moves the slot.
+    /// Whether writing SGPR `r` moves the slot: its offset register. A
+    /// buffer's resource is the private segment's, which code copies
+    /// between registers (around calls) but never points elsewhere.
     fn based_on(&self, r: u16) -> bool {
-        self.base == r || (self.resource..self.resource.saturating_add(4)).contains(&r)
+        self.base == r
     }
 }
 
@@ -709,6 +711,9 @@ mod tests {
         };
         assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &[], &scratch_load)), vec![target, target]);
         assert_eq!(targets(Target::Gfx90a, &program(&buffer_store, &[], &buffer_load)), vec![target, target]);
+        // -O0 code copies the buffer resource s[0:3] around calls: the slot stays.
+        let copies = [0xBE94_0100, 0xBE80_0114]; // s_mov_b64 s[20:21], s[0:1]; s_mov_b64 s[0:1], s[20:21]
+        assert_eq!(targets(Target::Gfx90a, &program(&buffer_store, &copies, &buffer_load)), vec![target, target]);
         // Another slot, another store to the slot, or a moved frame register: unknown.
         let other_slot = [0xDC50_4104, 0x0221_0000]; // scratch_load_dword v2, off, s33 offset:260
         assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &[], &other_slot)), vec![target, None]);

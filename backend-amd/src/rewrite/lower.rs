@@ -48,11 +48,17 @@ use inject::Part;
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
 
+/// How the reason of a unit refused for an instruction that must move
+/// (relocated or redirected) goes on, before the instruction's own reason.
+const MUST_MOVE: &str = "must move and cannot: ";
+
 /// Whether `e` refuses a whole unit for want of a way to a trampoline (a
 /// kernel screens the ends of all its waves or none, so one far `s_endpgm`
-/// refuses it).
+/// refuses it; an instruction that must move, a call redirected to a copy
+/// of its callee, refuses its unit).
 pub fn unit_out_of_reach(e: &RewriteError) -> bool {
-    matches!(e, RewriteError::Kernel(why) if why.starts_with(OUT_OF_REACH))
+    matches!(e, RewriteError::Kernel(why)
+        if why.starts_with(OUT_OF_REACH) || why.contains(&format!("{MUST_MOVE}{OUT_OF_REACH}")))
 }
 
 /// The appended code being built, at a known address.
@@ -956,6 +962,15 @@ mod tests {
         xfpx_amd_isa::disassemble(target, &bytes, base)
             .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
             .collect()
+    }
+
+    #[test]
+    fn a_unit_refused_for_an_instruction_that_must_move_out_of_reach_asks_for_more_ways() {
+        let far = format!("`s_swappc_b64 s[30:31], s[16:17]` at +0xed0 {MUST_MOVE}{OUT_OF_REACH}: no island");
+        assert!(unit_out_of_reach(&RewriteError::Kernel(far)));
+        assert!(unit_out_of_reach(&RewriteError::Kernel(format!("{OUT_OF_REACH}: a far s_endpgm"))));
+        let registers = format!("`s_swappc_b64 s[30:31], s[16:17]` at +0xed0 {MUST_MOVE}needs 7 SGPRs");
+        assert!(!unit_out_of_reach(&RewriteError::Kernel(registers)));
     }
 
     /// Value of the 64-bit add of a literal pair following `at` (s_add_u32, s_addc_u32).
