@@ -587,11 +587,12 @@ impl AmdLowering<'_> {
         Ok(out)
     }
 
-    /// Brings a value to a VOP3 source, through the value scratch when needed.
-    fn load_value(&mut self, v: Value, format: FpFormat) -> Result<Src, RewriteError> {
+    /// Brings a value to a VOP3 source beside the class mask `class`,
+    /// through the value scratch when needed.
+    fn load_value(&mut self, v: Value, format: FpFormat, class: Src) -> Result<Src, RewriteError> {
         let e = self.e();
         let t = match (v.agpr, v.half, v.src) {
-            (None, Half::Whole, src) if !self.needs_vgpr(src) => return Ok(src),
+            (None, Half::Whole, src) if !Self::needs_vgpr(src, class) => return Ok(src),
             _ => self.value_reg()?,
         };
         if let Some(a) = v.agpr {
@@ -806,7 +807,7 @@ impl AmdLowering<'_> {
             self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
         }
         for &v in vals {
-            let src = self.load_value(v, format)?;
+            let src = self.load_value(v, format, class)?;
             self.emit(e.vop3_cmp(cmp, s.mask(), src, class)?);
             if vals.len() > 1 {
                 self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
@@ -817,11 +818,15 @@ impl AmdLowering<'_> {
     }
 
     /// A class test's mask as its second source: in `v_class`, or, with a
-    /// site's borrowed registers, in `tmp` (the tested value is then a VGPR:
-    /// one SGPR source).
+    /// site's borrowed registers, an inline constant where it fits (a NaN
+    /// test), else in `tmp` (the tested value is then a VGPR: one SGPR
+    /// source).
     fn class_mask(&mut self, mask: u32) -> Result<Src, RewriteError> {
         let e = self.e();
         let s = self.scratch;
+        if s.site.is_some() && mask <= 64 {
+            return Ok(Src::Int(mask as i8));
+        }
         if s.site.is_some() {
             self.emit(e.sop1(Opcode::S_MOV_B32, Some(s.tmp()), Some(Src::Literal(mask)))?);
             return Ok(s.tmp());
@@ -831,10 +836,10 @@ impl AmdLowering<'_> {
     }
 
     /// Whether a value at `src` must be moved into a VGPR before a class test
-    /// takes it (with a site's borrowed registers the mask is an SGPR: the
-    /// value must be a VGPR).
-    fn needs_vgpr(&self, src: Src) -> bool {
-        self.scratch.site.is_some() && !matches!(src, Src::Vgpr(_))
+    /// whose mask is `class` takes it (a mask in an SGPR leaves the value
+    /// no SGPR source).
+    fn needs_vgpr(src: Src, class: Src) -> bool {
+        matches!(class, Src::Sgpr(_)) && !matches!(src, Src::Vgpr(_))
     }
 
     /// The value scratch pair, or why a site has none.
@@ -874,8 +879,8 @@ impl AmdLowering<'_> {
             FpFormat::F16 => Opcode::V_CMP_CLASS_F16_E64,
             _ => Opcode::V_CMP_CLASS_F32_E64,
         };
-        let value = self.load_value(Value { src, agpr: None, half }, format)?;
         let class = self.class_mask(CLASS_ZERO)?;
+        let value = self.load_value(Value { src, agpr: None, half }, format, class)?;
         self.emit(e.vop3_cmp(cmp, pair, value, class)?);
         Ok(())
     }
