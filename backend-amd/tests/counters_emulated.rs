@@ -4,7 +4,8 @@
 //! counters folded from the rewritten kernel's own table equal the
 //! emulator's own counts of the original kernel (wave and thread
 //! instructions, EXEC saves and restores), its outputs are bit-identical
-//! and the emulator sees no hazard in the rewritten code.
+//! and the emulator sees no hazard in the rewritten code. A kernel the
+//! counters tool must refuse ([`REFUSED`]) is refused with its reason.
 
 mod emulated;
 
@@ -24,15 +25,26 @@ fn expected(c: &xfpx_amd_emu::ExecCounts) -> WindowCounters {
     }
 }
 
+/// Launches whose kernel the counters tool refuses, with what the refusal
+/// must say: `budget_indexed` is at its VGPR budget and reads registers
+/// through M0, so no count can borrow registers dead where it runs.
+const REFUSED: &[(&str, &str)] = &[("budget_indexed.json", "reaches registers through M0")];
+
 #[test]
 fn instrumented_counts_equal_the_emulators_own() {
     let mut checked = 0;
+    let mut refused = 0;
     let mut failures = Vec::new();
     emulated::each_original(|name, launch, opts, original| {
         let counted = match xfpx_amd::replay::replay_counters(launch, opts) {
             Ok(r) => r,
             Err(e) => {
-                failures.push(format!("{name}: {e:#}"));
+                let why = format!("{e:#}");
+                if REFUSED.iter().any(|(file, reason)| launch.ends_with(file) && why.contains(reason)) {
+                    refused += 1;
+                } else {
+                    failures.push(format!("{name}: {why}"));
+                }
                 return;
             }
         };
@@ -52,4 +64,6 @@ fn instrumented_counts_equal_the_emulators_own() {
     });
     assert!(failures.is_empty(), "{} of {checked} launches wrong:\n{}", failures.len(), failures.join("\n"));
     assert!(checked >= 130, "only {checked} launches checked");
+    // Each refusal named above happens, on both targets.
+    assert_eq!(refused, 2 * REFUSED.len(), "refusals");
 }

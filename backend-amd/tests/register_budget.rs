@@ -152,7 +152,8 @@ fn a_kernel_at_both_budgets_saves_sgprs_in_lanes_of_a_vgpr_it_never_names() {
 }
 
 /// Kernels at their register budget that call device functions (built at
-/// -O0, `budget_calls.hip`: one out of SGPRs, one out of VGPRs): the kernel
+/// -O0, `budget_calls.hip`: one out of SGPRs, two out of VGPRs, one of them
+/// reaching a function through another's tail call): the kernel
 /// and the copies of the functions it reaches are checked at every site
 /// with registers dead there (liveness across the calls), and on the
 /// emulator the rewritten kernel computes what the original computes, with
@@ -163,7 +164,9 @@ fn kernels_at_their_budget_that_call_functions_are_checked_in_the_kernel_and_the
     let mut failures = Vec::new();
     let mut not_proven = Vec::new();
     for target in TARGETS {
-        for (kernel, file) in [("budget_calls_sgpr", "sgprs"), ("budget_calls_vgpr", "vgprs")] {
+        for (kernel, file) in
+            [("budget_calls_sgpr", "sgprs"), ("budget_calls_vgpr", "vgprs"), ("budget_calls_tail", "vgprs")]
+        {
             let name = format!("{target}/{kernel}");
             let launch = Launch::load(&launch_path(kernel)).expect("launch");
             let co = launch.dir.join(launch.code_object.replace("{target}", target));

@@ -379,8 +379,8 @@ fn replay_with_the_counters_tool_checks_an_operational_region() {
 /// launch bounds: most of its sites have too few dead SGPRs, and save live
 /// ones in lanes of a VGPR) is checked whole under `--mode detect`: the
 /// summary and report say `instrumented` with every FP site checked, and
-/// `--fail-on coverage` passes. (How a partial kernel reads in the summary:
-/// the summary's own tests; in the report: the AMD backend's coverage tests.)
+/// `--fail-on coverage` passes. (How a refused kernel reads:
+/// `replay_shows_a_kernel_detect_mode_refuses`.)
 #[test]
 fn replay_checks_the_kernel_at_its_register_budget_whole() {
     let d = tempfile::tempdir().expect("scratch");
@@ -399,4 +399,46 @@ fn replay_checks_the_kernel_at_its_register_budget_whole() {
     let mut c = xfpx(d.path());
     c.args(["replay", "--target", "gfx942", "--mode", "detect", "--no-report", "--fail-on", "coverage"]).arg(&launch);
     assert_eq!(run(c).code, Some(0));
+}
+
+/// A kernel detect mode must refuse (at its VGPR budget, reading a vector
+/// element through M0, so no site can borrow registers: the fixture
+/// `budget_indexed`) reads as such in the summary and the report: the
+/// kernel's status says why, the coverage line counts its sites as not
+/// checked, `--fail-on coverage` exits 3, and the run that checked nothing
+/// says so on its first line. Its original code ran: the outputs equal the host's.
+/// Screen mode, which needs no registers, still checks it.
+#[test]
+fn replay_shows_a_kernel_detect_mode_refuses() {
+    let d = tempfile::tempdir().expect("scratch");
+    let launch = launch("budget_indexed.json");
+    for target in ["gfx908", "gfx942"] {
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", target, "--mode", "detect", "--out", "out", "--report", "r.json"]).arg(&launch);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(o.stdout.starts_with("xfpx: nothing was checked"), "{}", o.stdout);
+        assert!(o.stdout.contains("1 kernel partly or not instrumented"), "{}", o.stdout);
+        assert!(o.stdout.contains("budget_indexed (skipped: "), "{}", o.stdout);
+        assert!(o.stdout.contains("`s_set_gpr_idx_on` at "), "{}", o.stdout);
+        let r = Report::from_json(&std::fs::read_to_string(d.path().join("r.json")).expect("report")).expect("valid");
+        let k = &r.kernels[0];
+        assert!(matches!(k.status, xfpx_common::report::KernelStatus::Skipped { .. }), "{:?}", k.status);
+        let c = k.coverage.as_ref().expect("coverage");
+        assert!(c.fp_sites > 0 && c.checked == 0 && !c.refused.is_empty(), "{c:?}");
+        let out = std::fs::read(d.path().join("out/out.bin")).expect("output");
+        let expect = launch.with_file_name("../data/budget_indexed.out.expected.bin");
+        assert_eq!(out, std::fs::read(expect).expect("expected output"), "{target}: the original's outputs");
+
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", target, "--mode", "detect", "--no-report", "--fail-on", "coverage"]).arg(&launch);
+        assert_eq!(run(c).code, Some(3));
+
+        let mut c = xfpx(d.path());
+        c.args(["replay", "--target", target, "--mode", "screen", "--no-report"]).arg(&launch);
+        let o = run(c);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(o.stdout.contains("budget_indexed  instrumented"), "{}", o.stdout);
+        assert!(o.stdout.contains("budget_indexed: waves ended with exception bits overflow"), "{}", o.stdout);
+    }
 }

@@ -837,8 +837,12 @@ fn buffer(insn: &mut Instruction) -> Result<(), DecodeError> {
     if off != 0 {
         insn.modifiers.push(Modifier::Dec("offset", off as i64));
     }
-    let glc = fv(insn, Field::Glc) != 0;
-    let slc = fv(insn, Field::Slc) != 0;
+    // Cache maintenance (no data, no address: `buffer_wbl2`, `buffer_inv`)
+    // shows the first policy bit only where the reference prints it, and
+    // never the non-temporal one.
+    let maintenance = insn.row.operands.is_empty();
+    let glc = fv(insn, Field::Glc) != 0 && (!maintenance || insn.row.flags & flags::P_GLC != 0);
+    let slc = fv(insn, Field::Slc) != 0 && !maintenance;
     // The second cache-policy bit: dword 0 bit 15 (MUBUF) or dword 1 bit 21 (MTBUF).
     let sc1_bit = if insn.encoding == Encoding::Mubuf { insn.words[0] & (1 << 15) } else { insn.words[1] & (1 << 21) };
     let sc1 = sc1_bit != 0

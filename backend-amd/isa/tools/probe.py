@@ -249,6 +249,9 @@ def sweep():
         add(base | 1 << 12 | 1 << 15, 20 | 10 << 8 | 6 << 16 | 30 << 24)
         add(base, 0)
         add(base | 1 << 15, 0)
+        # cache bits alone, for the opcodes with no address (buffer_wbl2 sc0 sc1)
+        add(base | 1 << 14, 0)
+        add(base | 1 << 14 | 1 << 15 | 1 << 17, 0)
     # MTBUF: [31:26]=111010 op[18:15] dfmt[22:19] nfmt[25:23]
     for op in range(16):
         base = 0xE8000000 | op << 15

@@ -8,13 +8,21 @@
 //! (what the callee may write is forgotten) and through the lanes of
 //! vector registers that unoptimised code spills SGPRs into
 //! (`v_writelane_b32`/`v_readlane_b32`, and whole copies between VGPRs and
-//! AGPRs while EXEC is all ones). A call whose target stays unknown makes
-//! every kernel that can execute it reach every function.
+//! AGPRs while EXEC is all ones), and through the spill slots those
+//! registers are stored to and reloaded from around calls (scratch or
+//! buffer accesses of one dword at a constant offset from an SGPR, with no
+//! vector address). A spill slot is taken to change only by such a store
+//! to it: the compiler never takes a spill slot's address, and a callee
+//! gets its own frame and restores the frame register. A call whose
+//! target stays unknown makes every kernel that can execute it reach
+//! every function.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use xfpx_amd_isa::operand::{Operand, RegFile};
+use xfpx_amd_isa::encoding::{field, Encoding, Field};
+use xfpx_amd_isa::facts::Access;
+use xfpx_amd_isa::operand::{Operand, RegFile, RegRange};
 use xfpx_amd_isa::{ControlFlow, Opcode};
 
 use super::units::Decoded;
@@ -100,6 +108,54 @@ struct Constants {
     /// EXEC is all ones (`s_or_saveexec_b64 s, -1`, `s_mov_b64 exec, -1`):
     /// a whole-register copy copies every lane.
     exec_all: bool,
+    /// (spill slot, lane) → value.
+    slots: BTreeMap<(SpillSlot, u8), u32>,
+}
+
+/// A spill slot: a dword at a constant byte offset from an SGPR (a buffer
+/// access's resource, `u16::MAX` for scratch, then the offset register).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct SpillSlot {
+    resource: u16,
+    base: u16,
+    offset: i32,
+}
+
+impl SpillSlot {
+    /// The slot a scratch or buffer access with no vector address reaches;
+    /// None for any other instruction.
+    fn of(insn: &xfpx_amd_isa::Instruction) -> Option<SpillSlot> {
+        let sources = || insn.operands.iter().filter(|o| !o.written).filter_map(|o| o.operand.reg());
+        let sgpr = |r: &RegRange| r.file == RegFile::Sgpr;
+        let vectors = sources().filter(|r| !sgpr(r)).count();
+        let stores = matches!(insn.op.access(), Some(Access::Store | Access::Atomic));
+        // A store's only vector source is its data.
+        if vectors != usize::from(stores) {
+            return None;
+        }
+        let words = insn.dwords();
+        match insn.encoding {
+            Encoding::Scratch => {
+                let base = sources().find(|r| sgpr(r) && r.count == 1)?;
+                let raw = field(Encoding::Scratch, Field::FlatOffset, words);
+                Some(SpillSlot { resource: u16::MAX, base: base.first, offset: ((raw << 19) as i32) >> 19 })
+            }
+            Encoding::Mubuf => {
+                let mut s = sources().filter(sgpr);
+                let (resource, base) = (s.next().filter(|r| r.count == 4)?, s.next().filter(|r| r.count == 1)?);
+                let offset = field(Encoding::Mubuf, Field::BufOffset, words) as i32;
+                Some(SpillSlot { resource: resource.first, base: base.first, offset })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether writing SGPR `r` moves the slot: its offset register. A
+    /// buffer's resource is the private segment's, which code copies
+    /// between registers (around calls) but never points elsewhere.
+    fn based_on(&self, r: u16) -> bool {
+        self.base == r
+    }
 }
 
 /// Registers some code may write: (file, number).
@@ -139,6 +195,12 @@ impl Constants {
                 }
                 None => Vec::new(),
             },
+            (Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD, Some(_), _) if self.exec_all => {
+                match SpillSlot::of(insn) {
+                    Some(slot) => self.slots.range((slot, 0)..=(slot, u8::MAX)).map(|(&(_, l), &v)| (l, v)).collect(),
+                    None => Vec::new(),
+                }
+            }
             (
                 Opcode::V_ACCVGPR_WRITE_B32 | Opcode::V_ACCVGPR_READ_B32 | Opcode::V_MOV_B32_E32,
                 Some(_),
@@ -148,6 +210,7 @@ impl Constants {
             }
             _ => Vec::new(),
         };
+        self.step_slots(insn);
         for r in insn.reg_writes().filter(vector) {
             for i in 0..u16::from(r.count) {
                 self.lanes.retain(|(f, x, _), _| !(*f == r.file && *x == r.first + i));
@@ -161,6 +224,43 @@ impl Constants {
         if insn.writes_exec() {
             let all_ones = matches!(srcs, [Operand::InlineInt(-1)]);
             self.exec_all = matches!(insn.op, Opcode::S_OR_SAVEEXEC_B64 | Opcode::S_MOV_B64) && all_ones;
+        }
+    }
+
+    /// Steps over what `insn` writes to spill slots: a dword store of a
+    /// register's lanes while EXEC is all ones sets them; any other store
+    /// to a slot forgets the slots of its base, one with a vector address
+    /// every slot.
+    fn step_slots(&mut self, insn: &xfpx_amd_isa::Instruction) {
+        if !matches!(insn.op.access(), Some(Access::Store | Access::Atomic)) {
+            return;
+        }
+        if !matches!(insn.encoding, Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf) {
+            return;
+        }
+        let Some(slot) = SpillSlot::of(insn) else {
+            self.slots.clear();
+            return;
+        };
+        let data = insn
+            .operands
+            .iter()
+            .filter(|o| !o.written)
+            .filter_map(|o| o.operand.reg())
+            .find(|r| matches!(r.file, RegFile::Vgpr | RegFile::Agpr));
+        let whole_dword = matches!(insn.op, Opcode::SCRATCH_STORE_DWORD | Opcode::BUFFER_STORE_DWORD);
+        let lanes = match data {
+            Some(d) if whole_dword && self.exec_all => self.lanes_of(d.file, d.first),
+            _ => Vec::new(),
+        };
+        let same_base = |s: &SpillSlot| s.resource == slot.resource && s.base == slot.base;
+        if whole_dword {
+            self.slots.retain(|(s, _), _| *s != slot);
+        } else {
+            self.slots.retain(|(s, _), _| !same_base(s));
+        }
+        for (l, v) in lanes {
+            self.slots.insert((slot, l), v);
         }
     }
 
@@ -238,6 +338,7 @@ impl Constants {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
                     self.sgprs.remove(&(r.first + i));
+                    self.slots.retain(|(s, _), _| !s.based_on(r.first + i));
                 }
             }
         }
@@ -580,6 +681,46 @@ mod tests {
         let code = decode_words(Target::Gfx90a, &partial, 0x1_0000);
         let sites = call_sites(&code, &|_| Some(&nothing));
         assert_eq!(sites.iter().map(|c| c.target).collect::<Vec<_>>(), vec![target, None]);
+    }
+
+    #[test]
+    fn lanes_spilled_to_a_scratch_or_buffer_slot_across_a_call_resolve() {
+        // As above, but the lanes' VGPR goes to a spill slot (s33 + 256)
+        // and comes back into another VGPR after the call.
+        let head = [0xBE90_1C00, 0x8010_FF10, 0xFFFF_EA5C, 0x8211_FF11, 0xFFFF_FFFF];
+        let lanes = [0xD28A_0004, 0x0001_3010, 0xD28A_0004, 0x0001_3211, 0xBEA2_21C1];
+        let readback = [0xBEFE_0122, 0xD289_0010, 0x0001_3102, 0xD289_0011, 0x0001_3302, 0xBE9E_1E10];
+        let scratch_store = [0xDC70_4100, 0x0021_0400]; // scratch_store_dword off, v4, s33 offset:256
+        let scratch_load = [0xDC50_4100, 0x0221_0000]; // scratch_load_dword v2, off, s33 offset:256
+        let buffer_store = [0xE070_0100, 0x2100_0400]; // buffer_store_dword v4, off, s[0:3], s33 offset:256
+        let buffer_load = [0xE050_0100, 0x2100_0200]; // buffer_load_dword v2, off, s[0:3], s33 offset:256
+        let program = |store: &[u32], between: &[u32], load: &[u32]| -> Vec<u32> {
+            let mut w: Vec<u32> = head.iter().chain(&lanes).chain(store).copied().collect();
+            w.extend([0xBEFE_0122, 0xBE9E_1E10]); // s_mov_b64 exec, s[34:35]; s_swappc_b64 s[30:31], s[16:17]
+            w.extend(between);
+            w.push(0xBEA2_21C1); // s_or_saveexec_b64 s[34:35], -1
+            w.extend(load);
+            w.extend(readback);
+            w
+        };
+        let target = Some(0x1_0004u64 - 0x15A4);
+        let nothing = Written::new();
+        let targets = |t: Target, words: &[u32]| -> Vec<Option<u64>> {
+            let code = decode_words(t, words, 0x1_0000);
+            call_sites(&code, &|_| Some(&nothing)).iter().map(|c| c.target).collect()
+        };
+        assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &[], &scratch_load)), vec![target, target]);
+        assert_eq!(targets(Target::Gfx90a, &program(&buffer_store, &[], &buffer_load)), vec![target, target]);
+        // -O0 code copies the buffer resource s[0:3] around calls: the slot stays.
+        let copies = [0xBE94_0100, 0xBE80_0114]; // s_mov_b64 s[20:21], s[0:1]; s_mov_b64 s[0:1], s[20:21]
+        assert_eq!(targets(Target::Gfx90a, &program(&buffer_store, &copies, &buffer_load)), vec![target, target]);
+        // Another slot, another store to the slot, or a moved frame register: unknown.
+        let other_slot = [0xDC50_4104, 0x0221_0000]; // scratch_load_dword v2, off, s33 offset:260
+        assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &[], &other_slot)), vec![target, None]);
+        let overwrite = [0xDC70_4100, 0x0021_0500]; // scratch_store_dword off, v5, s33 offset:256
+        assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &overwrite, &scratch_load)), vec![target, None]);
+        let moved = [0x8121_8421]; // s_add_i32 s33, s33, 4
+        assert_eq!(targets(Target::Gfx942, &program(&scratch_store, &moved, &scratch_load)), vec![target, None]);
     }
 
     #[test]

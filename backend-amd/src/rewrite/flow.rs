@@ -134,7 +134,7 @@ impl AmdLowering<'_> {
         }
         let e = self.e();
         let s = self.scratch;
-        let src = self.load_value(v, format)?;
+        let src = self.load_value(v, format, Src::Vgpr(s.v_class()))?;
         for (bit, mask) in CLASS_BITS {
             self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
             self.emit(e.vop3_cmp(class_cmp(format), s.mask(), src, Src::Vgpr(s.v_class()))?);

@@ -259,6 +259,40 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_call_reads_what_its_callee_reads_and_the_callees_returns_find_live_what_the_callers_read() {
+        // f tail-calls g: f = v_add_f32 v6, v0, v0; s_setpc_b64 s[4:5] (to
+        // g); g at 0x1020 = v_add_f32 v8, v3, v3; s_setpc_b64 s[30:31].
+        let mut words = CODE[..6].to_vec();
+        words.extend([0x020C_0100, 0xBE80_1D04, 0x0210_0703, 0xBE80_1D1E]);
+        let code = decode(&words);
+        let (kernel, rest) = code.split_at(6);
+        let (f, g) = rest.split_at(2);
+        assert_eq!(g[0].addr, 0x1020);
+        let (kw, fw, gw) = (WaitAnalysis::run(kernel), WaitAnalysis::run(f), WaitAnalysis::run(g));
+        let kernel_calls = BTreeMap::from([(0x100c, 0)]);
+        let tail = BTreeMap::from([(0x101c, 1)]);
+        let no_calls = BTreeMap::new();
+        let functions = BTreeMap::from([
+            (0, UnitCode { name: "f", instrs: f, waits: &fw, calls: &tail }),
+            (1, UnitCode { name: "g", instrs: g, waits: &gw, calls: &no_calls }),
+        ]);
+        let mut entry = RegSet::default();
+        entry.insert(RegFile::Vgpr, 0);
+        let unit = UnitCode { name: "k", instrs: kernel, waits: &kw, calls: &kernel_calls };
+        let l = run(unit, entry, &functions, &mut Summaries::new()).expect("a tail call to a known function");
+        // v3: written at 0, read by g only, through f's tail call; v8
+        // written by g, read by nobody.
+        let at_site = l.kernel.busy(2..=2);
+        assert!(at_site.contains(RegFile::Vgpr, 3) && !at_site.contains(RegFile::Vgpr, 8));
+        // In g and in f: v7, which the kernel reads after f (and so g) returns.
+        assert!(l.functions[&1].busy(0..=0).contains(RegFile::Vgpr, 7));
+        assert!(l.functions[&0].busy(0..=0).contains(RegFile::Vgpr, 7));
+        // f's tail call reads the target pair; g's return reads the return address.
+        assert!(l.functions[&0].busy(1..=1).contains(RegFile::Sgpr, 4));
+        assert!(l.functions[&1].busy(0..=0).contains(RegFile::Sgpr, 30));
+    }
+
+    #[test]
     fn unknown_targets_recursion_and_calls_missing_from_the_map_have_no_liveness() {
         let code = decode(&CODE);
         let (kernel, function) = code.split_at(6);

@@ -15,8 +15,9 @@
 //! that may put lanes to sleep counts as a write of EXEC. A device
 //! function's returns (`s_setpc_b64 s[30:31]`) find live what is live
 //! after the calls to it ([`Around`], from [`super::interprocedural`]). A
-//! unit whose flow or register use the code does not say (unknown call
-//! targets, tail calls, indirect jumps, M0-relative register access) has
+//! tail call (`s_setpc_b64` to a known function) is a call followed by a
+//! return. A unit whose flow or register use the code does not say
+//! (unknown call targets, indirect jumps, M0-relative register access) has
 //! no liveness.
 
 use std::collections::BTreeMap;
@@ -186,6 +187,20 @@ fn writes_whole_vectors(insn: &Instruction) -> bool {
         || insn.modifiers.iter().any(|x| matches!(x, Modifier::Array("op_sel", _))))
 }
 
+impl Effect {
+    /// A call into a function that `c` summarises: it reads what the
+    /// callee reads after the call's own writes, and may write what the
+    /// callee writes.
+    fn enter(&mut self, c: &Summary) {
+        let mut reads = c.live_in;
+        reads.live.minus(&self.writes);
+        reads.no_kill.minus(&self.writes);
+        self.callee_reads = reads;
+        self.may_write.union(&c.writes);
+        self.narrows_exec |= c.narrows_exec;
+    }
+}
+
 fn effect(insn: &Instruction) -> Effect {
     let mut e = Effect::default();
     // Destinations an instruction keeps part of (`s_bitset*`) are read too.
@@ -269,6 +284,10 @@ pub struct Solved {
     /// Registers a memory operation may write anywhere in it: in flight at
     /// its entry, or left by its callees.
     in_flight_anywhere: RegSet,
+    /// What is live after its returns, and which instructions return
+    /// (tail calls included).
+    exit: LiveSets,
+    returns: Vec<bool>,
 }
 
 impl Solved {
@@ -295,14 +314,20 @@ impl Solved {
                 // a call of a known callee returns to the next instruction
                 flow if is_call(&d.insn, &flow) => {
                     let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
-                    let mut reads = c.live_in;
-                    reads.live.minus(&e.writes);
-                    reads.no_kill.minus(&e.writes);
-                    e.callee_reads = reads;
-                    e.may_write.union(&c.writes);
-                    e.narrows_exec |= c.narrows_exec;
+                    e.enter(c);
                     in_flight_anywhere.union(&c.leaves_in_flight);
                     next.into_iter().collect()
+                }
+                // a tail call: the callee runs, then returns to this
+                // function's callers
+                ControlFlow::Indirect
+                    if d.insn.op == Opcode::S_SETPC_B64 && around.returns.is_some() && callee.is_some() =>
+                {
+                    let c = callee.expect("a tail call's callee");
+                    e.enter(c);
+                    e.returns = true;
+                    in_flight_anywhere.union(&c.leaves_in_flight);
+                    Vec::new()
                 }
                 ControlFlow::Next | ControlFlow::GetPc { .. } => next.into_iter().collect(),
                 ControlFlow::Branch { target } => vec![index_of(target)?],
@@ -317,8 +342,7 @@ impl Solved {
                 }
                 // the wave ends (or aborts)
                 ControlFlow::End | ControlFlow::Trap => Vec::new(),
-                // a tail call (known target) is not followed; a return is
-                // to the callers
+                // a return is to the callers
                 ControlFlow::Indirect if callee.is_none() && around.returns.is_some() && is_return(&d.insn) => {
                     e.returns = true;
                     Vec::new()
@@ -353,6 +377,9 @@ impl Solved {
             let mut s = if e.narrows_exec {
                 // Past an EXEC write some lanes may sleep: only scalar writes kill.
                 let mut s = e.callee_reads.no_kill;
+                if e.returns {
+                    s.union(&exit.no_kill);
+                }
                 for &j in &succ[i] {
                     s.union(&no_kill.live_in[j]);
                 }
@@ -401,7 +428,19 @@ impl Solved {
             writes.union(&e.may_write);
         }
         let narrows_exec = effects.iter().any(|e| e.narrows_exec);
-        Ok(Solved { live, no_kill, defined, named, writes, narrows_exec, at_returns_in_flight, in_flight_anywhere })
+        let returns = effects.iter().map(|e| e.returns).collect();
+        Ok(Solved {
+            live,
+            no_kill,
+            defined,
+            named,
+            writes,
+            narrows_exec,
+            at_returns_in_flight,
+            in_flight_anywhere,
+            exit,
+            returns,
+        })
     }
 
     /// The busy and named registers of every instruction.
@@ -436,7 +475,11 @@ impl Solved {
     /// may have defined by then, and what memory operations may still
     /// write when the callee starts.
     pub fn at_call(&self, i: usize, waits: &WaitAnalysis) -> (LiveSets, RegSet, RegSet) {
-        let live = LiveSets { live: self.live.live_out[i], no_kill: self.no_kill.live_out[i] };
+        let mut live = LiveSets { live: self.live.live_out[i], no_kill: self.no_kill.live_out[i] };
+        if self.returns[i] {
+            // a tail call: after its callee, this function's callers go on
+            live.union(&self.exit);
+        }
         let mut in_flight = self.in_flight_anywhere;
         for (f, r) in waits.in_flight(i, false) {
             in_flight.insert(f, r);

@@ -48,11 +48,17 @@ use inject::Part;
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
 
+/// How the reason of a unit refused for an instruction that must move
+/// (relocated or redirected) goes on, before the instruction's own reason.
+const MUST_MOVE: &str = "must move and cannot: ";
+
 /// Whether `e` refuses a whole unit for want of a way to a trampoline (a
 /// kernel screens the ends of all its waves or none, so one far `s_endpgm`
-/// refuses it).
+/// refuses it; an instruction that must move, a call redirected to a copy
+/// of its callee, refuses its unit).
 pub fn unit_out_of_reach(e: &RewriteError) -> bool {
-    matches!(e, RewriteError::Kernel(why) if why.starts_with(OUT_OF_REACH))
+    matches!(e, RewriteError::Kernel(why)
+        if why.starts_with(OUT_OF_REACH) || why.contains(&format!("{MUST_MOVE}{OUT_OF_REACH}")))
 }
 
 /// The appended code being built, at a known address.
@@ -596,11 +602,12 @@ impl AmdLowering<'_> {
         Ok(out)
     }
 
-    /// Brings a value to a VOP3 source, through the value scratch when needed.
-    fn load_value(&mut self, v: Value, format: FpFormat) -> Result<Src, RewriteError> {
+    /// Brings a value to a VOP3 source beside the class mask `class`,
+    /// through the value scratch when needed.
+    fn load_value(&mut self, v: Value, format: FpFormat, class: Src) -> Result<Src, RewriteError> {
         let e = self.e();
         let t = match (v.agpr, v.half, v.src) {
-            (None, Half::Whole, src) if !self.needs_vgpr(src) => return Ok(src),
+            (None, Half::Whole, src) if !Self::needs_vgpr(src, class) => return Ok(src),
             _ => self.value_reg()?,
         };
         if let Some(a) = v.agpr {
@@ -815,7 +822,7 @@ impl AmdLowering<'_> {
             self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
         }
         for &v in vals {
-            let src = self.load_value(v, format)?;
+            let src = self.load_value(v, format, class)?;
             self.emit(e.vop3_cmp(cmp, s.mask(), src, class)?);
             if vals.len() > 1 {
                 self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
@@ -826,11 +833,15 @@ impl AmdLowering<'_> {
     }
 
     /// A class test's mask as its second source: in `v_class`, or, with a
-    /// site's borrowed registers, in `tmp` (the tested value is then a VGPR:
-    /// one SGPR source).
+    /// site's borrowed registers, an inline constant where it fits (a NaN
+    /// test), else in `tmp` (the tested value is then a VGPR: one SGPR
+    /// source).
     fn class_mask(&mut self, mask: u32) -> Result<Src, RewriteError> {
         let e = self.e();
         let s = self.scratch;
+        if s.site.is_some() && mask <= 64 {
+            return Ok(Src::Int(mask as i8));
+        }
         if s.site.is_some() {
             self.emit(e.sop1(Opcode::S_MOV_B32, Some(s.tmp()), Some(Src::Literal(mask)))?);
             return Ok(s.tmp());
@@ -840,10 +851,10 @@ impl AmdLowering<'_> {
     }
 
     /// Whether a value at `src` must be moved into a VGPR before a class test
-    /// takes it (with a site's borrowed registers the mask is an SGPR: the
-    /// value must be a VGPR).
-    fn needs_vgpr(&self, src: Src) -> bool {
-        self.scratch.site.is_some() && !matches!(src, Src::Vgpr(_))
+    /// whose mask is `class` takes it (a mask in an SGPR leaves the value
+    /// no SGPR source).
+    fn needs_vgpr(src: Src, class: Src) -> bool {
+        matches!(class, Src::Sgpr(_)) && !matches!(src, Src::Vgpr(_))
     }
 
     /// The value scratch pair, or why a site has none.
@@ -883,8 +894,8 @@ impl AmdLowering<'_> {
             FpFormat::F16 => Opcode::V_CMP_CLASS_F16_E64,
             _ => Opcode::V_CMP_CLASS_F32_E64,
         };
-        let value = self.load_value(Value { src, agpr: None, half }, format)?;
         let class = self.class_mask(CLASS_ZERO)?;
+        let value = self.load_value(Value { src, agpr: None, half }, format, class)?;
         self.emit(e.vop3_cmp(cmp, pair, value, class)?);
         Ok(())
     }
@@ -971,6 +982,15 @@ mod tests {
         xfpx_amd_isa::disassemble(target, &bytes, base)
             .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
             .collect()
+    }
+
+    #[test]
+    fn a_unit_refused_for_an_instruction_that_must_move_out_of_reach_asks_for_more_ways() {
+        let far = format!("`s_swappc_b64 s[30:31], s[16:17]` at +0xed0 {MUST_MOVE}{OUT_OF_REACH}: no island");
+        assert!(unit_out_of_reach(&RewriteError::Kernel(far)));
+        assert!(unit_out_of_reach(&RewriteError::Kernel(format!("{OUT_OF_REACH}: a far s_endpgm"))));
+        let registers = format!("`s_swappc_b64 s[30:31], s[16:17]` at +0xed0 {MUST_MOVE}needs 7 SGPRs");
+        assert!(!unit_out_of_reach(&RewriteError::Kernel(registers)));
     }
 
     /// Value of the 64-bit add of a literal pair following `at` (s_add_u32, s_addc_u32).

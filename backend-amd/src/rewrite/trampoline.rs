@@ -184,7 +184,7 @@ impl AmdLowering<'_> {
                     // a relocated or redirected instruction must move
                     let ins = &view.instrs[index];
                     return Err(RewriteError::Kernel(format!(
-                        "`{}` at +{:#x} must move and cannot: {reason}",
+                        "`{}` at +{:#x} {MUST_MOVE}{reason}",
                         ins.text, ins.offset
                     )));
                 }
