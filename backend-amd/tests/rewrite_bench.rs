@@ -389,24 +389,34 @@ fn rewrite_digests() {
     assert!(differ.is_empty() && lines.len() == expected.len(), "outputs changed");
 }
 
-/// A profiling driver: rewrites the code object `XFPX_PROFILE_OBJECT` in
-/// detect mode `XFPX_PROFILE_ROUNDS` times (default 5) and prints the CPU
-/// time of each rewrite; run it under a sampling profiler (`perf record`).
+/// A profiling driver: rewrites each code object `XFPX_PROFILE_OBJECT`
+/// names (`:`-separated) in detect mode `XFPX_PROFILE_ROUNDS` times
+/// (default 5), prints the CPU time of each rewrite and the mean CPU time
+/// per 10k instructions; run it under a sampling profiler (`perf record`),
+/// or to compare two builds one after the other.
 #[test]
 #[ignore = "profiling driver: set XFPX_PROFILE_OBJECT and run with --ignored --nocapture"]
 fn rewrite_profile() {
-    let Ok(path) = std::env::var("XFPX_PROFILE_OBJECT") else {
+    let Ok(paths) = std::env::var("XFPX_PROFILE_OBJECT") else {
         println!("SKIPPED: XFPX_PROFILE_OBJECT names no code object");
         return;
     };
     let rounds: usize = std::env::var("XFPX_PROFILE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
-    let bytes = common::read(Path::new(&path));
     let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
-    for _ in 0..rounds {
-        let cpu = cpu_seconds();
-        drop(rewrite::rewrite(&bytes, &detect).expect("rewrites"));
-        if let Some((a, b)) = cpu.zip(cpu_seconds()) {
+    for path in paths.split(':').filter(|p| !p.is_empty()) {
+        let bytes = common::read(Path::new(path));
+        let mut instrs = 0;
+        let mut total = 0.0;
+        for _ in 0..rounds {
+            let cpu = cpu_seconds();
+            let out = rewrite::rewrite(&bytes, &detect).expect("rewrites");
+            instrs = out.kernels.iter().map(|k| k.instructions).sum::<usize>();
+            drop(out);
+            let Some((a, b)) = cpu.zip(cpu_seconds()) else { continue };
             println!("{:.1} CPU ms", (b - a) * 1e3);
+            total += b - a;
         }
+        let per_10k = total * 1e3 / rounds.max(1) as f64 * 1e4 / instrs.max(1) as f64;
+        println!("{path}: {instrs} instructions, {per_10k:.1} CPU ms per 10k instructions (mean of {rounds})");
     }
 }

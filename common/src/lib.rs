@@ -17,6 +17,7 @@
 //! - [`observe`]: the control-flow graph and the analysis of which results
 //!   are certain to reach a later check (the fast detector's thinning);
 //! - [`fp`]: host-side classification of floating-point bit patterns;
+//! - [`hash`]: a fast hash for maps keyed by the program's own data;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
 //!   [`screened`]: launch screening in it (how launches were checked, what
 //!   screens found);
@@ -47,6 +48,7 @@ pub mod event;
 pub mod fault;
 pub mod flow;
 pub mod fp;
+pub mod hash;
 pub mod inject_tool;
 pub mod launcher;
 pub mod limits;

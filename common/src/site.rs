@@ -3,8 +3,11 @@
 //! needs to see (kernel, offset, instruction text, source line).
 
 use serde::{Deserialize, Serialize};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt;
+
+use crate::hash::FastKeys;
 
 /// Index of a site in its [`SiteTable`]. Ids are dense and fit the 32-bit
 /// keys of the device-side tables.
@@ -79,7 +82,7 @@ pub struct SiteInfo {
 pub struct SiteTable {
     sites: Vec<SiteInfo>,
     /// The sites of each kernel, by offset.
-    index: HashMap<String, HashMap<u64, SiteId>>,
+    index: HashMap<String, HashMap<u64, SiteId, FastKeys>, FastKeys>,
 }
 
 impl SiteTable {
@@ -89,20 +92,19 @@ impl SiteTable {
 
     /// The id of (kernel, offset), creating the site on first sight.
     pub fn intern(&mut self, kernel: &str, offset: u64, instr: &str, location: Option<SourceLoc>) -> SiteId {
-        if let Some(id) = self.lookup(kernel, offset) {
-            return id;
-        }
-        let id = SiteId(u32::try_from(self.sites.len()).unwrap_or(u32::MAX));
-        self.sites.push(SiteInfo { kernel: kernel.to_string(), offset, instr: instr.to_string(), location });
-        match self.index.get_mut(kernel) {
-            Some(sites) => {
-                sites.insert(offset, id);
+        let sites = match self.index.get_mut(kernel) {
+            Some(sites) => sites,
+            None => self.index.entry(kernel.to_string()).or_default(),
+        };
+        let next = SiteId(u32::try_from(self.sites.len()).unwrap_or(u32::MAX));
+        match sites.entry(offset) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                e.insert(next);
+                self.sites.push(SiteInfo { kernel: kernel.to_string(), offset, instr: instr.to_string(), location });
+                next
             }
-            None => {
-                self.index.insert(kernel.to_string(), HashMap::from([(offset, id)]));
-            }
         }
-        id
     }
 
     pub fn lookup(&self, kernel: &str, offset: u64) -> Option<SiteId> {

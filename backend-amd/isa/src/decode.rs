@@ -115,15 +115,17 @@ impl fmt::Display for Instruction {
                 f.write_str(if self.variant == Variant::Dpp { "_dpp" } else { "_sdwa" })?;
             }
         }
+        // (Operands and modifiers write themselves through `f` rather than
+        // a `write!` each: none of them reads `f`'s options.)
         for (i, op) in self.operands.iter().enumerate() {
             f.write_str(if i == 0 { " " } else { ", " })?;
-            write!(f, "{op}")?;
+            fmt::Display::fmt(op, f)?;
         }
         for m in &self.modifiers {
             if !matches!(m, Modifier::Comment(_)) {
                 f.write_str(" ")?;
             }
-            write!(f, "{m}")?;
+            fmt::Display::fmt(m, f)?;
         }
         Ok(())
     }

@@ -316,6 +316,7 @@ const LAYOUT: &[(Encoding, Field, u8, u8, u8)] = &[
     (Encoding::Vintrp, Field::Op, 0, 16, 2),
 ];
 
+#[inline]
 fn layout_encoding(e: Encoding) -> Encoding {
     match e {
         Encoding::Scratch | Encoding::Global => Encoding::Flat,
@@ -324,6 +325,7 @@ fn layout_encoding(e: Encoding) -> Encoding {
 }
 
 /// Position of `field` in `encoding`: `(dword, low bit, width)`.
+#[inline]
 pub fn field_position(encoding: Encoding, field: Field) -> Option<(u8, u8, u8)> {
     // The first row of `LAYOUT` for each (encoding, field), indexed once.
     type Positions = (usize, Vec<Option<(u8, u8, u8)>>);

@@ -43,12 +43,32 @@ impl fmt::Display for RegRange {
             RegFile::Agpr => "a",
             RegFile::Ttmp => "ttmp",
         };
+        f.write_str(p)?;
         if self.count <= 1 {
-            write!(f, "{p}{}", self.first)
-        } else {
-            write!(f, "{p}[{}:{}]", self.first, self.first + self.count as u16 - 1)
+            return decimal(f, self.first);
+        }
+        f.write_str("[")?;
+        decimal(f, self.first)?;
+        f.write_str(":")?;
+        decimal(f, self.first + self.count as u16 - 1)?;
+        f.write_str("]")
+    }
+}
+
+/// `v` in decimal, as `{}` writes it, without the formatting machinery
+/// (register numbers are most of an instruction's text).
+fn decimal(f: &mut fmt::Formatter<'_>, mut v: u16) -> fmt::Result {
+    let mut digits = [0u8; 5];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
         }
     }
+    f.write_str(std::str::from_utf8(&digits[at..]).map_err(|_| fmt::Error)?)
 }
 
 /// Special scalar registers and read-only sources named by operand codes.
@@ -241,7 +261,7 @@ impl fmt::Display for Operand {
                 if r.file == RegFile::Ttmp && r.count > 1 {
                     write!(f, "ttmp[{}:{}]", r.first, r.first + r.count as u16 - 1)
                 } else {
-                    write!(f, "{r}")
+                    fmt::Display::fmt(r, f)
                 }
             }
             Operand::Special { reg, count, half } => {
@@ -346,7 +366,7 @@ impl fmt::Display for OperandSlot {
         let m = self.mods;
         if !(m.abs || m.sext || m.neg) && self.invalid.is_none() {
             // the operand alone
-            return write!(f, "{}", self.operand);
+            return fmt::Display::fmt(&self.operand, f);
         }
         let constant = self.operand.is_constant();
         let mut inner = self.operand.to_string();

@@ -38,19 +38,21 @@ pub enum Src {
 /// The operand code of a special register, found in the decoder's code space
 /// (the lowest code naming it).
 fn special_code(reg: SpecialReg) -> Option<u16> {
-    static CODES: OnceLock<Vec<(SpecialReg, u16)>> = OnceLock::new();
+    // By register: the first code that names it.
+    static CODES: OnceLock<Vec<Option<u16>>> = OnceLock::new();
     let codes = CODES.get_or_init(|| {
-        let mut m: Vec<(SpecialReg, u16)> = Vec::new();
+        let mut m: Vec<Option<u16>> = Vec::new();
         for code in 0u16..512 {
             if let Operand::Special { reg, half: 0, .. } = Operand::from_code(code, 1, ConstType::B32, None) {
-                if !m.iter().any(|(r, _)| *r == reg) {
-                    m.push((reg, code));
+                if m.len() <= reg as usize {
+                    m.resize(reg as usize + 1, None);
                 }
+                m[reg as usize].get_or_insert(code);
             }
         }
         m
     });
-    codes.iter().find(|(r, _)| *r == reg).map(|&(_, c)| c)
+    codes.get(reg as usize).copied().flatten()
 }
 
 /// The operand code of an integer inline constant, found in the decoder's code space.
@@ -130,21 +132,28 @@ impl AsRef<[u32]> for Words {
 
 impl Src {
     /// 9-bit source code (VGPRs at 256..) and the literal dword it needs, if any.
+    #[inline]
     fn code(self) -> Result<(u16, Option<u32>), RewriteError> {
-        let bad = || RewriteError::Encode(format!("operand {self:?} has no source code"));
-        Ok(match self {
-            Src::Sgpr(n) if n < 102 => (n, None),
-            Src::Vgpr(n) if n < 256 => (256 + n, None),
-            Src::Special(r) => (special_code(r).ok_or_else(bad)?, None),
-            Src::Int(v) => (int_code(v).ok_or_else(bad)?, None),
+        let code = match self {
+            Src::Sgpr(n) if n < 102 => Some(n),
+            Src::Vgpr(n) if n < 256 => Some(256 + n),
+            Src::Special(r) => special_code(r),
+            Src::Int(v) => int_code(v),
             // Small values need no literal dword.
-            Src::Literal(v) if v <= 64 => (int_code(v as i8).ok_or_else(bad)?, None),
-            Src::Literal(v) | Src::FixedLiteral(v) => (LITERAL_CODE, Some(v)),
-            _ => return Err(bad()),
-        })
+            Src::Literal(v) if v <= 64 => int_code(v as i8),
+            Src::Literal(v) | Src::FixedLiteral(v) => return Ok((LITERAL_CODE, Some(v))),
+            _ => None,
+        };
+        code.map(|c| (c, None)).ok_or_else(|| self.no_code())
+    }
+
+    #[cold]
+    fn no_code(self) -> RewriteError {
+        RewriteError::Encode(format!("operand {self:?} has no source code"))
     }
 
     /// 8-bit scalar code (no VGPRs).
+    #[inline]
     fn scalar(self) -> Result<(u32, Option<u32>), RewriteError> {
         match self {
             Src::Vgpr(_) | Src::Agpr(_) => Err(RewriteError::Encode(format!("{self:?} is not a scalar operand"))),
@@ -182,6 +191,7 @@ fn prefix(enc: Encoding) -> Result<u32, RewriteError> {
 type OpcodeRow = (Encoding, u8, u16, Option<Words>);
 
 /// The first row of `op` in `enc` on `target`, in table order (indexed once).
+#[inline]
 fn opcode_row(target: Target, enc: Encoding, op: Opcode) -> Option<&'static OpcodeRow> {
     static INDEX: OnceLock<Vec<Vec<OpcodeRow>>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
@@ -210,17 +220,32 @@ pub fn opcode(target: Target, enc: Encoding, op: Opcode) -> Result<u16, RewriteE
         .ok_or_else(|| RewriteError::Encode(format!("{op} ({enc}) is not an instruction of {target}")))
 }
 
+#[inline]
 fn put(words: &mut [u32], enc: Encoding, f: Field, value: u32) -> Result<(), RewriteError> {
-    let (dw, lo, width) =
-        field_position(enc, f).ok_or_else(|| RewriteError::Encode(format!("{enc} has no field {f:?}")))?;
-    let mask = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
-    if value & !mask != 0 {
-        return Err(RewriteError::Encode(format!("{value:#x} does not fit field {f:?} of {enc}")));
+    if let Some((dw, lo, width)) = field_position(enc, f) {
+        if let Some(w) = words.get_mut(dw as usize).filter(|_| fits(value, width)) {
+            *w |= value << lo;
+            return Ok(());
+        }
     }
-    let w =
-        words.get_mut(dw as usize).ok_or_else(|| RewriteError::Encode(format!("{enc} field {f:?} out of range")))?;
-    *w |= value << lo;
-    Ok(())
+    Err(put_error(enc, f, value))
+}
+
+/// Whether `value` fits a field `width` bits wide.
+#[inline]
+fn fits(value: u32, width: u8) -> bool {
+    width >= 32 || value >> width == 0
+}
+
+/// Why [`put`] could not place `value` in field `f` of `enc`.
+#[cold]
+#[inline(never)]
+fn put_error(enc: Encoding, f: Field, value: u32) -> RewriteError {
+    RewriteError::Encode(match field_position(enc, f) {
+        None => format!("{enc} has no field {f:?}"),
+        Some((_, _, width)) if !fits(value, width) => format!("{value:#x} does not fit field {f:?} of {enc}"),
+        Some(_) => format!("{enc} field {f:?} out of range"),
+    })
 }
 
 /// An encoder for one target: each method returns the instruction's dwords.
@@ -230,21 +255,30 @@ pub struct Encoder {
 }
 
 impl Encoder {
+    #[inline]
     fn base(&self, enc: Encoding, op: Opcode, fields: &[(Field, u32)]) -> Result<Words, RewriteError> {
         // (a row without words: its error is found again below)
         let mut words = match opcode_row(self.target, enc, op).and_then(|r| r.3) {
             Some(w) => w,
-            None => {
-                let mut words = Words::zeros(enc.base_length() / 4);
-                words[0] = prefix(enc)?;
-                put(&mut words, enc, Field::Op, u32::from(opcode(self.target, enc, op)?))?;
-                words
-            }
+            None => return Err(self.no_base(enc, op)),
         };
         for &(f, v) in fields {
             put(&mut words, enc, f, v)?;
         }
         Ok(words)
+    }
+
+    /// Why [`Self::base`] found no dwords for `op` in `enc` (a row always
+    /// has them where the encoding has a prefix and an opcode field).
+    #[cold]
+    #[inline(never)]
+    fn no_base(&self, enc: Encoding, op: Opcode) -> RewriteError {
+        let mut words = Words::zeros(enc.base_length() / 4);
+        let made = prefix(enc)
+            .map(|p| words[0] = p)
+            .and_then(|()| opcode(self.target, enc, op))
+            .and_then(|n| put(&mut words, enc, Field::Op, u32::from(n)));
+        made.err().unwrap_or_else(|| RewriteError::Encode(format!("{op} ({enc}) has no dwords")))
     }
 
     /// SOPP with a 16-bit immediate (`s_nop`, `s_branch`, `s_waitcnt`, ...).

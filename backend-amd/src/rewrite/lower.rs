@@ -106,7 +106,9 @@ impl Appended {
         self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
-        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+        let mut out = Vec::with_capacity(4 * self.words.len());
+        self.words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        out
     }
 }
 
@@ -160,6 +162,9 @@ pub struct AmdLowering<'a> {
     pub scavenger: Option<&'a Scavenger>,
     /// A copy of a device function, or calls that go to copies.
     pub relocation: Option<&'a Relocation>,
+    /// The instructions that load the table's address, once encoded (by
+    /// the register pair they load; see [`Self::table_address_to`]).
+    pub table_words: Option<(u16, [Words; 2])>,
 }
 
 /// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
@@ -544,12 +549,22 @@ impl AmdLowering<'_> {
     /// `s[reg:reg+1]` := the table's address (literals recorded when patchable).
     fn table_address_to(&mut self, reg: u16) -> Result<(), RewriteError> {
         let e = self.e();
-        for (reg, high) in [(reg, false), (reg + 1, true)] {
-            let value = match self.table_address {
-                TableAddress::Known(a) => Src::Literal(if high { (a >> 32) as u32 } else { a as u32 }),
-                TableAddress::Patchable => Src::FixedLiteral(0),
-            };
-            let words = e.sop1(Opcode::S_MOV_B32, Some(Src::Sgpr(reg)), Some(value))?;
+        let loads = match self.table_words {
+            Some((r, loads)) if r == reg => loads,
+            _ => {
+                let load = |reg: u16, high: bool| {
+                    let value = match self.table_address {
+                        TableAddress::Known(a) => Src::Literal(if high { (a >> 32) as u32 } else { a as u32 }),
+                        TableAddress::Patchable => Src::FixedLiteral(0),
+                    };
+                    e.sop1(Opcode::S_MOV_B32, Some(Src::Sgpr(reg)), Some(value))
+                };
+                let loads = [load(reg, false)?, load(reg + 1, true)?];
+                self.table_words = Some((reg, loads));
+                loads
+            }
+        };
+        for (words, high) in [(loads[0], false), (loads[1], true)] {
             if self.table_address == TableAddress::Patchable {
                 let word = self.appended.words.len() + words.len() - 1;
                 self.appended.table_literals.push(TableLiteral { word, high });
@@ -752,7 +767,7 @@ impl AmdLowering<'_> {
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
                         ValueRef::Reg(_) => None,
                     };
-                    out.extend(op.map(super::view::isa_registers).unwrap_or_default());
+                    out.extend(op.into_iter().flat_map(super::view::isa_registers));
                 }
             }
         }
@@ -1015,6 +1030,7 @@ mod tests {
             flow_routine: None,
             scavenger: None,
             relocation: None,
+            table_words: None,
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

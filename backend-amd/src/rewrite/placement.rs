@@ -4,8 +4,10 @@
 //! one region. A pass starts over when a kernel reaching instrumented
 //! functions cannot hold their scratch (those functions are then left out),
 //! with more ways to far trampolines when some site found none (`Ways`),
-//! or in a new segment when the code does not fit after `.text` or `.text`
-//! cannot grow after all. The last pass's code is laid out into the file.
+//! or in a new segment when the code does not fit after `.text` (the pass
+//! stops as soon as its code outgrows the region; more ways, when a site it
+//! lowered found none, are offered there too) or `.text` cannot grow after
+//! all. The last pass's code is laid out into the file.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -85,14 +87,19 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
                 // A kernel refused for reach may hold its functions' scratch
                 // now: the functions it blocked get their chance again.
                 blocked.clear();
+                // (The new segment offers them too, when the code outgrew the region.)
+                if pass.overflows() {
+                    region = new_segment()?;
+                }
                 continue;
             }
         }
-        let code = pass.appended.bytes();
-        if region.limit.is_some_and(|l| region.start + builder::footprint(&region, code.len() as u64) > l) {
+        // Code that outgrew the region (the pass stopped there): a new segment.
+        if pass.overflows() {
             region = new_segment()?;
             continue;
         }
+        let code = pass.appended.bytes();
         let patches: Vec<Patch> = pass.patches.drain(..).collect();
         match builder::apply(bytes, co, &region, &code, &patches) {
             Ok(out) => return Ok(pass.finish(out)),
@@ -184,6 +191,13 @@ impl<'u, 'a> Pass<'u, 'a> {
         }
     }
 
+    /// Whether the appended code so far (and its padding) outgrew the
+    /// region: the pass stops there, as its code cannot be placed in it.
+    fn overflows(&self) -> bool {
+        let r = &self.region;
+        r.limit.is_some_and(|l| r.start + builder::footprint(r, 4 * self.appended.words.len() as u64) > l)
+    }
+
     /// Whether some site, or some unit whole, was refused for want of a
     /// way to its trampoline.
     fn out_of_reach(&self) -> bool {
@@ -198,6 +212,9 @@ impl<'u, 'a> Pass<'u, 'a> {
 
     fn place_functions(&mut self, blocked: &BTreeMap<usize, String>) {
         for f in &self.units.functions {
+            if self.overflows() {
+                return;
+            }
             if let Some(why) = blocked.get(&f.index) {
                 self.functions[f.index].state = KernelState::Skipped { reason: why.clone() };
                 continue;
@@ -260,8 +277,9 @@ impl<'u, 'a> Pass<'u, 'a> {
             // Once a site is out of reach where the next pass offers more
             // ways, that pass follows this one, unless a kernel still to
             // come fails for the functions it reaches (this pass then
-            // starts over without them): the rest is not lowered.
-            if self.more_ways && !reaching_on[i] && self.out_of_reach() {
+            // starts over without them): the rest is not lowered. Nor is
+            // it once the code outgrew the region: a new segment follows.
+            if self.more_ways && !reaching_on[i] && self.out_of_reach() || self.overflows() {
                 break;
             }
             if let Some(work) = &self.opts.progress {
@@ -462,6 +480,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             flow_routine: None,
             scavenger: regs.scavenger,
             relocation: regs.relocation,
+            table_words: None,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(unit.view, unit.plan, &self.units.sites) {

@@ -132,6 +132,15 @@ pub struct Entry {
     pub island: Option<u64>,
 }
 
+/// The runs of `free` (in address order) that may start within `s_branch`
+/// reach of `from` or hold a slot within it: every run outside lies wholly
+/// out of reach ([`rel16`] truncates, so the bounds are a few bytes wide).
+fn padding_within(free: &[Range<u64>], from: u64) -> Range<usize> {
+    let first = free.partition_point(|r| r.end.saturating_add(BACKWARD + 3) < from);
+    let end = free.partition_point(|r| r.start <= from.saturating_add(FORWARD + 3));
+    first..end.max(first)
+}
+
 /// Whether `code[i]` is padding as [`IslandPool::from_code`] sees it (an
 /// `s_nop 0` in a run of them right after an instruction that always leaves).
 pub fn is_padding(code: &[DecodedInstr], i: usize) -> bool {
@@ -177,9 +186,9 @@ impl IslandPool {
         if self.hold_islands {
             return None;
         }
+        let within = padding_within(&self.free, anchor);
         let zone = self.zones.as_mut().map(|z| &mut z.island_room);
-        let slot = self
-            .free
+        let slot = self.free[within]
             .iter_mut()
             .chain(zone.into_iter().flatten())
             .find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
@@ -288,22 +297,40 @@ impl IslandPool {
     fn nearest_slot(&self, from: u64, to: u64) -> Option<u64> {
         let lo = from.saturating_sub(BACKWARD);
         let hi = from.saturating_add(FORWARD);
-        let zone = self.zones.as_ref().map(|z| &z.relay_room);
-        let mut best: Option<u64> = None;
-        for r in self.free.iter().chain(zone.into_iter().flatten()) {
+        // The slot of run r nearest `to` within reach, if r has one there.
+        let slot = |r: &Range<u64>| {
             if r.end < r.start + RELAY_BYTES || r.end <= lo || r.start > hi {
-                continue;
+                return None;
             }
             // the slots of r (4-byte steps from r.start) within reach: first..=last
             let first = r.start + (r.start.max(lo) - r.start).next_multiple_of(RELAY_BYTES);
             let last = (r.end - RELAY_BYTES).min(hi);
             if first > last {
-                continue;
+                return None;
             }
             let last = r.start + (last - r.start) / RELAY_BYTES * RELAY_BYTES;
             let p = to.clamp(first, last);
-            let p = r.start + (p - r.start) / RELAY_BYTES * RELAY_BYTES;
-            if best.is_none_or(|q| p.abs_diff(to) < q.abs_diff(to)) {
+            Some(r.start + (p - r.start) / RELAY_BYTES * RELAY_BYTES)
+        };
+        let nearer = |p: u64, best: Option<u64>| best.is_none_or(|q| p.abs_diff(to) < q.abs_diff(to));
+        // The padding runs are in address order and apart, so their slots
+        // rise with them: of the runs ending at or below `to` the last one
+        // with a slot is nearest, and after the first slot at or above `to`
+        // none is nearer (the first of equally near slots is kept).
+        let padding = &self.free[padding_within(&self.free, from)];
+        let below = padding.partition_point(|r| r.end <= to);
+        let mut best = padding[..below].iter().rev().find_map(slot);
+        for p in padding[below..].iter().filter_map(slot) {
+            if nearer(p, best) {
+                best = Some(p);
+            }
+            if p >= to {
+                break;
+            }
+        }
+        // Zone relay room (in the order it was reserved).
+        for p in self.zones.iter().flat_map(|z| &z.relay_room).filter_map(slot) {
+            if nearer(p, best) {
                 best = Some(p);
             }
         }

@@ -9,11 +9,12 @@
 //! patchable object, again by whoever places the table; after the run its
 //! bytes decode into report records.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 use xfpx_common::flow::FlowState;
+use xfpx_common::hash::FastKeys;
 use xfpx_common::report::{ExceptionRecord, FlowFinding, SiteRef};
 use xfpx_common::site::{SiteId, SiteTable};
 use xfpx_common::{ExceptionKind, FpFormat};
@@ -63,54 +64,12 @@ pub struct TableSlot {
 pub struct TableLayout {
     pub slots: Vec<TableSlot>,
     /// Each slot's index by kernel and kind, for the first `indexed` slots
-    /// (all of them but after a layout is read back: then it is rebuilt).
+    /// (all of them but after a layout is read back: then it is rebuilt);
+    /// the keys are the rewrite's own, so a fast hash serves.
     #[serde(skip)]
     index: HashMap<String, HashMap<SlotKind, u32, FastKeys>, FastKeys>,
     #[serde(skip)]
     indexed: usize,
-}
-
-/// The slot index's hashing: the keys are the rewrite's own (kernel
-/// names and slot kinds), so a fast multiply-rotate hash serves.
-type FastKeys = BuildHasherDefault<KeyHasher>;
-
-#[derive(Debug, Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-        }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.add(u64::from_le_bytes(last) ^ (bytes.len() as u64) << 56);
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 impl PartialEq for TableLayout {
@@ -133,15 +92,19 @@ impl TableLayout {
         if self.indexed != self.slots.len() {
             self.reindex();
         }
-        if let Some(&i) = self.index.get(kernel).and_then(|k| k.get(&kind)) {
-            return i;
-        }
-        let i = self.slots.len() as u32;
-        match self.index.get_mut(kernel) {
-            Some(k) => k.insert(kind.clone(), i),
-            None => self.index.entry(kernel.to_string()).or_default().insert(kind.clone(), i),
+        let slots = match self.index.get_mut(kernel) {
+            Some(k) => k,
+            None => self.index.entry(kernel.to_string()).or_default(),
         };
-        self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+        let i = self.slots.len() as u32;
+        match slots.entry(kind) {
+            Entry::Occupied(e) => return *e.get(),
+            Entry::Vacant(e) => {
+                let kind = e.key().clone();
+                e.insert(i);
+                self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+            }
+        }
         self.indexed = self.slots.len();
         i
     }

@@ -225,9 +225,8 @@ impl AmdLowering<'_> {
     ) -> Result<(), RewriteError> {
         // The code, with the scratch registers chosen.
         let code = |this: &mut Self, out: &mut KernelLowering| -> Result<(), RewriteError> {
-            let instr = |i: usize| {
-                this.instrs.get(i).cloned().ok_or_else(|| RewriteError::Refused("no such instruction".into()))
-            };
+            let instrs = this.instrs;
+            let instr = |i: usize| instrs.get(i).ok_or_else(|| RewriteError::Refused("no such instruction".into()));
             let first = instr(steps[0].index)?;
             let last = instr(steps[steps.len() - 1].index)?;
             let start = this.appended.here();
@@ -236,7 +235,7 @@ impl AmdLowering<'_> {
                     this.restore_scc()?;
                     None
                 }
-                None => Some(this.entry_branch(&first, out)?),
+                None => Some(this.entry_branch(first, out)?),
             };
             this.save_in_lanes()?;
             let mut waits = 0usize;
@@ -284,7 +283,9 @@ impl AmdLowering<'_> {
                     code
                 }
             };
-            out.anchors.push(Patch { addr: first.addr, bytes: bytes.iter().flat_map(|w| w.to_le_bytes()).collect() });
+            let mut anchor = Vec::with_capacity(4 * bytes.len());
+            bytes.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
+            out.anchors.push(Patch { addr: first.addr, bytes: anchor });
             out.trampolines += 1;
             out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
             out.waits_added += waits;

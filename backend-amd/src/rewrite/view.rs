@@ -24,15 +24,17 @@ fn file(f: IsaFile) -> Option<RegFile> {
 
 /// The ISA registers a view operand names, one by one: none for a
 /// predicate or an operand that is no register (the inverse of [`file`]).
-pub(crate) fn isa_registers(op: &Operand) -> Vec<(IsaFile, u16)> {
-    let Operand::Reg(r) = op else { return Vec::new() };
-    let f = match r.file {
-        RegFile::PerLane => IsaFile::Vgpr,
-        RegFile::Uniform => IsaFile::Sgpr,
-        RegFile::Accumulator => IsaFile::Agpr,
-        RegFile::Predicate => return Vec::new(),
+pub(crate) fn isa_registers(op: &Operand) -> impl Iterator<Item = (IsaFile, u16)> {
+    let regs = match op {
+        Operand::Reg(r) => match r.file {
+            RegFile::PerLane => Some((IsaFile::Vgpr, *r)),
+            RegFile::Uniform => Some((IsaFile::Sgpr, *r)),
+            RegFile::Accumulator => Some((IsaFile::Agpr, *r)),
+            RegFile::Predicate => None,
+        },
+        _ => None,
     };
-    (0..u16::from(r.count)).map(|i| (f, r.first + i)).collect()
+    regs.into_iter().flat_map(|(f, r)| (0..u16::from(r.count)).map(move |i| (f, r.first + i)))
 }
 
 fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
