@@ -34,7 +34,10 @@ use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 use crate::builder::Patch;
+use checks::{class_mask, Half, Lanes, Value, CLASS_INF, CLASS_NAN, CLASS_SUBNORMAL, CLASS_ZERO};
 
+#[path = "checks.rs"]
+mod checks;
 #[path = "flow.rs"]
 mod flow;
 #[path = "inject.rs"]
@@ -223,52 +226,6 @@ pub struct Checkpoint {
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
 /// -0, +0, +denormal, +normal, +inf.
-const CLASS_NAN: u32 = 0b00_0000_0011;
-const CLASS_INF: u32 = 0b10_0000_0100;
-const CLASS_SUBNORMAL: u32 = 0b00_1001_0000;
-const CLASS_ZERO: u32 = 0b00_0110_0000;
-
-/// The class mask that finds `kind` in the result of an instruction of
-/// `class`, and the lanes it counts in. A division's infinite quotient is
-/// division by zero where the divisor was ±0, infinity elsewhere.
-fn class_mask(kind: ExceptionKind, class: InstrClass) -> (u32, Lanes) {
-    let is_div = matches!(class, InstrClass::Arith { op: FpOp::Div, .. });
-    match kind {
-        ExceptionKind::Nan => (CLASS_NAN, Lanes::All),
-        ExceptionKind::Sub => (CLASS_SUBNORMAL, Lanes::All),
-        ExceptionKind::Inf if !is_div => (CLASS_INF, Lanes::All),
-        ExceptionKind::Inf => (CLASS_INF, Lanes::NonzeroDivisor),
-        ExceptionKind::Div0 if is_div => (CLASS_INF, Lanes::ZeroDivisor),
-        _ => (0, Lanes::All),
-    }
-}
-
-/// The lanes a class test counts: all, or those whose divisor was (not) ±0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lanes {
-    All,
-    ZeroDivisor,
-    NonzeroDivisor,
-}
-
-/// How one value is brought to a `v_cmp_class` source.
-#[derive(Debug, Clone, Copy)]
-struct Value {
-    src: Src,
-    /// For AGPRs: copy (1 or 2 registers) into the value scratch first.
-    agpr: Option<u16>,
-    /// f16x2/bf16 halves: shift the value into the low/high half first.
-    half: Half,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Half {
-    Whole,
-    HighToLow,
-    LowToHigh,
-    High,
-}
-
 impl AmdLowering<'_> {
     fn e(&self) -> Encoder {
         self.enc
@@ -574,84 +531,6 @@ impl AmdLowering<'_> {
         Ok(())
     }
 
-    /// The values a check reads, register by register (pairs for f64).
-    fn values(&self, op: &Operand, format: FpFormat) -> Result<Vec<Value>, RewriteError> {
-        let Operand::Reg(r) = op else { return Ok(Vec::new()) };
-        let words = u16::from(format.register_words());
-        let mut out = Vec::new();
-        let mut i = 0u16;
-        while i + words <= u16::from(r.count) {
-            let n = r.first + i;
-            let (src, agpr) = match r.file {
-                RegFile::PerLane => (Src::Vgpr(n), None),
-                RegFile::Uniform => (Src::Sgpr(n), None),
-                RegFile::Accumulator => (Src::Vgpr(self.value_reg()?), Some(n)),
-                RegFile::Predicate => return Err(RewriteError::Refused("predicate values cannot be checked".into())),
-            };
-            let halves: &[Half] = match format {
-                FpFormat::F32 | FpFormat::F64 | FpFormat::F16 => &[Half::Whole],
-                FpFormat::F16x2 => &[Half::Whole, Half::HighToLow],
-                FpFormat::Bf16 => &[Half::LowToHigh],
-                FpFormat::Bf16x2 => &[Half::LowToHigh, Half::High],
-            };
-            for &half in halves {
-                out.push(Value { src, agpr, half });
-            }
-            i += words;
-        }
-        Ok(out)
-    }
-
-    /// Brings a value to a VOP3 source beside the class mask `class`,
-    /// through the value scratch when needed.
-    fn load_value(&mut self, v: Value, format: FpFormat, class: Src) -> Result<Src, RewriteError> {
-        let e = self.e();
-        let t = match (v.agpr, v.half, v.src) {
-            (None, Half::Whole, src) if !Self::needs_vgpr(src, class) => return Ok(src),
-            _ => self.value_reg()?,
-        };
-        if let Some(a) = v.agpr {
-            for k in 0..u16::from(format.register_words()) {
-                self.emit(e.accvgpr_read(t + k, a + k)?);
-            }
-        }
-        let vsrc = |src: Src, this: &mut Self| -> Result<u16, RewriteError> {
-            match src {
-                Src::Vgpr(n) => Ok(n),
-                other => {
-                    this.emit(e.vop1(Opcode::V_MOV_B32_E32, t, other)?);
-                    Ok(t)
-                }
-            }
-        };
-        Ok(match v.half {
-            Half::Whole if v.agpr.is_none() => {
-                // a scalar value, moved for a test whose mask is scalar
-                let Src::Sgpr(n) = v.src else { return Ok(v.src) };
-                for k in 0..u16::from(format.register_words()) {
-                    self.emit(e.vop1(Opcode::V_MOV_B32_E32, t + k, Src::Sgpr(n + k))?);
-                }
-                Src::Vgpr(t)
-            }
-            Half::Whole => v.src,
-            Half::HighToLow => {
-                let n = vsrc(v.src, self)?;
-                self.emit(e.vop2(Opcode::V_LSHRREV_B32_E32, t, Src::Int(16), n)?);
-                Src::Vgpr(t)
-            }
-            Half::LowToHigh => {
-                let n = vsrc(v.src, self)?;
-                self.emit(e.vop2(Opcode::V_LSHLREV_B32_E32, t, Src::Int(16), n)?);
-                Src::Vgpr(t)
-            }
-            Half::High => {
-                let n = vsrc(v.src, self)?;
-                self.emit(e.vop2(Opcode::V_AND_B32_E32, t, Src::Literal(0xFFFF_0000), n)?);
-                Src::Vgpr(t)
-            }
-        })
-    }
-
     /// The code of one probe.
     fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe) -> Result<(), RewriteError> {
         let e = self.e();
@@ -809,117 +688,6 @@ impl AmdLowering<'_> {
             Hazard::TransResult | Hazard::None => {}
         }
         Ok(())
-    }
-
-    /// SCC := some active lane has a value of `vals` in class `mask`;
-    /// returns the pair holding those lanes.
-    fn class_test(&mut self, cmp: Opcode, vals: &[Value], format: FpFormat, mask: u32) -> Result<Src, RewriteError> {
-        let e = self.e();
-        let s = self.scratch;
-        let class = self.class_mask(mask)?;
-        let result = if vals.len() == 1 { s.mask() } else { s.any() };
-        if vals.len() > 1 {
-            self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.any())), Some(Src::Int(0)))?);
-        }
-        for &v in vals {
-            let src = self.load_value(v, format, class)?;
-            self.emit(e.vop3_cmp(cmp, s.mask(), src, class)?);
-            if vals.len() > 1 {
-                self.emit(e.sop2(Opcode::S_OR_B64, Src::Sgpr(s.any()), Src::Sgpr(s.any()), Src::Sgpr(s.mask()))?);
-            }
-        }
-        self.emit(e.sopc(Opcode::S_CMP_LG_U64, Src::Sgpr(result), Src::Int(0))?);
-        Ok(Src::Sgpr(result))
-    }
-
-    /// A class test's mask as its second source: in `v_class`, or, with a
-    /// site's borrowed registers, an inline constant where it fits (a NaN
-    /// test), else in `tmp` (the tested value is then a VGPR: one SGPR
-    /// source).
-    fn class_mask(&mut self, mask: u32) -> Result<Src, RewriteError> {
-        let e = self.e();
-        let s = self.scratch;
-        if s.site.is_some() && mask <= 64 {
-            return Ok(Src::Int(mask as i8));
-        }
-        if s.site.is_some() {
-            self.emit(e.sop1(Opcode::S_MOV_B32, Some(s.tmp()), Some(Src::Literal(mask)))?);
-            return Ok(s.tmp());
-        }
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_class(), Src::Literal(mask))?);
-        Ok(Src::Vgpr(s.v_class()))
-    }
-
-    /// Whether a value at `src` must be moved into a VGPR before a class test
-    /// whose mask is `class` takes it (a mask in an SGPR leaves the value
-    /// no SGPR source).
-    fn needs_vgpr(src: Src, class: Src) -> bool {
-        matches!(class, Src::Sgpr(_)) && !matches!(src, Src::Vgpr(_))
-    }
-
-    /// The value scratch pair, or why a site has none.
-    fn value_reg(&self) -> Result<u16, RewriteError> {
-        self.scratch.value().ok_or_else(|| {
-            RewriteError::Refused(
-                "at its register budget: the value must be moved into a VGPR pair, and none is dead or savable at the site"
-                    .into(),
-            )
-        })
-    }
-
-    /// Before a division whose checks split infinite quotients by divisor
-    /// ([`Lanes`]): the lanes whose divisor is ±0 into the zero-divisor pair
-    /// (read now, as the division may overwrite its divisor). Writes
-    /// neither SCC nor VCC.
-    fn divisor_test(&mut self, view: &KernelView, index: usize, after: &[&Probe]) -> Result<(), RewriteError> {
-        if !self.splits_by_divisor(view, index, after) {
-            return Ok(());
-        }
-        let d = &self.instrs[index];
-        let Some(Role::Quotient { divisor }) = division::role(&d.insn) else { return Ok(()) };
-        let Some(format) = view.instrs[index].class.format() else { return Ok(()) };
-        let e = self.e();
-        let pair = self.zero_divisor()?;
-        let (src, half) = match division::divisor(&d.insn, divisor, format).map_err(RewriteError::Refused)? {
-            Divisor::Constant { zero } => {
-                let lanes = if zero { Src::Special(SpecialReg::Exec) } else { Src::Int(0) };
-                self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(pair)), Some(lanes))?);
-                return Ok(());
-            }
-            Divisor::Vgpr { reg, high_half } => (Src::Vgpr(reg), if high_half { Half::HighToLow } else { Half::Whole }),
-            Divisor::Sgpr { reg } => (Src::Sgpr(reg), Half::Whole),
-        };
-        let cmp = match format {
-            FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
-            FpFormat::F16 => Opcode::V_CMP_CLASS_F16_E64,
-            _ => Opcode::V_CMP_CLASS_F32_E64,
-        };
-        let class = self.class_mask(CLASS_ZERO)?;
-        let value = self.load_value(Value { src, agpr: None, half }, format, class)?;
-        self.emit(e.vop3_cmp(cmp, pair, value, class)?);
-        Ok(())
-    }
-
-    /// Whether instruction `index` is a division whose `after` checks split
-    /// infinite quotients by divisor ([`Lanes`]): its divisor is tested first.
-    fn splits_by_divisor(&self, view: &KernelView, index: usize, after: &[&Probe]) -> bool {
-        let Some(d) = self.instrs.get(index) else { return false };
-        matches!(division::role(&d.insn), Some(Role::Quotient { .. }))
-            && !self.facts.is_step(self.instrs, index)
-            && view.instrs[index].class.format().is_some()
-            && after.iter().any(|p| match &p.action {
-                Action::CheckFp { kinds, .. } => {
-                    kinds.contains(ExceptionKind::Div0) || kinds.contains(ExceptionKind::Inf)
-                }
-                _ => false,
-            })
-    }
-
-    /// The zero-divisor pair, or why the site has none.
-    fn zero_divisor(&self) -> Result<u16, RewriteError> {
-        self.scratch
-            .zero_divisor()
-            .ok_or_else(|| RewriteError::Encode("a division's check at a site without a zero-divisor pair".into()))
     }
 
     /// Whether instruction `index` ends the wave (`s_endpgm`).
