@@ -125,7 +125,7 @@ impl SpillSlot {
     /// The slot a scratch or buffer access with no vector address reaches;
     /// None for any other instruction.
     fn of(insn: &xfpx_amd_isa::Instruction) -> Option<SpillSlot> {
-        let sources = || insn.operands.iter().filter(|o| !o.written).filter_map(|o| o.operand.reg());
+        let sources = || insn.reg_reads();
         let sgpr = |r: &RegRange| r.file == RegFile::Sgpr;
         let vectors = sources().filter(|r| !sgpr(r)).count();
         let stores = matches!(insn.op.access(), Some(Access::Store | Access::Atomic));
@@ -242,12 +242,7 @@ impl Constants {
             self.slots.clear();
             return;
         };
-        let data = insn
-            .operands
-            .iter()
-            .filter(|o| !o.written)
-            .filter_map(|o| o.operand.reg())
-            .find(|r| matches!(r.file, RegFile::Vgpr | RegFile::Agpr));
+        let data = insn.reg_reads().find(|r| matches!(r.file, RegFile::Vgpr | RegFile::Agpr));
         let whole_dword = matches!(insn.op, Opcode::SCRATCH_STORE_DWORD | Opcode::BUFFER_STORE_DWORD);
         let lanes = match data {
             Some(d) if whole_dword && self.exec_all => self.lanes_of(d.file, d.first),
