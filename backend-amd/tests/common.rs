@@ -6,6 +6,12 @@ use std::path::{Path, PathBuf};
 
 pub const TARGETS: [&str; 4] = ["gfx908", "gfx90a", "gfx942", "gfx950"];
 
+/// The emulator fixture kernel that detect, count and counters must
+/// refuse, and what the refusal says: at its VGPR budget, it reads
+/// registers through M0, so no check or count can borrow registers
+/// (`budget_indexed.hip`; screen mode still checks it).
+pub const REFUSED_KERNEL: (&str, &str) = ("budget_indexed", "reaches registers through M0");
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }

@@ -8,7 +8,10 @@
 //! read, `xfpx_amd::flow::observe_flow`).
 //! Screen mode: the kernel's slot holds the TRAPSTS bits the emulator saw.
 
+mod common;
 mod exact_records;
+
+use common::REFUSED_KERNEL as REFUSED;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -358,11 +361,6 @@ fn counting_every_instruction_matches_the_emulators_count() {
     assert!(failures.is_empty(), "{} failures", failures.len());
     assert_eq!(refused, TARGETS.len(), "{} refused on every target", REFUSED.0);
 }
-
-/// The kernel detect and count modes must refuse, and what the reason
-/// says: at its VGPR budget, it reads registers through M0, so no check or
-/// count can borrow registers (`budget_indexed.hip`; screen mode checks it).
-const REFUSED: (&str, &str) = ("budget_indexed", "reaches registers through M0");
 
 /// Whether `kernel` is [`REFUSED`]'s and `state` refuses it with its reason.
 fn refused_as_expected(kernel: &str, state: &KernelState) -> bool {
