@@ -393,7 +393,8 @@ fn rewrite_digests() {
 /// names (`:`-separated) in detect mode `XFPX_PROFILE_ROUNDS` times
 /// (default 5), prints the CPU time of each rewrite and the mean CPU time
 /// per 10k instructions; run it under a sampling profiler (`perf record`),
-/// or to compare two builds one after the other.
+/// or to compare two builds one after the other. `XFPX_PROFILE_KERNEL`
+/// names one kernel to rewrite alone (as a launch does), instead of all.
 #[test]
 #[ignore = "profiling driver: set XFPX_PROFILE_OBJECT and run with --ignored --nocapture"]
 fn rewrite_profile() {
@@ -402,7 +403,10 @@ fn rewrite_profile() {
         return;
     };
     let rounds: usize = std::env::var("XFPX_PROFILE_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
-    let detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+    let mut detect = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+    if let Ok(kernel) = std::env::var("XFPX_PROFILE_KERNEL") {
+        detect.kernels = KernelFilter::exactly(&kernel);
+    }
     for path in paths.split(':').filter(|p| !p.is_empty()) {
         let bytes = common::read(Path::new(path));
         let mut instrs = 0;

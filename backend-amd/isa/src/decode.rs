@@ -140,7 +140,8 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let w0 = word_at(bytes, 0).ok_or(DecodeError::Truncated { needed: 4, available: bytes.len() })?;
     let enc = encoding::identify(w0).ok_or(DecodeError::Invalid { word: w0 })?;
     let op = encoding::opcode(enc, w0);
-    let row = table::lookup(target, enc, op).ok_or(DecodeError::Invalid { word: w0 })?;
+    let at = table::position(target, enc, op).ok_or(DecodeError::Invalid { word: w0 })?;
+    let row = &table::rows()[at];
     if row.operands.iter().any(|s| s.kind == SlotKind::Unknown) || matches!(enc, Encoding::Exp | Encoding::Vintrp) {
         return Err(DecodeError::Unsupported { word: w0 });
     }
@@ -162,7 +163,7 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         Variant::Sdwa if row.flags & flags::SDWA == 0 => return Err(DecodeError::Invalid { word: w0 }),
         _ => {}
     }
-    check_modifier_groups(row, enc, variant, &words)?;
+    check_modifier_groups(at, row, enc, variant, &words)?;
     let mut insn = Instruction {
         target,
         encoding: enc,
@@ -254,29 +255,72 @@ fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<
     Ok(Some(insn))
 }
 
-/// Reject words that set modifier bits the opcode does not accept.
+/// Reject words that set modifier bits the opcode does not accept (the
+/// opcode at `at` of [`table::rows`]).
 fn check_modifier_groups(
+    at: usize,
     row: &OpcodeRow,
     enc: Encoding,
     variant: Variant,
     words: &[u32; 4],
 ) -> Result<(), DecodeError> {
+    let forbidden = &forbidden_bits()[at][variant_index(variant)];
+    if words.iter().zip(forbidden).any(|(w, m)| w & m != 0) {
+        return Err(DecodeError::Invalid { word: words[0] });
+    }
+    check_absent_sources(row, enc, variant, words)
+}
+
+/// `Plain`, `Dpp` and `Sdwa` as 0, 1 and 2 (a scaled MFMA is checked as `Plain`).
+fn variant_index(variant: Variant) -> usize {
+    match variant {
+        Variant::Plain | Variant::ScaledMfma => 0,
+        Variant::Dpp => 1,
+        Variant::Sdwa => 2,
+    }
+}
+
+/// For each row of [`table::rows`] and each variant ([`variant_index`]),
+/// the bits of each dword that must be clear: those of the modifier groups
+/// the opcode does not accept ([`table::MODIFIER_GROUPS`]; a VOP3b form
+/// keeps bits 8-14 of dword 0 for its scalar destination) and those of the
+/// fields its template leaves out ([`table::UNUSED_FIELDS`]). Worked out
+/// once, so that a word is checked with a mask per dword.
+fn forbidden_bits() -> &'static [[[u32; 4]; 3]] {
+    static FORBIDDEN: std::sync::OnceLock<Vec<[[u32; 4]; 3]>> = std::sync::OnceLock::new();
+    FORBIDDEN.get_or_init(|| table::rows().iter().map(row_forbidden_bits).collect())
+}
+
+fn row_forbidden_bits(row: &OpcodeRow) -> [[u32; 4]; 3] {
+    let enc = row.encoding;
+    let mut out = [[0u32; 4]; 3];
     let vop3b = enc == Encoding::Vop3 && row.operands.iter().any(|s| s.field == Field::Sdst);
     for &(flag, _, scope, dw, mask) in modifier_groups_of(enc) {
         if row.flags & flag != 0 {
             continue;
         }
-        let in_scope = match scope {
-            GroupScope::Any => variant == Variant::Plain,
-            GroupScope::Dpp => variant == Variant::Dpp,
-            GroupScope::Sdwa => variant == Variant::Sdwa,
+        let variant = match scope {
+            GroupScope::Any => Variant::Plain,
+            GroupScope::Dpp => Variant::Dpp,
+            GroupScope::Sdwa => Variant::Sdwa,
         };
         let mask = if vop3b && dw == 0 { mask & !0x7F00 } else { mask };
-        if in_scope && words[dw] & mask != 0 {
-            return Err(DecodeError::Invalid { word: words[0] });
+        out[variant_index(variant)][dw] |= mask;
+    }
+    let has = |f: Field| row.operands.iter().any(|s| s.field == f);
+    for &(e, tf, f, flag) in table::UNUSED_FIELDS {
+        if e == enc && !has(tf) && row.flags & flag == 0 {
+            if let Some((dw, lo, width)) = encoding::field_position(enc, f) {
+                let mask = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
+                for variant in &mut out {
+                    if let Some(w) = variant.get_mut(dw as usize) {
+                        *w |= mask << lo;
+                    }
+                }
+            }
         }
     }
-    check_absent_sources(row, enc, variant, words)
+    out
 }
 
 /// The modifier groups that apply to encoding `enc`, in table order
@@ -300,18 +344,14 @@ fn modifier_groups_of(enc: Encoding) -> &'static [table::ModifierGroup] {
 
 /// Modifier bits of sources the instruction does not have must be clear.
 fn check_absent_sources(row: &OpcodeRow, enc: Encoding, variant: Variant, words: &[u32; 4]) -> Result<(), DecodeError> {
-    let n = row
-        .operands
-        .iter()
-        .filter(|s| matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1))
-        .count() as u32;
-    let absent = |bits: u32, first: u32| -> bool { (first..3).any(|i| i >= n && bits & (1 << i) != 0) };
-    let has = |f: Field| row.operands.iter().any(|s| s.field == f);
-    for &(e, tf, f, flag) in table::UNUSED_FIELDS {
-        if e == enc && !has(tf) && row.flags & flag == 0 && field(enc, f, words) != 0 {
-            return Err(DecodeError::Invalid { word: words[0] });
-        }
-    }
+    let absent = |bits: u32, first: u32| -> bool {
+        let n = row
+            .operands
+            .iter()
+            .filter(|s| matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1))
+            .count() as u32;
+        (first..3).any(|i| i >= n && bits & (1 << i) != 0)
+    };
     if enc == Encoding::Ds && row.flags & flags::RGDS != 0 && field(enc, Field::Gds, words) == 0 {
         return Err(DecodeError::Invalid { word: words[0] });
     }

@@ -88,6 +88,10 @@ pub(crate) fn mark_invalid_operands(insn: &mut Instruction) {
         }
     }
     let mut slots: &[crate::table::Slot] = insn.row.operands;
+    // (Most opcodes accept every operand they can be given.)
+    if slots.iter().all(|s| s.invalid.is_empty()) {
+        return;
+    }
     // A FLAT atomic without return has no destination although its template
     // (learned from a returning form) starts with one.
     let flat = matches!(insn.encoding, Encoding::Flat | Encoding::Global | Encoding::Scratch);

@@ -270,15 +270,59 @@ impl OpcodeRow {
 
 /// The row describing `(encoding, opcode)` on `target`.
 pub fn lookup(target: Target, encoding: Encoding, opcode: u16) -> Option<&'static OpcodeRow> {
-    let rows = crate::generated::gfx9::OPCODES;
-    let start = rows.partition_point(|r| (r.encoding, r.opcode) < (encoding, opcode));
-    rows[start..]
-        .iter()
-        .take_while(|r| r.encoding == encoding && r.opcode == opcode)
-        .find(|r| r.targets & target.mask() != 0)
+    position(target, encoding, opcode).map(|at| &rows()[at])
+}
+
+/// Where in [`rows`] the row describing `(encoding, opcode)` on `target` is.
+pub fn position(target: Target, encoding: Encoding, opcode: u16) -> Option<usize> {
+    let rows = rows();
+    let (start, end) = spans().get(encoding as usize)?.get(opcode as usize).copied()?;
+    (start as usize..end as usize).find(|&at| rows[at].targets & target.mask() != 0)
+}
+
+/// The rows of each encoding's opcodes, `[encoding][opcode]` as a range of
+/// [`rows`] (empty where none), indexed once.
+fn spans() -> &'static [Vec<(u32, u32)>] {
+    static SPANS: std::sync::OnceLock<Vec<Vec<(u32, u32)>>> = std::sync::OnceLock::new();
+    SPANS.get_or_init(|| {
+        let mut spans: Vec<Vec<(u32, u32)>> = Vec::new();
+        for (at, r) in rows().iter().enumerate() {
+            let (e, op) = (r.encoding as usize, r.opcode as usize);
+            if spans.len() <= e {
+                spans.resize(e + 1, Vec::new());
+            }
+            if spans[e].len() <= op {
+                spans[e].resize(op + 1, (0, 0));
+            }
+            let span = &mut spans[e][op];
+            if span.0 == span.1 {
+                *span = (at as u32, at as u32);
+            }
+            span.1 = at as u32 + 1;
+        }
+        spans
+    })
 }
 
 /// All rows, sorted by encoding and opcode.
 pub fn rows() -> &'static [OpcodeRow] {
     crate::generated::gfx9::OPCODES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_finds_the_row_a_search_of_the_table_finds() {
+        for target in [Target::Gfx908, Target::Gfx90a, Target::Gfx942, Target::Gfx950] {
+            for r in rows() {
+                let searched = rows()
+                    .iter()
+                    .position(|s| s.encoding == r.encoding && s.opcode == r.opcode && s.targets & target.mask() != 0);
+                assert_eq!(position(target, r.encoding, r.opcode), searched, "{:?} {}", r.encoding, r.opcode);
+            }
+            assert_eq!(position(target, Encoding::Vop3, u16::MAX), None);
+        }
+    }
 }
