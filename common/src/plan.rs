@@ -22,7 +22,10 @@ impl Plan {
     /// Put probes in the order the verifier requires, keeping the relative
     /// order of probes at the same point (a stable sort).
     pub fn normalize(&mut self) {
-        self.probes.sort_by_key(|p| (p.instr, p.when));
+        // (Tools mostly plan in order: nothing to move then.)
+        if !self.probes.is_sorted_by_key(|p| (p.instr, p.when)) {
+            self.probes.sort_by_key(|p| (p.instr, p.when));
+        }
     }
 
     /// Probes grouped by instruction index, in order.

@@ -11,6 +11,7 @@ use crate::operand::{
 use crate::symbolic;
 use crate::table::{self, flags, ConstType, GroupScope, ImmStyle, OpcodeRow, Slot, SlotKind};
 use crate::target::Target;
+use crate::text::Sink;
 use std::fmt;
 
 /// Why bytes did not decode.
@@ -106,26 +107,39 @@ fn with_suffix(m: &str, suffix: &str) -> String {
 
 impl fmt::Display for Instruction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl Instruction {
+    /// The instruction's text, as `Display` writes it, written without a
+    /// formatter in between (into room for most instructions at once).
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(64);
+        // Writing into a String cannot fail.
+        let _ = self.render(&mut out);
+        out
+    }
+
+    fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
         // The mnemonic as `mnemonic()` spells it, written without a copy.
         let m = self.base_mnemonic;
         match self.variant {
-            Variant::Plain | Variant::ScaledMfma => f.write_str(m)?,
+            Variant::Plain | Variant::ScaledMfma => f.put(m)?,
             Variant::Dpp | Variant::Sdwa => {
-                f.write_str(m.strip_suffix("_e32").unwrap_or(m))?;
-                f.write_str(if self.variant == Variant::Dpp { "_dpp" } else { "_sdwa" })?;
+                f.put(m.strip_suffix("_e32").unwrap_or(m))?;
+                f.put(if self.variant == Variant::Dpp { "_dpp" } else { "_sdwa" })?;
             }
         }
-        // (Operands and modifiers write themselves through `f` rather than
-        // a `write!` each: none of them reads `f`'s options.)
         for (i, op) in self.operands.iter().enumerate() {
-            f.write_str(if i == 0 { " " } else { ", " })?;
-            fmt::Display::fmt(op, f)?;
+            f.put(if i == 0 { " " } else { ", " })?;
+            op.render(f)?;
         }
         for m in &self.modifiers {
             if !matches!(m, Modifier::Comment(_)) {
-                f.write_str(" ")?;
+                f.put_char(' ')?;
             }
-            fmt::Display::fmt(m, f)?;
+            m.render(f)?;
         }
         Ok(())
     }

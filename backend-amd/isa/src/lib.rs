@@ -33,6 +33,7 @@ pub mod semantics;
 pub mod symbolic;
 pub mod table;
 pub mod target;
+mod text;
 
 #[allow(clippy::all)]
 pub(crate) mod generated {

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::text::Sink;
+
 /// One trailing modifier of an instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Modifier {
@@ -26,23 +28,29 @@ pub enum Modifier {
 
 impl fmt::Display for Modifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl Modifier {
+    pub(crate) fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
         match self {
-            Modifier::Flag(s) | Modifier::Word(s) => f.write_str(s),
-            Modifier::Dec(n, v) => write!(f, "{n}:{v}"),
-            Modifier::Hex(n, v) => write!(f, "{n}:0x{v:x}"),
+            Modifier::Flag(s) | Modifier::Word(s) => f.put(s),
+            Modifier::Dec(n, v) => f.put_fmt(format_args!("{n}:{v}")),
+            Modifier::Hex(n, v) => f.put_fmt(format_args!("{n}:0x{v:x}")),
             Modifier::Array(n, v) => {
-                write!(f, "{n}:[")?;
+                f.put_fmt(format_args!("{n}:["))?;
                 for (i, x) in v.iter().enumerate() {
                     if i > 0 {
-                        f.write_str(",")?;
+                        f.put(",")?;
                     }
-                    write!(f, "{x}")?;
+                    f.put_fmt(format_args!("{x}"))?;
                 }
-                f.write_str("]")
+                f.put("]")
             }
-            Modifier::Named(n, v) => write!(f, "{n}:{v}"),
-            Modifier::Text(s) => f.write_str(s),
-            Modifier::Comment(s) => write!(f, "  /* {s} */"),
+            Modifier::Named(n, v) => f.put_fmt(format_args!("{n}:{v}")),
+            Modifier::Text(s) => f.put(s),
+            Modifier::Comment(s) => f.put_fmt(format_args!("  /* {s} */")),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! here and nowhere else.
 
 use crate::table::ConstType;
+use crate::text::Sink;
 use std::fmt;
 
 /// A register file.
@@ -37,29 +38,36 @@ impl RegRange {
 
 impl fmt::Display for RegRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl RegRange {
+    pub(crate) fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
         let p = match self.file {
             RegFile::Sgpr => "s",
             RegFile::Vgpr => "v",
             RegFile::Agpr => "a",
             RegFile::Ttmp => "ttmp",
         };
-        f.write_str(p)?;
+        f.put(p)?;
         if self.count <= 1 {
             return decimal(f, self.first);
         }
-        f.write_str("[")?;
+        f.put_char('[')?;
         decimal(f, self.first)?;
-        f.write_str(":")?;
+        f.put_char(':')?;
         decimal(f, self.first + self.count as u16 - 1)?;
-        f.write_str("]")
+        f.put_char(']')
     }
 }
 
 /// `v` in decimal, as `{}` writes it, without the formatting machinery
 /// (register numbers are most of an instruction's text).
-fn decimal(f: &mut fmt::Formatter<'_>, mut v: u16) -> fmt::Result {
+fn decimal<S: Sink>(f: &mut S, v: u16) -> fmt::Result {
     let mut digits = [0u8; 5];
     let mut at = digits.len();
+    let mut v = v;
     loop {
         at -= 1;
         digits[at] = b'0' + (v % 10) as u8;
@@ -68,7 +76,10 @@ fn decimal(f: &mut fmt::Formatter<'_>, mut v: u16) -> fmt::Result {
             break;
         }
     }
-    f.write_str(std::str::from_utf8(&digits[at..]).map_err(|_| fmt::Error)?)
+    for &d in &digits[at..] {
+        f.put_char(char::from(d))?;
+    }
+    Ok(())
 }
 
 /// Special scalar registers and read-only sources named by operand codes.
@@ -256,12 +267,18 @@ impl Operand {
 
 impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl Operand {
+    pub(crate) fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
         match self {
             Operand::Reg(r) => {
                 if r.file == RegFile::Ttmp && r.count > 1 {
-                    write!(f, "ttmp[{}:{}]", r.first, r.first + r.count as u16 - 1)
+                    f.put_fmt(format_args!("ttmp[{}:{}]", r.first, r.first + r.count as u16 - 1))
                 } else {
-                    fmt::Display::fmt(r, f)
+                    r.render(f)
                 }
             }
             Operand::Special { reg, count, half } => {
@@ -274,40 +291,40 @@ impl fmt::Display for Operand {
                 } else {
                     lo
                 };
-                f.write_str(s)
+                f.put(s)
             }
-            Operand::InlineInt(v) => write!(f, "{v}"),
+            Operand::InlineInt(v) => f.put_fmt(format_args!("{v}")),
             Operand::InlineFloat { code, ty } => {
                 let (t32, t64, bits) = FLOAT_CONSTANTS[(*code - 240) as usize];
                 match ty {
-                    ConstType::B32 | ConstType::F16 => f.write_str(t32),
-                    ConstType::B64 => f.write_str(t64),
-                    ConstType::I16 => write!(f, "0x{bits:x}"),
+                    ConstType::B32 | ConstType::F16 => f.put(t32),
+                    ConstType::B64 => f.put(t64),
+                    ConstType::I16 => f.put_fmt(format_args!("0x{bits:x}")),
                 }
             }
             Operand::Literal { value, ty, form } => {
                 if let (Some(code), ConstType::B32) = (inline_code_of(*value, *ty), ty) {
                     return match form {
-                        LiteralForm::AsInline => write!(f, "{}", Operand::from_code(code, 1, *ty, None)),
-                        LiteralForm::Lit => write!(f, "lit(0x{value:x})"),
+                        LiteralForm::AsInline => f.put_fmt(format_args!("{}", Operand::from_code(code, 1, *ty, None))),
+                        LiteralForm::Lit => f.put_fmt(format_args!("lit(0x{value:x})")),
                     };
                 }
                 match ty {
-                    ConstType::F16 | ConstType::I16 => write!(f, "0x{:x}", value & 0xFFFF),
-                    _ => write!(f, "0x{value:x}"),
+                    ConstType::F16 | ConstType::I16 => f.put_fmt(format_args!("0x{:x}", value & 0xFFFF)),
+                    _ => f.put_fmt(format_args!("0x{value:x}")),
                 }
             }
-            Operand::Reserved(code) => write!(f, "<reserved {code}>"),
+            Operand::Reserved(code) => f.put_fmt(format_args!("<reserved {code}>")),
             Operand::Imm(v) => {
                 if *v <= 64 {
-                    write!(f, "{v}")
+                    f.put_fmt(format_args!("{v}"))
                 } else {
-                    write!(f, "0x{v:x}")
+                    f.put_fmt(format_args!("0x{v:x}"))
                 }
             }
-            Operand::Fixed(s) => f.write_str(s),
-            Operand::Label(off) => write!(f, "{}", *off as u16),
-            Operand::Symbolic(s) => f.write_str(s),
+            Operand::Fixed(s) => f.put(s),
+            Operand::Label(off) => f.put_fmt(format_args!("{}", *off as u16)),
+            Operand::Symbolic(s) => f.put(s),
         }
     }
 }
@@ -363,10 +380,16 @@ impl OperandSlot {
 
 impl fmt::Display for OperandSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.render(f)
+    }
+}
+
+impl OperandSlot {
+    pub(crate) fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
         let m = self.mods;
         if !(m.abs || m.sext || m.neg) && self.invalid.is_none() {
             // the operand alone
-            return fmt::Display::fmt(&self.operand, f);
+            return self.operand.render(f);
         }
         let constant = self.operand.is_constant();
         let mut inner = self.operand.to_string();
@@ -395,9 +418,9 @@ impl fmt::Display for OperandSlot {
                 inner = format!("-{inner}");
             }
         }
-        f.write_str(&inner)?;
+        f.put(&inner)?;
         if !note_inside {
-            f.write_str(&note)?;
+            f.put(&note)?;
         }
         Ok(())
     }

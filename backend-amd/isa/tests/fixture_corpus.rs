@@ -68,7 +68,9 @@ fn fixture_corpus_disassembles_like_llvm_objdump() {
                     per_target.0 += 1;
                     let got = ours.iter().find(|(a, _)| *a == g.addr);
                     let ok = match got {
-                        Some((_, Ok(i))) => i.length == 4 * g.words.len() && i.to_string() == g.text,
+                        Some((_, Ok(i))) => {
+                            i.length == 4 * g.words.len() && i.to_string() == g.text && i.text() == g.text
+                        }
                         Some((_, Err(_))) => g.text.starts_with(".long"),
                         None => false,
                     };

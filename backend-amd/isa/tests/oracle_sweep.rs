@@ -61,7 +61,7 @@ fn sweep(prefix: &str, target: Target, examples: &mut BTreeMap<String, Vec<Strin
                 if i.length as i64 != n {
                     t.length_mismatch += 1;
                     note("length", format!("{hex}: oracle {n} {text}, ours {} {i}", i.length));
-                } else if i.to_string() != text {
+                } else if i.to_string() != text || i.text() != text {
                     t.text_mismatch += 1;
                     note("text", format!("{hex}:\n  oracle {text}\n  ours   {i}"));
                 } else {

@@ -87,7 +87,7 @@ impl<T: serde::Serialize> serde::Serialize for Rendered<T> {
 pub fn anchor_line(target: Target, instrs: &[DecodedInstr], patch: &Patch) -> AnchorLine {
     let original = instrs
         .binary_search_by_key(&patch.addr, |d| d.addr)
-        .map(|i| instrs[i].insn.to_string())
+        .map(|i| instrs[i].insn.text())
         .unwrap_or_else(|_| "padding".to_string());
     let replaced_by = match xfpx_amd_isa::decode(target, &patch.bytes) {
         Ok(i) => match i.control_flow(patch.addr) {
@@ -117,7 +117,7 @@ pub fn listing(target: Target, appended: &Appended, words: Range<usize>) -> Vec<
                     xfpx_amd_isa::ControlFlow::Branch { target } | xfpx_amd_isa::ControlFlow::CondBranch { target } => {
                         format!("{i}  // {target:#x}")
                     }
-                    _ => i.to_string(),
+                    _ => i.text(),
                 },
                 Err(e) => format!("<{e}>"),
             },

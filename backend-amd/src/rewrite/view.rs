@@ -41,15 +41,6 @@ fn operand(r: xfpx_amd_isa::RegRange) -> Option<Operand> {
     file(r.file).map(|f| Operand::Reg(RegRange::new(f, r.first, r.count)))
 }
 
-/// An instruction's listing text, written into room for most lines at once.
-fn listing_text(insn: &Instruction) -> String {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(64);
-    // Writing into a String cannot fail.
-    let _ = write!(text, "{insn}");
-    text
-}
-
 /// How an instruction at `addr` affects control flow, in the view's terms.
 pub fn control(insn: &Instruction, addr: u64) -> Control {
     match insn.control_flow(addr) {
@@ -123,15 +114,14 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
 /// test's mask is no floating-point value (`Other`), so that no tool reads
 /// it as one.
 fn reads(insn: &Instruction) -> Vec<Operand> {
-    let mask = class_mask(insn);
-    let mut uses: Vec<(xfpx_amd_isa::RegRange, Operand)> =
-        insn.reg_reads().filter_map(|r| operand(r).map(|o| (r, o))).collect();
-    if let Some(m) = mask {
-        if let Some(u) = uses.iter_mut().rev().find(|(r, _)| *r == m) {
-            u.1 = Operand::Other { text: "class mask".into() };
-        }
+    let mut uses: Vec<Operand> = insn.reg_reads().filter_map(operand).collect();
+    let Some(mask) = class_mask(insn) else { return uses };
+    // The last of the uses that names the mask's registers.
+    let viewed = insn.reg_reads().filter(|r| file(r.file).is_some());
+    if let Some((i, _)) = viewed.enumerate().filter(|(_, r)| *r == mask).last() {
+        uses[i] = Operand::Other { text: "class mask".into() };
     }
-    uses.into_iter().map(|(_, o)| o).collect()
+    uses
 }
 
 /// Builds the view of a kernel named `name` whose entry is `entry`.
@@ -142,7 +132,7 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
             let class = view_class(&d.insn);
             InstrView {
                 offset: d.addr - entry,
-                text: listing_text(&d.insn),
+                text: d.insn.text(),
                 class,
                 defs: d.insn.reg_writes().filter_map(operand).collect(),
                 uses: reads(&d.insn),
