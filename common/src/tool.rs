@@ -98,13 +98,16 @@ impl Tool for Detector {
             }
             let Some(format) = ins.class.format() else { continue };
             let mut site = || sites_intern(sites, view, i);
+            // (Pushed after a `Before` probe of the same instruction: the
+            // plan is then in order already.)
+            let mut after = None;
             if ins.class.produces_fp_value() && !ins.control.leaves() {
                 let words = format.register_words();
                 let first_def = ins.defs.iter().position(|d| d.reg().is_some_and(|r| r.count >= words));
                 let kinds = self.dest_kinds(ins.class);
                 if let (Some(d), false) = (first_def, kinds.is_empty()) {
                     let site = site();
-                    plan.probes.push(Probe {
+                    after = Some(Probe {
                         instr: idx,
                         site,
                         when: When::After,
@@ -136,6 +139,7 @@ impl Tool for Detector {
                     });
                 }
             }
+            plan.probes.extend(after);
         }
         plan.normalize();
         plan
