@@ -114,10 +114,19 @@ impl TextCode {
                 _ => merged.push(r),
             }
         }
-        self.decoded.iter().filter(move |d| {
-            let i = merged.partition_point(|r| r.start <= d.addr);
-            !(i > 0 && merged[i - 1].contains(&d.addr))
-        })
+        // The stretches of instructions between them.
+        let all: &[DecodedInstr] = &self.decoded;
+        let mut stretches = Vec::with_capacity(merged.len() + 1);
+        let mut from = 0;
+        for r in &merged {
+            let start = all.partition_point(|d| d.addr < r.start);
+            if start > from {
+                stretches.push(from..start);
+            }
+            from = from.max(all.partition_point(|d| d.addr < r.end));
+        }
+        stretches.push(from..all.len());
+        stretches.into_iter().flat_map(move |s| &all[s])
     }
 
     /// The instructions of the code at `code`, after its first `skip` bytes
@@ -207,5 +216,10 @@ mod tests {
         let outside: Vec<u64> = text.outside(&units).map(|d| d.addr).collect();
         assert_eq!(outside, [0x100, 0x110, 0x114]);
         assert_eq!(text.outside(&[]).count(), 6);
+        assert_eq!(
+            text.outside(&[0x0..0x104, 0x110..0x200]).map(|d| d.addr).collect::<Vec<_>>(),
+            [0x104, 0x108, 0x10c]
+        );
+        assert_eq!(text.outside(&[0x0..0x200]).count(), 0);
     }
 }
