@@ -156,14 +156,15 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
     let op = encoding::opcode(enc, w0);
     let at = table::position(target, enc, op).ok_or(DecodeError::Invalid { word: w0 })?;
     let row = &table::rows()[at];
-    if row.operands.iter().any(|s| s.kind == SlotKind::Unknown) || matches!(enc, Encoding::Exp | Encoding::Vintrp) {
+    let facts = &row_facts()[at];
+    if facts.unsupported {
         return Err(DecodeError::Unsupported { word: w0 });
     }
     if let Some(insn) = scaled_mfma(target, row, bytes)? {
         return Ok(insn);
     }
     let w1 = word_at(bytes, 1).unwrap_or(0);
-    let length = instruction_length(target, enc, row, &[w0, w1])?;
+    let length = instruction_length(target, enc, facts, &[w0, w1])?;
     if bytes.len() < length {
         return Err(DecodeError::Truncated { needed: length, available: bytes.len() });
     }
@@ -177,7 +178,7 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
         Variant::Sdwa if row.flags & flags::SDWA == 0 => return Err(DecodeError::Invalid { word: w0 }),
         _ => {}
     }
-    check_modifier_groups(at, row, enc, variant, &words)?;
+    check_modifier_groups(facts, row, enc, variant, &words)?;
     let mut insn = Instruction {
         target,
         encoding: enc,
@@ -269,16 +270,16 @@ fn scaled_mfma(target: Target, row: &'static OpcodeRow, bytes: &[u8]) -> Result<
     Ok(Some(insn))
 }
 
-/// Reject words that set modifier bits the opcode does not accept (the
-/// opcode at `at` of [`table::rows`]).
+/// Reject words that set modifier bits the opcode (`row`, whose facts
+/// are `facts`) does not accept.
 fn check_modifier_groups(
-    at: usize,
+    facts: &RowFacts,
     row: &OpcodeRow,
     enc: Encoding,
     variant: Variant,
     words: &[u32; 4],
 ) -> Result<(), DecodeError> {
-    let forbidden = &forbidden_bits()[at][variant_index(variant)];
+    let forbidden = &facts.forbidden[variant_index(variant)];
     if words.iter().zip(forbidden).any(|(w, m)| w & m != 0) {
         return Err(DecodeError::Invalid { word: words[0] });
     }
@@ -294,15 +295,59 @@ fn variant_index(variant: Variant) -> usize {
     }
 }
 
-/// For each row of [`table::rows`] and each variant ([`variant_index`]),
-/// the bits of each dword that must be clear: those of the modifier groups
-/// the opcode does not accept ([`table::MODIFIER_GROUPS`]; a VOP3b form
-/// keeps bits 8-14 of dword 0 for its scalar destination) and those of the
-/// fields its template leaves out ([`table::UNUSED_FIELDS`]). Worked out
-/// once, so that a word is checked with a mask per dword.
-fn forbidden_bits() -> &'static [[[u32; 4]; 3]] {
-    static FORBIDDEN: std::sync::OnceLock<Vec<[[u32; 4]; 3]>> = std::sync::OnceLock::new();
-    FORBIDDEN.get_or_init(|| table::rows().iter().map(row_forbidden_bits).collect())
+/// What decoding checks of an opcode's row, worked out once per row of
+/// [`table::rows`] (so that a word is checked with a mask per dword).
+struct RowFacts {
+    /// For each variant ([`variant_index`]), the bits of each dword that
+    /// must be clear: those of the modifier groups the opcode does not
+    /// accept ([`table::MODIFIER_GROUPS`]; a VOP3b form keeps bits 8-14 of
+    /// dword 0 for its scalar destination) and those of the fields its
+    /// template leaves out ([`table::UNUSED_FIELDS`]).
+    forbidden: [[u32; 4]; 3],
+    /// A slot the table does not model, or an encoding this decoder does not.
+    unsupported: bool,
+    /// The source fields whose literal code means a literal dword follows.
+    literal_fields: Vec<Field>,
+    /// A trailing constant (madmk/madak, `s_setreg_imm32`) follows.
+    constant: bool,
+}
+
+fn row_facts() -> &'static [RowFacts] {
+    static FACTS: std::sync::OnceLock<Vec<RowFacts>> = std::sync::OnceLock::new();
+    FACTS.get_or_init(|| {
+        table::rows()
+            .iter()
+            .map(|row| RowFacts {
+                forbidden: row_forbidden_bits(row),
+                unsupported: row.operands.iter().any(|s| s.kind == SlotKind::Unknown)
+                    || matches!(row.encoding, Encoding::Exp | Encoding::Vintrp),
+                literal_fields: literal_fields(row),
+                constant: row.operands.iter().any(|s| s.kind == SlotKind::Constant),
+            })
+            .collect()
+    })
+}
+
+/// The source fields of `row` whose literal code means a literal dword
+/// follows (operand codes there; on VOP3/VOP3P and buffer forms, gfx950 only).
+fn literal_fields(row: &OpcodeRow) -> Vec<Field> {
+    let coded =
+        |f: Field| row.operands.iter().any(|s| s.field == f && matches!(s.kind, SlotKind::Code(_) | SlotKind::Agpr));
+    let sources: &[Field] = match row.encoding {
+        Encoding::Sop2 | Encoding::Sopc => &[Field::Ssrc0, Field::Ssrc1],
+        Encoding::Sop1 => &[Field::Ssrc0],
+        e if e.takes_literal() => &[Field::Src0],
+        Encoding::Vop3 | Encoding::Vop3p => &[Field::Src0, Field::Src1, Field::Src2],
+        Encoding::Mubuf | Encoding::Mtbuf => {
+            return if row.operands.iter().any(|s| s.field == Field::Soffset) {
+                vec![Field::Soffset]
+            } else {
+                Vec::new()
+            }
+        }
+        _ => &[],
+    };
+    sources.iter().copied().filter(|&f| coded(f)).collect()
 }
 
 fn row_forbidden_bits(row: &OpcodeRow) -> [[u32; 4]; 3] {
@@ -403,44 +448,24 @@ fn variant_of(enc: Encoding, w0: u32) -> Variant {
     Variant::Plain
 }
 
-/// Length in bytes of an instruction whose first dword is `w0` and row `row`.
-fn instruction_length(target: Target, enc: Encoding, row: &OpcodeRow, words: &[u32]) -> Result<usize, DecodeError> {
+/// Length in bytes of an instruction whose first dwords are `words` and
+/// whose row's facts are `facts`.
+fn instruction_length(target: Target, enc: Encoding, facts: &RowFacts, words: &[u32]) -> Result<usize, DecodeError> {
     let w0 = words[0];
     let mut len = enc.base_length();
+    let literal = facts.literal_fields.iter().any(|&f| field(enc, f, words) as u16 == LITERAL_CODE);
     if enc.takes_literal() {
-        let sources: &[Field] = match enc {
-            Encoding::Sop2 | Encoding::Sopc => &[Field::Ssrc0, Field::Ssrc1],
-            Encoding::Sop1 => &[Field::Ssrc0],
-            _ => &[Field::Src0],
-        };
-        let code_literal = sources.iter().any(|&f| {
-            field(enc, f, &[w0]) as u16 == LITERAL_CODE
-                && row.operands.iter().any(|s| s.field == f && matches!(s.kind, SlotKind::Code(_) | SlotKind::Agpr))
-        });
         let extension = matches!(variant_of(enc, w0), Variant::Dpp | Variant::Sdwa);
-        let constant = row.operands.iter().any(|s| s.kind == SlotKind::Constant);
-        if code_literal || extension || constant {
+        if literal || extension || facts.constant {
             len += 4;
         }
     }
-    if enc == Encoding::Sopk && row.operands.iter().any(|s| s.kind == SlotKind::Constant) {
+    if enc == Encoding::Sopk && facts.constant {
         len += 4;
     }
     // 64-bit encodings: a literal source (VOP3/VOP3P sources, buffer soffset)
     // exists on gfx950 only; older targets reject the code.
-    let long_literal = match enc {
-        Encoding::Vop3 | Encoding::Vop3p => row.operands.iter().any(|s| {
-            matches!(s.field, Field::Src0 | Field::Src1 | Field::Src2)
-                && matches!(s.kind, SlotKind::Code(_) | SlotKind::Agpr)
-                && field(enc, s.field, words) as u16 == LITERAL_CODE
-        }),
-        Encoding::Mubuf | Encoding::Mtbuf => {
-            row.operands.iter().any(|s| s.field == Field::Soffset)
-                && field(enc, Field::Soffset, words) as u16 == LITERAL_CODE
-        }
-        _ => false,
-    };
-    if long_literal {
+    if literal && matches!(enc, Encoding::Vop3 | Encoding::Vop3p | Encoding::Mubuf | Encoding::Mtbuf) {
         if target != Target::Gfx950 {
             return Err(DecodeError::Invalid { word: w0 });
         }
