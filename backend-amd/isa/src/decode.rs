@@ -202,30 +202,25 @@ pub fn decode(target: Target, bytes: &[u8]) -> Result<Instruction, DecodeError> 
 /// Register ranges must lie inside their file (VGPR/AGPR 0..256, SGPR tuples
 /// up to s103, TTMP 0..16).
 fn check_register_bounds(insn: &Instruction) -> Result<(), DecodeError> {
-    // Reserved operand codes name nothing: the reference rejects them.
-    if insn.operands.iter().any(|o| matches!(o.operand, Operand::Reserved(_))) {
-        return Err(DecodeError::Invalid { word: insn.words[0] });
-    }
+    let invalid = DecodeError::Invalid { word: insn.words[0] };
     for o in &insn.operands {
         match o.operand {
+            // Reserved operand codes name nothing: the reference rejects them.
+            Operand::Reserved(_) => return Err(invalid),
             // A 64-bit operand cannot start at the high half of a pair or at M0.
-            Operand::Special { reg, count: 2, half } if half == 1 || reg == SpecialReg::M0 => {
-                return Err(DecodeError::Invalid { word: insn.words[0] })
+            Operand::Special { reg, count: 2, half } if half == 1 || reg == SpecialReg::M0 => return Err(invalid),
+            Operand::Reg(r) => {
+                let limit = match r.file {
+                    RegFile::Vgpr | RegFile::Agpr => 256,
+                    // SGPR tuples reach s[100:103] in the reference's register classes.
+                    RegFile::Sgpr => 104,
+                    RegFile::Ttmp => 16,
+                };
+                if r.first as u32 + r.count as u32 > limit {
+                    return Err(invalid);
+                }
             }
             _ => {}
-        }
-    }
-    for o in &insn.operands {
-        if let Operand::Reg(r) = o.operand {
-            let limit = match r.file {
-                RegFile::Vgpr | RegFile::Agpr => 256,
-                // SGPR tuples reach s[100:103] in the reference's register classes.
-                RegFile::Sgpr => 104,
-                RegFile::Ttmp => 16,
-            };
-            if r.first as u32 + r.count as u32 > limit {
-                return Err(DecodeError::Invalid { word: insn.words[0] });
-            }
         }
     }
     // LLVM 22 (the gfx950 reference) has no tuples wider than a pair that
