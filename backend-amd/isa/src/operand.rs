@@ -63,24 +63,24 @@ impl RegRange {
 }
 
 /// `v` in decimal, as `{}` writes it, without the formatting machinery
-/// (register numbers are most of an instruction's text).
+/// (register numbers are most of an instruction's text): two digits at a
+/// time out of [`DIGIT_00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899`].
 fn decimal<S: Sink>(f: &mut S, v: u16) -> fmt::Result {
-    let mut digits = [0u8; 5];
-    let mut at = digits.len();
-    let mut v = v;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
+    let pair = |n: u16| {
+        &DIGIT_00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899[2 * n as usize..2 * n as usize + 2]
+    };
+    match v {
+        0..=9 => f.put(&pair(v)[1..]),
+        10..=99 => f.put(pair(v)),
+        _ => {
+            decimal(f, v / 100)?;
+            f.put(pair(v % 100))
         }
     }
-    for &d in &digits[at..] {
-        f.put_char(char::from(d))?;
-    }
-    Ok(())
 }
+
+/// `00`, `01`, ... `99`.
+const DIGIT_00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 /// Special scalar registers and read-only sources named by operand codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -429,6 +429,15 @@ impl OperandSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_numbers_are_written_in_decimal() {
+        for v in [0u16, 7, 9, 10, 42, 99, 100, 101, 255, 999, 1000, 1009, 65535] {
+            let mut text = String::new();
+            decimal(&mut text, v).expect("writes");
+            assert_eq!(text, v.to_string());
+        }
+    }
 
     #[test]
     fn renders_operand_codes() {
