@@ -89,6 +89,8 @@ impl Tool for Detector {
 
     fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
         let mut plan = Plan::new(view.name.clone());
+        // Room for a probe per instruction: most of them where the code is FP work.
+        plan.probes.reserve(view.instrs.len());
         for (i, ins) in view.instrs.iter().enumerate() {
             let idx = i as u32;
             if let Some(r) = &self.instr_range {
