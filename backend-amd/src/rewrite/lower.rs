@@ -44,9 +44,12 @@ mod flow;
 mod inject;
 #[path = "lanes.rs"]
 mod lanes;
+#[path = "memo.rs"]
+mod memo;
 #[path = "trampoline.rs"]
 mod trampoline;
 use inject::Part;
+pub use memo::CheckMemo;
 
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
@@ -168,6 +171,8 @@ pub struct AmdLowering<'a> {
     /// The instructions that load the table's address, once encoded (by
     /// the register pair they load; see [`Self::table_address_to`]).
     pub table_words: Option<(u16, [Words; 2])>,
+    /// Check code kept by shape, to copy (see `memo`).
+    pub memo: &'a mut CheckMemo,
 }
 
 /// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
@@ -421,17 +426,25 @@ impl AmdLowering<'_> {
 
     /// Single-lane atomic `op` of `v_data` into slot `slot` of the table.
     fn record(&mut self, slot: u32, op: Opcode, data: Src) -> Result<(), RewriteError> {
+        self.record_slot(slot, op, data).map(|_| ())
+    }
+
+    /// [`Self::record`]; returns the word of the slot's byte offset (None
+    /// where it is an inline constant).
+    fn record_slot(&mut self, slot: u32, op: Opcode, data: Src) -> Result<Option<usize>, RewriteError> {
         let e = self.e();
         let s = self.scratch;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
         let kept = self.one_lane(&[s.v_addr(), s.v_data()])?;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
+        let offset = e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?;
+        self.emit(offset);
+        let at = (offset.len() == 2).then(|| self.appended.words.len() - 1);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
         self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
-        Ok(())
+        Ok(at)
     }
 
     /// EXEC := one lane, for a single-lane table update that writes
@@ -574,6 +587,15 @@ impl AmdLowering<'_> {
                 if checks.is_empty() || vals.is_empty() || step {
                     return Ok(());
                 }
+                let tests: Vec<(u32, Lanes)> = checks.iter().map(|&(_, t)| t).collect();
+                let slot_of = |table: &mut TableLayout, k: usize| {
+                    table.slot(&view.name, SlotKind::Exception { site: p.site, kind: checks[k].0, format: *format })
+                };
+                if self.copy_check(cmp, *format, &vals, &tests, slot_of) {
+                    return Ok(());
+                }
+                let start = self.check_start();
+                let mut slot_words = Vec::with_capacity(checks.len());
                 // Fast path: one test for every kind at once; the per-kind
                 // tests and records run only when some lane is exceptional.
                 let union = checks.iter().fold(0, |a, &(_, (m, _))| a | m);
@@ -585,8 +607,8 @@ impl AmdLowering<'_> {
                 } else {
                     None
                 };
-                for (kind, (mask, lanes)) in checks {
-                    let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
+                for (k, &(_, (mask, lanes))) in checks.iter().enumerate() {
+                    let slot = slot_of(self.table, k);
                     let found = self.class_test(cmp, &vals, *format, mask)?;
                     match lanes {
                         Lanes::All => {}
@@ -599,12 +621,13 @@ impl AmdLowering<'_> {
                     }
                     let skip = self.appended.words.len();
                     self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-                    self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
+                    slot_words.push(self.record_slot(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?);
                     self.patch_skip(skip)?;
                 }
                 if let Some(at) = skip_all {
                     self.patch_skip(at)?;
                 }
+                self.keep_check(start, &slot_words);
                 Ok(())
             }
             Action::Count { counter } => {
@@ -745,7 +768,7 @@ mod tests {
     use xfpx_amd_isa::Target;
     use xfpx_common::tool::{InstructionCounter, Tool};
 
-    fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
+    pub(super) fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         xfpx_amd_isa::disassemble(target, &bytes, base)
             .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
@@ -799,6 +822,7 @@ mod tests {
             scavenger: None,
             relocation: None,
             table_words: None,
+            memo: &mut CheckMemo::default(),
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

@@ -21,7 +21,8 @@ use xfpx_common::view::KernelView;
 use super::encode::Encoder;
 use super::interprocedural::{Livenesses, ObjectLiveness};
 use super::lower::{
-    unit_out_of_reach, AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch,
+    unit_out_of_reach, AmdLowering, Appended, CheckMemo, IslandPool, KernelLowering, RefusedSite, Relocation,
+    Scavenger, Scratch,
 };
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
@@ -132,6 +133,8 @@ struct Pass<'u, 'a> {
     unit_out_of_reach: bool,
     /// What liveness has learnt of the device functions so far.
     liveness: ObjectLiveness,
+    /// Check code kept by shape.
+    memo: CheckMemo,
 }
 
 /// The code of a unit to lower.
@@ -188,6 +191,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             more_ways: ways.more(near_text(&units.co, &region)).is_some(),
             unit_out_of_reach: false,
             liveness: ObjectLiveness::default(),
+            memo: CheckMemo::default(),
         }
     }
 
@@ -481,6 +485,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             scavenger: regs.scavenger,
             relocation: regs.relocation,
             table_words: None,
+            memo: &mut self.memo,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(unit.view, unit.plan, &self.units.sites) {
