@@ -11,6 +11,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use xfpx_common::flow::FlowState;
@@ -54,20 +55,37 @@ pub enum SlotKind {
 /// One slot of the table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSlot {
-    pub kernel: String,
+    /// The kernel's name (shared by its slots).
+    #[serde(serialize_with = "name_out", deserialize_with = "name_in")]
+    pub kernel: Arc<str>,
     #[serde(flatten)]
     pub kind: SlotKind,
+}
+
+fn name_out<S: serde::Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(name)
+}
+
+fn name_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+    String::deserialize(d).map(Arc::from)
 }
 
 /// The table's layout: slot `i` is at byte `4 * i`.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct TableLayout {
     pub slots: Vec<TableSlot>,
-    /// Each slot's index by kernel and kind, for the first `indexed` slots
-    /// (all of them but after a layout is read back: then it is rebuilt);
-    /// the keys are the rewrite's own, so a fast hash serves.
+    /// Each slot's index by kernel (its number in `kernels`) and kind, for
+    /// the first `indexed` slots (all of them but after a layout is read
+    /// back: then it is rebuilt); the keys are the rewrite's own, so a fast
+    /// hash serves.
     #[serde(skip)]
-    index: HashMap<String, HashMap<SlotKind, u32, FastKeys>, FastKeys>,
+    index: HashMap<(u32, SlotKind), u32, FastKeys>,
+    /// The kernels named so far, numbered.
+    #[serde(skip)]
+    kernels: HashMap<Arc<str>, u32, FastKeys>,
+    /// The kernel named last, and its number.
+    #[serde(skip)]
+    last: Option<(Arc<str>, u32)>,
     #[serde(skip)]
     indexed: usize,
 }
@@ -92,21 +110,36 @@ impl TableLayout {
         if self.indexed != self.slots.len() {
             self.reindex();
         }
-        let slots = match self.index.get_mut(kernel) {
-            Some(k) => k,
-            None => self.index.entry(kernel.to_string()).or_default(),
-        };
+        let k = self.kernel(kernel).1;
         let i = self.slots.len() as u32;
-        match slots.entry(kind) {
+        match self.index.entry((k, kind)) {
             Entry::Occupied(e) => return *e.get(),
             Entry::Vacant(e) => {
-                let kind = e.key().clone();
+                let kind = e.key().1.clone();
                 e.insert(i);
-                self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
+                let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
+                self.slots.push(TableSlot { kernel: name, kind });
             }
         }
         self.indexed = self.slots.len();
         i
+    }
+
+    /// The shared name of `kernel` and its number (numbered on first use).
+    fn kernel(&mut self, kernel: &str) -> &(Arc<str>, u32) {
+        if self.last.as_ref().is_none_or(|(name, _)| **name != *kernel) {
+            let next = self.kernels.len() as u32;
+            let named = match self.kernels.get_key_value(kernel) {
+                Some((name, &k)) => (name.clone(), k),
+                None => {
+                    let name: Arc<str> = kernel.into();
+                    self.kernels.insert(name.clone(), next);
+                    (name, next)
+                }
+            };
+            self.last = Some(named);
+        }
+        self.last.as_ref().expect("named")
     }
 
     /// Drops the slots from `len` on (those a failed lowering made).
@@ -116,8 +149,8 @@ impl TableLayout {
         }
         if self.indexed == self.slots.len() {
             for s in &self.slots[len..] {
-                if let Some(k) = self.index.get_mut(&s.kernel) {
-                    k.remove(&s.kind);
+                if let Some(&k) = self.kernels.get(&s.kernel) {
+                    self.index.remove(&(k, s.kind.clone()));
                 }
             }
             self.indexed = len;
@@ -128,8 +161,13 @@ impl TableLayout {
     /// Indexes every slot (the first of equal keys, as a search would find).
     fn reindex(&mut self) {
         self.index.clear();
-        for (i, s) in self.slots.iter().enumerate() {
-            self.index.entry(s.kernel.clone()).or_default().entry(s.kind.clone()).or_insert(i as u32);
+        self.kernels.clear();
+        self.last = None;
+        for i in 0..self.slots.len() {
+            let (name, k) = self.kernel(&self.slots[i].kernel.clone()).clone();
+            let s = &mut self.slots[i];
+            s.kernel = name;
+            self.index.entry((k, s.kind.clone())).or_insert(i as u32);
         }
         self.indexed = self.slots.len();
     }
@@ -197,7 +235,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             SlotKind::Exception { site, kind, format } => {
                 let info = sites.get(*site).ok_or_else(|| format!("slot {i} names unknown site {}", site.0))?;
                 out.records.push((
-                    slot.kernel.clone(),
+                    slot.kernel.to_string(),
                     ExceptionRecord::new(
                         *kind,
                         *format,
@@ -213,7 +251,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                 ));
             }
             SlotKind::Counter { name, .. } => {
-                out.counters.push(CounterValue { kernel: slot.kernel.clone(), name: name.clone(), value: v });
+                out.counters.push(CounterValue { kernel: slot.kernel.to_string(), name: name.clone(), value: v });
             }
             SlotKind::Flow { seen: true, .. } => {}
             SlotKind::Flow { site, state, kind, format, class, seen: false } => {
@@ -229,7 +267,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                     return Err(format!("flow slot {i} is not followed by its classes slot"));
                 }
                 out.flows.push((
-                    slot.kernel.clone(),
+                    slot.kernel.to_string(),
                     FlowFinding {
                         state: *state,
                         kind: *kind,
@@ -249,7 +287,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             }
             SlotKind::Screen { bit } => {
                 let bits = 1u32 << bit;
-                match out.screened.iter_mut().find(|f| f.kernel == slot.kernel) {
+                match out.screened.iter_mut().find(|f| *f.kernel == *slot.kernel) {
                     Some(f) => *f = screen_finding(&slot.kernel, f.trapsts | bits),
                     None => out.screened.push(screen_finding(&slot.kernel, bits)),
                 }
