@@ -49,7 +49,7 @@ mod memo;
 #[path = "trampoline.rs"]
 mod trampoline;
 use inject::Part;
-pub use memo::CheckMemo;
+pub use memo::CodeMemo;
 
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
@@ -112,8 +112,10 @@ impl Appended {
         self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 * self.words.len());
-        self.words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        let mut out = vec![0u8; 4 * self.words.len()];
+        for (b, w) in out.chunks_exact_mut(4).zip(&self.words) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
         out
     }
 }
@@ -171,8 +173,8 @@ pub struct AmdLowering<'a> {
     /// The instructions that load the table's address, once encoded (by
     /// the register pair they load; see [`Self::table_address_to`]).
     pub table_words: Option<(u16, [Words; 2])>,
-    /// Check code kept by shape, to copy (see `memo`).
-    pub memo: &'a mut CheckMemo,
+    /// Code encoded once and copied (see `memo`).
+    pub memo: &'a mut CodeMemo,
 }
 
 /// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
@@ -822,7 +824,7 @@ mod tests {
             scavenger: None,
             relocation: None,
             table_words: None,
-            memo: &mut CheckMemo::default(),
+            memo: &mut CodeMemo::default(),
         };
         let out = low.lower(&view, &plan, &sites).expect("lowers");
         assert!(out.refused.is_empty(), "{:?}", out.refused);

@@ -7,8 +7,11 @@
 //! branches are relative and stay within it, so they copy unchanged; the
 //! words holding the table's address are recorded again at the copy. A
 //! slot small enough to be an inline constant (its byte offset at most 64)
-//! shortens the code: such code is neither kept nor copied.
+//! shortens the code: such code is neither kept nor copied. The SCC save
+//! and restore around every stretch are kept too, for the SCC save last
+//! used.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use xfpx_amd_isa::Target;
@@ -16,15 +19,21 @@ use xfpx_common::hash::FastKeys;
 
 use super::*;
 
-/// Check code by shape, for one target and table address.
+/// Code encoded once and copied: checks by shape, for one target and
+/// table address; the SCC save and restore of the SCC save last used.
 #[derive(Debug, Default)]
-pub struct CheckMemo {
+pub struct CodeMemo {
+    /// (target, SCC save, whether a pair), its save's and restore's words.
+    pub(super) scc: Cell<Option<SccWords>>,
     /// What the kept code was encoded for (another empties the memo).
     made_for: Option<(Target, TableAddress)>,
     by_shape: HashMap<Box<[u32]>, CheckCode, FastKeys>,
     /// The shape being looked up (its buffer reused).
     key: Vec<u32>,
 }
+
+/// The SCC save's and restore's words for (target, SCC save, whether a pair).
+pub(super) type SccWords = ((Target, Src, bool), Words, Words);
 
 /// The code of one shape.
 #[derive(Debug)]
@@ -53,7 +62,7 @@ pub(super) struct CheckStart {
     table_literals: usize,
 }
 
-impl CheckMemo {
+impl CodeMemo {
     /// The shape of a check into `self.key`.
     fn shape(&mut self, cmp: Opcode, format: FpFormat, vals: &[Value], tests: &Tests, scratch: &Scratch) {
         let k = &mut self.key;
@@ -176,7 +185,7 @@ mod tests {
 
     /// 24 checked additions into three registers and `s_endpgm`, lowered
     /// with `memo`: the appended code and the table.
-    fn lowered(table_address: TableAddress, memo: &mut CheckMemo) -> (Appended, TableLayout, usize) {
+    fn lowered(table_address: TableAddress, memo: &mut CodeMemo) -> (Appended, TableLayout, usize) {
         let target = Target::Gfx90a;
         let e = Encoder { target };
         let mut words = Vec::new();
@@ -218,7 +227,7 @@ mod tests {
     #[test]
     fn copied_checks_record_into_their_own_slots() {
         let address = 0x100_2345_0000;
-        let mut memo = CheckMemo::default();
+        let mut memo = CodeMemo::default();
         let (known, table, trampolines) = lowered(TableAddress::Known(address), &mut memo);
         assert_eq!(trampolines, 24);
         // One kept code per destination register (the first slots are inline constants).
@@ -234,7 +243,7 @@ mod tests {
         let slots: Vec<u32> = (0..table.slots.len() as u32).map(|s| 4 * s).collect();
         assert_eq!(offsets, slots);
         // A patchable table's address goes where a known one is.
-        let (mut patchable, _, _) = lowered(TableAddress::Patchable, &mut CheckMemo::default());
+        let (mut patchable, _, _) = lowered(TableAddress::Patchable, &mut CodeMemo::default());
         assert_eq!(patchable.table_literals.len(), 2 * table.slots.len());
         patchable.set_table_address(address);
         assert_eq!(patchable.words, known.words);

@@ -21,8 +21,8 @@ use xfpx_common::view::KernelView;
 use super::encode::Encoder;
 use super::interprocedural::{Livenesses, ObjectLiveness};
 use super::lower::{
-    unit_out_of_reach, AmdLowering, Appended, CheckMemo, IslandPool, KernelLowering, RefusedSite, Relocation,
-    Scavenger, Scratch,
+    unit_out_of_reach, AmdLowering, Appended, CodeMemo, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger,
+    Scratch,
 };
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
@@ -133,8 +133,8 @@ struct Pass<'u, 'a> {
     unit_out_of_reach: bool,
     /// What liveness has learnt of the device functions so far.
     liveness: ObjectLiveness,
-    /// Check code kept by shape.
-    memo: CheckMemo,
+    /// Code encoded once and copied.
+    memo: CodeMemo,
 }
 
 /// The code of a unit to lower.
@@ -191,7 +191,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             more_ways: ways.more(near_text(&units.co, &region)).is_some(),
             unit_out_of_reach: false,
             liveness: ObjectLiveness::default(),
-            memo: CheckMemo::default(),
+            memo: CodeMemo::default(),
         }
     }
 
