@@ -34,7 +34,7 @@ use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 use crate::builder::Patch;
-use checks::{class_mask, Half, Lanes, Value, CLASS_INF, CLASS_NAN, CLASS_SUBNORMAL, CLASS_ZERO};
+use checks::{Checks, Half, Lanes, Value, CLASS_INF, CLASS_NAN, CLASS_SUBNORMAL, CLASS_ZERO};
 
 #[path = "checks.rs"]
 mod checks;
@@ -550,88 +550,8 @@ impl AmdLowering<'_> {
     fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe) -> Result<(), RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        let ins = &view.instrs[p.instr as usize];
         match &p.action {
-            Action::CheckFp { values, format, kinds } => {
-                if let Some(why) = self.facts.in_indexing_region(self.instrs, p.instr as usize) {
-                    return Err(RewriteError::Refused(why));
-                }
-                // bf16 values are shifted into the high half and tested as f32.
-                let cmp = match format {
-                    FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
-                    FpFormat::F16 | FpFormat::F16x2 => Opcode::V_CMP_CLASS_F16_E64,
-                    _ => Opcode::V_CMP_CLASS_F32_E64,
-                };
-                let mut vals = Vec::new();
-                let insn = &self.instrs[p.instr as usize].insn;
-                for v in values {
-                    let op = match v {
-                        ValueRef::Def(n) => ins.defs.get(*n as usize),
-                        ValueRef::Use(n) => ins.uses.get(*n as usize),
-                        ValueRef::Reg(_) => None,
-                    }
-                    .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
-                    let which =
-                        if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
-                    // An f16 value in the high half is shifted down before its test.
-                    let high = halves::high_half(insn, which, *format).map_err(RewriteError::Refused)?;
-                    vals.extend(self.values(op, *format)?.into_iter().map(|mut x| {
-                        if high && x.half == Half::Whole {
-                            x.half = Half::HighToLow;
-                        }
-                        x
-                    }));
-                }
-                let checks: Vec<(ExceptionKind, (u32, Lanes))> =
-                    kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
-                // Steps of a division sequence are judged at its v_div_fixup.
-                let step = self.facts.is_step(self.instrs, p.instr as usize);
-                if checks.is_empty() || vals.is_empty() || step {
-                    return Ok(());
-                }
-                let tests: Vec<(u32, Lanes)> = checks.iter().map(|&(_, t)| t).collect();
-                let slot_of = |table: &mut TableLayout, k: usize| {
-                    table.slot(&view.name, SlotKind::Exception { site: p.site, kind: checks[k].0, format: *format })
-                };
-                if self.copy_check(cmp, *format, &vals, &tests, slot_of) {
-                    return Ok(());
-                }
-                let start = self.check_start();
-                let mut slot_words = Vec::with_capacity(checks.len());
-                // Fast path: one test for every kind at once; the per-kind
-                // tests and records run only when some lane is exceptional.
-                let union = checks.iter().fold(0, |a, &(_, (m, _))| a | m);
-                let skip_all = if checks.len() > 1 {
-                    self.class_test(cmp, &vals, *format, union)?;
-                    let at = self.appended.words.len();
-                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-                    Some(at)
-                } else {
-                    None
-                };
-                for (k, &(_, (mask, lanes))) in checks.iter().enumerate() {
-                    let slot = slot_of(self.table, k);
-                    let found = self.class_test(cmp, &vals, *format, mask)?;
-                    match lanes {
-                        Lanes::All => {}
-                        Lanes::ZeroDivisor => {
-                            self.emit(e.sop2(Opcode::S_AND_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
-                        }
-                        Lanes::NonzeroDivisor => {
-                            self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
-                        }
-                    }
-                    let skip = self.appended.words.len();
-                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-                    slot_words.push(self.record_slot(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?);
-                    self.patch_skip(skip)?;
-                }
-                if let Some(at) = skip_all {
-                    self.patch_skip(at)?;
-                }
-                self.keep_check(start, &slot_words);
-                Ok(())
-            }
+            Action::CheckFp { values, format, kinds } => self.check(view, p, values, *format, *kinds),
             Action::Count { counter } => {
                 let def = plan
                     .counters

@@ -30,6 +30,8 @@ pub struct CodeMemo {
     by_shape: HashMap<Box<[u32]>, CheckCode, FastKeys>,
     /// The shape being looked up (its buffer reused).
     key: Vec<u32>,
+    /// A check's values (the buffer reused, see `check`).
+    pub(super) values: Vec<Value>,
 }
 
 /// The SCC save's and restore's words for (target, SCC save, whether a pair).
@@ -53,9 +55,6 @@ const MAX_TESTS: usize = 8;
 /// The smallest slot whose byte offset is a literal dword.
 const FIRST_LITERAL_SLOT: u32 = 64 / 4 + 1;
 
-/// A check's tests: (class mask, lanes) per kind, in order.
-pub(super) type Tests = [(u32, Lanes)];
-
 /// Where a check's code began, to keep it once lowered.
 pub(super) struct CheckStart {
     word: usize,
@@ -64,7 +63,7 @@ pub(super) struct CheckStart {
 
 impl CodeMemo {
     /// The shape of a check into `self.key`.
-    fn shape(&mut self, cmp: Opcode, format: FpFormat, vals: &[Value], tests: &Tests, scratch: &Scratch) {
+    fn shape(&mut self, cmp: Opcode, format: FpFormat, vals: &[Value], tests: &Checks, scratch: &Scratch) {
         let k = &mut self.key;
         k.clear();
         k.extend([cmp as u32, format as u32, vals.len() as u32, tests.len() as u32]);
@@ -86,7 +85,7 @@ impl CodeMemo {
             };
             k.extend([tag | half << 4, n, v.agpr.map_or(u32::MAX, u32::from)]);
         }
-        for &(mask, lanes) in tests {
+        for &(_, (mask, lanes)) in tests {
             let lanes = match lanes {
                 Lanes::All => 0,
                 Lanes::ZeroDivisor => 1,
@@ -115,7 +114,7 @@ impl AmdLowering<'_> {
         cmp: Opcode,
         format: FpFormat,
         vals: &[Value],
-        tests: &Tests,
+        tests: &Checks,
         mut slots: impl FnMut(&mut TableLayout, usize) -> u32,
     ) -> bool {
         let made_for = (self.enc.target, self.table_address);
