@@ -339,9 +339,14 @@ impl IslandPool {
 
     /// Takes the slot at `p` out of the free room.
     fn remove(&mut self, p: u64) {
+        let holds = |r: &Range<u64>| r.start <= p && p + RELAY_BYTES <= r.end;
         let zone = self.zones.as_mut().map(|z| &mut z.relay_room);
         for room in std::iter::once(&mut self.free).chain(zone) {
-            let Some(i) = room.iter().position(|r| r.start <= p && p + RELAY_BYTES <= r.end) else { continue };
+            // The runs are apart, so one at most holds the slot: where they
+            // are in address order too, the first that ends past it.
+            let after = room.partition_point(|r| r.end < p + RELAY_BYTES);
+            let found = room.get(after).filter(|r| holds(r)).map(|_| after);
+            let Some(i) = found.or_else(|| room.iter().position(holds)) else { continue };
             let r = room[i].clone();
             let (before, after) = (r.start..p, p + RELAY_BYTES..r.end);
             match (before.is_empty(), after.is_empty()) {
