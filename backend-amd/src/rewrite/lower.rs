@@ -577,9 +577,8 @@ impl AmdLowering<'_> {
         }
     }
 
-    /// Registers a group of probes reads from the kernel (for waits).
-    fn probe_reads(view: &KernelView, probes: &[&Probe]) -> Vec<(IsaFile, u16)> {
-        let mut out = Vec::new();
+    /// Registers a group of probes reads from the kernel (for waits), into `out`.
+    fn probe_reads(view: &KernelView, probes: &[&Probe], out: &mut Vec<(IsaFile, u16)>) {
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
             // a flow probe before its instruction reads its sources, one after it its result
@@ -595,7 +594,13 @@ impl AmdLowering<'_> {
                 }
             }
         }
-        out
+    }
+
+    /// An empty buffer for the registers probes read (the memo's, kept from step to step).
+    fn reads_buffer(&mut self) -> Vec<(IsaFile, u16)> {
+        let mut reads = std::mem::take(&mut self.memo.reads);
+        reads.clear();
+        reads
     }
 
     fn wait(

@@ -32,6 +32,8 @@ pub struct CodeMemo {
     key: Vec<u32>,
     /// A check's values (the buffer reused, see `check`).
     pub(super) values: Vec<Value>,
+    /// The registers a step's probes read (the buffer reused).
+    pub(super) reads: Vec<(IsaFile, u16)>,
 }
 
 /// The SCC save's and restore's words for (target, SCC save, whether a pair).

@@ -17,6 +17,7 @@
 //! instruction (relocated when PC-relative), the `after` probes, and
 //! jumps back after the last one.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
@@ -336,8 +337,15 @@ impl AmdLowering<'_> {
     ) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
-        let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
+        // (most instructions have probes of one side only: no copy of them)
+        let side = |when: When| -> Cow<[&Probe]> {
+            if probes.iter().all(|p| p.when == when) {
+                Cow::Borrowed(probes)
+            } else {
+                Cow::Owned(probes.iter().copied().filter(|p| p.when == when).collect())
+            }
+        };
+        let (before, after) = (side(When::Before), side(When::After));
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
             return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
         }
@@ -356,7 +364,8 @@ impl AmdLowering<'_> {
             ));
         }
         if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
-            let mut reads = Self::probe_reads(view, &before);
+            let mut reads = self.reads_buffer();
+            Self::probe_reads(view, &before, &mut reads);
             reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
             reads.extend(
                 before.iter().chain(&pre).flat_map(|p| {
@@ -364,9 +373,10 @@ impl AmdLowering<'_> {
                 }),
             );
             self.wait(index, false, &reads, waits)?;
+            self.memo.reads = reads;
             self.save_scc()?;
             let saved = self.save_vgprs()?;
-            for p in &before {
+            for p in before.iter() {
                 self.probe(view, plan, p)?;
             }
             for p in &pre {
@@ -387,17 +397,19 @@ impl AmdLowering<'_> {
                 return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
             }
             self.hazard_nops(&d.insn)?;
-            let mut reads = Self::probe_reads(view, &after);
+            let mut reads = self.reads_buffer();
+            Self::probe_reads(view, &after, &mut reads);
             reads.extend(after.iter().chain(&post).flat_map(|p| {
                 Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
             }));
             self.wait(index, true, &reads, waits)?;
+            self.memo.reads = reads;
             self.save_scc()?;
             let saved = self.save_vgprs()?;
             for p in &post {
                 self.inject(view, plan, p, Part::Post)?;
             }
-            for p in &after {
+            for p in after.iter() {
                 self.probe(view, plan, p)?;
             }
             self.restore_vgprs(saved)?;
