@@ -34,6 +34,9 @@ pub struct CodeMemo {
     pub(super) values: Vec<Value>,
     /// The registers a step's probes read (the buffer reused).
     pub(super) reads: Vec<(IsaFile, u16)>,
+    /// Why a far site has no way in, by the ways a pass offers (relays,
+    /// long jumps): written once.
+    pub(super) no_way: Option<((bool, bool), String)>,
 }
 
 /// The SCC save's and restore's words for (target, SCC save, whether a pair).

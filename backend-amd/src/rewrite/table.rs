@@ -105,6 +105,14 @@ impl std::fmt::Debug for TableLayout {
 }
 
 impl TableLayout {
+    /// An empty layout with room for about `slots` slots.
+    pub fn with_capacity(slots: usize) -> TableLayout {
+        let mut t = TableLayout::default();
+        t.slots.reserve(slots);
+        t.index.reserve(slots);
+        t
+    }
+
     /// The index of a slot, created on first use (so each key is recorded once).
     pub fn slot(&mut self, kernel: &str, kind: SlotKind) -> u32 {
         if self.indexed != self.slots.len() {

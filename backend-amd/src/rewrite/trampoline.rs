@@ -262,12 +262,18 @@ impl AmdLowering<'_> {
             if returns {
                 this.jump_to(last.addr + last.insn.length as u64)?;
             }
-            let bytes: Vec<u32> = match rel {
+            let anchor = match rel {
                 // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
                 Some(rel) => {
-                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?.to_vec();
-                    while anchor.len() * 4 < first.insn.length {
-                        anchor.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    let mut anchor = Vec::with_capacity(first.insn.length.max(4));
+                    for &w in this.e().sopp(Opcode::S_BRANCH, rel)?.iter() {
+                        anchor.extend_from_slice(&w.to_le_bytes());
+                    }
+                    if anchor.len() < first.insn.length {
+                        let nop = this.e().sopp(Opcode::S_NOP, 0)?;
+                        while anchor.len() < first.insn.length {
+                            nop.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
+                        }
                     }
                     anchor
                 }
@@ -281,11 +287,11 @@ impl AmdLowering<'_> {
                         code.extend(this.e().sopp(Opcode::S_NOP, 0)?);
                     }
                     out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
-                    code
+                    let mut anchor = Vec::with_capacity(4 * code.len());
+                    code.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
+                    anchor
                 }
             };
-            let mut anchor = Vec::with_capacity(4 * bytes.len());
-            bytes.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
             out.anchors.push(Patch { addr: first.addr, bytes: anchor });
             out.trampolines += 1;
             out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
@@ -501,11 +507,21 @@ impl AmdLowering<'_> {
             return Ok(rel);
         }
         let Some(entry) = self.islands.take_entry(d.addr, start) else {
-            return Err(RewriteError::Refused(format!(
-                "{OUT_OF_REACH}: the trampoline is beyond s_branch reach (±128 KiB) and no padding within reach is free for a long-jump island{}{}",
-                if self.islands.relays() { " or a chain of relays" } else { "" },
-                if self.islands.long_jumps { ", nor is a window of straight-line code around it long enough for a long jump" } else { "" },
-            )));
+            // (most far sites then take a window: the reason is written once)
+            let ways = (self.islands.relays(), self.islands.long_jumps);
+            let why = match &self.memo.no_way {
+                Some((w, why)) if *w == ways => why.clone(),
+                _ => {
+                    let why = format!(
+                        "{OUT_OF_REACH}: the trampoline is beyond s_branch reach (±128 KiB) and no padding within reach is free for a long-jump island{}{}",
+                        if ways.0 { " or a chain of relays" } else { "" },
+                        if ways.1 { ", nor is a window of straight-line code around it long enough for a long jump" } else { "" },
+                    );
+                    self.memo.no_way = Some((ways, why.clone()));
+                    why
+                }
+            };
+            return Err(RewriteError::Refused(why));
         };
         // Each relay branches to the next hop: the next relay, the island, the trampoline.
         let hops: Vec<u64> = entry.relays.iter().copied().chain(entry.island).chain([start]).collect();
