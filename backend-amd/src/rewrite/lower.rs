@@ -50,6 +50,7 @@ mod memo;
 mod trampoline;
 use inject::Part;
 pub use memo::CodeMemo;
+use memo::Jump;
 
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
@@ -269,14 +270,13 @@ impl AmdLowering<'_> {
         self.appended.truncate(start);
         self.jump_regs_dead(false)?;
         let j = self.scratch.jump();
-        let e = self.e();
         self.save_scc()?;
         let pc = self.appended.here() + 4;
-        self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
+        self.emit(self.jump_words(Jump::GetPc, j)?);
         self.add_to_pair(j, target.wrapping_sub(pc))?;
         self.restore_scc()?;
         self.restore_from_lanes()?;
-        self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
+        self.emit(self.jump_words(Jump::SetPc, j)?);
         Ok(())
     }
 
@@ -420,7 +420,7 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        for w in pair_add(self.e(), r, delta)? {
+        for w in self.pair_add(r, delta)? {
             self.emit(w);
         }
         Ok(())
@@ -652,13 +652,6 @@ impl AmdLowering<'_> {
         self.appended.words[at] |= u32::from(rel);
         Ok(())
     }
-}
-
-/// The instructions of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
-fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<[Words; 2], RewriteError> {
-    let low = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
-    let high = e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?;
-    Ok([low, high])
 }
 
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the

@@ -9,7 +9,8 @@
 //! slot small enough to be an inline constant (its byte offset at most 64)
 //! shortens the code: such code is neither kept nor copied. The SCC save
 //! and restore around every stretch are kept too, for the SCC save last
-//! used.
+//! used, and a jump pair's `s_getpc_b64`, `s_setpc_b64` and 64-bit add
+//! (whose literal dwords take each jump's offset).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ use super::*;
 pub struct CodeMemo {
     /// (target, SCC save, whether a pair), its save's and restore's words.
     pub(super) scc: Cell<Option<SccWords>>,
+    /// (target, pair), the words of its jump instructions made so far.
+    jump: Cell<Option<JumpWords>>,
     /// What the kept code was encoded for (another empties the memo).
     made_for: Option<(Target, TableAddress)>,
     by_shape: HashMap<Box<[u32]>, CheckCode, FastKeys>,
@@ -41,6 +44,19 @@ pub struct CodeMemo {
 
 /// The SCC save's and restore's words for (target, SCC save, whether a pair).
 pub(super) type SccWords = ((Target, Src, bool), Words, Words);
+
+/// A pair's `s_getpc_b64`, `s_setpc_b64`, and `s_add_u32`, `s_addc_u32`
+/// adding a literal dword to its halves, each once encoded.
+type JumpWords = ((Target, u16), [Option<Words>; 4]);
+
+/// Which of [`JumpWords`].
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Jump {
+    GetPc,
+    SetPc,
+    AddLow,
+    AddHigh,
+}
 
 /// The code of one shape.
 #[derive(Debug)]
@@ -149,6 +165,50 @@ impl AmdLowering<'_> {
             self.appended.table_literals.push(TableLiteral { word: start + at as usize, high });
         }
         true
+    }
+
+    /// The words of `which` jump instruction of the pair at `r`, encoded
+    /// once per pair (the adds with a literal dword: see [`Self::pair_add`]).
+    pub(super) fn jump_words(&self, which: Jump, r: u16) -> Result<Words, RewriteError> {
+        let key = (self.enc.target, r);
+        let mut made = match self.memo.jump.get() {
+            Some((k, made)) if k == key => made,
+            _ => [None; 4],
+        };
+        if let Some(w) = made[which as usize] {
+            return Ok(w);
+        }
+        let e = self.e();
+        let w = match which {
+            Jump::GetPc => e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(r)), None)?,
+            Jump::SetPc => e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(r)))?,
+            Jump::AddLow => e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::FixedLiteral(0))?,
+            Jump::AddHigh => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::FixedLiteral(0))?,
+        };
+        made[which as usize] = Some(w);
+        self.memo.jump.set(Some((key, made)));
+        Ok(w)
+    }
+
+    /// The instructions of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`;
+    /// clobbers SCC), each half a literal dword where it is not an inline
+    /// constant (0..=64).
+    pub(super) fn pair_add(&self, r: u16, delta: u64) -> Result<[Words; 2], RewriteError> {
+        let e = self.e();
+        let with_literal = |mut w: Words, v: u32| {
+            let last = w.len() - 1;
+            w[last] = v;
+            w
+        };
+        let low = match delta as u32 {
+            v if v <= 64 => e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(v))?,
+            v => with_literal(self.jump_words(Jump::AddLow, r)?, v),
+        };
+        let high = match (delta >> 32) as u32 {
+            v if v <= 64 => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal(v))?,
+            v => with_literal(self.jump_words(Jump::AddHigh, r)?, v),
+        };
+        Ok([low, high])
     }
 
     /// Where a check's code begins (see [`Self::keep_check`]).

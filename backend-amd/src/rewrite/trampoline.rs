@@ -556,13 +556,15 @@ impl AmdLowering<'_> {
     /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
     /// through the jump pair (both dead at a site whose SGPRs are borrowed).
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
-        let e = self.e();
         self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = self.scc_save_words()?.to_vec();
-        code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?.into_iter().flatten());
-        code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
+        let mut code = Vec::with_capacity(ISLAND_BYTES as usize / 4);
+        code.extend_from_slice(&self.scc_save_words()?);
+        code.extend_from_slice(&self.jump_words(Jump::GetPc, j)?);
+        for w in self.pair_add(j, to.wrapping_sub(at + 8))? {
+            code.extend_from_slice(&w);
+        }
+        code.extend_from_slice(&self.jump_words(Jump::SetPc, j)?);
         Ok(code)
     }
 
