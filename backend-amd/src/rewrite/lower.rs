@@ -251,6 +251,14 @@ impl AmdLowering<'_> {
         *self.islands = c.islands;
     }
 
+    /// [`Self::rollback`] to a checkpoint kept (the pool copied into the
+    /// room it has).
+    pub fn rollback_to(&mut self, c: &Checkpoint) {
+        self.appended.truncate(c.words);
+        self.table.truncate(c.slots);
+        self.islands.restore_from(&c.islands);
+    }
+
     fn emit(&mut self, w: impl AsRef<[u32]>) {
         self.appended.push(w.as_ref());
     }

@@ -337,6 +337,24 @@ impl IslandPool {
         best.filter(|&p| p.abs_diff(to) < from.abs_diff(to))
     }
 
+    /// Becomes `other` (a copy, into the room this pool's vectors have).
+    pub fn restore_from(&mut self, other: &IslandPool) {
+        let IslandPool { free, zones, long_jumps, hold_islands } = other;
+        self.free.clone_from(free);
+        match (&mut self.zones, zones) {
+            (Some(mine), Some(z)) => {
+                let Zones { remaining, last, relay_room, island_room } = z;
+                mine.remaining = *remaining;
+                mine.last = *last;
+                mine.relay_room.clone_from(relay_room);
+                mine.island_room.clone_from(island_room);
+            }
+            (mine, z) => mine.clone_from(z),
+        }
+        self.long_jumps = *long_jumps;
+        self.hold_islands = *hold_islands;
+    }
+
     /// Takes the slot at `p` out of the free room.
     fn remove(&mut self, p: u64) {
         let holds = |r: &Range<u64>| r.start <= p && p + RELAY_BYTES <= r.end;

@@ -823,7 +823,7 @@ impl Mark {
     }
 
     fn restore(&self, l: &mut AmdLowering<'_>, out: &mut KernelLowering) {
-        l.rollback(self.checkpoint.clone());
+        l.rollback_to(&self.checkpoint);
         out.anchors.truncate(self.anchors);
         out.islands = self.islands;
         out.relays = self.relays;
