@@ -80,6 +80,9 @@ pub struct TableLayout {
     /// hash serves.
     #[serde(skip)]
     index: HashMap<(u32, SlotKind), u32, FastKeys>,
+    /// The same for the checks' slots (most of them), by a key of their own.
+    #[serde(skip)]
+    exceptions: HashMap<ExceptionKey, u32, FastKeys>,
     /// The kernels named so far, numbered.
     #[serde(skip)]
     kernels: HashMap<Arc<str>, u32, FastKeys>,
@@ -89,6 +92,9 @@ pub struct TableLayout {
     #[serde(skip)]
     indexed: usize,
 }
+
+/// A check's slot key: (kernel number, site, kind, format).
+type ExceptionKey = (u32, SiteId, ExceptionKind, FpFormat);
 
 impl PartialEq for TableLayout {
     fn eq(&self, other: &Self) -> bool {
@@ -109,7 +115,7 @@ impl TableLayout {
     pub fn with_capacity(slots: usize) -> TableLayout {
         let mut t = TableLayout::default();
         t.slots.reserve(slots);
-        t.index.reserve(slots);
+        t.exceptions.reserve(slots);
         t
     }
 
@@ -120,15 +126,25 @@ impl TableLayout {
         }
         let k = self.kernel(kernel).1;
         let i = self.slots.len() as u32;
-        match self.index.entry((k, kind)) {
-            Entry::Occupied(e) => return *e.get(),
-            Entry::Vacant(e) => {
-                let kind = e.key().1.clone();
-                e.insert(i);
-                let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
-                self.slots.push(TableSlot { kernel: name, kind });
-            }
-        }
+        let kind = match kind {
+            SlotKind::Exception { site, kind: e, format } => match self.exceptions.entry((k, site, e, format)) {
+                Entry::Occupied(o) => return *o.get(),
+                Entry::Vacant(v) => {
+                    v.insert(i);
+                    kind
+                }
+            },
+            other => match self.index.entry((k, other)) {
+                Entry::Occupied(o) => return *o.get(),
+                Entry::Vacant(v) => {
+                    let kind = v.key().1.clone();
+                    v.insert(i);
+                    kind
+                }
+            },
+        };
+        let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
+        self.slots.push(TableSlot { kernel: name, kind });
         self.indexed = self.slots.len();
         i
     }
@@ -158,7 +174,10 @@ impl TableLayout {
         if self.indexed == self.slots.len() {
             for s in &self.slots[len..] {
                 if let Some(&k) = self.kernels.get(&s.kernel) {
-                    self.index.remove(&(k, s.kind.clone()));
+                    match s.kind {
+                        SlotKind::Exception { site, kind, format } => self.exceptions.remove(&(k, site, kind, format)),
+                        _ => self.index.remove(&(k, s.kind.clone())),
+                    };
                 }
             }
             self.indexed = len;
@@ -169,13 +188,19 @@ impl TableLayout {
     /// Indexes every slot (the first of equal keys, as a search would find).
     fn reindex(&mut self) {
         self.index.clear();
+        self.exceptions.clear();
         self.kernels.clear();
         self.last = None;
         for i in 0..self.slots.len() {
             let (name, k) = self.kernel(&self.slots[i].kernel.clone()).clone();
             let s = &mut self.slots[i];
             s.kernel = name;
-            self.index.entry((k, s.kind.clone())).or_insert(i as u32);
+            match s.kind {
+                SlotKind::Exception { site, kind, format } => {
+                    self.exceptions.entry((k, site, kind, format)).or_insert(i as u32)
+                }
+                _ => self.index.entry((k, s.kind.clone())).or_insert(i as u32),
+            };
         }
         self.indexed = self.slots.len();
     }
@@ -361,6 +386,13 @@ mod tests {
         let mut back: TableLayout = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
         assert_eq!(back, t);
         assert_eq!((back.slot("k", bit(1)), back.slot("k", bit(0)), back.slot("k", bit(2))), (2, 0, 3));
+        // Checks' slots (indexed apart) too.
+        let nan = |site| SlotKind::Exception { site: SiteId(site), kind: ExceptionKind::Nan, format: FpFormat::F32 };
+        assert_eq!((t.slot("k", nan(7)), t.slot("j", nan(7)), t.slot("k", nan(7))), (3, 4, 3));
+        t.truncate(4);
+        assert_eq!((t.slot("k", nan(8)), t.slot("j", nan(7)), t.slot("k", nan(7))), (4, 5, 3));
+        let mut back: TableLayout = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!((back.slot("j", nan(7)), back.slot("k", nan(8)), back.slot("j", nan(8))), (5, 4, 6));
     }
 
     #[test]
