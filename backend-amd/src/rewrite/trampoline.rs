@@ -57,8 +57,8 @@ struct Carve<'c, 'p> {
     index: usize,
     floor: usize,
     from: Option<usize>,
-    targets: &'c BTreeSet<usize>,
-    sites: &'c BTreeSet<usize>,
+    targets: &'c Indices,
+    sites: &'c Indices,
     taken: &'c [(usize, &'p [Probe])],
 }
 
@@ -79,7 +79,7 @@ impl AmdLowering<'_> {
             groups.sort_by_key(|(i, _)| *i);
         }
         let targets = if self.islands.long_jumps { self.branch_targets() } else { None };
-        let sites: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
+        let sites = Indices::of(groups.iter().map(|(i, _)| *i));
         // Instructions before `floor` are anchored already: a window starts at or after it.
         let mut floor = 0usize;
         // The latest run of groups lowered one by one, to take back where a
@@ -605,25 +605,21 @@ impl AmdLowering<'_> {
     /// first), by index; None when the unit jumps where the code does not
     /// say (an `s_setpc_b64` other than a device function's return through
     /// `s[30:31]`), so that no window is safe.
-    fn branch_targets(&self) -> Option<BTreeSet<usize>> {
+    fn branch_targets(&self) -> Option<Indices> {
         let index = |addr: u64| self.instrs.binary_search_by_key(&addr, |d| d.addr).ok();
-        let mut out = BTreeSet::new();
+        let mut out = Vec::new();
         for (i, d) in self.instrs.iter().enumerate() {
             match d.insn.control_flow(d.addr) {
                 ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => out.extend(index(target)),
                 // a call returns to the next instruction
-                ControlFlow::Call { .. } => {
-                    out.insert(i + 1);
-                }
-                ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => {
-                    out.insert(i + 1);
-                }
+                ControlFlow::Call { .. } => out.push(i + 1),
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => out.push(i + 1),
                 ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 && d.insn.words[0] & 0xFF == 30 => {}
                 ControlFlow::Indirect | ControlFlow::Trap => return None,
                 _ => {}
             }
         }
-        Some(out)
+        Some(Indices::of(out))
     }
 
     /// Room for an island where no padding within reach is free: the
@@ -721,8 +717,8 @@ impl AmdLowering<'_> {
         &mut self,
         index: usize,
         floor: usize,
-        targets: &BTreeSet<usize>,
-        sites: &BTreeSet<usize>,
+        targets: &Indices,
+        sites: &Indices,
     ) -> Option<(RangeInclusive<usize>, u64)> {
         let falls_through = |i: usize| {
             let d = &self.instrs[i];
@@ -777,10 +773,32 @@ impl AmdLowering<'_> {
             end += 1;
             rest += self.instrs[end].insn.length as u64;
         }
-        if end > b && rest < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
+        if end > b && rest < LONG_JUMP_BYTES && sites.any_in(b + 1..=end) {
             b = end;
         }
         Some((a..=b, 0))
+    }
+}
+
+/// Instruction indices (a unit's sites, its branch targets), sorted.
+struct Indices(Vec<usize>);
+
+impl Indices {
+    fn of(indices: impl IntoIterator<Item = usize>) -> Indices {
+        let mut v: Vec<usize> = indices.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        Indices(v)
+    }
+
+    fn contains(&self, i: &usize) -> bool {
+        self.0.binary_search(i).is_ok()
+    }
+
+    /// Whether one of them lies in `r`.
+    fn any_in(&self, r: RangeInclusive<usize>) -> bool {
+        let at = self.0.partition_point(|&i| i < *r.start());
+        self.0.get(at).is_some_and(|i| r.contains(i))
     }
 }
 
