@@ -703,6 +703,46 @@ mod tests {
             .collect()
     }
 
+    /// Lowers `view`'s plan over `instrs` (scratch from s40 and v8, waits
+    /// inserted), every site: what lowering made, the appended code (at
+    /// 0x2000) and the table.
+    pub(super) fn lowered_unit(
+        instrs: &[DecodedInstr],
+        view: &KernelView,
+        plan: &Plan,
+        sites: &SiteTable,
+        table_address: TableAddress,
+        memo: &mut CodeMemo,
+    ) -> (KernelLowering, Appended, TableLayout) {
+        let target = Target::Gfx90a;
+        let waits = WaitAnalysis::run(instrs);
+        let mut table = TableLayout::default();
+        let mut appended = Appended::new(0x2000);
+        let mut islands = IslandPool::default();
+        let out = AmdLowering {
+            enc: Encoder { target },
+            entry: 0x1000,
+            instrs,
+            facts: UnitFacts::of(instrs),
+            waits: &waits,
+            scratch: Scratch::new(40, 8),
+            table: &mut table,
+            table_address,
+            appended: &mut appended,
+            islands: &mut islands,
+            insert_waits: true,
+            flow_routine: None,
+            scavenger: None,
+            relocation: None,
+            table_words: None,
+            memo,
+        }
+        .lower(view, plan, sites)
+        .expect("lowers");
+        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        (out, appended, table)
+    }
+
     #[test]
     fn a_unit_refused_for_an_instruction_that_must_move_out_of_reach_asks_for_more_ways() {
         let far = format!("`s_swappc_b64 s[30:31], s[16:17]` at +0xed0 {MUST_MOVE}{OUT_OF_REACH}: no island");
@@ -730,30 +770,8 @@ mod tests {
         let view = kernel_view("k", 0x1000, &instrs);
         let mut sites = SiteTable::new();
         let plan = InstructionCounter.plan(&view, &mut sites);
-        let waits = WaitAnalysis::run(&instrs);
-        let mut table = TableLayout::default();
-        let mut appended = Appended::new(0x2000);
-        let mut islands = IslandPool::default();
-        let mut low = AmdLowering {
-            enc: Encoder { target },
-            entry: 0x1000,
-            instrs: &instrs,
-            facts: UnitFacts::of(&instrs),
-            waits: &waits,
-            scratch: Scratch::new(40, 8),
-            table: &mut table,
-            table_address: TableAddress::Known(0x10_0000),
-            appended: &mut appended,
-            islands: &mut islands,
-            insert_waits: true,
-            flow_routine: None,
-            scavenger: None,
-            relocation: None,
-            table_words: None,
-            memo: &mut CodeMemo::default(),
-        };
-        let out = low.lower(&view, &plan, &sites).expect("lowers");
-        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        let (out, appended, _) =
+            lowered_unit(&instrs, &view, &plan, &sites, TableAddress::Known(0x10_0000), &mut CodeMemo::default());
         assert_eq!(out.anchors.len(), 5);
         let code = decode_all(target, &appended.words, 0x2000);
         // Each anchor branches to its trampoline.

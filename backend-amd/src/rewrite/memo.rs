@@ -242,7 +242,7 @@ impl AmdLowering<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::decode_all;
+    use super::super::tests::{decode_all, lowered_unit};
     use super::*;
     use crate::rewrite::view::kernel_view;
     use xfpx_common::tool::{Detector, Tool};
@@ -261,30 +261,7 @@ mod tests {
         let view = kernel_view("k", 0x1000, &instrs);
         let mut sites = SiteTable::new();
         let plan = Detector::default().plan(&view, &mut sites);
-        let waits = WaitAnalysis::run(&instrs);
-        let mut table = TableLayout::default();
-        let mut appended = Appended::new(0x2000);
-        let mut islands = IslandPool::default();
-        let mut low = AmdLowering {
-            enc: e,
-            entry: 0x1000,
-            instrs: &instrs,
-            facts: UnitFacts::of(&instrs),
-            waits: &waits,
-            scratch: Scratch::new(40, 8),
-            table: &mut table,
-            table_address,
-            appended: &mut appended,
-            islands: &mut islands,
-            insert_waits: true,
-            flow_routine: None,
-            scavenger: None,
-            relocation: None,
-            table_words: None,
-            memo,
-        };
-        let out = low.lower(&view, &plan, &sites).expect("lowers");
-        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        let (out, appended, table) = lowered_unit(&instrs, &view, &plan, &sites, table_address, memo);
         (appended, table, out.trampolines)
     }
 
