@@ -5,6 +5,7 @@
 //! and infinity.
 
 use super::*;
+use xfpx_common::fp::ExceptionKinds;
 
 pub(super) const CLASS_NAN: u32 = 0b00_0000_0011;
 pub(super) const CLASS_INF: u32 = 0b10_0000_0100;
@@ -52,12 +53,140 @@ pub(super) enum Half {
     High,
 }
 
+/// A check's tests: per kind, its class mask and the lanes it counts.
+pub(super) type Checks = [(ExceptionKind, (u32, Lanes))];
+
 impl AmdLowering<'_> {
+    /// The code of a check probe: the class tests of `values` for each of
+    /// `kinds` the instruction may produce, each recording into the site's
+    /// slot of its kind when some lane is in its class (with several
+    /// kinds, one test of them all first skips the rest where none is).
+    /// Encoded once per shape and copied (see `memo`).
+    pub(super) fn check(
+        &mut self,
+        view: &KernelView,
+        p: &Probe,
+        values: &[ValueRef],
+        format: FpFormat,
+        kinds: ExceptionKinds,
+    ) -> Result<(), RewriteError> {
+        let ins = &view.instrs[p.instr as usize];
+        if let Some(why) = self.facts.in_indexing_region(self.instrs, p.instr as usize) {
+            return Err(RewriteError::Refused(why));
+        }
+        // bf16 values are shifted into the high half and tested as f32.
+        let cmp = match format {
+            FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
+            FpFormat::F16 | FpFormat::F16x2 => Opcode::V_CMP_CLASS_F16_E64,
+            _ => Opcode::V_CMP_CLASS_F32_E64,
+        };
+        // (the values' buffer is the memo's, kept from check to check)
+        let mut vals = std::mem::take(&mut self.memo.values);
+        vals.clear();
+        let insn = &self.instrs[p.instr as usize].insn;
+        for v in values {
+            let op = match v {
+                ValueRef::Def(n) => ins.defs.get(*n as usize),
+                ValueRef::Use(n) => ins.uses.get(*n as usize),
+                ValueRef::Reg(_) => None,
+            }
+            .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
+            let which = if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
+            // An f16 value in the high half is shifted down before its test.
+            let high = halves::high_half(insn, which, format).map_err(RewriteError::Refused)?;
+            let from = vals.len();
+            self.values_into(op, format, &mut vals)?;
+            for x in &mut vals[from..] {
+                if high && x.half == Half::Whole {
+                    x.half = Half::HighToLow;
+                }
+            }
+        }
+        let mut checks = [(ExceptionKind::Nan, (0, Lanes::All)); ExceptionKind::ALL.len()];
+        let mut n = 0;
+        for k in kinds.iter() {
+            let test = class_mask(k, ins.class);
+            if let (true, Some(c)) = (test.0 != 0, checks.get_mut(n)) {
+                *c = (k, test);
+                n += 1;
+            }
+        }
+        // Steps of a division sequence are judged at its v_div_fixup.
+        let step = self.facts.is_step(self.instrs, p.instr as usize);
+        let lowered = if n == 0 || vals.is_empty() || step {
+            Ok(())
+        } else {
+            self.check_code(view, p, cmp, format, &vals, &checks[..n])
+        };
+        self.memo.values = vals;
+        lowered
+    }
+
+    /// The code of a check of `vals` (see [`Self::check`]).
+    fn check_code(
+        &mut self,
+        view: &KernelView,
+        p: &Probe,
+        cmp: Opcode,
+        format: FpFormat,
+        vals: &[Value],
+        checks: &Checks,
+    ) -> Result<(), RewriteError> {
+        let e = self.e();
+        let slot_of = |table: &mut TableLayout, k: usize| {
+            table.slot(&view.name, SlotKind::Exception { site: p.site, kind: checks[k].0, format })
+        };
+        if self.copy_check(cmp, format, vals, checks, slot_of) {
+            return Ok(());
+        }
+        let start = self.check_start();
+        let mut slot_words = [None; ExceptionKind::ALL.len()];
+        // Fast path: one test for every kind at once; the per-kind
+        // tests and records run only when some lane is exceptional.
+        let union = checks.iter().fold(0, |a, &(_, (m, _))| a | m);
+        let skip_all = if checks.len() > 1 {
+            self.class_test(cmp, vals, format, union)?;
+            let at = self.appended.words.len();
+            self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
+            Some(at)
+        } else {
+            None
+        };
+        for (k, &(_, (mask, lanes))) in checks.iter().enumerate() {
+            let slot = slot_of(self.table, k);
+            let found = self.class_test(cmp, vals, format, mask)?;
+            match lanes {
+                Lanes::All => {}
+                Lanes::ZeroDivisor => {
+                    self.emit(e.sop2(Opcode::S_AND_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
+                }
+                Lanes::NonzeroDivisor => {
+                    self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
+                }
+            }
+            let skip = self.appended.words.len();
+            self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
+            slot_words[k] = self.record_slot(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
+            self.patch_skip(skip)?;
+        }
+        if let Some(at) = skip_all {
+            self.patch_skip(at)?;
+        }
+        self.keep_check(start, &slot_words[..checks.len()]);
+        Ok(())
+    }
+
     /// The values a check reads, register by register (pairs for f64).
     pub(super) fn values(&self, op: &Operand, format: FpFormat) -> Result<Vec<Value>, RewriteError> {
-        let Operand::Reg(r) = op else { return Ok(Vec::new()) };
-        let words = u16::from(format.register_words());
         let mut out = Vec::new();
+        self.values_into(op, format, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::values`], appended to `out`.
+    fn values_into(&self, op: &Operand, format: FpFormat, out: &mut Vec<Value>) -> Result<(), RewriteError> {
+        let Operand::Reg(r) = op else { return Ok(()) };
+        let words = u16::from(format.register_words());
         let mut i = 0u16;
         while i + words <= u16::from(r.count) {
             let n = r.first + i;
@@ -78,7 +207,7 @@ impl AmdLowering<'_> {
             }
             i += words;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Brings a value to a VOP3 source beside the class mask `class`,

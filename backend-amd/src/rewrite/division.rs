@@ -65,28 +65,56 @@ pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
 /// [`is_step`] given the earliest `v_div_scale` of the stretch before
 /// `index` with no `v_div_fixup` after it (`start`).
 pub(super) fn is_step_from(code: &[DecodedInstr], index: usize, start: Option<usize>) -> bool {
-    let Some(here) = code.get(index) else { return false };
-    match role(&here.insn) {
-        Some(Role::Step) => return true,
-        Some(Role::Quotient { divisor: 1 }) => return false,
-        _ => {}
-    }
-    let Some(start) = start else { return false };
-    // The VGPRs holding values derived from a v_div_scale result, as bits.
-    let mut tainted: Vec<u64> = Vec::new();
-    let has = |set: &[u64], r: u16| set.get(usize::from(r / 64)).is_some_and(|w| w >> (r % 64) & 1 == 1);
-    for (j, d) in code.iter().enumerate().take(index + 1).skip(start) {
-        let reads_tainted = vgpr_numbers(d.insn.reg_reads()).any(|r| has(&tainted, r));
-        if j == index {
-            return reads_tainted;
+    match step_role(code, index) {
+        Some(known) => known,
+        None => {
+            let Some(start) = start else { return false };
+            let mut taint = Taint::default();
+            code.iter().take(index).skip(start).for_each(|d| taint.pass(&d.insn));
+            taint.read_by(&code[index].insn)
         }
-        let taints = d.insn.op.traits().contains(Traits::DIV_SCALE) || reads_tainted;
-        for r in vgpr_numbers(d.insn.reg_writes()) {
+    }
+}
+
+/// Whether instruction `index` is a division step by its role alone (a
+/// step, or a quotient whose divisor is its second source: not one);
+/// None where that takes the values it reads.
+pub(super) fn step_role(code: &[DecodedInstr], index: usize) -> Option<bool> {
+    let Some(here) = code.get(index) else { return Some(false) };
+    match role(&here.insn) {
+        Some(Role::Step) => Some(true),
+        Some(Role::Quotient { divisor: 1 }) => Some(false),
+        _ => None,
+    }
+}
+
+/// The VGPRs holding values derived from a `v_div_scale` result, as bits,
+/// after the instructions passed so far (from the sequence's start).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Taint {
+    bits: Vec<u64>,
+}
+
+impl Taint {
+    fn has(&self, r: u16) -> bool {
+        self.bits.get(usize::from(r / 64)).is_some_and(|w| w >> (r % 64) & 1 == 1)
+    }
+
+    /// Whether `insn` reads a tainted VGPR.
+    pub(super) fn read_by(&self, insn: &Instruction) -> bool {
+        vgpr_numbers(insn.reg_reads()).any(|r| self.has(r))
+    }
+
+    /// Passes `insn`: the VGPRs it writes are tainted where it is a
+    /// `v_div_scale` or reads a tainted one, else clean.
+    pub(super) fn pass(&mut self, insn: &Instruction) {
+        let taints = insn.op.traits().contains(Traits::DIV_SCALE) || self.read_by(insn);
+        for r in vgpr_numbers(insn.reg_writes()) {
             let word = usize::from(r / 64);
-            if taints && tainted.len() <= word {
-                tainted.resize(word + 1, 0);
+            if taints && self.bits.len() <= word {
+                self.bits.resize(word + 1, 0);
             }
-            if let Some(w) = tainted.get_mut(word) {
+            if let Some(w) = self.bits.get_mut(word) {
                 if taints {
                     *w |= 1 << (r % 64);
                 } else {
@@ -95,7 +123,11 @@ pub(super) fn is_step_from(code: &[DecodedInstr], index: usize, start: Option<us
             }
         }
     }
-    false
+
+    /// Forgets every taint.
+    pub(super) fn clear(&mut self) {
+        self.bits.clear();
+    }
 }
 
 /// The VGPR numbers of `ranges`.

@@ -7,7 +7,9 @@
 
 use xfpx_amd_isa::{ControlFlow, Opcode, Traits};
 
-use super::division;
+use std::cell::RefCell;
+
+use super::division::{self, Taint};
 use super::halves;
 use super::view::DecodedInstr;
 
@@ -24,6 +26,18 @@ pub struct UnitFacts {
     stretch_start: Vec<u32>,
     /// The `v_div_scale` instructions, in order.
     scales: Vec<u32>,
+    /// Where the last division scan stood (see [`UnitFacts::is_step`]).
+    scan: RefCell<StepScan>,
+}
+
+/// A division sequence's taints from its `v_div_scale` (`start`) through
+/// the instructions before `next`: the next question about the same
+/// sequence, further on, goes on from there.
+#[derive(Debug, Clone, Default)]
+struct StepScan {
+    start: usize,
+    next: usize,
+    taint: Taint,
 }
 
 impl UnitFacts {
@@ -33,6 +47,7 @@ impl UnitFacts {
             indexing_stop: Vec::with_capacity(code.len() + 1),
             stretch_start: Vec::with_capacity(code.len()),
             scales: Vec::new(),
+            scan: RefCell::default(),
         };
         let (mut stop, mut start) = (None, 0u32);
         for (i, d) in code.iter().enumerate() {
@@ -65,13 +80,29 @@ impl UnitFacts {
     }
 
     /// [`division::is_step`] of instruction `index` of `code` (the code
-    /// these facts are of).
+    /// these facts are of). Questions in address order about one sequence
+    /// take its instructions once: the taints found for the last one are
+    /// kept.
     pub fn is_step(&self, code: &[DecodedInstr], index: usize) -> bool {
         let Some(&floor) = self.stretch_start.get(index) else { return false };
         let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
         let first = self.scales.partition_point(|&s| (s as usize) < lowest);
         let start = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index);
-        division::is_step_from(code, index, start)
+        if let Some(known) = division::step_role(code, index) {
+            return known;
+        }
+        let Some(start) = start else { return false };
+        let mut scan = self.scan.borrow_mut();
+        if scan.start != start || scan.next < start || scan.next > index {
+            scan.start = start;
+            scan.next = start;
+            scan.taint.clear();
+        }
+        for d in &code[scan.next..index] {
+            scan.taint.pass(&d.insn);
+        }
+        scan.next = index;
+        scan.taint.read_by(&code[index].insn)
     }
 }
 
@@ -101,6 +132,10 @@ mod tests {
                     assert_eq!(facts.in_indexing_region(code, i), halves::in_indexing_region(code, i), "{p:?} {i}");
                     assert_eq!(facts.is_step(code, i), division::is_step(code, i), "{p:?} {i}");
                     checked += 1;
+                }
+                // Questions out of order (each one after a later one) too.
+                for i in (0..=code.len()).rev() {
+                    assert_eq!(facts.is_step(code, i), division::is_step(code, i), "{p:?} {i}, backward");
                 }
             }
         }

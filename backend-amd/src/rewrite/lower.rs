@@ -34,7 +34,7 @@ use super::view::DecodedInstr;
 use super::waitcnt::{waitcnt_imm, WaitAnalysis};
 use super::RewriteError;
 use crate::builder::Patch;
-use checks::{class_mask, Half, Lanes, Value, CLASS_INF, CLASS_NAN, CLASS_SUBNORMAL, CLASS_ZERO};
+use checks::{Checks, Half, Lanes, Value, CLASS_INF, CLASS_NAN, CLASS_SUBNORMAL, CLASS_ZERO};
 
 #[path = "checks.rs"]
 mod checks;
@@ -44,9 +44,13 @@ mod flow;
 mod inject;
 #[path = "lanes.rs"]
 mod lanes;
+#[path = "memo.rs"]
+mod memo;
 #[path = "trampoline.rs"]
 mod trampoline;
 use inject::Part;
+pub use memo::CodeMemo;
+use memo::Jump;
 
 /// How the reason of a site refused for reach begins.
 const OUT_OF_REACH: &str = "out of reach";
@@ -109,8 +113,10 @@ impl Appended {
         self.words.extend_from_slice(w);
     }
     pub fn bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 * self.words.len());
-        self.words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        let mut out = vec![0u8; 4 * self.words.len()];
+        for (b, w) in out.chunks_exact_mut(4).zip(&self.words) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
         out
     }
 }
@@ -168,6 +174,8 @@ pub struct AmdLowering<'a> {
     /// The instructions that load the table's address, once encoded (by
     /// the register pair they load; see [`Self::table_address_to`]).
     pub table_words: Option<(u16, [Words; 2])>,
+    /// Code encoded once and copied (see `memo`).
+    pub memo: &'a mut CodeMemo,
 }
 
 /// How a unit's code runs elsewhere than it was linked, or calls elsewhere:
@@ -243,6 +251,14 @@ impl AmdLowering<'_> {
         *self.islands = c.islands;
     }
 
+    /// [`Self::rollback`] to a checkpoint kept (the pool copied into the
+    /// room it has).
+    pub fn rollback_to(&mut self, c: &Checkpoint) {
+        self.appended.truncate(c.words);
+        self.table.truncate(c.slots);
+        self.islands.restore_from(&c.islands);
+    }
+
     fn emit(&mut self, w: impl AsRef<[u32]>) {
         self.appended.push(w.as_ref());
     }
@@ -262,14 +278,13 @@ impl AmdLowering<'_> {
         self.appended.truncate(start);
         self.jump_regs_dead(false)?;
         let j = self.scratch.jump();
-        let e = self.e();
         self.save_scc()?;
         let pc = self.appended.here() + 4;
-        self.emit(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
+        self.emit(self.jump_words(Jump::GetPc, j)?);
         self.add_to_pair(j, target.wrapping_sub(pc))?;
         self.restore_scc()?;
         self.restore_from_lanes()?;
-        self.emit(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
+        self.emit(self.jump_words(Jump::SetPc, j)?);
         Ok(())
     }
 
@@ -413,7 +428,7 @@ impl AmdLowering<'_> {
 
     /// `s[r:r+1] += delta` (clobbers SCC).
     fn add_to_pair(&mut self, r: u16, delta: u64) -> Result<(), RewriteError> {
-        for w in pair_add(self.e(), r, delta)? {
+        for w in self.pair_add(r, delta)? {
             self.emit(w);
         }
         Ok(())
@@ -421,17 +436,25 @@ impl AmdLowering<'_> {
 
     /// Single-lane atomic `op` of `v_data` into slot `slot` of the table.
     fn record(&mut self, slot: u32, op: Opcode, data: Src) -> Result<(), RewriteError> {
+        self.record_slot(slot, op, data).map(|_| ())
+    }
+
+    /// [`Self::record`]; returns the word of the slot's byte offset (None
+    /// where it is an inline constant).
+    fn record_slot(&mut self, slot: u32, op: Opcode, data: Src) -> Result<Option<usize>, RewriteError> {
         let e = self.e();
         let s = self.scratch;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Sgpr(s.exec_save())), Some(Src::Special(SpecialReg::Exec)))?);
         let kept = self.one_lane(&[s.v_addr(), s.v_data()])?;
-        self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?);
+        let offset = e.vop1(Opcode::V_MOV_B32_E32, s.v_addr(), Src::Literal(slot * 4))?;
+        self.emit(offset);
+        let at = (offset.len() == 2).then(|| self.appended.words.len() - 1);
         self.emit(e.vop1(Opcode::V_MOV_B32_E32, s.v_data(), data)?);
         self.table_address_to(s.table())?;
         self.emit(e.global_atomic(op, s.v_addr(), s.v_data(), s.table())?);
         self.restore_lane(&kept)?;
         self.emit(e.sop1(Opcode::S_MOV_B64, Some(Src::Special(SpecialReg::Exec)), Some(Src::Sgpr(s.exec_save())))?);
-        Ok(())
+        Ok(at)
     }
 
     /// EXEC := one lane, for a single-lane table update that writes
@@ -535,78 +558,8 @@ impl AmdLowering<'_> {
     fn probe(&mut self, view: &KernelView, plan: &Plan, p: &Probe) -> Result<(), RewriteError> {
         let e = self.e();
         let s = self.scratch;
-        let ins = &view.instrs[p.instr as usize];
         match &p.action {
-            Action::CheckFp { values, format, kinds } => {
-                if let Some(why) = self.facts.in_indexing_region(self.instrs, p.instr as usize) {
-                    return Err(RewriteError::Refused(why));
-                }
-                // bf16 values are shifted into the high half and tested as f32.
-                let cmp = match format {
-                    FpFormat::F64 => Opcode::V_CMP_CLASS_F64_E64,
-                    FpFormat::F16 | FpFormat::F16x2 => Opcode::V_CMP_CLASS_F16_E64,
-                    _ => Opcode::V_CMP_CLASS_F32_E64,
-                };
-                let mut vals = Vec::new();
-                let insn = &self.instrs[p.instr as usize].insn;
-                for v in values {
-                    let op = match v {
-                        ValueRef::Def(n) => ins.defs.get(*n as usize),
-                        ValueRef::Use(n) => ins.uses.get(*n as usize),
-                        ValueRef::Reg(_) => None,
-                    }
-                    .ok_or_else(|| RewriteError::Refused(format!("value {v:?} does not exist")))?;
-                    let which =
-                        if matches!(v, ValueRef::Def(_)) { halves::Value::Result } else { halves::Value::Source(op) };
-                    // An f16 value in the high half is shifted down before its test.
-                    let high = halves::high_half(insn, which, *format).map_err(RewriteError::Refused)?;
-                    vals.extend(self.values(op, *format)?.into_iter().map(|mut x| {
-                        if high && x.half == Half::Whole {
-                            x.half = Half::HighToLow;
-                        }
-                        x
-                    }));
-                }
-                let checks: Vec<(ExceptionKind, (u32, Lanes))> =
-                    kinds.iter().map(|k| (k, class_mask(k, ins.class))).filter(|&(_, (m, _))| m != 0).collect();
-                // Steps of a division sequence are judged at its v_div_fixup.
-                let step = self.facts.is_step(self.instrs, p.instr as usize);
-                if checks.is_empty() || vals.is_empty() || step {
-                    return Ok(());
-                }
-                // Fast path: one test for every kind at once; the per-kind
-                // tests and records run only when some lane is exceptional.
-                let union = checks.iter().fold(0, |a, &(_, (m, _))| a | m);
-                let skip_all = if checks.len() > 1 {
-                    self.class_test(cmp, &vals, *format, union)?;
-                    let at = self.appended.words.len();
-                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-                    Some(at)
-                } else {
-                    None
-                };
-                for (kind, (mask, lanes)) in checks {
-                    let slot = self.table.slot(&view.name, SlotKind::Exception { site: p.site, kind, format: *format });
-                    let found = self.class_test(cmp, &vals, *format, mask)?;
-                    match lanes {
-                        Lanes::All => {}
-                        Lanes::ZeroDivisor => {
-                            self.emit(e.sop2(Opcode::S_AND_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
-                        }
-                        Lanes::NonzeroDivisor => {
-                            self.emit(e.sop2(Opcode::S_ANDN2_B64, found, found, Src::Sgpr(self.zero_divisor()?))?)
-                        }
-                    }
-                    let skip = self.appended.words.len();
-                    self.emit(e.sopp(Opcode::S_CBRANCH_SCC0, 0)?);
-                    self.record(slot, Opcode::GLOBAL_ATOMIC_ADD, Src::Int(1))?;
-                    self.patch_skip(skip)?;
-                }
-                if let Some(at) = skip_all {
-                    self.patch_skip(at)?;
-                }
-                Ok(())
-            }
+            Action::CheckFp { values, format, kinds } => self.check(view, p, values, *format, *kinds),
             Action::Count { counter } => {
                 let def = plan
                     .counters
@@ -632,9 +585,8 @@ impl AmdLowering<'_> {
         }
     }
 
-    /// Registers a group of probes reads from the kernel (for waits).
-    fn probe_reads(view: &KernelView, probes: &[&Probe]) -> Vec<(IsaFile, u16)> {
-        let mut out = Vec::new();
+    /// Registers a group of probes reads from the kernel (for waits), into `out`.
+    fn probe_reads(view: &KernelView, probes: &[&Probe], out: &mut Vec<(IsaFile, u16)>) {
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
             // a flow probe before its instruction reads its sources, one after it its result
@@ -650,7 +602,13 @@ impl AmdLowering<'_> {
                 }
             }
         }
-        out
+    }
+
+    /// An empty buffer for the registers probes read (the memo's, kept from step to step).
+    fn reads_buffer(&mut self) -> Vec<(IsaFile, u16)> {
+        let mut reads = std::mem::take(&mut self.memo.reads);
+        reads.clear();
+        reads
     }
 
     fn wait(
@@ -704,13 +662,6 @@ impl AmdLowering<'_> {
     }
 }
 
-/// The instructions of `s[r:r+1] += delta` (`s_add_u32`, `s_addc_u32`; clobbers SCC).
-fn pair_add(e: Encoder, r: u16, delta: u64) -> Result<[Words; 2], RewriteError> {
-    let low = e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::Literal(delta as u32))?;
-    let high = e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal((delta >> 32) as u32))?;
-    Ok([low, high])
-}
-
 /// `hwreg(HW_REG_TRAPSTS, 0, 9)`: hardware register 3, bits [8:0] (the
 /// `simm16` packs id [5:0], offset [10:6], size-1 [15:11]).
 pub fn hwreg_trapsts_excp() -> u16 {
@@ -745,11 +696,51 @@ mod tests {
     use xfpx_amd_isa::Target;
     use xfpx_common::tool::{InstructionCounter, Tool};
 
-    fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
+    pub(super) fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         xfpx_amd_isa::disassemble(target, &bytes, base)
             .map(|(addr, r)| DecodedInstr { addr, insn: r.expect("decodes") })
             .collect()
+    }
+
+    /// Lowers `view`'s plan over `instrs` (scratch from s40 and v8, waits
+    /// inserted), every site: what lowering made, the appended code (at
+    /// 0x2000) and the table.
+    pub(super) fn lowered_unit(
+        instrs: &[DecodedInstr],
+        view: &KernelView,
+        plan: &Plan,
+        sites: &SiteTable,
+        table_address: TableAddress,
+        memo: &mut CodeMemo,
+    ) -> (KernelLowering, Appended, TableLayout) {
+        let target = Target::Gfx90a;
+        let waits = WaitAnalysis::run(instrs);
+        let mut table = TableLayout::default();
+        let mut appended = Appended::new(0x2000);
+        let mut islands = IslandPool::default();
+        let out = AmdLowering {
+            enc: Encoder { target },
+            entry: 0x1000,
+            instrs,
+            facts: UnitFacts::of(instrs),
+            waits: &waits,
+            scratch: Scratch::new(40, 8),
+            table: &mut table,
+            table_address,
+            appended: &mut appended,
+            islands: &mut islands,
+            insert_waits: true,
+            flow_routine: None,
+            scavenger: None,
+            relocation: None,
+            table_words: None,
+            memo,
+        }
+        .lower(view, plan, sites)
+        .expect("lowers");
+        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        (out, appended, table)
     }
 
     #[test]
@@ -779,29 +770,8 @@ mod tests {
         let view = kernel_view("k", 0x1000, &instrs);
         let mut sites = SiteTable::new();
         let plan = InstructionCounter.plan(&view, &mut sites);
-        let waits = WaitAnalysis::run(&instrs);
-        let mut table = TableLayout::default();
-        let mut appended = Appended::new(0x2000);
-        let mut islands = IslandPool::default();
-        let mut low = AmdLowering {
-            enc: Encoder { target },
-            entry: 0x1000,
-            instrs: &instrs,
-            facts: UnitFacts::of(&instrs),
-            waits: &waits,
-            scratch: Scratch::new(40, 8),
-            table: &mut table,
-            table_address: TableAddress::Known(0x10_0000),
-            appended: &mut appended,
-            islands: &mut islands,
-            insert_waits: true,
-            flow_routine: None,
-            scavenger: None,
-            relocation: None,
-            table_words: None,
-        };
-        let out = low.lower(&view, &plan, &sites).expect("lowers");
-        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        let (out, appended, _) =
+            lowered_unit(&instrs, &view, &plan, &sites, TableAddress::Known(0x10_0000), &mut CodeMemo::default());
         assert_eq!(out.anchors.len(), 5);
         let code = decode_all(target, &appended.words, 0x2000);
         // Each anchor branches to its trampoline.

@@ -21,7 +21,8 @@ use xfpx_common::view::KernelView;
 use super::encode::Encoder;
 use super::interprocedural::{Livenesses, ObjectLiveness};
 use super::lower::{
-    unit_out_of_reach, AmdLowering, Appended, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger, Scratch,
+    unit_out_of_reach, AmdLowering, Appended, CodeMemo, IslandPool, KernelLowering, RefusedSite, Relocation, Scavenger,
+    Scratch,
 };
 use super::outcome::{FunctionOutcome, KernelOutcome, KernelState, Mode, RewriteError, RewriteOptions};
 use super::prepare::{max_workgroup, FunctionUnit, KernelUnit, Units};
@@ -72,8 +73,9 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
     let mut ways = Ways::Islands;
     // The most words a pass appended so far (room the next one takes at once).
     let mut words = 0;
+    let slots = expected_slots(units);
     loop {
-        let mut pass = Pass::new(units, opts, region, ways, words);
+        let mut pass = Pass::new(units, opts, region, ways, (words, slots));
         pass.place_functions(&blocked);
         let more = pass.place_kernels();
         words = words.max(pass.appended.words.len());
@@ -132,6 +134,8 @@ struct Pass<'u, 'a> {
     unit_out_of_reach: bool,
     /// What liveness has learnt of the device functions so far.
     liveness: ObjectLiveness,
+    /// Code encoded once and copied.
+    memo: CodeMemo,
 }
 
 /// The code of a unit to lower.
@@ -164,7 +168,9 @@ struct LoweredKernel {
 }
 
 impl<'u, 'a> Pass<'u, 'a> {
-    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways, words: usize) -> Self {
+    /// A pass with room for (`words` of appended code, `slots` of the table).
+    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways, room: (usize, usize)) -> Self {
+        let (words, slots) = room;
         let mut islands = units.islands.clone();
         islands.long_jumps = ways >= Ways::LongJumps;
         if ways == Ways::Zones {
@@ -176,7 +182,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             units,
             opts,
             region,
-            table: TableLayout::default(),
+            table: TableLayout::with_capacity(slots),
             appended: Appended { words: Vec::with_capacity(words), ..Appended::new(region.start) },
             islands,
             patches: Vec::new(),
@@ -188,6 +194,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             more_ways: ways.more(near_text(&units.co, &region)).is_some(),
             unit_out_of_reach: false,
             liveness: ObjectLiveness::default(),
+            memo: CodeMemo::default(),
         }
     }
 
@@ -481,6 +488,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             scavenger: regs.scavenger,
             relocation: regs.relocation,
             table_words: None,
+            memo: &mut self.memo,
         };
         let checkpoint = lowering.checkpoint();
         match lowering.lower(unit.view, unit.plan, &self.units.sites) {
@@ -531,6 +539,19 @@ impl Ways {
 }
 
 /// What lowering a function (or a copy of one) took: its counts and the sites refused.
+/// About how many table slots the units' probes make (a check one per
+/// kind it tests, any other probe one): room the table takes at once.
+fn expected_slots(units: &Units<'_>) -> usize {
+    let plans = units.kernels.iter().map(|k| &k.plan).chain(units.functions.iter().map(|f| &f.plan));
+    plans
+        .flat_map(|plan| &plan.probes)
+        .map(|p| match &p.action {
+            Action::CheckFp { kinds, .. } => kinds.iter().count(),
+            _ => 1,
+        })
+        .sum()
+}
+
 fn took(o: &mut FunctionOutcome, low: &KernelLowering) {
     o.probes = low.probes;
     o.trampolines = low.trampolines;

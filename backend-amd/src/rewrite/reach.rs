@@ -337,11 +337,34 @@ impl IslandPool {
         best.filter(|&p| p.abs_diff(to) < from.abs_diff(to))
     }
 
+    /// Becomes `other` (a copy, into the room this pool's vectors have).
+    pub fn restore_from(&mut self, other: &IslandPool) {
+        let IslandPool { free, zones, long_jumps, hold_islands } = other;
+        self.free.clone_from(free);
+        match (&mut self.zones, zones) {
+            (Some(mine), Some(z)) => {
+                let Zones { remaining, last, relay_room, island_room } = z;
+                mine.remaining = *remaining;
+                mine.last = *last;
+                mine.relay_room.clone_from(relay_room);
+                mine.island_room.clone_from(island_room);
+            }
+            (mine, z) => mine.clone_from(z),
+        }
+        self.long_jumps = *long_jumps;
+        self.hold_islands = *hold_islands;
+    }
+
     /// Takes the slot at `p` out of the free room.
     fn remove(&mut self, p: u64) {
+        let holds = |r: &Range<u64>| r.start <= p && p + RELAY_BYTES <= r.end;
         let zone = self.zones.as_mut().map(|z| &mut z.relay_room);
         for room in std::iter::once(&mut self.free).chain(zone) {
-            let Some(i) = room.iter().position(|r| r.start <= p && p + RELAY_BYTES <= r.end) else { continue };
+            // The runs are apart, so one at most holds the slot: where they
+            // are in address order too, the first that ends past it.
+            let after = room.partition_point(|r| r.end < p + RELAY_BYTES);
+            let found = room.get(after).filter(|r| holds(r)).map(|_| after);
+            let Some(i) = found.or_else(|| room.iter().position(holds)) else { continue };
             let r = room[i].clone();
             let (before, after) = (r.start..p, p + RELAY_BYTES..r.end);
             match (before.is_empty(), after.is_empty()) {

@@ -11,6 +11,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use xfpx_common::flow::FlowState;
@@ -54,23 +55,46 @@ pub enum SlotKind {
 /// One slot of the table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSlot {
-    pub kernel: String,
+    /// The kernel's name (shared by its slots).
+    #[serde(serialize_with = "name_out", deserialize_with = "name_in")]
+    pub kernel: Arc<str>,
     #[serde(flatten)]
     pub kind: SlotKind,
+}
+
+fn name_out<S: serde::Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(name)
+}
+
+fn name_in<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+    String::deserialize(d).map(Arc::from)
 }
 
 /// The table's layout: slot `i` is at byte `4 * i`.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct TableLayout {
     pub slots: Vec<TableSlot>,
-    /// Each slot's index by kernel and kind, for the first `indexed` slots
-    /// (all of them but after a layout is read back: then it is rebuilt);
-    /// the keys are the rewrite's own, so a fast hash serves.
+    /// Each slot's index by kernel (its number in `kernels`) and kind, for
+    /// the first `indexed` slots (all of them but after a layout is read
+    /// back: then it is rebuilt); the keys are the rewrite's own, so a fast
+    /// hash serves.
     #[serde(skip)]
-    index: HashMap<String, HashMap<SlotKind, u32, FastKeys>, FastKeys>,
+    index: HashMap<(u32, SlotKind), u32, FastKeys>,
+    /// The same for the checks' slots (most of them), by a key of their own.
+    #[serde(skip)]
+    exceptions: HashMap<ExceptionKey, u32, FastKeys>,
+    /// The kernels named so far, numbered.
+    #[serde(skip)]
+    kernels: HashMap<Arc<str>, u32, FastKeys>,
+    /// The kernel named last, and its number.
+    #[serde(skip)]
+    last: Option<(Arc<str>, u32)>,
     #[serde(skip)]
     indexed: usize,
 }
+
+/// A check's slot key: (kernel number, site, kind, format).
+type ExceptionKey = (u32, SiteId, ExceptionKind, FpFormat);
 
 impl PartialEq for TableLayout {
     fn eq(&self, other: &Self) -> bool {
@@ -87,26 +111,59 @@ impl std::fmt::Debug for TableLayout {
 }
 
 impl TableLayout {
+    /// An empty layout with room for about `slots` slots.
+    pub fn with_capacity(slots: usize) -> TableLayout {
+        let mut t = TableLayout::default();
+        t.slots.reserve(slots);
+        t.exceptions.reserve(slots);
+        t
+    }
+
     /// The index of a slot, created on first use (so each key is recorded once).
     pub fn slot(&mut self, kernel: &str, kind: SlotKind) -> u32 {
         if self.indexed != self.slots.len() {
             self.reindex();
         }
-        let slots = match self.index.get_mut(kernel) {
-            Some(k) => k,
-            None => self.index.entry(kernel.to_string()).or_default(),
-        };
+        let k = self.kernel(kernel).1;
         let i = self.slots.len() as u32;
-        match slots.entry(kind) {
-            Entry::Occupied(e) => return *e.get(),
-            Entry::Vacant(e) => {
-                let kind = e.key().clone();
-                e.insert(i);
-                self.slots.push(TableSlot { kernel: kernel.to_string(), kind });
-            }
-        }
+        let kind = match kind {
+            SlotKind::Exception { site, kind: e, format } => match self.exceptions.entry((k, site, e, format)) {
+                Entry::Occupied(o) => return *o.get(),
+                Entry::Vacant(v) => {
+                    v.insert(i);
+                    kind
+                }
+            },
+            other => match self.index.entry((k, other)) {
+                Entry::Occupied(o) => return *o.get(),
+                Entry::Vacant(v) => {
+                    let kind = v.key().1.clone();
+                    v.insert(i);
+                    kind
+                }
+            },
+        };
+        let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
+        self.slots.push(TableSlot { kernel: name, kind });
         self.indexed = self.slots.len();
         i
+    }
+
+    /// The shared name of `kernel` and its number (numbered on first use).
+    fn kernel(&mut self, kernel: &str) -> &(Arc<str>, u32) {
+        if self.last.as_ref().is_none_or(|(name, _)| **name != *kernel) {
+            let next = self.kernels.len() as u32;
+            let named = match self.kernels.get_key_value(kernel) {
+                Some((name, &k)) => (name.clone(), k),
+                None => {
+                    let name: Arc<str> = kernel.into();
+                    self.kernels.insert(name.clone(), next);
+                    (name, next)
+                }
+            };
+            self.last = Some(named);
+        }
+        self.last.as_ref().expect("named")
     }
 
     /// Drops the slots from `len` on (those a failed lowering made).
@@ -116,8 +173,11 @@ impl TableLayout {
         }
         if self.indexed == self.slots.len() {
             for s in &self.slots[len..] {
-                if let Some(k) = self.index.get_mut(&s.kernel) {
-                    k.remove(&s.kind);
+                if let Some(&k) = self.kernels.get(&s.kernel) {
+                    match s.kind {
+                        SlotKind::Exception { site, kind, format } => self.exceptions.remove(&(k, site, kind, format)),
+                        _ => self.index.remove(&(k, s.kind.clone())),
+                    };
                 }
             }
             self.indexed = len;
@@ -128,8 +188,19 @@ impl TableLayout {
     /// Indexes every slot (the first of equal keys, as a search would find).
     fn reindex(&mut self) {
         self.index.clear();
-        for (i, s) in self.slots.iter().enumerate() {
-            self.index.entry(s.kernel.clone()).or_default().entry(s.kind.clone()).or_insert(i as u32);
+        self.exceptions.clear();
+        self.kernels.clear();
+        self.last = None;
+        for i in 0..self.slots.len() {
+            let (name, k) = self.kernel(&self.slots[i].kernel.clone()).clone();
+            let s = &mut self.slots[i];
+            s.kernel = name;
+            match s.kind {
+                SlotKind::Exception { site, kind, format } => {
+                    self.exceptions.entry((k, site, kind, format)).or_insert(i as u32)
+                }
+                _ => self.index.entry((k, s.kind.clone())).or_insert(i as u32),
+            };
         }
         self.indexed = self.slots.len();
     }
@@ -197,7 +268,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             SlotKind::Exception { site, kind, format } => {
                 let info = sites.get(*site).ok_or_else(|| format!("slot {i} names unknown site {}", site.0))?;
                 out.records.push((
-                    slot.kernel.clone(),
+                    slot.kernel.to_string(),
                     ExceptionRecord::new(
                         *kind,
                         *format,
@@ -213,7 +284,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                 ));
             }
             SlotKind::Counter { name, .. } => {
-                out.counters.push(CounterValue { kernel: slot.kernel.clone(), name: name.clone(), value: v });
+                out.counters.push(CounterValue { kernel: slot.kernel.to_string(), name: name.clone(), value: v });
             }
             SlotKind::Flow { seen: true, .. } => {}
             SlotKind::Flow { site, state, kind, format, class, seen: false } => {
@@ -229,7 +300,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                     return Err(format!("flow slot {i} is not followed by its classes slot"));
                 }
                 out.flows.push((
-                    slot.kernel.clone(),
+                    slot.kernel.to_string(),
                     FlowFinding {
                         state: *state,
                         kind: *kind,
@@ -249,7 +320,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
             }
             SlotKind::Screen { bit } => {
                 let bits = 1u32 << bit;
-                match out.screened.iter_mut().find(|f| f.kernel == slot.kernel) {
+                match out.screened.iter_mut().find(|f| *f.kernel == *slot.kernel) {
                     Some(f) => *f = screen_finding(&slot.kernel, f.trapsts | bits),
                     None => out.screened.push(screen_finding(&slot.kernel, bits)),
                 }
@@ -315,6 +386,13 @@ mod tests {
         let mut back: TableLayout = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
         assert_eq!(back, t);
         assert_eq!((back.slot("k", bit(1)), back.slot("k", bit(0)), back.slot("k", bit(2))), (2, 0, 3));
+        // Checks' slots (indexed apart) too.
+        let nan = |site| SlotKind::Exception { site: SiteId(site), kind: ExceptionKind::Nan, format: FpFormat::F32 };
+        assert_eq!((t.slot("k", nan(7)), t.slot("j", nan(7)), t.slot("k", nan(7))), (3, 4, 3));
+        t.truncate(4);
+        assert_eq!((t.slot("k", nan(8)), t.slot("j", nan(7)), t.slot("k", nan(7))), (4, 5, 3));
+        let mut back: TableLayout = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!((back.slot("j", nan(7)), back.slot("k", nan(8)), back.slot("j", nan(8))), (5, 4, 6));
     }
 
     #[test]

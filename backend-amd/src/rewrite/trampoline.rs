@@ -17,6 +17,7 @@
 //! instruction (relocated when PC-relative), the `after` probes, and
 //! jumps back after the last one.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
@@ -56,8 +57,8 @@ struct Carve<'c, 'p> {
     index: usize,
     floor: usize,
     from: Option<usize>,
-    targets: &'c BTreeSet<usize>,
-    sites: &'c BTreeSet<usize>,
+    targets: &'c Indices,
+    sites: &'c Indices,
     taken: &'c [(usize, &'p [Probe])],
 }
 
@@ -78,7 +79,7 @@ impl AmdLowering<'_> {
             groups.sort_by_key(|(i, _)| *i);
         }
         let targets = if self.islands.long_jumps { self.branch_targets() } else { None };
-        let sites: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
+        let sites = Indices::of(groups.iter().map(|(i, _)| *i));
         // Instructions before `floor` are anchored already: a window starts at or after it.
         let mut floor = 0usize;
         // The latest run of groups lowered one by one, to take back where a
@@ -261,12 +262,18 @@ impl AmdLowering<'_> {
             if returns {
                 this.jump_to(last.addr + last.insn.length as u64)?;
             }
-            let bytes: Vec<u32> = match rel {
+            let anchor = match rel {
                 // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
                 Some(rel) => {
-                    let mut anchor = this.e().sopp(Opcode::S_BRANCH, rel)?.to_vec();
-                    while anchor.len() * 4 < first.insn.length {
-                        anchor.extend(this.e().sopp(Opcode::S_NOP, 0)?);
+                    let mut anchor = Vec::with_capacity(first.insn.length.max(4));
+                    for &w in this.e().sopp(Opcode::S_BRANCH, rel)?.iter() {
+                        anchor.extend_from_slice(&w.to_le_bytes());
+                    }
+                    if anchor.len() < first.insn.length {
+                        let nop = this.e().sopp(Opcode::S_NOP, 0)?;
+                        while anchor.len() < first.insn.length {
+                            nop.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
+                        }
                     }
                     anchor
                 }
@@ -280,11 +287,11 @@ impl AmdLowering<'_> {
                         code.extend(this.e().sopp(Opcode::S_NOP, 0)?);
                     }
                     out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
-                    code
+                    let mut anchor = Vec::with_capacity(4 * code.len());
+                    code.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
+                    anchor
                 }
             };
-            let mut anchor = Vec::with_capacity(4 * bytes.len());
-            bytes.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
             out.anchors.push(Patch { addr: first.addr, bytes: anchor });
             out.trampolines += 1;
             out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
@@ -336,8 +343,15 @@ impl AmdLowering<'_> {
     ) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        let before: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::Before).collect();
-        let after: Vec<&Probe> = probes.iter().copied().filter(|p| p.when == When::After).collect();
+        // (most instructions have probes of one side only: no copy of them)
+        let side = |when: When| -> Cow<[&Probe]> {
+            if probes.iter().all(|p| p.when == when) {
+                Cow::Borrowed(probes)
+            } else {
+                Cow::Owned(probes.iter().copied().filter(|p| p.when == when).collect())
+            }
+        };
+        let (before, after) = (side(When::Before), side(When::After));
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
             return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
         }
@@ -356,7 +370,8 @@ impl AmdLowering<'_> {
             ));
         }
         if !before.is_empty() || !pre.is_empty() || !flow_pre.is_empty() {
-            let mut reads = Self::probe_reads(view, &before);
+            let mut reads = self.reads_buffer();
+            Self::probe_reads(view, &before, &mut reads);
             reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
             reads.extend(
                 before.iter().chain(&pre).flat_map(|p| {
@@ -364,9 +379,10 @@ impl AmdLowering<'_> {
                 }),
             );
             self.wait(index, false, &reads, waits)?;
+            self.memo.reads = reads;
             self.save_scc()?;
             let saved = self.save_vgprs()?;
-            for p in &before {
+            for p in before.iter() {
                 self.probe(view, plan, p)?;
             }
             for p in &pre {
@@ -387,17 +403,19 @@ impl AmdLowering<'_> {
                 return Err(RewriteError::Refused("an `after` probe on an instruction that leaves".into()));
             }
             self.hazard_nops(&d.insn)?;
-            let mut reads = Self::probe_reads(view, &after);
+            let mut reads = self.reads_buffer();
+            Self::probe_reads(view, &after, &mut reads);
             reads.extend(after.iter().chain(&post).flat_map(|p| {
                 Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
             }));
             self.wait(index, true, &reads, waits)?;
+            self.memo.reads = reads;
             self.save_scc()?;
             let saved = self.save_vgprs()?;
             for p in &post {
                 self.inject(view, plan, p, Part::Post)?;
             }
-            for p in &after {
+            for p in after.iter() {
                 self.probe(view, plan, p)?;
             }
             self.restore_vgprs(saved)?;
@@ -489,11 +507,21 @@ impl AmdLowering<'_> {
             return Ok(rel);
         }
         let Some(entry) = self.islands.take_entry(d.addr, start) else {
-            return Err(RewriteError::Refused(format!(
-                "{OUT_OF_REACH}: the trampoline is beyond s_branch reach (±128 KiB) and no padding within reach is free for a long-jump island{}{}",
-                if self.islands.relays() { " or a chain of relays" } else { "" },
-                if self.islands.long_jumps { ", nor is a window of straight-line code around it long enough for a long jump" } else { "" },
-            )));
+            // (most far sites then take a window: the reason is written once)
+            let ways = (self.islands.relays(), self.islands.long_jumps);
+            let why = match &self.memo.no_way {
+                Some((w, why)) if *w == ways => why.clone(),
+                _ => {
+                    let why = format!(
+                        "{OUT_OF_REACH}: the trampoline is beyond s_branch reach (±128 KiB) and no padding within reach is free for a long-jump island{}{}",
+                        if ways.0 { " or a chain of relays" } else { "" },
+                        if ways.1 { ", nor is a window of straight-line code around it long enough for a long jump" } else { "" },
+                    );
+                    self.memo.no_way = Some((ways, why.clone()));
+                    why
+                }
+            };
+            return Err(RewriteError::Refused(why));
         };
         // Each relay branches to the next hop: the next relay, the island, the trampoline.
         let hops: Vec<u64> = entry.relays.iter().copied().chain(entry.island).chain([start]).collect();
@@ -528,13 +556,15 @@ impl AmdLowering<'_> {
     /// code at `to` restores it), `s_getpc_b64`, a 64-bit add, `s_setpc_b64`
     /// through the jump pair (both dead at a site whose SGPRs are borrowed).
     fn long_jump(&self, at: u64, to: u64) -> Result<Vec<u32>, RewriteError> {
-        let e = self.e();
         self.jump_regs_dead(true)?;
         let j = self.scratch.jump();
-        let mut code = self.scc_save_words()?.to_vec();
-        code.extend(e.sop1(Opcode::S_GETPC_B64, Some(Src::Sgpr(j)), None)?);
-        code.extend(pair_add(e, j, to.wrapping_sub(at + 8))?.into_iter().flatten());
-        code.extend(e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(j)))?);
+        let mut code = Vec::with_capacity(ISLAND_BYTES as usize / 4);
+        code.extend_from_slice(&self.scc_save_words()?);
+        code.extend_from_slice(&self.jump_words(Jump::GetPc, j)?);
+        for w in self.pair_add(j, to.wrapping_sub(at + 8))? {
+            code.extend_from_slice(&w);
+        }
+        code.extend_from_slice(&self.jump_words(Jump::SetPc, j)?);
         Ok(code)
     }
 
@@ -575,25 +605,21 @@ impl AmdLowering<'_> {
     /// first), by index; None when the unit jumps where the code does not
     /// say (an `s_setpc_b64` other than a device function's return through
     /// `s[30:31]`), so that no window is safe.
-    fn branch_targets(&self) -> Option<BTreeSet<usize>> {
+    fn branch_targets(&self) -> Option<Indices> {
         let index = |addr: u64| self.instrs.binary_search_by_key(&addr, |d| d.addr).ok();
-        let mut out = BTreeSet::new();
+        let mut out = Vec::new();
         for (i, d) in self.instrs.iter().enumerate() {
             match d.insn.control_flow(d.addr) {
                 ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => out.extend(index(target)),
                 // a call returns to the next instruction
-                ControlFlow::Call { .. } => {
-                    out.insert(i + 1);
-                }
-                ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => {
-                    out.insert(i + 1);
-                }
+                ControlFlow::Call { .. } => out.push(i + 1),
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SWAPPC_B64 => out.push(i + 1),
                 ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 && d.insn.words[0] & 0xFF == 30 => {}
                 ControlFlow::Indirect | ControlFlow::Trap => return None,
                 _ => {}
             }
         }
-        Some(out)
+        Some(Indices::of(out))
     }
 
     /// Room for an island where no padding within reach is free: the
@@ -691,8 +717,8 @@ impl AmdLowering<'_> {
         &mut self,
         index: usize,
         floor: usize,
-        targets: &BTreeSet<usize>,
-        sites: &BTreeSet<usize>,
+        targets: &Indices,
+        sites: &Indices,
     ) -> Option<(RangeInclusive<usize>, u64)> {
         let falls_through = |i: usize| {
             let d = &self.instrs[i];
@@ -747,10 +773,32 @@ impl AmdLowering<'_> {
             end += 1;
             rest += self.instrs[end].insn.length as u64;
         }
-        if end > b && rest < LONG_JUMP_BYTES && sites.range(b + 1..=end).next().is_some() {
+        if end > b && rest < LONG_JUMP_BYTES && sites.any_in(b + 1..=end) {
             b = end;
         }
         Some((a..=b, 0))
+    }
+}
+
+/// Instruction indices (a unit's sites, its branch targets), sorted.
+struct Indices(Vec<usize>);
+
+impl Indices {
+    fn of(indices: impl IntoIterator<Item = usize>) -> Indices {
+        let mut v: Vec<usize> = indices.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        Indices(v)
+    }
+
+    fn contains(&self, i: &usize) -> bool {
+        self.0.binary_search(i).is_ok()
+    }
+
+    /// Whether one of them lies in `r`.
+    fn any_in(&self, r: RangeInclusive<usize>) -> bool {
+        let at = self.0.partition_point(|&i| i < *r.start());
+        self.0.get(at).is_some_and(|i| r.contains(i))
     }
 }
 
@@ -793,7 +841,7 @@ impl Mark {
     }
 
     fn restore(&self, l: &mut AmdLowering<'_>, out: &mut KernelLowering) {
-        l.rollback(self.checkpoint.clone());
+        l.rollback_to(&self.checkpoint);
         out.anchors.truncate(self.anchors);
         out.islands = self.islands;
         out.relays = self.relays;
