@@ -38,6 +38,9 @@ pub struct RegSet {
 }
 
 impl RegSet {
+    /// Every register.
+    const ALL: RegSet = RegSet { s: u128::MAX, v: [u64::MAX; 4], a: [u64::MAX; 4] };
+
     pub fn insert(&mut self, file: RegFile, r: u16) {
         match file {
             RegFile::Sgpr if r < 128 => self.s |= 1 << r,
@@ -204,8 +207,8 @@ impl Effect {
 fn effect(insn: &Instruction) -> Effect {
     let mut e = Effect::default();
     // Destinations an instruction keeps part of (`s_bitset*`) are read too.
-    e.reads.add_ranges(insn.regs_read());
-    e.writes.add_ranges(insn.regs_written());
+    e.reads.add_ranges(insn.reg_reads());
+    e.writes.add_ranges(insn.reg_writes());
     e.kills = if writes_whole_vectors(insn) { e.writes } else { e.writes.scalar() };
     e.may_write = e.writes;
     let exec =
@@ -296,27 +299,32 @@ impl Solved {
     /// registers it reaches.
     pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Result<Solved, String> {
         let n = instrs.len();
-        let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
+        let mut succ_start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut succ: Vec<u32> = Vec::with_capacity(n + n / 8);
         let mut effects = Vec::with_capacity(n);
         let mut in_flight_anywhere = around.in_flight;
         for (i, d) in instrs.iter().enumerate() {
             let not_known = |what: &str| format!("`{}` at {:#x} {what}", d.insn.base_mnemonic, d.addr);
             let index_of = |addr: u64| {
-                instrs.binary_search_by_key(&addr, |d| d.addr).map_err(|_| not_known("branches out of its unit"))
+                instrs
+                    .binary_search_by_key(&addr, |d| d.addr)
+                    .map(|j| j as u32)
+                    .map_err(|_| not_known("branches out of its unit"))
             };
             if indexes_registers(d.insn.op) {
                 return Err(not_known("reaches registers through M0"));
             }
             let mut e = effect(&d.insn);
-            let next = (i + 1 < n).then_some(i + 1);
+            let next = (i + 1 < n).then_some(i as u32 + 1);
             let callee = around.calls.get(&d.addr);
-            succ.push(match d.insn.control_flow(d.addr) {
+            succ_start.push(succ.len() as u32);
+            match d.insn.control_flow(d.addr) {
                 // a call of a known callee returns to the next instruction
                 flow if is_call(&d.insn, &flow) => {
                     let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
                     e.enter(c);
                     in_flight_anywhere.union(&c.leaves_in_flight);
-                    next.into_iter().collect()
+                    succ.extend(next);
                 }
                 // a tail call: the callee runs, then returns to this
                 // function's callers
@@ -327,86 +335,91 @@ impl Solved {
                     e.enter(c);
                     e.returns = true;
                     in_flight_anywhere.union(&c.leaves_in_flight);
-                    Vec::new()
                 }
-                ControlFlow::Next | ControlFlow::GetPc { .. } => next.into_iter().collect(),
-                ControlFlow::Branch { target } => vec![index_of(target)?],
+                ControlFlow::Next | ControlFlow::GetPc { .. } => succ.extend(next),
+                ControlFlow::Branch { target } => succ.push(index_of(target)?),
                 ControlFlow::CondBranch { target } => {
                     if matches!(d.insn.op, Opcode::S_CBRANCH_G_FORK | Opcode::S_CBRANCH_I_FORK | Opcode::S_CBRANCH_JOIN)
                     {
                         return Err(not_known("forks or joins"));
                     }
-                    let mut s = vec![index_of(target)?];
-                    s.extend(next);
-                    s
+                    succ.push(index_of(target)?);
+                    succ.extend(next);
                 }
                 // the wave ends (or aborts)
-                ControlFlow::End | ControlFlow::Trap => Vec::new(),
+                ControlFlow::End | ControlFlow::Trap => {}
                 // a return is to the callers
                 ControlFlow::Indirect if callee.is_none() && around.returns.is_some() && is_return(&d.insn) => {
                     e.returns = true;
-                    Vec::new()
                 }
                 ControlFlow::Call { .. } | ControlFlow::Indirect => {
                     return Err(not_known("jumps where the code does not say (an indirect jump or a tail call)"))
                 }
-            });
+            }
             effects.push(e);
         }
-        let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, s) in succ.iter().enumerate() {
-            for &j in s {
-                pred[j].push(i);
-            }
-        }
+        succ_start.push(succ.len() as u32);
+        let graph = Graph::new(succ_start, succ);
         let exit = around.returns.unwrap_or_default();
         // Live with no vector kills (scalar kills only), then per lane.
-        let no_kill = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = *out;
-            if e.returns {
-                s.union(&exit.no_kill);
-            }
-            s.union(&e.callee_reads.no_kill);
-            s.minus(&e.kills.scalar());
-            s.union(&e.reads);
-            s
-        });
-        let live = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = if e.narrows_exec {
-                // Past an EXEC write some lanes may sleep: only scalar writes kill.
-                let mut s = e.callee_reads.no_kill;
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .map(|e| {
+                let kill = e.kills.scalar();
+                let mut gen = e.callee_reads.no_kill;
                 if e.returns {
-                    s.union(&exit.no_kill);
+                    gen.union(&exit.no_kill);
                 }
-                for &j in &succ[i] {
-                    s.union(&no_kill.live_in[j]);
+                gen.minus(&kill);
+                gen.union(&e.reads);
+                Transfer { kill, gen }
+            })
+            .collect();
+        let no_kill = solve(&graph, Direction::Backward, &transfers);
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if e.narrows_exec {
+                    // Past an EXEC write some lanes may sleep: only scalar
+                    // writes kill, and what is live after it is what some
+                    // lane may read.
+                    let mut gen = e.callee_reads.no_kill;
+                    if e.returns {
+                        gen.union(&exit.no_kill);
+                    }
+                    for &j in graph.succs(i) {
+                        gen.union(&no_kill.live_in[j as usize]);
+                    }
+                    gen.minus(&e.kills.scalar());
+                    gen.union(&e.reads);
+                    Transfer { kill: RegSet::ALL, gen }
+                } else {
+                    let mut gen = e.callee_reads.live;
+                    if e.returns {
+                        gen.union(&exit.live);
+                    }
+                    gen.minus(&e.kills);
+                    gen.union(&e.reads);
+                    Transfer { kill: e.kills, gen }
                 }
-                s.minus(&e.kills.scalar());
-                s
-            } else {
-                let mut s = *out;
-                if e.returns {
-                    s.union(&exit.live);
-                }
-                s.union(&e.callee_reads.live);
-                s.minus(&e.kills);
-                s
-            };
-            s.union(&e.reads);
-            s
-        });
+            })
+            .collect();
+        let live = solve(&graph, Direction::Backward, &transfers);
         // Registers some path from the entry may have written: the others
         // hold nothing yet, live or not.
-        let defined = solve(n, &pred, &succ, &|i, before| {
-            let mut s = *before;
-            s.union(&effects[i].may_write);
-            if i == 0 {
-                s.union(&around.at_entry);
-            }
-            s
-        });
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let mut gen = e.may_write;
+                if i == 0 {
+                    gen.union(&around.at_entry);
+                }
+                Transfer { kill: RegSet::default(), gen }
+            })
+            .collect();
+        let defined = solve(&graph, Direction::Forward, &transfers);
         let mut named = Vec::with_capacity(n);
         let mut writes = RegSet::default();
         let mut at_returns_in_flight = RegSet::default();
@@ -505,24 +518,157 @@ struct Solution {
     live_out: Vec<RegSet>,
 }
 
-/// The least fixed point of a backward problem over the graph, given the
-/// transfer from the live set after an instruction to the one before it.
-fn solve(n: usize, succ: &[Vec<usize>], pred: &[Vec<usize>], transfer: &dyn Fn(usize, &RegSet) -> RegSet) -> Solution {
-    let mut live_in = vec![RegSet::default(); n];
-    let mut live_out = vec![RegSet::default(); n];
-    let mut work: Vec<usize> = (0..n).collect();
-    let mut queued = vec![true; n];
-    while let Some(i) = work.pop() {
-        queued[i] = false;
-        let mut out = RegSet::default();
-        for &j in &succ[i] {
-            out.union(&live_in[j]);
+/// An instruction's transfer as `(x - kill) | gen`; over a run of
+/// instructions, their composition has the same form.
+#[derive(Debug, Clone, Copy, Default)]
+struct Transfer {
+    kill: RegSet,
+    gen: RegSet,
+}
+
+impl Transfer {
+    fn apply(&self, x: &RegSet) -> RegSet {
+        let mut s = *x;
+        s.minus(&self.kill);
+        s.union(&self.gen);
+        s
+    }
+
+    /// `next` after `self`.
+    fn then(&mut self, next: &Transfer) {
+        self.gen.minus(&next.kill);
+        self.gen.union(&next.gen);
+        self.kill.union(&next.kill);
+    }
+
+    /// `self` after `first`.
+    fn after(&mut self, first: &Transfer) {
+        let mut gen = first.gen;
+        gen.minus(&self.kill);
+        gen.union(&self.gen);
+        self.kill.union(&first.kill);
+        self.gen = gen;
+    }
+}
+
+/// A unit's control-flow graph: successors and predecessors per
+/// instruction (flat, indexed by `*_start`), and its basic blocks (runs
+/// entered only at their first instruction and left only at their last).
+#[derive(Debug, Clone, Default)]
+struct Graph {
+    succ_start: Vec<u32>,
+    succ: Vec<u32>,
+    pred_start: Vec<u32>,
+    pred: Vec<u32>,
+    /// The first instruction of each block, then `n`.
+    block_start: Vec<u32>,
+}
+
+impl Graph {
+    /// From each instruction's successors (`succ[succ_start[i]..succ_start[i + 1]]`).
+    fn new(succ_start: Vec<u32>, succ: Vec<u32>) -> Graph {
+        let n = succ_start.len() - 1;
+        let mut pred_start = vec![0u32; n + 1];
+        for &j in &succ {
+            pred_start[j as usize + 1] += 1;
         }
-        live_out[i] = out;
-        let new_in = transfer(i, &out);
-        if new_in != live_in[i] {
-            live_in[i] = new_in;
-            for &k in &pred[i] {
+        for i in 0..n {
+            pred_start[i + 1] += pred_start[i];
+        }
+        let mut fill = pred_start.clone();
+        let mut pred = vec![0u32; succ.len()];
+        for i in 0..n {
+            for &j in &succ[succ_start[i] as usize..succ_start[i + 1] as usize] {
+                pred[fill[j as usize] as usize] = i as u32;
+                fill[j as usize] += 1;
+            }
+        }
+        let mut g = Graph { succ_start, succ, pred_start, pred, block_start: Vec::new() };
+        // Instruction i continues the block of i - 1 when i - 1 leads only
+        // to i and i is reached only from i - 1.
+        for i in 0..n {
+            let continues = i > 0 && g.succs(i - 1) == [i as u32] && g.preds(i) == [i as u32 - 1];
+            if !continues {
+                g.block_start.push(i as u32);
+            }
+        }
+        g.block_start.push(n as u32);
+        g
+    }
+
+    fn succs(&self, i: usize) -> &[u32] {
+        &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
+    }
+
+    fn preds(&self, i: usize) -> &[u32] {
+        &self.pred[self.pred_start[i] as usize..self.pred_start[i + 1] as usize]
+    }
+}
+
+/// Which way a problem flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From an instruction's successors to it: `live_in` is before it.
+    Backward,
+    /// From its predecessors: `live_in` is after it, `live_out` before.
+    Forward,
+}
+
+/// The least fixed point of a problem over the graph, given each
+/// instruction's transfer (from the set on the side its flow comes from
+/// to the other): solved over basic blocks (their transfers composed),
+/// then expanded to every instruction.
+fn solve(g: &Graph, direction: Direction, transfer: &[Transfer]) -> Solution {
+    let n = transfer.len();
+    let blocks = g.block_start.len() - 1;
+    let span = |b: usize| g.block_start[b] as usize..g.block_start[b + 1] as usize;
+    let backward = direction == Direction::Backward;
+    let mut block_of = vec![0u32; n];
+    let mut composed = vec![Transfer::default(); blocks];
+    for (b, t) in composed.iter_mut().enumerate() {
+        for i in span(b) {
+            block_of[i] = b as u32;
+            if backward {
+                t.after(&transfer[i]);
+            } else {
+                t.then(&transfer[i]);
+            }
+        }
+    }
+    // A block's flow enters at its last instruction (backward) or its
+    // first (forward), from the blocks around that one, and leaves at the
+    // other end, to the blocks around that.
+    let (from, to) = if backward {
+        (Graph::succs as Edges, Graph::preds as Edges)
+    } else {
+        (Graph::preds as Edges, Graph::succs as Edges)
+    };
+    let ends = |b: usize| {
+        let r = span(b);
+        if backward {
+            (r.end - 1, r.start)
+        } else {
+            (r.start, r.end - 1)
+        }
+    };
+    let mut entering = vec![RegSet::default(); blocks];
+    let mut leaving = vec![RegSet::default(); blocks];
+    // Blocks taken in the order the flow runs: the last first, backward.
+    let mut work: Vec<usize> = if backward { (0..blocks).collect() } else { (0..blocks).rev().collect() };
+    let mut queued = vec![true; blocks];
+    while let Some(b) = work.pop() {
+        queued[b] = false;
+        let (enter, leave) = ends(b);
+        let mut x = RegSet::default();
+        for &j in from(g, enter) {
+            x.union(&leaving[block_of[j as usize] as usize]);
+        }
+        entering[b] = x;
+        let left = composed[b].apply(&x);
+        if left != leaving[b] {
+            leaving[b] = left;
+            for &k in to(g, leave) {
+                let k = block_of[k as usize] as usize;
                 if !queued[k] {
                     queued[k] = true;
                     work.push(k);
@@ -530,8 +676,26 @@ fn solve(n: usize, succ: &[Vec<usize>], pred: &[Vec<usize>], transfer: &dyn Fn(u
             }
         }
     }
+    let mut live_in = vec![RegSet::default(); n];
+    let mut live_out = vec![RegSet::default(); n];
+    for (b, &x) in entering.iter().enumerate() {
+        let mut x = x;
+        let mut step = |i: usize| {
+            live_out[i] = x;
+            x = transfer[i].apply(&x);
+            live_in[i] = x;
+        };
+        if backward {
+            span(b).rev().for_each(&mut step);
+        } else {
+            span(b).for_each(&mut step);
+        }
+    }
     Solution { live_in, live_out }
 }
+
+/// An instruction's neighbours one way.
+type Edges = fn(&Graph, usize) -> &[u32];
 
 #[cfg(test)]
 mod tests {
@@ -544,6 +708,60 @@ mod tests {
         let mut entry = RegSet::default();
         entry.insert(RegFile::Vgpr, 0);
         Liveness::run(&code, &waits, &entry).expect("known flow").busy(i..=i)
+    }
+
+    /// Per instruction, until nothing changes: what `solve` must equal.
+    fn naive(g: &Graph, direction: Direction, transfer: &[Transfer]) -> Solution {
+        let n = transfer.len();
+        let from: Edges = if direction == Direction::Backward { Graph::succs } else { Graph::preds };
+        let mut s = Solution { live_in: vec![RegSet::default(); n], live_out: vec![RegSet::default(); n] };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (i, t) in transfer.iter().enumerate() {
+                let mut x = RegSet::default();
+                from(g, i).iter().for_each(|&j| x.union(&s.live_in[j as usize]));
+                let y = t.apply(&x);
+                changed |= y != s.live_in[i] || x != s.live_out[i];
+                (s.live_out[i], s.live_in[i]) = (x, y);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn blocks_solve_as_instructions_do() {
+        // 0 -> 1 -> 2 -> {3, 6}; 3 -> 4 -> 5 -> {0, 6}; 6 -> 6, 7; 7 ends:
+        // a loop back to the entry, a self loop, a run of three.
+        let edges: [&[u32]; 8] = [&[1], &[2], &[3, 6], &[4], &[5], &[0, 6], &[6, 7], &[]];
+        let mut succ_start = vec![0];
+        let mut succ = Vec::new();
+        for e in edges {
+            succ.extend_from_slice(e);
+            succ_start.push(succ.len() as u32);
+        }
+        let g = Graph::new(succ_start, succ);
+        assert_eq!(g.block_start, [0, 3, 6, 7, 8]);
+        let set = |regs: &[u16]| {
+            let mut s = RegSet::default();
+            regs.iter().for_each(|&r| s.insert(RegFile::Sgpr, r));
+            s
+        };
+        let t = |kill: &[u16], gen: &[u16]| Transfer { kill: set(kill), gen: set(gen) };
+        let transfer = [
+            t(&[1], &[2]),
+            t(&[2], &[3]),
+            t(&[], &[1]),
+            t(&[3, 4], &[]),
+            t(&[], &[4, 5]),
+            t(&[5], &[]),
+            t(&[6], &[7]),
+            t(&[7], &[8]),
+        ];
+        for direction in [Direction::Backward, Direction::Forward] {
+            let (fast, slow) = (solve(&g, direction, &transfer), naive(&g, direction, &transfer));
+            assert_eq!((fast.live_in, fast.live_out), (slow.live_in, slow.live_out), "{direction:?}");
+        }
     }
 
     /// 0 v_mov_b32 v3, 1.0; 1 v_add_f32 v4, v0, v0 (the site); 2 [s_and_saveexec_b64

@@ -187,14 +187,14 @@ impl WaitAnalysis {
 
     /// The registers a memory operation may still write before (`after ==
     /// false`) or after instruction `index`.
-    pub fn in_flight(&self, index: usize, after: bool) -> Vec<(RegFile, u16)> {
+    pub fn in_flight(&self, index: usize, after: bool) -> impl Iterator<Item = (RegFile, u16)> + '_ {
         let state = if after { self.after.get(index) } else { self.before.get(index) };
         let file = |k: u8| match k {
             0 => RegFile::Sgpr,
             1 => RegFile::Vgpr,
             _ => RegFile::Agpr,
         };
-        state.into_iter().flat_map(|s| s.keys().map(|&(k, r)| (file(k), r))).collect()
+        state.into_iter().flat_map(move |s| s.keys().map(move |&(k, r)| (file(k), r)))
     }
 
     /// The weakest wait (vmcnt, lgkmcnt) that makes reading `regs` safe
