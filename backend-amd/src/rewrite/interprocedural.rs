@@ -11,7 +11,8 @@
 //! graph with an unknown target, a cycle (recursion) or a function that
 //! cannot be decoded or solved gives no liveness, and says why.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::calls::{CallGraph, CallSite};
 use super::liveness::{Around, LiveSets, Liveness, RegSet, Solved, Summary};
@@ -41,12 +42,32 @@ pub type Summaries = BTreeMap<usize, Result<Summary, String>>;
 
 /// What the callers of a function give it: live after its returns,
 /// defined at its entry, in flight from before it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Incoming {
     returns: LiveSets,
     at_entry: RegSet,
     in_flight: RegSet,
 }
+
+impl Incoming {
+    fn union(&mut self, o: &Incoming) {
+        self.returns.union(&o.returns);
+        self.at_entry.union(&o.at_entry);
+        self.in_flight.union(&o.in_flight);
+    }
+}
+
+/// A function solved with what its callers give it: its liveness, and
+/// what it gives each function it calls.
+#[derive(Debug, Clone)]
+struct Given {
+    liveness: Liveness,
+    passes_on: Vec<(usize, Incoming)>,
+}
+
+/// Functions solved so far, by what their callers gave them (the same
+/// function given the same solves the same, whichever kernel calls it).
+type Solutions = HashMap<(usize, Incoming), Given>;
 
 /// Liveness of `kernel` (its dispatch setting `at_entry`) and of every
 /// function of `functions` it reaches; `summaries` keeps what is learnt
@@ -57,6 +78,18 @@ pub fn run(
     at_entry: RegSet,
     functions: &BTreeMap<usize, UnitCode<'_>>,
     summaries: &mut Summaries,
+) -> Result<Livenesses, String> {
+    run_with(kernel, at_entry, functions, summaries, &mut Solutions::new())
+}
+
+/// [`run`], reusing and keeping in `solutions` the functions solved with
+/// what their callers give them.
+fn run_with(
+    kernel: UnitCode<'_>,
+    at_entry: RegSet,
+    functions: &BTreeMap<usize, UnitCode<'_>>,
+    summaries: &mut Summaries,
+    solutions: &mut Solutions,
 ) -> Result<Livenesses, String> {
     let order = callees_first(kernel.calls, functions)?;
     for &f in &order {
@@ -72,20 +105,30 @@ pub fn run(
     }
     let mut incoming: BTreeMap<usize, Incoming> = BTreeMap::new();
     let solved = Solved::run(kernel.instrs, kernel.waits, &Around { at_entry, ..around(kernel.calls, summaries)? })?;
-    pass_on(&kernel, &solved, &mut incoming);
+    for (f, given) in passes_on(&kernel, &solved) {
+        incoming.entry(f).or_default().union(&given);
+    }
     let mut out = Livenesses { kernel: solved.liveness(), functions: BTreeMap::new() };
     for &f in order.iter().rev() {
-        let u = &functions[&f];
         let given = incoming.get(&f).copied().unwrap_or_default();
-        let around = Around {
-            returns: Some(given.returns),
-            at_entry: given.at_entry,
-            in_flight: given.in_flight,
-            ..around(u.calls, summaries)?
+        let known = match solutions.entry((f, given)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                let u = &functions[&f];
+                let around = Around {
+                    returns: Some(given.returns),
+                    at_entry: given.at_entry,
+                    in_flight: given.in_flight,
+                    ..around(u.calls, summaries)?
+                };
+                let solved = Solved::run(u.instrs, u.waits, &around).map_err(|e| format!("in {}: {e}", u.name))?;
+                slot.insert(Given { liveness: solved.liveness(), passes_on: passes_on(u, &solved) })
+            }
         };
-        let solved = Solved::run(u.instrs, u.waits, &around).map_err(|e| format!("in {}: {e}", u.name))?;
-        pass_on(u, &solved, &mut incoming);
-        out.functions.insert(f, solved.liveness());
+        for (g, given) in &known.passes_on {
+            incoming.entry(*g).or_default().union(given);
+        }
+        out.functions.insert(f, known.liveness.clone());
     }
     Ok(out)
 }
@@ -100,16 +143,15 @@ fn around(calls: &BTreeMap<u64, usize>, summaries: &Summaries) -> Result<Around,
     Ok(around)
 }
 
-/// What `unit` (solved) gives each function it calls.
-fn pass_on(unit: &UnitCode<'_>, solved: &Solved, incoming: &mut BTreeMap<usize, Incoming>) {
+/// What `unit` (solved) gives each function it calls, call by call.
+fn passes_on(unit: &UnitCode<'_>, solved: &Solved) -> Vec<(usize, Incoming)> {
+    let mut out = Vec::new();
     for (&addr, &f) in unit.calls {
         let Ok(i) = unit.instrs.binary_search_by_key(&addr, |d| d.addr) else { continue };
-        let (live, defined, in_flight) = solved.at_call(i, unit.waits);
-        let to = incoming.entry(f).or_default();
-        to.returns.union(&live);
-        to.at_entry.union(&defined);
-        to.in_flight.union(&in_flight);
+        let (returns, at_entry, in_flight) = solved.at_call(i, unit.waits);
+        out.push((f, Incoming { returns, at_entry, in_flight }));
     }
+    out
 }
 
 /// The functions reachable through `calls`, every one after the functions
@@ -166,11 +208,30 @@ pub struct ObjectLiveness {
     /// Or why not: some call's target is unknown, or not a function's entry.
     calls: BTreeMap<usize, Result<BTreeMap<u64, usize>, String>>,
     summaries: Summaries,
+    solutions: Solutions,
+    /// Each kernel's liveness (by its index and what its dispatch sets), once found.
+    kernels: HashMap<(usize, RegSet), Result<Livenesses, String>>,
 }
 
 impl ObjectLiveness {
     /// [`run`] for kernel `k` of `graph` (its code `instrs` with `waits`).
     pub fn kernel(
+        &mut self,
+        graph: &CallGraph,
+        k: usize,
+        instrs: &[DecodedInstr],
+        waits: &WaitAnalysis,
+        at_entry: RegSet,
+    ) -> Result<Livenesses, String> {
+        if let Some(known) = self.kernels.get(&(k, at_entry)) {
+            return known.clone();
+        }
+        let found = self.solve_kernel(graph, k, instrs, waits, at_entry);
+        self.kernels.insert((k, at_entry), found.clone());
+        found
+    }
+
+    fn solve_kernel(
         &mut self,
         graph: &CallGraph,
         k: usize,
@@ -196,7 +257,7 @@ impl ObjectLiveness {
             functions.insert(f, UnitCode { name, instrs, waits: &self.waits[&f], calls });
         }
         let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
-        run(kernel, at_entry, &functions, &mut self.summaries)
+        run_with(kernel, at_entry, &functions, &mut self.summaries, &mut self.solutions)
     }
 }
 

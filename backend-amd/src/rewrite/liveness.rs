@@ -30,7 +30,7 @@ use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
 
 /// A set of SGPRs (0..128), VGPRs and AGPRs (0..256 each).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct RegSet {
     s: u128,
     v: [u64; 4],
@@ -99,7 +99,7 @@ impl RegSet {
 
 /// What is live at one point: per lane (`live`), and with no vector write
 /// counted as a kill (`no_kill`, what some lane may still read).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct LiveSets {
     pub live: RegSet,
     pub no_kill: RegSet,
