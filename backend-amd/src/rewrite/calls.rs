@@ -186,7 +186,21 @@ impl Constants {
     /// whole copy while EXEC is all ones; any other write forgets them.
     fn step_lanes(&mut self, insn: &xfpx_amd_isa::Instruction, srcs: &[&Operand]) {
         let vector = |r: &xfpx_amd_isa::operand::RegRange| matches!(r.file, RegFile::Vgpr | RegFile::Agpr);
-        let dst = insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector);
+        let sets_lanes = matches!(
+            insn.op,
+            Opcode::V_WRITELANE_B32
+                | Opcode::SCRATCH_LOAD_DWORD
+                | Opcode::BUFFER_LOAD_DWORD
+                | Opcode::V_ACCVGPR_WRITE_B32
+                | Opcode::V_ACCVGPR_READ_B32
+                | Opcode::V_MOV_B32_E32
+        );
+        // Only the instructions above set lanes; any other only forgets them.
+        let dst = if sets_lanes {
+            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector)
+        } else {
+            None
+        };
         let kept: Vec<(u8, u32)> = match (insn.op, dst, srcs) {
             (Opcode::V_WRITELANE_B32, Some(d), [src, lane]) => match self.value(lane) {
                 Some(l) => {
@@ -214,11 +228,13 @@ impl Constants {
             _ => Vec::new(),
         };
         self.step_slots(insn);
-        for r in insn.reg_writes().filter(vector) {
-            for i in 0..u16::from(r.count) {
-                let x = r.first + i;
-                while let Some((&k, _)) = self.lanes.range((r.file, x, 0)..=(r.file, x, u8::MAX)).next() {
-                    self.lanes.remove(&k);
+        if !self.lanes.is_empty() {
+            for r in insn.reg_writes().filter(vector) {
+                for i in 0..u16::from(r.count) {
+                    let x = r.first + i;
+                    while let Some((&k, _)) = self.lanes.range((r.file, x, 0)..=(r.file, x, u8::MAX)).next() {
+                        self.lanes.remove(&k);
+                    }
                 }
             }
         }
@@ -290,16 +306,21 @@ impl Constants {
     /// what anything else writes.
     fn step(&mut self, d: &DecodedInstr) {
         let insn = &d.insn;
-        let dst =
-            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(|r| r.file == RegFile::Sgpr);
-        // The sources, as far as the patterns below look: one or two of
-        // them, or more (a slice of three matches neither).
+        // The first destination, and the sources as far as the patterns
+        // below look: one or two of them, or more (a slice of three
+        // matches neither).
+        let mut first_written = None;
         let mut buf = [&FILLER; 3];
         let mut count = 0;
-        for o in insn.operands.iter().filter(|s| !s.written).take(3) {
-            buf[count] = &o.operand;
-            count += 1;
+        for o in &insn.operands {
+            if o.written {
+                first_written = first_written.or(Some(&o.operand));
+            } else if count < buf.len() {
+                buf[count] = &o.operand;
+                count += 1;
+            }
         }
+        let dst = first_written.and_then(Operand::reg).filter(|r| r.file == RegFile::Sgpr);
         let srcs = &buf[..count];
         let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.op).map(|(_, o)| *o);
         let carry_in = self.carry;
@@ -347,7 +368,10 @@ impl Constants {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
                     self.sgprs.remove(&(r.first + i));
-                    self.slots.retain(|(s, _), _| !s.based_on(r.first + i));
+                }
+                if !self.slots.is_empty() {
+                    let moved = |s: &SpillSlot| (0..u16::from(r.count)).any(|i| s.based_on(r.first + i));
+                    self.slots.retain(|(s, _), _| !moved(s));
                 }
             }
         }
