@@ -15,7 +15,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::calls::{CallGraph, CallSite};
-use super::liveness::{Around, LiveSets, Liveness, RegSet, Solved, Summary};
+use super::liveness::{Around, LiveSets, Liveness, Prepared, RegSet, Solved, Summary};
 use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
 
@@ -36,9 +36,17 @@ pub struct Livenesses {
     pub functions: BTreeMap<usize, Liveness>,
 }
 
+/// A function as its callers see it, and all of its liveness that does
+/// not depend on what they give it.
+#[derive(Debug, Clone)]
+pub struct Known {
+    summary: Summary,
+    prepared: Prepared,
+}
+
 /// Functions' summaries (or why a function has no liveness), the same for
 /// every kernel of one object.
-pub type Summaries = BTreeMap<usize, Result<Summary, String>>;
+pub type Summaries = BTreeMap<usize, Result<Known, String>>;
 
 /// What the callers of a function give it: live after its returns,
 /// defined at its entry, in flight from before it.
@@ -95,13 +103,17 @@ fn run_with(
     for &f in &order {
         if !summaries.contains_key(&f) {
             let u = &functions[&f];
-            let summary = around(u.calls, summaries).and_then(|a| {
+            let known = around(u.calls, summaries).and_then(|a| {
                 let around = Around { returns: Some(LiveSets::default()), ..a };
-                Solved::run(u.instrs, u.waits, &around).map(|s| s.summary()).map_err(|e| format!("in {}: {e}", u.name))
+                let prepared =
+                    Prepared::new(u.instrs, u.waits, &around.calls, true).map_err(|e| format!("in {}: {e}", u.name))?;
+                Ok(Known { summary: prepared.solve(&around).summary(), prepared })
             });
-            summaries.insert(f, summary);
+            summaries.insert(f, known);
         }
-        summaries[&f].clone()?;
+        if let Err(why) = &summaries[&f] {
+            return Err(why.clone());
+        }
     }
     let mut incoming: BTreeMap<usize, Incoming> = BTreeMap::new();
     let solved = Solved::run(kernel.instrs, kernel.waits, &Around { at_entry, ..around(kernel.calls, summaries)? })?;
@@ -115,13 +127,17 @@ fn run_with(
             Entry::Occupied(known) => known.into_mut(),
             Entry::Vacant(slot) => {
                 let u = &functions[&f];
+                let prepared = match &summaries[&f] {
+                    Ok(known) => &known.prepared,
+                    Err(why) => return Err(why.clone()),
+                };
                 let around = Around {
                     returns: Some(given.returns),
                     at_entry: given.at_entry,
                     in_flight: given.in_flight,
-                    ..around(u.calls, summaries)?
+                    ..Around::default()
                 };
-                let solved = Solved::run(u.instrs, u.waits, &around).map_err(|e| format!("in {}: {e}", u.name))?;
+                let solved = prepared.solve(&around);
                 slot.insert(Given { liveness: solved.liveness(), passes_on: passes_on(u, &solved) })
             }
         };
@@ -137,7 +153,11 @@ fn run_with(
 fn around(calls: &BTreeMap<u64, usize>, summaries: &Summaries) -> Result<Around, String> {
     let mut around = Around::default();
     for (&addr, f) in calls {
-        let summary = summaries.get(f).cloned().unwrap_or_else(|| Err("a callee is not summarised".into()))?;
+        let summary = match summaries.get(f) {
+            Some(Ok(known)) => known.summary,
+            Some(Err(why)) => return Err(why.clone()),
+            None => return Err("a callee is not summarised".into()),
+        };
         around.calls.insert(addr, summary);
     }
     Ok(around)

@@ -28,6 +28,9 @@ use xfpx_amd_isa::{ControlFlow, Instruction, Modifier, Opcode, Traits, Variant};
 
 use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
+use solver::{solve, Direction, Graph, Solution, Transfer};
+
+mod solver;
 
 /// A set of SGPRs (0..128), VGPRs and AGPRs (0..256 each).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -293,16 +296,48 @@ pub struct Solved {
     returns: Vec<bool>,
 }
 
+/// A unit's flow and what each of its instructions does to registers:
+/// all of its liveness that does not depend on what its callers give it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    graph: Graph,
+    effects: Vec<Effect>,
+    /// What each instruction names, with what memory operations its
+    /// callees leave may write (all but what is in flight at the entry).
+    named: Vec<RegSet>,
+    writes: RegSet,
+    narrows_exec: bool,
+    at_returns_in_flight: RegSet,
+    /// Registers a memory operation its callees issued may still write.
+    left_in_flight: RegSet,
+    returns: Vec<bool>,
+}
+
 impl Solved {
     /// Solves `instrs` (program order, entered at the first) in the code
     /// `around` it; why not where the code does not say its flow or the
     /// registers it reaches.
     pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Result<Solved, String> {
+        Ok(Prepared::new(instrs, waits, &around.calls, around.returns.is_some())?.solve(around))
+    }
+}
+
+impl Prepared {
+    /// `instrs` (program order, entered at the first), whose calls by
+    /// address reach the functions `calls` summarises, a device function
+    /// when it `returns`; why not where the code does not say its flow or
+    /// the registers it reaches.
+    pub fn new(
+        instrs: &[DecodedInstr],
+        waits: &WaitAnalysis,
+        calls: &BTreeMap<u64, Summary>,
+        returns: bool,
+    ) -> Result<Prepared, String> {
         let n = instrs.len();
         let mut succ_start: Vec<u32> = Vec::with_capacity(n + 1);
         let mut succ: Vec<u32> = Vec::with_capacity(n + n / 8);
         let mut effects = Vec::with_capacity(n);
-        let mut in_flight_anywhere = around.in_flight;
+        let mut left_in_flight = RegSet::default();
         for (i, d) in instrs.iter().enumerate() {
             let not_known = |what: &str| format!("`{}` at {:#x} {what}", d.insn.base_mnemonic, d.addr);
             let index_of = |addr: u64| {
@@ -316,25 +351,23 @@ impl Solved {
             }
             let mut e = effect(&d.insn);
             let next = (i + 1 < n).then_some(i as u32 + 1);
-            let callee = around.calls.get(&d.addr);
+            let callee = calls.get(&d.addr);
             succ_start.push(succ.len() as u32);
             match d.insn.control_flow(d.addr) {
                 // a call of a known callee returns to the next instruction
                 flow if is_call(&d.insn, &flow) => {
                     let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
                     e.enter(c);
-                    in_flight_anywhere.union(&c.leaves_in_flight);
+                    left_in_flight.union(&c.leaves_in_flight);
                     succ.extend(next);
                 }
                 // a tail call: the callee runs, then returns to this
                 // function's callers
-                ControlFlow::Indirect
-                    if d.insn.op == Opcode::S_SETPC_B64 && around.returns.is_some() && callee.is_some() =>
-                {
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 && returns && callee.is_some() => {
                     let c = callee.expect("a tail call's callee");
                     e.enter(c);
                     e.returns = true;
-                    in_flight_anywhere.union(&c.leaves_in_flight);
+                    left_in_flight.union(&c.leaves_in_flight);
                 }
                 ControlFlow::Next | ControlFlow::GetPc { .. } => succ.extend(next),
                 ControlFlow::Branch { target } => succ.push(index_of(target)?),
@@ -349,7 +382,7 @@ impl Solved {
                 // the wave ends (or aborts)
                 ControlFlow::End | ControlFlow::Trap => {}
                 // a return is to the callers
-                ControlFlow::Indirect if callee.is_none() && around.returns.is_some() && is_return(&d.insn) => {
+                ControlFlow::Indirect if callee.is_none() && returns && is_return(&d.insn) => {
                     e.returns = true;
                 }
                 ControlFlow::Call { .. } | ControlFlow::Indirect => {
@@ -360,6 +393,36 @@ impl Solved {
         }
         succ_start.push(succ.len() as u32);
         let graph = Graph::new(succ_start, succ);
+        let mut named = Vec::with_capacity(n);
+        let mut writes = RegSet::default();
+        let mut at_returns_in_flight = RegSet::default();
+        for (i, e) in effects.iter().enumerate() {
+            let mut m = e.reads;
+            m.union(&e.writes);
+            m.union(&left_in_flight);
+            for after in [false, true] {
+                for (f, r) in waits.in_flight(i, after) {
+                    m.insert(f, r);
+                }
+            }
+            if e.returns {
+                for (f, r) in waits.in_flight(i, false) {
+                    at_returns_in_flight.insert(f, r);
+                }
+            }
+            named.push(m);
+            writes.union(&e.may_write);
+        }
+        let narrows_exec = effects.iter().any(|e| e.narrows_exec);
+        let returns = effects.iter().map(|e| e.returns).collect();
+        Ok(Prepared { graph, effects, named, writes, narrows_exec, at_returns_in_flight, left_in_flight, returns })
+    }
+
+    /// Solved in the code `around` it: what is live after its returns,
+    /// defined at its entry and in flight there (its calls are those it
+    /// was prepared with).
+    pub fn solve(&self, around: &Around) -> Solved {
+        let (graph, effects) = (&self.graph, &self.effects);
         let exit = around.returns.unwrap_or_default();
         // Live with no vector kills (scalar kills only), then per lane.
         let transfers: Vec<Transfer> = effects
@@ -375,7 +438,7 @@ impl Solved {
                 Transfer { kill, gen }
             })
             .collect();
-        let no_kill = solve(&graph, Direction::Backward, &transfers);
+        let no_kill = solve(graph, Direction::Backward, &transfers);
         let transfers: Vec<Transfer> = effects
             .iter()
             .enumerate()
@@ -405,7 +468,7 @@ impl Solved {
                 }
             })
             .collect();
-        let live = solve(&graph, Direction::Backward, &transfers);
+        let live = solve(graph, Direction::Backward, &transfers);
         // Registers some path from the entry may have written: the others
         // hold nothing yet, live or not.
         let transfers: Vec<Transfer> = effects
@@ -419,43 +482,29 @@ impl Solved {
                 Transfer { kill: RegSet::default(), gen }
             })
             .collect();
-        let defined = solve(&graph, Direction::Forward, &transfers);
-        let mut named = Vec::with_capacity(n);
-        let mut writes = RegSet::default();
-        let mut at_returns_in_flight = RegSet::default();
-        for (i, e) in effects.iter().enumerate() {
-            let mut m = e.reads;
-            m.union(&e.writes);
-            m.union(&in_flight_anywhere);
-            for after in [false, true] {
-                for (f, r) in waits.in_flight(i, after) {
-                    m.insert(f, r);
-                }
-            }
-            if e.returns {
-                for (f, r) in waits.in_flight(i, false) {
-                    at_returns_in_flight.insert(f, r);
-                }
-            }
-            named.push(m);
-            writes.union(&e.may_write);
+        let defined = solve(graph, Direction::Forward, &transfers);
+        let mut in_flight_anywhere = self.left_in_flight;
+        in_flight_anywhere.union(&around.in_flight);
+        let mut named = self.named.clone();
+        if around.in_flight != RegSet::default() {
+            named.iter_mut().for_each(|m| m.union(&around.in_flight));
         }
-        let narrows_exec = effects.iter().any(|e| e.narrows_exec);
-        let returns = effects.iter().map(|e| e.returns).collect();
-        Ok(Solved {
+        Solved {
             live,
             no_kill,
             defined,
             named,
-            writes,
-            narrows_exec,
-            at_returns_in_flight,
+            writes: self.writes,
+            narrows_exec: self.narrows_exec,
+            at_returns_in_flight: self.at_returns_in_flight,
             in_flight_anywhere,
             exit,
-            returns,
-        })
+            returns: self.returns.clone(),
+        }
     }
+}
 
+impl Solved {
     /// The busy and named registers of every instruction.
     pub fn liveness(&self) -> Liveness {
         let busy = (0..self.named.len())
@@ -511,192 +560,6 @@ fn union_of(sets: &[RegSet], span: RangeInclusive<usize>) -> RegSet {
     b
 }
 
-/// Live-in and live-out sets per instruction.
-#[derive(Debug, Clone)]
-struct Solution {
-    live_in: Vec<RegSet>,
-    live_out: Vec<RegSet>,
-}
-
-/// An instruction's transfer as `(x - kill) | gen`; over a run of
-/// instructions, their composition has the same form.
-#[derive(Debug, Clone, Copy, Default)]
-struct Transfer {
-    kill: RegSet,
-    gen: RegSet,
-}
-
-impl Transfer {
-    fn apply(&self, x: &RegSet) -> RegSet {
-        let mut s = *x;
-        s.minus(&self.kill);
-        s.union(&self.gen);
-        s
-    }
-
-    /// `next` after `self`.
-    fn then(&mut self, next: &Transfer) {
-        self.gen.minus(&next.kill);
-        self.gen.union(&next.gen);
-        self.kill.union(&next.kill);
-    }
-
-    /// `self` after `first`.
-    fn after(&mut self, first: &Transfer) {
-        let mut gen = first.gen;
-        gen.minus(&self.kill);
-        gen.union(&self.gen);
-        self.kill.union(&first.kill);
-        self.gen = gen;
-    }
-}
-
-/// A unit's control-flow graph: successors and predecessors per
-/// instruction (flat, indexed by `*_start`), and its basic blocks (runs
-/// entered only at their first instruction and left only at their last).
-#[derive(Debug, Clone, Default)]
-struct Graph {
-    succ_start: Vec<u32>,
-    succ: Vec<u32>,
-    pred_start: Vec<u32>,
-    pred: Vec<u32>,
-    /// The first instruction of each block, then `n`.
-    block_start: Vec<u32>,
-}
-
-impl Graph {
-    /// From each instruction's successors (`succ[succ_start[i]..succ_start[i + 1]]`).
-    fn new(succ_start: Vec<u32>, succ: Vec<u32>) -> Graph {
-        let n = succ_start.len() - 1;
-        let mut pred_start = vec![0u32; n + 1];
-        for &j in &succ {
-            pred_start[j as usize + 1] += 1;
-        }
-        for i in 0..n {
-            pred_start[i + 1] += pred_start[i];
-        }
-        let mut fill = pred_start.clone();
-        let mut pred = vec![0u32; succ.len()];
-        for i in 0..n {
-            for &j in &succ[succ_start[i] as usize..succ_start[i + 1] as usize] {
-                pred[fill[j as usize] as usize] = i as u32;
-                fill[j as usize] += 1;
-            }
-        }
-        let mut g = Graph { succ_start, succ, pred_start, pred, block_start: Vec::new() };
-        // Instruction i continues the block of i - 1 when i - 1 leads only
-        // to i and i is reached only from i - 1.
-        for i in 0..n {
-            let continues = i > 0 && g.succs(i - 1) == [i as u32] && g.preds(i) == [i as u32 - 1];
-            if !continues {
-                g.block_start.push(i as u32);
-            }
-        }
-        g.block_start.push(n as u32);
-        g
-    }
-
-    fn succs(&self, i: usize) -> &[u32] {
-        &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
-    }
-
-    fn preds(&self, i: usize) -> &[u32] {
-        &self.pred[self.pred_start[i] as usize..self.pred_start[i + 1] as usize]
-    }
-}
-
-/// Which way a problem flows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    /// From an instruction's successors to it: `live_in` is before it.
-    Backward,
-    /// From its predecessors: `live_in` is after it, `live_out` before.
-    Forward,
-}
-
-/// The least fixed point of a problem over the graph, given each
-/// instruction's transfer (from the set on the side its flow comes from
-/// to the other): solved over basic blocks (their transfers composed),
-/// then expanded to every instruction.
-fn solve(g: &Graph, direction: Direction, transfer: &[Transfer]) -> Solution {
-    let n = transfer.len();
-    let blocks = g.block_start.len() - 1;
-    let span = |b: usize| g.block_start[b] as usize..g.block_start[b + 1] as usize;
-    let backward = direction == Direction::Backward;
-    let mut block_of = vec![0u32; n];
-    let mut composed = vec![Transfer::default(); blocks];
-    for (b, t) in composed.iter_mut().enumerate() {
-        for i in span(b) {
-            block_of[i] = b as u32;
-            if backward {
-                t.after(&transfer[i]);
-            } else {
-                t.then(&transfer[i]);
-            }
-        }
-    }
-    // A block's flow enters at its last instruction (backward) or its
-    // first (forward), from the blocks around that one, and leaves at the
-    // other end, to the blocks around that.
-    let (from, to) = if backward {
-        (Graph::succs as Edges, Graph::preds as Edges)
-    } else {
-        (Graph::preds as Edges, Graph::succs as Edges)
-    };
-    let ends = |b: usize| {
-        let r = span(b);
-        if backward {
-            (r.end - 1, r.start)
-        } else {
-            (r.start, r.end - 1)
-        }
-    };
-    let mut entering = vec![RegSet::default(); blocks];
-    let mut leaving = vec![RegSet::default(); blocks];
-    // Blocks taken in the order the flow runs: the last first, backward.
-    let mut work: Vec<usize> = if backward { (0..blocks).collect() } else { (0..blocks).rev().collect() };
-    let mut queued = vec![true; blocks];
-    while let Some(b) = work.pop() {
-        queued[b] = false;
-        let (enter, leave) = ends(b);
-        let mut x = RegSet::default();
-        for &j in from(g, enter) {
-            x.union(&leaving[block_of[j as usize] as usize]);
-        }
-        entering[b] = x;
-        let left = composed[b].apply(&x);
-        if left != leaving[b] {
-            leaving[b] = left;
-            for &k in to(g, leave) {
-                let k = block_of[k as usize] as usize;
-                if !queued[k] {
-                    queued[k] = true;
-                    work.push(k);
-                }
-            }
-        }
-    }
-    let mut live_in = vec![RegSet::default(); n];
-    let mut live_out = vec![RegSet::default(); n];
-    for (b, &x) in entering.iter().enumerate() {
-        let mut x = x;
-        let mut step = |i: usize| {
-            live_out[i] = x;
-            x = transfer[i].apply(&x);
-            live_in[i] = x;
-        };
-        if backward {
-            span(b).rev().for_each(&mut step);
-        } else {
-            span(b).for_each(&mut step);
-        }
-    }
-    Solution { live_in, live_out }
-}
-
-/// An instruction's neighbours one way.
-type Edges = fn(&Graph, usize) -> &[u32];
-
 #[cfg(test)]
 mod tests {
     use super::super::waitcnt::tests::instrs as decode;
@@ -708,60 +571,6 @@ mod tests {
         let mut entry = RegSet::default();
         entry.insert(RegFile::Vgpr, 0);
         Liveness::run(&code, &waits, &entry).expect("known flow").busy(i..=i)
-    }
-
-    /// Per instruction, until nothing changes: what `solve` must equal.
-    fn naive(g: &Graph, direction: Direction, transfer: &[Transfer]) -> Solution {
-        let n = transfer.len();
-        let from: Edges = if direction == Direction::Backward { Graph::succs } else { Graph::preds };
-        let mut s = Solution { live_in: vec![RegSet::default(); n], live_out: vec![RegSet::default(); n] };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (i, t) in transfer.iter().enumerate() {
-                let mut x = RegSet::default();
-                from(g, i).iter().for_each(|&j| x.union(&s.live_in[j as usize]));
-                let y = t.apply(&x);
-                changed |= y != s.live_in[i] || x != s.live_out[i];
-                (s.live_out[i], s.live_in[i]) = (x, y);
-            }
-        }
-        s
-    }
-
-    #[test]
-    fn blocks_solve_as_instructions_do() {
-        // 0 -> 1 -> 2 -> {3, 6}; 3 -> 4 -> 5 -> {0, 6}; 6 -> 6, 7; 7 ends:
-        // a loop back to the entry, a self loop, a run of three.
-        let edges: [&[u32]; 8] = [&[1], &[2], &[3, 6], &[4], &[5], &[0, 6], &[6, 7], &[]];
-        let mut succ_start = vec![0];
-        let mut succ = Vec::new();
-        for e in edges {
-            succ.extend_from_slice(e);
-            succ_start.push(succ.len() as u32);
-        }
-        let g = Graph::new(succ_start, succ);
-        assert_eq!(g.block_start, [0, 3, 6, 7, 8]);
-        let set = |regs: &[u16]| {
-            let mut s = RegSet::default();
-            regs.iter().for_each(|&r| s.insert(RegFile::Sgpr, r));
-            s
-        };
-        let t = |kill: &[u16], gen: &[u16]| Transfer { kill: set(kill), gen: set(gen) };
-        let transfer = [
-            t(&[1], &[2]),
-            t(&[2], &[3]),
-            t(&[], &[1]),
-            t(&[3, 4], &[]),
-            t(&[], &[4, 5]),
-            t(&[5], &[]),
-            t(&[6], &[7]),
-            t(&[7], &[8]),
-        ];
-        for direction in [Direction::Backward, Direction::Forward] {
-            let (fast, slow) = (solve(&g, direction, &transfer), naive(&g, direction, &transfer));
-            assert_eq!((fast.live_in, fast.live_out), (slow.live_in, slow.live_out), "{direction:?}");
-        }
     }
 
     /// 0 v_mov_b32 v3, 1.0; 1 v_add_f32 v4, v0, v0 (the site); 2 [s_and_saveexec_b64
