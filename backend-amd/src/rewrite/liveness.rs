@@ -396,14 +396,13 @@ impl Prepared {
         let mut named = Vec::with_capacity(n);
         let mut writes = RegSet::default();
         let mut at_returns_in_flight = RegSet::default();
+        let in_flight = waits.in_flight_around();
         for (i, e) in effects.iter().enumerate() {
             let mut m = e.reads;
             m.union(&e.writes);
             m.union(&left_in_flight);
-            for after in [false, true] {
-                for (f, r) in waits.in_flight(i, after) {
-                    m.insert(f, r);
-                }
+            if let Some(around) = in_flight.get(i) {
+                m.union(around);
             }
             if e.returns {
                 for (f, r) in waits.in_flight(i, false) {

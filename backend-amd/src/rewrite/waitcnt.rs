@@ -12,6 +12,7 @@ use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::RegFile;
 use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
 
+use super::liveness::RegSet;
 use super::view::DecodedInstr;
 
 /// `s_waitcnt` immediate layout on gfx9: vmcnt [3:0] and [15:14], expcnt
@@ -48,8 +49,20 @@ enum Lgkm {
     Smem,
 }
 
-/// Registers in flight, by (file key, number), sorted and each once.
-type State = Vec<((u8, u16), Pending)>;
+/// A register in flight, by (file key, number).
+type Entry = ((u8, u16), Pending);
+
+/// Registers in flight, sorted and each once.
+type State = Vec<Entry>;
+
+/// The register file of a key.
+fn file_of(k: u8) -> RegFile {
+    match k {
+        0 => RegFile::Sgpr,
+        1 => RegFile::Vgpr,
+        _ => RegFile::Agpr,
+    }
+}
 
 fn key(file: RegFile) -> Option<u8> {
     match file {
@@ -219,12 +232,29 @@ impl WaitAnalysis {
     /// false`) or after instruction `index`.
     pub fn in_flight(&self, index: usize, after: bool) -> impl Iterator<Item = (RegFile, u16)> + '_ {
         let state = if after { self.after.get(index) } else { self.before.get(index) };
-        let file = |k: u8| match k {
-            0 => RegFile::Sgpr,
-            1 => RegFile::Vgpr,
-            _ => RegFile::Agpr,
-        };
-        state.into_iter().flat_map(move |s| s.iter().map(move |&((k, r), _)| (file(k), r)))
+        state.into_iter().flat_map(|s| s.iter().map(|&((k, r), _)| (file_of(k), r)))
+    }
+
+    /// Per instruction, the registers a memory operation may still write
+    /// before or after it (a state equal to the one before it read once).
+    pub fn in_flight_around(&self) -> Vec<RegSet> {
+        let same_keys = |x: &[Entry], y: &[Entry]| x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.0 == b.0);
+        // The last state read, and its registers (none, to begin with).
+        let mut last: (&[Entry], RegSet) = (&[], RegSet::default());
+        let mut out = Vec::with_capacity(self.before.len());
+        for (b, a) in self.before.iter().zip(&self.after) {
+            let mut m = RegSet::default();
+            for s in [b, a] {
+                if !same_keys(last.0, s) {
+                    let mut set = RegSet::default();
+                    s.iter().for_each(|&((k, r), _)| set.insert(file_of(k), r));
+                    last = (s, set);
+                }
+                m.union(&last.1);
+            }
+            out.push(m);
+        }
+        out
     }
 
     /// The weakest wait (vmcnt, lgkmcnt) that makes reading `regs` safe
