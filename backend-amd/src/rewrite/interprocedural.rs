@@ -246,38 +246,31 @@ impl ObjectLiveness {
         if let Some(known) = self.kernels.get(&(k, at_entry)) {
             return known.clone();
         }
-        let found = self.solve_kernel(graph, k, instrs, waits, at_entry);
+        let solve = |this: &mut ObjectLiveness| -> Result<Livenesses, String> {
+            if let Some(Some(at)) = graph.unresolved.get(k) {
+                return Err(format!("the call at {at:#x} has a target the code does not say"));
+            }
+            let kernel_calls = callees(graph, graph.kernel_calls.get(k).map_or(&[][..], |c| c))?;
+            let reach = graph.reach.get(k).cloned().unwrap_or_default();
+            for &f in &reach {
+                let code =
+                    graph.functions[f].instrs.as_ref().map_err(|e| format!("{}: {e}", graph.functions[f].name))?;
+                this.waits.entry(f).or_insert_with(|| WaitAnalysis::run(code));
+                this.calls.entry(f).or_insert_with(|| callees(graph, &graph.function_calls[f]));
+            }
+            let mut functions = BTreeMap::new();
+            for &f in &reach {
+                let Ok(instrs) = graph.functions[f].instrs.as_ref() else { continue };
+                let name = graph.functions[f].name.as_str();
+                let calls = this.calls[&f].as_ref().map_err(|e| format!("in {name}: {e}"))?;
+                functions.insert(f, UnitCode { name, instrs, waits: &this.waits[&f], calls });
+            }
+            let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
+            run_with(kernel, at_entry, &functions, &mut this.summaries, &mut this.solutions)
+        };
+        let found = solve(self);
         self.kernels.insert((k, at_entry), found.clone());
         found
-    }
-
-    fn solve_kernel(
-        &mut self,
-        graph: &CallGraph,
-        k: usize,
-        instrs: &[DecodedInstr],
-        waits: &WaitAnalysis,
-        at_entry: RegSet,
-    ) -> Result<Livenesses, String> {
-        if let Some(Some(at)) = graph.unresolved.get(k) {
-            return Err(format!("the call at {at:#x} has a target the code does not say"));
-        }
-        let kernel_calls = callees(graph, graph.kernel_calls.get(k).map_or(&[][..], |c| c))?;
-        let reach = graph.reach.get(k).cloned().unwrap_or_default();
-        for &f in &reach {
-            let code = graph.functions[f].instrs.as_ref().map_err(|e| format!("{}: {e}", graph.functions[f].name))?;
-            self.waits.entry(f).or_insert_with(|| WaitAnalysis::run(code));
-            self.calls.entry(f).or_insert_with(|| callees(graph, &graph.function_calls[f]));
-        }
-        let mut functions = BTreeMap::new();
-        for &f in &reach {
-            let Ok(instrs) = graph.functions[f].instrs.as_ref() else { continue };
-            let name = graph.functions[f].name.as_str();
-            let calls = self.calls[&f].as_ref().map_err(|e| format!("in {name}: {e}"))?;
-            functions.insert(f, UnitCode { name, instrs, waits: &self.waits[&f], calls });
-        }
-        let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
-        run_with(kernel, at_entry, &functions, &mut self.summaries, &mut self.solutions)
     }
 }
 

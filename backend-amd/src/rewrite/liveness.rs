@@ -194,6 +194,16 @@ fn writes_whole_vectors(insn: &Instruction) -> bool {
 }
 
 impl Effect {
+    /// What is read after its own reads and writes: by its callee (a
+    /// call), and by its callers (a return: `exit`, what is live after it).
+    fn reads_after(&self, exit: &LiveSets) -> LiveSets {
+        let mut r = self.callee_reads;
+        if self.returns {
+            r.union(exit);
+        }
+        r
+    }
+
     /// A call into a function that `c` summarises: it reads what the
     /// callee reads after the call's own writes, and may write what the
     /// callee writes.
@@ -428,10 +438,7 @@ impl Prepared {
             .iter()
             .map(|e| {
                 let kill = e.kills.scalar();
-                let mut gen = e.callee_reads.no_kill;
-                if e.returns {
-                    gen.union(&exit.no_kill);
-                }
+                let mut gen = e.reads_after(&exit).no_kill;
                 gen.minus(&kill);
                 gen.union(&e.reads);
                 Transfer { kill, gen }
@@ -446,10 +453,7 @@ impl Prepared {
                     // Past an EXEC write some lanes may sleep: only scalar
                     // writes kill, and what is live after it is what some
                     // lane may read.
-                    let mut gen = e.callee_reads.no_kill;
-                    if e.returns {
-                        gen.union(&exit.no_kill);
-                    }
+                    let mut gen = e.reads_after(&exit).no_kill;
                     for &j in graph.succs(i) {
                         gen.union(&no_kill.live_in[j as usize]);
                     }
@@ -457,10 +461,7 @@ impl Prepared {
                     gen.union(&e.reads);
                     Transfer { kill: RegSet::ALL, gen }
                 } else {
-                    let mut gen = e.callee_reads.live;
-                    if e.returns {
-                        gen.union(&exit.live);
-                    }
+                    let mut gen = e.reads_after(&exit).live;
                     gen.minus(&e.kills);
                     gen.union(&e.reads);
                     Transfer { kill: e.kills, gen }
