@@ -93,6 +93,9 @@ const ADDRESS_ARITHMETIC: &[(Opcode, AddressOp)] = &[
     (Opcode::S_MOV_B64, AddressOp::Move64),
 ];
 
+/// What fills the sources' slots past the instruction's own.
+static FILLER: Operand = Operand::Imm(0);
+
 /// Scalar instructions that leave SCC as it is between an add and its carry-in.
 const KEEPS_SCC: &[Opcode] =
     &[Opcode::S_MOV_B32, Opcode::S_MOV_B64, Opcode::S_WAITCNT, Opcode::S_NOP, Opcode::S_GETPC_B64];
@@ -183,7 +186,21 @@ impl Constants {
     /// whole copy while EXEC is all ones; any other write forgets them.
     fn step_lanes(&mut self, insn: &xfpx_amd_isa::Instruction, srcs: &[&Operand]) {
         let vector = |r: &xfpx_amd_isa::operand::RegRange| matches!(r.file, RegFile::Vgpr | RegFile::Agpr);
-        let dst = insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector);
+        let sets_lanes = matches!(
+            insn.op,
+            Opcode::V_WRITELANE_B32
+                | Opcode::SCRATCH_LOAD_DWORD
+                | Opcode::BUFFER_LOAD_DWORD
+                | Opcode::V_ACCVGPR_WRITE_B32
+                | Opcode::V_ACCVGPR_READ_B32
+                | Opcode::V_MOV_B32_E32
+        );
+        // Only the instructions above set lanes; any other only forgets them.
+        let dst = if sets_lanes {
+            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector)
+        } else {
+            None
+        };
         let kept: Vec<(u8, u32)> = match (insn.op, dst, srcs) {
             (Opcode::V_WRITELANE_B32, Some(d), [src, lane]) => match self.value(lane) {
                 Some(l) => {
@@ -211,9 +228,14 @@ impl Constants {
             _ => Vec::new(),
         };
         self.step_slots(insn);
-        for r in insn.reg_writes().filter(vector) {
-            for i in 0..u16::from(r.count) {
-                self.lanes.retain(|(f, x, _), _| !(*f == r.file && *x == r.first + i));
+        if !self.lanes.is_empty() {
+            for r in insn.reg_writes().filter(vector) {
+                for i in 0..u16::from(r.count) {
+                    let x = r.first + i;
+                    while let Some((&k, _)) = self.lanes.range((r.file, x, 0)..=(r.file, x, u8::MAX)).next() {
+                        self.lanes.remove(&k);
+                    }
+                }
             }
         }
         if let Some(d) = dst {
@@ -284,12 +306,25 @@ impl Constants {
     /// what anything else writes.
     fn step(&mut self, d: &DecodedInstr) {
         let insn = &d.insn;
-        let dst =
-            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(|r| r.file == RegFile::Sgpr);
-        let srcs: Vec<&Operand> = insn.operands.iter().filter(|s| !s.written).map(|s| &s.operand).collect();
+        // The first destination, and the sources as far as the patterns
+        // below look: one or two of them, or more (a slice of three
+        // matches neither).
+        let mut first_written = None;
+        let mut buf = [&FILLER; 3];
+        let mut count = 0;
+        for o in &insn.operands {
+            if o.written {
+                first_written = first_written.or(Some(&o.operand));
+            } else if count < buf.len() {
+                buf[count] = &o.operand;
+                count += 1;
+            }
+        }
+        let dst = first_written.and_then(Operand::reg).filter(|r| r.file == RegFile::Sgpr);
+        let srcs = &buf[..count];
         let op = ADDRESS_ARITHMETIC.iter().find(|(m, _)| *m == insn.op).map(|(_, o)| *o);
         let carry_in = self.carry;
-        let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs.as_slice()) {
+        let learned: Option<(Vec<u32>, Option<bool>)> = match (op, dst, srcs) {
             (Some(AddressOp::Move), Some(_), [a]) => self.value(a).map(|v| (vec![v], carry_in)),
             (None, Some(_), [Operand::Reg(v), lane]) if insn.op == Opcode::V_READLANE_B32 => self
                 .value(lane)
@@ -328,12 +363,15 @@ impl Constants {
             }
             _ => None,
         };
-        self.step_lanes(insn, &srcs);
+        self.step_lanes(insn, srcs);
         for r in insn.reg_writes() {
             if r.file == RegFile::Sgpr {
                 for i in 0..u16::from(r.count) {
                     self.sgprs.remove(&(r.first + i));
-                    self.slots.retain(|(s, _), _| !s.based_on(r.first + i));
+                }
+                if !self.slots.is_empty() {
+                    let moved = |s: &SpillSlot| (0..u16::from(r.count)).any(|i| s.based_on(r.first + i));
+                    self.slots.retain(|(s, _), _| !moved(s));
                 }
             }
         }
@@ -367,13 +405,22 @@ pub type Clobbers<'a> = &'a dyn Fn(u64) -> Option<&'a Written>;
 /// at every branch target, and after a call what `clobbers` says the callee
 /// may write, everything when it does not know).
 pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSite> {
-    let labels: BTreeSet<u64> = instrs
-        .iter()
-        .filter_map(|d| match d.insn.control_flow(d.addr) {
-            ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => Some(target),
-            _ => None,
-        })
-        .collect();
+    let mut labels = BTreeSet::new();
+    let mut calls = false;
+    for d in instrs {
+        match d.insn.control_flow(d.addr) {
+            ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => {
+                labels.insert(target);
+            }
+            ControlFlow::Call { .. } => calls = true,
+            ControlFlow::Indirect => calls |= matches!(d.insn.op, Opcode::S_SWAPPC_B64 | Opcode::S_SETPC_B64),
+            _ => {}
+        }
+    }
+    // Code with no call, tail call or return has no call site to find.
+    if !calls {
+        return Vec::new();
+    }
     let mut known = Constants::default();
     let mut out = Vec::new();
     for d in instrs {
@@ -498,10 +545,30 @@ impl CallGraph {
             functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| written_registers(c.iter()))).collect();
         let mut clobber = own.clone();
         let mut converged = false;
-        for _ in 0..=functions.len() + 1 {
-            let lookup = |t: u64| callee(t).and_then(|g| clobber[g].as_ref());
-            let calls: Vec<Option<Vec<CallSite>>> =
-                functions.iter().map(|f| f.instrs.as_ref().ok().map(|c| call_sites(c, &lookup))).collect();
+        // The functions whose writes each function's call sites were found
+        // with, and which functions' writes changed in the last round: a
+        // function none of whose lookups changed finds the same sites again.
+        let mut looked_up: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); functions.len()];
+        let mut changed: Vec<bool> = vec![true; functions.len()];
+        for round in 0..=functions.len() + 1 {
+            let calls: Vec<Option<Vec<CallSite>>> = functions
+                .iter()
+                .enumerate()
+                .map(|(f, u)| {
+                    if round > 0 && !looked_up[f].iter().any(|&g| changed[g]) {
+                        return function_calls[f].clone();
+                    }
+                    let seen = std::cell::RefCell::new(BTreeSet::new());
+                    let lookup = |t: u64| {
+                        let g = callee(t)?;
+                        seen.borrow_mut().insert(g);
+                        clobber[g].as_ref()
+                    };
+                    let found = u.instrs.as_ref().ok().map(|c| call_sites(c, &lookup));
+                    looked_up[f] = seen.into_inner();
+                    found
+                })
+                .collect();
             let next: Vec<Option<Written>> = own
                 .iter()
                 .zip(&calls)
@@ -518,6 +585,7 @@ impl CallGraph {
                 converged = true;
                 break;
             }
+            changed = next.iter().zip(&clobber).map(|(a, b)| a != b).collect();
             clobber = next;
         }
         if !converged {

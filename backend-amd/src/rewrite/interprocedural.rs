@@ -11,10 +11,11 @@
 //! graph with an unknown target, a cycle (recursion) or a function that
 //! cannot be decoded or solved gives no liveness, and says why.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::calls::{CallGraph, CallSite};
-use super::liveness::{Around, LiveSets, Liveness, RegSet, Solved, Summary};
+use super::liveness::{Around, LiveSets, Liveness, Prepared, RegSet, Solved, Summary};
 use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
 
@@ -35,18 +36,46 @@ pub struct Livenesses {
     pub functions: BTreeMap<usize, Liveness>,
 }
 
+/// A function as its callers see it, and all of its liveness that does
+/// not depend on what they give it.
+#[derive(Debug, Clone)]
+pub struct Known {
+    summary: Summary,
+    prepared: Prepared,
+}
+
 /// Functions' summaries (or why a function has no liveness), the same for
 /// every kernel of one object.
-pub type Summaries = BTreeMap<usize, Result<Summary, String>>;
+pub type Summaries = BTreeMap<usize, Result<Known, String>>;
 
 /// What the callers of a function give it: live after its returns,
 /// defined at its entry, in flight from before it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Incoming {
     returns: LiveSets,
     at_entry: RegSet,
     in_flight: RegSet,
 }
+
+impl Incoming {
+    fn union(&mut self, o: &Incoming) {
+        self.returns.union(&o.returns);
+        self.at_entry.union(&o.at_entry);
+        self.in_flight.union(&o.in_flight);
+    }
+}
+
+/// A function solved with what its callers give it: its liveness, and
+/// what it gives each function it calls.
+#[derive(Debug, Clone)]
+struct Given {
+    liveness: Liveness,
+    passes_on: Vec<(usize, Incoming)>,
+}
+
+/// Functions solved so far, by what their callers gave them (the same
+/// function given the same solves the same, whichever kernel calls it).
+type Solutions = HashMap<(usize, Incoming), Given>;
 
 /// Liveness of `kernel` (its dispatch setting `at_entry`) and of every
 /// function of `functions` it reaches; `summaries` keeps what is learnt
@@ -58,34 +87,64 @@ pub fn run(
     functions: &BTreeMap<usize, UnitCode<'_>>,
     summaries: &mut Summaries,
 ) -> Result<Livenesses, String> {
+    run_with(kernel, at_entry, functions, summaries, &mut Solutions::new())
+}
+
+/// [`run`], reusing and keeping in `solutions` the functions solved with
+/// what their callers give them.
+fn run_with(
+    kernel: UnitCode<'_>,
+    at_entry: RegSet,
+    functions: &BTreeMap<usize, UnitCode<'_>>,
+    summaries: &mut Summaries,
+    solutions: &mut Solutions,
+) -> Result<Livenesses, String> {
     let order = callees_first(kernel.calls, functions)?;
     for &f in &order {
         if !summaries.contains_key(&f) {
             let u = &functions[&f];
-            let summary = around(u.calls, summaries).and_then(|a| {
+            let known = around(u.calls, summaries).and_then(|a| {
                 let around = Around { returns: Some(LiveSets::default()), ..a };
-                Solved::run(u.instrs, u.waits, &around).map(|s| s.summary()).map_err(|e| format!("in {}: {e}", u.name))
+                let prepared =
+                    Prepared::new(u.instrs, u.waits, &around.calls, true).map_err(|e| format!("in {}: {e}", u.name))?;
+                Ok(Known { summary: prepared.solve(&around).summary(), prepared })
             });
-            summaries.insert(f, summary);
+            summaries.insert(f, known);
         }
-        summaries[&f].clone()?;
+        if let Err(why) = &summaries[&f] {
+            return Err(why.clone());
+        }
     }
     let mut incoming: BTreeMap<usize, Incoming> = BTreeMap::new();
     let solved = Solved::run(kernel.instrs, kernel.waits, &Around { at_entry, ..around(kernel.calls, summaries)? })?;
-    pass_on(&kernel, &solved, &mut incoming);
+    for (f, given) in passes_on(&kernel, &solved) {
+        incoming.entry(f).or_default().union(&given);
+    }
     let mut out = Livenesses { kernel: solved.liveness(), functions: BTreeMap::new() };
     for &f in order.iter().rev() {
-        let u = &functions[&f];
         let given = incoming.get(&f).copied().unwrap_or_default();
-        let around = Around {
-            returns: Some(given.returns),
-            at_entry: given.at_entry,
-            in_flight: given.in_flight,
-            ..around(u.calls, summaries)?
+        let known = match solutions.entry((f, given)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                let u = &functions[&f];
+                let prepared = match &summaries[&f] {
+                    Ok(known) => &known.prepared,
+                    Err(why) => return Err(why.clone()),
+                };
+                let around = Around {
+                    returns: Some(given.returns),
+                    at_entry: given.at_entry,
+                    in_flight: given.in_flight,
+                    ..Around::default()
+                };
+                let solved = prepared.solve(&around);
+                slot.insert(Given { liveness: solved.liveness(), passes_on: passes_on(u, &solved) })
+            }
         };
-        let solved = Solved::run(u.instrs, u.waits, &around).map_err(|e| format!("in {}: {e}", u.name))?;
-        pass_on(u, &solved, &mut incoming);
-        out.functions.insert(f, solved.liveness());
+        for (g, given) in &known.passes_on {
+            incoming.entry(*g).or_default().union(given);
+        }
+        out.functions.insert(f, known.liveness.clone());
     }
     Ok(out)
 }
@@ -94,22 +153,25 @@ pub fn run(
 fn around(calls: &BTreeMap<u64, usize>, summaries: &Summaries) -> Result<Around, String> {
     let mut around = Around::default();
     for (&addr, f) in calls {
-        let summary = summaries.get(f).cloned().unwrap_or_else(|| Err("a callee is not summarised".into()))?;
+        let summary = match summaries.get(f) {
+            Some(Ok(known)) => known.summary,
+            Some(Err(why)) => return Err(why.clone()),
+            None => return Err("a callee is not summarised".into()),
+        };
         around.calls.insert(addr, summary);
     }
     Ok(around)
 }
 
-/// What `unit` (solved) gives each function it calls.
-fn pass_on(unit: &UnitCode<'_>, solved: &Solved, incoming: &mut BTreeMap<usize, Incoming>) {
+/// What `unit` (solved) gives each function it calls, call by call.
+fn passes_on(unit: &UnitCode<'_>, solved: &Solved) -> Vec<(usize, Incoming)> {
+    let mut out = Vec::new();
     for (&addr, &f) in unit.calls {
         let Ok(i) = unit.instrs.binary_search_by_key(&addr, |d| d.addr) else { continue };
-        let (live, defined, in_flight) = solved.at_call(i, unit.waits);
-        let to = incoming.entry(f).or_default();
-        to.returns.union(&live);
-        to.at_entry.union(&defined);
-        to.in_flight.union(&in_flight);
+        let (returns, at_entry, in_flight) = solved.at_call(i, unit.waits);
+        out.push((f, Incoming { returns, at_entry, in_flight }));
     }
+    out
 }
 
 /// The functions reachable through `calls`, every one after the functions
@@ -166,6 +228,9 @@ pub struct ObjectLiveness {
     /// Or why not: some call's target is unknown, or not a function's entry.
     calls: BTreeMap<usize, Result<BTreeMap<u64, usize>, String>>,
     summaries: Summaries,
+    solutions: Solutions,
+    /// Each kernel's liveness (by its index and what its dispatch sets), once found.
+    kernels: HashMap<(usize, RegSet), Result<Livenesses, String>>,
 }
 
 impl ObjectLiveness {
@@ -178,25 +243,34 @@ impl ObjectLiveness {
         waits: &WaitAnalysis,
         at_entry: RegSet,
     ) -> Result<Livenesses, String> {
-        if let Some(Some(at)) = graph.unresolved.get(k) {
-            return Err(format!("the call at {at:#x} has a target the code does not say"));
+        if let Some(known) = self.kernels.get(&(k, at_entry)) {
+            return known.clone();
         }
-        let kernel_calls = callees(graph, graph.kernel_calls.get(k).map_or(&[][..], |c| c))?;
-        let reach = graph.reach.get(k).cloned().unwrap_or_default();
-        for &f in &reach {
-            let code = graph.functions[f].instrs.as_ref().map_err(|e| format!("{}: {e}", graph.functions[f].name))?;
-            self.waits.entry(f).or_insert_with(|| WaitAnalysis::run(code));
-            self.calls.entry(f).or_insert_with(|| callees(graph, &graph.function_calls[f]));
-        }
-        let mut functions = BTreeMap::new();
-        for &f in &reach {
-            let Ok(instrs) = graph.functions[f].instrs.as_ref() else { continue };
-            let name = graph.functions[f].name.as_str();
-            let calls = self.calls[&f].as_ref().map_err(|e| format!("in {name}: {e}"))?;
-            functions.insert(f, UnitCode { name, instrs, waits: &self.waits[&f], calls });
-        }
-        let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
-        run(kernel, at_entry, &functions, &mut self.summaries)
+        let solve = |this: &mut ObjectLiveness| -> Result<Livenesses, String> {
+            if let Some(Some(at)) = graph.unresolved.get(k) {
+                return Err(format!("the call at {at:#x} has a target the code does not say"));
+            }
+            let kernel_calls = callees(graph, graph.kernel_calls.get(k).map_or(&[][..], |c| c))?;
+            let reach = graph.reach.get(k).cloned().unwrap_or_default();
+            for &f in &reach {
+                let code =
+                    graph.functions[f].instrs.as_ref().map_err(|e| format!("{}: {e}", graph.functions[f].name))?;
+                this.waits.entry(f).or_insert_with(|| WaitAnalysis::run(code));
+                this.calls.entry(f).or_insert_with(|| callees(graph, &graph.function_calls[f]));
+            }
+            let mut functions = BTreeMap::new();
+            for &f in &reach {
+                let Ok(instrs) = graph.functions[f].instrs.as_ref() else { continue };
+                let name = graph.functions[f].name.as_str();
+                let calls = this.calls[&f].as_ref().map_err(|e| format!("in {name}: {e}"))?;
+                functions.insert(f, UnitCode { name, instrs, waits: &this.waits[&f], calls });
+            }
+            let kernel = UnitCode { name: "the kernel", instrs, waits, calls: &kernel_calls };
+            run_with(kernel, at_entry, &functions, &mut this.summaries, &mut this.solutions)
+        };
+        let found = solve(self);
+        self.kernels.insert((k, at_entry), found.clone());
+        found
     }
 }
 

@@ -28,9 +28,12 @@ use xfpx_amd_isa::{ControlFlow, Instruction, Modifier, Opcode, Traits, Variant};
 
 use super::view::DecodedInstr;
 use super::waitcnt::WaitAnalysis;
+use solver::{solve, Direction, Graph, Solution, Transfer};
+
+mod solver;
 
 /// A set of SGPRs (0..128), VGPRs and AGPRs (0..256 each).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct RegSet {
     s: u128,
     v: [u64; 4],
@@ -38,6 +41,9 @@ pub struct RegSet {
 }
 
 impl RegSet {
+    /// Every register.
+    const ALL: RegSet = RegSet { s: u128::MAX, v: [u64::MAX; 4], a: [u64::MAX; 4] };
+
     pub fn insert(&mut self, file: RegFile, r: u16) {
         match file {
             RegFile::Sgpr if r < 128 => self.s |= 1 << r,
@@ -96,7 +102,7 @@ impl RegSet {
 
 /// What is live at one point: per lane (`live`), and with no vector write
 /// counted as a kill (`no_kill`, what some lane may still read).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct LiveSets {
     pub live: RegSet,
     pub no_kill: RegSet,
@@ -188,6 +194,16 @@ fn writes_whole_vectors(insn: &Instruction) -> bool {
 }
 
 impl Effect {
+    /// What is read after its own reads and writes: by its callee (a
+    /// call), and by its callers (a return: `exit`, what is live after it).
+    fn reads_after(&self, exit: &LiveSets) -> LiveSets {
+        let mut r = self.callee_reads;
+        if self.returns {
+            r.union(exit);
+        }
+        r
+    }
+
     /// A call into a function that `c` summarises: it reads what the
     /// callee reads after the call's own writes, and may write what the
     /// callee writes.
@@ -204,8 +220,8 @@ impl Effect {
 fn effect(insn: &Instruction) -> Effect {
     let mut e = Effect::default();
     // Destinations an instruction keeps part of (`s_bitset*`) are read too.
-    e.reads.add_ranges(insn.regs_read());
-    e.writes.add_ranges(insn.regs_written());
+    e.reads.add_ranges(insn.reg_reads());
+    e.writes.add_ranges(insn.reg_writes());
     e.kills = if writes_whole_vectors(insn) { e.writes } else { e.writes.scalar() };
     e.may_write = e.writes;
     let exec =
@@ -290,134 +306,113 @@ pub struct Solved {
     returns: Vec<bool>,
 }
 
+/// A unit's flow and what each of its instructions does to registers:
+/// all of its liveness that does not depend on what its callers give it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    graph: Graph,
+    effects: Vec<Effect>,
+    /// What each instruction names, with what memory operations its
+    /// callees leave may write (all but what is in flight at the entry).
+    named: Vec<RegSet>,
+    writes: RegSet,
+    narrows_exec: bool,
+    at_returns_in_flight: RegSet,
+    /// Registers a memory operation its callees issued may still write.
+    left_in_flight: RegSet,
+    returns: Vec<bool>,
+}
+
 impl Solved {
     /// Solves `instrs` (program order, entered at the first) in the code
     /// `around` it; why not where the code does not say its flow or the
     /// registers it reaches.
     pub fn run(instrs: &[DecodedInstr], waits: &WaitAnalysis, around: &Around) -> Result<Solved, String> {
+        Ok(Prepared::new(instrs, waits, &around.calls, around.returns.is_some())?.solve(around))
+    }
+}
+
+impl Prepared {
+    /// `instrs` (program order, entered at the first), whose calls by
+    /// address reach the functions `calls` summarises, a device function
+    /// when it `returns`; why not where the code does not say its flow or
+    /// the registers it reaches.
+    pub fn new(
+        instrs: &[DecodedInstr],
+        waits: &WaitAnalysis,
+        calls: &BTreeMap<u64, Summary>,
+        returns: bool,
+    ) -> Result<Prepared, String> {
         let n = instrs.len();
-        let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
+        let mut succ_start: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut succ: Vec<u32> = Vec::with_capacity(n + n / 8);
         let mut effects = Vec::with_capacity(n);
-        let mut in_flight_anywhere = around.in_flight;
+        let mut left_in_flight = RegSet::default();
         for (i, d) in instrs.iter().enumerate() {
             let not_known = |what: &str| format!("`{}` at {:#x} {what}", d.insn.base_mnemonic, d.addr);
             let index_of = |addr: u64| {
-                instrs.binary_search_by_key(&addr, |d| d.addr).map_err(|_| not_known("branches out of its unit"))
+                instrs
+                    .binary_search_by_key(&addr, |d| d.addr)
+                    .map(|j| j as u32)
+                    .map_err(|_| not_known("branches out of its unit"))
             };
             if indexes_registers(d.insn.op) {
                 return Err(not_known("reaches registers through M0"));
             }
             let mut e = effect(&d.insn);
-            let next = (i + 1 < n).then_some(i + 1);
-            let callee = around.calls.get(&d.addr);
-            succ.push(match d.insn.control_flow(d.addr) {
+            let next = (i + 1 < n).then_some(i as u32 + 1);
+            let callee = calls.get(&d.addr);
+            succ_start.push(succ.len() as u32);
+            match d.insn.control_flow(d.addr) {
                 // a call of a known callee returns to the next instruction
                 flow if is_call(&d.insn, &flow) => {
                     let c = callee.ok_or_else(|| not_known("calls an unknown target"))?;
                     e.enter(c);
-                    in_flight_anywhere.union(&c.leaves_in_flight);
-                    next.into_iter().collect()
+                    left_in_flight.union(&c.leaves_in_flight);
+                    succ.extend(next);
                 }
                 // a tail call: the callee runs, then returns to this
                 // function's callers
-                ControlFlow::Indirect
-                    if d.insn.op == Opcode::S_SETPC_B64 && around.returns.is_some() && callee.is_some() =>
-                {
+                ControlFlow::Indirect if d.insn.op == Opcode::S_SETPC_B64 && returns && callee.is_some() => {
                     let c = callee.expect("a tail call's callee");
                     e.enter(c);
                     e.returns = true;
-                    in_flight_anywhere.union(&c.leaves_in_flight);
-                    Vec::new()
+                    left_in_flight.union(&c.leaves_in_flight);
                 }
-                ControlFlow::Next | ControlFlow::GetPc { .. } => next.into_iter().collect(),
-                ControlFlow::Branch { target } => vec![index_of(target)?],
+                ControlFlow::Next | ControlFlow::GetPc { .. } => succ.extend(next),
+                ControlFlow::Branch { target } => succ.push(index_of(target)?),
                 ControlFlow::CondBranch { target } => {
                     if matches!(d.insn.op, Opcode::S_CBRANCH_G_FORK | Opcode::S_CBRANCH_I_FORK | Opcode::S_CBRANCH_JOIN)
                     {
                         return Err(not_known("forks or joins"));
                     }
-                    let mut s = vec![index_of(target)?];
-                    s.extend(next);
-                    s
+                    succ.push(index_of(target)?);
+                    succ.extend(next);
                 }
                 // the wave ends (or aborts)
-                ControlFlow::End | ControlFlow::Trap => Vec::new(),
+                ControlFlow::End | ControlFlow::Trap => {}
                 // a return is to the callers
-                ControlFlow::Indirect if callee.is_none() && around.returns.is_some() && is_return(&d.insn) => {
+                ControlFlow::Indirect if callee.is_none() && returns && is_return(&d.insn) => {
                     e.returns = true;
-                    Vec::new()
                 }
                 ControlFlow::Call { .. } | ControlFlow::Indirect => {
                     return Err(not_known("jumps where the code does not say (an indirect jump or a tail call)"))
                 }
-            });
+            }
             effects.push(e);
         }
-        let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, s) in succ.iter().enumerate() {
-            for &j in s {
-                pred[j].push(i);
-            }
-        }
-        let exit = around.returns.unwrap_or_default();
-        // Live with no vector kills (scalar kills only), then per lane.
-        let no_kill = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = *out;
-            if e.returns {
-                s.union(&exit.no_kill);
-            }
-            s.union(&e.callee_reads.no_kill);
-            s.minus(&e.kills.scalar());
-            s.union(&e.reads);
-            s
-        });
-        let live = solve(n, &succ, &pred, &|i, out| {
-            let e = &effects[i];
-            let mut s = if e.narrows_exec {
-                // Past an EXEC write some lanes may sleep: only scalar writes kill.
-                let mut s = e.callee_reads.no_kill;
-                if e.returns {
-                    s.union(&exit.no_kill);
-                }
-                for &j in &succ[i] {
-                    s.union(&no_kill.live_in[j]);
-                }
-                s.minus(&e.kills.scalar());
-                s
-            } else {
-                let mut s = *out;
-                if e.returns {
-                    s.union(&exit.live);
-                }
-                s.union(&e.callee_reads.live);
-                s.minus(&e.kills);
-                s
-            };
-            s.union(&e.reads);
-            s
-        });
-        // Registers some path from the entry may have written: the others
-        // hold nothing yet, live or not.
-        let defined = solve(n, &pred, &succ, &|i, before| {
-            let mut s = *before;
-            s.union(&effects[i].may_write);
-            if i == 0 {
-                s.union(&around.at_entry);
-            }
-            s
-        });
+        succ_start.push(succ.len() as u32);
+        let graph = Graph::new(succ_start, succ);
         let mut named = Vec::with_capacity(n);
         let mut writes = RegSet::default();
         let mut at_returns_in_flight = RegSet::default();
+        let in_flight = waits.in_flight_around();
         for (i, e) in effects.iter().enumerate() {
             let mut m = e.reads;
             m.union(&e.writes);
-            m.union(&in_flight_anywhere);
-            for after in [false, true] {
-                for (f, r) in waits.in_flight(i, after) {
-                    m.insert(f, r);
-                }
+            m.union(&left_in_flight);
+            if let Some(around) = in_flight.get(i) {
+                m.union(around);
             }
             if e.returns {
                 for (f, r) in waits.in_flight(i, false) {
@@ -429,20 +424,87 @@ impl Solved {
         }
         let narrows_exec = effects.iter().any(|e| e.narrows_exec);
         let returns = effects.iter().map(|e| e.returns).collect();
-        Ok(Solved {
+        Ok(Prepared { graph, effects, named, writes, narrows_exec, at_returns_in_flight, left_in_flight, returns })
+    }
+
+    /// Solved in the code `around` it: what is live after its returns,
+    /// defined at its entry and in flight there (its calls are those it
+    /// was prepared with).
+    pub fn solve(&self, around: &Around) -> Solved {
+        let (graph, effects) = (&self.graph, &self.effects);
+        let exit = around.returns.unwrap_or_default();
+        // Live with no vector kills (scalar kills only), then per lane.
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .map(|e| {
+                let kill = e.kills.scalar();
+                let mut gen = e.reads_after(&exit).no_kill;
+                gen.minus(&kill);
+                gen.union(&e.reads);
+                Transfer { kill, gen }
+            })
+            .collect();
+        let no_kill = solve(graph, Direction::Backward, &transfers);
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if e.narrows_exec {
+                    // Past an EXEC write some lanes may sleep: only scalar
+                    // writes kill, and what is live after it is what some
+                    // lane may read.
+                    let mut gen = e.reads_after(&exit).no_kill;
+                    for &j in graph.succs(i) {
+                        gen.union(&no_kill.live_in[j as usize]);
+                    }
+                    gen.minus(&e.kills.scalar());
+                    gen.union(&e.reads);
+                    Transfer { kill: RegSet::ALL, gen }
+                } else {
+                    let mut gen = e.reads_after(&exit).live;
+                    gen.minus(&e.kills);
+                    gen.union(&e.reads);
+                    Transfer { kill: e.kills, gen }
+                }
+            })
+            .collect();
+        let live = solve(graph, Direction::Backward, &transfers);
+        // Registers some path from the entry may have written: the others
+        // hold nothing yet, live or not.
+        let transfers: Vec<Transfer> = effects
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let mut gen = e.may_write;
+                if i == 0 {
+                    gen.union(&around.at_entry);
+                }
+                Transfer { kill: RegSet::default(), gen }
+            })
+            .collect();
+        let defined = solve(graph, Direction::Forward, &transfers);
+        let mut in_flight_anywhere = self.left_in_flight;
+        in_flight_anywhere.union(&around.in_flight);
+        let mut named = self.named.clone();
+        if around.in_flight != RegSet::default() {
+            named.iter_mut().for_each(|m| m.union(&around.in_flight));
+        }
+        Solved {
             live,
             no_kill,
             defined,
             named,
-            writes,
-            narrows_exec,
-            at_returns_in_flight,
+            writes: self.writes,
+            narrows_exec: self.narrows_exec,
+            at_returns_in_flight: self.at_returns_in_flight,
             in_flight_anywhere,
             exit,
-            returns,
-        })
+            returns: self.returns.clone(),
+        }
     }
+}
 
+impl Solved {
     /// The busy and named registers of every instruction.
     pub fn liveness(&self) -> Liveness {
         let busy = (0..self.named.len())
@@ -496,41 +558,6 @@ fn union_of(sets: &[RegSet], span: RangeInclusive<usize>) -> RegSet {
         }
     }
     b
-}
-
-/// Live-in and live-out sets per instruction.
-#[derive(Debug, Clone)]
-struct Solution {
-    live_in: Vec<RegSet>,
-    live_out: Vec<RegSet>,
-}
-
-/// The least fixed point of a backward problem over the graph, given the
-/// transfer from the live set after an instruction to the one before it.
-fn solve(n: usize, succ: &[Vec<usize>], pred: &[Vec<usize>], transfer: &dyn Fn(usize, &RegSet) -> RegSet) -> Solution {
-    let mut live_in = vec![RegSet::default(); n];
-    let mut live_out = vec![RegSet::default(); n];
-    let mut work: Vec<usize> = (0..n).collect();
-    let mut queued = vec![true; n];
-    while let Some(i) = work.pop() {
-        queued[i] = false;
-        let mut out = RegSet::default();
-        for &j in &succ[i] {
-            out.union(&live_in[j]);
-        }
-        live_out[i] = out;
-        let new_in = transfer(i, &out);
-        if new_in != live_in[i] {
-            live_in[i] = new_in;
-            for &k in &pred[i] {
-                if !queued[k] {
-                    queued[k] = true;
-                    work.push(k);
-                }
-            }
-        }
-    }
-    Solution { live_in, live_out }
 }
 
 #[cfg(test)]

@@ -74,10 +74,14 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
     // The most words a pass appended so far (room the next one takes at once).
     let mut words = 0;
     let slots = expected_slots(units);
+    // What liveness learns of the object's units, the same in every pass.
+    let mut learnt = ObjectLiveness::default();
     loop {
         let mut pass = Pass::new(units, opts, region, ways, (words, slots));
+        pass.liveness = std::mem::take(&mut learnt);
         pass.place_functions(&blocked);
         let more = pass.place_kernels();
+        learnt = std::mem::take(&mut pass.liveness);
         words = words.max(pass.appended.words.len());
         if let Some(more) = more {
             blocked.extend(more);

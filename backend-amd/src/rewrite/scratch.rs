@@ -241,7 +241,8 @@ impl Scavenger {
     /// The same choice of registers for another unit (a copy of a function
     /// the kernel calls), whose dead registers `liveness` says.
     pub fn with_liveness(&self, liveness: Liveness) -> Scavenger {
-        Scavenger { liveness, ..self.clone() }
+        let Scavenger { sgprs, vgprs, agprs, always, named_in_reach, .. } = *self;
+        Scavenger { liveness, sgprs, vgprs, agprs, always, named_in_reach }
     }
 
     /// The registers of a trampoline over the instructions of `span` that

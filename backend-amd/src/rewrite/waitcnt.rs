@@ -8,12 +8,11 @@
 //! order among LDS operations; scalar memory may complete out of order, so
 //! only `lgkmcnt(0)` retires it. FLAT counts in both counters.
 
-use std::collections::BTreeMap;
-
 use xfpx_amd_isa::encoding::Encoding;
 use xfpx_amd_isa::operand::RegFile;
 use xfpx_amd_isa::{ControlFlow, Instruction, Opcode};
 
+use super::liveness::RegSet;
 use super::view::DecodedInstr;
 
 /// `s_waitcnt` immediate layout on gfx9: vmcnt [3:0] and [15:14], expcnt
@@ -50,7 +49,20 @@ enum Lgkm {
     Smem,
 }
 
-type State = BTreeMap<(u8, u16), Pending>;
+/// A register in flight, by (file key, number).
+type Entry = ((u8, u16), Pending);
+
+/// Registers in flight, sorted and each once.
+type State = Vec<Entry>;
+
+/// The register file of a key.
+fn file_of(k: u8) -> RegFile {
+    match k {
+        0 => RegFile::Sgpr,
+        1 => RegFile::Vgpr,
+        _ => RegFile::Agpr,
+    }
+}
 
 fn key(file: RegFile) -> Option<u8> {
     match file {
@@ -61,40 +73,72 @@ fn key(file: RegFile) -> Option<u8> {
     }
 }
 
+/// The pending of a register reached both ways: the nearer retirement of each counter.
+fn merge(pa: Pending, pb: Pending) -> Pending {
+    let vm = match (pa.vm, pb.vm) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    let lgkm = match (pa.lgkm, pb.lgkm) {
+        (Some(Lgkm::Smem), _) | (_, Some(Lgkm::Smem)) => Some(Lgkm::Smem),
+        (Some(Lgkm::Ordered(x)), Some(Lgkm::Ordered(y))) => Some(Lgkm::Ordered(x.min(y))),
+        (x, y) => x.or(y),
+    };
+    Pending { vm, lgkm }
+}
+
+/// Joins `b` into `a`; whether `a` changed.
 fn join(a: &mut State, b: &State) -> bool {
+    if b.is_empty() {
+        return false;
+    }
+    if a.is_empty() {
+        a.clone_from(b);
+        return true;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
     let mut changed = false;
-    for (k, pb) in b {
-        match a.get_mut(k) {
-            None => {
-                a.insert(*k, *pb);
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(&(ka, pa)), Some(&(kb, pb))) if ka == kb => {
+                let new = merge(pa, pb);
+                changed |= new != pa;
+                out.push((ka, new));
+                i += 1;
+                j += 1;
+            }
+            (Some(&x), Some(&(kb, _))) if x.0 < kb => {
+                out.push(x);
+                i += 1;
+            }
+            (Some(&x), None) => {
+                out.push(x);
+                i += 1;
+            }
+            (_, Some(&y)) => {
+                out.push(y);
                 changed = true;
+                j += 1;
             }
-            Some(pa) => {
-                let vm = match (pa.vm, pb.vm) {
-                    (Some(x), Some(y)) => Some(x.min(y)),
-                    (x, y) => x.or(y),
-                };
-                let lgkm = match (pa.lgkm, pb.lgkm) {
-                    (Some(Lgkm::Smem), _) | (_, Some(Lgkm::Smem)) => Some(Lgkm::Smem),
-                    (Some(Lgkm::Ordered(x)), Some(Lgkm::Ordered(y))) => Some(Lgkm::Ordered(x.min(y))),
-                    (x, y) => x.or(y),
-                };
-                let new = Pending { vm, lgkm };
-                if new != *pa {
-                    *pa = new;
-                    changed = true;
-                }
-            }
+            (None, None) => unreachable!("the loop runs while either has more"),
         }
     }
+    if changed {
+        *a = out;
+    }
     changed
+}
+
+fn find(state: &State, k: (u8, u16)) -> Result<usize, usize> {
+    state.binary_search_by_key(&k, |&(x, _)| x)
 }
 
 /// Applies one original instruction to the state.
 fn transfer(state: &mut State, insn: &Instruction) {
     if insn.op == Opcode::S_WAITCNT {
         let (vm, lg) = waitcnt_fields((insn.words[0] & 0xFFFF) as u16);
-        state.retain(|_, p| {
+        state.retain_mut(|(_, p)| {
             if p.vm.is_some_and(|n| n >= vm) {
                 p.vm = None;
             }
@@ -112,14 +156,14 @@ fn transfer(state: &mut State, insn: &Instruction) {
     let c = insn.counters();
     let smem = insn.encoding == Encoding::Smem;
     if c.vm {
-        for p in state.values_mut() {
+        for (_, p) in state.iter_mut() {
             if let Some(n) = p.vm.as_mut() {
                 *n = n.saturating_add(1).min(VMCNT_MAX);
             }
         }
     }
     if c.lgkm && !smem {
-        for p in state.values_mut() {
+        for (_, p) in state.iter_mut() {
             if let Some(Lgkm::Ordered(n)) = p.lgkm.as_mut() {
                 *n = n.saturating_add(1).min(LGKMCNT_MAX);
             }
@@ -134,9 +178,12 @@ fn transfer(state: &mut State, insn: &Instruction) {
                     vm: c.vm.then_some(0),
                     lgkm: c.lgkm.then_some(if smem { Lgkm::Smem } else { Lgkm::Ordered(0) }),
                 };
-                state.insert((k, r.first + i), p);
-            } else {
-                state.remove(&(k, r.first + i));
+                match find(state, (k, r.first + i)) {
+                    Ok(at) => state[at].1 = p,
+                    Err(at) => state.insert(at, ((k, r.first + i), p)),
+                }
+            } else if let Ok(at) = find(state, (k, r.first + i)) {
+                state.remove(at);
             }
         }
     }
@@ -161,22 +208,18 @@ impl WaitAnalysis {
         let mut queued = vec![true; n];
         while let Some(i) = work.pop() {
             queued[i] = false;
-            let mut s = before[i].clone();
-            transfer(&mut s, &instrs[i].insn);
-            after[i] = s.clone();
-            let mut succ = Vec::new();
-            match instrs[i].insn.control_flow(instrs[i].addr) {
-                ControlFlow::Branch { target } => succ.extend(index_of(target)),
-                ControlFlow::CondBranch { target } => {
-                    succ.extend(index_of(target));
-                    succ.push(i + 1);
-                }
-                ControlFlow::End | ControlFlow::Trap => {}
-                ControlFlow::Indirect if instrs[i].insn.op != Opcode::S_SWAPPC_B64 => {}
-                _ => succ.push(i + 1),
-            }
-            for j in succ.into_iter().filter(|&j| j < n) {
-                if join(&mut before[j], &s) && !queued[j] {
+            after[i].clone_from(&before[i]);
+            transfer(&mut after[i], &instrs[i].insn);
+            let next = (i + 1 < n).then_some(i + 1);
+            let (first, second) = match instrs[i].insn.control_flow(instrs[i].addr) {
+                ControlFlow::Branch { target } => (index_of(target), None),
+                ControlFlow::CondBranch { target } => (index_of(target), next),
+                ControlFlow::End | ControlFlow::Trap => (None, None),
+                ControlFlow::Indirect if instrs[i].insn.op != Opcode::S_SWAPPC_B64 => (None, None),
+                _ => (next, None),
+            };
+            for j in first.into_iter().chain(second) {
+                if join(&mut before[j], &after[i]) && !queued[j] {
                     queued[j] = true;
                     work.push(j);
                 }
@@ -187,14 +230,31 @@ impl WaitAnalysis {
 
     /// The registers a memory operation may still write before (`after ==
     /// false`) or after instruction `index`.
-    pub fn in_flight(&self, index: usize, after: bool) -> Vec<(RegFile, u16)> {
+    pub fn in_flight(&self, index: usize, after: bool) -> impl Iterator<Item = (RegFile, u16)> + '_ {
         let state = if after { self.after.get(index) } else { self.before.get(index) };
-        let file = |k: u8| match k {
-            0 => RegFile::Sgpr,
-            1 => RegFile::Vgpr,
-            _ => RegFile::Agpr,
-        };
-        state.into_iter().flat_map(|s| s.keys().map(|&(k, r)| (file(k), r))).collect()
+        state.into_iter().flat_map(|s| s.iter().map(|&((k, r), _)| (file_of(k), r)))
+    }
+
+    /// Per instruction, the registers a memory operation may still write
+    /// before or after it (a state equal to the one before it read once).
+    pub fn in_flight_around(&self) -> Vec<RegSet> {
+        let same_keys = |x: &[Entry], y: &[Entry]| x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.0 == b.0);
+        // The last state read, and its registers (none, to begin with).
+        let mut last: (&[Entry], RegSet) = (&[], RegSet::default());
+        let mut out = Vec::with_capacity(self.before.len());
+        for (b, a) in self.before.iter().zip(&self.after) {
+            let mut m = RegSet::default();
+            for s in [b, a] {
+                if !same_keys(last.0, s) {
+                    let mut set = RegSet::default();
+                    s.iter().for_each(|&((k, r), _)| set.insert(file_of(k), r));
+                    last = (s, set);
+                }
+                m.union(&last.1);
+            }
+            out.push(m);
+        }
+        out
     }
 
     /// The weakest wait (vmcnt, lgkmcnt) that makes reading `regs` safe
@@ -205,7 +265,7 @@ impl WaitAnalysis {
         let mut lg = LGKMCNT_MAX;
         let mut any = false;
         for &(f, r) in regs {
-            let Some(p) = key(f).and_then(|k| state.get(&(k, r))) else { continue };
+            let Some(p) = key(f).and_then(|k| find(state, (k, r)).ok()).map(|at| &state[at].1) else { continue };
             any = true;
             if let Some(n) = p.vm {
                 vm = vm.min(n);
