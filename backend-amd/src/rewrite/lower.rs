@@ -112,8 +112,10 @@ impl Appended {
     fn push(&mut self, w: &[u32]) {
         self.words.extend_from_slice(w);
     }
-    pub fn bytes(&self) -> Vec<u8> {
-        let mut out = vec![0u8; 4 * self.words.len()];
+    /// The code's bytes, in a buffer with room for `room` bytes more.
+    pub fn bytes(&self, room: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 * self.words.len() + room);
+        out.resize(4 * self.words.len(), 0);
         for (b, w) in out.chunks_exact_mut(4).zip(&self.words) {
             b.copy_from_slice(&w.to_le_bytes());
         }

@@ -163,14 +163,15 @@ fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, LayoutEr
     Ok(s.offset + (addr - s.addr))
 }
 
-/// The appended bytes: `code`, then the trailing padding.
-fn appended_bytes(region: &Region, code: &[u8]) -> Vec<u8> {
-    let mut out = code.to_vec();
+/// The appended bytes: `code`, then the trailing padding (in `code`'s
+/// own buffer: no copy where it has room for the padding).
+fn appended_bytes(region: &Region, mut code: Vec<u8>) -> Vec<u8> {
     let pad = region.trailing_padding as usize / 4;
+    code.reserve(pad * S_NOP_0.len());
     for _ in 0..pad {
-        out.extend_from_slice(&S_NOP_0);
+        code.extend_from_slice(&S_NOP_0);
     }
-    out
+    code
 }
 
 /// Size the appended code plus its padding takes.
@@ -179,12 +180,13 @@ pub fn footprint(region: &Region, code_len: u64) -> u64 {
 }
 
 /// Builds the rewritten file: `patches` written over the original bytes,
-/// `code` placed at `region.start`.
+/// `code` placed at `region.start` (its buffer taken for the appended
+/// bytes: give it room for `region.trailing_padding` more to spare a copy).
 pub fn apply(
     original: &[u8],
     co: &CodeObject<'_>,
     region: &Region,
-    code: &[u8],
+    code: Vec<u8>,
     patches: &[Patch],
 ) -> Result<Vec<u8>, LayoutError> {
     let mut b = original.to_vec();
@@ -448,7 +450,7 @@ mod tests {
         let grown = grow_region(&co).expect("slack after .text");
         let far = new_segment_region(&co, 0).expect("a spare program header");
         for region in [grown, far] {
-            let out = apply(FIXTURE, &co, &region, &code, &[]).expect("laid out");
+            let out = apply(FIXTURE, &co, &region, code.clone(), &[]).expect("laid out");
             let new = CodeObject::parse(&out).expect("parses");
             addresses_kept(&co, &new);
             assert_eq!(new.elf.bytes_at_addr(region.start, code.len() as u64).expect("mapped"), &code[..]);
@@ -461,11 +463,11 @@ mod tests {
         let co = CodeObject::parse(FIXTURE).expect("fixture");
         let text = co.elf.section_by_name(".text").expect(".text").clone();
         let patch = Patch { addr: text.addr, bytes: vec![0xAA; 8] };
-        let out = apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[patch]).expect("patched");
+        let out = apply(FIXTURE, &co, &grow_region(&co).expect("region"), Vec::new(), &[patch]).expect("patched");
         assert_eq!(out.len(), FIXTURE.len());
         let new = CodeObject::parse(&out).expect("parses");
         assert_eq!(new.elf.bytes_at_addr(text.addr, 8).expect("mapped"), &[0xAA; 8]);
         let outside = Patch { addr: text.addr + text.size - 4, bytes: vec![0; 8] };
-        assert!(apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[outside]).is_err());
+        assert!(apply(FIXTURE, &co, &grow_region(&co).expect("region"), Vec::new(), &[outside]).is_err());
     }
 }
