@@ -186,46 +186,27 @@ impl Constants {
     /// whole copy while EXEC is all ones; any other write forgets them.
     fn step_lanes(&mut self, insn: &xfpx_amd_isa::Instruction, srcs: &[&Operand]) {
         let vector = |r: &xfpx_amd_isa::operand::RegRange| matches!(r.file, RegFile::Vgpr | RegFile::Agpr);
-        let sets_lanes = matches!(
-            insn.op,
-            Opcode::V_WRITELANE_B32
-                | Opcode::SCRATCH_LOAD_DWORD
-                | Opcode::BUFFER_LOAD_DWORD
-                | Opcode::V_ACCVGPR_WRITE_B32
-                | Opcode::V_ACCVGPR_READ_B32
-                | Opcode::V_MOV_B32_E32
-        );
-        // Only the instructions above set lanes; any other only forgets them.
-        let dst = if sets_lanes {
-            insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector)
-        } else {
-            None
-        };
-        let kept: Vec<(u8, u32)> = match (insn.op, dst, srcs) {
-            (Opcode::V_WRITELANE_B32, Some(d), [src, lane]) => match self.value(lane) {
-                Some(l) => {
-                    let l = (l % 64) as u8;
-                    let mut kept = self.lanes_of(d.file, d.first);
-                    kept.retain(|(x, _)| *x != l);
-                    kept.extend(self.value(src).map(|v| (l, v)));
-                    kept
-                }
-                None => Vec::new(),
-            },
-            (Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD, Some(_), _) if self.exec_all => {
-                match SpillSlot::of(insn) {
-                    Some(slot) => self.slots.range((slot, 0)..=(slot, u8::MAX)).map(|(&(_, l), &v)| (l, v)).collect(),
-                    None => Vec::new(),
-                }
+        // (Found only for the instructions below that set lanes.)
+        let dst = || insn.operands.iter().find(|s| s.written).and_then(|s| s.operand.reg()).filter(vector);
+        let kept: Option<(RegRange, Vec<(u8, u32)>)> = match (insn.op, srcs) {
+            (Opcode::V_WRITELANE_B32, [src, lane]) => dst().zip(self.value(lane)).map(|(d, l)| {
+                let l = (l % 64) as u8;
+                let mut kept = self.lanes_of(d.file, d.first);
+                kept.retain(|(x, _)| *x != l);
+                kept.extend(self.value(src).map(|v| (l, v)));
+                (d, kept)
+            }),
+            (Opcode::SCRATCH_LOAD_DWORD | Opcode::BUFFER_LOAD_DWORD, _) if self.exec_all => {
+                dst().zip(SpillSlot::of(insn)).map(|(d, slot)| {
+                    (d, self.slots.range((slot, 0)..=(slot, u8::MAX)).map(|(&(_, l), &v)| (l, v)).collect())
+                })
             }
-            (
-                Opcode::V_ACCVGPR_WRITE_B32 | Opcode::V_ACCVGPR_READ_B32 | Opcode::V_MOV_B32_E32,
-                Some(_),
-                [Operand::Reg(s)],
-            ) if self.exec_all && vector(s) && s.count == 1 && insn.variant == xfpx_amd_isa::Variant::Plain => {
-                self.lanes_of(s.file, s.first)
+            (Opcode::V_ACCVGPR_WRITE_B32 | Opcode::V_ACCVGPR_READ_B32 | Opcode::V_MOV_B32_E32, [Operand::Reg(s)])
+                if self.exec_all && vector(s) && s.count == 1 && insn.variant == xfpx_amd_isa::Variant::Plain =>
+            {
+                dst().map(|d| (d, self.lanes_of(s.file, s.first)))
             }
-            _ => Vec::new(),
+            _ => None,
         };
         self.step_slots(insn);
         if !self.lanes.is_empty() {
@@ -238,7 +219,7 @@ impl Constants {
                 }
             }
         }
-        if let Some(d) = dst {
+        if let Some((d, kept)) = kept {
             for (l, v) in kept {
                 self.lanes.insert((d.file, d.first, l), v);
             }
