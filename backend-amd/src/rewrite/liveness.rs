@@ -204,6 +204,12 @@ impl Effect {
         r
     }
 
+    /// What is live before it, given `after` (what is live after it, and
+    /// read after it by its callee or callers) and what it kills.
+    fn through(&self, kill: RegSet, after: &RegSet) -> RegSet {
+        Transfer { kill, gen: self.reads }.apply(after)
+    }
+
     /// A call into a function that `c` summarises: it reads what the
     /// callee reads after the call's own writes, and may write what the
     /// callee writes.
@@ -438,10 +444,7 @@ impl Prepared {
             .iter()
             .map(|e| {
                 let kill = e.kills.scalar();
-                let mut gen = e.reads_after(&exit).no_kill;
-                gen.minus(&kill);
-                gen.union(&e.reads);
-                Transfer { kill, gen }
+                Transfer { kill, gen: e.through(kill, &e.reads_after(&exit).no_kill) }
             })
             .collect();
         let no_kill = solve(graph, Direction::Backward, &transfers);
@@ -453,18 +456,13 @@ impl Prepared {
                     // Past an EXEC write some lanes may sleep: only scalar
                     // writes kill, and what is live after it is what some
                     // lane may read.
-                    let mut gen = e.reads_after(&exit).no_kill;
+                    let mut after = e.reads_after(&exit).no_kill;
                     for &j in graph.succs(i) {
-                        gen.union(&no_kill.live_in[j as usize]);
+                        after.union(&no_kill.live_in[j as usize]);
                     }
-                    gen.minus(&e.kills.scalar());
-                    gen.union(&e.reads);
-                    Transfer { kill: RegSet::ALL, gen }
+                    Transfer { kill: RegSet::ALL, gen: e.through(e.kills.scalar(), &after) }
                 } else {
-                    let mut gen = e.reads_after(&exit).live;
-                    gen.minus(&e.kills);
-                    gen.union(&e.reads);
-                    Transfer { kill: e.kills, gen }
+                    Transfer { kill: e.kills, gen: e.through(e.kills, &e.reads_after(&exit).live) }
                 }
             })
             .collect();
