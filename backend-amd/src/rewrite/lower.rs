@@ -246,16 +246,9 @@ impl AmdLowering<'_> {
         Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.clone() }
     }
 
-    /// Forgets what was lowered since `c`.
-    pub fn rollback(&mut self, c: Checkpoint) {
-        self.appended.truncate(c.words);
-        self.table.truncate(c.slots);
-        *self.islands = c.islands;
-    }
-
-    /// [`Self::rollback`] to a checkpoint kept (the pool copied into the
-    /// room it has).
-    pub fn rollback_to(&mut self, c: &Checkpoint) {
+    /// Forgets what was lowered since `c` (the island pool copied back
+    /// into the room it has: a checkpoint may be returned to again).
+    pub fn rollback(&mut self, c: &Checkpoint) {
         self.appended.truncate(c.words);
         self.table.truncate(c.slots);
         self.islands.restore_from(&c.islands);

@@ -498,7 +498,7 @@ impl<'u, 'a> Pass<'u, 'a> {
         match lowering.lower(unit.view, unit.plan, &self.units.sites) {
             Ok(low) => Ok((low, start..self.appended.words.len())),
             Err(e) => {
-                lowering.rollback(checkpoint);
+                lowering.rollback(&checkpoint);
                 Err(e)
             }
         }
@@ -542,7 +542,6 @@ impl Ways {
     }
 }
 
-/// What lowering a function (or a copy of one) took: its counts and the sites refused.
 /// About how many table slots the units' probes make (a check one per
 /// kind it tests, any other probe one): room the table takes at once.
 fn expected_slots(units: &Units<'_>) -> usize {
@@ -556,6 +555,7 @@ fn expected_slots(units: &Units<'_>) -> usize {
         .sum()
 }
 
+/// What lowering a function (or a copy of one) took: its counts and the sites refused.
 fn took(o: &mut FunctionOutcome, low: &KernelLowering) {
     o.probes = low.probes;
     o.trampolines = low.trampolines;

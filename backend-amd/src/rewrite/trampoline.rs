@@ -262,34 +262,19 @@ impl AmdLowering<'_> {
             if returns {
                 this.jump_to(last.addr + last.insn.length as u64)?;
             }
+            // The anchor: s_branch to the trampoline, or the long jump over
+            // the window, then s_nop 0 over the rest.
+            let nop = this.e().sopp(Opcode::S_NOP, 0)?;
             let anchor = match rel {
-                // The anchor: s_branch to the trampoline, s_nop 0 over the rest of the slot.
-                Some(rel) => {
-                    let mut anchor = Vec::with_capacity(first.insn.length.max(4));
-                    for &w in this.e().sopp(Opcode::S_BRANCH, rel)?.iter() {
-                        anchor.extend_from_slice(&w.to_le_bytes());
-                    }
-                    if anchor.len() < first.insn.length {
-                        let nop = this.e().sopp(Opcode::S_NOP, 0)?;
-                        while anchor.len() < first.insn.length {
-                            nop.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
-                        }
-                    }
-                    anchor
-                }
+                Some(rel) => anchor_bytes(&this.e().sopp(Opcode::S_BRANCH, rel)?, &nop, first.insn.length),
                 None => {
                     let window = last.addr + last.insn.length as u64 + long_jump.unwrap_or(0) - first.addr;
-                    let mut code = this.long_jump(first.addr, start)?;
+                    let code = this.long_jump(first.addr, start)?;
                     if code.len() as u64 * 4 > window {
                         return Err(RewriteError::Refused("the long jump does not fit its window".into()));
                     }
-                    while (code.len() as u64) * 4 < window {
-                        code.extend(this.e().sopp(Opcode::S_NOP, 0)?);
-                    }
                     out.reach.push((first.addr, Reach::LongJump { instructions: steps.len() }));
-                    let mut anchor = Vec::with_capacity(4 * code.len());
-                    code.iter().for_each(|w| anchor.extend_from_slice(&w.to_le_bytes()));
-                    anchor
+                    anchor_bytes(&code, &nop, window as usize)
                 }
             };
             out.anchors.push(Patch { addr: first.addr, bytes: anchor });
@@ -780,6 +765,17 @@ impl AmdLowering<'_> {
     }
 }
 
+/// An anchor's bytes: `code`, then `nop` until `length` bytes.
+fn anchor_bytes(code: &[u32], nop: &[u32], length: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(length.max(4 * code.len()));
+    let push = |out: &mut Vec<u8>, words: &[u32]| words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    push(&mut out, code);
+    while out.len() < length {
+        push(&mut out, nop);
+    }
+    out
+}
+
 /// Instruction indices (a unit's sites, its branch targets), sorted.
 struct Indices(Vec<usize>);
 
@@ -841,7 +837,7 @@ impl Mark {
     }
 
     fn restore(&self, l: &mut AmdLowering<'_>, out: &mut KernelLowering) {
-        l.rollback_to(&self.checkpoint);
+        l.rollback(&self.checkpoint);
         out.anchors.truncate(self.anchors);
         out.islands = self.islands;
         out.relays = self.relays;
