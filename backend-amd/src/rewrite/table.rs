@@ -126,27 +126,36 @@ impl TableLayout {
         }
         let k = self.kernel(kernel).1;
         let i = self.slots.len() as u32;
-        let kind = match kind {
-            SlotKind::Exception { site, kind: e, format } => match self.exceptions.entry((k, site, e, format)) {
-                Entry::Occupied(o) => return *o.get(),
-                Entry::Vacant(v) => {
-                    v.insert(i);
-                    kind
-                }
-            },
-            other => match self.index.entry((k, other)) {
-                Entry::Occupied(o) => return *o.get(),
-                Entry::Vacant(v) => {
-                    let kind = v.key().1.clone();
-                    v.insert(i);
-                    kind
-                }
-            },
+        let kind = match self.index_slot(k, kind, i) {
+            Ok(kind) => kind,
+            Err(found) => return found,
         };
         let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
         self.slots.push(TableSlot { kernel: name, kind });
         self.indexed = self.slots.len();
         i
+    }
+
+    /// Indexes (kernel number `k`, `kind`) as slot `i` and gives `kind`
+    /// back; the slot already indexed under that key instead, if any.
+    fn index_slot(&mut self, k: u32, kind: SlotKind, i: u32) -> Result<SlotKind, u32> {
+        match kind {
+            SlotKind::Exception { site, kind: e, format } => match self.exceptions.entry((k, site, e, format)) {
+                Entry::Occupied(o) => Err(*o.get()),
+                Entry::Vacant(v) => {
+                    v.insert(i);
+                    Ok(kind)
+                }
+            },
+            other => match self.index.entry((k, other)) {
+                Entry::Occupied(o) => Err(*o.get()),
+                Entry::Vacant(v) => {
+                    let kind = v.key().1.clone();
+                    v.insert(i);
+                    Ok(kind)
+                }
+            },
+        }
     }
 
     /// The shared name of `kernel` and its number (numbered on first use).
@@ -193,14 +202,9 @@ impl TableLayout {
         self.last = None;
         for i in 0..self.slots.len() {
             let (name, k) = self.kernel(&self.slots[i].kernel.clone()).clone();
-            let s = &mut self.slots[i];
-            s.kernel = name;
-            match s.kind {
-                SlotKind::Exception { site, kind, format } => {
-                    self.exceptions.entry((k, site, kind, format)).or_insert(i as u32)
-                }
-                _ => self.index.entry((k, s.kind.clone())).or_insert(i as u32),
-            };
+            self.slots[i].kernel = name;
+            // (the first of equal keys keeps its index)
+            let _ = self.index_slot(k, self.slots[i].kind.clone(), i as u32);
         }
         self.indexed = self.slots.len();
     }
