@@ -64,7 +64,7 @@ pub fn is_step(code: &[DecodedInstr], index: usize) -> bool {
 
 /// [`is_step`] given the earliest `v_div_scale` of the stretch before
 /// `index` with no `v_div_fixup` after it (`start`).
-pub(super) fn is_step_from(code: &[DecodedInstr], index: usize, start: Option<usize>) -> bool {
+fn is_step_from(code: &[DecodedInstr], index: usize, start: Option<usize>) -> bool {
     match step_role(code, index) {
         Some(known) => known,
         None => {
