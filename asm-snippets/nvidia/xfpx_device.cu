@@ -167,8 +167,8 @@ extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t preds,
     xfpx_record_found(active, f2, (uint32_t)site_meta2, m2 & XFPX_META_FORMAT_MASK, state, launch);
 }
 
-/* Counters: one update per region execution, by the lowest active lane.
- * A slot outside the launch's table (which the host never plans) is not
+/* Counters: one update per region execution, by the lowest active lane,
+ * into its SM's copy of the slot (see XfpxCountTable). A slot outside the launch's table (which the host never plans) is not
  * counted rather than written out of bounds. */
 static __device__ __forceinline__ XfpxCountSlot *xfpx_count_slot(uint64_t table, uint32_t slot) {
     XfpxCountTable *t = (XfpxCountTable *)table;
@@ -179,7 +179,13 @@ static __device__ __forceinline__ XfpxCountSlot *xfpx_count_slot(uint64_t table,
         w = block / t->window_blocks;
         if (w >= t->windows) w = t->windows - 1u;
     }
-    return &t->slot[w * t->slots + slot];
+    uint64_t at = (uint64_t)w * t->slots + slot;
+    if (t->shards > 1u) {
+        uint32_t sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        at += (uint64_t)(sm % t->shards) * t->shard_slots;
+    }
+    return &t->slot[at];
 }
 
 static __device__ __forceinline__ uint32_t xfpx_lane_id(void) {
@@ -212,6 +218,25 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
     if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
     XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
     if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held));
+}
+
+extern "C" __device__ __noinline__ void xfpx_count_guards(uint32_t preds, uint64_t spec, uint64_t table) {
+    uint32_t active = __activemask();
+    uint32_t n = (uint32_t)(spec >> 32) & 7u;
+    uint32_t held[7];
+#pragma unroll
+    for (uint32_t k = 0u; k < 7u; k++) {
+        uint32_t g = (uint32_t)(spec >> (35u + 4u * k)) & 15u;
+        uint32_t bit = ((preds >> (g & 7u)) & 1u) ^ (g >> 3);
+        held[k] = k < n ? __ballot_sync(active, bit) : 0u;
+    }
+    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+#pragma unroll
+    for (uint32_t k = 0u; k < 7u; k++) {
+        if (k >= n) break;
+        XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)spec + k);
+        if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held[k]));
+    }
 }
 
 #include "xfpx_inject.cuh"

@@ -77,15 +77,19 @@ typedef struct XfpxDeviceState {
     uint32_t capacity;
 } XfpxDeviceState;
 
-/* Counters (xfpx_count_region / xfpx_count_guard, see abi.def): one table
+/* Counters (xfpx_count_region / xfpx_count_guard(s), see abi.def): one table
  * per counted launch in device memory, its address the launch's per-launch
  * value; the host writes it (header, zero slots) on the launch's stream
  * before the launch and reads it back once the launch has completed.
  * Slots: the slots of the functions the kernel calls (numbered across the
  * program) first, then the kernel's own. Window w of slot s is
  * slot[w * slots + s]; a block's window is its linear index /
- * window_blocks (0: one window), clamped to the last window. Mirrored in
- * xfpx-nvidia `counts`. */
+ * window_blocks (0: one window), clamped to the last window. The windows'
+ * slots are repeated `shards` times, `shard_slots` apart (a 4 KiB multiple
+ * when there are several): a warp counts into copy %smid % shards, so
+ * that warps of different SMs counting one slot add to different memory
+ * instead of queueing on one address; the host adds the copies up.
+ * Mirrored in xfpx-nvidia `counts`. */
 #define XFPX_COUNT_BRANCH 1u
 #define XFPX_COUNT_PRED_SHIFT 1
 #define XFPX_COUNT_NEGATED (1u << 4)
@@ -101,9 +105,12 @@ typedef struct XfpxCountTable {
     uint32_t slots;
     uint32_t windows;
     uint32_t window_blocks;
-    uint32_t reserved;
-    XfpxCountSlot slot[1]; /* windows * slots */
+    uint32_t shards;      /* copies of the windows' slots, one per %smid % shards */
+    uint32_t shard_slots; /* slots from one copy's start to the next's */
+    uint32_t reserved[3];
+    XfpxCountSlot slot[1]; /* shards * shard_slots */
 } XfpxCountTable;
+#define XFPX_COUNT_HEADER_BYTES 32
 
 /* Fault injection (xfpx_inject, see abi.def): one XfpxInjectState per
  * run in device memory, made by the host before the first launch and read

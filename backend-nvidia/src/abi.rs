@@ -149,6 +149,10 @@ pub const COUNT_REGION: &str = "xfpx_count_region";
 /// Name of the counters' guard function (lanes whose guard held).
 pub const COUNT_GUARD: &str = "xfpx_count_guard";
 
+/// Name of the counters' function for several guards at once (lanes whose
+/// guards held, read from the predicates where each has its value).
+pub const COUNT_GUARDS: &str = "xfpx_count_guards";
+
 /// Name of the fault-injection function (the inject tool).
 pub const INJECT: &str = "xfpx_inject";
 

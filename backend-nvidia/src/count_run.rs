@@ -136,11 +136,10 @@ impl CountRun {
             return Err(TableError::Header(serial));
         }
         let k = self.kernels.get(&p.kernel).ok_or(TableError::UnknownLaunch(serial))?;
-        let slots = p.shape.slots as usize;
         let mut windows = Vec::with_capacity(p.shape.windows as usize);
         for w in 0..p.shape.windows {
             let all =
-                read_window(table, slots, w as usize).ok_or(TableError::Size { serial, got: table.len(), want })?;
+                read_window(table, &p.shape, w as usize).ok_or(TableError::Size { serial, got: table.len(), want })?;
             let range = |base: u32, layout: &CountLayout| -> &[SlotCount] {
                 let from = (base as usize).min(all.len());
                 &all[from..(from + layout.slots()).min(all.len())]
@@ -197,9 +196,19 @@ mod tests {
         plan_counts(&k, &mut SiteTable::new()).0.layout
     }
 
-    /// Write one slot of a table: window `w`, slot `s`.
+    /// Write one slot of a table's first copy: window `w`, slot `s`.
     fn put(table: &mut [u8], slots: u32, w: u32, s: u32, v: SlotCount) {
         let at = TABLE_HEADER_BYTES + ((w * slots + s) as usize) * SLOT_BYTES;
+        put_at(table, at, v);
+    }
+
+    /// Write one slot of copy `shard` of a table of `shape`.
+    fn put_in(table: &mut [u8], shape: &TableShape, shard: u64, w: u32, s: u32, v: SlotCount) {
+        let at = TABLE_HEADER_BYTES + (shard * shape.shard_slots()) as usize * SLOT_BYTES;
+        put_at(table, at + ((w * shape.slots + s) as usize) * SLOT_BYTES, v);
+    }
+
+    fn put_at(table: &mut [u8], at: usize, v: SlotCount) {
         for (i, x) in [v.warps, v.lanes, v.divergent].into_iter().enumerate() {
             table[at + 8 * i..at + 8 * i + 8].copy_from_slice(&x.to_le_bytes());
         }
@@ -231,8 +240,10 @@ mod tests {
             let s = kb + kernel.regions.len() as u32 + g;
             put(&mut table, shape.slots, 1, s, SlotCount { warps: 0, lanes: 20, divergent: 0 });
         }
+        // (counted on another SM: into the table's last copy)
+        assert_eq!(shape.shards, 6);
         for r in 0..callee.regions.len() as u32 {
-            put(&mut table, shape.slots, 1, cb + r, SlotCount { warps: 1, lanes: 32, divergent: 0 });
+            put_in(&mut table, &shape, 5, 1, cb + r, SlotCount { warps: 1, lanes: 32, divergent: 0 });
         }
         let (name, launch) = run.fold_table(7, &table).unwrap();
         assert_eq!((name.as_str(), launch.launch, launch.windows.len()), ("k()", 3, 2));

@@ -1,7 +1,9 @@
 //! The counters tool on NVIDIA: its plan over a SASS kernel (mix classes
 //! from [`crate::sass::mix`]) and the lowering of its `Count` probes to
-//! calls of `xfpx_count_region` / `xfpx_count_guard` (declared in
-//! `abi.def`), and the host-side mirror of the device count table.
+//! calls of `xfpx_count_region` / `xfpx_count_guard` /
+//! `xfpx_count_guards` (declared in `abi.def`; guards counted together
+//! where their predicates hold their values, [`merge_guard_counts`]), and
+//! the host-side mirror of the device count table.
 //!
 //! Each counted launch has a table of its own, its address the launch's
 //! per-launch value; a function's slots start at a base the run gives it
@@ -22,6 +24,7 @@ use crate::abi;
 use crate::dump::render_kernel;
 use crate::lower::NvbitLowering;
 use crate::lower::{CallArg, CallInsertion, LowerError};
+use crate::record::{META_GUARD_NEGATED, META_GUARD_SHIFT};
 use crate::sass::mix::mix_class;
 use crate::sass::parse::RegKind;
 use crate::sass::SassKernel;
@@ -47,8 +50,20 @@ pub const COUNT_NEGATED: u32 = 1 << 4;
 
 /// Bytes of the count table's header and of one slot (`XfpxCountTable`,
 /// `XfpxCountSlot`).
-pub const TABLE_HEADER_BYTES: usize = 16;
+pub const TABLE_HEADER_BYTES: usize = 32;
 pub const SLOT_BYTES: usize = 32;
+
+/// Most copies (shards) of a table's slots: a warp counts into copy
+/// `%smid % shards`, so warps of different SMs counting the same slot add
+/// to different memory instead of queueing on one address (on an H200, a
+/// loop counted by every warp ran 5.3x faster with 8 or more copies 4 KiB
+/// apart than with one).
+pub const MAX_SHARDS: u32 = 16;
+/// Copies start this many slots apart (4 KiB): closer copies share the
+/// memory that serialises the additions.
+pub const SHARD_ALIGN_SLOTS: u64 = 128;
+/// Fewer copies are made where they would take a table past this size.
+pub const SHARDED_TABLE_BYTES: usize = 16 << 20;
 
 /// The counters tool's plan for `kernel`. A kernel whose control flow is
 /// not known (a branch to a label or register) is counted one instruction
@@ -112,6 +127,110 @@ pub fn count_call(
         }),
         _ => Err(LowerError::Unsupported { probe: index, what: "a per-instruction counter".into() }),
     }
+}
+
+/// Most guards one `xfpx_count_guards` call counts.
+pub const GUARDS_PER_CALL: usize = 7;
+
+/// Guard counts together: the lanes whose guard held at a guarded
+/// instruction are the lanes whose guard predicate holds at any point of
+/// its count region (one active mask throughout) where the predicate has
+/// the value it has there: after its last write before the instruction,
+/// up to the instruction that next writes it. Consecutive guard counts of
+/// a region (consecutive slots) whose spans share an unguarded
+/// instruction become one `xfpx_count_guards` call before the latest such
+/// instruction, reading every lane's predicates, for up to
+/// [`GUARDS_PER_CALL`] guards. A guard that is not a per-lane predicate
+/// register, and a guard no other joins, keeps its own call.
+pub fn merge_guard_counts(kernel: &SassKernel, plan: &Plan, calls: Vec<CallInsertion>) -> Vec<CallInsertion> {
+    let view = &kernel.view;
+    let n = view.instrs.len();
+    let mut region_of: Vec<Option<(usize, usize)>> = vec![None; n];
+    for d in &plan.counters {
+        if let CounterKind::Region { first, end, .. } = d.kind {
+            for r in region_of.iter_mut().take(end as usize).skip(first as usize) {
+                *r = Some((first as usize, end as usize));
+            }
+        }
+    }
+    let writes = |j: usize, p: &RegRange| view.instrs[j].writes(p);
+    let mut out = Vec::with_capacity(calls.len());
+    let mut group: Vec<GuardCount> = Vec::new();
+    let flush = |out: &mut Vec<CallInsertion>, group: &mut Vec<GuardCount>| {
+        match group.as_slice() {
+            [] => {}
+            [one] => out.push(one.call.clone()),
+            [first, ..] => {
+                let mut spec = first.slot | (group.len() as u64) << 32;
+                for (k, g) in group.iter().enumerate() {
+                    spec |= u64::from(g.pred) << (35 + 4 * k);
+                }
+                out.push(CallInsertion {
+                    instr: first.place as u32,
+                    when: When::Before,
+                    function: abi::COUNT_GUARDS.into(),
+                    args: vec![CallArg::Preds, CallArg::Const64 { value: spec }, CallArg::LaunchVal64],
+                });
+            }
+        }
+        group.clear();
+    };
+    for c in calls {
+        let i = c.instr as usize;
+        let slot = match (c.function == abi::COUNT_GUARD, c.args.get(1)) {
+            (true, Some(CallArg::Const64 { value })) if i < n && c.when == When::Before => *value,
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        let (Some((first, end)), Some((bits, pred))) =
+            (region_of[i], crate::lower::slot_guard(kernel, i, When::Before))
+        else {
+            flush(&mut out, &mut group);
+            out.push(c);
+            continue;
+        };
+        // where the guard predicate has its value at i: lo..=hi
+        let lo = (first..i).rev().find(|&j| writes(j, &pred)).map_or(first, |j| j + 1);
+        let hi = (i..end).find(|&j| writes(j, &pred)).unwrap_or(end - 1);
+        let code = ((bits >> META_GUARD_SHIFT) & 7) as u8 | if bits & META_GUARD_NEGATED != 0 { 8 } else { 0 };
+        // the latest unguarded instruction in the spans of `g` and this guard
+        let place_with = |g: &[GuardCount]| -> Option<usize> {
+            let (lo, hi) = g.iter().fold((lo, hi), |(l, h), x| (l.max(x.lo), h.min(x.hi)));
+            (lo..=hi).rev().find(|&j| !view.instrs[j].guarded)
+        };
+        let joined = group
+            .last()
+            .filter(|last| last.region == first && last.slot + 1 == slot && group.len() < GUARDS_PER_CALL)
+            .and_then(|_| place_with(&group));
+        if joined.is_none() {
+            flush(&mut out, &mut group);
+        }
+        let place = joined.unwrap_or(i);
+        for g in group.iter_mut() {
+            g.place = place;
+        }
+        group.push(GuardCount { call: c, region: first, slot, pred: code, lo, hi, place });
+    }
+    flush(&mut out, &mut group);
+    out.sort_by_key(|c| (c.instr, c.when));
+    out
+}
+
+/// One guard count waiting to join others (see [`merge_guard_counts`]).
+struct GuardCount {
+    call: CallInsertion,
+    /// First instruction of its count region.
+    region: usize,
+    slot: u64,
+    /// Predicate number, with 8 when negated.
+    pred: u8,
+    /// Its span: instructions before which the predicate has its value.
+    lo: usize,
+    hi: usize,
+    /// Where the group's call goes.
+    place: usize,
 }
 
 /// Where the region call of a region headed at `head` and closed by the
@@ -186,45 +305,77 @@ pub struct TableShape {
     pub windows: u32,
     /// Thread blocks per window (0: one window).
     pub window_blocks: u32,
+    /// Copies of the windows' slots, added up when read back.
+    pub shards: u32,
 }
 
 impl TableShape {
     /// The table of a launch of `blocks` thread blocks with `slots` slots
-    /// per window and `window_blocks` blocks per window.
+    /// per window and `window_blocks` blocks per window: one copy per
+    /// block up to [`MAX_SHARDS`] (no more SMs can run the launch), fewer
+    /// where the table would pass [`SHARDED_TABLE_BYTES`].
     pub fn new(slots: u32, blocks: u64, window_blocks: u32) -> TableShape {
         let windows = xfpx_common::counters::window_count(blocks, window_blocks);
-        TableShape { slots, windows, window_blocks: if windows == 1 { 0 } else { window_blocks } }
+        let one = TableShape { slots, windows, window_blocks: if windows == 1 { 0 } else { window_blocks }, shards: 1 };
+        let mut shards = blocks.clamp(1, u64::from(MAX_SHARDS)) as u32;
+        while shards > 1 && (TableShape { shards, ..one }).bytes() > SHARDED_TABLE_BYTES {
+            shards /= 2;
+        }
+        TableShape { shards, ..one }
     }
 
-    /// Bytes of the table: header and `windows * slots` slots.
+    /// Slots from one copy's start to the next's: the windows' slots,
+    /// rounded up to [`SHARD_ALIGN_SLOTS`] when there are several copies.
+    pub fn shard_slots(&self) -> u64 {
+        let used = u64::from(self.windows) * u64::from(self.slots);
+        if self.shards > 1 {
+            used.next_multiple_of(SHARD_ALIGN_SLOTS)
+        } else {
+            used
+        }
+    }
+
+    /// Bytes of the table: header and `shards` copies of `windows * slots` slots.
     pub fn bytes(&self) -> usize {
-        TABLE_HEADER_BYTES + self.windows as usize * self.slots as usize * SLOT_BYTES
+        TABLE_HEADER_BYTES + (u64::from(self.shards) * self.shard_slots()) as usize * SLOT_BYTES
     }
 
     /// The header as the device reads it (little-endian).
     pub fn header(&self) -> [u8; TABLE_HEADER_BYTES] {
         let mut h = [0u8; TABLE_HEADER_BYTES];
-        for (i, v) in [self.slots, self.windows, self.window_blocks, 0].into_iter().enumerate() {
+        let words = [self.slots, self.windows, self.window_blocks, self.shards, self.shard_slots() as u32];
+        for (i, v) in words.into_iter().enumerate() {
             h[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
         }
         h
     }
 
-    /// The header of a table read back.
+    /// The header of a table read back; `None` when it is short or its
+    /// copies' spacing is not the one its shape makes.
     pub fn parse(table: &[u8]) -> Option<TableShape> {
         let word = |i: usize| table.get(4 * i..4 * i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        Some(TableShape { slots: word(0)?, windows: word(1)?, window_blocks: word(2)? })
+        let shape = TableShape { slots: word(0)?, windows: word(1)?, window_blocks: word(2)?, shards: word(3)? };
+        (shape.shards >= 1 && u64::from(word(4)?) == shape.shard_slots()).then_some(shape)
     }
 }
 
 /// Read a count table's slots for one window from its bytes as the
-/// device wrote them (little-endian `XfpxCountSlot`s after the header).
-pub fn read_window(table: &[u8], slots: usize, window: usize) -> Option<Vec<SlotCount>> {
+/// device wrote them (little-endian `XfpxCountSlot`s after the header),
+/// the copies of each slot added up.
+pub fn read_window(table: &[u8], shape: &TableShape, window: usize) -> Option<Vec<SlotCount>> {
     let word = |at: usize| table.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let slots = shape.slots as usize;
+    let stride = usize::try_from(shape.shard_slots()).ok()?;
     (0..slots)
         .map(|s| {
-            let at = TABLE_HEADER_BYTES + (window * slots + s) * SLOT_BYTES;
-            Some(SlotCount { warps: word(at)?, lanes: word(at + 8)?, divergent: word(at + 16)? })
+            let mut sum = SlotCount { warps: 0, lanes: 0, divergent: 0 };
+            for shard in 0..shape.shards as usize {
+                let at = TABLE_HEADER_BYTES + (shard * stride + window * slots + s) * SLOT_BYTES;
+                sum.warps = sum.warps.wrapping_add(word(at)?);
+                sum.lanes = sum.lanes.wrapping_add(word(at + 8)?);
+                sum.divergent = sum.divergent.wrapping_add(word(at + 16)?);
+            }
+            Some(sum)
         })
         .collect()
 }
@@ -263,12 +414,13 @@ mod tests {
         let guards: Vec<u32> = calls.iter().filter(|c| c.function == abi::COUNT_GUARD).map(|c| c.instr).collect();
         assert_eq!(guards, vec![2, 4]);
         // table bytes read back per window
-        let mut bytes = vec![0u8; TABLE_HEADER_BYTES + 2 * cp.layout.slots() * SLOT_BYTES];
+        let shape = TableShape { slots: cp.layout.slots() as u32, windows: 2, window_blocks: 1, shards: 1 };
+        let mut bytes = vec![0u8; shape.bytes()];
         let at = TABLE_HEADER_BYTES + (cp.layout.slots() + 1) * SLOT_BYTES;
         bytes[at..at + 8].copy_from_slice(&7u64.to_le_bytes());
-        let w1 = read_window(&bytes, cp.layout.slots(), 1).unwrap();
+        let w1 = read_window(&bytes, &shape, 1).unwrap();
         assert_eq!(w1[1].warps, 7);
-        assert!(read_window(&bytes, cp.layout.slots(), 2).is_none());
+        assert!(read_window(&bytes, &TableShape { windows: 3, ..shape }, 2).is_none());
         // slots from a base: the same calls, moved up
         let based = NvbitLowering::new(&k, 0).unwrap().count_slots_from(40).lower(&k.view, &cp.plan, &sites).unwrap();
         for (a, b) in calls.iter().zip(&based) {
@@ -280,17 +432,168 @@ mod tests {
         }
     }
 
+    /// Check the guard counts of `calls` (slots from 0) against the plan:
+    /// every guard counted once, a merged call at an unguarded instruction
+    /// of the guard's region with no write of the guard predicate between
+    /// it and the guarded instruction. Returns the merged calls' sizes.
+    fn check_guard_counts(k: &SassKernel, plan: &Plan, calls: &[CallInsertion]) -> Vec<usize> {
+        let region = |i: usize| {
+            plan.counters.iter().position(|d| matches!(d.kind, CounterKind::Region { first, end, .. } if (first as usize..end as usize).contains(&i)))
+        };
+        let guard_of = |slot: u64| match plan.counters[slot as usize].kind {
+            CounterKind::GuardHeld { instr } => instr as usize,
+            _ => panic!("slot {slot} is not a guard count"),
+        };
+        let mut counted = vec![0; plan.counters.len()];
+        let mut sizes = Vec::new();
+        for c in calls {
+            let CallArg::Const64 { value } = c.args[1] else { continue };
+            if c.function == abi::COUNT_GUARD {
+                counted[value as usize] += 1;
+                assert_eq!(guard_of(value), c.instr as usize);
+            } else if c.function == abi::COUNT_GUARDS {
+                let n = (value >> 32 & 7) as usize;
+                assert!((2..=GUARDS_PER_CALL).contains(&n), "{value:#x}");
+                let place = c.instr as usize;
+                assert!(!k.view.instrs[place].guarded && c.when == When::Before);
+                for g in 0..n {
+                    let slot = (value & 0xffff_ffff) + g as u64;
+                    counted[slot as usize] += 1;
+                    let i = guard_of(slot);
+                    let code = (value >> (35 + 4 * g)) & 15;
+                    let guard = &k.instrs[i].guard.as_ref().unwrap().pred;
+                    assert_eq!(code, u64::from(guard.num) | if guard.negated { 8 } else { 0 });
+                    assert_eq!(region(i), region(place), "guard {i} counted at {place}");
+                    let pred = RegRange::new(RegFile::Predicate, guard.num, 1);
+                    let between = if place <= i { place..i } else { i..place };
+                    assert!(
+                        between.clone().all(|j| !k.view.instrs[j].writes(&pred)),
+                        "P{} written in {between:?}",
+                        guard.num
+                    );
+                }
+                sizes.push(n);
+            }
+        }
+        for (id, d) in plan.counters.iter().enumerate() {
+            let want = usize::from(matches!(d.kind, CounterKind::GuardHeld { .. }));
+            assert_eq!(counted[id], want, "counter {id} ({:?}) counted {} times", d.kind, counted[id]);
+        }
+        sizes
+    }
+
+    #[test]
+    fn guards_whose_predicates_hold_their_values_together_share_a_call() {
+        // rsqrtf's scaling of tiny inputs, twice, as nvcc schedules it
+        const RSQRT: &str = "\tFunction : r\n\
+            /*0000*/  FSETP.GEU.AND P1, PT, |R16|, 1.175494350822287508e-38, PT ;\n\
+            /*0010*/  @!P1 FMUL R16, R16, 16777216 ;\n\
+            /*0020*/  FSETP.GEU.AND P2, PT, |R29|, 1.175494350822287508e-38, PT ;\n\
+            /*0030*/  MUFU.RSQ R26, R16 ;\n\
+            /*0040*/  @!P2 FMUL R29, R29, 16777216 ;\n\
+            /*0050*/  @!P1 FMUL R26, R26, 4096 ;\n\
+            /*0060*/  FSETP.GEU.AND P1, PT, |R18|, 1.175494350822287508e-38, PT ;\n\
+            /*0070*/  @!P1 FMUL R18, R18, 16777216 ;\n\
+            /*0080*/  @P0 FADD R1, R1, R1 ;\n\
+            /*0090*/  EXIT ;\n";
+        let k = build_kernel(&parse_listing(RSQRT).unwrap()[0]);
+        let mut sites = SiteTable::new();
+        let (cp, _) = plan_counts(&k, &mut sites);
+        let calls = NvbitLowering::new(&k, 0).unwrap().lower(&k.view, &cp.plan, &sites).unwrap();
+        assert_eq!(check_guard_counts(&k, &cp.plan, &calls), vec![3, 2]);
+        let merged: Vec<(u32, u64)> = calls
+            .iter()
+            .filter(|c| c.function == abi::COUNT_GUARDS)
+            .map(|c| match c.args[1] {
+                CallArg::Const64 { value } => (c.instr, value),
+                _ => panic!("spec"),
+            })
+            .collect();
+        // the first three guards before the FSETP that rewrites P1 (slots 1-3:
+        // !P1, !P2, !P1); the last two (!P1, P0) before the EXIT
+        let spec = |first: u64, guards: &[u64]| {
+            guards.iter().enumerate().fold(first | (guards.len() as u64) << 32, |s, (k, g)| s | g << (35 + 4 * k))
+        };
+        assert_eq!(merged, vec![(6, spec(1, &[9, 10, 9])), (9, spec(4, &[9, 0]))]);
+        // a guard on a uniform predicate keeps its own call
+        let uniform = RSQRT.replace("@P0 FADD", "@UP0 FADD");
+        let k = build_kernel(&parse_listing(&uniform).unwrap()[0]);
+        let (cp, _) = plan_counts(&k, &mut sites);
+        let calls = NvbitLowering::new(&k, 0).unwrap().lower(&k.view, &cp.plan, &sites).unwrap();
+        assert_eq!(check_guard_counts(&k, &cp.plan, &calls), vec![3]);
+    }
+
+    #[test]
+    fn guard_counts_of_the_gpu_listings_are_each_counted_once_where_their_predicate_holds() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/gpu/listings");
+        let (mut kernels, mut guards, mut calls_made) = (0, 0, 0);
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "sass") {
+                continue;
+            }
+            for f in parse_listing(&std::fs::read_to_string(&path).unwrap()).unwrap() {
+                let k = build_kernel(&f);
+                let mut sites = SiteTable::new();
+                let (cp, _) = plan_counts(&k, &mut sites);
+                let calls = NvbitLowering::new(&k, 0).unwrap().lower(&k.view, &cp.plan, &sites).unwrap();
+                check_guard_counts(&k, &cp.plan, &calls);
+                kernels += 1;
+                guards += cp.layout.guards.len();
+                calls_made +=
+                    calls.iter().filter(|c| c.function == abi::COUNT_GUARD || c.function == abi::COUNT_GUARDS).count();
+            }
+        }
+        assert!(kernels > 20 && calls_made < guards, "{kernels} kernels, {guards} guards in {calls_made} calls");
+    }
+
     #[test]
     fn table_shapes_match_the_device_layout() {
-        // XfpxCountTable: u32 slots, windows, window_blocks, reserved; then
-        // XfpxCountSlot { u64 warps, lanes, divergent, reserved }
+        // XfpxCountTable: u32 slots, windows, window_blocks, shards,
+        // shard_slots, 3 reserved; then XfpxCountSlot { u64 warps, lanes,
+        // divergent, reserved }
         let t = TableShape::new(3, 100, 16);
-        assert_eq!((t.windows, t.window_blocks), (7, 16));
-        assert_eq!(t.bytes(), 16 + 7 * 3 * 32);
-        assert_eq!(&t.header()[..12], &[3, 0, 0, 0, 7, 0, 0, 0, 16, 0, 0, 0]);
+        assert_eq!((t.windows, t.window_blocks, t.shards), (7, 16, MAX_SHARDS));
+        // each copy of the 21 slots starts on a 4 KiB boundary
+        assert_eq!(t.shard_slots(), 128);
+        assert_eq!(t.bytes(), 32 + 16 * 128 * 32);
+        assert_eq!(&t.header()[..20], &[3, 0, 0, 0, 7, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 128, 0, 0, 0]);
         assert_eq!(TableShape::parse(&t.header()), Some(t));
-        // a launch that fits one window is one window
-        assert_eq!(TableShape::new(3, 10, 16), TableShape { slots: 3, windows: 1, window_blocks: 0 });
+        // a header whose copies are spaced otherwise is not this layout
+        let mut h = t.header();
+        h[16] = 64;
+        assert_eq!(TableShape::parse(&h), None);
+        // a launch that fits one window is one window; no more copies than blocks
+        assert_eq!(TableShape::new(3, 10, 16), TableShape { slots: 3, windows: 1, window_blocks: 0, shards: 10 });
+        let one = TableShape::new(3, 1, 0);
+        assert_eq!((one.shards, one.shard_slots(), one.bytes()), (1, 3, 32 + 3 * 32));
+        // copies that would make a table too large are not made
+        let big = TableShape::new(5000, u64::MAX, 1);
+        assert_eq!((big.windows, big.shards), (xfpx_common::counters::MAX_WINDOWS, 1));
+        let mid = TableShape::new(70_000, 64, 0);
+        assert!(mid.shards > 1 && mid.shards < MAX_SHARDS && mid.bytes() <= SHARDED_TABLE_BYTES, "{mid:?}");
         assert_eq!(TableShape::parse(&[1, 2]), None);
+    }
+
+    #[test]
+    fn the_copies_of_a_slot_are_added_up() {
+        let t = TableShape::new(2, 3, 2);
+        assert_eq!((t.windows, t.shards, t.shard_slots()), (2, 3, 128));
+        let mut table = vec![0u8; t.bytes()];
+        table[..TABLE_HEADER_BYTES].copy_from_slice(&t.header());
+        // window 1, slot 0: 3 warps of 32 lanes in copy 0, 4 warps (one divergent) in copy 2
+        for (shard, warps, divergent) in [(0usize, 3u64, 0u64), (2, 4, 1)] {
+            let at = TABLE_HEADER_BYTES + (shard * 128 + 2) * SLOT_BYTES;
+            table[at..at + 8].copy_from_slice(&warps.to_le_bytes());
+            table[at + 8..at + 16].copy_from_slice(&(32 * warps).to_le_bytes());
+            table[at + 16..at + 24].copy_from_slice(&divergent.to_le_bytes());
+        }
+        let w1 = read_window(&table, &t, 1).unwrap();
+        assert_eq!((w1[0].warps, w1[0].lanes, w1[0].divergent), (7, 224, 1));
+        assert_eq!((w1[1].warps, w1[1].lanes), (0, 0));
+        assert!(read_window(&table, &t, 0).unwrap().iter().all(|c| c.warps == 0));
+        // a table cut short is not read (the last copy ends after its 4 slots)
+        assert!(read_window(&table[..TABLE_HEADER_BYTES + (2 * 128 + 4) * SLOT_BYTES], &t, 1).is_some());
+        assert!(read_window(&table[..TABLE_HEADER_BYTES + (2 * 128 + 3) * SLOT_BYTES], &t, 1).is_none());
     }
 }

@@ -231,6 +231,7 @@ impl Lowering for NvbitLowering<'_> {
 
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<Vec<CallInsertion>, LowerError> {
         let mut calls = Vec::new();
+        let mut counting = false;
         for (i, p) in plan.probes.iter().enumerate() {
             let ins = &view.instrs[p.instr as usize];
             match &p.action {
@@ -292,6 +293,7 @@ impl Lowering for NvbitLowering<'_> {
                     let call = crate::counts::count_call(self.kernel, plan, i, p, *counter, self.count_base)?;
                     self.check_abi(&call)?;
                     calls.push(call);
+                    counting = true;
                 }
                 Action::Inject { change, threads, .. } => {
                     // the inject tool: `state_addr` is the run's XfpxInjectState
@@ -307,6 +309,12 @@ impl Lowering for NvbitLowering<'_> {
                     }
                 }
                 _ => return Err(LowerError::Unsupported { probe: i, what: "this action".into() }),
+            }
+        }
+        if counting {
+            calls = crate::counts::merge_guard_counts(self.kernel, plan, calls);
+            for c in &calls {
+                self.check_abi(c)?;
             }
         }
         if self.grouped {
@@ -518,7 +526,7 @@ pub fn group_checks(kernel: &SassKernel, calls: Vec<CallInsertion>, state_addr: 
 /// `i`, for a grouped slot of its check; `None` when the guard is not a
 /// per-lane predicate register, or the instruction writes it (a check
 /// after it would read the new value).
-fn slot_guard(kernel: &SassKernel, i: usize, when: When) -> Option<(u32, RegRange)> {
+pub(crate) fn slot_guard(kernel: &SassKernel, i: usize, when: When) -> Option<(u32, RegRange)> {
     let guard = kernel.instrs[i].guard.as_ref()?;
     let p = &guard.pred;
     if p.kind != crate::sass::parse::RegKind::P || p.is_zero() || p.num > 7 {

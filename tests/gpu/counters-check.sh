@@ -29,7 +29,7 @@ for d in "${CUDA_HOME:-}" /usr/local/cuda; do
     if [[ -n "$d" && -x "$d/bin/nvcc" ]]; then export PATH="$d/bin:$PATH"; break; fi
 done
 fail() { echo "counters-check: FAIL: $*"; exit 1; }
-[[ -x "$release" && -f "$tarball" ]] || fail "missing $release or $tarball"
+[[ -x "$release" && -e "$tarball" ]] || fail "missing $release or $tarball"
 ncu_bin="${NCU:-$(command -v ncu || true)}"
 [[ -n "$ncu_bin" ]] || fail "ncu not found (put Nsight Compute on PATH or set NCU)"
 

@@ -67,7 +67,7 @@ struct PendingCount {
     uint64_t serial;
     void *table;
     uint64_t bytes;
-    uint8_t header[16]; /* the source of the header copy, kept until read */
+    uint8_t header[XFPX_COUNT_HEADER_BYTES]; /* the source of the header copy, kept until read */
 };
 std::deque<PendingCount> g_count_pending;
 uint64_t g_count_pending_bytes = 0;

@@ -536,12 +536,12 @@ pub unsafe extern "C" fn xfpx_instrumenting_for(mangled: *const c_char) {
 }
 
 /// The count table of instrumented launch `serial` of `blocks` thread
-/// blocks (0: not known): its 16-byte header in `header` and its size in
+/// blocks (0: not known): its header (`TABLE_HEADER_BYTES`, 32) in `header` and its size in
 /// `*bytes`; the rest of the table is zero. Returns 0 when the launch has
 /// no table (it must then run its original code).
 ///
 /// # Safety
-/// `header` points to 16 writable bytes and `bytes` is a valid pointer.
+/// `header` points to 32 writable bytes and `bytes` is a valid pointer.
 #[no_mangle]
 pub unsafe extern "C" fn xfpx_count_table(serial: u64, blocks: u64, header: *mut u8, bytes: *mut u64) -> c_int {
     if header.is_null() || bytes.is_null() {
@@ -549,7 +549,7 @@ pub unsafe extern "C" fn xfpx_count_table(serial: u64, blocks: u64, header: *mut
     }
     let Some(shape) = with_core(None, |c| c.count_table(serial, blocks)) else { return 0 };
     let h = shape.header();
-    // SAFETY: the caller passes 16 writable bytes and a valid pointer.
+    // SAFETY: the caller passes 32 writable bytes and a valid pointer.
     unsafe {
         std::ptr::copy_nonoverlapping(h.as_ptr(), header, h.len());
         *bytes = shape.bytes() as u64;

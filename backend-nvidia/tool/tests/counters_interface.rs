@@ -87,25 +87,29 @@ fn a_counted_launch_from_instrumentation_to_report() {
         )
     };
     assert_eq!(launched, 1);
-    let mut header = [0u8; 16];
+    let mut header = [0u8; 32];
     let mut bytes = 0u64;
-    // SAFETY: 16 writable bytes and a valid pointer.
+    // SAFETY: 32 writable bytes and a valid pointer.
     assert_eq!(unsafe { xfpx_count_table(serial, 20, header.as_mut_ptr(), &mut bytes) }, 1);
     // 20 blocks in windows of 8: 3 windows of 3 slots (the callee's
-    // region, the kernel's two: the call ends a block)
+    // region, the kernel's two: the call ends a block), in 16 copies (one
+    // per SM a warp may count on, up to 16) 128 slots (4 KiB) apart
     let word = |i: usize| u32::from_le_bytes(header[4 * i..4 * i + 4].try_into().expect("4 bytes"));
-    assert_eq!((word(0), word(1), word(2)), (3, 3, 8));
-    assert_eq!(bytes, 16 + 3 * 3 * 32);
+    assert_eq!((word(0), word(1), word(2), word(3), word(4)), (3, 3, 8, 16, 128));
+    assert_eq!(bytes, 32 + 16 * 128 * 32);
     // SAFETY: as above; the table was handed out already.
     assert_eq!(unsafe { xfpx_count_table(serial, 20, header.as_mut_ptr(), &mut bytes) }, 0);
     // the device's writes: in window 2, 3 warps of 32 lanes ran the
-    // kernel and called the function (XfpxCountSlot: warps, lanes, ...)
+    // kernel and called the function (XfpxCountSlot: warps, lanes, ...),
+    // two of them on SMs counting into copy 0, one into copy 7
     let mut table = vec![0u8; bytes as usize];
-    table[..16].copy_from_slice(&header);
-    for slot in 0..3 {
-        let at = 16 + (2 * 3 + slot) * 32;
-        table[at..at + 8].copy_from_slice(&3u64.to_le_bytes());
-        table[at + 8..at + 16].copy_from_slice(&96u64.to_le_bytes());
+    table[..32].copy_from_slice(&header);
+    for (copy, warps) in [(0usize, 2u64), (7, 1)] {
+        for slot in 0..3 {
+            let at = 32 + (copy * 128 + 2 * 3 + slot) * 32;
+            table[at..at + 8].copy_from_slice(&warps.to_le_bytes());
+            table[at + 8..at + 16].copy_from_slice(&(32 * warps).to_le_bytes());
+        }
     }
     // SAFETY: the whole buffer is readable.
     unsafe { xfpx_count_result(serial, table.as_ptr(), table.len() as u64) };
