@@ -198,10 +198,11 @@ extern "C" __device__ __noinline__ void xfpx_count_region(uint32_t preds, uint64
     uint32_t active = __activemask();
     uint32_t meta = (uint32_t)(slot_meta >> 32);
     bool divergent = false;
+    uint32_t taken = 0u;
     if (meta & XFPX_COUNT_BRANCH) {
         uint32_t guard = (preds >> ((meta >> XFPX_COUNT_PRED_SHIFT) & 7u)) & 1u;
         if (meta & XFPX_COUNT_NEGATED) guard ^= 1u;
-        uint32_t taken = __ballot_sync(active, guard);
+        taken = __ballot_sync(active, guard);
         divergent = taken != 0u && taken != active;
     }
     if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
@@ -210,6 +211,10 @@ extern "C" __device__ __noinline__ void xfpx_count_region(uint32_t preds, uint64
     atomicAdd(&s->warps, 1ull);
     atomicAdd(&s->lanes, (unsigned long long)__popc(active));
     if (divergent) atomicAdd(&s->divergent, 1ull);
+    if (meta & XFPX_COUNT_HELD) {
+        XfpxCountSlot *g = xfpx_count_slot(table, (uint32_t)slot_meta + (meta >> XFPX_COUNT_HELD_SHIFT));
+        if (g != nullptr) atomicAdd(&g->lanes, (unsigned long long)__popc(taken));
+    }
 }
 
 extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t slot_meta, uint64_t table) {
@@ -220,23 +225,50 @@ extern "C" __device__ __noinline__ void xfpx_count_guard(int32_t guard, uint64_t
     if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held));
 }
 
-extern "C" __device__ __noinline__ void xfpx_count_guards(uint32_t preds, uint64_t spec, uint64_t table) {
-    uint32_t active = __activemask();
+/* The lanes whose guard held for each of the (up to 7) guards of `spec`
+ * (see abi.def), voted by every active lane. */
+static __device__ __forceinline__ void xfpx_guards_held(uint32_t active, uint32_t preds, uint64_t spec,
+                                                        uint32_t held[7]) {
     uint32_t n = (uint32_t)(spec >> 32) & 7u;
-    uint32_t held[7];
 #pragma unroll
     for (uint32_t k = 0u; k < 7u; k++) {
         uint32_t g = (uint32_t)(spec >> (35u + 4u * k)) & 15u;
         uint32_t bit = ((preds >> (g & 7u)) & 1u) ^ (g >> 3);
         held[k] = k < n ? __ballot_sync(active, bit) : 0u;
     }
-    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+}
+
+/* The leader adds the guards' held lanes to their slots. */
+static __device__ __forceinline__ void xfpx_add_guards(uint64_t table, uint64_t spec, const uint32_t held[7]) {
+    uint32_t n = (uint32_t)(spec >> 32) & 7u;
 #pragma unroll
     for (uint32_t k = 0u; k < 7u; k++) {
         if (k >= n) break;
         XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)spec + k);
         if (s != nullptr) atomicAdd(&s->lanes, (unsigned long long)__popc(held[k]));
     }
+}
+
+extern "C" __device__ __noinline__ void xfpx_count_guards(uint32_t preds, uint64_t spec, uint64_t table) {
+    uint32_t active = __activemask();
+    uint32_t held[7];
+    xfpx_guards_held(active, preds, spec, held);
+    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+    xfpx_add_guards(table, spec, held);
+}
+
+extern "C" __device__ __noinline__ void xfpx_count_region_guards(uint32_t preds, uint64_t slot_meta, uint64_t spec,
+                                                                 uint64_t table) {
+    uint32_t active = __activemask();
+    uint32_t held[7];
+    xfpx_guards_held(active, preds, spec, held);
+    if (xfpx_lane_id() != (uint32_t)(__ffs(active) - 1)) return;
+    XfpxCountSlot *s = xfpx_count_slot(table, (uint32_t)slot_meta);
+    if (s != nullptr) {
+        atomicAdd(&s->warps, 1ull);
+        atomicAdd(&s->lanes, (unsigned long long)__popc(active));
+    }
+    xfpx_add_guards(table, spec, held);
 }
 
 #include "xfpx_inject.cuh"

@@ -93,6 +93,10 @@ typedef struct XfpxDeviceState {
 #define XFPX_COUNT_BRANCH 1u
 #define XFPX_COUNT_PRED_SHIFT 1
 #define XFPX_COUNT_NEGATED (1u << 4)
+/* the region's call also counts its branch's guard: the lanes where it
+ * held go to slot `slot + (meta >> XFPX_COUNT_HELD_SHIFT)` */
+#define XFPX_COUNT_HELD (1u << 5)
+#define XFPX_COUNT_HELD_SHIFT 6
 
 typedef struct XfpxCountSlot {
     unsigned long long warps;

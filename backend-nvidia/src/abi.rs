@@ -153,6 +153,9 @@ pub const COUNT_GUARD: &str = "xfpx_count_guard";
 /// guards held, read from the predicates where each has its value).
 pub const COUNT_GUARDS: &str = "xfpx_count_guards";
 
+/// Name of the counters' function for a region and guards of it at once.
+pub const COUNT_REGION_GUARDS: &str = "xfpx_count_region_guards";
+
 /// Name of the fault-injection function (the inject tool).
 pub const INJECT: &str = "xfpx_inject";
 

@@ -312,7 +312,7 @@ impl Lowering for NvbitLowering<'_> {
             }
         }
         if counting {
-            calls = crate::counts::merge_guard_counts(self.kernel, plan, calls);
+            calls = crate::counts::merge_guard_counts(self.kernel, plan, self.count_base, calls);
             for c in &calls {
                 self.check_abi(c)?;
             }

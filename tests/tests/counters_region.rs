@@ -177,7 +177,8 @@ fn bad_region_inputs_are_one_line_each() {
 /// `xfpx dump --tool counters` on every committed SASS listing: per
 /// kernel, one region call per region, regions tiling the kernel's
 /// instructions in order, one guard count per guarded instruction of the
-/// listing (`@P..`, `@!P..`; not `@PT`), alone or with others in one call.
+/// listing (`@P..`, `@!P..`; not `@PT`), alone, with others in one call,
+/// or (a branch's) by its region's call.
 #[test]
 fn counting_plans_of_the_gpu_listings_cover_every_instruction_once() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gpu/listings");
@@ -213,7 +214,7 @@ fn counting_plans_of_the_gpu_listings_cover_every_instruction_once() {
             assert_eq!(next as usize, instrs.len(), "{}", k["kernel"]);
             let calls = k["calls"].as_array().expect("calls");
             let of = |f: &str| calls.iter().filter(|c| c["function"] == f).count();
-            assert_eq!(of("xfpx_count_region"), regions.len(), "{}", k["kernel"]);
+            assert_eq!(of("xfpx_count_region") + of("xfpx_count_region_guards"), regions.len(), "{}", k["kernel"]);
             let guarded = instrs
                 .iter()
                 .filter(|i| {
@@ -224,10 +225,20 @@ fn counting_plans_of_the_gpu_listings_cover_every_instruction_once() {
             // guards counted alone, and n at a time (spec bits 32-34)
             let together: u64 = calls
                 .iter()
-                .filter(|c| c["function"] == "xfpx_count_guards")
-                .map(|c| c["args"][1]["value"].as_u64().expect("spec") >> 32 & 7)
+                .filter_map(|c| match c["function"].as_str() {
+                    Some("xfpx_count_guards") => c["args"][1]["value"].as_u64(),
+                    Some("xfpx_count_region_guards") => c["args"][2]["value"].as_u64(),
+                    _ => None,
+                })
+                .map(|spec| spec >> 32 & 7)
                 .sum();
-            assert_eq!(of("xfpx_count_guard") + together as usize, guarded, "{}", k["kernel"]);
+            // and branches' guards counted by their regions' calls (meta bit 5)
+            let by_regions = calls
+                .iter()
+                .filter(|c| c["function"] == "xfpx_count_region")
+                .filter(|c| c["args"][1]["value"].as_u64().expect("slot and meta") >> 37 & 1 == 1)
+                .count();
+            assert_eq!(of("xfpx_count_guard") + together as usize + by_regions, guarded, "{}", k["kernel"]);
             assert_eq!(calls.len(), regions.len() + of("xfpx_count_guard") + of("xfpx_count_guards"));
         }
     }
