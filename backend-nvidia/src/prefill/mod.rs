@@ -28,7 +28,7 @@ use crate::disasm_cache::DisasmCache;
 use crate::fatbin::{self, DeviceFunction};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -127,6 +127,47 @@ fn plan_fatbin(section: &[u8], sm: u32, wanted: impl Fn(&str) -> bool, limit: us
     Ok(PrefillPlan { sm, left_out: total - functions.len(), functions, unreadable })
 }
 
+/// How far this process's background prefill has come: a prefill cut
+/// short by the program's end says so ([`PrefillProgress::unfinished_note`])
+/// instead of saying nothing.
+#[derive(Debug, Default)]
+pub struct PrefillProgress {
+    started: AtomicBool,
+    finished: AtomicBool,
+    /// Functions planned and answered so far (by [`run`]).
+    planned: AtomicUsize,
+    answered: AtomicUsize,
+}
+
+impl PrefillProgress {
+    pub const fn new() -> PrefillProgress {
+        PrefillProgress {
+            started: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            planned: AtomicUsize::new(0),
+            answered: AtomicUsize::new(0),
+        }
+    }
+
+    /// The note for a prefill that started and has not finished.
+    pub fn unfinished_note(&self) -> Option<String> {
+        if !self.started.load(Ordering::Acquire) || self.finished.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(match self.planned.load(Ordering::Acquire) {
+            0 => "the disassembly ahead was still choosing its functions (reading the device code of the program                   and its libraries) when the program ended"
+                .to_string(),
+            planned => format!(
+                "the disassembly ahead was still running when the program ended: {} of {planned} functions done                  (a later run finds them cached)",
+                self.answered.load(Ordering::Acquire)
+            ),
+        })
+    }
+}
+
+/// This process's background prefill ([`start_background`]).
+pub static PROGRESS: PrefillProgress = PrefillProgress::new();
+
 /// What a prefill did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PrefillOutcome {
@@ -152,6 +193,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
     if std::fs::create_dir_all(scratch).is_err() {
         return PrefillOutcome { failed: plan.functions.len(), ..PrefillOutcome::default() };
     }
+    PROGRESS.planned.fetch_add(plan.functions.len(), Ordering::AcqRel);
     let groups = batch::groups(&plan.functions, plan.sm);
     let tag = cache.tag().ok();
     let next = AtomicUsize::new(0);
@@ -169,6 +211,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
                         Some(tag) if group.len() > 1 => {
                             let b = batch::run_group(cache, tag, args, &group, &file);
                             done.fetch_add(b.answered, Ordering::Relaxed);
+                            PROGRESS.answered.fetch_add(b.answered, Ordering::AcqRel);
                             batches.fetch_add(usize::from(b.ran), Ordering::Relaxed);
                             b.alone
                         }
@@ -186,6 +229,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
                                 .status()
                                 .is_ok_and(|st| st.success());
                         if ok {
+                            PROGRESS.answered.fetch_add(1, Ordering::AcqRel);
                             done.fetch_add(1, Ordering::Relaxed)
                         } else {
                             failed.fetch_add(1, Ordering::Relaxed)
@@ -263,13 +307,19 @@ pub fn start_background(
     wanted: impl Fn(&str) -> bool + Send + 'static,
     done: impl FnOnce(String) + Send + 'static,
 ) -> std::io::Result<()> {
-    std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
+    PROGRESS.started.store(true, Ordering::Release);
+    let spawned = std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
         let sources = Sources { exe: &exe, libraries: Libraries::Mapped };
-        if let Some(line) = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted) {
+        let line = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted);
+        PROGRESS.finished.store(true, Ordering::Release);
+        if let Some(line) = line {
             done(line);
         }
-    })?;
-    Ok(())
+    });
+    if spawned.is_err() {
+        PROGRESS.finished.store(true, Ordering::Release);
+    }
+    spawned.map(|_| ())
 }
 
 /// The files a prefill reads: the program, then the libraries.
@@ -403,6 +453,23 @@ mod tests {
         assert_eq!(jobs_for(1), 1);
         assert_eq!(jobs_for(16), 8);
         assert_eq!(jobs_for(64), 8);
+    }
+
+    #[test]
+    fn a_prefill_cut_short_says_how_far_it_came() {
+        let p = PrefillProgress::new();
+        assert_eq!(p.unfinished_note(), None, "never started");
+        p.started.store(true, Ordering::Release);
+        assert!(p.unfinished_note().is_some_and(|n| n.contains("still choosing its functions")));
+        p.planned.store(512, Ordering::Release);
+        p.answered.store(114, Ordering::Release);
+        assert!(
+            p.unfinished_note().is_some_and(|n| n.contains("114 of 512 functions done")),
+            "{:?}",
+            p.unfinished_note()
+        );
+        p.finished.store(true, Ordering::Release);
+        assert_eq!(p.unfinished_note(), None, "finished: its own note says what it did");
     }
 
     #[test]

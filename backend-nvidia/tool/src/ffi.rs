@@ -717,6 +717,9 @@ pub extern "C" fn xfpx_capture_end(handle: u64, launched: c_int) {
 #[no_mangle]
 pub extern "C" fn xfpx_finish() {
     with_core((), |c| {
+        if let Some(line) = prefill::PROGRESS.unfinished_note() {
+            c.note(&line);
+        }
         if let Err(e) = c.finish() {
             warn(&e);
         }
