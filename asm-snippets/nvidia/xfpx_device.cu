@@ -168,8 +168,9 @@ extern "C" __device__ __noinline__ void xfpx_check_values3(uint32_t preds,
 }
 
 /* Counters: one update per region execution, by the lowest active lane,
- * into its SM's copy of the slot (see XfpxCountTable). A slot outside the launch's table (which the host never plans) is not
- * counted rather than written out of bounds. */
+ * into its SM's copy of the slot (see XfpxCountTable). A slot outside the
+ * launch's table (which the host never plans) is not counted rather than
+ * written out of bounds. */
 static __device__ __forceinline__ XfpxCountSlot *xfpx_count_slot(uint64_t table, uint32_t slot) {
     XfpxCountTable *t = (XfpxCountTable *)table;
     if (t == nullptr || slot >= t->slots) return nullptr;
