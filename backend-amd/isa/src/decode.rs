@@ -116,9 +116,15 @@ impl Instruction {
     /// formatter in between (into room for most instructions at once).
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(64);
-        // Writing into a String cannot fail.
-        let _ = self.render(&mut out);
+        self.write_text(&mut out);
         out
+    }
+
+    /// Appends the instruction's text to `out` (which a caller rendering
+    /// many instructions reuses, so that no text allocates its own room).
+    pub fn write_text(&self, out: &mut String) {
+        // Writing into a String cannot fail.
+        let _ = self.render(out);
     }
 
     fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
