@@ -491,6 +491,14 @@ pub struct Disassembly<'a> {
     base_addr: u64,
 }
 
+impl Disassembly<'_> {
+    /// Where the next instruction starts: a byte offset into the bytes
+    /// walked (their length once the walk is over).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+}
+
 impl Iterator for Disassembly<'_> {
     type Item = (u64, Result<Instruction, DecodeError>);
 

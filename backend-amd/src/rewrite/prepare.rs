@@ -53,6 +53,14 @@ pub struct FunctionUnit {
     pub counts: Option<CountLayout>,
 }
 
+/// What reading an admitted kernel's code gives before it is planned.
+struct ReadKernel {
+    view: KernelView,
+    waits: WaitAnalysis,
+    /// Registers its own code names.
+    own: (u16, u16),
+}
+
 /// How a rewrite plans each unit.
 #[derive(Clone, Copy)]
 pub enum Planner<'t> {
@@ -118,27 +126,40 @@ impl<'a> Units<'a> {
             Err(UnitError::Bytes(e)) => Err(e.to_string()),
             Err(UnitError::Decode(a, e)) => Err(format!("at {a:#x}: {e}")),
         };
-        let graph = CallGraph::build(
-            &co,
-            &decode_function,
-            &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
-            &calls::written_registers(text.outside(&kernel_ranges)),
-        );
+        let admitted: Vec<bool> = co.kernels.iter().map(|k| opts.kernels.admits(&[&k.name])).collect();
+        // The call graph on a thread of its own while the kernels are viewed.
+        let (graph, mut read) = std::thread::scope(|s| {
+            let graph = s.spawn(|| {
+                CallGraph::build(
+                    &co,
+                    &decode_function,
+                    &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
+                    &calls::written_registers(text.outside(&kernel_ranges)),
+                )
+            });
+            let read = super::units::spread(co.kernels.len(), |i| match &kernel_code[i] {
+                Ok(instrs) if admitted[i] => Some(ReadKernel {
+                    view: view::kernel_view(&co.kernels[i].name, co.kernels[i].entry, instrs),
+                    waits: WaitAnalysis::run(instrs),
+                    own: regs::used_registers(instrs.iter()),
+                }),
+                _ => None,
+            });
+            (graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), read)
+        });
         let mut sites = SiteTable::new();
         let mut kernel_outcomes = Vec::new();
         let mut kernels = Vec::new();
         for (index, (k, instrs)) in co.kernels.iter().zip(kernel_code).enumerate() {
             let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
-            if !opts.kernels.admits(&[&k.name]) {
+            if !admitted[index] {
                 o.state = KernelState::Excluded;
                 kernel_outcomes.push(o);
                 continue;
             }
             let unit = instrs.and_then(|instrs| {
-                let view = view::kernel_view(&k.name, k.entry, &instrs);
+                let ReadKernel { view, waits, own } = read[index].take().expect("read above");
                 let (plan, counts) = plan_for(&view, &instrs, tool, &mut sites)?;
-                let waits = WaitAnalysis::run(&instrs);
-                let own = regs::used_registers(instrs.iter());
                 let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
                 let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
                 Ok(KernelUnit { index, instrs, view, plan, waits, used, counts })
