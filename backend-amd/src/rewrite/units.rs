@@ -12,7 +12,7 @@
 
 use std::ops::{Deref, Range};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use xfpx_amd_isa::{DecodeError, Target};
 
@@ -198,33 +198,60 @@ fn threads() -> usize {
 }
 
 /// `f(0)`, ..., `f(n - 1)`, in that order, computed on up to [`threads`]
-/// threads (each takes the next index not yet taken).
+/// threads.
 pub fn spread<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    spread_in_order(n, f, |_, r| out.push(r));
+    out
+}
+
+/// `f(0)`, ..., `f(n - 1)` computed on up to [`threads`] threads (each
+/// takes the next index not yet taken), handed to `each` on the calling
+/// thread in index order as they are ready; while the next is not, the
+/// calling thread computes one itself.
+pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, mut each: impl FnMut(usize, T)) {
     let workers = threads().min(n);
     if workers <= 1 {
-        return (0..n).map(f).collect();
+        (0..n).for_each(|i| each(i, f(i)));
+        return;
     }
     let next = AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                return done;
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            let (tx, next, f) = (tx.clone(), &next, &f);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n || tx.send((i, f(i))).is_err() {
+                    return;
+                }
+            });
+        }
+        // (Only the workers send: once they are gone, nothing more comes.)
+        drop(tx);
+        let mut ready: Vec<Option<T>> = (0..n).map(|_| None).collect();
+        for i in 0..n {
+            while ready[i].is_none() {
+                if let Ok((j, r)) = rx.try_recv() {
+                    ready[j] = Some(r);
+                    continue;
+                }
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                if j < n {
+                    ready[j] = Some(f(j));
+                    continue;
+                }
+                match rx.recv() {
+                    Ok((j, r)) => ready[j] = Some(r),
+                    // A worker panicked: the scope passes its panic on.
+                    Err(_) => return,
+                }
             }
-            done.push((i, f(i)));
+            if let Some(r) = ready[i].take() {
+                each(i, r);
+            }
         }
-    };
-    let mut results: Vec<(usize, T)> = std::thread::scope(|s| {
-        let others: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
-        let mut all = work();
-        for h in others {
-            all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        all
     });
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Offsets inside `len` bytes where `.text` is cut into `parts` stretches:
@@ -252,14 +279,21 @@ fn decode_cut(target: Target, data: &[u8], base: u64, cuts: &[usize]) -> (Vec<De
         .zip(cuts.iter().copied().chain(std::iter::once(data.len())))
         .map(|(from, to)| from..to)
         .collect();
-    let stretches = spread(bounds.len(), |i| stretch(target, data, base, bounds[i].clone()));
-    let mut instrs = Vec::with_capacity(stretches.iter().map(|s| s.instrs.len()).sum());
+    // Instructions take 4 to 16 bytes: the first stretch has room for all of
+    // them, so that the others are appended to it without moving it.
+    let room = |i: usize| if i == 0 { data.len() / 4 } else { bounds[i].len() / 4 };
+    let stretches = spread(bounds.len(), |i| stretch(target, data, base, bounds[i].clone(), room(i)));
+    let mut instrs: Vec<DecodedInstr> = Vec::new();
     let mut undecodable = Vec::new();
     let mut at = 0;
-    for (bound, found) in bounds.iter().zip(stretches) {
+    for (i, (bound, found)) in bounds.iter().zip(stretches).enumerate() {
         // An instruction of the stretch before crossed this cut: decode from where it ended.
-        let found = if bound.start == at { found } else { stretch(target, data, base, at..bound.end) };
-        instrs.extend(found.instrs);
+        let found = if bound.start == at { found } else { stretch(target, data, base, at..bound.end, room(i)) };
+        if i == 0 {
+            instrs = found.instrs;
+        } else {
+            instrs.extend(found.instrs);
+        }
         undecodable.extend(found.undecodable);
         at = found.end;
     }
@@ -276,12 +310,11 @@ struct Stretch {
 
 /// Decodes `data` (at address `base`) from `range.start` until an
 /// instruction would start at or after `range.end` (the bytes after it
-/// read as the whole pass reads them).
-fn stretch(target: Target, data: &[u8], base: u64, range: Range<usize>) -> Stretch {
+/// read as the whole pass reads them), into room for `room` instructions.
+fn stretch(target: Target, data: &[u8], base: u64, range: Range<usize>, room: usize) -> Stretch {
     let from = range.start.min(data.len());
     let mut walk = xfpx_amd_isa::disassemble(target, &data[from..], base + from as u64);
-    // Instructions take 4 to 16 bytes: room for all of them at once.
-    let mut instrs = Vec::with_capacity(range.end.saturating_sub(from) / 4);
+    let mut instrs = Vec::with_capacity(room);
     let mut undecodable = Vec::new();
     while from + walk.offset() < range.end {
         let Some((addr, r)) = walk.next() else { break };
@@ -353,6 +386,9 @@ mod tests {
     fn spread_keeps_the_order() {
         assert_eq!(spread(100, |i| i * 2), (0..100).map(|i| i * 2).collect::<Vec<_>>());
         assert!(spread(0, |i| i).is_empty());
+        let mut seen = Vec::new();
+        spread_in_order(50, |i| i + 1, |i, r| seen.push((i, r)));
+        assert_eq!(seen, (0..50).map(|i| (i, i + 1)).collect::<Vec<_>>());
     }
 
     #[test]
