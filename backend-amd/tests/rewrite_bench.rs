@@ -302,11 +302,16 @@ fn row(name: &str, instrs: usize, kernels: usize, secs: f64, cpu: Option<f64>) {
     );
 }
 
-/// CPU time this thread has run, in seconds (None where the system does
-/// not say: Linux's `/proc/thread-self/schedstat` gives it in nanoseconds).
+/// CPU time the whole process has run, every thread's (the rewriter reads
+/// on several), ended ones included, in seconds (None where the system does
+/// not say: Linux's `/proc/self/stat` gives user and system time in clock
+/// ticks of 1/100 s, so a measurement wants many rewrites).
 fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse::<f64>().ok().map(|ns| ns / 1e9)
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name: state is the first, utime the 12th, stime the 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// Digests of the rewriter's outputs, for speed work that must not change
