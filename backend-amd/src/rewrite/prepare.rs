@@ -149,7 +149,7 @@ impl<'a> Units<'a> {
                 }),
                 _ => None,
             };
-            super::units::spread_in_order(co.kernels.len(), &read, |index, got| {
+            super::units::spread_in_order(co.kernels.len(), read, |index, got| {
                 let k = &co.kernels[index];
                 let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
                 if !admitted[index] {
