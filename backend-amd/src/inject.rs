@@ -247,7 +247,7 @@ impl Tool for AmdInjector {
 
     fn plan(&self, view: &KernelView, sites: &mut SiteTable) -> Plan {
         let mut facts: Vec<InjectFacts> =
-            view.instrs.iter().map(|i| self.facts.get(&i.text).copied().unwrap_or_default()).collect();
+            view.instrs.iter().map(|i| self.facts.get(&*i.text).copied().unwrap_or_default()).collect();
         if let Some(inputs) = self.kernels.get(&view.name) {
             for &(index, reg, shift) in &inputs.indices {
                 if let Some(i) = inputs.first_read(view, reg) {

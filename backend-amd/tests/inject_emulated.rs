@@ -48,7 +48,7 @@ impl xfpx_common::tool::Tool for Fault {
         plan.counters.push(CounterDef { name: "activations".into(), kind: CounterKind::ThreadExecutions });
         let instr = view.instrs.iter().position(|i| i.text.starts_with(self.at)).expect("instruction in the kernel");
         let ins = &view.instrs[instr];
-        let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+        let site = sites.intern(&view.name, ins.offset, ins.text.clone(), None);
         let mut change = self.change.clone();
         if let (Some(reg), Change::XorUse { use_index, .. } | Change::SubstituteUse { use_index, .. }) =
             (self.source, &mut change)

@@ -24,7 +24,7 @@ impl xfpx_common::tool::Tool for OtherOperationOfALoad {
         plan.counters.push(CounterDef { name: "activations".into(), kind: CounterKind::ThreadExecutions });
         let instr = view.instrs.iter().position(|i| i.text.starts_with("s_load")).expect("a scalar load");
         let ins = &view.instrs[instr];
-        let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+        let site = sites.intern(&view.name, ins.offset, ins.text.clone(), None);
         let change = Change::OtherOperation { def: 0 };
         plan.probes.push(Probe {
             instr: instr as u32,

@@ -413,7 +413,7 @@ impl xfpx_common::tool::Tool for LoadedValueChecker {
                 continue;
             };
             {
-                let site = sites.intern(&view.name, ins.offset, &ins.text, None);
+                let site = sites.intern(&view.name, ins.offset, ins.text.clone(), None);
                 plan.probes.push(Probe {
                     instr: i as u32,
                     site,

@@ -981,7 +981,10 @@ impl ToolCore {
 
     fn site_ref(&self, id: SiteId) -> Option<(String, SiteRef)> {
         let s = self.sites.get(id)?;
-        Some((s.kernel.clone(), SiteRef { id, offset: s.offset, instr: s.instr.clone(), location: s.location.clone() }))
+        Some((
+            s.kernel.to_string(),
+            SiteRef { id, offset: s.offset, instr: s.instr.to_string(), location: s.location.clone() },
+        ))
     }
 
     /// Read the line table of a site's function, if it was put off.
@@ -992,7 +995,7 @@ impl ToolCore {
         if info.location.is_some() {
             return;
         }
-        let Some(mangled) = self.lines_pending.remove(&info.kernel) else {
+        let Some(mangled) = self.lines_pending.remove(&*info.kernel) else {
             return;
         };
         let kernel = info.kernel.clone();

@@ -105,7 +105,7 @@ impl Counters {
         let mut guarded_heads = Vec::new();
         let site = |sites: &mut SiteTable, i: usize| {
             let ins = &view.instrs[i];
-            sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone())
+            sites.intern(&view.name, ins.offset, ins.text.clone(), ins.location.clone())
         };
         for (r, shape) in regions.iter().enumerate() {
             let range = shape.first as usize..shape.end as usize;

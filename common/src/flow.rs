@@ -323,7 +323,7 @@ impl Tool for FlowTool {
             }
             let Some((action, when)) = self.action(view, i) else { continue };
             let ins = &view.instrs[i];
-            let site = sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone());
+            let site = sites.intern(&view.name, ins.offset, ins.text.clone(), ins.location.clone());
             plan.probes.push(Probe { instr: i as u32, site, when, action });
         }
         plan.normalize();

@@ -257,7 +257,7 @@ impl Injector {
             let Some(f) = facts.get(i) else { continue };
             let Some((change, when)) = self.change(ins, f) else { continue };
             targets += 1;
-            let site = sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone());
+            let site = sites.intern(&view.name, ins.offset, ins.text.clone(), ins.location.clone());
             plan.probes.push(Probe {
                 instr: i as u32,
                 site,

@@ -129,7 +129,7 @@ pub fn verify(plan: &Plan, view: &KernelView, sites: &SiteTable) -> Result<(), P
         let live_only =
             matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| matches!(v, ValueRef::Reg(_))));
         match sites.get(p.site) {
-            Some(s) if s.kernel == view.name && (s.offset == ins.offset || live_only) => {}
+            Some(s) if *s.kernel == *view.name && (s.offset == ins.offset || live_only) => {}
             _ => return Err(PlanError::SiteMismatch { probe: i, instr: p.instr, offset: ins.offset }),
         }
         if p.when == When::After && ins.control.leaves() {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::hash::FastKeys;
 
@@ -65,14 +66,16 @@ impl fmt::Display for SourceLoc {
     }
 }
 
-/// What the host knows of a site.
+/// What the host knows of a site. The kernel's name and the instruction's
+/// text are shared (with the kernel's other sites, and with the view the
+/// text came from), not copied per site.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SiteInfo {
-    pub kernel: String,
+    pub kernel: Arc<str>,
     /// Byte offset of the instruction from the kernel's start.
     pub offset: u64,
     /// Disassembly text of the instruction.
-    pub instr: String,
+    pub instr: Arc<str>,
     pub location: Option<SourceLoc>,
 }
 
@@ -82,7 +85,14 @@ pub struct SiteInfo {
 pub struct SiteTable {
     sites: Vec<SiteInfo>,
     /// The sites of each kernel, by offset.
-    index: HashMap<String, HashMap<u64, SiteId, FastKeys>, FastKeys>,
+    index: HashMap<Arc<str>, KernelSites, FastKeys>,
+}
+
+/// One kernel's sites: its name, shared by them, and their ids by offset.
+#[derive(Debug, Default, Clone)]
+struct KernelSites {
+    name: Arc<str>,
+    by_offset: HashMap<u64, SiteId, FastKeys>,
 }
 
 impl SiteTable {
@@ -90,25 +100,35 @@ impl SiteTable {
         SiteTable::default()
     }
 
-    /// The id of (kernel, offset), creating the site on first sight.
-    pub fn intern(&mut self, kernel: &str, offset: u64, instr: &str, location: Option<SourceLoc>) -> SiteId {
+    /// The id of (kernel, offset), creating the site on first sight (only
+    /// then is `instr` made into the site's text: an `Arc<str>` is shared).
+    pub fn intern(
+        &mut self,
+        kernel: &str,
+        offset: u64,
+        instr: impl Into<Arc<str>>,
+        location: Option<SourceLoc>,
+    ) -> SiteId {
         let sites = match self.index.get_mut(kernel) {
             Some(sites) => sites,
-            None => self.index.entry(kernel.to_string()).or_default(),
+            None => {
+                let name: Arc<str> = kernel.into();
+                self.index.entry(name.clone()).or_insert(KernelSites { name, by_offset: HashMap::default() })
+            }
         };
         let next = SiteId(u32::try_from(self.sites.len()).unwrap_or(u32::MAX));
-        match sites.entry(offset) {
+        match sites.by_offset.entry(offset) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
                 e.insert(next);
-                self.sites.push(SiteInfo { kernel: kernel.to_string(), offset, instr: instr.to_string(), location });
+                self.sites.push(SiteInfo { kernel: sites.name.clone(), offset, instr: instr.into(), location });
                 next
             }
         }
     }
 
     pub fn lookup(&self, kernel: &str, offset: u64) -> Option<SiteId> {
-        self.index.get(kernel)?.get(&offset).copied()
+        self.index.get(kernel)?.by_offset.get(&offset).copied()
     }
 
     pub fn get(&self, id: SiteId) -> Option<&SiteInfo> {
@@ -127,7 +147,7 @@ impl SiteTable {
     /// `at(offset)` knows (line tables read after the sites were made).
     pub fn locate(&mut self, kernel: &str, at: impl Fn(u64) -> Option<SourceLoc>) {
         let Some(ids) = self.index.get(kernel) else { return };
-        for id in ids.values() {
+        for id in ids.by_offset.values() {
             let s = &mut self.sites[id.0 as usize];
             if s.location.is_none() {
                 s.location = at(s.offset);
@@ -153,7 +173,7 @@ mod tests {
         let a2 = t.intern("k", 0x10, "ignored", None);
         assert_eq!(a, a2);
         assert_ne!(a, b);
-        assert_eq!(t.get(a).map(|s| s.instr.as_str()), Some("FADD R1, R2, R3"));
+        assert_eq!(t.get(a).map(|s| &*s.instr), Some("FADD R1, R2, R3"));
         assert_eq!(t.lookup("k", 0x20), Some(b));
         assert_eq!(t.lookup("other", 0x20), None);
     }

@@ -207,7 +207,7 @@ impl Tool for InstructionCounter {
 
 fn sites_intern(sites: &mut SiteTable, view: &KernelView, i: usize) -> crate::site::SiteId {
     let ins = &view.instrs[i];
-    sites.intern(&view.name, ins.offset, &ins.text, ins.location.clone())
+    sites.intern(&view.name, ins.offset, ins.text.clone(), ins.location.clone())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 use crate::class::InstrClass;
 use crate::site::SourceLoc;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Register files, named by what they hold rather than by vendor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -149,8 +150,8 @@ pub enum SourceFormat {
 pub struct InstrView {
     /// Byte offset from the start of the kernel.
     pub offset: u64,
-    /// Disassembly text, for humans.
-    pub text: String,
+    /// Disassembly text, for humans (shared with the sites made from it).
+    pub text: Arc<str>,
     pub class: InstrClass,
     /// Operands written, in ISA order.
     pub defs: Vec<Operand>,
@@ -170,7 +171,7 @@ pub struct InstrView {
 
 impl InstrView {
     /// A plain instruction with no operands, for building views in tests.
-    pub fn new(offset: u64, text: impl Into<String>, class: InstrClass) -> InstrView {
+    pub fn new(offset: u64, text: impl Into<Arc<str>>, class: InstrClass) -> InstrView {
         InstrView {
             offset,
             text: text.into(),

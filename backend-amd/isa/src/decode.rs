@@ -116,9 +116,15 @@ impl Instruction {
     /// formatter in between (into room for most instructions at once).
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(64);
-        // Writing into a String cannot fail.
-        let _ = self.render(&mut out);
+        self.write_text(&mut out);
         out
+    }
+
+    /// Appends the instruction's text to `out` (which a caller rendering
+    /// many instructions reuses, so that no text allocates its own room).
+    pub fn write_text(&self, out: &mut String) {
+        // Writing into a String cannot fail.
+        let _ = self.render(out);
     }
 
     fn render<S: Sink>(&self, f: &mut S) -> fmt::Result {
@@ -483,6 +489,14 @@ pub struct Disassembly<'a> {
     bytes: &'a [u8],
     offset: usize,
     base_addr: u64,
+}
+
+impl Disassembly<'_> {
+    /// Where the next instruction starts: a byte offset into the bytes
+    /// walked (their length once the walk is over).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
 }
 
 impl Iterator for Disassembly<'_> {

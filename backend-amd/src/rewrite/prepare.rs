@@ -53,6 +53,14 @@ pub struct FunctionUnit {
     pub counts: Option<CountLayout>,
 }
 
+/// What reading an admitted kernel's code gives before it is planned.
+struct ReadKernel {
+    view: KernelView,
+    waits: WaitAnalysis,
+    /// Registers its own code names.
+    own: (u16, u16),
+}
+
 /// How a rewrite plans each unit.
 #[derive(Clone, Copy)]
 pub enum Planner<'t> {
@@ -118,40 +126,58 @@ impl<'a> Units<'a> {
             Err(UnitError::Bytes(e)) => Err(e.to_string()),
             Err(UnitError::Decode(a, e)) => Err(format!("at {a:#x}: {e}")),
         };
-        let graph = CallGraph::build(
-            &co,
-            &decode_function,
-            &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
-            &calls::written_registers(text.outside(&kernel_ranges)),
-        );
+        let admitted: Vec<bool> = co.kernels.iter().map(|k| opts.kernels.admits(&[&k.name])).collect();
         let mut sites = SiteTable::new();
         let mut kernel_outcomes = Vec::new();
         let mut kernels = Vec::new();
-        for (index, (k, instrs)) in co.kernels.iter().zip(kernel_code).enumerate() {
-            let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
-            if !opts.kernels.admits(&[&k.name]) {
-                o.state = KernelState::Excluded;
-                kernel_outcomes.push(o);
-                continue;
-            }
-            let unit = instrs.and_then(|instrs| {
-                let view = view::kernel_view(&k.name, k.entry, &instrs);
-                let (plan, counts) = plan_for(&view, &instrs, tool, &mut sites)?;
-                let waits = WaitAnalysis::run(&instrs);
-                let own = regs::used_registers(instrs.iter());
-                let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
-                let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
-                Ok(KernelUnit { index, instrs, view, plan, waits, used, counts })
+        // The call graph on a thread of its own while the kernels are
+        // viewed across threads and planned here in order.
+        let graph = std::thread::scope(|s| {
+            let graph = s.spawn(|| {
+                CallGraph::build(
+                    &co,
+                    &decode_function,
+                    &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
+                    &calls::written_registers(text.outside(&kernel_ranges)),
+                )
             });
-            match unit {
-                Ok(unit) => {
-                    o.instructions = unit.instrs.len();
-                    kernels.push(unit);
+            let read = |i: usize| match &kernel_code[i] {
+                Ok(instrs) if admitted[i] => Some(ReadKernel {
+                    view: view::kernel_view(&co.kernels[i].name, co.kernels[i].entry, instrs),
+                    waits: WaitAnalysis::run(instrs),
+                    own: regs::used_registers(instrs.iter()),
+                }),
+                _ => None,
+            };
+            super::units::spread_in_order(co.kernels.len(), read, |index, got| {
+                let k = &co.kernels[index];
+                let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
+                if !admitted[index] {
+                    o.state = KernelState::Excluded;
+                    kernel_outcomes.push(o);
+                    return;
                 }
-                Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
-            }
-            kernel_outcomes.push(o);
-        }
+                let unit = match (&kernel_code[index], got.or_else(|| read(index))) {
+                    (Ok(instrs), Some(ReadKernel { view, waits, own })) => plan_for(&view, instrs, tool, &mut sites)
+                        .map(|(plan, counts)| {
+                            let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
+                            let used = if calls { (own.0.max(callee_regs.0), own.1.max(callee_regs.1)) } else { own };
+                            KernelUnit { index, instrs: instrs.clone(), view, plan, waits, used, counts }
+                        }),
+                    (Err(e), _) => Err(e.clone()),
+                    (Ok(_), None) => Err(RewriteError::Kernel("its code was not read".into())),
+                };
+                match unit {
+                    Ok(unit) => {
+                        o.instructions = unit.instrs.len();
+                        kernels.push(unit);
+                    }
+                    Err(e) => o.state = KernelState::Skipped { reason: e.to_string() },
+                }
+                kernel_outcomes.push(o);
+            });
+            graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
         let mut units = Units {
             islands: IslandPool::from_code(text.instructions()),
             co,
@@ -194,6 +220,14 @@ impl<'a> Units<'a> {
                 needed.insert(k, s);
             }
         }
+        // The views of the functions some kernel calls, across threads.
+        let graph = &self.graph;
+        let mut views = super::units::spread(graph.functions.len(), |fi| match &graph.functions[fi].instrs {
+            Ok(instrs) if mode != Mode::Screen && !graph.callers_of(fi).is_empty() => {
+                Some(view::kernel_view(&graph.functions[fi].name, graph.functions[fi].code.start, instrs))
+            }
+            _ => None,
+        });
         for (fi, f) in self.graph.functions.iter().enumerate() {
             let callers = self.graph.callers_of(fi);
             let mut o = FunctionOutcome {
@@ -224,7 +258,7 @@ impl<'a> Units<'a> {
                 _ if callers.is_empty() => Err(skip("no kernel calls it".into())),
                 Err(e) => Err(skip(format!("cannot decode the instruction {e}"))),
                 Ok(instrs) => {
-                    let view = view::kernel_view(&f.name, f.code.start, instrs);
+                    let view = views[fi].take().unwrap_or_else(|| view::kernel_view(&f.name, f.code.start, instrs));
                     match plan_for(&view, instrs, tool, &mut self.sites) {
                         Ok((plan, _)) if plan.probes.is_empty() => Err(skip("nothing to instrument".into())),
                         Ok((plan, counts)) => Ok((view, plan, counts)),

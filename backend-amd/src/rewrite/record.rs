@@ -92,7 +92,7 @@ impl RewriteRecord {
     pub fn site_table(&self) -> SiteTable {
         let mut sites = SiteTable::new();
         for s in &self.sites {
-            sites.intern(&s.kernel, s.offset, &s.instr, s.location.clone());
+            sites.intern(&s.kernel, s.offset, s.instr.clone(), s.location.clone());
         }
         sites
     }

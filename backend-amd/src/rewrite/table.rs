@@ -279,7 +279,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                         SiteRef {
                             id: *site,
                             offset: info.offset,
-                            instr: info.instr.clone(),
+                            instr: info.instr.to_string(),
                             location: info.location.clone(),
                         },
                         launch,
@@ -312,7 +312,7 @@ pub fn decode(layout: &TableLayout, sites: &SiteTable, bytes: &[u8], launch: u64
                         site: SiteRef {
                             id: *site,
                             offset: info.offset,
-                            instr: info.instr.clone(),
+                            instr: info.instr.to_string(),
                             location: info.location.clone(),
                         },
                         class: class.clone(),

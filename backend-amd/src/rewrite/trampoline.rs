@@ -193,7 +193,12 @@ impl AmdLowering<'_> {
                     mark.restore(self, out);
                     let ins = &view.instrs[index];
                     let out_of_reach = reason.starts_with(OUT_OF_REACH);
-                    out.refused.push(RefusedSite { offset: ins.offset, instr: ins.text.clone(), reason, out_of_reach });
+                    out.refused.push(RefusedSite {
+                        offset: ins.offset,
+                        instr: ins.text.to_string(),
+                        reason,
+                        out_of_reach,
+                    });
                 }
                 Err(other) => return Err(other),
             }

@@ -6,10 +6,13 @@
 //! outside `.text`, or damaged code whose first bad word must be reported
 //! as decoding it alone reports it) is decoded alone. A unit's
 //! instructions ([`Decoded`]) are a stretch of the pass's, shared, never
-//! copied.
+//! copied. The pass, and the per-unit work of reading ([`spread`]), run on
+//! the machine's threads; what they give is what one thread gives, in the
+//! same order.
 
 use std::ops::{Deref, Range};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 
 use xfpx_amd_isa::{DecodeError, Target};
 
@@ -75,19 +78,19 @@ pub struct TextCode {
 }
 
 impl TextCode {
-    /// Decodes the `.text` of `co`.
+    /// Decodes the `.text` of `co`: cut at kernel starts into stretches
+    /// decoded at once, each checked to start where the one before it ended
+    /// (else decoded again from there), so that the result is the one pass's.
     pub fn decode(co: &CodeObject<'_>, target: Target) -> TextCode {
         let Some(text) = co.elf.section_by_name(".text") else { return TextCode::default() };
         let Ok(data) = co.elf.section_data(text) else { return TextCode::default() };
-        // Instructions take 4 to 16 bytes: room for all of them at once.
-        let mut instrs = Vec::with_capacity(data.len() / 4);
-        let mut undecodable = Vec::new();
-        for (addr, r) in xfpx_amd_isa::disassemble(target, data, text.addr) {
-            match r {
-                Ok(insn) => instrs.push(DecodedInstr { addr, insn }),
-                Err(_) => undecodable.push(addr),
-            }
-        }
+        let starts = co
+            .kernels
+            .iter()
+            .filter_map(|k| k.code.start.checked_sub(text.addr))
+            .filter_map(|o| usize::try_from(o).ok());
+        let cuts = if data.len() < PARALLEL_BYTES { Vec::new() } else { cuts(data.len(), starts, threads()) };
+        let (instrs, undecodable) = decode_cut(target, data, text.addr, &cuts);
         TextCode {
             section: Some(text.index),
             range: text.addr..text.addr.saturating_add(data.len() as u64),
@@ -186,6 +189,143 @@ impl TextCode {
     }
 }
 
+/// Below this many bytes of `.text`, one thread decodes it all.
+const PARALLEL_BYTES: usize = 16 * 1024;
+
+/// The threads the reading may use.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
+}
+
+/// `f(0)`, ..., `f(n - 1)`, in that order, computed on up to [`threads`]
+/// threads.
+pub fn spread<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    spread_in_order(n, f, |_, r| out.push(r));
+    out
+}
+
+/// `f(0)`, ..., `f(n - 1)` computed on up to [`threads`] threads (each
+/// takes the next index not yet taken), handed to `each` on the calling
+/// thread in index order as they are ready; while the next is not, the
+/// calling thread computes one itself.
+pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, mut each: impl FnMut(usize, T)) {
+    let workers = threads().min(n);
+    if workers <= 1 {
+        (0..n).for_each(|i| each(i, f(i)));
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            let (tx, next, f) = (tx.clone(), &next, &f);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n || tx.send((i, f(i))).is_err() {
+                    return;
+                }
+            });
+        }
+        // (Only the workers send: once they are gone, nothing more comes.)
+        drop(tx);
+        let mut ready: Vec<Option<T>> = (0..n).map(|_| None).collect();
+        for i in 0..n {
+            while ready[i].is_none() {
+                if let Ok((j, r)) = rx.try_recv() {
+                    ready[j] = Some(r);
+                    continue;
+                }
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                if j < n {
+                    ready[j] = Some(f(j));
+                    continue;
+                }
+                match rx.recv() {
+                    Ok((j, r)) => ready[j] = Some(r),
+                    // A worker panicked: the scope passes its panic on.
+                    Err(_) => return,
+                }
+            }
+            if let Some(r) = ready[i].take() {
+                each(i, r);
+            }
+        }
+    });
+}
+
+/// Offsets inside `len` bytes where `.text` is cut into `parts` stretches:
+/// for each even cut, the first kernel start at or after it.
+fn cuts(len: usize, starts: impl Iterator<Item = usize>, parts: usize) -> Vec<usize> {
+    let mut starts: Vec<usize> = starts.filter(|&s| s > 0 && s < len).collect();
+    starts.sort_unstable();
+    let mut out: Vec<usize> = Vec::new();
+    for i in 1..parts {
+        let even = len / parts * i;
+        let next = starts.get(starts.partition_point(|&s| s < even)).copied();
+        if let Some(s) = next.filter(|&s| out.last().is_none_or(|&l| s > l)) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The instructions of `data` (at address `base`) and its undecodable
+/// words, as one pass finds them, decoded as stretches cut at `cuts`
+/// (ascending offsets) at once.
+fn decode_cut(target: Target, data: &[u8], base: u64, cuts: &[usize]) -> (Vec<DecodedInstr>, Vec<u64>) {
+    let bounds: Vec<Range<usize>> = std::iter::once(0)
+        .chain(cuts.iter().copied())
+        .zip(cuts.iter().copied().chain(std::iter::once(data.len())))
+        .map(|(from, to)| from..to)
+        .collect();
+    // Instructions take 4 to 16 bytes: the first stretch has room for all of
+    // them, so that the others are appended to it without moving it.
+    let room = |i: usize| if i == 0 { data.len() / 4 } else { bounds[i].len() / 4 };
+    let stretches = spread(bounds.len(), |i| stretch(target, data, base, bounds[i].clone(), room(i)));
+    let mut instrs: Vec<DecodedInstr> = Vec::new();
+    let mut undecodable = Vec::new();
+    let mut at = 0;
+    for (i, (bound, found)) in bounds.iter().zip(stretches).enumerate() {
+        // An instruction of the stretch before crossed this cut: decode from where it ended.
+        let found = if bound.start == at { found } else { stretch(target, data, base, at..bound.end, room(i)) };
+        if i == 0 {
+            instrs = found.instrs;
+        } else {
+            instrs.extend(found.instrs);
+        }
+        undecodable.extend(found.undecodable);
+        at = found.end;
+    }
+    (instrs, undecodable)
+}
+
+/// What decoding one stretch of `.text` found.
+struct Stretch {
+    instrs: Vec<DecodedInstr>,
+    undecodable: Vec<u64>,
+    /// Where the instruction after the stretch starts.
+    end: usize,
+}
+
+/// Decodes `data` (at address `base`) from `range.start` until an
+/// instruction would start at or after `range.end` (the bytes after it
+/// read as the whole pass reads them), into room for `room` instructions.
+fn stretch(target: Target, data: &[u8], base: u64, range: Range<usize>, room: usize) -> Stretch {
+    let from = range.start.min(data.len());
+    let mut walk = xfpx_amd_isa::disassemble(target, &data[from..], base + from as u64);
+    let mut instrs = Vec::with_capacity(room);
+    let mut undecodable = Vec::new();
+    while from + walk.offset() < range.end {
+        let Some((addr, r)) = walk.next() else { break };
+        match r {
+            Ok(insn) => instrs.push(DecodedInstr { addr, insn }),
+            Err(_) => undecodable.push(addr),
+        }
+    }
+    Stretch { instrs, undecodable, end: from + walk.offset() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +347,48 @@ mod tests {
         let inner = middle.slice(1..2);
         assert_eq!(inner.iter().map(|d| d.addr).collect::<Vec<_>>(), [0x108]);
         assert!(std::ptr::eq(&inner[0], &all[2]), "no copy");
+    }
+
+    #[test]
+    fn code_cut_anywhere_decodes_as_one_pass() {
+        // 4- and 8-byte instructions (a literal, a VOP3) and an invalid word.
+        let words: [u32; 9] = [
+            0xBF80_0000,
+            0x7E02_02FF,
+            0x3F80_0000,
+            0xD100_0001,
+            0x0002_0501,
+            0xFFFF_FFFF,
+            0xBF80_0000,
+            0x7E02_0302,
+            0xBF81_0000,
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let key = |(instrs, bad): (Vec<DecodedInstr>, Vec<u64>)| {
+            (instrs.iter().map(|d| (d.addr, d.insn.text())).collect::<Vec<_>>(), bad)
+        };
+        let one = key(decode_cut(Target::Gfx942, &bytes, 0x100, &[]));
+        assert_eq!(one.0.len(), 6, "{one:?}");
+        assert_eq!(one.1, [0x114]);
+        for a in (4..bytes.len()).step_by(4) {
+            assert_eq!(key(decode_cut(Target::Gfx942, &bytes, 0x100, &[a])), one, "cut at {a}");
+            for b in (a + 4..bytes.len()).step_by(4) {
+                assert_eq!(key(decode_cut(Target::Gfx942, &bytes, 0x100, &[a, b])), one, "cut at {a} and {b}");
+            }
+        }
+        // A truncated last instruction is read as the one pass reads it.
+        let cut = &bytes[..bytes.len() - 20];
+        let one = key(decode_cut(Target::Gfx942, cut, 0, &[]));
+        assert_eq!(key(decode_cut(Target::Gfx942, cut, 0, &[8])), one);
+    }
+
+    #[test]
+    fn spread_keeps_the_order() {
+        assert_eq!(spread(100, |i| i * 2), (0..100).map(|i| i * 2).collect::<Vec<_>>());
+        assert!(spread(0, |i| i).is_empty());
+        let mut seen = Vec::new();
+        spread_in_order(50, |i| i + 1, |i, r| seen.push((i, r)));
+        assert_eq!(seen, (0..50).map(|i| (i, i + 1)).collect::<Vec<_>>());
     }
 
     #[test]

@@ -126,13 +126,17 @@ fn reads(insn: &Instruction) -> Vec<Operand> {
 
 /// Builds the view of a kernel named `name` whose entry is `entry`.
 pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelView {
+    // Each text is rendered here and kept in one allocation of its own size.
+    let mut text = String::with_capacity(128);
     let instrs = instrs
         .iter()
         .map(|d| {
             let class = view_class(&d.insn);
+            text.clear();
+            d.insn.write_text(&mut text);
             InstrView {
                 offset: d.addr - entry,
-                text: d.insn.text(),
+                text: text.as_str().into(),
                 class,
                 defs: d.insn.reg_writes().filter_map(operand).collect(),
                 uses: reads(&d.insn),

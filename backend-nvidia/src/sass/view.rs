@@ -324,7 +324,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
         };
         instrs.push(InstrView {
             offset: ins.offset,
-            text: ins.text.clone(),
+            text: ins.text.as_str().into(),
             class,
             defs,
             uses,
