@@ -27,7 +27,7 @@ use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src, Words};
 use super::facts::UnitFacts;
 use super::halves;
-pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
+pub use super::reach::{rel16, IslandPool, PoolMark, Reach, ISLAND_BYTES};
 pub use super::scratch::{Scavenger, Scratch, SiteNeeds, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
@@ -231,7 +231,7 @@ impl Relocation {
 pub struct Checkpoint {
     words: usize,
     slots: usize,
-    islands: IslandPool,
+    islands: PoolMark,
 }
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
@@ -243,15 +243,14 @@ impl AmdLowering<'_> {
 
     /// The state [`Self::rollback`] returns to.
     pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.clone() }
+        Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.mark() }
     }
 
-    /// Forgets what was lowered since `c` (the island pool copied back
-    /// into the room it has: a checkpoint may be returned to again).
+    /// Forgets what was lowered since `c` (a checkpoint may be returned to again).
     pub fn rollback(&mut self, c: &Checkpoint) {
         self.appended.truncate(c.words);
         self.table.truncate(c.slots);
-        self.islands.restore_from(&c.islands);
+        self.islands.rollback(&c.islands);
     }
 
     fn emit(&mut self, w: impl AsRef<[u32]>) {

@@ -226,6 +226,8 @@ impl<'u, 'a> Pass<'u, 'a> {
             if self.overflows() {
                 return;
             }
+            // (no mark of the pool outlives a unit)
+            self.islands.settle();
             if let Some(why) = blocked.get(&f.index) {
                 self.functions[f.index].state = KernelState::Skipped { reason: why.clone() };
                 continue;
@@ -296,6 +298,8 @@ impl<'u, 'a> Pass<'u, 'a> {
             if let Some(work) = &self.opts.progress {
                 work.done.fetch_add(1, Ordering::Relaxed);
             }
+            // (no mark of the pool outlives a unit)
+            self.islands.settle();
             let kernel = &self.units.co.kernels[k.index];
             // Scratch above the kernel's own registers and those of the
             // instrumented functions it reaches (their scratch is above it).

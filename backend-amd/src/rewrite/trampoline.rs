@@ -636,11 +636,10 @@ impl AmdLowering<'_> {
         }
         let d = &self.instrs[last];
         let room = self.instrs[first].addr + LONG_JUMP_BYTES..d.addr + d.insn.length as u64;
-        let at = self.islands.free.partition_point(|r| r.start < room.start);
-        self.islands.free.insert(at, room.clone());
+        self.islands.insert_free(room.clone());
         let lowered = self.span(view, plan, single, None, out);
         // What the site left of the room is no one else's.
-        self.islands.free.retain(|r| r.start < room.start || r.end > room.end);
+        self.islands.drop_free_within(&room);
         Some(lowered.map(|()| first))
     }
 
