@@ -112,15 +112,6 @@ impl Appended {
     fn push(&mut self, w: &[u32]) {
         self.words.extend_from_slice(w);
     }
-    /// The code's bytes, in a buffer with room for `room` bytes more.
-    pub fn bytes(&self, room: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 * self.words.len() + room);
-        out.resize(4 * self.words.len(), 0);
-        for (b, w) in out.chunks_exact_mut(4).zip(&self.words) {
-            b.copy_from_slice(&w.to_le_bytes());
-        }
-        out
-    }
 }
 
 /// A site the lowering left alone, and why.

@@ -105,9 +105,8 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
             region = new_segment()?;
             continue;
         }
-        let code = pass.appended.bytes(region.trailing_padding as usize);
         let patches: Vec<Patch> = pass.patches.drain(..).collect();
-        match builder::apply(bytes, co, &region, code, &patches) {
+        match builder::apply(bytes, co, &region, &pass.appended.words, &patches) {
             Ok(out) => return Ok(pass.finish(out)),
             // A layout that cannot grow in place after all: a new segment.
             Err(_) if region.strategy == Strategy::GrowText => region = new_segment()?,
