@@ -306,10 +306,15 @@ impl IslandPool {
             }
         }
         let first = first?;
+        if !self.chain_may_end(to) {
+            // (the chain would find no way and give back what it took)
+            return None;
+        }
         // (what a chain that finds no way took is given back)
         let mark = self.mark();
         self.remove(first);
-        let mut relays = vec![first];
+        let mut relays = Vec::with_capacity(8);
+        relays.push(first);
         let mut cur = first;
         let island = loop {
             if rel16(cur, to).is_some() {
@@ -334,6 +339,27 @@ impl IslandPool {
             cur = next;
         };
         Some(Entry { relays, island })
+    }
+
+    /// Whether a chain of relays toward `to` may end: some room for a relay
+    /// lies within `s_branch` reach of `to`, or some room for an island is
+    /// left (and islands are not held). A chain takes relays only (which
+    /// leave no larger room), so where neither holds it finds no way.
+    fn chain_may_end(&self, to: u64) -> bool {
+        // (bounds a few bytes wider than `rel16`'s)
+        let (lo, hi) = (to.saturating_sub(BACKWARD + 8), to.saturating_add(FORWARD + 8));
+        let relay_near = |r: &Range<u64>| r.end >= lo + RELAY_BYTES && r.start <= hi;
+        let near = self.free.partition_point(|r| r.end < lo + RELAY_BYTES);
+        if self.free.get(near).is_some_and(relay_near) {
+            return true;
+        }
+        let island = |r: &Range<u64>| r.end - r.start >= ISLAND_BYTES;
+        match &self.zones {
+            Some(z) if z.relay_room.iter().any(relay_near) => return true,
+            Some(z) if !self.hold_islands && z.island_room.iter().any(island) => return true,
+            _ => {}
+        }
+        !self.hold_islands && self.free.iter().any(island)
     }
 
     /// The free 4-byte slot (padding or zone relay room) within reach of an
