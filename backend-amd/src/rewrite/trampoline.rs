@@ -32,7 +32,43 @@ pub const LONG_JUMP_BYTES: u64 = 24;
 /// instruction a long jump displaces only).
 pub(super) struct Step<'p> {
     index: usize,
-    probes: Vec<&'p Probe>,
+    probes: StepProbes<'p>,
+}
+
+/// A step's probes: a few held inline (most instructions have one or
+/// two), more in a vector.
+enum StepProbes<'p> {
+    /// The first `n` (the rest repeat the first).
+    Few([&'p Probe; FEW_PROBES], usize),
+    Many(Vec<&'p Probe>),
+}
+
+/// Probes a step holds inline.
+const FEW_PROBES: usize = 4;
+
+impl<'p> StepProbes<'p> {
+    fn of(probes: &'p [Probe]) -> StepProbes<'p> {
+        match probes.first() {
+            Some(first) if probes.len() <= FEW_PROBES => {
+                let mut few = [first; FEW_PROBES];
+                for (slot, p) in few.iter_mut().zip(probes) {
+                    *slot = p;
+                }
+                StepProbes::Few(few, probes.len())
+            }
+            _ => StepProbes::Many(probes.iter().collect()),
+        }
+    }
+}
+
+impl<'p> std::ops::Deref for StepProbes<'p> {
+    type Target = [&'p Probe];
+    fn deref(&self) -> &[&'p Probe] {
+        match self {
+            StepProbes::Few(few, n) => &few[..*n],
+            StepProbes::Many(v) => v,
+        }
+    }
 }
 
 /// How many groups lowered one by one a carved window may take back (more
@@ -93,7 +129,7 @@ impl AmdLowering<'_> {
             let (index, probes) = groups[g];
             let floor_before = floor;
             let mark = Mark::of(self, out);
-            let single = [Step { index, probes: probes.iter().collect() }];
+            let single = [Step { index, probes: StepProbes::of(probes) }];
             // Islands are kept for the sites no window covers.
             self.islands.hold_islands = targets.is_some();
             let mut lowered = self.span(view, plan, &single, None, out);
@@ -110,10 +146,9 @@ impl AmdLowering<'_> {
                         .clone()
                         .map(|k| Step {
                             index: k,
-                            probes: groups[g..g + n]
-                                .iter()
-                                .find(|(i, _)| *i == k)
-                                .map_or(Vec::new(), |(_, p)| p.iter().collect()),
+                            probes: StepProbes::of(
+                                groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
+                            ),
                         })
                         .collect();
                     lowered = self.span(view, plan, &steps, Some(padding), out);
@@ -286,7 +321,7 @@ impl AmdLowering<'_> {
         let base = self.scratch;
         let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
         let Some(scavenger) = borrows else { return code(self, out) };
-        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+        if let Some(p) = steps.iter().flat_map(|s| s.probes.iter()).find(|p| !borrowing(&p.action)) {
             return Err(RewriteError::Refused(format!(
                 "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
                 action_name(&p.action)
@@ -629,7 +664,7 @@ impl AmdLowering<'_> {
         let first = self.carve_start(carve)?;
         let last = carve.index - 1;
         let probes_of =
-            |i: usize| carve.taken.iter().find(|(k, _)| *k == i).map_or(Vec::new(), |(_, p)| p.iter().collect());
+            |i: usize| StepProbes::of(carve.taken.iter().find(|(k, _)| *k == i).map_or(&[][..], |&(_, p)| p));
         let steps: Vec<Step> = (first..=last).map(|i| Step { index: i, probes: probes_of(i) }).collect();
         if let Err(e) = self.span(view, plan, &steps, Some(0), out) {
             return Some(Err(e));
