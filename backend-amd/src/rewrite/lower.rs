@@ -575,7 +575,9 @@ impl AmdLowering<'_> {
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
             // a flow probe before its instruction reads its sources, one after it its result
-            out.extend(flow::flow_reads(view, p, p.when == When::Before));
+            if matches!(p.action, Action::Flow { .. }) {
+                out.extend(flow::flow_reads(view, p, p.when == When::Before));
+            }
             if let Action::CheckFp { values, .. } = &p.action {
                 for v in values {
                     let op = match v {

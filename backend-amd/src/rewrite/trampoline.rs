@@ -109,7 +109,7 @@ impl AmdLowering<'_> {
     ) -> Result<(), RewriteError> {
         // The probe groups, and the instructions a relocation must move (without probes).
         let mut groups: Vec<(usize, &[Probe])> = plan.by_instr().map(|(i, p)| (i as usize, p)).collect();
-        if let Some(r) = self.relocation {
+        if let Some(r) = self.relocation.filter(|r| !r.forced.is_empty()) {
             let planned: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
             groups.extend(r.forced.iter().filter(|i| !planned.contains(i)).map(|&i| (i, &[][..])));
             groups.sort_by_key(|(i, _)| *i);
@@ -393,11 +393,11 @@ impl AmdLowering<'_> {
             let mut reads = self.reads_buffer();
             Self::probe_reads(view, &before, &mut reads);
             reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
-            reads.extend(
-                before.iter().chain(&pre).flat_map(|p| {
+            if injections > 0 {
+                reads.extend(before.iter().chain(&pre).flat_map(|p| {
                     Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
-                }),
-            );
+                }));
+            }
             self.wait(index, false, &reads, waits)?;
             self.memo.reads = reads;
             self.save_scc()?;
@@ -425,9 +425,11 @@ impl AmdLowering<'_> {
             self.hazard_nops(&d.insn)?;
             let mut reads = self.reads_buffer();
             Self::probe_reads(view, &after, &mut reads);
-            reads.extend(after.iter().chain(&post).flat_map(|p| {
-                Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
-            }));
+            if injections > 0 {
+                reads.extend(after.iter().chain(&post).flat_map(|p| {
+                    Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
+                }));
+            }
             self.wait(index, true, &reads, waits)?;
             self.memo.reads = reads;
             self.save_scc()?;
