@@ -554,8 +554,11 @@ mod tests {
         assert_eq!(pool.take_entry(0x100, 0x200), Some(Entry { relays: vec![], island: None }));
     }
 
+    /// A zone's state: groups remaining, the last zone, its relay and island room.
+    type ZoneRoom = (usize, Option<u64>, Vec<Range<u64>>, Vec<Range<u64>>);
+
     /// The pool's room, as a rollback must give it back.
-    fn room_of(pool: &IslandPool) -> (Vec<Range<u64>>, Option<(usize, Option<u64>, Vec<Range<u64>>, Vec<Range<u64>>)>) {
+    fn room_of(pool: &IslandPool) -> (Vec<Range<u64>>, Option<ZoneRoom>) {
         let zones = pool.zones.as_ref().map(|z| (z.remaining, z.last, z.relay_room.clone(), z.island_room.clone()));
         (pool.free.clone(), zones)
     }
@@ -594,8 +597,12 @@ mod tests {
         // A chain of relays that ends with no island takes nothing.
         let mut zones = Zones::new(1);
         zones.relay_room.push(0x2_0000..0x2_0004);
-        let mut pool =
-            IslandPool { free: vec![0x1_00f0..0x1_0100], zones: Some(zones), long_jumps: true, ..Default::default() };
+        let mut pool = IslandPool {
+            free: std::iter::once(0x1_00f0..0x1_0100).collect(),
+            zones: Some(zones),
+            long_jumps: true,
+            ..Default::default()
+        };
         let before = room_of(&pool);
         assert_eq!(pool.take_entry(0x100, 0x40_0000), None);
         assert_eq!(room_of(&pool), before);
