@@ -519,20 +519,20 @@ mod tests {
         assert_eq!(pool.take(0x40200), Some(0x40000));
     }
 
-    #[test]
-    fn entries_hop_toward_the_target_then_take_an_island() {
-        // Padding (too short for an island) at 0x1_00f0 and 0x2_0000, a zone of two
-        // relays and one island at 0x3_0000; the trampoline at 0x4_8000.
-        let mut zones = Zones::new(3);
+    /// A pool of padding `free` and a zone of two relays and one island
+    /// at 0x3_0000, for `groups` groups, in a pass with long jumps.
+    fn pool_with_zone(free: Vec<Range<u64>>, groups: usize) -> IslandPool {
+        let mut zones = Zones::new(groups);
         zones.relay_room.push(0x3_0000..0x3_0008);
         zones.island_room.push(0x3_0008..0x3_0008 + ISLAND_BYTES);
-        let mut pool = IslandPool {
-            free: vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0008],
-            zones: Some(zones),
-            long_jumps: true,
-            hold_islands: false,
-            edits: Vec::new(),
-        };
+        IslandPool { free, zones: Some(zones), long_jumps: true, ..Default::default() }
+    }
+
+    #[test]
+    fn entries_hop_toward_the_target_then_take_an_island() {
+        // Padding (too short for an island) at 0x1_00f0 and 0x2_0000, the
+        // zone at 0x3_0000; the trampoline at 0x4_8000.
+        let mut pool = pool_with_zone(vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0008], 3);
         let to = 0x4_8000;
         // From 0x100 (reach up to 0x2_00fc) the nearest slot to the target is 0x2_0004;
         // from there the zone's last relay slot, which reaches the target.
@@ -565,15 +565,7 @@ mod tests {
 
     #[test]
     fn a_rollback_gives_back_all_room_taken_since_its_mark() {
-        let mut zones = Zones::new(4);
-        zones.relay_room.push(0x3_0000..0x3_0008);
-        zones.island_room.push(0x3_0008..0x3_0008 + ISLAND_BYTES);
-        let mut pool = IslandPool {
-            free: vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0040, 0x2_1000..0x2_1010],
-            zones: Some(zones),
-            long_jumps: true,
-            ..Default::default()
-        };
+        let mut pool = pool_with_zone(vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0040, 0x2_1000..0x2_1010], 4);
         let before = room_of(&pool);
         let outer = pool.mark();
         // A relay split out of a run's middle, an island, a zone, a group done.
