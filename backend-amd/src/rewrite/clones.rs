@@ -20,7 +20,7 @@ use super::*;
 pub(super) struct PassMark {
     words: usize,
     slots: usize,
-    islands: IslandPool,
+    islands: super::super::reach::PoolMark,
     patches: usize,
 }
 
@@ -29,7 +29,7 @@ impl<'u> Pass<'u, '_> {
         PassMark {
             words: self.appended.words.len(),
             slots: self.table.slots.len(),
-            islands: self.islands.clone(),
+            islands: self.islands.mark(),
             patches: self.patches.len(),
         }
     }
@@ -37,7 +37,7 @@ impl<'u> Pass<'u, '_> {
     pub(super) fn restore(&mut self, m: PassMark) {
         self.appended.truncate(m.words);
         self.table.truncate(m.slots);
-        self.islands = m.islands;
+        self.islands.rollback(&m.islands);
         self.patches.truncate(m.patches);
     }
 

@@ -27,7 +27,7 @@ use super::division::{self, Divisor, Role};
 use super::encode::{Encoder, Src, Words};
 use super::facts::UnitFacts;
 use super::halves;
-pub use super::reach::{rel16, IslandPool, Reach, ISLAND_BYTES};
+pub use super::reach::{rel16, IslandPool, PoolMark, Reach, ISLAND_BYTES};
 pub use super::scratch::{Scavenger, Scratch, SiteNeeds, SCRATCH_SGPRS, SCRATCH_VGPRS};
 use super::table::{SlotKind, TableAddress, TableLayout, TRAPSTS_EXCP_BITS};
 use super::view::DecodedInstr;
@@ -111,15 +111,6 @@ impl Appended {
     }
     fn push(&mut self, w: &[u32]) {
         self.words.extend_from_slice(w);
-    }
-    /// The code's bytes, in a buffer with room for `room` bytes more.
-    pub fn bytes(&self, room: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(4 * self.words.len() + room);
-        out.resize(4 * self.words.len(), 0);
-        for (b, w) in out.chunks_exact_mut(4).zip(&self.words) {
-            b.copy_from_slice(&w.to_le_bytes());
-        }
-        out
     }
 }
 
@@ -231,7 +222,7 @@ impl Relocation {
 pub struct Checkpoint {
     words: usize,
     slots: usize,
-    islands: IslandPool,
+    islands: PoolMark,
 }
 
 /// Class-mask bits of `v_cmp_class_*`: sNaN, qNaN, -inf, -normal, -denormal,
@@ -243,15 +234,14 @@ impl AmdLowering<'_> {
 
     /// The state [`Self::rollback`] returns to.
     pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.clone() }
+        Checkpoint { words: self.appended.words.len(), slots: self.table.slots.len(), islands: self.islands.mark() }
     }
 
-    /// Forgets what was lowered since `c` (the island pool copied back
-    /// into the room it has: a checkpoint may be returned to again).
+    /// Forgets what was lowered since `c` (a checkpoint may be returned to again).
     pub fn rollback(&mut self, c: &Checkpoint) {
         self.appended.truncate(c.words);
         self.table.truncate(c.slots);
-        self.islands.restore_from(&c.islands);
+        self.islands.rollback(&c.islands);
     }
 
     fn emit(&mut self, w: impl AsRef<[u32]>) {
@@ -585,7 +575,9 @@ impl AmdLowering<'_> {
         for p in probes {
             let ins = &view.instrs[p.instr as usize];
             // a flow probe before its instruction reads its sources, one after it its result
-            out.extend(flow::flow_reads(view, p, p.when == When::Before));
+            if matches!(p.action, Action::Flow { .. }) {
+                out.extend(flow::flow_reads(view, p, p.when == When::Before));
+            }
             if let Action::CheckFp { values, .. } = &p.action {
                 for v in values {
                     let op = match v {

@@ -45,9 +45,10 @@ pub struct CodeMemo {
 /// The SCC save's and restore's words for (target, SCC save, whether a pair).
 pub(super) type SccWords = ((Target, Src, bool), Words, Words);
 
-/// A pair's `s_getpc_b64`, `s_setpc_b64`, and `s_add_u32`, `s_addc_u32`
-/// adding a literal dword to its halves, each once encoded.
-type JumpWords = ((Target, u16), [Option<Words>; 4]);
+/// A pair's `s_getpc_b64`, `s_setpc_b64`, `s_add_u32`, `s_addc_u32`
+/// adding a literal dword to its halves, and `s_addc_u32` adding 0 to
+/// its high half (a forward jump's), each once encoded.
+type JumpWords = ((Target, u16), [Option<Words>; 5]);
 
 /// Which of [`JumpWords`].
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +57,7 @@ pub(super) enum Jump {
     SetPc,
     AddLow,
     AddHigh,
+    AddHighZero,
 }
 
 /// The code of one shape.
@@ -173,7 +175,7 @@ impl AmdLowering<'_> {
         let key = (self.enc.target, r);
         let mut made = match self.memo.jump.get() {
             Some((k, made)) if k == key => made,
-            _ => [None; 4],
+            _ => [None; 5],
         };
         if let Some(w) = made[which as usize] {
             return Ok(w);
@@ -184,6 +186,7 @@ impl AmdLowering<'_> {
             Jump::SetPc => e.sop1(Opcode::S_SETPC_B64, None, Some(Src::Sgpr(r)))?,
             Jump::AddLow => e.sop2(Opcode::S_ADD_U32, Src::Sgpr(r), Src::Sgpr(r), Src::FixedLiteral(0))?,
             Jump::AddHigh => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::FixedLiteral(0))?,
+            Jump::AddHighZero => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal(0))?,
         };
         made[which as usize] = Some(w);
         self.memo.jump.set(Some((key, made)));
@@ -205,6 +208,7 @@ impl AmdLowering<'_> {
             v => with_literal(self.jump_words(Jump::AddLow, r)?, v),
         };
         let high = match (delta >> 32) as u32 {
+            0 => self.jump_words(Jump::AddHighZero, r)?,
             v if v <= 64 => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal(v))?,
             v => with_literal(self.jump_words(Jump::AddHigh, r)?, v),
         };

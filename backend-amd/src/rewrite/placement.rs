@@ -9,6 +9,7 @@
 //! lowered found none, are offered there too) or `.text` cannot grow after
 //! all. The last pass's code is laid out into the file.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -76,8 +77,10 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
     let slots = expected_slots(units);
     // What liveness learns of the object's units, the same in every pass.
     let mut learnt = ObjectLiveness::default();
+    // The metadata note's kernel entries, read once (when a kernel first needs them).
+    let note = OnceCell::new();
     loop {
-        let mut pass = Pass::new(units, opts, region, ways, (words, slots));
+        let mut pass = Pass::new(units, opts, region, ways, (words, slots), &note);
         pass.liveness = std::mem::take(&mut learnt);
         pass.place_functions(&blocked);
         let more = pass.place_kernels();
@@ -105,9 +108,8 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
             region = new_segment()?;
             continue;
         }
-        let code = pass.appended.bytes(region.trailing_padding as usize);
         let patches: Vec<Patch> = pass.patches.drain(..).collect();
-        match builder::apply(bytes, co, &region, code, &patches) {
+        match builder::apply(bytes, co, &region, &pass.appended.words, &patches) {
             Ok(out) => return Ok(pass.finish(out)),
             // A layout that cannot grow in place after all: a new segment.
             Err(_) if region.strategy == Strategy::GrowText => region = new_segment()?,
@@ -140,7 +142,12 @@ struct Pass<'u, 'a> {
     liveness: ObjectLiveness,
     /// Code encoded once and copied.
     memo: CodeMemo,
+    /// The metadata note's kernel entries, read when first needed.
+    note: &'u OnceCell<NoteEntries<'a>>,
 }
+
+/// The metadata note's kernel entries, or why there are none.
+type NoteEntries<'a> = Result<note::NoteKernels<'a>, String>;
 
 /// The code of a unit to lower.
 #[derive(Clone, Copy)]
@@ -173,7 +180,14 @@ struct LoweredKernel {
 
 impl<'u, 'a> Pass<'u, 'a> {
     /// A pass with room for (`words` of appended code, `slots` of the table).
-    fn new(units: &'u Units<'a>, opts: &'u RewriteOptions, region: Region, ways: Ways, room: (usize, usize)) -> Self {
+    fn new(
+        units: &'u Units<'a>,
+        opts: &'u RewriteOptions,
+        region: Region,
+        ways: Ways,
+        room: (usize, usize),
+        note: &'u OnceCell<NoteEntries<'a>>,
+    ) -> Self {
         let (words, slots) = room;
         let mut islands = units.islands.clone();
         islands.long_jumps = ways >= Ways::LongJumps;
@@ -199,6 +213,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             unit_out_of_reach: false,
             liveness: ObjectLiveness::default(),
             memo: CodeMemo::default(),
+            note,
         }
     }
 
@@ -226,6 +241,8 @@ impl<'u, 'a> Pass<'u, 'a> {
             if self.overflows() {
                 return;
             }
+            // (no mark of the pool outlives a unit)
+            self.islands.settle();
             if let Some(why) = blocked.get(&f.index) {
                 self.functions[f.index].state = KernelState::Skipped { reason: why.clone() };
                 continue;
@@ -273,8 +290,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             work.done.store(0, Ordering::Relaxed);
         }
         let units = self.units;
-        // The metadata note's kernel entries, read once for all kernels.
-        let note = note::NoteKernels::read(&units.co);
+        let note = self.note;
         // Whether some kernel from each on reaches an instrumented function.
         let mut reaching_on: Vec<bool> = units
             .kernels
@@ -296,6 +312,8 @@ impl<'u, 'a> Pass<'u, 'a> {
             if let Some(work) = &self.opts.progress {
                 work.done.fetch_add(1, Ordering::Relaxed);
             }
+            // (no mark of the pool outlives a unit)
+            self.islands.settle();
             let kernel = &self.units.co.kernels[k.index];
             // Scratch above the kernel's own registers and those of the
             // instrumented functions it reaches (their scratch is above it).
@@ -366,7 +384,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             self.patches.extend(l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
-            match note::count_patches(&note, &kernel.name, v, s) {
+            match note::count_patches(note.get_or_init(|| note::NoteKernels::read(&units.co)), &kernel.name, v, s) {
                 Ok(ps) => self.patches.extend(ps),
                 Err(why) => o.metadata_counts_kept = Some(why),
             }

@@ -122,6 +122,42 @@ pub struct IslandPool {
     pub long_jumps: bool,
     /// No island is taken while set (while a site tries the other ways).
     pub hold_islands: bool,
+    /// The edits since the pool was last settled, to undo (see [`Self::mark`]).
+    edits: Vec<Edit>,
+}
+
+/// One edit of the pool's room, as [`IslandPool::rollback`] undoes it.
+#[derive(Debug, Clone)]
+enum Edit {
+    /// Run `i` of a room was `was`.
+    Set(Room, usize, Range<u64>),
+    /// A run was inserted at `i`.
+    Insert(Room, usize),
+    /// Run `i`, which was `was`, was removed.
+    Remove(Room, usize, Range<u64>),
+    /// A zone was reserved (its rooms pushed); the last zone was `was`.
+    Zone(Option<u64>),
+    /// A group was done; `remaining` was `was`.
+    Remaining(usize),
+}
+
+/// Which room of the pool a run lies in.
+#[derive(Debug, Clone, Copy)]
+enum Room {
+    /// Padding in `.text`.
+    Free,
+    /// Zones' relay room.
+    Relays,
+    /// Zones' island room.
+    Islands,
+}
+
+/// Where the pool stood, to return to ([`IslandPool::rollback`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PoolMark {
+    edits: usize,
+    long_jumps: bool,
+    hold_islands: bool,
 }
 
 /// The way to a trampoline [`IslandPool::take_entry`] found: the relay
@@ -187,20 +223,22 @@ impl IslandPool {
             return None;
         }
         let within = padding_within(&self.free, anchor);
-        let zone = self.zones.as_mut().map(|z| &mut z.island_room);
-        let slot = self.free[within]
-            .iter_mut()
-            .chain(zone.into_iter().flatten())
-            .find(|r| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some())?;
-        let at = slot.start;
-        slot.start += ISLAND_BYTES;
+        let fits = |r: &Range<u64>| r.end - r.start >= ISLAND_BYTES && rel16(anchor, r.start).is_some();
+        let found = match self.free[within.clone()].iter().position(fits) {
+            Some(i) => Some((Room::Free, within.start + i)),
+            None => self.zones.as_ref().and_then(|z| z.island_room.iter().position(fits)).map(|i| (Room::Islands, i)),
+        };
+        let (room, i) = found?;
+        let r = self.room(room)[i].clone();
+        self.set(room, i, r.start + ISLAND_BYTES..r.end);
+        let at = r.start;
         Some(at)
     }
 
     /// Takes `bytes` of padding starting exactly at `at`, if free.
     pub fn take_at(&mut self, at: u64, bytes: u64) -> bool {
-        let Some(r) = self.free.iter_mut().find(|r| r.start == at && r.end - r.start >= bytes) else { return false };
-        r.start += bytes;
+        let Some(i) = self.free.iter().position(|r| r.start == at && r.end - r.start >= bytes) else { return false };
+        self.set(Room::Free, i, at + bytes..self.free[i].end);
         true
     }
 
@@ -228,6 +266,7 @@ impl IslandPool {
     /// Records a zone reserved at `at`.
     pub fn zone_reserved(&mut self, at: u64, size: ZoneSize) {
         if let Some(z) = &mut self.zones {
+            self.edits.push(Edit::Zone(z.last));
             z.last = Some(at);
             let mid = at + RELAY_BYTES * size.relays;
             z.relay_room.push(at..mid);
@@ -238,6 +277,7 @@ impl IslandPool {
     /// One probe group lowered (or refused): zones still to come need room for one less.
     pub fn group_done(&mut self) {
         if let Some(z) = &mut self.zones {
+            self.edits.push(Edit::Remaining(z.remaining));
             z.remaining = z.remaining.saturating_sub(1);
         }
     }
@@ -266,30 +306,60 @@ impl IslandPool {
             }
         }
         let first = first?;
-        let mut taken = self.clone();
-        taken.remove(first);
-        let mut relays = vec![first];
+        if !self.chain_may_end(to) {
+            // (the chain would find no way and give back what it took)
+            return None;
+        }
+        // (what a chain that finds no way took is given back)
+        let mark = self.mark();
+        self.remove(first);
+        let mut relays = Vec::with_capacity(8);
+        relays.push(first);
         let mut cur = first;
         let island = loop {
             if rel16(cur, to).is_some() {
                 break None;
             }
             if relays.len() == MAX_HOPS {
+                self.rollback(&mark);
                 return None;
             }
-            let next = taken.nearest_slot(cur, to);
+            let next = self.nearest_slot(cur, to);
             if next.is_none_or(|n| rel16(n, to).is_none()) {
-                if let Some(island) = taken.take(cur) {
+                if let Some(island) = self.take(cur) {
                     break Some(island);
                 }
             }
-            let next = next?;
-            taken.remove(next);
+            let Some(next) = next else {
+                self.rollback(&mark);
+                return None;
+            };
+            self.remove(next);
             relays.push(next);
             cur = next;
         };
-        *self = taken;
         Some(Entry { relays, island })
+    }
+
+    /// Whether a chain of relays toward `to` may end: some room for a relay
+    /// lies within `s_branch` reach of `to`, or some room for an island is
+    /// left (and islands are not held). A chain takes relays only (which
+    /// leave no larger room), so where neither holds it finds no way.
+    fn chain_may_end(&self, to: u64) -> bool {
+        // (bounds a few bytes wider than `rel16`'s)
+        let (lo, hi) = (to.saturating_sub(BACKWARD + 8), to.saturating_add(FORWARD + 8));
+        let relay_near = |r: &Range<u64>| r.end >= lo + RELAY_BYTES && r.start <= hi;
+        let near = self.free.partition_point(|r| r.end < lo + RELAY_BYTES);
+        if self.free.get(near).is_some_and(relay_near) {
+            return true;
+        }
+        let island = |r: &Range<u64>| r.end - r.start >= ISLAND_BYTES;
+        match &self.zones {
+            Some(z) if z.relay_room.iter().any(relay_near) => return true,
+            Some(z) if !self.hold_islands && z.island_room.iter().any(island) => return true,
+            _ => {}
+        }
+        !self.hold_islands && self.free.iter().any(island)
     }
 
     /// The free 4-byte slot (padding or zone relay room) within reach of an
@@ -337,29 +407,79 @@ impl IslandPool {
         best.filter(|&p| p.abs_diff(to) < from.abs_diff(to))
     }
 
-    /// Becomes `other` (a copy, into the room this pool's vectors have).
-    pub fn restore_from(&mut self, other: &IslandPool) {
-        let IslandPool { free, zones, long_jumps, hold_islands } = other;
-        self.free.clone_from(free);
-        match (&mut self.zones, zones) {
-            (Some(mine), Some(z)) => {
-                let Zones { remaining, last, relay_room, island_room } = z;
-                mine.remaining = *remaining;
-                mine.last = *last;
-                mine.relay_room.clone_from(relay_room);
-                mine.island_room.clone_from(island_room);
+    /// Where the pool stands now, to return to with [`Self::rollback`]
+    /// (until it is settled).
+    pub fn mark(&self) -> PoolMark {
+        PoolMark { edits: self.edits.len(), long_jumps: self.long_jumps, hold_islands: self.hold_islands }
+    }
+
+    /// Returns to where the pool stood at `mark` (its edits since undone,
+    /// last first).
+    pub fn rollback(&mut self, mark: &PoolMark) {
+        assert!(mark.edits <= self.edits.len(), "a pool mark from before the pool was settled");
+        while self.edits.len() > mark.edits {
+            match self.edits.pop().expect("an edit") {
+                Edit::Set(room, i, was) => self.room(room)[i] = was,
+                Edit::Insert(room, i) => {
+                    self.room(room).remove(i);
+                }
+                Edit::Remove(room, i, was) => self.room(room).insert(i, was),
+                Edit::Zone(was) => {
+                    let z = self.zones.as_mut().expect("zones");
+                    z.relay_room.pop();
+                    z.island_room.pop();
+                    z.last = was;
+                }
+                Edit::Remaining(was) => self.zones.as_mut().expect("zones").remaining = was,
             }
-            (mine, z) => mine.clone_from(z),
         }
-        self.long_jumps = *long_jumps;
-        self.hold_islands = *hold_islands;
+        self.long_jumps = mark.long_jumps;
+        self.hold_islands = mark.hold_islands;
+    }
+
+    /// Forgets the edits made so far: no mark made before stays usable.
+    pub fn settle(&mut self) {
+        self.edits.clear();
+    }
+
+    /// Adds `room` to the padding (room a long jump frees, see `carved`).
+    pub fn insert_free(&mut self, room: Range<u64>) {
+        let at = self.free.partition_point(|r| r.start < room.start);
+        self.free.insert(at, room);
+        self.edits.push(Edit::Insert(Room::Free, at));
+    }
+
+    /// Takes every run of padding inside `room` out of the pool.
+    pub fn drop_free_within(&mut self, room: &Range<u64>) {
+        for i in (0..self.free.len()).rev() {
+            let r = &self.free[i];
+            if r.start >= room.start && r.end <= room.end {
+                let was = self.free.remove(i);
+                self.edits.push(Edit::Remove(Room::Free, i, was));
+            }
+        }
+    }
+
+    fn room(&mut self, room: Room) -> &mut Vec<Range<u64>> {
+        match room {
+            Room::Free => &mut self.free,
+            Room::Relays => &mut self.zones.as_mut().expect("zones").relay_room,
+            Room::Islands => &mut self.zones.as_mut().expect("zones").island_room,
+        }
+    }
+
+    /// Run `i` of `room` becomes `to`.
+    fn set(&mut self, room: Room, i: usize, to: Range<u64>) {
+        let was = std::mem::replace(&mut self.room(room)[i], to);
+        self.edits.push(Edit::Set(room, i, was));
     }
 
     /// Takes the slot at `p` out of the free room.
     fn remove(&mut self, p: u64) {
         let holds = |r: &Range<u64>| r.start <= p && p + RELAY_BYTES <= r.end;
-        let zone = self.zones.as_mut().map(|z| &mut z.relay_room);
-        for room in std::iter::once(&mut self.free).chain(zone) {
+        let rooms = if self.zones.is_some() { &[Room::Free, Room::Relays][..] } else { &[Room::Free][..] };
+        for &which in rooms {
+            let room = self.room(which);
             // The runs are apart, so one at most holds the slot: where they
             // are in address order too, the first that ends past it.
             let after = room.partition_point(|r| r.end < p + RELAY_BYTES);
@@ -369,13 +489,15 @@ impl IslandPool {
             let (before, after) = (r.start..p, p + RELAY_BYTES..r.end);
             match (before.is_empty(), after.is_empty()) {
                 (true, true) => {
-                    room.remove(i);
+                    let was = room.remove(i);
+                    self.edits.push(Edit::Remove(which, i, was));
                 }
-                (true, false) => room[i] = after,
-                (false, true) => room[i] = before,
+                (true, false) => self.set(which, i, after),
+                (false, true) => self.set(which, i, before),
                 (false, false) => {
-                    room[i] = before;
-                    room.insert(i + 1, after);
+                    self.set(which, i, before);
+                    self.room(which).insert(i + 1, after);
+                    self.edits.push(Edit::Insert(which, i + 1));
                 }
             }
             return;
@@ -397,19 +519,20 @@ mod tests {
         assert_eq!(pool.take(0x40200), Some(0x40000));
     }
 
-    #[test]
-    fn entries_hop_toward_the_target_then_take_an_island() {
-        // Padding (too short for an island) at 0x1_00f0 and 0x2_0000, a zone of two
-        // relays and one island at 0x3_0000; the trampoline at 0x4_8000.
-        let mut zones = Zones::new(3);
+    /// A pool of padding `free` and a zone of two relays and one island
+    /// at 0x3_0000, for `groups` groups, in a pass with long jumps.
+    fn pool_with_zone(free: Vec<Range<u64>>, groups: usize) -> IslandPool {
+        let mut zones = Zones::new(groups);
         zones.relay_room.push(0x3_0000..0x3_0008);
         zones.island_room.push(0x3_0008..0x3_0008 + ISLAND_BYTES);
-        let mut pool = IslandPool {
-            free: vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0008],
-            zones: Some(zones),
-            long_jumps: true,
-            hold_islands: false,
-        };
+        IslandPool { free, zones: Some(zones), long_jumps: true, ..Default::default() }
+    }
+
+    #[test]
+    fn entries_hop_toward_the_target_then_take_an_island() {
+        // Padding (too short for an island) at 0x1_00f0 and 0x2_0000, the
+        // zone at 0x3_0000; the trampoline at 0x4_8000.
+        let mut pool = pool_with_zone(vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0008], 3);
         let to = 0x4_8000;
         // From 0x100 (reach up to 0x2_00fc) the nearest slot to the target is 0x2_0004;
         // from there the zone's last relay slot, which reaches the target.
@@ -429,6 +552,52 @@ mod tests {
         assert_eq!(pool.free, before);
         // A target in reach needs nothing.
         assert_eq!(pool.take_entry(0x100, 0x200), Some(Entry { relays: vec![], island: None }));
+    }
+
+    /// A zone's state: groups remaining, the last zone, its relay and island room.
+    type ZoneRoom = (usize, Option<u64>, Vec<Range<u64>>, Vec<Range<u64>>);
+
+    /// The pool's room, as a rollback must give it back.
+    fn room_of(pool: &IslandPool) -> (Vec<Range<u64>>, Option<ZoneRoom>) {
+        let zones = pool.zones.as_ref().map(|z| (z.remaining, z.last, z.relay_room.clone(), z.island_room.clone()));
+        (pool.free.clone(), zones)
+    }
+
+    #[test]
+    fn a_rollback_gives_back_all_room_taken_since_its_mark() {
+        let mut pool = pool_with_zone(vec![0x1_00f0..0x1_0100, 0x2_0000..0x2_0040, 0x2_1000..0x2_1010], 4);
+        let before = room_of(&pool);
+        let outer = pool.mark();
+        // A relay split out of a run's middle, an island, a zone, a group done.
+        pool.remove(0x2_0010);
+        assert_eq!(pool.take(0x2_0000), Some(0x2_0014));
+        let middle = room_of(&pool);
+        let inner = pool.mark();
+        pool.zone_reserved(0x5_0000, ZoneSize { relays: 2, islands: 1 });
+        pool.group_done();
+        assert!(pool.take_entry(0x100, 0x4_8000).is_some());
+        pool.insert_free(0x2_0800..0x2_0820);
+        assert!(pool.take_at(0x2_0800, 8));
+        pool.drop_free_within(&(0x2_0800..0x2_0820));
+        pool.hold_islands = true;
+        assert_ne!(room_of(&pool), middle);
+        pool.rollback(&inner);
+        assert_eq!(room_of(&pool), middle);
+        assert!(!pool.hold_islands);
+        pool.rollback(&outer);
+        assert_eq!(room_of(&pool), before);
+        // A chain of relays that ends with no island takes nothing.
+        let mut zones = Zones::new(1);
+        zones.relay_room.push(0x2_0000..0x2_0004);
+        let mut pool = IslandPool {
+            free: std::iter::once(0x1_00f0..0x1_0100).collect(),
+            zones: Some(zones),
+            long_jumps: true,
+            ..Default::default()
+        };
+        let before = room_of(&pool);
+        assert_eq!(pool.take_entry(0x100, 0x40_0000), None);
+        assert_eq!(room_of(&pool), before);
     }
 
     #[test]

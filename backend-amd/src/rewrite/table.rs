@@ -80,9 +80,15 @@ pub struct TableLayout {
     /// hash serves.
     #[serde(skip)]
     index: HashMap<(u32, SlotKind), u32, FastKeys>,
-    /// The same for the checks' slots (most of them), by a key of their own.
+    /// The checks' slots (most of them), by site: per site number, its
+    /// newest slot + 1 (0: none), each slot chained to the site's slot
+    /// before it (see [`Link`]).
     #[serde(skip)]
-    exceptions: HashMap<ExceptionKey, u32, FastKeys>,
+    exceptions: Vec<u32>,
+    /// Per slot indexed: its kernel's number and, for a check's slot, the
+    /// site's slot before it + 1 (0: none).
+    #[serde(skip)]
+    links: Vec<Link>,
     /// The kernels named so far, numbered.
     #[serde(skip)]
     kernels: HashMap<Arc<str>, u32, FastKeys>,
@@ -93,8 +99,12 @@ pub struct TableLayout {
     indexed: usize,
 }
 
-/// A check's slot key: (kernel number, site, kind, format).
-type ExceptionKey = (u32, SiteId, ExceptionKind, FpFormat);
+/// A slot's kernel number and, for a check's slot, the one before it at its site.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    kernel: u32,
+    previous: u32,
+}
 
 impl PartialEq for TableLayout {
     fn eq(&self, other: &Self) -> bool {
@@ -115,7 +125,7 @@ impl TableLayout {
     pub fn with_capacity(slots: usize) -> TableLayout {
         let mut t = TableLayout::default();
         t.slots.reserve(slots);
-        t.exceptions.reserve(slots);
+        t.links.reserve(slots);
         t
     }
 
@@ -136,22 +146,51 @@ impl TableLayout {
         i
     }
 
+    /// The first check slot at `site` (newest first) whose kernel is `k`
+    /// and whose kind and format are `kind` and `format`; and the site's
+    /// newest slot + 1 (0: none).
+    fn find_exception(&self, k: u32, site: SiteId, kind: ExceptionKind, format: FpFormat) -> (Option<u32>, u32) {
+        let head = self.exceptions.get(site.0 as usize).copied().unwrap_or(0);
+        let mut at = head;
+        while at != 0 {
+            let i = at - 1;
+            let link = self.links[i as usize];
+            if link.kernel == k {
+                if let SlotKind::Exception { kind: e, format: f, .. } = self.slots[i as usize].kind {
+                    if e == kind && f == format {
+                        return (Some(i), head);
+                    }
+                }
+            }
+            at = link.previous;
+        }
+        (None, head)
+    }
+
     /// Indexes (kernel number `k`, `kind`) as slot `i` and gives `kind`
     /// back; the slot already indexed under that key instead, if any.
     fn index_slot(&mut self, k: u32, kind: SlotKind, i: u32) -> Result<SlotKind, u32> {
+        debug_assert_eq!(self.links.len(), i as usize);
         match kind {
-            SlotKind::Exception { site, kind: e, format } => match self.exceptions.entry((k, site, e, format)) {
-                Entry::Occupied(o) => Err(*o.get()),
-                Entry::Vacant(v) => {
-                    v.insert(i);
-                    Ok(kind)
+            SlotKind::Exception { site, kind: e, format } => {
+                let (found, head) = self.find_exception(k, site, e, format);
+                if let Some(found) = found {
+                    return Err(found);
                 }
-            },
+                let s = site.0 as usize;
+                if self.exceptions.len() <= s {
+                    self.exceptions.resize(s + 1, 0);
+                }
+                self.exceptions[s] = i + 1;
+                self.links.push(Link { kernel: k, previous: head });
+                Ok(kind)
+            }
             other => match self.index.entry((k, other)) {
                 Entry::Occupied(o) => Err(*o.get()),
                 Entry::Vacant(v) => {
                     let kind = v.key().1.clone();
                     v.insert(i);
+                    self.links.push(Link { kernel: k, previous: 0 });
                     Ok(kind)
                 }
             },
@@ -181,14 +220,22 @@ impl TableLayout {
             return;
         }
         if self.indexed == self.slots.len() {
-            for s in &self.slots[len..] {
-                if let Some(&k) = self.kernels.get(&s.kernel) {
-                    match s.kind {
-                        SlotKind::Exception { site, kind, format } => self.exceptions.remove(&(k, site, kind, format)),
-                        _ => self.index.remove(&(k, s.kind.clone())),
-                    };
+            // (newest first: each check slot is then its site's newest)
+            for (i, s) in self.slots.iter().enumerate().skip(len).rev() {
+                match s.kind {
+                    SlotKind::Exception { site, .. } => {
+                        if let Some(head) = self.exceptions.get_mut(site.0 as usize).filter(|h| **h == i as u32 + 1) {
+                            *head = self.links[i].previous;
+                        }
+                    }
+                    _ => {
+                        if let Some(&k) = self.kernels.get(&s.kernel) {
+                            self.index.remove(&(k, s.kind.clone()));
+                        }
+                    }
                 }
             }
+            self.links.truncate(len);
             self.indexed = len;
         }
         self.slots.truncate(len);
@@ -198,13 +245,16 @@ impl TableLayout {
     fn reindex(&mut self) {
         self.index.clear();
         self.exceptions.clear();
+        self.links.clear();
         self.kernels.clear();
         self.last = None;
         for i in 0..self.slots.len() {
             let (name, k) = self.kernel(&self.slots[i].kernel.clone()).clone();
             self.slots[i].kernel = name;
-            // (the first of equal keys keeps its index)
-            let _ = self.index_slot(k, self.slots[i].kind.clone(), i as u32);
+            // (the first of equal keys keeps its index; a later one is not indexed)
+            if self.index_slot(k, self.slots[i].kind.clone(), i as u32).is_err() {
+                self.links.push(Link { kernel: k, previous: 0 });
+            }
         }
         self.indexed = self.slots.len();
     }

@@ -32,7 +32,43 @@ pub const LONG_JUMP_BYTES: u64 = 24;
 /// instruction a long jump displaces only).
 pub(super) struct Step<'p> {
     index: usize,
-    probes: Vec<&'p Probe>,
+    probes: StepProbes<'p>,
+}
+
+/// A step's probes: a few held inline (most instructions have one or
+/// two), more in a vector.
+enum StepProbes<'p> {
+    /// The first `n` (the rest repeat the first).
+    Few([&'p Probe; FEW_PROBES], usize),
+    Many(Vec<&'p Probe>),
+}
+
+/// Probes a step holds inline.
+const FEW_PROBES: usize = 4;
+
+impl<'p> StepProbes<'p> {
+    fn of(probes: &'p [Probe]) -> StepProbes<'p> {
+        match probes.first() {
+            Some(first) if probes.len() <= FEW_PROBES => {
+                let mut few = [first; FEW_PROBES];
+                for (slot, p) in few.iter_mut().zip(probes) {
+                    *slot = p;
+                }
+                StepProbes::Few(few, probes.len())
+            }
+            _ => StepProbes::Many(probes.iter().collect()),
+        }
+    }
+}
+
+impl<'p> std::ops::Deref for StepProbes<'p> {
+    type Target = [&'p Probe];
+    fn deref(&self) -> &[&'p Probe] {
+        match self {
+            StepProbes::Few(few, n) => &few[..*n],
+            StepProbes::Many(v) => v,
+        }
+    }
 }
 
 /// How many groups lowered one by one a carved window may take back (more
@@ -73,7 +109,7 @@ impl AmdLowering<'_> {
     ) -> Result<(), RewriteError> {
         // The probe groups, and the instructions a relocation must move (without probes).
         let mut groups: Vec<(usize, &[Probe])> = plan.by_instr().map(|(i, p)| (i as usize, p)).collect();
-        if let Some(r) = self.relocation {
+        if let Some(r) = self.relocation.filter(|r| !r.forced.is_empty()) {
             let planned: BTreeSet<usize> = groups.iter().map(|(i, _)| *i).collect();
             groups.extend(r.forced.iter().filter(|i| !planned.contains(i)).map(|&i| (i, &[][..])));
             groups.sort_by_key(|(i, _)| *i);
@@ -93,7 +129,7 @@ impl AmdLowering<'_> {
             let (index, probes) = groups[g];
             let floor_before = floor;
             let mark = Mark::of(self, out);
-            let single = [Step { index, probes: probes.iter().collect() }];
+            let single = [Step { index, probes: StepProbes::of(probes) }];
             // Islands are kept for the sites no window covers.
             self.islands.hold_islands = targets.is_some();
             let mut lowered = self.span(view, plan, &single, None, out);
@@ -110,10 +146,9 @@ impl AmdLowering<'_> {
                         .clone()
                         .map(|k| Step {
                             index: k,
-                            probes: groups[g..g + n]
-                                .iter()
-                                .find(|(i, _)| *i == k)
-                                .map_or(Vec::new(), |(_, p)| p.iter().collect()),
+                            probes: StepProbes::of(
+                                groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
+                            ),
                         })
                         .collect();
                     lowered = self.span(view, plan, &steps, Some(padding), out);
@@ -291,7 +326,7 @@ impl AmdLowering<'_> {
         let base = self.scratch;
         let borrows = self.scavenger.filter(|s| s.always || steps.len() > 1 || long_jump.is_some());
         let Some(scavenger) = borrows else { return code(self, out) };
-        if let Some(p) = steps.iter().flat_map(|s| &s.probes).find(|p| !borrowing(&p.action)) {
+        if let Some(p) = steps.iter().flat_map(|s| s.probes.iter()).find(|p| !borrowing(&p.action)) {
             return Err(RewriteError::Refused(format!(
                 "the kernel is at its register budget, and a {} probe needs scratch registers above its allocation",
                 action_name(&p.action)
@@ -363,11 +398,11 @@ impl AmdLowering<'_> {
             let mut reads = self.reads_buffer();
             Self::probe_reads(view, &before, &mut reads);
             reads.extend(flow_pre.iter().flat_map(|p| flow::flow_reads(view, p, true)));
-            reads.extend(
-                before.iter().chain(&pre).flat_map(|p| {
+            if injections > 0 {
+                reads.extend(before.iter().chain(&pre).flat_map(|p| {
                     Self::inject_reads(view, p, if p.when == When::After { Part::Pre } else { Part::Main })
-                }),
-            );
+                }));
+            }
             self.wait(index, false, &reads, waits)?;
             self.memo.reads = reads;
             self.save_scc()?;
@@ -395,9 +430,11 @@ impl AmdLowering<'_> {
             self.hazard_nops(&d.insn)?;
             let mut reads = self.reads_buffer();
             Self::probe_reads(view, &after, &mut reads);
-            reads.extend(after.iter().chain(&post).flat_map(|p| {
-                Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
-            }));
+            if injections > 0 {
+                reads.extend(after.iter().chain(&post).flat_map(|p| {
+                    Self::inject_reads(view, p, if p.when == When::Before { Part::Post } else { Part::Main })
+                }));
+            }
             self.wait(index, true, &reads, waits)?;
             self.memo.reads = reads;
             self.save_scc()?;
@@ -634,18 +671,17 @@ impl AmdLowering<'_> {
         let first = self.carve_start(carve)?;
         let last = carve.index - 1;
         let probes_of =
-            |i: usize| carve.taken.iter().find(|(k, _)| *k == i).map_or(Vec::new(), |(_, p)| p.iter().collect());
+            |i: usize| StepProbes::of(carve.taken.iter().find(|(k, _)| *k == i).map_or(&[][..], |&(_, p)| p));
         let steps: Vec<Step> = (first..=last).map(|i| Step { index: i, probes: probes_of(i) }).collect();
         if let Err(e) = self.span(view, plan, &steps, Some(0), out) {
             return Some(Err(e));
         }
         let d = &self.instrs[last];
         let room = self.instrs[first].addr + LONG_JUMP_BYTES..d.addr + d.insn.length as u64;
-        let at = self.islands.free.partition_point(|r| r.start < room.start);
-        self.islands.free.insert(at, room.clone());
+        self.islands.insert_free(room.clone());
         let lowered = self.span(view, plan, single, None, out);
         // What the site left of the room is no one else's.
-        self.islands.free.retain(|r| r.start < room.start || r.end > room.end);
+        self.islands.drop_free_within(&room);
         Some(lowered.map(|()| first))
     }
 

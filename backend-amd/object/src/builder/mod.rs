@@ -163,15 +163,23 @@ fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, LayoutEr
     Ok(s.offset + (addr - s.addr))
 }
 
-/// The appended bytes: `code`, then the trailing padding (in `code`'s
-/// own buffer: no copy where it has room for the padding).
-fn appended_bytes(region: &Region, mut code: Vec<u8>) -> Vec<u8> {
-    let pad = region.trailing_padding as usize / 4;
-    code.reserve(pad * S_NOP_0.len());
-    for _ in 0..pad {
-        code.extend_from_slice(&S_NOP_0);
+/// Writes the appended bytes at the end of `out`: the `code` words
+/// (little-endian), then the trailing padding.
+fn put_appended(out: &mut Vec<u8>, region: &Region, code: &[u32]) {
+    let at = out.len();
+    out.resize(at + appended_len(region, code), 0);
+    let (words, padding) = out[at..].split_at_mut(4 * code.len());
+    for (b, w) in words.chunks_exact_mut(4).zip(code) {
+        b.copy_from_slice(&w.to_le_bytes());
     }
-    code
+    for b in padding.chunks_exact_mut(4) {
+        b.copy_from_slice(&S_NOP_0);
+    }
+}
+
+/// Bytes the appended `code` and its trailing padding take.
+fn appended_len(region: &Region, code: &[u32]) -> usize {
+    4 * code.len() + 4 * (region.trailing_padding as usize / 4)
 }
 
 /// Size the appended code plus its padding takes.
@@ -180,16 +188,23 @@ pub fn footprint(region: &Region, code_len: u64) -> u64 {
 }
 
 /// Builds the rewritten file: `patches` written over the original bytes,
-/// `code` placed at `region.start` (its buffer taken for the appended
-/// bytes: give it room for `region.trailing_padding` more to spare a copy).
+/// the `code` words placed at `region.start` (written once, into the
+/// file's buffer).
 pub fn apply(
     original: &[u8],
     co: &CodeObject<'_>,
     region: &Region,
-    code: Vec<u8>,
+    code: &[u32],
     patches: &[Patch],
 ) -> Result<Vec<u8>, LayoutError> {
-    let mut b = original.to_vec();
+    // (room for the code in a new segment, page-aligned, and its headers)
+    let room = if code.is_empty() || region.strategy == Strategy::GrowText {
+        0
+    } else {
+        appended_len(region, code) + 2 * PAGE as usize
+    };
+    let mut b = Vec::with_capacity(original.len() + room);
+    b.extend_from_slice(original);
     for p in patches {
         let off = to_usize(file_offset(co, p.addr, p.bytes.len() as u64)?)?;
         b[off..off + p.bytes.len()].copy_from_slice(&p.bytes);
@@ -197,10 +212,9 @@ pub fn apply(
     if code.is_empty() {
         return Ok(b);
     }
-    let appended = appended_bytes(region, code);
     match region.strategy {
-        Strategy::GrowText => grow_text(b, co, region, &appended),
-        Strategy::NewSegment => new_segment(b, region, &appended),
+        Strategy::GrowText => grow_text(b, co, region, code),
+        Strategy::NewSegment => new_segment(b, region, code),
     }
 }
 
@@ -239,10 +253,10 @@ fn header(b: &[u8]) -> Result<Header, LayoutError> {
     Ok(h)
 }
 
-fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, LayoutError> {
+fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, code: &[u32]) -> Result<Vec<u8>, LayoutError> {
     let t = co.text.as_ref().ok_or_else(|| LayoutError("no .text".into()))?;
     let text = co.elf.section_by_name(".text").ok_or_else(|| LayoutError("no .text".into()))?.clone();
-    let new_end = region.start + appended.len() as u64;
+    let new_end = region.start + appended_len(region, code) as u64;
     if region.limit.is_some_and(|l| new_end > l) {
         return Err(LayoutError(format!("{new_end:#x} runs into the next segment")));
     }
@@ -305,19 +319,19 @@ fn grow_text(mut b: Vec<u8>, co: &CodeObject<'_>, region: &Region, appended: &[u
     for _ in 0..gap / 4 {
         out.extend_from_slice(&S_NOP_0);
     }
-    out.extend_from_slice(appended);
+    put_appended(&mut out, region, code);
     out.resize(cut + shift as usize, 0);
     out.extend_from_slice(&b[cut..]);
     Ok(out)
 }
 
-fn new_segment(mut b: Vec<u8>, region: &Region, appended: &[u8]) -> Result<Vec<u8>, LayoutError> {
+fn new_segment(mut b: Vec<u8>, region: &Region, code: &[u32]) -> Result<Vec<u8>, LayoutError> {
     let h = header(&b)?;
     // The code, page-aligned in the file as it is in memory.
     let code_off = align_up(b.len() as u64, PAGE);
     b.resize(to_usize(code_off)?, 0);
-    b.extend_from_slice(appended);
-    let size = appended.len() as u64;
+    put_appended(&mut b, region, code);
+    let size = appended_len(region, code) as u64;
     let kind = |b: &[u8], i: usize| rd(b, h.phoff + i * h.phentsize, 4).ok();
     let mut slot = (0..h.phnum)
         .find(|&i| kind(&b, i) == Some(u64::from(PT_GNU_STACK)))
@@ -446,11 +460,12 @@ mod tests {
     #[test]
     fn appended_code_keeps_every_address_in_both_strategies() {
         let co = CodeObject::parse(FIXTURE).expect("fixture");
-        let code: Vec<u8> = (0..64u32).flat_map(|i| (0xBF80_0000 | i).to_le_bytes()).collect();
+        let words: Vec<u32> = (0..64u32).map(|i| 0xBF80_0000 | i).collect();
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let grown = grow_region(&co).expect("slack after .text");
         let far = new_segment_region(&co, 0).expect("a spare program header");
         for region in [grown, far] {
-            let out = apply(FIXTURE, &co, &region, code.clone(), &[]).expect("laid out");
+            let out = apply(FIXTURE, &co, &region, &words, &[]).expect("laid out");
             let new = CodeObject::parse(&out).expect("parses");
             addresses_kept(&co, &new);
             assert_eq!(new.elf.bytes_at_addr(region.start, code.len() as u64).expect("mapped"), &code[..]);
@@ -463,11 +478,11 @@ mod tests {
         let co = CodeObject::parse(FIXTURE).expect("fixture");
         let text = co.elf.section_by_name(".text").expect(".text").clone();
         let patch = Patch { addr: text.addr, bytes: vec![0xAA; 8] };
-        let out = apply(FIXTURE, &co, &grow_region(&co).expect("region"), Vec::new(), &[patch]).expect("patched");
+        let out = apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[patch]).expect("patched");
         assert_eq!(out.len(), FIXTURE.len());
         let new = CodeObject::parse(&out).expect("parses");
         assert_eq!(new.elf.bytes_at_addr(text.addr, 8).expect("mapped"), &[0xAA; 8]);
         let outside = Patch { addr: text.addr + text.size - 4, bytes: vec![0; 8] };
-        assert!(apply(FIXTURE, &co, &grow_region(&co).expect("region"), Vec::new(), &[outside]).is_err());
+        assert!(apply(FIXTURE, &co, &grow_region(&co).expect("region"), &[], &[outside]).is_err());
     }
 }
