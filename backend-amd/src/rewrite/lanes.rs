@@ -86,29 +86,28 @@ impl AmdLowering<'_> {
 
     /// `s_cselect` of all-ones or zero into the SCC save (a pair or one SGPR).
     pub(super) fn scc_save_words(&self) -> Result<Words, RewriteError> {
-        self.scc_words().map(|(save, _)| save)
+        self.scc_words(0)
     }
 
     /// SCC := the SCC save is not zero.
     pub(super) fn scc_restore_words(&self) -> Result<Words, RewriteError> {
-        self.scc_words().map(|(_, restore)| restore)
+        self.scc_words(1)
     }
 
-    /// The SCC save's and restore's words, encoded once per SCC save.
-    fn scc_words(&self) -> Result<(Words, Words), RewriteError> {
+    /// The SCC save's (0) or restore's (1) words, both encoded once per SCC save.
+    fn scc_words(&self, which: usize) -> Result<Words, RewriteError> {
         let (reg, pair) = self.scratch.scc();
         let key = (self.enc.target, reg, pair);
-        if let Some((k, save, restore)) = self.memo.scc.get() {
-            if k == key {
-                return Ok((save, restore));
-            }
+        if self.memo.scc.get() != Some(key) {
+            let save = if pair { Opcode::S_CSELECT_B64 } else { Opcode::S_CSELECT_B32 };
+            let save = self.e().sop2(save, reg, Src::Int(-1), Src::Int(0))?;
+            let restore = if pair { Opcode::S_CMP_LG_U64 } else { Opcode::S_CMP_LG_U32 };
+            let restore = self.e().sopc(restore, reg, Src::Int(0))?;
+            self.memo.scc_words[0].set(save);
+            self.memo.scc_words[1].set(restore);
+            self.memo.scc.set(Some(key));
         }
-        let save = if pair { Opcode::S_CSELECT_B64 } else { Opcode::S_CSELECT_B32 };
-        let save = self.e().sop2(save, reg, Src::Int(-1), Src::Int(0))?;
-        let restore = if pair { Opcode::S_CMP_LG_U64 } else { Opcode::S_CMP_LG_U32 };
-        let restore = self.e().sopc(restore, reg, Src::Int(0))?;
-        self.memo.scc.set(Some((key, save, restore)));
-        Ok((save, restore))
+        Ok(self.memo.scc_words[which].get())
     }
 
     /// At the trampoline's start: the live SGPRs the site uses, each into

@@ -24,10 +24,15 @@ use super::*;
 /// table address; the SCC save and restore of the SCC save last used.
 #[derive(Debug, Default)]
 pub struct CodeMemo {
-    /// (target, SCC save, whether a pair), its save's and restore's words.
-    pub(super) scc: Cell<Option<SccWords>>,
-    /// (target, pair), the words of its jump instructions made so far.
-    jump: Cell<Option<JumpWords>>,
+    /// (target, SCC save, whether a pair) the SCC words below were
+    /// encoded for, and the save's and restore's words (each read alone:
+    /// no copy of the other).
+    pub(super) scc: Cell<Option<SccKey>>,
+    pub(super) scc_words: [Cell<Words>; 2],
+    /// (target, pair) the jump words below were made for, and the words of
+    /// its jump instructions made so far (each read alone).
+    jump: Cell<Option<(Target, u16)>>,
+    jump_words: [Cell<Option<Words>>; 5],
     /// What the kept code was encoded for (another empties the memo).
     made_for: Option<(Target, TableAddress)>,
     by_shape: HashMap<Box<[u32]>, CheckCode, FastKeys>,
@@ -42,15 +47,13 @@ pub struct CodeMemo {
     pub(super) no_way: Option<((bool, bool), String)>,
 }
 
-/// The SCC save's and restore's words for (target, SCC save, whether a pair).
-pub(super) type SccWords = ((Target, Src, bool), Words, Words);
+/// What the SCC save's and restore's words are encoded for: (target,
+/// SCC save, whether a pair).
+pub(super) type SccKey = (Target, Src, bool);
 
-/// A pair's `s_getpc_b64`, `s_setpc_b64`, `s_add_u32`, `s_addc_u32`
-/// adding a literal dword to its halves, and `s_addc_u32` adding 0 to
-/// its high half (a forward jump's), each once encoded.
-type JumpWords = ((Target, u16), [Option<Words>; 5]);
-
-/// Which of [`JumpWords`].
+/// Which of a pair's jump words, each once encoded: its `s_getpc_b64`,
+/// `s_setpc_b64`, `s_add_u32`, `s_addc_u32` adding a literal dword to its
+/// halves, and `s_addc_u32` adding 0 to its high half (a forward jump's).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Jump {
     GetPc,
@@ -173,11 +176,12 @@ impl AmdLowering<'_> {
     /// once per pair (the adds with a literal dword: see [`Self::pair_add`]).
     pub(super) fn jump_words(&self, which: Jump, r: u16) -> Result<Words, RewriteError> {
         let key = (self.enc.target, r);
-        let mut made = match self.memo.jump.get() {
-            Some((k, made)) if k == key => made,
-            _ => [None; 5],
-        };
-        if let Some(w) = made[which as usize] {
+        let made = &self.memo.jump_words;
+        if self.memo.jump.get() != Some(key) {
+            made.iter().for_each(|w| w.set(None));
+            self.memo.jump.set(Some(key));
+        }
+        if let Some(w) = made[which as usize].get() {
             return Ok(w);
         }
         let e = self.e();
@@ -188,8 +192,7 @@ impl AmdLowering<'_> {
             Jump::AddHigh => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::FixedLiteral(0))?,
             Jump::AddHighZero => e.sop2(Opcode::S_ADDC_U32, Src::Sgpr(r + 1), Src::Sgpr(r + 1), Src::Literal(0))?,
         };
-        made[which as usize] = Some(w);
-        self.memo.jump.set(Some((key, made)));
+        made[which as usize].set(Some(w));
         Ok(w)
     }
 
