@@ -108,9 +108,9 @@ pub fn place(units: &Units<'_>, bytes: &[u8], opts: &RewriteOptions) -> Result<P
             region = new_segment()?;
             continue;
         }
-        let patches: Vec<Patch> = pass.patches.drain(..).collect();
+        let patches = std::mem::take(&mut pass.patches);
         match builder::apply(bytes, co, &region, &pass.appended.words, &patches) {
-            Ok(out) => return Ok(pass.finish(out)),
+            Ok(out) => return Ok(pass.finish(out, patches)),
             // A layout that cannot grow in place after all: a new segment.
             Err(_) if region.strategy == Strategy::GrowText => region = new_segment()?,
             Err(e) => return Err(e.into()),
@@ -127,6 +127,9 @@ struct Pass<'u, 'a> {
     appended: Appended,
     islands: IslandPool,
     patches: Vec<Patch>,
+    /// Which of `patches` are a unit's anchors, in order (moved into its
+    /// code once applied).
+    anchor_patches: Vec<AnchorPatches>,
     kernels: Vec<KernelOutcome>,
     functions: Vec<FunctionOutcome>,
     kernel_code: Vec<UnitCode>,
@@ -145,6 +148,9 @@ struct Pass<'u, 'a> {
     /// The metadata note's kernel entries, read when first needed.
     note: &'u OnceCell<NoteEntries<'a>>,
 }
+
+/// Which of a pass's patches are a unit's anchors: (whether a kernel, its index, the patches).
+type AnchorPatches = (bool, usize, Range<usize>);
 
 /// The metadata note's kernel entries, or why there are none.
 type NoteEntries<'a> = Result<note::NoteKernels<'a>, String>;
@@ -204,6 +210,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             appended: Appended { words: Vec::with_capacity(words), ..Appended::new(region.start) },
             islands,
             patches: Vec::new(),
+            anchor_patches: Vec::new(),
             kernels: units.kernel_outcomes.clone(),
             functions: units.function_outcomes.clone(),
             kernel_code: vec![UnitCode::default(); units.kernel_outcomes.len()],
@@ -274,9 +281,8 @@ impl<'u, 'a> Pass<'u, 'a> {
             if !o.refused_sites.is_empty() {
                 o.state = KernelState::Partial;
             }
-            self.function_code[f.index].anchors = low.anchors.clone();
             self.function_code[f.index].reach = low.reach.clone();
-            self.patches.extend(low.anchors);
+            extend_anchors(&mut self.patches, &mut self.anchor_patches, (false, f.index), low.anchors);
             self.live.insert(f.index, f.scratch);
         }
     }
@@ -379,9 +385,8 @@ impl<'u, 'a> Pass<'u, 'a> {
                 self.functions.push(outcome);
                 self.function_code.push(code);
             }
-            self.kernel_code[k.index].anchors = l.lowering.anchors.clone();
             self.kernel_code[k.index].reach = l.lowering.reach.clone();
-            self.patches.extend(l.lowering.anchors);
+            extend_anchors(&mut self.patches, &mut self.anchor_patches, (true, k.index), l.lowering.anchors);
             self.patches.push(Patch { addr: kernel.descriptor_address, bytes: l.descriptor.to_bytes().to_vec() });
             let (v, s) = regs::metadata_counts(&l.registers);
             match note::count_patches(note.get_or_init(|| note::NoteKernels::read(&units.co)), &kernel.name, v, s) {
@@ -522,7 +527,14 @@ impl<'u, 'a> Pass<'u, 'a> {
         }
     }
 
-    fn finish(self, bytes: Vec<u8>) -> Placed {
+    /// The pass's outcome, its `patches` applied: each unit's anchors move into its code.
+    fn finish(mut self, bytes: Vec<u8>, patches: Vec<Patch>) -> Placed {
+        let mut patches = patches.into_iter().enumerate();
+        for (kernel, index, range) in std::mem::take(&mut self.anchor_patches) {
+            let anchors = patches.by_ref().skip_while(|(i, _)| *i < range.start).take(range.len()).map(|(_, p)| p);
+            let code = if kernel { &mut self.kernel_code[index] } else { &mut self.function_code[index] };
+            code.anchors = anchors.collect();
+        }
         Placed {
             region: self.region,
             table: self.table,
@@ -534,6 +546,15 @@ impl<'u, 'a> Pass<'u, 'a> {
             bytes,
         }
     }
+}
+
+/// A unit's anchors (of unit (whether a kernel, its index)) into the
+/// `patches`, their place in them noted in `at` (the unit's code takes
+/// them once they are applied).
+fn extend_anchors(patches: &mut Vec<Patch>, at: &mut Vec<AnchorPatches>, unit: (bool, usize), anchors: Vec<Patch>) {
+    let start = patches.len();
+    patches.extend(anchors);
+    at.push((unit.0, unit.1, start..patches.len()));
 }
 
 /// The ways a placement pass offers anchors whose trampoline is beyond
