@@ -116,7 +116,7 @@ impl AmdLowering<'_> {
         let lowered = if n == 0 || vals.is_empty() || step {
             Ok(())
         } else {
-            self.check_code(view, p, cmp, format, &vals, &checks[..n])
+            self.check_code(p, cmp, format, &vals, &checks[..n])
         };
         self.memo.values = vals;
         lowered
@@ -125,7 +125,6 @@ impl AmdLowering<'_> {
     /// The code of a check of `vals` (see [`Self::check`]).
     fn check_code(
         &mut self,
-        view: &KernelView,
         p: &Probe,
         cmp: Opcode,
         format: FpFormat,
@@ -133,8 +132,8 @@ impl AmdLowering<'_> {
         checks: &Checks,
     ) -> Result<(), RewriteError> {
         let e = self.e();
-        let slot_of = |table: &mut TableLayout, k: usize| {
-            table.slot(&view.name, SlotKind::Exception { site: p.site, kind: checks[k].0, format })
+        let slot_of = |table: &mut TableLayout, kernel: &str, k: usize| {
+            table.slot(kernel, SlotKind::Exception { site: p.site, kind: checks[k].0, format })
         };
         if self.copy_check(cmp, format, vals, checks, slot_of) {
             return Ok(());
@@ -153,7 +152,7 @@ impl AmdLowering<'_> {
             None
         };
         for (k, &(_, (mask, lanes))) in checks.iter().enumerate() {
-            let slot = slot_of(self.table, k);
+            let slot = slot_of(self.table, &self.kernel_name, k);
             let found = self.class_test(cmp, vals, format, mask)?;
             match lanes {
                 Lanes::All => {}

@@ -158,7 +158,7 @@ impl AmdLowering<'_> {
         for (i, &(state, kind)) in PAIRS.iter().enumerate() {
             for seen in [false, true] {
                 let kind = SlotKind::Flow { site: p.site, state, kind, format, class: class.clone(), seen };
-                let n = self.table.slot(&view.name, kind);
+                let n = self.table.slot(&self.kernel_name, kind);
                 let want = first.map_or(n, |f: u32| f + 2 * i as u32 + u32::from(seen));
                 if n != want {
                     return Err(RewriteError::Refused("the site's flow slots are not one block".into()));

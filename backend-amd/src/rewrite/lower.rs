@@ -14,6 +14,7 @@
 //! trampoline at `s_endpgm`: the wave's sticky TRAPSTS bits, one table slot
 //! per bit and kernel.
 
+use std::sync::Arc;
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
 use xfpx_amd_isa::{ControlFlow, Hazard, Instruction, Opcode};
 use xfpx_common::lower::Lowering;
@@ -153,6 +154,8 @@ pub struct AmdLowering<'a> {
     pub waits: &'a WaitAnalysis,
     pub scratch: Scratch,
     pub table: &'a mut TableLayout,
+    /// The kernel's name as `table` shares it (its slots found by address).
+    pub kernel_name: Arc<str>,
     pub table_address: TableAddress,
     pub appended: &'a mut Appended,
     /// Never-executed padding inside `.text` for long-jump islands.
@@ -555,7 +558,7 @@ impl AmdLowering<'_> {
                     return self.count_region(&view.name, region);
                 }
                 let per_lane = matches!(def.kind, CounterKind::ThreadExecutions);
-                let slot = self.table.slot(&view.name, SlotKind::Counter { name: def.name.clone(), per_lane });
+                let slot = self.table.slot(&self.kernel_name, SlotKind::Counter { name: def.name.clone(), per_lane });
                 let data = if per_lane {
                     self.emit(e.sop1(Opcode::S_BCNT1_I32_B64, Some(s.tmp()), Some(Src::Special(SpecialReg::Exec)))?);
                     s.tmp()
@@ -665,6 +668,7 @@ impl Lowering for AmdLowering<'_> {
     /// screens the ends of all its waves or none (a count missing some
     /// waves would mislead), so such a refusal fails the kernel.
     fn lower(&mut self, view: &KernelView, plan: &Plan, _sites: &SiteTable) -> Result<KernelLowering, RewriteError> {
+        debug_assert_eq!(*self.kernel_name, *view.name, "lowered for its own kernel");
         let mut out = KernelLowering::default();
         // (a kernel whose trampolines borrow registers per site refuses flow probes)
         let borrows = self.scavenger.is_some_and(|s| s.always);
@@ -706,6 +710,7 @@ mod tests {
         let mut table = TableLayout::default();
         let mut appended = Appended::new(0x2000);
         let mut islands = IslandPool::default();
+        let kernel_name = table.shared_name(&view.name);
         let out = AmdLowering {
             enc: Encoder { target },
             entry: 0x1000,
@@ -714,6 +719,7 @@ mod tests {
             waits: &waits,
             scratch: Scratch::new(40, 8),
             table: &mut table,
+            kernel_name,
             table_address,
             appended: &mut appended,
             islands: &mut islands,

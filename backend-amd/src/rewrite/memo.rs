@@ -132,16 +132,16 @@ impl CodeMemo {
 
 impl AmdLowering<'_> {
     /// Copies the code of a check of this shape kept before, with the
-    /// check's slots (`slots`, made in order, one per test) written into
-    /// it; false (nothing emitted) where none is kept or a slot is an
-    /// inline constant.
+    /// check's slots (`slots`, made in order, one per test, given the
+    /// kernel's shared name) written into it; false (nothing emitted)
+    /// where none is kept or a slot is an inline constant.
     pub(super) fn copy_check(
         &mut self,
         cmp: Opcode,
         format: FpFormat,
         vals: &[Value],
         tests: &Checks,
-        mut slots: impl FnMut(&mut TableLayout, usize) -> u32,
+        mut slots: impl FnMut(&mut TableLayout, &str, usize) -> u32,
     ) -> bool {
         let made_for = (self.enc.target, self.table_address);
         if self.memo.made_for != Some(made_for) {
@@ -155,7 +155,7 @@ impl AmdLowering<'_> {
         }
         let mut made = [0u32; MAX_TESTS];
         for (k, slot) in made.iter_mut().enumerate().take(code.slot_words.len()) {
-            *slot = slots(&mut *self.table, k);
+            *slot = slots(&mut *self.table, &self.kernel_name, k);
             if *slot < FIRST_LITERAL_SLOT {
                 // (lowering the check again finds the slots made)
                 return false;

@@ -499,6 +499,7 @@ impl<'u, 'a> Pass<'u, 'a> {
     fn lower(&mut self, unit: Unit<'_>, regs: UnitRegs<'_>) -> Result<(KernelLowering, Range<usize>), RewriteError> {
         use xfpx_common::lower::Lowering;
         let start = self.appended.words.len();
+        let kernel_name = self.table.shared_name(&unit.view.name);
         let mut lowering = AmdLowering {
             enc: Encoder { target: self.units.target },
             entry: unit.entry,
@@ -507,6 +508,7 @@ impl<'u, 'a> Pass<'u, 'a> {
             waits: unit.waits,
             scratch: regs.scratch,
             table: &mut self.table,
+            kernel_name,
             table_address: self.opts.table,
             appended: &mut self.appended,
             islands: &mut self.islands,

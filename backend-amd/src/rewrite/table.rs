@@ -197,9 +197,17 @@ impl TableLayout {
         }
     }
 
+    /// The layout's shared copy of `kernel`'s name: passed back to
+    /// [`Self::slot`], it is known by its address (no comparison of names).
+    pub fn shared_name(&mut self, kernel: &str) -> Arc<str> {
+        self.kernel(kernel).0.clone()
+    }
+
     /// The shared name of `kernel` and its number (numbered on first use).
     fn kernel(&mut self, kernel: &str) -> &(Arc<str>, u32) {
-        if self.last.as_ref().is_none_or(|(name, _)| **name != *kernel) {
+        // (the name last used itself, still held here, is that name)
+        let same = |name: &Arc<str>| std::ptr::eq(name.as_ptr(), kernel.as_ptr()) && name.len() == kernel.len();
+        if self.last.as_ref().is_none_or(|(name, _)| !same(name) && **name != *kernel) {
             let next = self.kernels.len() as u32;
             let named = match self.kernels.get_key_value(kernel) {
                 Some((name, &k)) => (name.clone(), k),
