@@ -763,7 +763,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                             site: p.site,
                             when: When::Before,
                             action: Action::CheckFp {
-                                values: vec![ValueRef::Reg(r)],
+                                values: [ValueRef::Reg(r)].into(),
                                 format: *format,
                                 kinds: exit_kinds,
                             },
@@ -924,7 +924,7 @@ mod tests {
         assert_eq!(kept, vec![0, 1, 2], "the comparison keeps a check for R9");
         let cfg = Cfg::build(&view, |_| Target::Leave).unwrap();
         let (thin_plan, _) = thin(&plan, &view, &cfg);
-        let cmp_values: Vec<&Vec<ValueRef>> = thin_plan
+        let cmp_values: Vec<&crate::probe::CheckedValues> = thin_plan
             .probes
             .iter()
             .filter(|p| p.instr == 2)

@@ -1,36 +1,47 @@
-//! The operand lists of one instruction ([`crate::view::InstrView`]'s
-//! `defs` and `uses`): a list that keeps its first `N` operands in place and
-//! only goes to the heap beyond them, since an instruction has a handful.
-//! It reads as a slice, is built like a `Vec`, and serializes as a sequence
-//! exactly as a `Vec` does.
+//! Short per-instruction lists (an [`crate::view::InstrView`]'s `defs`
+//! and `uses`, a check's values): a list that keeps its first `N` items in
+//! place and only goes to the heap beyond them, since an instruction has a
+//! handful. It reads as a slice, is built like a `Vec`, and serializes,
+//! prints, compares and hashes exactly as a `Vec` does.
 
 use crate::view::Operand;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
 
-/// What an unused inline place holds (never seen through the list).
-const UNUSED: Operand = Operand::Known { bits: 0 };
+/// An item an [`InlineList`] can hold: it names what an unused place holds
+/// (never seen through the list).
+pub trait Unused: Sized {
+    const UNUSED: Self;
+}
 
-/// Up to `N` operands in place, more on the heap.
+impl Unused for Operand {
+    const UNUSED: Operand = Operand::Known { bits: 0 };
+}
+
+/// The operands of one instruction: up to `N` in place, more on the heap.
+pub type Operands<const N: usize> = InlineList<Operand, N>;
+
+/// Up to `N` items in place, more on the heap.
 #[derive(Clone)]
-pub struct Operands<const N: usize> {
-    repr: Repr<N>,
+pub struct InlineList<T, const N: usize> {
+    repr: Repr<T, N>,
 }
 
 #[derive(Clone)]
-enum Repr<const N: usize> {
-    Inline { len: u8, items: [Operand; N] },
-    Heap(Vec<Operand>),
+enum Repr<T, const N: usize> {
+    Inline { len: u8, items: [T; N] },
+    Heap(Vec<T>),
 }
 
-impl<const N: usize> Operands<N> {
-    pub const fn new() -> Operands<N> {
-        Operands { repr: Repr::Inline { len: 0, items: [UNUSED; N] } }
+impl<T: Unused, const N: usize> InlineList<T, N> {
+    pub const fn new() -> InlineList<T, N> {
+        InlineList { repr: Repr::Inline { len: 0, items: [const { T::UNUSED }; N] } }
     }
 
     /// Appends `op`, moving the list to the heap when its places are full.
-    pub fn push(&mut self, op: Operand) {
+    pub fn push(&mut self, op: T) {
         match &mut self.repr {
             Repr::Inline { len, items } if (*len as usize) < N => {
                 items[*len as usize] = op;
@@ -38,7 +49,7 @@ impl<const N: usize> Operands<N> {
             }
             Repr::Inline { len, items } => {
                 let mut v = Vec::with_capacity(N * 2);
-                v.extend(items.iter_mut().take(*len as usize).map(|o| std::mem::replace(o, UNUSED)));
+                v.extend(items.iter_mut().take(*len as usize).map(|o| std::mem::replace(o, T::UNUSED)));
                 v.push(op);
                 self.repr = Repr::Heap(v);
             }
@@ -51,7 +62,7 @@ impl<const N: usize> Operands<N> {
         match &mut self.repr {
             Repr::Inline { len: n, items } => {
                 for o in items.iter_mut().take(*n as usize).skip(len) {
-                    *o = UNUSED;
+                    *o = T::UNUSED;
                 }
                 *n = (*n).min(len as u8);
             }
@@ -59,119 +70,142 @@ impl<const N: usize> Operands<N> {
         }
     }
 
-    pub fn as_slice(&self) -> &[Operand] {
+    /// Keeps the items `keep` accepts, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        match &mut self.repr {
+            Repr::Inline { len, items } => {
+                let n = *len as usize;
+                let mut kept = 0;
+                for i in 0..n {
+                    if keep(&items[i]) {
+                        items.swap(kept, i);
+                        kept += 1;
+                    }
+                }
+                for o in &mut items[kept..n] {
+                    *o = T::UNUSED;
+                }
+                *len = kept as u8;
+            }
+            Repr::Heap(v) => v.retain(|x| keep(x)),
+        }
+    }
+
+    pub fn as_slice(&self) -> &[T] {
         match &self.repr {
             Repr::Inline { len, items } => &items[..*len as usize],
             Repr::Heap(v) => v,
         }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [Operand] {
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
         match &mut self.repr {
             Repr::Inline { len, items } => &mut items[..*len as usize],
             Repr::Heap(v) => v,
         }
     }
+}
 
-    pub fn to_vec(&self) -> Vec<Operand> {
-        self.as_slice().to_vec()
+impl<T: Unused, const N: usize> Default for InlineList<T, N> {
+    fn default() -> InlineList<T, N> {
+        InlineList::new()
     }
 }
 
-impl<const N: usize> Default for Operands<N> {
-    fn default() -> Operands<N> {
-        Operands::new()
-    }
-}
-
-impl<const N: usize> Deref for Operands<N> {
-    type Target = [Operand];
-    fn deref(&self) -> &[Operand] {
+impl<T: Unused, const N: usize> Deref for InlineList<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         self.as_slice()
     }
 }
 
-impl<const N: usize> DerefMut for Operands<N> {
-    fn deref_mut(&mut self) -> &mut [Operand] {
+impl<T: Unused, const N: usize> DerefMut for InlineList<T, N> {
+    fn deref_mut(&mut self) -> &mut [T] {
         self.as_mut_slice()
     }
 }
 
-impl<const N: usize> Extend<Operand> for Operands<N> {
-    fn extend<I: IntoIterator<Item = Operand>>(&mut self, iter: I) {
-        for op in iter {
-            self.push(op);
+impl<T: Unused, const N: usize> Extend<T> for InlineList<T, N> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for item in iter {
+            self.push(item);
         }
     }
 }
 
-impl<const N: usize> FromIterator<Operand> for Operands<N> {
-    fn from_iter<I: IntoIterator<Item = Operand>>(iter: I) -> Operands<N> {
-        let mut list = Operands::new();
+impl<T: Unused, const N: usize> FromIterator<T> for InlineList<T, N> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> InlineList<T, N> {
+        let mut list = InlineList::new();
         list.extend(iter);
         list
     }
 }
 
-impl<const N: usize> From<Vec<Operand>> for Operands<N> {
-    fn from(v: Vec<Operand>) -> Operands<N> {
+impl<T: Unused, const N: usize> From<Vec<T>> for InlineList<T, N> {
+    fn from(v: Vec<T>) -> InlineList<T, N> {
         if v.len() <= N {
             v.into_iter().collect()
         } else {
-            Operands { repr: Repr::Heap(v) }
+            InlineList { repr: Repr::Heap(v) }
         }
     }
 }
 
-impl<const N: usize, const M: usize> From<[Operand; M]> for Operands<N> {
-    fn from(a: [Operand; M]) -> Operands<N> {
+impl<T: Unused, const N: usize, const M: usize> From<[T; M]> for InlineList<T, N> {
+    fn from(a: [T; M]) -> InlineList<T, N> {
         a.into_iter().collect()
     }
 }
 
-impl<'a, const N: usize> IntoIterator for &'a Operands<N> {
-    type Item = &'a Operand;
-    type IntoIter = std::slice::Iter<'a, Operand>;
+impl<'a, T: Unused, const N: usize> IntoIterator for &'a InlineList<T, N> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
         self.as_slice().iter()
     }
 }
 
-impl<const N: usize> fmt::Debug for Operands<N> {
+impl<T: Unused + fmt::Debug, const N: usize> fmt::Debug for InlineList<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.as_slice().fmt(f)
     }
 }
 
-impl<const N: usize> PartialEq for Operands<N> {
-    fn eq(&self, other: &Operands<N>) -> bool {
+impl<T: Unused + PartialEq, const N: usize> PartialEq for InlineList<T, N> {
+    fn eq(&self, other: &InlineList<T, N>) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
 
-impl<const N: usize> Eq for Operands<N> {}
+impl<T: Unused + Eq, const N: usize> Eq for InlineList<T, N> {}
 
-impl<const N: usize> PartialEq<Vec<Operand>> for Operands<N> {
-    fn eq(&self, other: &Vec<Operand>) -> bool {
+impl<T: Unused + PartialEq, const N: usize> PartialEq<Vec<T>> for InlineList<T, N> {
+    fn eq(&self, other: &Vec<T>) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
 
-impl<const N: usize> PartialEq<[Operand]> for Operands<N> {
-    fn eq(&self, other: &[Operand]) -> bool {
+impl<T: Unused + PartialEq, const N: usize> PartialEq<[T]> for InlineList<T, N> {
+    fn eq(&self, other: &[T]) -> bool {
         self.as_slice() == other
     }
 }
 
-impl<const N: usize> Serialize for Operands<N> {
+impl<T: Unused + Hash, const N: usize> Hash for InlineList<T, N> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.as_slice().hash(h)
+    }
+}
+
+impl<T: Unused + Serialize, const N: usize> Serialize for InlineList<T, N> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.as_slice().serialize(s)
     }
 }
 
-impl<'de, const N: usize> Deserialize<'de> for Operands<N> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Operands<N>, D::Error> {
-        Vec::<Operand>::deserialize(d).map(Operands::from)
+impl<'de, T: Unused + Deserialize<'de>, const N: usize> Deserialize<'de> for InlineList<T, N> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<InlineList<T, N>, D::Error> {
+        Vec::<T>::deserialize(d).map(InlineList::from)
     }
 }
 
@@ -198,6 +232,11 @@ mod tests {
         let mut inline: Operands<3> = [known(1), known(2)].into();
         inline.truncate(1);
         assert_eq!(inline.as_slice(), &[known(1)]);
+        for n in [3, 5] {
+            let mut odd: Operands<3> = (0..n).map(known).collect();
+            odd.retain(|o| matches!(o, Operand::Known { bits } if bits % 2 == 1));
+            assert_eq!(odd, (0..n).filter(|b| b % 2 == 1).map(known).collect::<Vec<_>>());
+        }
         let short: Operands<2> = vec![known(7)].into();
         assert_eq!(short.as_slice(), &[known(7)]);
     }
@@ -213,6 +252,13 @@ mod tests {
             let back: Operands<2> = serde_json::from_str(&serde_json::to_string(&as_vec).unwrap()).unwrap();
             assert_eq!(back, as_vec);
             assert_eq!(format!("{list:?}"), format!("{as_vec:?}"));
+            let hash = |h: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+                let mut s = std::collections::hash_map::DefaultHasher::new();
+                h(&mut s);
+                std::hash::Hasher::finish(&s)
+            };
+            use std::hash::Hash;
+            assert_eq!(hash(&|s| list.hash(s)), hash(&|s| as_vec.hash(s)));
         }
     }
 }

@@ -113,14 +113,14 @@ impl Tool for Detector {
                         instr: idx,
                         site,
                         when: When::After,
-                        action: Action::CheckFp { values: vec![ValueRef::Def(d as u8)], format, kinds },
+                        action: Action::CheckFp { values: [ValueRef::Def(d as u8)].into(), format, kinds },
                     });
                 }
             }
             let hides = matches!(ins.class, InstrClass::Compare { .. } | InstrClass::MinMax { .. });
             if self.check_hiding_sources && hides && self.kinds.contains(ExceptionKind::Nan) {
                 let words = format.register_words();
-                let values: Vec<ValueRef> = ins
+                let values: crate::probe::CheckedValues = ins
                     .uses
                     .iter()
                     .enumerate()
