@@ -210,6 +210,7 @@ impl<'de, T: Unused + Deserialize<'de>, const N: usize> Deserialize<'de> for Inl
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::Operands;
     use crate::view::Operand;
@@ -243,7 +244,7 @@ mod tests {
 
     #[test]
     fn serializes_as_a_vec_does() {
-        let ops = vec![known(1), Operand::Other { text: "x".into() }, known(3)];
+        let ops = [known(1), Operand::Other { text: "x".into() }, known(3)];
         for n in 0..4 {
             let list: Operands<2> = ops.iter().take(n).cloned().collect();
             let as_vec: Vec<Operand> = ops.iter().take(n).cloned().collect();
