@@ -419,7 +419,7 @@ impl xfpx_common::tool::Tool for LoadedValueChecker {
                     site,
                     when: When::After,
                     action: Action::CheckFp {
-                        values: vec![ValueRef::Def(0)],
+                        values: [ValueRef::Def(0)].into(),
                         format,
                         kinds: xfpx_common::fp::ExceptionKinds::VALUE,
                     },

@@ -175,8 +175,8 @@ fn predicate_writers_corrected(kernel: &SassKernel) -> SassKernel {
             continue;
         }
         let preds = v.defs.iter().take_while(|o| !matches!(o, Operand::Reg(r) if r.file != RegFile::Predicate)).count();
-        let moved: Vec<Operand> = v.defs.drain(preds..).collect();
-        v.uses.splice(0..0, moved);
+        v.uses = v.defs[preds..].iter().chain(v.uses.iter()).cloned().collect();
+        v.defs.truncate(preds);
     }
     k
 }

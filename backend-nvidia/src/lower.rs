@@ -893,7 +893,7 @@ mod tests {
             site,
             when: When::Before,
             action: Action::CheckFp {
-                values: vec![ValueRef::Use(2)],
+                values: [ValueRef::Use(2)].into(),
                 format: FpFormat::F32,
                 kinds: xfpx_common::fp::ExceptionKinds::ALL,
             },

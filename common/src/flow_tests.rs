@@ -113,36 +113,36 @@ fn reg(first: u16, count: u8) -> Operand {
 
 fn kernel() -> KernelView {
     let mut add = InstrView::new(0x0, "FADD R1, R2, 1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Add });
-    add.defs = vec![reg(1, 1)];
-    add.uses = vec![reg(2, 1), Operand::Known { bits: f32b(1.0) }];
+    add.defs = vec![reg(1, 1)].into();
+    add.uses = vec![reg(2, 1), Operand::Known { bits: f32b(1.0) }].into();
     let mut rcp = InstrView::new(0x10, "MUFU.RCP R4, R1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Div });
-    rcp.defs = vec![reg(4, 1)];
-    rcp.uses = vec![reg(1, 1)];
+    rcp.defs = vec![reg(4, 1)].into();
+    rcp.uses = vec![reg(1, 1)].into();
     let mut dfma =
         InstrView::new(0x20, "DFMA R6, R2, R4, R6", InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma });
-    dfma.defs = vec![reg(6, 2)];
-    dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)];
+    dfma.defs = vec![reg(6, 2)].into();
+    dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)].into();
     let mut setp = InstrView::new(0x30, "FSETP.GT P0, R1, R9, P1", InstrClass::Compare { format: FpFormat::F32 });
-    setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-    setp.uses = vec![reg(1, 1), reg(9, 1), Operand::Reg(RegRange::new(RegFile::Predicate, 1, 1))];
+    setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+    setp.uses = vec![reg(1, 1), reg(9, 1), Operand::Reg(RegRange::new(RegFile::Predicate, 1, 1))].into();
     let mut isinf = InstrView::new(0x38, "FSETP.GTU P0, |R1|, +INF", InstrClass::Compare { format: FpFormat::F32 });
-    isinf.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-    isinf.uses = vec![reg(1, 1), Operand::Known { bits: f32b(f32::INFINITY) }];
+    isinf.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+    isinf.uses = vec![reg(1, 1), Operand::Known { bits: f32b(f32::INFINITY) }].into();
     let mut hadd =
         InstrView::new(0x40, "HADD2 R3, R3, R5", InstrClass::Arith { format: FpFormat::F16x2, op: FpOp::Add });
-    hadd.defs = vec![reg(3, 1)];
-    hadd.uses = vec![reg(3, 1), reg(5, 1)];
+    hadd.defs = vec![reg(3, 1)].into();
+    hadd.uses = vec![reg(3, 1), reg(5, 1)].into();
     let mut mnmx = InstrView::new(0x50, "FMNMX R7, R1, RZ, !PT", InstrClass::MinMax { format: FpFormat::F32 });
-    mnmx.defs = vec![reg(7, 1)];
-    mnmx.uses = vec![reg(1, 1)];
+    mnmx.defs = vec![reg(7, 1)].into();
+    mnmx.uses = vec![reg(1, 1)].into();
     let mut f2f =
         InstrView::new(0x60, "F2F.F32.F64 R8, R2", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Conversion });
-    f2f.defs = vec![reg(8, 1)];
-    f2f.uses = vec![reg(2, 2)];
+    f2f.defs = vec![reg(8, 1)].into();
+    f2f.uses = vec![reg(2, 2)].into();
     f2f.source_format = crate::view::SourceFormat::Is(FpFormat::F64);
     let mut i2f = InstrView::new(0x70, "I2F R9, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Conversion });
-    i2f.defs = vec![reg(9, 1)];
-    i2f.uses = vec![reg(3, 1)];
+    i2f.defs = vec![reg(9, 1)].into();
+    i2f.uses = vec![reg(3, 1)].into();
     i2f.source_format = crate::view::SourceFormat::NotFloat;
     let mut exit = InstrView::new(0x80, "EXIT", InstrClass::Other);
     exit.control = crate::view::Control::Exit;

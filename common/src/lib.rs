@@ -56,6 +56,7 @@ pub mod lower;
 pub mod merge;
 pub mod names;
 pub mod observe;
+pub mod operands;
 pub mod plan;
 pub mod probe;
 pub mod region;

@@ -763,7 +763,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
                             site: p.site,
                             when: When::Before,
                             action: Action::CheckFp {
-                                values: vec![ValueRef::Reg(r)],
+                                values: [ValueRef::Reg(r)].into(),
                                 format: *format,
                                 kinds: exit_kinds,
                             },
@@ -830,7 +830,7 @@ mod tests {
 
     fn fp(offset: u64, op: FpOp, def: u16, uses: &[u16]) -> InstrView {
         let mut v = InstrView::new(offset, format!("F{op:?} R{def}"), InstrClass::Arith { format: FpFormat::F32, op });
-        v.defs = vec![r(def)];
+        v.defs = vec![r(def)].into();
         v.uses = uses.iter().map(|&u| r(u)).collect();
         if matches!(op, FpOp::Add | FpOp::Mul | FpOp::Fma) {
             v.flow = ValueFlow::Propagates;
@@ -879,8 +879,8 @@ mod tests {
     fn cmp(offset: u64, a: u16, b: u16) -> InstrView {
         let mut v =
             InstrView::new(offset, format!("FSETP P0, R{a}, R{b}"), InstrClass::Compare { format: FpFormat::F32 });
-        v.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-        v.uses = vec![r(a), r(b)];
+        v.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+        v.uses = vec![r(a), r(b)].into();
         v
     }
 
@@ -924,7 +924,7 @@ mod tests {
         assert_eq!(kept, vec![0, 1, 2], "the comparison keeps a check for R9");
         let cfg = Cfg::build(&view, |_| Target::Leave).unwrap();
         let (thin_plan, _) = thin(&plan, &view, &cfg);
-        let cmp_values: Vec<&Vec<ValueRef>> = thin_plan
+        let cmp_values: Vec<&crate::probe::CheckedValues> = thin_plan
             .probes
             .iter()
             .filter(|p| p.instr == 2)
@@ -1170,8 +1170,8 @@ mod tests {
     fn compare_sources_observed_later_lose_their_check() {
         let view = |second: u16| {
             let mut setp = InstrView::new(0x10, "FSETP P0, R1, R2", InstrClass::Compare { format: FpFormat::F32 });
-            setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-            setp.uses = vec![r(1), r(2)];
+            setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+            setp.uses = vec![r(1), r(2)].into();
             KernelView {
                 name: "k".into(),
                 instrs: vec![
@@ -1192,8 +1192,8 @@ mod tests {
     #[test]
     fn compare_sources_not_observed_keep_their_check() {
         let mut setp = InstrView::new(0x10, "FSETP P0, R1, R2", InstrClass::Compare { format: FpFormat::F32 });
-        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-        setp.uses = vec![r(1), r(2)];
+        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+        setp.uses = vec![r(1), r(2)].into();
         let view = KernelView {
             name: "k".into(),
             instrs: vec![

@@ -44,6 +44,13 @@ pub enum ValueRef {
     Reg(crate::view::RegRange),
 }
 
+impl crate::operands::Unused for ValueRef {
+    const UNUSED: ValueRef = ValueRef::Def(0);
+}
+
+/// The values one check reads (most check one or two).
+pub type CheckedValues = crate::operands::InlineList<ValueRef, 2>;
+
 /// Index of a counter in its plan's counter list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -82,7 +89,7 @@ pub struct CounterDef {
 pub enum Action {
     /// Check `values` (each of `format`) for the exception `kinds`, and
     /// record each (site, kind, format) found.
-    CheckFp { values: Vec<ValueRef>, format: FpFormat, kinds: ExceptionKinds },
+    CheckFp { values: CheckedValues, format: FpFormat, kinds: ExceptionKinds },
     /// Add to a counter.
     Count { counter: CounterId },
     /// Read the exception flags the hardware accumulated for the warp/wave

@@ -113,14 +113,14 @@ impl Tool for Detector {
                         instr: idx,
                         site,
                         when: When::After,
-                        action: Action::CheckFp { values: vec![ValueRef::Def(d as u8)], format, kinds },
+                        action: Action::CheckFp { values: [ValueRef::Def(d as u8)].into(), format, kinds },
                     });
                 }
             }
             let hides = matches!(ins.class, InstrClass::Compare { .. } | InstrClass::MinMax { .. });
             if self.check_hiding_sources && hides && self.kinds.contains(ExceptionKind::Nan) {
                 let words = format.register_words();
-                let values: Vec<ValueRef> = ins
+                let values: crate::probe::CheckedValues = ins
                     .uses
                     .iter()
                     .enumerate()
@@ -225,19 +225,19 @@ mod tests {
     fn kernel() -> KernelView {
         let mut add =
             InstrView::new(0x0, "FADD R1, R2, R3", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Add });
-        add.defs = vec![reg(1, 1)];
-        add.uses = vec![reg(2, 1), reg(3, 1)];
+        add.defs = vec![reg(1, 1)].into();
+        add.uses = vec![reg(2, 1), reg(3, 1)].into();
         let mut rcp =
             InstrView::new(0x10, "MUFU.RCP R4, R1", InstrClass::Arith { format: FpFormat::F32, op: FpOp::Div });
-        rcp.defs = vec![reg(4, 1)];
-        rcp.uses = vec![reg(1, 1)];
+        rcp.defs = vec![reg(4, 1)].into();
+        rcp.uses = vec![reg(1, 1)].into();
         let mut dfma =
             InstrView::new(0x20, "DFMA R6, R2, R4, R6", InstrClass::Arith { format: FpFormat::F64, op: FpOp::Fma });
-        dfma.defs = vec![reg(6, 2)];
-        dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)];
+        dfma.defs = vec![reg(6, 2)].into();
+        dfma.uses = vec![reg(2, 2), reg(4, 2), reg(6, 2)].into();
         let mut setp = InstrView::new(0x30, "FSETP.GT P0, R1, 1", InstrClass::Compare { format: FpFormat::F32 });
-        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-        setp.uses = vec![reg(1, 1), Operand::Known { bits: 1f32.to_bits() as u64 }];
+        setp.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+        setp.uses = vec![reg(1, 1), Operand::Known { bits: 1f32.to_bits() as u64 }].into();
         let mut exit = InstrView::new(0x40, "EXIT", InstrClass::Other);
         exit.control = Control::Exit;
         KernelView { name: "k".into(), instrs: vec![add, rcp, dfma, setp, exit] }

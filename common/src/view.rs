@@ -145,6 +145,11 @@ pub enum SourceFormat {
     NotFloat,
 }
 
+/// The operands an instruction writes (most write one or two).
+pub type Defs = crate::operands::Operands<2>;
+/// The operands an instruction reads (most read up to three).
+pub type Uses = crate::operands::Operands<3>;
+
 /// One instruction, as tools see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstrView {
@@ -154,9 +159,9 @@ pub struct InstrView {
     pub text: Arc<str>,
     pub class: InstrClass,
     /// Operands written, in ISA order.
-    pub defs: Vec<Operand>,
+    pub defs: Defs,
     /// Operands read, in ISA order.
-    pub uses: Vec<Operand>,
+    pub uses: Uses,
     /// Executes only where a guard predicate holds.
     pub guarded: bool,
     pub control: Control,
@@ -176,8 +181,8 @@ impl InstrView {
             offset,
             text: text.into(),
             class,
-            defs: Vec::new(),
-            uses: Vec::new(),
+            defs: Defs::new(),
+            uses: Uses::new(),
             guarded: false,
             control: Control::None,
             flow: ValueFlow::Opaque,

@@ -4,7 +4,7 @@
 
 use xfpx_amd_isa::operand::RegFile as IsaFile;
 use xfpx_amd_isa::{CmpCond, ControlFlow, Instruction, Opcode};
-use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange};
+use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, Uses};
 
 /// One decoded instruction of a kernel, with its address.
 #[derive(Debug, Clone)]
@@ -113,8 +113,8 @@ fn class_mask(insn: &Instruction) -> Option<xfpx_amd_isa::RegRange> {
 /// The operands an instruction reads, as the view gives them: a class
 /// test's mask is no floating-point value (`Other`), so that no tool reads
 /// it as one.
-fn reads(insn: &Instruction) -> Vec<Operand> {
-    let mut uses: Vec<Operand> = insn.reg_reads().filter_map(operand).collect();
+fn reads(insn: &Instruction) -> Uses {
+    let mut uses: Uses = insn.reg_reads().filter_map(operand).collect();
     let Some(mask) = class_mask(insn) else { return uses };
     // The last of the uses that names the mask's registers.
     let viewed = insn.reg_reads().filter(|r| file(r.file).is_some());

@@ -23,19 +23,19 @@ fn kernel() -> (KernelView, Vec<InjectFacts>) {
         InstrView::new(0x60, "STS [R1], R4", InstrClass::Other),
         InstrView::new(0x70, "EXIT", InstrClass::Other),
     ];
-    v[0].defs = vec![reg(0, 1)];
-    v[1].defs = vec![reg(1, 1)];
-    v[1].uses = vec![reg(0, 1), Operand::Known { bits: 4 }];
-    v[2].defs = vec![reg(2, 1)];
-    v[2].uses = vec![reg(1, 1)];
-    v[3].defs = vec![reg(3, 1)];
-    v[3].uses = vec![reg(2, 1), reg(2, 1)];
-    v[4].defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))];
-    v[4].uses = vec![reg(3, 1), Operand::Known { bits: 1 }];
-    v[5].defs = vec![reg(4, 1)];
-    v[5].uses = vec![reg(3, 1), reg(3, 1)];
+    v[0].defs = vec![reg(0, 1)].into();
+    v[1].defs = vec![reg(1, 1)].into();
+    v[1].uses = vec![reg(0, 1), Operand::Known { bits: 4 }].into();
+    v[2].defs = vec![reg(2, 1)].into();
+    v[2].uses = vec![reg(1, 1)].into();
+    v[3].defs = vec![reg(3, 1)].into();
+    v[3].uses = vec![reg(2, 1), reg(2, 1)].into();
+    v[4].defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 0, 1))].into();
+    v[4].uses = vec![reg(3, 1), Operand::Known { bits: 1 }].into();
+    v[5].defs = vec![reg(4, 1)].into();
+    v[5].uses = vec![reg(3, 1), reg(3, 1)].into();
     v[5].guarded = true;
-    v[6].uses = vec![reg(1, 1), reg(4, 1)];
+    v[6].uses = vec![reg(1, 1), reg(4, 1)].into();
     v[7].control = Control::Exit;
     let int = Some(Unit::Int);
     let fpu = Some(Unit::Fp);
@@ -184,8 +184,8 @@ fn runs_carry_the_fault_and_reports_add_activations() {
 fn wv_inverts_a_lane_mask_where_there_are_no_predicate_registers() {
     // a compare writing its lanes' outcomes into a uniform register pair
     let mut cmp = InstrView::new(0x00, "v_cmp_gt_u32_e64 s[10:11], 8, v1", InstrClass::Other);
-    cmp.defs = vec![Operand::Reg(RegRange::new(RegFile::Uniform, 10, 2))];
-    cmp.uses = vec![Operand::Known { bits: 8 }, reg(1, 1)];
+    cmp.defs = vec![Operand::Reg(RegRange::new(RegFile::Uniform, 10, 2))].into();
+    cmp.uses = vec![Operand::Known { bits: 8 }, reg(1, 1)].into();
     let mut end = InstrView::new(0x08, "s_endpgm", InstrClass::Other);
     end.control = Control::Exit;
     let view = KernelView { name: "k".into(), instrs: vec![cmp, end] };
@@ -207,11 +207,11 @@ fn an_index_received_in_a_register_is_xored_before_its_first_read() {
     let v0 = RegRange::new(RegFile::PerLane, 0, 1);
     // 0: v_lshrrev_b32 v2, 10, v0 (thread x and y packed in v0); 1: s_mul_i32 s7, s3, 3 (block y)
     let mut shift = InstrView::new(0x0, "v_lshrrev_b32_e32 v2, 10, v0", InstrClass::Other);
-    shift.defs = vec![reg(2, 1)];
-    shift.uses = vec![Operand::Known { bits: 10 }, reg(0, 1)];
+    shift.defs = vec![reg(2, 1)].into();
+    shift.uses = vec![Operand::Known { bits: 10 }, reg(0, 1)].into();
     let mut mul = InstrView::new(0x4, "s_mul_i32 s7, s3, 3", InstrClass::Other);
-    mul.defs = vec![Operand::Reg(uniform(7))];
-    mul.uses = vec![Operand::Reg(uniform(3)), Operand::Known { bits: 3 }];
+    mul.defs = vec![Operand::Reg(uniform(7))].into();
+    mul.uses = vec![Operand::Reg(uniform(3)), Operand::Known { bits: 3 }].into();
     let view = KernelView { name: "k".into(), instrs: vec![shift, mul] };
     let mut facts = vec![InjectFacts::default(); 2];
     facts[0].index_inputs.set(SpecialIndex::Thread(Dim::X), v0, 0);

@@ -13,17 +13,17 @@ fn r(first: u16, count: u8) -> RegRange {
 /// `R2 = R0 + R1`, `@P0 R3 = R3 * R1`, `P1 = R0 < R1`, `BRA` reading R4.
 fn kernel() -> KernelView {
     let mut add = InstrView::new(0, "FADD R2, R0, R1", InstrClass::Other);
-    add.defs = vec![Operand::Reg(r(2, 1))];
-    add.uses = vec![Operand::Reg(r(0, 1)), Operand::Reg(r(1, 1))];
+    add.defs = vec![Operand::Reg(r(2, 1))].into();
+    add.uses = vec![Operand::Reg(r(0, 1)), Operand::Reg(r(1, 1))].into();
     let mut mul = InstrView::new(16, "@P0 FMUL R3, R3, R1", InstrClass::Other);
-    mul.defs = vec![Operand::Reg(r(3, 1))];
-    mul.uses = vec![Operand::Reg(r(3, 1)), Operand::Reg(r(1, 1))];
+    mul.defs = vec![Operand::Reg(r(3, 1))].into();
+    mul.uses = vec![Operand::Reg(r(3, 1)), Operand::Reg(r(1, 1))].into();
     mul.guarded = true;
     let mut set = InstrView::new(32, "FSETP P1, R0, R1", InstrClass::Other);
-    set.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 1, 1))];
-    set.uses = vec![Operand::Reg(r(0, 1)), Operand::Reg(r(1, 1))];
+    set.defs = vec![Operand::Reg(RegRange::new(RegFile::Predicate, 1, 1))].into();
+    set.uses = vec![Operand::Reg(r(0, 1)), Operand::Reg(r(1, 1))].into();
     let mut bra = InstrView::new(48, "BRX R4", InstrClass::Other);
-    bra.uses = vec![Operand::Reg(r(4, 1))];
+    bra.uses = vec![Operand::Reg(r(4, 1))].into();
     bra.control = Control::Branch;
     KernelView { name: "k".into(), instrs: vec![add, mul, set, bra] }
 }
