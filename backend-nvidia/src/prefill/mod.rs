@@ -155,10 +155,12 @@ impl PrefillProgress {
             return None;
         }
         Some(match self.planned.load(Ordering::Acquire) {
-            0 => "the disassembly ahead was still choosing its functions (reading the device code of the program                   and its libraries) when the program ended"
+            0 => "the disassembly ahead was still choosing its functions (reading the device code of the program \
+                  and its libraries) when the program ended"
                 .to_string(),
             planned => format!(
-                "the disassembly ahead was still running when the program ended: {} of {planned} functions done                  (a later run finds them cached)",
+                "the disassembly ahead was still running when the program ended: {} of {planned} functions done \
+                 (a later run finds them cached)",
                 self.answered.load(Ordering::Acquire)
             ),
         })
@@ -468,6 +470,8 @@ mod tests {
             "{:?}",
             p.unfinished_note()
         );
+        // one line, words single-spaced
+        assert!(p.unfinished_note().is_some_and(|n| !n.contains("  ") && !n.contains('\n')));
         p.finished.store(true, Ordering::Release);
         assert_eq!(p.unfinished_note(), None, "finished: its own note says what it did");
     }
