@@ -1364,6 +1364,7 @@ mod tests {
              1 of them naming a serial no launch had (launch unknown); 1 only from the site table read at the end, \
              whose launch is unknown (their record never reached the host)"
         );
+        let _ = std::fs::remove_file(report);
     }
 
     #[test]
