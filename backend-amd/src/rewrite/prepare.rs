@@ -157,7 +157,7 @@ impl<'a> Units<'a> {
                     kernel_outcomes.push(o);
                     return;
                 }
-                let unit = match (&kernel_code[index], got.or_else(|| read(index))) {
+                let unit = match (&kernel_code[index], got) {
                     (Ok(instrs), Some(ReadKernel { view, waits, own })) => plan_for(&view, instrs, tool, &mut sites)
                         .map(|(plan, counts)| {
                             let calls = view.instrs.iter().any(|i| i.control == xfpx_common::view::Control::Call);
