@@ -16,6 +16,10 @@
 //! Speed work must leave the outputs as they were: [`rewrite_digests`]
 //! writes a digest of every output (see there) to compare before and after.
 
+/// The allocator the CLI and the AMD tool library use, so that the figures are theirs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use std::path::Path;

@@ -18,6 +18,10 @@
 //! on and [`hsa`] the HSA types and constants it uses.
 #![deny(unsafe_code)]
 
+/// The rewriter makes and frees many small buffers: the allocator the CLI uses too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod cache;
 pub mod ffi;
 pub mod hsa;
