@@ -207,10 +207,10 @@ pub fn merge_guard_counts(
     };
     for c in calls {
         let i = c.instr as usize;
-        let slot = match (c.function == abi::COUNT_GUARD, c.args.get(1)) {
-            (true, Some(CallArg::Const64 { value })) if i < n && c.when == When::Before => *value,
+        let slot = match (c.function == abi::COUNT_GUARD, slot_arg(&c)) {
+            (true, Some(value)) if i < n && c.when == When::Before => value,
             _ => {
-                let free = matches!(c.args.get(1), Some(CallArg::Const64 { value }) if (value >> 32) as u32 & COUNT_BRANCH == 0);
+                let free = slot_arg(&c).is_some_and(|v| !measures_branch(v));
                 if let (true, true, Some(Some((first, _)))) =
                     (c.function == abi::COUNT_REGION && c.when == When::Before, free, region_of.get(i))
                 {
@@ -254,22 +254,31 @@ pub fn merge_guard_counts(
     out
 }
 
+/// A count call's slot argument: its first slot, its meta bits above bit 32.
+fn slot_arg(c: &CallInsertion) -> Option<u64> {
+    match c.args.get(1) {
+        Some(CallArg::Const64 { value }) => Some(*value),
+        _ => None,
+    }
+}
+
+/// Whether a region call's slot argument says it measures its closing branch.
+fn measures_branch(slot_arg: u64) -> bool {
+    (slot_arg >> 32) as u32 & COUNT_BRANCH != 0
+}
+
 /// Let each region call that reads its closing branch's guard count that
 /// guard too, and drop the branch's own guard call.
 fn held_by_region_calls(plan: &Plan, base: u32, calls: &mut Vec<CallInsertion>) {
-    let slot_of = |c: &CallInsertion| match c.args.get(1) {
-        Some(CallArg::Const64 { value }) => Some(*value),
-        _ => None,
-    };
     let guard_at: HashMap<u32, (usize, u64)> = calls
         .iter()
         .enumerate()
         .filter(|(_, c)| c.function == abi::COUNT_GUARD && c.when == When::Before)
-        .filter_map(|(k, c)| Some((c.instr, (k, slot_of(c)?))))
+        .filter_map(|(k, c)| Some((c.instr, (k, slot_arg(c)?))))
         .collect();
     let mut dropped = Vec::new();
     for c in calls.iter_mut().filter(|c| c.function == abi::COUNT_REGION) {
-        let Some(value) = slot_of(c) else { continue };
+        let Some(value) = slot_arg(c) else { continue };
         let (slot, meta) = (value & 0xffff_ffff, (value >> 32) as u32);
         let region = slot.checked_sub(u64::from(base)).and_then(|r| plan.counters.get(r as usize));
         let Some(CounterKind::Region { branch: Some(b), .. }) = region.map(|d| &d.kind) else { continue };
@@ -339,10 +348,7 @@ pub fn dump_counts(kernel: &SassKernel, sites: &mut SiteTable, format: OutputFor
     let mut out = render_kernel(kernel, &cp.plan, &calls, format);
     if format == OutputFormat::Text {
         let region_calls: Vec<&CallInsertion> = calls.iter().filter(|c| c.function == abi::COUNT_REGION).collect();
-        let measured = region_calls
-            .iter()
-            .filter(|c| matches!(c.args.get(1), Some(CallArg::Const64 { value }) if (value >> 32) as u32 & COUNT_BRANCH != 0))
-            .count();
+        let measured = region_calls.iter().filter(|c| slot_arg(c).is_some_and(measures_branch)).count();
         let branches =
             cp.plan.counters.iter().filter(|d| matches!(d.kind, CounterKind::Region { branch: Some(_), .. })).count();
         let _ = writeln!(
