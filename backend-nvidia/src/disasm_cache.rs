@@ -156,10 +156,15 @@ impl DisasmCache {
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// Whether the answer for `key` is cached.
+    pub fn holds(&self, key: &str) -> bool {
+        std::fs::metadata(self.dir.join(key)).is_ok_and(|m| m.len() > 0)
+    }
+
     /// Whether the answer for `key` is cached, being made, or ours to make
     /// (a stale mark is removed first, as the wrapper does).
     pub fn claim(&self, key: &str) -> Claim {
-        if std::fs::metadata(self.dir.join(key)).is_ok_and(|m| m.len() > 0) {
+        if self.holds(key) {
             return Claim::Cached;
         }
         let busy = self.dir.join(format!(".{key}.busy"));

@@ -32,6 +32,7 @@ pub mod lower;
 pub mod mapped;
 pub mod modes;
 pub mod prefill;
+pub mod preparing;
 pub mod record;
 pub mod runtime;
 pub mod sass;

@@ -190,6 +190,8 @@ pub struct ToolCore {
     screen: Option<ScreenRun>,
     /// Whether the shim made the screen's device memory (screening starts then).
     screen_ready: bool,
+    /// Kernels screened while their disassembly is made in the background.
+    preparing: crate::preparing::PreparingKernels,
     /// Screen records that named no launch, or were malformed.
     screen_records_lost: u64,
     /// Mangled names of launched kernels by the name they are shown by.
@@ -268,6 +270,7 @@ impl ToolCore {
             injection_reported: false,
             screen: None,
             screen_ready: false,
+            preparing: Default::default(),
             screen_records_lost: 0,
             kernel_names: HashMap::new(),
             capture: None,
@@ -786,7 +789,9 @@ impl ToolCore {
         entry.launches += 1;
         let serial = self.launches.len() as u64;
         let elsewhere = matches!(way, LaunchWay::OtherContext);
-        let mut instrument = admitted && sampled && !elsewhere && !self.stream.collector().full();
+        // (a kernel being prepared is screened as a sampled-out launch is)
+        let preparing = self.preparing.launch(names.mangled);
+        let mut instrument = admitted && sampled && !elsewhere && !preparing && !self.stream.collector().full();
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
@@ -857,6 +862,28 @@ impl ToolCore {
             (true, plan) => (LaunchCheck::Instrumented, plan.ok()),
             (false, Ok(plan)) => (LaunchCheck::Screened, Some(plan)),
             (false, Err(why)) => unchecked(why),
+        }
+    }
+
+    /// Whether a kernel whose disassembly is not cached at its first launch
+    /// runs screened while it is made in the background (launches are
+    /// screened, and the run configuration allows it).
+    pub fn prepares_in_background(&self) -> bool {
+        self.screen.is_some() && self.screen_ready && self.config.tools.background_disassembly
+    }
+
+    /// `mangled`'s launches run screened until [`ToolCore::prepared`].
+    pub fn preparing(&mut self, mangled: &str) {
+        self.preparing.start(mangled);
+    }
+
+    /// `mangled` can be instrumented now: its sampling starts again, so
+    /// that its next launch is instrumented.
+    pub fn prepared(&mut self, mangled: &str) {
+        if self.preparing.ready(mangled) {
+            if let Some(entry) = self.kernels.get_mut(mangled) {
+                entry.sample_from = entry.launches;
+            }
         }
     }
 
@@ -1124,6 +1151,9 @@ impl ToolCore {
             return Ok(());
         }
         if let Some(text) = self.delivery.note(self.launches.len() as u64) {
+            self.note(&text);
+        }
+        if let Some(text) = self.preparing.note() {
             self.note(&text);
         }
         if let Some(notes) = self.capture.as_mut().map(CaptureRun::finish) {

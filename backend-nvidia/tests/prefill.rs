@@ -163,7 +163,7 @@ fn a_prefill_answers_nvbits_later_calls() {
     let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
     let wrapper = cache.write_wrapper().expect("wrapper");
     let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
-    let out = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"));
+    let out = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"), &prefill::PROGRESS);
     assert_eq!((out.disassembled, out.failed, out.batches, out.alone), (8, 0, 1, 0), "{out:?}");
     assert_eq!(runs(&marks), 1, "one disassembler run for the 8 functions");
     assert!(!dir.join("scratch").exists(), "the scratch folder is removed");
@@ -177,7 +177,7 @@ fn a_prefill_answers_nvbits_later_calls() {
     nvbit_call(&wrapper, &dir, &[7u8; 32]);
     assert_eq!(runs(&marks), before + 1);
     // a second prefill finds everything cached
-    let again = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"));
+    let again = prefill::run(&cache, &wrapper, &plan, 4, &dir.join("scratch"), &prefill::PROGRESS);
     assert_eq!((again.disassembled, again.batches, again.alone), (8, 0, 0), "{again:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -191,7 +191,7 @@ fn functions_the_cut_refuses_are_disassembled_alone() {
     let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
     let wrapper = cache.write_wrapper().expect("wrapper");
     let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
-    let out = prefill::run(&cache, &wrapper, &plan, 2, &dir.join("scratch"));
+    let out = prefill::run(&cache, &wrapper, &plan, 2, &dir.join("scratch"), &prefill::PROGRESS);
     // the first function's branches stay inside it; the others' do not
     assert_eq!((out.disassembled, out.failed, out.batches, out.alone), (8, 0, 1, 7), "{out:?}");
     assert_eq!(runs(&marks), 8);
@@ -215,7 +215,8 @@ fn a_call_for_bytes_in_flight_waits_for_that_run() {
             prefill::plan(&host_elf(&fatbin_fixture()), 90, |n| wanted.is_empty() || n == wanted, 100).expect("plan");
         let code = plan.functions.last().expect("a function").code.clone();
         let (c, w, d) = (cache.clone(), wrapper.clone(), dir.clone());
-        let prefill = std::thread::spawn(move || prefill::run(&c, &w, &plan, 1, &d.join("scratch")));
+        let prefill =
+            std::thread::spawn(move || prefill::run(&c, &w, &plan, 1, &d.join("scratch"), &prefill::PROGRESS));
         // NVBit asks while the prefill's disassembler is still running
         std::thread::sleep(std::time::Duration::from_millis(300));
         let text = nvbit_call(&wrapper, &dir, &code);
@@ -365,7 +366,7 @@ fn concurrent_prefills_share_one_cache_safely() {
         let handles: Vec<_> = (0..4)
             .map(|rank| {
                 let (c, w, p, d) = (&disasm, &wrapper, &plan, &dir);
-                s.spawn(move || prefill::run(c, w, p, 4, &d.join(format!("scratch-{rank}"))))
+                s.spawn(move || prefill::run(c, w, p, 4, &d.join(format!("scratch-{rank}")), &prefill::PROGRESS))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("rank")).collect()
@@ -389,5 +390,58 @@ fn concurrent_prefills_share_one_cache_safely() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kernel launched before its functions are cached: they are
+/// disassembled in the background (the launch is told to wait), filed
+/// under NVBit's keys, and the kernel is ready once they are; cached or
+/// unknown functions are ready at once.
+#[test]
+fn functions_missing_at_a_first_launch_are_disassembled_in_the_background() {
+    use prefill::at_launch::{AtLaunch, Readiness};
+    static PROGRESS: prefill::PrefillProgress = prefill::PrefillProgress::new();
+    let dir = temp("at-launch");
+    let (real, marks) = fake_disassembler(&dir, "0.3");
+    let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
+    let wrapper = cache.write_wrapper().expect("wrapper");
+    let fb = fatbin_fixture();
+    let cubin = fatbin::entries(&fb).expect("entries")[0].contents().expect("cubin").into_owned();
+    let code = |name: &str| {
+        fatbin::cubin_functions(&cubin).expect("functions").into_iter().find(|f| f.name == name).expect(name).code
+    };
+    let at = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
+    let kernel = ["f32_ops", "f64_ops"];
+    assert_eq!(at.prepare(&cubin, &kernel, |_| false), Ok(Readiness::Preparing { started: 2 }));
+    assert!(!at.ready(&kernel), "still being disassembled");
+    // a second first launch that shares a pending function waits for it too
+    assert_eq!(at.prepare(&cubin, &["f64_ops"], |_| false), Ok(Readiness::Preparing { started: 0 }));
+    let t0 = std::time::Instant::now();
+    while !at.ready(&kernel) {
+        assert!(t0.elapsed().as_secs() < 20, "the background run ends");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(runs(&marks), 1, "one batched run for the kernel's two functions");
+    assert_eq!(PROGRESS.answered(), 2);
+    for name in kernel {
+        let expected = alone(&real, &dir, &code(name));
+        let before = runs(&marks);
+        assert_eq!(nvbit_call(&wrapper, &dir, &code(name)), expected, "{name}: the function's own listing");
+        assert_eq!(runs(&marks), before, "{name}: NVBit's call came from the cache");
+    }
+    // a later run (a new process) finds them cached: ready at once
+    let later = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
+    let before = runs(&marks);
+    assert_eq!(later.prepare(&cubin, &kernel, |_| false), Ok(Readiness::Ready));
+    // a function the module does not name is left to NVBit
+    assert_eq!(later.prepare(&cubin, &["not_in_this_module"], |_| false), Ok(Readiness::Ready));
+    assert_eq!(runs(&marks), before);
+    // functions a prefill of the program answers are left to NVBit's call
+    let fresh =
+        AtLaunch::new(DisasmCache { dir: dir.join("cache2"), real: real.clone() }, wrapper.clone(), 90, &PROGRESS);
+    assert_eq!(fresh.prepare(&cubin, &kernel, |n| kernel.contains(&n)), Ok(Readiness::Ready));
+    assert_eq!(runs(&marks), before);
+    // a module that is no ELF file: one clear error, nothing started
+    assert!(later.prepare(b"not a cubin", &kernel, |_| false).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }

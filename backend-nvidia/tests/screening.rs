@@ -247,3 +247,49 @@ fn a_kernel_without_floating_point_results_has_nothing_to_check() {
     let k = r.kernels.iter().find(|k| k.name.starts_with("copy")).expect("copy");
     assert_eq!(k.unchecked, vec![UncheckedLaunches { reason: Unchecked::NothingToCheck, launches: 2 }]);
 }
+
+/// A kernel whose disassembly is made in the background at its first
+/// launch: its launches run screened until it is ready, then sampling
+/// starts again (its next launch is instrumented), and the summary says
+/// how many launches waited.
+#[test]
+fn a_kernel_being_prepared_is_screened_until_it_is_ready() {
+    let (mut core, _) = core(true, "preparing");
+    assert!(!core.prepares_in_background(), "not before the screen's memory is made");
+    core.screen_ready(true);
+    assert!(core.prepares_in_background());
+    core.allocated(X, 65_536);
+    core.allocated(DIAG, 40_000);
+    core.preparing(RELAX.mangled);
+    let (p, l) = params(0);
+    let launch = |core: &mut ToolCore| core.launch_with(RELAX, LaunchWay::Stream { params: &p, layout: &l });
+    for i in 0..3 {
+        let d = launch(&mut core);
+        assert!(!d.instrument, "launch {i} waits for the disassembly");
+        assert_eq!(d.screen.expect("screened").after.report, 1, "launch {i} is screened");
+    }
+    core.instrument_function(RELAX, &relax_sass(), 0x1000).expect("instrumented");
+    core.prepared(RELAX.mangled);
+    let instrumented: Vec<bool> = (0..6).map(|_| launch(&mut core).instrument).collect();
+    // sampling from launch 3 as from a first launch: 0-3 instrumented, 4-6 not, 7 again
+    assert_eq!(instrumented, [true, true, true, true, false, false]);
+    core.finish().expect("finish");
+    let r = core.report();
+    let k = relax(&r);
+    assert_eq!((k.instrumented_launches, k.screened_launches), (4, 5), "{k:?}");
+    let note = r.run.notes.iter().find(|n| n.contains("while the disassembly NVBit needs")).expect("the note");
+    assert!(note.starts_with("3 launches of 1 kernel ran screened"), "{note}");
+    // the setting turns it off
+    let report = std::env::temp_dir().join(format!("xfpx-screening-{}-off.json", std::process::id()));
+    let mut settings = RunSettings {
+        mode: Mode::Fast,
+        sample_doubling: true,
+        screen_launches: true,
+        report_path: report,
+        ..RunSettings::default()
+    };
+    settings.tools.background_disassembly = false;
+    let mut off = ToolCore::new(settings.check().expect("valid")).expect("core");
+    off.screen_ready(true);
+    assert!(off.screening() && !off.prepares_in_background());
+}

@@ -156,6 +156,12 @@ pub struct ToolSettings {
     /// Functions disassembled ahead of the instrumentation framework, the
     /// program's first (`XFPX_PREFILL`, default 512; 0: none).
     pub disassemble_ahead: usize,
+    /// A kernel first launched before the disassembly NVBit needs for it is
+    /// cached runs screened while it is disassembled in the background,
+    /// and is instrumented from its first launch after
+    /// (`XFPX_BACKGROUND_DISASSEMBLY`, default on where launches are
+    /// screened; `0`: NVBit disassembles it at that launch).
+    pub background_disassembly: bool,
     /// Where AMD code objects rewritten for a run are kept, by content
     /// (`XFPX_AMD_REWRITE_CACHE`: a folder, or `0`).
     pub rewrite_cache: CacheFolder,
@@ -174,13 +180,14 @@ impl Default for ToolSettings {
             device_code_extractor: PathBuf::from("cuobjdump"),
             disassembly_cache: CacheFolder::Default,
             disassemble_ahead: DEFAULT_DISASSEMBLE_AHEAD,
+            background_disassembly: true,
             rewrite_cache: CacheFolder::Default,
         }
     }
 }
 
 /// The environment variables [`RunSettings::from_environment`] reads.
-pub const SETTINGS_ENV: [&str; 8] = [
+pub const SETTINGS_ENV: [&str; 9] = [
     "XFPX_NVIDIA_LINES",
     "XFPX_NVIDIA_LINES_MAX_MB",
     "XFPX_NVIDIA_KEEP_CUBIN",
@@ -188,6 +195,7 @@ pub const SETTINGS_ENV: [&str; 8] = [
     "XFPX_CUOBJDUMP",
     "XFPX_NVDISASM_CACHE",
     "XFPX_PREFILL",
+    "XFPX_BACKGROUND_DISASSEMBLY",
     "XFPX_AMD_REWRITE_CACHE",
 ];
 
@@ -215,6 +223,7 @@ impl ToolSettings {
                 None | Some("") => DEFAULT_DISASSEMBLE_AHEAD,
                 Some(v) => v.parse().unwrap_or(DEFAULT_DISASSEMBLE_AHEAD),
             },
+            background_disassembly: text("XFPX_BACKGROUND_DISASSEMBLY").as_deref().map(str::trim) != Some("0"),
             rewrite_cache: CacheFolder::from_variable(var("XFPX_AMD_REWRITE_CACHE")),
         }
     }
@@ -693,6 +702,7 @@ mod tests {
             ("XFPX_CUOBJDUMP", "/c"),
             ("XFPX_NVDISASM_CACHE", "0"),
             ("XFPX_PREFILL", " 7 "),
+            ("XFPX_BACKGROUND_DISASSEMBLY", "0"),
         ]));
         assert_eq!(
             t,
@@ -704,6 +714,7 @@ mod tests {
                 device_code_extractor: "/c".into(),
                 disassembly_cache: CacheFolder::Off,
                 disassemble_ahead: 7,
+                background_disassembly: false,
                 rewrite_cache: CacheFolder::Default,
             }
         );
@@ -717,6 +728,7 @@ mod tests {
         assert_eq!(t.lines_max_file_mb, 64);
         assert_eq!(t.disassembly_cache, CacheFolder::At("/c".into()));
         assert_eq!(t.disassemble_ahead, DEFAULT_DISASSEMBLE_AHEAD);
+        assert!(t.background_disassembly);
         let t = ToolSettings::from_environment(env(&[("XFPX_AMD_REWRITE_CACHE", "/r")]));
         assert_eq!(t.rewrite_cache, CacheFolder::At("/r".into()));
         let none = |_: &str| None;

@@ -21,6 +21,7 @@
 //! per-function runs on the H100) and filed under NVBit's key; a function
 //! the cut refuses is disassembled alone through the wrapper.
 
+pub mod at_launch;
 pub mod batch;
 pub mod libraries;
 
@@ -149,6 +150,11 @@ impl PrefillProgress {
         }
     }
 
+    /// Functions answered so far (from the cache, or disassembled).
+    pub fn answered(&self) -> usize {
+        self.answered.load(Ordering::Acquire)
+    }
+
     /// The note for a prefill that started and has not finished.
     pub fn unfinished_note(&self) -> Option<String> {
         if !self.started.load(Ordering::Acquire) || self.finished.load(Ordering::Acquire) {
@@ -170,6 +176,37 @@ impl PrefillProgress {
 /// This process's background prefill ([`start_background`]).
 pub static PROGRESS: PrefillProgress = PrefillProgress::new();
 
+/// Names of the program's own functions this process's prefill puts
+/// through the cache: NVBit's call for one waits for that answer, so its
+/// first launch need not wait in the background ([`at_launch`]).
+#[derive(Debug)]
+pub struct AheadNames(Mutex<Option<HashSet<String>>>);
+
+impl AheadNames {
+    pub const fn new() -> AheadNames {
+        AheadNames(Mutex::new(None))
+    }
+
+    fn add(&self, names: impl Iterator<Item = String>) {
+        if let Ok(mut g) = self.0.lock() {
+            g.get_or_insert_with(HashSet::new).extend(names);
+        }
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.lock().is_ok_and(|g| g.as_ref().is_some_and(|s| s.contains(name)))
+    }
+}
+
+impl Default for AheadNames {
+    fn default() -> Self {
+        AheadNames::new()
+    }
+}
+
+/// The program's functions [`start_background`]'s prefill planned.
+pub static AHEAD: AheadNames = AheadNames::new();
+
 /// What a prefill did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PrefillOutcome {
@@ -187,7 +224,14 @@ pub struct PrefillOutcome {
 /// batched where they can be ([`batch`]), else through `wrapper` (the
 /// cache's disassembler wrapper) as NVBit would call it; the code goes
 /// through files in `scratch` (created, and removed after).
-pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize, scratch: &Path) -> PrefillOutcome {
+pub fn run(
+    cache: &DisasmCache,
+    wrapper: &Path,
+    plan: &PrefillPlan,
+    jobs: usize,
+    scratch: &Path,
+    progress: &PrefillProgress,
+) -> PrefillOutcome {
     let t0 = Instant::now();
     if plan.functions.is_empty() {
         return PrefillOutcome::default();
@@ -195,7 +239,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
     if std::fs::create_dir_all(scratch).is_err() {
         return PrefillOutcome { failed: plan.functions.len(), ..PrefillOutcome::default() };
     }
-    PROGRESS.planned.fetch_add(plan.functions.len(), Ordering::AcqRel);
+    progress.planned.fetch_add(plan.functions.len(), Ordering::AcqRel);
     let groups = batch::groups(&plan.functions, plan.sm);
     let tag = cache.tag().ok();
     let next = AtomicUsize::new(0);
@@ -203,7 +247,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
     let args = nvbit_disassembler_args(plan.sm);
     std::thread::scope(|s| {
         for worker in 0..jobs.clamp(1, 64) {
-            let (next, args, groups, tag) = (&next, &args, &groups, &tag);
+            let (next, args, groups, tag, progress) = (&next, &args, &groups, &tag, progress);
             let (done, failed, batches, alone) = (&done, &failed, &batches, &alone);
             s.spawn(move || {
                 let file = scratch.join(format!("code-{worker}"));
@@ -213,7 +257,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
                         Some(tag) if group.len() > 1 => {
                             let b = batch::run_group(cache, tag, args, &group, &file);
                             done.fetch_add(b.answered, Ordering::Relaxed);
-                            PROGRESS.answered.fetch_add(b.answered, Ordering::AcqRel);
+                            progress.answered.fetch_add(b.answered, Ordering::AcqRel);
                             batches.fetch_add(usize::from(b.ran), Ordering::Relaxed);
                             b.alone
                         }
@@ -231,7 +275,7 @@ pub fn run(cache: &DisasmCache, wrapper: &Path, plan: &PrefillPlan, jobs: usize,
                                 .status()
                                 .is_ok_and(|st| st.success());
                         if ok {
-                            PROGRESS.answered.fetch_add(1, Ordering::AcqRel);
+                            progress.answered.fetch_add(1, Ordering::AcqRel);
                             done.fetch_add(1, Ordering::Relaxed)
                         } else {
                             failed.fetch_add(1, Ordering::Relaxed)
@@ -295,13 +339,16 @@ impl DeviceTarget {
     }
 }
 
-/// Start a prefill of the program in `exe` and of the libraries with
-/// device code mapped once the target is known, on a background thread: the target is the
+/// Start a prefill of the program in `exe` (and, `with_libraries`, of the
+/// libraries with device code mapped once the target is known) on a
+/// background thread: the target is the
 /// program file's sole one, else the device's (waiting for it); `wanted`
 /// filters functions by mangled name; `done` receives one line for the
 /// user when it ends (nothing when there was nothing to do).
+#[allow(clippy::too_many_arguments)]
 pub fn start_background(
     exe: PathBuf,
+    with_libraries: bool,
     cache: DisasmCache,
     wrapper: PathBuf,
     limits: PrefillLimits,
@@ -311,7 +358,8 @@ pub fn start_background(
 ) -> std::io::Result<()> {
     PROGRESS.started.store(true, Ordering::Release);
     let spawned = std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
-        let sources = Sources { exe: &exe, libraries: Libraries::Mapped };
+        let libraries = if with_libraries { Libraries::Mapped } else { Libraries::Listed(&[]) };
+        let sources = Sources { exe: &exe, libraries };
         let line = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted);
         PROGRESS.finished.store(true, Ordering::Release);
         if let Some(line) = line {
@@ -389,6 +437,7 @@ pub fn prefill_files(
         None => PrefillPlan { sm, functions: Vec::new(), left_out: 0, unreadable: 0 },
     };
     drop(bytes);
+    AHEAD.add(plan.functions.iter().map(|f| f.name.clone()));
     let own = plan.functions.len();
     let mut seen: HashSet<Vec<u8>> = plan.functions.iter().map(|f| f.code.clone()).collect();
     let room = limits.functions.saturating_sub(own);
@@ -400,7 +449,7 @@ pub fn prefill_files(
     }
     let cpus = std::thread::available_parallelism().map_or(2, usize::from);
     let jobs = jobs_for(cpus);
-    let out = run(cache, wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()));
+    let out = run(cache, wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()), &PROGRESS);
     let mut line = format!(
         "disassembled {} sm_{sm} functions ahead of their first launch in {:.2} s ({} batched disassembler runs, \
          {} functions alone; {jobs} at a time): {own} of the program, {} of {} libraries",

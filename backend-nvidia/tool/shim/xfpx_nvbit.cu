@@ -419,28 +419,75 @@ void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled
     xfpx_free_calls(calls, (uint64_t)n);
 }
 
-void read_lines(CUcontext ctx, CUfunction f) {
+/* The kernel's module, dumped by NVBit into a temporary file when first
+ * asked for (for its line table and the disassembly ahead; "" when it
+ * could not be); removed when this ends. */
+class DumpedModule {
+    CUcontext ctx_;
+    CUfunction f_;
+    bool tried_ = false;
+    std::string path_;
+
+  public:
+    DumpedModule(CUcontext ctx, CUfunction f) : ctx_(ctx), f_(f) {}
+    DumpedModule(const DumpedModule &) = delete;
+    DumpedModule &operator=(const DumpedModule &) = delete;
+    const std::string &path() {
+        if (tried_) return path_;
+        tried_ = true;
+        char name[] = "/tmp/xfpx-cubin-XXXXXX";
+        int fd = mkstemp(name);
+        if (fd < 0) return path_;
+        close(fd);
+        unlink(name); /* a unique name; NVBit creates the file */
+        if (nvbit_dump_cubin(ctx_, f_, name)) path_ = name;
+        return path_;
+    }
+    ~DumpedModule() {
+        if (!path_.empty()) unlink(path_.c_str());
+    }
+};
+
+void read_lines(DumpedModule &module) {
     if (!xfpx_lines_enabled()) return;
     auto t0 = std::chrono::steady_clock::now();
-    struct Charge {
-        std::chrono::steady_clock::time_point t0;
-        ~Charge() { g_prep.lines += seconds_since(t0); }
-    } charge{t0};
-    char path[] = "/tmp/xfpx-cubin-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return;
-    close(fd);
-    unlink(path); /* a unique name; NVBit creates the file */
-    if (nvbit_dump_cubin(ctx, f, path)) {
-        xfpx_load_cubin_lines(path);
+    if (!module.path().empty()) {
+        xfpx_load_cubin_lines(module.path().c_str());
     } else {
         note("NVBit could not dump the cubin of a kernel; trying the executable's own cubins for source lines");
     }
-    unlink(path);
+    g_prep.lines += seconds_since(t0);
+}
+
+/* A kernel and the functions it calls, to instrument once their
+ * disassembly is ready (the kernel first). */
+struct KernelFunctions {
+    std::vector<CUfunction> funcs;
+    std::vector<std::string> names;
+    std::vector<const char *> name_ptrs() const {
+        std::vector<const char *> p;
+        for (const std::string &n : names) p.push_back(n.c_str());
+        return p;
+    }
+};
+/* Kernels whose launches run screened while their disassembly is made in
+ * the background (prepare_ffi.rs). */
+std::unordered_map<CUfunction, KernelFunctions> g_preparing;
+/* Functions instrumented (a function several kernels call, once). */
+std::unordered_set<CUfunction> g_done;
+
+void instrument_kernel(CUcontext ctx, const KernelFunctions &k) {
+    xfpx_instrumenting_for(k.names[0].c_str());
+    for (size_t i = 0; i < k.funcs.size(); i++) {
+        if (!g_done.insert(k.funcs[i]).second) continue;
+        std::string demangled = nvbit_get_func_name(ctx, k.funcs[i], false);
+        instrument_function(ctx, k.funcs[i], k.names[i], demangled);
+    }
 }
 
 /* First launch of a kernel: decide, read its line table, instrument it
- * and the functions it calls. */
+ * and the functions it calls, now or, when their disassembly is not
+ * cached and launches are screened, once it is made in the background. */
 void first_sight(CUcontext ctx, CUfunction f) {
     if (!g_seen.insert(f).second) return;
     std::string mangled = nvbit_get_func_name(ctx, f, true);
@@ -449,22 +496,39 @@ void first_sight(CUcontext ctx, CUfunction f) {
         xfpx_exclude_kernel(mangled.c_str(), demangled.c_str());
         return;
     }
-    read_lines(ctx, f);
-    xfpx_instrumenting_for(mangled.c_str());
-    std::vector<CUfunction> funcs = nvbit_get_related_functions(ctx, f);
-    funcs.push_back(f);
-    for (CUfunction g : funcs) {
+    DumpedModule module(ctx, f);
+    read_lines(module);
+    KernelFunctions k;
+    k.funcs.push_back(f);
+    k.names.push_back(mangled);
+    for (CUfunction g : nvbit_get_related_functions(ctx, f)) {
         /* the related functions can include other kernels of the module
          * (seen with CUTLASS): each is decided at its own first launch,
          * so an excluded or never-launched kernel costs no disassembly */
-        if (g != f && nvbit_is_func_kernel(ctx, g)) continue;
+        if (g == f || nvbit_is_func_kernel(ctx, g)) continue;
         std::string gm = nvbit_get_func_name(ctx, g, true);
         /* what the functions it calls compute in counts for its screens */
-        if (g != f) xfpx_kernel_calls(mangled.c_str(), gm.c_str());
-        if (g != f && !g_seen.insert(g).second) continue;
-        std::string gd = nvbit_get_func_name(ctx, g, false);
-        instrument_function(ctx, g, gm, gd);
+        xfpx_kernel_calls(mangled.c_str(), gm.c_str());
+        if (g_done.count(g)) continue;
+        k.funcs.push_back(g);
+        k.names.push_back(gm);
     }
+    std::vector<const char *> names = k.name_ptrs();
+    if (xfpx_prepares_ahead() && !xfpx_prepare_ahead(module.path().c_str(), names.data(), (uint64_t)names.size())) {
+        g_preparing[f] = std::move(k);
+        return;
+    }
+    instrument_kernel(ctx, k);
+}
+
+/* A kernel whose disassembly was being made: instrument it once it is ready. */
+void when_prepared(CUcontext ctx, CUfunction f) {
+    auto it = g_preparing.find(f);
+    if (it == g_preparing.end()) return;
+    std::vector<const char *> names = it->second.name_ptrs();
+    if (!xfpx_prepared(names.data(), (uint64_t)names.size())) return;
+    instrument_kernel(ctx, it->second);
+    g_preparing.erase(it);
 }
 
 /* `blocks`: the launch's thread blocks (0: not known, as for a graph
@@ -490,6 +554,7 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
         return;
     }
     first_sight(ctx, f);
+    when_prepared(ctx, f);
     std::string mangled = nvbit_get_func_name(ctx, f, true);
     std::string demangled = nvbit_get_func_name(ctx, f, false);
     /* with screening, the launch's parameters (the pointers its scans read) */

@@ -45,6 +45,11 @@ int xfpx_wants_kernel(const char *mangled, const char *demangled);
 void xfpx_exclude_kernel(const char *mangled, const char *demangled);
 const char *xfpx_nvdisasm_wrapper(void);
 void xfpx_prefill_start(void);
+/* disassembly at a kernel's first launch (prepare_ffi.rs): names are the
+ * kernel's mangled name first, then those of the functions it calls */
+int xfpx_prepares_ahead(void);
+int xfpx_prepare_ahead(const char *module, const char *const *names, uint64_t n);
+int xfpx_prepared(const char *const *names, uint64_t n);
 int xfpx_lines_enabled(void);
 void xfpx_load_cubin_lines(const char *path);
 int64_t xfpx_instrument(const char *mangled, const char *demangled, uint32_t n, const char *const *sass,

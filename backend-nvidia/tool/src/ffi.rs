@@ -126,7 +126,7 @@ pub unsafe extern "C" fn xfpx_device(name: *const c_char, target: *const c_char)
     }
 }
 
-static DEVICE_TARGET: DeviceTarget = DeviceTarget::new();
+pub(crate) static DEVICE_TARGET: DeviceTarget = DeviceTarget::new();
 
 /// Disassemble the program's functions and its libraries' ahead of NVBit, in the
 /// background, through the caching wrapper (module `prefill`). Does
@@ -144,8 +144,13 @@ pub extern "C" fn xfpx_prefill_start() {
         let wrapper = Path::new(std::ffi::OsStr::from_bytes(wrapper.as_bytes())).to_path_buf();
         let wanted = |name: &str| with_core(true, |c| c.wants_kernel(KernelNames { mangled: name, demangled: name }));
         let done = |line: String| with_core((), |c| c.note(&line));
+        // The libraries' functions a program launches are a few of
+        // thousands: where their first launches are screened while they are
+        // disassembled (`prepare_ffi`), the libraries are not read ahead.
+        let with_libraries = with_core(true, |c| !(c.screening() && c.tool_settings().background_disassembly));
         let started = prefill::start_background(
             "/proc/self/exe".into(),
+            with_libraries,
             cache.clone(),
             wrapper,
             limits,
@@ -193,7 +198,7 @@ pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: 
 }
 
 /// The disassembler cache and its wrapper script, once set up.
-static NVDISASM_WRAPPER: OnceLock<Option<(DisasmCache, CString)>> = OnceLock::new();
+pub(crate) static NVDISASM_WRAPPER: OnceLock<Option<(DisasmCache, CString)>> = OnceLock::new();
 
 /// The disassembler NVBit should run: the caching wrapper of
 /// [`xfpx_nvidia::disasm_cache`], or null (NVBit's own choice) when the
@@ -763,6 +768,9 @@ mod tests {
             "xfpx_inject_result",
             "xfpx_nvdisasm_wrapper",
             "xfpx_prefill_start",
+            "xfpx_prepares_ahead",
+            "xfpx_prepare_ahead",
+            "xfpx_prepared",
             "xfpx_counting",
             "xfpx_instrumenting_for",
             "xfpx_count_table",

@@ -1,0 +1,115 @@
+//! The flat C interface of the disassembly at first launch
+//! ([`xfpx_nvidia::prefill::at_launch`]): the shim asks, at a kernel's
+//! first launch, whether NVBit's disassembly of it and of the functions it
+//! calls is cached, and at its later launches whether it is ready. Like
+//! [`crate::ffi`], every entry catches panics and reports failures as
+//! return values or notes.
+
+use crate::ffi::{str_arg, with_core, DEVICE_TARGET, NVDISASM_WRAPPER};
+use std::ffi::{c_char, c_int};
+use std::os::unix::ffi::OsStrExt as _;
+use std::panic::catch_unwind;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
+use xfpx_nvidia::prefill::{self, PrefillProgress};
+
+/// The functions disassembled at first launches.
+static PROGRESS: PrefillProgress = PrefillProgress::new();
+static AT_LAUNCH: OnceLock<AtLaunch> = OnceLock::new();
+
+/// The disassembly at first launch, once the cache and the device's
+/// target are known (none when either is not).
+fn at_launch() -> Option<&'static AtLaunch> {
+    if let Some(a) = AT_LAUNCH.get() {
+        return Some(a);
+    }
+    let Some(Some((cache, wrapper))) = NVDISASM_WRAPPER.get() else { return None };
+    let sm = DEVICE_TARGET.wait(Duration::ZERO)?;
+    let wrapper = Path::new(std::ffi::OsStr::from_bytes(wrapper.as_bytes())).to_path_buf();
+    Some(AT_LAUNCH.get_or_init(|| AtLaunch::new(cache.clone(), wrapper, sm, &PROGRESS)))
+}
+
+/// The `n` names of `names`, the kernel's first.
+///
+/// # Safety
+/// `names` points to `n` null or NUL-terminated strings.
+unsafe fn name_list<'a>(names: *const *const c_char, n: u64) -> Vec<&'a str> {
+    if names.is_null() || n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { std::slice::from_raw_parts(names, n as usize).iter().map(|&p| str_arg(p)).collect() }
+}
+
+/// 1 when kernels whose disassembly is not cached at their first launch
+/// may run screened while it is made (then the shim dumps a kernel's module
+/// for [`xfpx_prepare_ahead`]).
+#[no_mangle]
+pub extern "C" fn xfpx_prepares_ahead() -> c_int {
+    c_int::from(with_core(false, |c| c.prepares_in_background()) && at_launch().is_some())
+}
+
+/// At a kernel's first launch: 1 to instrument it now, 0 when its launches
+/// run screened while the disassembly NVBit needs is made in the
+/// background (ask [`xfpx_prepared`] at its next launches). `module` is
+/// the file NVBit dumped the kernel's module into; `names` the mangled
+/// names of the kernel (first) and of the functions it calls.
+///
+/// # Safety
+/// `module` is null or a NUL-terminated string; `names` points to `n` null
+/// or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const *const c_char, n: u64) -> c_int {
+    // SAFETY: forwarded from the caller's contract.
+    let (module, names) = unsafe { (str_arg(module), name_list(names, n)) };
+    let decided = catch_unwind(|| {
+        let Some(&kernel) = names.first() else { return 1 };
+        if module.is_empty() || !with_core(false, |c| c.prepares_in_background()) {
+            return 1;
+        }
+        let Some(at) = at_launch() else { return 1 };
+        let prepared = std::fs::read(module)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| at.prepare(&bytes, &names, |n| prefill::AHEAD.contains(n)));
+        match prepared {
+            Ok(Readiness::Ready) => 1,
+            Ok(Readiness::Preparing { .. }) => {
+                with_core((), |c| c.preparing(kernel));
+                0
+            }
+            Err(e) => {
+                // (said once: NVBit disassembles such kernels at their first launch, as without this)
+                static SAID: AtomicBool = AtomicBool::new(false);
+                if !SAID.swap(true, Ordering::Relaxed) {
+                    with_core((), |c| c.note(&format!("a kernel's module could not be read ahead of NVBit: {e}")));
+                }
+                1
+            }
+        }
+    });
+    decided.unwrap_or(1)
+}
+
+/// At a later launch of a kernel [`xfpx_prepare_ahead`] made wait: 1 when
+/// its functions (`names`, the kernel's first) are ready, and it is to be
+/// instrumented now.
+///
+/// # Safety
+/// `names` points to `n` null or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c_int {
+    // SAFETY: forwarded from the caller's contract.
+    let names = unsafe { name_list(names, n) };
+    let ready = catch_unwind(|| {
+        let Some(&kernel) = names.first() else { return 1 };
+        if at_launch().is_some_and(|at| !at.ready(&names)) {
+            return 0;
+        }
+        with_core((), |c| c.prepared(kernel));
+        1
+    });
+    ready.unwrap_or(1)
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A program's first run under xfpx against a later one (disassembly
+# cached), on a GPU machine: each configuration runs the same command with
+# the disassembly cache in a folder of its own, emptied for a first run;
+# a short table printed last, the logs in $OUT/first-run-logs.
+#
+#   XFPX=<xfpx with its NVIDIA tool set up> OUT=<folder> bash tests/gpu/first-run-check.sh
+#
+# Configurations, in this order, each against plain (uninstrumented) in
+# the same call: `first` (empty cache; a kernel whose disassembly is not
+# cached runs screened while it is disassembled in the background),
+# `warm` (the cache `first` left), and, with BASELINE=1, `first-wait`
+# (empty cache, XFPX_BACKGROUND_DISASSEMBLY=0: NVBit disassembles each
+# kernel at its first launch, as before). For each: whole-process wall
+# time, the program's timed GPU section (its BENCH gpu_ms line), whether
+# its CHECKSUM equals plain's, and xfpx's notes on preparation and on the
+# launches that waited. PROGRAMS names the commands (default: the PyTorch
+# training step of tests/bench/src/train_mlp.py).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="${OUT:-$root/first-run-out}"
+logs="$out/first-run-logs"
+rm -rf "$logs" && mkdir -p "$logs"
+xfpx="${XFPX:?set XFPX to an xfpx binary whose NVIDIA tool is set up}"
+[[ -x "$xfpx" ]] || { echo "first-run-check: FAIL: no xfpx at $xfpx"; exit 1; }
+programs="${PROGRAMS:-pytorch}"
+configs="first warm"
+[[ "${BASELINE:-0}" == 1 ]] && configs="$configs first-wait"
+
+command_of() {
+    case "$1" in
+    pytorch) echo "python3 $root/tests/bench/src/train_mlp.py" ;;
+    *) echo "$1" ;;
+    esac
+}
+
+# run NAME CONFIG CACHE -- COMMAND...: wall seconds on stdout; output in the log
+run() {
+    local name="$1" config="$2" cache="$3"
+    shift 4
+    local log="$logs/$name.$config.log"
+    local t0 t1
+    t0=$(date +%s.%N)
+    XDG_CACHE_HOME="$cache" "$@" > "$log" 2>&1
+    echo "exit $?" >> "$log"
+    t1=$(date +%s.%N)
+    python3 -c "print(f'{$t1 - $t0:.2f}')"
+}
+
+field() { # field LOG KEY: the value after KEY= on the program's BENCH line
+    grep -m1 '^BENCH' "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2
+}
+
+rows=()
+for p in $programs; do
+    cmd=$(command_of "$p")
+    plain_wall=$(run "$p" plain "$out/cache-plain" -- $cmd)
+    plain_gpu=$(field "$logs/$p.plain.log" gpu_ms)
+    plain_sum=$(grep -m1 '^CHECKSUM' "$logs/$p.plain.log")
+    rows+=("$(printf '%-10s %-11s %8s %6s %10s %6s  %s' "$p" plain "$plain_wall" 1.00 "${plain_gpu:--}" 1.00 -)")
+    for c in $configs; do
+        cache="$out/cache-$p"
+        env_extra=()
+        case "$c" in
+        first) rm -rf "$cache" && mkdir -p "$cache" ;;
+        warm) ;;
+        first-wait)
+            cache="$out/cache-$p-wait"
+            rm -rf "$cache" && mkdir -p "$cache"
+            env_extra=(XFPX_BACKGROUND_DISASSEMBLY=0)
+            ;;
+        esac
+        wall=$(run "$p" "$c" "$cache" -- env "${env_extra[@]}" "$xfpx" run -- $cmd)
+        log="$logs/$p.$c.log"
+        gpu=$(field "$log" gpu_ms)
+        sum=$(grep -m1 '^CHECKSUM' "$log")
+        same=DIFF
+        [[ -n "$plain_sum" && "$sum" == "$plain_sum" ]] && same=SAME
+        ratio=$(python3 -c "print(f'{$wall / $plain_wall:.2f}')")
+        gratio=-
+        [[ -n "$gpu" && -n "$plain_gpu" ]] && gratio=$(python3 -c "print(f'{$gpu / $plain_gpu:.2f}')")
+        waited=$(grep -o '[0-9]* launch[es]* of [0-9]* kernels\? ran screened' "$log" | head -1)
+        rows+=("$(printf '%-10s %-11s %8s %6s %10s %6s  %s; %s' "$p" "$c" "$wall" "$ratio" "${gpu:--}" "$gratio" "$same" "${waited:-no launch waited}")")
+    done
+done
+echo
+echo "program    config          wall s  ratio     gpu ms  ratio  outputs; launches that waited for their disassembly"
+printf '%s\n' "${rows[@]}"
+for p in $programs; do
+    for c in $configs; do
+        echo "--- $p $c: xfpx's notes on preparation"
+        grep -i -E 'preparing instrumented code|disassembl|ran screened' "$logs/$p.$c.log" | cut -c1-400 | head -8
+    done
+done
