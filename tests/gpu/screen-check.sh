@@ -51,7 +51,7 @@ for tool in nvcc python3; do
     command -v "$tool" > /dev/null 2>&1 || fail "$tool not found"
 done
 [[ -x "$release" ]] || fail "no xfpx binary at $release (set XFPX_RELEASE)"
-[[ -f "$tarball" ]] || fail "no NVBit tarball at $tarball (set NVBIT_TARBALL)"
+[[ -e "$tarball" ]] || fail "no NVBit tarball or folder at $tarball (set NVBIT_TARBALL)"
 
 # --- 1: the tool library ---------------------------------------------------
 bin="$work/bin"
