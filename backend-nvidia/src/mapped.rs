@@ -83,13 +83,14 @@ pub struct ContainersRead {
 
 /// Hand each fat binary container of the section at `range` of `path`
 /// (header and entries, as [`crate::fatbin::entries`] reads them) to
-/// `each`, one at a time, reading at most `budget` bytes of the section;
+/// `each` with its offset in the file, one at a time, reading at most
+/// `budget` bytes of the section;
 /// `each` answers false to stop (that container counts as left unread).
 pub fn for_each_container(
     path: &Path,
     range: SectionRange,
     budget: u64,
-    mut each: impl FnMut(&[u8]) -> bool,
+    mut each: impl FnMut(u64, &[u8]) -> bool,
 ) -> std::io::Result<ContainersRead> {
     let mut f = std::fs::File::open(path)?;
     let mut read = ContainersRead::default();
@@ -116,7 +117,7 @@ pub fn for_each_container(
         buf.resize(whole as usize, 0);
         f.seek(SeekFrom::Start(range.offset + at))?;
         f.read_exact(&mut buf)?;
-        if !each(&buf) {
+        if !each(range.offset + at, &buf) {
             break;
         }
         read.containers += 1;

@@ -407,15 +407,14 @@ fn functions_missing_at_a_first_launch_are_disassembled_in_the_background() {
     let wrapper = cache.write_wrapper().expect("wrapper");
     let fb = fatbin_fixture();
     let cubin = fatbin::entries(&fb).expect("entries")[0].contents().expect("cubin").into_owned();
-    let code = |name: &str| {
-        fatbin::cubin_functions(&cubin).expect("functions").into_iter().find(|f| f.name == name).expect(name).code
-    };
+    let module = fatbin::cubin_functions(&cubin).expect("functions");
+    let code = |name: &str| module.iter().find(|f| f.name == name).expect(name).code.clone();
     let at = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
     let kernel = ["f32_ops", "f64_ops"];
-    assert_eq!(at.prepare(&cubin, &kernel, |_| false), Ok(Readiness::Preparing { started: 2 }));
+    assert_eq!(at.prepare(&module, &kernel, |_| false), Ok(Readiness::Preparing { started: 2 }));
     assert!(!at.ready(&kernel), "still being disassembled");
     // a second first launch that shares a pending function waits for it too
-    assert_eq!(at.prepare(&cubin, &["f64_ops"], |_| false), Ok(Readiness::Preparing { started: 0 }));
+    assert_eq!(at.prepare(&module, &["f64_ops"], |_| false), Ok(Readiness::Preparing { started: 0 }));
     let t0 = std::time::Instant::now();
     while !at.ready(&kernel) {
         assert!(t0.elapsed().as_secs() < 20, "the background run ends");
@@ -432,16 +431,44 @@ fn functions_missing_at_a_first_launch_are_disassembled_in_the_background() {
     // a later run (a new process) finds them cached: ready at once
     let later = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
     let before = runs(&marks);
-    assert_eq!(later.prepare(&cubin, &kernel, |_| false), Ok(Readiness::Ready));
+    assert_eq!(later.prepare(&module, &kernel, |_| false), Ok(Readiness::Ready));
     // a function the module does not name is left to NVBit
-    assert_eq!(later.prepare(&cubin, &["not_in_this_module"], |_| false), Ok(Readiness::Ready));
+    assert_eq!(later.prepare(&module, &["not_in_this_module"], |_| false), Ok(Readiness::Ready));
     assert_eq!(runs(&marks), before);
     // functions a prefill of the program answers are left to NVBit's call
     let fresh =
         AtLaunch::new(DisasmCache { dir: dir.join("cache2"), real: real.clone() }, wrapper.clone(), 90, &PROGRESS);
-    assert_eq!(fresh.prepare(&cubin, &kernel, |n| kernel.contains(&n)), Ok(Readiness::Ready));
+    assert_eq!(fresh.prepare(&module, &kernel, |n| kernel.contains(&n)), Ok(Readiness::Ready));
     assert_eq!(runs(&marks), before);
-    // a module that is no ELF file: one clear error, nothing started
-    assert!(later.prepare(b"not a cubin", &kernel, |_| false).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The libraries' index finds a function's code in the fat binary of the
+/// library that holds it (read again from its container), leaves the
+/// program's own file out, and finds nothing for unknown names.
+#[test]
+fn the_library_index_finds_functions_by_name() {
+    use prefill::library_index::LibraryIndex;
+    let dir = temp("index");
+    let fb = fatbin_fixture();
+    let lib = dir.join("libops.so");
+    std::fs::write(&lib, host_elf(&fb)).expect("write");
+    let exe = dir.join("program");
+    std::fs::write(&exe, host_elf(&fb)).expect("write");
+    let cubin = fatbin::entries(&fb).expect("entries")[0].contents().expect("cubin").into_owned();
+    let module = fatbin::cubin_functions(&cubin).expect("functions");
+    let index = LibraryIndex::new(90, exe.clone());
+    index.update(std::slice::from_ref(&exe));
+    assert!(index.is_empty(), "the program's own file is left out");
+    index.update(&[lib.clone(), lib.clone()]);
+    assert_eq!(index.len(), module.len());
+    let found = index.functions(&["f64_ops", "f32_ops", "nowhere"]);
+    let mut names: Vec<&str> = found.iter().map(|f| f.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["f32_ops", "f64_ops"]);
+    for f in &found {
+        assert!(module.iter().any(|m| m.name == f.name && m.code == f.code), "{}: the cubin's code", f.name);
+    }
+    assert!(LibraryIndex::new(80, exe).functions(&["f32_ops"]).is_empty(), "another target: nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }

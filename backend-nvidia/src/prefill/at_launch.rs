@@ -9,14 +9,15 @@
 //! prepared (the summary counts them).
 //!
 //! The functions' bytes come from the kernel's module as NVBit dumps it,
-//! keyed as NVBit's calls are ([`DisasmCache::key`] over the `.text.<name>`
+//! or, for a library kernel whose module it cannot dump, from the
+//! libraries' fat binaries ([`super::library_index`]), keyed as NVBit's calls are ([`DisasmCache::key`] over the `.text.<name>`
 //! section). A function the module does not name, or whose bytes NVBit
 //! hands over differently, simply finds nothing: NVBit disassembles it
 //! itself at the launch that instruments it, as without this.
 
 use super::{jobs_for, nvbit_disassembler_args, run, PrefillPlan, PrefillProgress};
 use crate::disasm_cache::DisasmCache;
-use crate::fatbin::{self, DeviceFunction};
+use crate::fatbin::DeviceFunction;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,14 +69,19 @@ impl AtLaunch {
         }
     }
 
-    /// Of the functions `names` (a kernel and those it calls) in the
-    /// module `cubin`: start disassembling in the background those the
-    /// cache lacks (but those `ahead` names: a prefill answers NVBit's call
-    /// for them), and say whether the kernel can be instrumented now.
-    pub fn prepare(&self, cubin: &[u8], names: &[&str], ahead: impl Fn(&str) -> bool) -> Result<Readiness, String> {
+    /// Of the functions `names` (a kernel and those it calls), whose code
+    /// `module` holds (its cubin's, or the libraries' index's): start
+    /// disassembling in the background those the cache lacks (but those
+    /// `ahead` names: a prefill answers NVBit's call for them), and say
+    /// whether the kernel can be instrumented now.
+    pub fn prepare(
+        &self,
+        module: &[DeviceFunction],
+        names: &[&str],
+        ahead: impl Fn(&str) -> bool,
+    ) -> Result<Readiness, String> {
         let tag = self.cache.tag()?;
         let options = nvbit_disassembler_args(self.sm);
-        let module = fatbin::cubin_functions(cubin).map_err(|e| e.to_string())?;
         let mut wanted: Vec<DeviceFunction> = Vec::new();
         let mut pending = false;
         {

@@ -47,7 +47,7 @@ pub fn plan(
             continue;
         }
         let budget = limits.library_fatbin_bytes.min(limits.libraries_fatbin_bytes.saturating_sub(bytes_read));
-        let read = mapped::for_each_container(file, range, budget, |container| {
+        let read = mapped::for_each_container(file, range, budget, |_, container| {
             if p.functions.len() >= room {
                 return false;
             }

@@ -24,6 +24,7 @@
 pub mod at_launch;
 pub mod batch;
 pub mod libraries;
+pub mod library_index;
 
 use crate::disasm_cache::DisasmCache;
 use crate::fatbin::{self, DeviceFunction};

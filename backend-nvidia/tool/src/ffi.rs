@@ -148,6 +148,9 @@ pub extern "C" fn xfpx_prefill_start() {
         // thousands: where their first launches are screened while they are
         // disassembled (`prepare_ffi`), the libraries are not read ahead.
         let with_libraries = with_core(true, |c| !(c.screening() && c.tool_settings().background_disassembly));
+        if !with_libraries {
+            crate::prepare_ffi::index_libraries();
+        }
         let started = prefill::start_background(
             "/proc/self/exe".into(),
             with_libraries,

@@ -13,12 +13,26 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
+use xfpx_nvidia::fatbin;
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
+use xfpx_nvidia::prefill::library_index::LibraryIndex;
 use xfpx_nvidia::prefill::{self, PrefillProgress};
 
 /// The functions disassembled at first launches.
 static PROGRESS: PrefillProgress = PrefillProgress::new();
 static AT_LAUNCH: OnceLock<AtLaunch> = OnceLock::new();
+
+/// The libraries' functions, for kernels whose module NVBit cannot dump.
+static LIBRARY_INDEX: OnceLock<LibraryIndex> = OnceLock::new();
+
+/// Index the functions of the libraries the program has mapped, in the
+/// background, once the device's target is known (at most 30 s from now).
+pub(crate) fn index_libraries() {
+    let _ = std::thread::Builder::new().name("xfpx-library-index".into()).spawn(|| {
+        let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else { return };
+        LIBRARY_INDEX.get_or_init(|| LibraryIndex::new(sm, "/proc/self/exe".into())).update_in_background();
+    });
+}
 
 /// The disassembly at first launch, once the cache and the device's
 /// target are known (none when either is not).
@@ -67,13 +81,19 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
     let (module, names) = unsafe { (str_arg(module), name_list(names, n)) };
     let decided = catch_unwind(|| {
         let Some(&kernel) = names.first() else { return 1 };
-        if module.is_empty() || !with_core(false, |c| c.prepares_in_background()) {
+        if !with_core(false, |c| c.prepares_in_background()) {
             return 1;
         }
         let Some(at) = at_launch() else { return 1 };
-        let prepared = std::fs::read(module)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| at.prepare(&bytes, &names, |n| prefill::AHEAD.contains(n)));
+        // the module NVBit dumped, else the libraries' fat binaries
+        let functions = if module.is_empty() {
+            Ok(LIBRARY_INDEX.get().map(|index| index.functions(&names)).unwrap_or_default())
+        } else {
+            std::fs::read(module)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
+        };
+        let prepared = functions.and_then(|f| at.prepare(&f, &names, |n| prefill::AHEAD.contains(n)));
         match prepared {
             Ok(Readiness::Ready) => 1,
             Ok(Readiness::Preparing { .. }) => {

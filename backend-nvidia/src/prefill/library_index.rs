@@ -1,0 +1,132 @@
+//! Where each function of the shared libraries a program has mapped lives:
+//! for a kernel whose module NVBit cannot dump (library kernels, loaded
+//! lazily), [`crate::prefill::at_launch`] finds its code, and that of the
+//! functions it calls, here. Built in the background from the libraries'
+//! fat binaries (every cubin of the device's target, read and inflated
+//! once); it keeps only each function's container, and reads that
+//! container again when a function is looked up. Libraries mapped after
+//! it was built are indexed when a name is not found.
+
+use crate::fatbin::{self, DeviceFunction};
+use crate::mapped;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A fat binary container: file, offset and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Container {
+    file: usize,
+    offset: u64,
+    size: u64,
+}
+
+#[derive(Debug, Default)]
+struct Indexed {
+    files: Vec<PathBuf>,
+    by_name: HashMap<String, Container>,
+}
+
+/// The functions of the target `sm` in the libraries indexed so far.
+#[derive(Debug, Clone)]
+pub struct LibraryIndex {
+    sm: u32,
+    indexed: Arc<Mutex<Indexed>>,
+    /// Whether a thread is indexing libraries now.
+    busy: Arc<AtomicBool>,
+    /// Files left out (the program's own file).
+    skip: PathBuf,
+}
+
+impl LibraryIndex {
+    /// An empty index for target `sm`, leaving out the program's file `exe`.
+    pub fn new(sm: u32, exe: PathBuf) -> LibraryIndex {
+        let skip = std::fs::canonicalize(&exe).unwrap_or(exe);
+        LibraryIndex { sm, indexed: Arc::default(), busy: Arc::default(), skip }
+    }
+
+    /// Index the libraries mapped now that are not indexed yet, on a
+    /// thread of its own (unless one is at it already).
+    pub fn update_in_background(&self) {
+        if self.busy.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = self.clone();
+        let spawned = std::thread::Builder::new().name("xfpx-library-index".into()).spawn(move || {
+            this.update(&mapped::files_with_device_code(u64::MAX));
+            this.busy.store(false, Ordering::Release);
+        });
+        if spawned.is_err() {
+            self.busy.store(false, Ordering::Release);
+        }
+    }
+
+    /// Index `files` not indexed yet (the program's file left out).
+    pub fn update(&self, files: &[PathBuf]) {
+        let known: HashSet<PathBuf> = match self.indexed.lock() {
+            Ok(g) => g.files.iter().cloned().collect(),
+            Err(_) => return,
+        };
+        for file in files {
+            let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+            if known.contains(file) || canonical == self.skip {
+                continue;
+            }
+            let Some(range) = mapped::fatbin_section(file) else { continue };
+            let mut found: Vec<(String, u64, u64)> = Vec::new();
+            let _ = mapped::for_each_container(file, range, u64::MAX, |offset, container| {
+                if let Ok((functions, _)) = fatbin::functions_for_target(container, self.sm) {
+                    found.extend(functions.into_iter().map(|f| (f.name, offset, container.len() as u64)));
+                }
+                true
+            });
+            let Ok(mut g) = self.indexed.lock() else { return };
+            let index = g.files.len();
+            g.files.push(file.clone());
+            for (name, offset, size) in found {
+                g.by_name.entry(name).or_insert(Container { file: index, offset, size });
+            }
+        }
+    }
+
+    /// The code of each of `names` the index knows (read again from its
+    /// container); when some is not known, libraries mapped since are
+    /// indexed in the background.
+    pub fn functions(&self, names: &[&str]) -> Vec<DeviceFunction> {
+        let (places, missing) = {
+            let Ok(g) = self.indexed.lock() else { return Vec::new() };
+            let places: Vec<(PathBuf, Container)> =
+                names.iter().filter_map(|n| g.by_name.get(*n)).map(|c| (g.files[c.file].clone(), *c)).collect();
+            let missing = places.len() < names.len();
+            (places, missing)
+        };
+        if missing {
+            self.update_in_background();
+        }
+        let mut read: HashSet<(PathBuf, Container)> = HashSet::new();
+        let mut out = Vec::new();
+        for (file, c) in places {
+            if !read.insert((file.clone(), c)) {
+                continue;
+            }
+            let range = mapped::SectionRange { offset: c.offset, size: c.size };
+            let _ = mapped::for_each_container(&file, range, c.size, |_, container| {
+                if let Ok((functions, _)) = fatbin::functions_for_target(container, self.sm) {
+                    out.extend(functions.into_iter().filter(|f| names.contains(&f.name.as_str())));
+                }
+                false
+            });
+        }
+        out
+    }
+
+    /// Functions indexed so far.
+    pub fn len(&self) -> usize {
+        self.indexed.lock().map_or(0, |g| g.by_name.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
