@@ -728,6 +728,9 @@ pub extern "C" fn xfpx_finish() {
         if let Some(line) = prefill::PROGRESS.unfinished_note() {
             c.note(&line);
         }
+        if let Some(line) = crate::prepare_ffi::finish_note() {
+            c.note(&line);
+        }
         if let Err(e) = c.finish() {
             warn(&e);
         }

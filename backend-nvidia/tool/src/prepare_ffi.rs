@@ -34,6 +34,19 @@ pub(crate) fn index_libraries() {
     });
 }
 
+/// What the disassembly at first launch did, for the summary (none when
+/// it did nothing).
+pub(crate) fn finish_note() -> Option<String> {
+    let indexed = LIBRARY_INDEX.get().map_or(0, LibraryIndex::len);
+    let answered = PROGRESS.answered();
+    (indexed > 0 || answered > 0).then(|| {
+        format!(
+            "background disassembly at first launches: {answered} functions filed in the cache; \
+             {indexed} functions of the libraries indexed"
+        )
+    })
+}
+
 /// The disassembly at first launch, once the cache and the device's
 /// target are known (none when either is not).
 fn at_launch() -> Option<&'static AtLaunch> {
