@@ -52,6 +52,8 @@ pub struct AtLaunch {
     /// Background runs at once (each disassembles one kernel's functions).
     slots: Arc<(Mutex<usize>, Condvar)>,
     progress: &'static PrefillProgress,
+    /// Names looked for and not found in the code given (left to NVBit).
+    unknown: Arc<AtomicUsize>,
 }
 
 impl AtLaunch {
@@ -66,6 +68,7 @@ impl AtLaunch {
             functions: Arc::default(),
             slots: Arc::new((Mutex::new(jobs_for(cpus)), Condvar::new())),
             progress,
+            unknown: Arc::default(),
         }
     }
 
@@ -102,6 +105,9 @@ impl AtLaunch {
                                 pending = true;
                             }
                             None => {
+                                if !module.iter().any(|f| f.name == name) {
+                                    self.unknown.fetch_add(1, Ordering::Relaxed);
+                                }
                                 known.insert(name.to_string(), Prepared::Done);
                             }
                         }
@@ -115,6 +121,12 @@ impl AtLaunch {
         let started = wanted.len();
         self.start(wanted);
         Ok(Readiness::Preparing { started })
+    }
+
+    /// Names looked for that the code given did not hold (NVBit
+    /// disassembles them at the launch that instruments them).
+    pub fn unknown(&self) -> usize {
+        self.unknown.load(Ordering::Relaxed)
     }
 
     /// Whether every function of `names` is done (cached, filed, or left to NVBit).

@@ -121,6 +121,11 @@ impl LibraryIndex {
         out
     }
 
+    /// Whether libraries are being indexed now.
+    pub fn building(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
     /// Functions indexed so far.
     pub fn len(&self) -> usize {
         self.indexed.lock().map_or(0, |g| g.by_name.len())

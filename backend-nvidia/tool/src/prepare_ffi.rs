@@ -6,12 +6,13 @@
 //! return values or notes.
 
 use crate::ffi::{str_arg, with_core, DEVICE_TARGET, NVDISASM_WRAPPER};
+use std::collections::BTreeSet;
 use std::ffi::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt as _;
 use std::panic::catch_unwind;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use xfpx_nvidia::fatbin;
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
@@ -28,8 +29,12 @@ static LIBRARY_INDEX: OnceLock<LibraryIndex> = OnceLock::new();
 /// Index the functions of the libraries the program has mapped, in the
 /// background, once the device's target is known (at most 30 s from now).
 pub(crate) fn index_libraries() {
+    INDEXING.store(true, Ordering::Release);
     let _ = std::thread::Builder::new().name("xfpx-library-index".into()).spawn(|| {
-        let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else { return };
+        let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else {
+            INDEXING.store(false, Ordering::Release);
+            return;
+        };
         LIBRARY_INDEX.get_or_init(|| LibraryIndex::new(sm, "/proc/self/exe".into())).update_in_background();
     });
 }
@@ -39,10 +44,13 @@ pub(crate) fn index_libraries() {
 pub(crate) fn finish_note() -> Option<String> {
     let indexed = LIBRARY_INDEX.get().map_or(0, LibraryIndex::len);
     let answered = PROGRESS.answered();
+    let unknown = AT_LAUNCH.get().map_or(0, AtLaunch::unknown);
+    let waited = WAITED_FOR_INDEX.load(Ordering::Relaxed);
     (indexed > 0 || answered > 0).then(|| {
         format!(
             "background disassembly at first launches: {answered} functions filed in the cache; \
-             {indexed} functions of the libraries indexed"
+             {indexed} functions of the libraries indexed ({waited} kernels waited for the index; \
+             {unknown} functions not found in it or in their module, left to NVBit)"
         )
     })
 }
@@ -82,8 +90,9 @@ pub extern "C" fn xfpx_prepares_ahead() -> c_int {
 /// At a kernel's first launch: 1 to instrument it now, 0 when its launches
 /// run screened while the disassembly NVBit needs is made in the
 /// background (ask [`xfpx_prepared`] at its next launches). `module` is
-/// the file NVBit dumped the kernel's module into; `names` the mangled
-/// names of the kernel (first) and of the functions it calls.
+/// the file NVBit dumped the kernel's module into ("" when it could not);
+/// `names` the mangled names of the kernel (first) and of the functions it
+/// calls.
 ///
 /// # Safety
 /// `module` is null or a NUL-terminated string; `names` points to `n` null
@@ -97,33 +106,58 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
         if !with_core(false, |c| c.prepares_in_background()) {
             return 1;
         }
-        let Some(at) = at_launch() else { return 1 };
-        // the module NVBit dumped, else the libraries' fat binaries
-        let functions = if module.is_empty() {
-            Ok(LIBRARY_INDEX.get().map(|index| index.functions(&names)).unwrap_or_default())
-        } else {
-            std::fs::read(module)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
-        };
-        let prepared = functions.and_then(|f| at.prepare(&f, &names, |n| prefill::AHEAD.contains(n)));
-        match prepared {
-            Ok(Readiness::Ready) => 1,
-            Ok(Readiness::Preparing { .. }) => {
+        // A library kernel launched while the libraries are being indexed
+        // waits for the index (its code is found there).
+        if module.is_empty() && index_pending() {
+            if let Ok(mut a) = AWAITING_INDEX.lock() {
+                a.insert(kernel.to_string());
                 with_core((), |c| c.preparing(kernel));
-                0
-            }
-            Err(e) => {
-                // (said once: NVBit disassembles such kernels at their first launch, as without this)
-                static SAID: AtomicBool = AtomicBool::new(false);
-                if !SAID.swap(true, Ordering::Relaxed) {
-                    with_core((), |c| c.note(&format!("a kernel's module could not be read ahead of NVBit: {e}")));
-                }
-                1
+                return 0;
             }
         }
+        decide(module, &names)
     });
     decided.unwrap_or(1)
+}
+
+/// Kernels whose first launch came while the libraries were being indexed.
+static AWAITING_INDEX: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Whether the libraries are being indexed (or will be, once the device's
+/// target is known).
+static INDEXING: AtomicBool = AtomicBool::new(false);
+
+fn index_pending() -> bool {
+    INDEXING.load(Ordering::Acquire) && LIBRARY_INDEX.get().is_none_or(LibraryIndex::building)
+}
+
+/// Start what the kernel (the first of `names`) needs, its code from the
+/// dumped `module` ("": the libraries' index): 1 when it can be
+/// instrumented now, 0 when it waits.
+fn decide(module: &str, names: &[&str]) -> c_int {
+    let Some(&kernel) = names.first() else { return 1 };
+    let Some(at) = at_launch() else { return 1 };
+    let functions = if module.is_empty() {
+        Ok(LIBRARY_INDEX.get().map(|index| index.functions(names)).unwrap_or_default())
+    } else {
+        std::fs::read(module)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
+    };
+    match functions.and_then(|f| at.prepare(&f, names, |n| prefill::AHEAD.contains(n))) {
+        Ok(Readiness::Ready) => 1,
+        Ok(Readiness::Preparing { .. }) => {
+            with_core((), |c| c.preparing(kernel));
+            0
+        }
+        Err(e) => {
+            // (said once: NVBit disassembles such kernels at their first launch, as without this)
+            static SAID: AtomicBool = AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                with_core((), |c| c.note(&format!("a kernel's module could not be read ahead of NVBit: {e}")));
+            }
+            1
+        }
+    }
 }
 
 /// At a later launch of a kernel [`xfpx_prepare_ahead`] made wait: 1 when
@@ -138,7 +172,19 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     let names = unsafe { name_list(names, n) };
     let ready = catch_unwind(|| {
         let Some(&kernel) = names.first() else { return 1 };
-        if at_launch().is_some_and(|at| !at.ready(&names)) {
+        let awaited = AWAITING_INDEX.lock().map(|a| a.contains(kernel)).unwrap_or(false);
+        if awaited {
+            if index_pending() {
+                return 0;
+            }
+            if let Ok(mut a) = AWAITING_INDEX.lock() {
+                a.remove(kernel);
+            }
+            WAITED_FOR_INDEX.fetch_add(1, Ordering::Relaxed);
+            if decide("", &names) == 0 {
+                return 0;
+            }
+        } else if at_launch().is_some_and(|at| !at.ready(&names)) {
             return 0;
         }
         with_core((), |c| c.prepared(kernel));
@@ -146,3 +192,6 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     });
     ready.unwrap_or(1)
 }
+
+/// Kernels that waited for the libraries' index.
+static WAITED_FOR_INDEX: AtomicUsize = AtomicUsize::new(0);
