@@ -238,6 +238,33 @@ pub fn cubin_functions(cubin: &[u8]) -> Result<Vec<DeviceFunction>, FatbinError>
     Ok(out)
 }
 
+/// The names of the functions of a cubin (its `.text.<name>` sections).
+pub fn cubin_function_names(cubin: &[u8]) -> Result<Vec<String>, FatbinError> {
+    use object::{Object as _, ObjectSection as _};
+    let file = object::File::parse(cubin).map_err(|e| FatbinError::Corrupt(e.to_string()))?;
+    Ok(file
+        .sections()
+        .filter(|s| s.size() > 0)
+        .filter_map(|s| {
+            s.name().ok().and_then(|n| n.strip_prefix(".text.")).filter(|n| !n.is_empty()).map(str::to_string)
+        })
+        .collect())
+}
+
+/// The names of the functions of every cubin for `sm` in a fat binary
+/// (entries that cannot be read are skipped).
+pub fn function_names_for_target(section: &[u8], sm: u32) -> Result<Vec<String>, FatbinError> {
+    let mut names = Vec::new();
+    for e in entries(section)? {
+        if e.kind == EntryKind::Cubin && e.target == sm {
+            if let Ok(n) = e.contents().and_then(|c| cubin_function_names(&c)) {
+                names.extend(n);
+            }
+        }
+    }
+    Ok(names)
+}
+
 /// The functions of every cubin for `sm` (e.g. 90) in a fat binary. An
 /// entry that cannot be read is skipped and counted in the second value.
 pub fn functions_for_target(section: &[u8], sm: u32) -> Result<(Vec<DeviceFunction>, usize), FatbinError> {

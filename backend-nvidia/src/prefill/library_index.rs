@@ -62,31 +62,49 @@ impl LibraryIndex {
         }
     }
 
-    /// Index `files` not indexed yet (the program's file left out).
+    /// Index `files` not indexed yet (the program's file left out): the
+    /// containers are read in order and their cubins inflated and listed
+    /// on up to 8 threads.
     pub fn update(&self, files: &[PathBuf]) {
         let known: HashSet<PathBuf> = match self.indexed.lock() {
             Ok(g) => g.files.iter().cloned().collect(),
             Err(_) => return,
         };
+        let workers = std::thread::available_parallelism().map_or(2, usize::from).clamp(1, 8);
         for file in files {
             let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
             if known.contains(file) || canonical == self.skip {
                 continue;
             }
             let Some(range) = mapped::fatbin_section(file) else { continue };
-            let mut found: Vec<(String, u64, u64)> = Vec::new();
-            let _ = mapped::for_each_container(file, range, u64::MAX, |offset, container| {
-                if let Ok((functions, _)) = fatbin::functions_for_target(container, self.sm) {
-                    found.extend(functions.into_iter().map(|f| (f.name, offset, container.len() as u64)));
+            let index = match self.indexed.lock() {
+                Ok(mut g) => {
+                    g.files.push(file.clone());
+                    g.files.len() - 1
                 }
-                true
+                Err(_) => return,
+            };
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(2 * workers);
+            let rx = Mutex::new(rx);
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(|| loop {
+                        let next = rx.lock().ok().and_then(|r| r.recv().ok());
+                        let Some((offset, container)) = next else { return };
+                        let Ok(names) = fatbin::function_names_for_target(&container, self.sm) else { continue };
+                        let at = Container { file: index, offset, size: container.len() as u64 };
+                        if let Ok(mut g) = self.indexed.lock() {
+                            for name in names {
+                                g.by_name.entry(name).or_insert(at);
+                            }
+                        }
+                    });
+                }
+                let _ = mapped::for_each_container(file, range, u64::MAX, |offset, container| {
+                    tx.send((offset, container.to_vec())).is_ok()
+                });
+                drop(tx);
             });
-            let Ok(mut g) = self.indexed.lock() else { return };
-            let index = g.files.len();
-            g.files.push(file.clone());
-            for (name, offset, size) in found {
-                g.by_name.entry(name).or_insert(Container { file: index, offset, size });
-            }
         }
     }
 

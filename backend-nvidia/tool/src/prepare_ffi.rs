@@ -6,14 +6,14 @@
 //! return values or notes.
 
 use crate::ffi::{str_arg, with_core, DEVICE_TARGET, NVDISASM_WRAPPER};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt as _;
 use std::panic::catch_unwind;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use xfpx_nvidia::fatbin;
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
 use xfpx_nvidia::prefill::library_index::LibraryIndex;
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
         // waits for the index (its code is found there).
         if module.is_empty() && index_pending() {
             if let Ok(mut a) = AWAITING_INDEX.lock() {
-                a.insert(kernel.to_string());
+                a.insert(kernel.to_string(), Instant::now());
                 with_core((), |c| c.preparing(kernel));
                 return 0;
             }
@@ -120,8 +120,12 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
     decided.unwrap_or(1)
 }
 
-/// Kernels whose first launch came while the libraries were being indexed.
-static AWAITING_INDEX: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Kernels whose first launch came while the libraries were being
+/// indexed, and when.
+static AWAITING_INDEX: Mutex<BTreeMap<String, Instant>> = Mutex::new(BTreeMap::new());
+/// How long a kernel waits for the index before it is looked up in what
+/// is indexed by then (and, not found, left to NVBit).
+const INDEX_WAIT: Duration = Duration::from_secs(3);
 /// Whether the libraries are being indexed (or will be, once the device's
 /// target is known).
 static INDEXING: AtomicBool = AtomicBool::new(false);
@@ -172,9 +176,9 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     let names = unsafe { name_list(names, n) };
     let ready = catch_unwind(|| {
         let Some(&kernel) = names.first() else { return 1 };
-        let awaited = AWAITING_INDEX.lock().map(|a| a.contains(kernel)).unwrap_or(false);
-        if awaited {
-            if index_pending() {
+        let since = AWAITING_INDEX.lock().ok().and_then(|a| a.get(kernel).copied());
+        if let Some(since) = since {
+            if index_pending() && since.elapsed() < INDEX_WAIT {
                 return 0;
             }
             if let Ok(mut a) = AWAITING_INDEX.lock() {
