@@ -192,6 +192,9 @@ pub struct ToolCore {
     screen_ready: bool,
     /// Kernels screened while their disassembly is made in the background.
     preparing: crate::preparing::PreparingKernels,
+    /// Whether the last launch cut a kernel's preparation short (see
+    /// [`ToolCore::take_prepared_now`]).
+    prepared_now: bool,
     /// Screen records that named no launch, or were malformed.
     screen_records_lost: u64,
     /// Mangled names of launched kernels by the name they are shown by.
@@ -271,6 +274,7 @@ impl ToolCore {
             screen: None,
             screen_ready: false,
             preparing: Default::default(),
+            prepared_now: false,
             screen_records_lost: 0,
             kernel_names: HashMap::new(),
             capture: None,
@@ -790,8 +794,9 @@ impl ToolCore {
         let serial = self.launches.len() as u64;
         let elsewhere = matches!(way, LaunchWay::OtherContext);
         // (a kernel being prepared is screened as a sampled-out launch is)
-        let preparing = self.preparing.launch(names.mangled);
-        let mut instrument = admitted && sampled && !elsewhere && !preparing && !self.stream.collector().full();
+        let preparing = self.preparing.contains(names.mangled);
+        let wanted = admitted && sampled && !elsewhere && !self.stream.collector().full();
+        let mut instrument = wanted && !preparing;
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
         }
@@ -805,11 +810,24 @@ impl ToolCore {
             self.kernel_names.insert(name.clone(), names.mangled.to_string());
         }
         let counted_by_hardware = admitted && !elsewhere && !self.stream.collector().full();
-        let (check, screen) = if self.hardware_counts(serial, &name, index, counted_by_hardware) {
+        let (mut check, mut screen) = if self.hardware_counts(serial, &name, index, counted_by_hardware) {
             (LaunchCheck::Instrumented, None)
         } else {
             self.screen_launch(names, way, serial, admitted, instrument, sampled)
         };
+        if preparing {
+            if wanted && matches!(check, LaunchCheck::Unchecked(_)) {
+                // Not screened, it would run unchecked: its preparation is
+                // cut short, and it is instrumented now (NVBit disassembles
+                // what is not cached yet, as it would without preparation).
+                self.preparing.ready(names.mangled);
+                self.prepared_now = true;
+                instrument = true;
+                (check, screen) = self.screen_launch(names, way, serial, admitted, true, sampled);
+            } else {
+                self.preparing.launch(names.mangled);
+            }
+        }
         self.launches.push((name.clone(), index));
         self.stream.collector_mut().launch_checked(&name, check);
         self.emit(Event::launch(name, index, check));
@@ -870,6 +888,13 @@ impl ToolCore {
     /// screened, and the run configuration allows it).
     pub fn prepares_in_background(&self) -> bool {
         self.screen.is_some() && self.screen_ready && self.config.tools.background_disassembly
+    }
+
+    /// Whether the launch just decided is of a kernel being prepared that
+    /// could not be screened: it runs instrumented, its code is to be
+    /// instrumented now (and the kernel is no longer being prepared).
+    pub fn take_prepared_now(&mut self) -> bool {
+        std::mem::take(&mut self.prepared_now)
     }
 
     /// `mangled`'s launches run screened until [`ToolCore::prepared`].

@@ -279,6 +279,15 @@ fn a_kernel_being_prepared_is_screened_until_it_is_ready() {
     assert_eq!((k.instrumented_launches, k.screened_launches), (4, 5), "{k:?}");
     let note = r.run.notes.iter().find(|n| n.contains("while the disassembly NVBit needs")).expect("the note");
     assert!(note.starts_with("3 launches of 1 kernel ran screened"), "{note}");
+    // a launch that cannot be screened (its buffers unknown) is not left
+    // unchecked: the kernel is instrumented at once
+    core.preparing("_Z5otherPf");
+    let other = KernelNames { mangled: "_Z5otherPf", demangled: "other(float*)" };
+    let (p, l) = params(0);
+    let d = core.launch_with(other, LaunchWay::Stream { params: &p[..8], layout: &l[..1] });
+    assert!(d.instrument && core.take_prepared_now(), "instrumented now: {d:?}");
+    assert!(!core.take_prepared_now(), "said once");
+    assert!(core.launch_with(other, LaunchWay::Stream { params: &p[..8], layout: &l[..1] }).instrument);
     // the setting turns it off
     let report = std::env::temp_dir().join(format!("xfpx-screening-{}-off.json", std::process::id()));
     let mut settings = RunSettings {

@@ -571,6 +571,15 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
                                  with_params ? (uint64_t)param_bytes.size() : 0,
                                  with_params ? layout.data() : nullptr, with_params ? (uint64_t)(layout.size() / 2) : 0,
                                  &serial, &plan);
+    if (instrument == 2) {
+        /* its launch could not be screened: instrumented now, not prepared in the background */
+        auto it = g_preparing.find(f);
+        if (it != g_preparing.end()) {
+            instrument_kernel(ctx, it->second);
+            g_preparing.erase(it);
+        }
+        instrument = 1;
+    }
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
     cudaStream_t launch_stream = (stream == nullptr && per_thread) ? cudaStreamPerThread : (cudaStream_t)stream;
     /* the scans: one now, before the launch (buffers no scan counted yet),

@@ -369,7 +369,8 @@ pub const LAUNCH_PARAMS_UNKNOWN: u32 = 1;
 pub const LAUNCH_GRAPH: u32 = 2;
 pub const LAUNCH_OTHER_CONTEXT: u32 = 3;
 
-/// Decide a launch: 1 to run it instrumented, with its serial number in
+/// Decide a launch: 1 to run it instrumented (2: and to instrument its
+/// code first, the kernel's background preparation cut short), with its serial number in
 /// `*serial` and the scans of its buffers in `*plan` (launch screening;
 /// each scan's `count` 0 when there is none). `way` says how it was
 /// launched; a stream launch ([`LAUNCH_STREAM`]) gives its `len` parameter
@@ -408,7 +409,9 @@ pub unsafe extern "C" fn xfpx_launch(
         LAUNCH_OTHER_CONTEXT => LaunchWay::OtherContext,
         _ => LaunchWay::ParamsUnknown,
     };
-    let d = with_core(None, |c| Some(c.launch_with(names, way)));
+    let d = with_core(None, |c| Some((c.launch_with(names, way), c.take_prepared_now())));
+    // 2: instrument it now, its preparation cut short (see `prepare_ffi`)
+    let (d, now) = (d.map(|d| d.0), d.is_some_and(|d| d.1));
     if !plan.is_null() {
         // SAFETY: checked non-null; the caller passes a valid pointer.
         unsafe { *plan = d.and_then(|d| d.screen).unwrap_or_default() };
@@ -419,7 +422,7 @@ pub unsafe extern "C" fn xfpx_launch(
                 // SAFETY: checked non-null; the caller passes a valid pointer.
                 unsafe { *serial = d.serial };
             }
-            c_int::from(d.instrument)
+            c_int::from(d.instrument) + c_int::from(d.instrument && now)
         }
         None => 0,
     }

@@ -6,14 +6,13 @@
 //! return values or notes.
 
 use crate::ffi::{str_arg, with_core, DEVICE_TARGET, NVDISASM_WRAPPER};
-use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt as _;
 use std::panic::catch_unwind;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
 use xfpx_nvidia::fatbin;
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
 use xfpx_nvidia::prefill::library_index::LibraryIndex;
@@ -29,12 +28,8 @@ static LIBRARY_INDEX: OnceLock<LibraryIndex> = OnceLock::new();
 /// Index the functions of the libraries the program has mapped, in the
 /// background, once the device's target is known (at most 30 s from now).
 pub(crate) fn index_libraries() {
-    INDEXING.store(true, Ordering::Release);
     let _ = std::thread::Builder::new().name("xfpx-library-index".into()).spawn(|| {
-        let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else {
-            INDEXING.store(false, Ordering::Release);
-            return;
-        };
+        let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else { return };
         LIBRARY_INDEX.get_or_init(|| LibraryIndex::new(sm, "/proc/self/exe".into())).update_in_background();
     });
 }
@@ -45,12 +40,11 @@ pub(crate) fn finish_note() -> Option<String> {
     let indexed = LIBRARY_INDEX.get().map_or(0, LibraryIndex::len);
     let answered = PROGRESS.answered();
     let unknown = AT_LAUNCH.get().map_or(0, AtLaunch::unknown);
-    let waited = WAITED_FOR_INDEX.load(Ordering::Relaxed);
     (indexed > 0 || answered > 0).then(|| {
         format!(
             "background disassembly at first launches: {answered} functions filed in the cache; \
-             {indexed} functions of the libraries indexed ({waited} kernels waited for the index; \
-             {unknown} functions not found in it or in their module, left to NVBit)"
+             {indexed} functions of the libraries indexed ({unknown} functions not found in their \
+             module or in the index at their kernel's first launch, left to NVBit)"
         )
     })
 }
@@ -102,36 +96,12 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
     // SAFETY: forwarded from the caller's contract.
     let (module, names) = unsafe { (str_arg(module), name_list(names, n)) };
     let decided = catch_unwind(|| {
-        let Some(&kernel) = names.first() else { return 1 };
-        if !with_core(false, |c| c.prepares_in_background()) {
+        if names.is_empty() || !with_core(false, |c| c.prepares_in_background()) {
             return 1;
-        }
-        // A library kernel launched while the libraries are being indexed
-        // waits for the index (its code is found there).
-        if module.is_empty() && index_pending() {
-            if let Ok(mut a) = AWAITING_INDEX.lock() {
-                a.insert(kernel.to_string(), Instant::now());
-                with_core((), |c| c.preparing(kernel));
-                return 0;
-            }
         }
         decide(module, &names)
     });
     decided.unwrap_or(1)
-}
-
-/// Kernels whose first launch came while the libraries were being
-/// indexed, and when.
-static AWAITING_INDEX: Mutex<BTreeMap<String, Instant>> = Mutex::new(BTreeMap::new());
-/// How long a kernel waits for the index before it is looked up in what
-/// is indexed by then (and, not found, left to NVBit).
-const INDEX_WAIT: Duration = Duration::from_secs(3);
-/// Whether the libraries are being indexed (or will be, once the device's
-/// target is known).
-static INDEXING: AtomicBool = AtomicBool::new(false);
-
-fn index_pending() -> bool {
-    INDEXING.load(Ordering::Acquire) && LIBRARY_INDEX.get().is_none_or(LibraryIndex::building)
 }
 
 /// Start what the kernel (the first of `names`) needs, its code from the
@@ -176,19 +146,7 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     let names = unsafe { name_list(names, n) };
     let ready = catch_unwind(|| {
         let Some(&kernel) = names.first() else { return 1 };
-        let since = AWAITING_INDEX.lock().ok().and_then(|a| a.get(kernel).copied());
-        if let Some(since) = since {
-            if index_pending() && since.elapsed() < INDEX_WAIT {
-                return 0;
-            }
-            if let Ok(mut a) = AWAITING_INDEX.lock() {
-                a.remove(kernel);
-            }
-            WAITED_FOR_INDEX.fetch_add(1, Ordering::Relaxed);
-            if decide("", &names) == 0 {
-                return 0;
-            }
-        } else if at_launch().is_some_and(|at| !at.ready(&names)) {
+        if at_launch().is_some_and(|at| !at.ready(&names)) {
             return 0;
         }
         with_core((), |c| c.prepared(kernel));
@@ -196,6 +154,3 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     });
     ready.unwrap_or(1)
 }
-
-/// Kernels that waited for the libraries' index.
-static WAITED_FOR_INDEX: AtomicUsize = AtomicUsize::new(0);
