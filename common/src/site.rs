@@ -100,6 +100,22 @@ impl SiteTable {
         SiteTable::default()
     }
 
+    /// Room for `additional` more sites of `kernel` (a planner that knows
+    /// how many it may make spares the table growing step by step).
+    pub fn reserve(&mut self, kernel: &str, additional: usize) {
+        self.sites.reserve(additional);
+        self.kernel_sites(kernel).by_offset.reserve(additional);
+    }
+
+    /// The sites of `kernel`, made empty on first sight.
+    fn kernel_sites(&mut self, kernel: &str) -> &mut KernelSites {
+        let name: Arc<str> = match self.index.get_key_value(kernel) {
+            Some((name, _)) => name.clone(),
+            None => kernel.into(),
+        };
+        self.index.entry(name.clone()).or_insert_with(|| KernelSites { name, by_offset: HashMap::default() })
+    }
+
     /// The id of (kernel, offset), creating the site on first sight (only
     /// then is `instr` made into the site's text: an `Arc<str>` is shared).
     pub fn intern(

@@ -91,6 +91,8 @@ impl Tool for Detector {
         let mut plan = Plan::new(view.name.clone());
         // Room for a probe per instruction: most of them where the code is FP work.
         plan.probes.reserve(view.instrs.len());
+        // A site at most per instruction of a format.
+        sites.reserve(&view.name, view.instrs.iter().filter(|ins| ins.class.format().is_some()).count());
         for (i, ins) in view.instrs.iter().enumerate() {
             let idx = i as u32;
             if let Some(r) = &self.instr_range {

@@ -63,22 +63,38 @@ impl RegRange {
 }
 
 /// `v` in decimal, as `{}` writes it, without the formatting machinery
-/// (register numbers are most of an instruction's text): two digits at a
-/// time out of [`DIGIT_PAIRS`].
+/// (register numbers are most of an instruction's text): up to three
+/// digits at once out of [`DIGIT_TRIPLES`].
 fn decimal<S: Sink>(f: &mut S, v: u16) -> fmt::Result {
-    let pair = |n: u16| &DIGIT_PAIRS[2 * n as usize..2 * n as usize + 2];
+    let triple = |n: u16| &DIGIT_TRIPLES[3 * n as usize..3 * n as usize + 3];
     match v {
-        0..=9 => f.put(&pair(v)[1..]),
-        10..=99 => f.put(pair(v)),
+        0..=9 => f.put(&triple(v)[2..]),
+        10..=99 => f.put(&triple(v)[1..]),
+        100..=999 => f.put(triple(v)),
         _ => {
-            decimal(f, v / 100)?;
-            f.put(pair(v % 100))
+            decimal(f, v / 1000)?;
+            f.put(triple(v % 1000))
         }
     }
 }
 
-/// `00`, `01`, ... `99`.
-const DIGIT_PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+/// `000`, `001`, ... `999`.
+const DIGIT_TRIPLES: &str = match std::str::from_utf8(&digit_triples()) {
+    Ok(s) => s,
+    Err(_) => panic!("digits are ASCII"),
+};
+
+const fn digit_triples() -> [u8; 3000] {
+    let mut out = [0u8; 3000];
+    let mut n = 0;
+    while n < 1000 {
+        out[3 * n] = b'0' + (n / 100) as u8;
+        out[3 * n + 1] = b'0' + (n / 10 % 10) as u8;
+        out[3 * n + 2] = b'0' + (n % 10) as u8;
+        n += 1;
+    }
+    out
+}
 
 /// Special scalar registers and read-only sources named by operand codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -291,7 +307,12 @@ impl Operand {
                 };
                 f.put(s)
             }
-            Operand::InlineInt(v) => f.put_fmt(format_args!("{v}")),
+            Operand::InlineInt(v) => {
+                if *v < 0 {
+                    f.put_char('-')?;
+                }
+                decimal(f, u16::from(v.unsigned_abs()))
+            }
             Operand::InlineFloat { code, ty } => {
                 let (t32, t64, bits) = FLOAT_CONSTANTS[(*code - 240) as usize];
                 match ty {
@@ -315,13 +336,13 @@ impl Operand {
             Operand::Reserved(code) => f.put_fmt(format_args!("<reserved {code}>")),
             Operand::Imm(v) => {
                 if *v <= 64 {
-                    f.put_fmt(format_args!("{v}"))
+                    decimal(f, *v)
                 } else {
                     f.put_fmt(format_args!("0x{v:x}"))
                 }
             }
             Operand::Fixed(s) => f.put(s),
-            Operand::Label(off) => f.put_fmt(format_args!("{}", *off as u16)),
+            Operand::Label(off) => decimal(f, *off as u16),
             Operand::Symbolic(s) => f.put(s),
         }
     }
@@ -389,38 +410,49 @@ impl OperandSlot {
             // the operand alone
             return self.operand.render(f);
         }
+        // Written from the outside in: `neg(sext(|x|))` or `-sext(|x|)`,
+        // the note inside `neg(...)` after a constant, else after it all.
         let constant = self.operand.is_constant();
-        let mut inner = self.operand.to_string();
-        // The reference prints the invalid-operand note inside neg(...).
-        let note = match self.invalid {
-            Some(InvalidOperand::Immediate) => "/*Invalid immediate*/".to_string(),
-            Some(InvalidOperand::Register(class)) => {
-                format!("/*Invalid register, operand has '{class}' register class*/")
-            }
-            None => String::new(),
-        };
         let note_inside = m.neg && constant;
-        if note_inside {
-            inner.push_str(&note);
-        }
-        if m.abs {
-            inner = format!("|{inner}|");
+        if m.neg {
+            f.put(if constant { "neg(" } else { "-" })?;
         }
         if m.sext {
-            inner = format!("sext({inner})");
+            f.put("sext(")?;
         }
-        if m.neg {
-            if constant {
-                inner = format!("neg({inner})");
-            } else {
-                inner = format!("-{inner}");
-            }
+        if m.abs {
+            f.put_char('|')?;
         }
-        f.put(&inner)?;
+        self.operand.render(f)?;
+        if note_inside {
+            self.render_note(f)?;
+        }
+        if m.abs {
+            f.put_char('|')?;
+        }
+        if m.sext {
+            f.put_char(')')?;
+        }
+        if note_inside {
+            f.put_char(')')?;
+        }
         if !note_inside {
-            f.put(&note)?;
+            self.render_note(f)?;
         }
         Ok(())
+    }
+
+    /// The reference's note on an operand its position does not accept.
+    fn render_note<S: Sink>(&self, f: &mut S) -> fmt::Result {
+        match self.invalid {
+            Some(InvalidOperand::Immediate) => f.put("/*Invalid immediate*/"),
+            Some(InvalidOperand::Register(class)) => {
+                f.put("/*Invalid register, operand has '")?;
+                f.put(class)?;
+                f.put("' register class*/")
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -13,9 +13,11 @@ pub(crate) trait Sink {
 }
 
 impl Sink for fmt::Formatter<'_> {
+    #[inline]
     fn put(&mut self, s: &str) -> fmt::Result {
         self.write_str(s)
     }
+    #[inline]
     fn put_char(&mut self, c: char) -> fmt::Result {
         fmt::Write::write_char(self, c)
     }
@@ -24,11 +26,15 @@ impl Sink for fmt::Formatter<'_> {
     }
 }
 
+// Inlined into the renderers: a listing writes a few pieces per operand,
+// most of them a character or two.
 impl Sink for String {
+    #[inline]
     fn put(&mut self, s: &str) -> fmt::Result {
         self.push_str(s);
         Ok(())
     }
+    #[inline]
     fn put_char(&mut self, c: char) -> fmt::Result {
         self.push(c);
         Ok(())

@@ -141,15 +141,15 @@ impl<'a> Units<'a> {
                     &calls::written_registers(text.outside(&kernel_ranges)),
                 )
             });
-            let read = |i: usize| match &kernel_code[i] {
+            let read = |texts: &mut view::TextCache, i: usize| match &kernel_code[i] {
                 Ok(instrs) if admitted[i] => Some(ReadKernel {
-                    view: view::kernel_view(&co.kernels[i].name, co.kernels[i].entry, instrs),
+                    view: view::kernel_view_with(&co.kernels[i].name, co.kernels[i].entry, instrs, texts),
                     waits: WaitAnalysis::run(instrs),
                     own: regs::used_registers(instrs.iter()),
                 }),
                 _ => None,
             };
-            super::units::spread_in_order(co.kernels.len(), read, |index, got| {
+            super::units::spread_in_order_with(co.kernels.len(), view::TextCache::default, read, |index, got| {
                 let k = &co.kernels[index];
                 let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
                 if !admitted[index] {
@@ -222,11 +222,16 @@ impl<'a> Units<'a> {
         }
         // The views of the functions some kernel calls, across threads.
         let graph = &self.graph;
-        let mut views = super::units::spread(graph.functions.len(), |fi| match &graph.functions[fi].instrs {
-            Ok(instrs) if mode != Mode::Screen && !graph.callers_of(fi).is_empty() => {
-                Some(view::kernel_view(&graph.functions[fi].name, graph.functions[fi].code.start, instrs))
+        let mut views = super::units::spread_with(graph.functions.len(), view::TextCache::default, |texts, fi| {
+            match &graph.functions[fi].instrs {
+                Ok(instrs) if mode != Mode::Screen && !graph.callers_of(fi).is_empty() => Some(view::kernel_view_with(
+                    &graph.functions[fi].name,
+                    graph.functions[fi].code.start,
+                    instrs,
+                    texts,
+                )),
+                _ => None,
             }
-            _ => None,
         });
         for (fi, f) in self.graph.functions.iter().enumerate() {
             let callers = self.graph.callers_of(fi);

@@ -200,8 +200,19 @@ fn threads() -> usize {
 /// `f(0)`, ..., `f(n - 1)`, in that order, computed on up to [`threads`]
 /// threads.
 pub fn spread<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    spread_with(n, || (), |_, i| f(i))
+}
+
+/// [`spread`], where each thread computing gets its own `state()`, passed
+/// to each `f` it computes (work one computation leaves for the next,
+/// such as a cache; what `f` gives must not depend on it).
+pub fn spread_with<S, T: Send>(
+    n: usize,
+    state: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) -> T + Sync,
+) -> Vec<T> {
     let mut out = Vec::with_capacity(n);
-    spread_in_order(n, f, |_, r| out.push(r));
+    spread_in_order_with(n, state, f, |_, r| out.push(r));
     out
 }
 
@@ -209,21 +220,36 @@ pub fn spread<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
 /// takes the next index not yet taken), handed to `each` on the calling
 /// thread in index order as they are ready; while the next is not, the
 /// calling thread computes one itself.
-pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, mut each: impl FnMut(usize, T)) {
+pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, each: impl FnMut(usize, T)) {
+    spread_in_order_with(n, || (), |_, i| f(i), each)
+}
+
+/// [`spread_in_order`], with a `state()` of its own for each thread
+/// computing (as [`spread_with`]).
+pub fn spread_in_order_with<S, T: Send>(
+    n: usize,
+    state: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize) -> T + Sync,
+    mut each: impl FnMut(usize, T),
+) {
     let workers = threads().min(n);
+    let mut own = state();
     if workers <= 1 {
-        (0..n).for_each(|i| each(i, f(i)));
+        (0..n).for_each(|i| each(i, f(&mut own, i)));
         return;
     }
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
         for _ in 1..workers {
-            let (tx, next, f) = (tx.clone(), &next, &f);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n || tx.send((i, f(i))).is_err() {
-                    return;
+            let (tx, next, f, state) = (tx.clone(), &next, &f, &state);
+            s.spawn(move || {
+                let mut mine = state();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n || tx.send((i, f(&mut mine, i))).is_err() {
+                        return;
+                    }
                 }
             });
         }
@@ -238,7 +264,7 @@ pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, mut eac
                 }
                 let j = next.fetch_add(1, Ordering::Relaxed);
                 if j < n {
-                    ready[j] = Some(f(j));
+                    ready[j] = Some(f(&mut own, j));
                     continue;
                 }
                 match rx.recv() {

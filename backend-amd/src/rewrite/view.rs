@@ -2,8 +2,14 @@
 //! instruction as an `xfpx_common::view::InstrView` (IR class from the
 //! decoder's table, registers written and read, control flow).
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
 use xfpx_amd_isa::operand::RegFile as IsaFile;
-use xfpx_amd_isa::{CmpCond, ControlFlow, Instruction, Opcode};
+use xfpx_amd_isa::{CmpCond, ControlFlow, Instruction, Opcode, Target};
+use xfpx_common::hash::FastKeys;
 use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, Uses};
 
 /// One decoded instruction of a kernel, with its address.
@@ -124,19 +130,68 @@ fn reads(insn: &Instruction) -> Uses {
     uses
 }
 
+/// The texts of decoded instructions already rendered, by what a text
+/// follows from: the target and the instruction's words (a decoded
+/// instruction is a function of them). An instruction met again, in this
+/// kernel or another one, shares the text rendered the first time (most
+/// instructions of a code object repeat one met before).
+#[derive(Debug, Default)]
+pub struct TextCache {
+    texts: HashMap<TextKey, Arc<str>, FastKeys>,
+    /// Room the texts are rendered in before they are kept.
+    scratch: String,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct TextKey {
+    target: Target,
+    length: usize,
+    words: [u32; 4],
+}
+
+impl Hash for TextKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        // One word, its high bits folded into the low ones the table's
+        // buckets are chosen by.
+        let [a, b, c, d] = self.words.map(u64::from);
+        let x = (a | b << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (c | d << 32)
+            ^ (self.length as u64) << 58
+            ^ (self.target as u64) << 61;
+        let x = x.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        h.write_u64(x ^ x >> 29);
+    }
+}
+
+impl TextCache {
+    /// The text of `insn` (a decoded instruction), rendered once.
+    pub fn text(&mut self, insn: &Instruction) -> Arc<str> {
+        let key = TextKey { target: insn.target, length: insn.length, words: insn.words };
+        match self.texts.entry(key) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => {
+                self.scratch.clear();
+                insn.write_text(&mut self.scratch);
+                e.insert(self.scratch.as_str().into()).clone()
+            }
+        }
+    }
+}
+
 /// Builds the view of a kernel named `name` whose entry is `entry`.
 pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelView {
-    // Each text is rendered here and kept in one allocation of its own size.
-    let mut text = String::with_capacity(128);
+    kernel_view_with(name, entry, instrs, &mut TextCache::default())
+}
+
+/// [`kernel_view`], taking the instructions' texts from `texts`.
+pub fn kernel_view_with(name: &str, entry: u64, instrs: &[DecodedInstr], texts: &mut TextCache) -> KernelView {
     let instrs = instrs
         .iter()
         .map(|d| {
             let class = view_class(&d.insn);
-            text.clear();
-            d.insn.write_text(&mut text);
             InstrView {
                 offset: d.addr - entry,
-                text: text.as_str().into(),
+                text: texts.text(&d.insn),
                 class,
                 defs: d.insn.reg_writes().filter_map(operand).collect(),
                 uses: reads(&d.insn),
@@ -160,6 +215,40 @@ pub fn kernel_view(name: &str, entry: u64, instrs: &[DecodedInstr]) -> KernelVie
 mod tests {
     use super::conversion_writes_other_format as other;
     use xfpx_amd_isa::Opcode;
+
+    #[test]
+    fn texts_are_rendered_once_per_instruction_and_differ_with_any_word() {
+        use xfpx_amd_isa::Target;
+        // A VOP3 twice, then with another second word; a literal move, then
+        // with another literal; s_nop.
+        let words: [u32; 11] = [
+            0xD100_0001,
+            0x0002_0501,
+            0xD100_0001,
+            0x0002_0501,
+            0xD100_0001,
+            0x0002_0502,
+            0x7E02_02FF,
+            0x3F80_0000,
+            0x7E02_02FF,
+            0x4000_0000,
+            0xBF80_0000,
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let instrs: Vec<super::DecodedInstr> = xfpx_amd_isa::disassemble(Target::Gfx942, &bytes, 0x100)
+            .map(|(addr, r)| super::DecodedInstr { addr, insn: r.expect("decodes") })
+            .collect();
+        let mut texts = super::TextCache::default();
+        let view = super::kernel_view_with("k", 0x100, &instrs, &mut texts);
+        let again = super::kernel_view_with("k2", 0x100, &instrs, &mut texts);
+        for (i, d) in instrs.iter().enumerate() {
+            assert_eq!(&*view.instrs[i].text, d.insn.text(), "{i}");
+            assert!(std::sync::Arc::ptr_eq(&view.instrs[i].text, &again.instrs[i].text), "{i} rendered again");
+        }
+        assert!(std::sync::Arc::ptr_eq(&view.instrs[0].text, &view.instrs[1].text));
+        let distinct: std::collections::BTreeSet<&str> = view.instrs.iter().map(|i| &*i.text).collect();
+        assert_eq!(distinct.len(), 5, "{distinct:?}");
+    }
 
     #[test]
     fn conversions_to_integers_and_packed_formats_are_recognised() {
