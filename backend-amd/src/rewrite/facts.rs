@@ -3,7 +3,8 @@
 //! scan per question: where the VGPR indexing region an instruction may
 //! lie in opens ([`super::halves::in_indexing_region`]) and where the
 //! division sequence an instruction may be a step of starts
-//! ([`super::division::is_step`]). The answers are those of the scans.
+//! ([`super::division::is_step`]), and each instruction's control flow.
+//! The answers are those of the scans.
 
 use xfpx_amd_isa::{ControlFlow, Opcode, Traits};
 
@@ -28,6 +29,8 @@ pub struct UnitFacts {
     scales: Vec<u32>,
     /// Where the last division scan stood (see [`UnitFacts::is_step`]).
     scan: RefCell<StepScan>,
+    /// Per instruction: its control flow at its address.
+    flows: Vec<ControlFlow>,
 }
 
 /// A division sequence's taints from its `v_div_scale` (`start`) through
@@ -48,12 +51,15 @@ impl UnitFacts {
             stretch_start: Vec::with_capacity(code.len()),
             scales: Vec::new(),
             scan: RefCell::default(),
+            flows: Vec::with_capacity(code.len()),
         };
         let (mut stop, mut start) = (None, 0u32);
         for (i, d) in code.iter().enumerate() {
             facts.indexing_stop.push(stop);
             facts.stretch_start.push(start);
-            let next = d.insn.control_flow(d.addr) == ControlFlow::Next;
+            let flow = d.insn.control_flow(d.addr);
+            facts.flows.push(flow);
+            let next = flow == ControlFlow::Next;
             if !next || matches!(d.insn.op, Opcode::S_SET_GPR_IDX_ON | Opcode::S_SET_GPR_IDX_OFF) {
                 stop = Some(i as u32);
             }
@@ -66,6 +72,12 @@ impl UnitFacts {
         }
         facts.indexing_stop.push(stop);
         facts
+    }
+
+    /// The control flow of instruction `index` (of the code these facts
+    /// are of) at its address.
+    pub fn flow(&self, index: usize) -> ControlFlow {
+        self.flows[index]
     }
 
     /// [`halves::in_indexing_region`] of instruction `index` of `code`
@@ -130,6 +142,9 @@ mod tests {
                 let facts = UnitFacts::of(code);
                 for i in 0..=code.len() {
                     assert_eq!(facts.in_indexing_region(code, i), halves::in_indexing_region(code, i), "{p:?} {i}");
+                    if let Some(d) = code.get(i) {
+                        assert_eq!(facts.flow(i), d.insn.control_flow(d.addr), "{p:?} {i}");
+                    }
                     assert_eq!(facts.is_step(code, i), division::is_step(code, i), "{p:?} {i}");
                     checked += 1;
                 }

@@ -459,7 +459,7 @@ impl AmdLowering<'_> {
     fn screen_body(&mut self, kernel: &str, index: usize) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        if d.insn.control_flow(d.addr) != ControlFlow::End {
+        if self.facts.flow(index) != ControlFlow::End {
             return Err(RewriteError::Refused(format!(
                 "{} is not moved (its handler may return after it): waves ending here are not screened",
                 d.insn.base_mnemonic
@@ -636,7 +636,7 @@ impl AmdLowering<'_> {
         let index = |addr: u64| self.instrs.binary_search_by_key(&addr, |d| d.addr).ok();
         let mut out = Vec::new();
         for (i, d) in self.instrs.iter().enumerate() {
-            match d.insn.control_flow(d.addr) {
+            match self.facts.flow(i) {
                 ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => out.extend(index(target)),
                 // a call returns to the next instruction
                 ControlFlow::Call { .. } => out.push(i + 1),
@@ -689,10 +689,7 @@ impl AmdLowering<'_> {
     /// far site `carve.index`; None when there is none.
     fn carve_start(&self, carve: &Carve) -> Option<usize> {
         let last = carve.index.checked_sub(1).filter(|&k| k >= carve.floor)?;
-        let falls_through = |i: usize| {
-            let d = &self.instrs[i];
-            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
-        };
+        let falls_through = |i: usize| matches!(self.facts.flow(i), ControlFlow::Next | ControlFlow::GetPc { .. });
         // (padding is the pool's room, which other anchors may hold)
         let movable = |i: usize| {
             self.facts.in_indexing_region(self.instrs, i).is_none()
@@ -701,7 +698,7 @@ impl AmdLowering<'_> {
         };
         let d = &self.instrs[last];
         let last_moves = matches!(
-            d.insn.control_flow(d.addr),
+            self.facts.flow(last),
             ControlFlow::Next | ControlFlow::GetPc { .. } | ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. }
         );
         if !last_moves || !movable(last) {
@@ -746,33 +743,34 @@ impl AmdLowering<'_> {
         targets: &Indices,
         sites: &Indices,
     ) -> Option<(RangeInclusive<usize>, u64)> {
-        let falls_through = |i: usize| {
-            let d = &self.instrs[i];
-            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
-        };
+        let falls_through = |i: usize| matches!(self.facts.flow(i), ControlFlow::Next | ControlFlow::GetPc { .. });
         let movable = |i: usize| self.facts.in_indexing_region(self.instrs, i).is_none();
-        let bytes = |a: usize, b: usize| self.instrs[a..=b].iter().map(|d| d.insn.length as u64).sum::<u64>();
         // Whether the window may grow from `b` to `b + 1`.
         let grows =
             |b: usize| b + 1 < self.instrs.len() && !targets.contains(&(b + 1)) && falls_through(b) && movable(b + 1);
         if !movable(index) {
             return None;
         }
+        let length = |i: usize| self.instrs[i].insn.length as u64;
         let (mut a, mut b) = (index, index);
+        // (the bytes of a..=b)
+        let mut bytes = length(index);
         let mut padding = 0;
-        while bytes(a, b) < LONG_JUMP_BYTES {
+        while bytes < LONG_JUMP_BYTES {
             if grows(b) {
                 b += 1;
+                bytes += length(b);
             } else if a > floor && !targets.contains(&a) && falls_through(a - 1) && movable(a - 1) {
                 a -= 1;
+                bytes += length(a);
             } else {
                 // The wave ends at `b`: padding right after it (`s_nop 0` of
                 // the unit that no probe needs, or free room of the pool) may
                 // complete the window.
                 let d = &self.instrs[b];
-                let short = LONG_JUMP_BYTES - bytes(a, b);
+                let short = LONG_JUMP_BYTES - bytes;
                 let end = d.addr + d.insn.length as u64;
-                if d.insn.control_flow(d.addr) != ControlFlow::End {
+                if self.facts.flow(b) != ControlFlow::End {
                     return None;
                 }
                 let nops = self.instrs[b + 1..]
