@@ -97,13 +97,12 @@ impl UnitFacts {
     /// kept.
     pub fn is_step(&self, code: &[DecodedInstr], index: usize) -> bool {
         let Some(&floor) = self.stretch_start.get(index) else { return false };
-        let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
-        let first = self.scales.partition_point(|&s| (s as usize) < lowest);
-        let start = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index);
         if let Some(known) = division::step_role(code, index) {
             return known;
         }
-        let Some(start) = start else { return false };
+        let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
+        let first = self.scales.partition_point(|&s| (s as usize) < lowest);
+        let Some(start) = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index) else { return false };
         let mut scan = self.scan.borrow_mut();
         if scan.start != start || scan.next < start || scan.next > index {
             scan.start = start;

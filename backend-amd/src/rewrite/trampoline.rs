@@ -123,6 +123,8 @@ impl AmdLowering<'_> {
         let mut recent: Vec<Recent> = Vec::new();
         // Sites whose carved window over earlier sites failed (lowered again without).
         let mut no_carve_over: BTreeSet<usize> = BTreeSet::new();
+        // The steps of a window's trampoline (the buffer reused).
+        let mut window_steps: Vec<Step> = Vec::new();
         let mut g = 0usize;
         while g < groups.len() {
             self.reserve_zone()?;
@@ -142,16 +144,14 @@ impl AmdLowering<'_> {
                 mark.restore(self, out);
                 if let Some((w, padding)) = self.window(index, floor, targets, &sites) {
                     let n = groups[g..].iter().take_while(|(i, _)| w.contains(i)).count();
-                    let steps: Vec<Step> = w
-                        .clone()
-                        .map(|k| Step {
-                            index: k,
-                            probes: StepProbes::of(
-                                groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
-                            ),
-                        })
-                        .collect();
-                    lowered = self.span(view, plan, &steps, Some(padding), out);
+                    window_steps.clear();
+                    window_steps.extend(w.clone().map(|k| Step {
+                        index: k,
+                        probes: StepProbes::of(
+                            groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
+                        ),
+                    }));
+                    lowered = self.span(view, plan, &window_steps, Some(padding), out);
                     if lowered.is_ok() {
                         consumed = n;
                         covered = *w.start();
@@ -358,18 +358,18 @@ impl AmdLowering<'_> {
     /// The code of instruction `index` in a trampoline: its `before`
     /// probes, the instruction, its `after` probes. Returns whether the
     /// instruction falls through.
-    fn step(
+    fn step<'p>(
         &mut self,
         view: &KernelView,
         plan: &Plan,
         index: usize,
-        probes: &[&Probe],
+        probes: &[&'p Probe],
         waits: &mut usize,
     ) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
         // (most instructions have probes of one side only: no copy of them)
-        let side = |when: When| -> Cow<[&Probe]> {
+        let side = |when: When| -> Cow<[&'p Probe]> {
             if probes.iter().all(|p| p.when == when) {
                 Cow::Borrowed(probes)
             } else {
@@ -380,15 +380,22 @@ impl AmdLowering<'_> {
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
             return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
         }
+        // (most steps have neither injections nor flow probes: nothing to sort out)
+        let plain = probes.iter().all(|p| !matches!(p.action, Action::Inject { .. } | Action::Flow { .. }));
+        let picked = |from: &[&'p Probe], pick: fn(&Probe) -> bool| -> Vec<&'p Probe> {
+            if plain {
+                Vec::new()
+            } else {
+                from.iter().copied().filter(|p| pick(p)).collect()
+            }
+        };
         // Injections of two parts: the part before an `after` change, the
         // part after a `before` one (see `inject`).
-        let pre: Vec<&Probe> =
-            after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
-        let post: Vec<&Probe> =
-            before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        let pre = picked(&after, |p| inject::change_of(p).is_some_and(inject::has_pre));
+        let post = picked(&before, |p| inject::change_of(p).is_some_and(inject::has_post));
         // flow probes after the instruction read its sources before it
-        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
-        let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
+        let flow_pre = picked(&after, flow::reads_before);
+        let injections = if plain { 0 } else { probes.iter().filter(|p| inject::change_of(p).is_some()).count() };
         if pre.len() + post.len() > 0 && injections > 1 {
             return Err(RewriteError::Refused(
                 "an injection of two parts shares its instruction with another injection".into(),
