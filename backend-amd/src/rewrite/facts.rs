@@ -23,8 +23,9 @@ pub struct UnitFacts {
     indexing_stop: Vec<Option<u32>>,
     /// Per instruction: the first instruction after the last one before it
     /// that ends a division stretch (one that does not fall through, or a
-    /// `v_div_fixup`), 0 where none does.
-    stretch_start: Vec<u32>,
+    /// `v_div_fixup`), 0 where none does; and how many of `scales` lie
+    /// before it.
+    stretch_start: Vec<(u32, u32)>,
     /// The `v_div_scale` instructions, in order.
     scales: Vec<u32>,
     /// Where the last division scan stood (see [`UnitFacts::is_step`]).
@@ -56,7 +57,7 @@ impl UnitFacts {
         let (mut stop, mut start) = (None, 0u32);
         for (i, d) in code.iter().enumerate() {
             facts.indexing_stop.push(stop);
-            facts.stretch_start.push(start);
+            facts.stretch_start.push((start, facts.scales.len() as u32));
             let flow = d.insn.control_flow(d.addr);
             facts.flows.push(flow);
             let next = flow == ControlFlow::Next;
@@ -96,12 +97,12 @@ impl UnitFacts {
     /// take its instructions once: the taints found for the last one are
     /// kept.
     pub fn is_step(&self, code: &[DecodedInstr], index: usize) -> bool {
-        let Some(&floor) = self.stretch_start.get(index) else { return false };
+        let Some(&(floor, _)) = self.stretch_start.get(index) else { return false };
         if let Some(known) = division::step_role(code, index) {
             return known;
         }
         let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
-        let first = self.scales.partition_point(|&s| (s as usize) < lowest);
+        let first = self.stretch_start[lowest].1 as usize;
         let Some(start) = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index) else { return false };
         let mut scan = self.scan.borrow_mut();
         if scan.start != start || scan.next < start || scan.next > index {

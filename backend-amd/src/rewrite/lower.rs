@@ -589,7 +589,10 @@ impl AmdLowering<'_> {
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
                         ValueRef::Reg(_) => None,
                     };
-                    out.extend(op.into_iter().flat_map(super::view::isa_registers));
+                    // (one operand's registers, not flattened twice)
+                    if let Some(op) = op {
+                        out.extend(super::view::isa_registers(op));
+                    }
                 }
             }
         }
