@@ -299,6 +299,11 @@ impl IslandPool {
         if rel16(from, to).is_some() {
             return Some(Entry { relays: Vec::new(), island: None });
         }
+        if self.hold_islands && !self.chain_may_end(to) {
+            // No relay room lies within reach of `to` (the nearest slot
+            // would not reach it) and no island is taken: no way.
+            return None;
+        }
         let first = self.nearest_slot(from, to);
         if first.is_none_or(|n| rel16(n, to).is_none()) {
             if let Some(island) = self.take(from) {
