@@ -134,7 +134,16 @@ impl AmdLowering<'_> {
             let single = [Step { index, probes: StepProbes::of(probes) }];
             // Islands are kept for the sites no window covers.
             self.islands.hold_islands = targets.is_some();
-            let mut lowered = self.span(view, plan, &single, None, out);
+            // A far site no way reaches with islands held (where its
+            // trampoline would borrow no registers) is known far without
+            // lowering it (the reason is written where it is refused).
+            let known_far = !self.scavenger.is_some_and(|s| s.always)
+                && self.instrs.get(index).is_some_and(|d| self.islands.held_out_of_reach(d.addr, self.appended.here()));
+            let mut lowered = if known_far {
+                Err(RewriteError::Refused(OUT_OF_REACH.into()))
+            } else {
+                self.span(view, plan, &single, None, out)
+            };
             self.islands.hold_islands = false;
             let mut consumed = 1;
             // The first instruction the group's trampoline covers.
