@@ -18,7 +18,7 @@
 //! jumps back after the last one.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::ops::RangeInclusive;
 
 use super::lanes::{NEEDS_DEAD_ENTRY, NEEDS_DEAD_JUMP};
@@ -120,7 +120,7 @@ impl AmdLowering<'_> {
         let mut floor = 0usize;
         // The latest run of groups lowered one by one, to take back where a
         // far site's carved window covers them (see `carved`).
-        let mut recent: Vec<Recent> = Vec::new();
+        let mut recent: VecDeque<Recent> = VecDeque::new();
         // Sites whose carved window over earlier sites failed (lowered again without).
         let mut no_carve_over: BTreeSet<usize> = BTreeSet::new();
         // The steps of a window's trampoline (the buffer reused).
@@ -250,9 +250,9 @@ impl AmdLowering<'_> {
                 self.islands.group_done();
             }
             if lowered_here {
-                recent.push(Recent { group: g, start: covered, end: floor - 1, mark, floor: floor_before });
+                recent.push_back(Recent { group: g, start: covered, end: floor - 1, mark, floor: floor_before });
                 if recent.len() > MAX_TAKEN_BACK {
-                    recent.remove(0);
+                    recent.pop_front();
                 }
             } else {
                 recent.clear();
