@@ -154,11 +154,12 @@ impl AmdLowering<'_> {
                 if let Some((w, padding)) = self.window(index, floor, targets, &sites) {
                     let n = groups[g..].iter().take_while(|(i, _)| w.contains(i)).count();
                     window_steps.clear();
-                    window_steps.extend(w.clone().map(|k| Step {
-                        index: k,
-                        probes: StepProbes::of(
-                            groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
-                        ),
+                    // (the groups are in instruction order, one per instruction)
+                    let mut planned = groups[g..g + n].iter().peekable();
+                    window_steps.extend(w.clone().map(|k| {
+                        while planned.next_if(|(i, _)| *i < k).is_some() {}
+                        let probes = planned.next_if(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p);
+                        Step { index: k, probes: StepProbes::of(probes) }
                     }));
                     lowered = self.span(view, plan, &window_steps, Some(padding), out);
                     if lowered.is_ok() {
