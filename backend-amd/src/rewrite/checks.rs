@@ -132,9 +132,8 @@ impl AmdLowering<'_> {
         checks: &Checks,
     ) -> Result<(), RewriteError> {
         let e = self.e();
-        let slot_of = |table: &mut TableLayout, kernel: &str, k: usize| {
-            table.slot(kernel, SlotKind::Exception { site: p.site, kind: checks[k].0, format })
-        };
+        let slot_of =
+            |table: &mut TableLayout, kernel: &str, k: usize| table.exception_slot(kernel, p.site, checks[k].0, format);
         if self.copy_check(cmp, format, vals, checks, slot_of) {
             return Ok(());
         }

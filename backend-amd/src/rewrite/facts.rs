@@ -3,7 +3,8 @@
 //! scan per question: where the VGPR indexing region an instruction may
 //! lie in opens ([`super::halves::in_indexing_region`]) and where the
 //! division sequence an instruction may be a step of starts
-//! ([`super::division::is_step`]). The answers are those of the scans.
+//! ([`super::division::is_step`]), and each instruction's control flow.
+//! The answers are those of the scans.
 
 use xfpx_amd_isa::{ControlFlow, Opcode, Traits};
 
@@ -22,12 +23,15 @@ pub struct UnitFacts {
     indexing_stop: Vec<Option<u32>>,
     /// Per instruction: the first instruction after the last one before it
     /// that ends a division stretch (one that does not fall through, or a
-    /// `v_div_fixup`), 0 where none does.
-    stretch_start: Vec<u32>,
+    /// `v_div_fixup`), 0 where none does; and how many of `scales` lie
+    /// before it.
+    stretch_start: Vec<(u32, u32)>,
     /// The `v_div_scale` instructions, in order.
     scales: Vec<u32>,
     /// Where the last division scan stood (see [`UnitFacts::is_step`]).
     scan: RefCell<StepScan>,
+    /// Per instruction: its control flow at its address.
+    flows: Vec<ControlFlow>,
 }
 
 /// A division sequence's taints from its `v_div_scale` (`start`) through
@@ -48,12 +52,15 @@ impl UnitFacts {
             stretch_start: Vec::with_capacity(code.len()),
             scales: Vec::new(),
             scan: RefCell::default(),
+            flows: Vec::with_capacity(code.len()),
         };
         let (mut stop, mut start) = (None, 0u32);
         for (i, d) in code.iter().enumerate() {
             facts.indexing_stop.push(stop);
-            facts.stretch_start.push(start);
-            let next = d.insn.control_flow(d.addr) == ControlFlow::Next;
+            facts.stretch_start.push((start, facts.scales.len() as u32));
+            let flow = d.insn.control_flow(d.addr);
+            facts.flows.push(flow);
+            let next = flow == ControlFlow::Next;
             if !next || matches!(d.insn.op, Opcode::S_SET_GPR_IDX_ON | Opcode::S_SET_GPR_IDX_OFF) {
                 stop = Some(i as u32);
             }
@@ -66,6 +73,12 @@ impl UnitFacts {
         }
         facts.indexing_stop.push(stop);
         facts
+    }
+
+    /// The control flow of instruction `index` (of the code these facts
+    /// are of) at its address.
+    pub fn flow(&self, index: usize) -> ControlFlow {
+        self.flows[index]
     }
 
     /// [`halves::in_indexing_region`] of instruction `index` of `code`
@@ -84,14 +97,13 @@ impl UnitFacts {
     /// take its instructions once: the taints found for the last one are
     /// kept.
     pub fn is_step(&self, code: &[DecodedInstr], index: usize) -> bool {
-        let Some(&floor) = self.stretch_start.get(index) else { return false };
-        let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
-        let first = self.scales.partition_point(|&s| (s as usize) < lowest);
-        let start = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index);
+        let Some(&(floor, _)) = self.stretch_start.get(index) else { return false };
         if let Some(known) = division::step_role(code, index) {
             return known;
         }
-        let Some(start) = start else { return false };
+        let lowest = (floor as usize).max(index.saturating_sub(division::SEQUENCE_REACH));
+        let first = self.stretch_start[lowest].1 as usize;
+        let Some(start) = self.scales.get(first).map(|&s| s as usize).filter(|&s| s < index) else { return false };
         let mut scan = self.scan.borrow_mut();
         if scan.start != start || scan.next < start || scan.next > index {
             scan.start = start;
@@ -130,6 +142,9 @@ mod tests {
                 let facts = UnitFacts::of(code);
                 for i in 0..=code.len() {
                     assert_eq!(facts.in_indexing_region(code, i), halves::in_indexing_region(code, i), "{p:?} {i}");
+                    if let Some(d) = code.get(i) {
+                        assert_eq!(facts.flow(i), d.insn.control_flow(d.addr), "{p:?} {i}");
+                    }
                     assert_eq!(facts.is_step(code, i), division::is_step(code, i), "{p:?} {i}");
                     checked += 1;
                 }

@@ -298,7 +298,8 @@ impl AmdLowering<'_> {
         let unit = self.instrs.first().map_or(0, |f| f.addr)..self.instrs.last().map_or(0, |l| l.addr + 8);
         // Where a branch goes: out of a copied unit, where the original went.
         let target_of = |t: u64| if unit.contains(&t) { t } else { t.wrapping_add(origin) };
-        let flow = match insn.control_flow(d.addr) {
+        let original = insn.control_flow(d.addr);
+        let flow = match original {
             ControlFlow::Branch { target } => ControlFlow::Branch { target: target_of(target) },
             ControlFlow::CondBranch { target } => ControlFlow::CondBranch { target: target_of(target) },
             ControlFlow::GetPc { value } => ControlFlow::GetPc { value: value.wrapping_add(origin) },
@@ -328,7 +329,7 @@ impl AmdLowering<'_> {
         match flow {
             ControlFlow::Next | ControlFlow::End => {
                 self.emit(insn.dwords());
-                Ok(!matches!(insn.control_flow(d.addr), ControlFlow::End))
+                Ok(!matches!(original, ControlFlow::End))
             }
             ControlFlow::Branch { target } => {
                 self.jump_to(target)?;
@@ -588,7 +589,10 @@ impl AmdLowering<'_> {
                         ValueRef::Use(n) => ins.uses.get(*n as usize),
                         ValueRef::Reg(_) => None,
                     };
-                    out.extend(op.into_iter().flat_map(super::view::isa_registers));
+                    // (one operand's registers, not flattened twice)
+                    if let Some(op) = op {
+                        out.extend(super::view::isa_registers(op));
+                    }
                 }
             }
         }
@@ -640,7 +644,7 @@ impl AmdLowering<'_> {
 
     /// Whether instruction `index` ends the wave (`s_endpgm`).
     fn ends_wave(&self, index: usize) -> bool {
-        self.instrs.get(index).is_some_and(|d| d.insn.control_flow(d.addr) == ControlFlow::End)
+        index < self.instrs.len() && self.facts.flow(index) == ControlFlow::End
     }
 
     /// Points the SOPP branch at word `at` to the current end of the code.

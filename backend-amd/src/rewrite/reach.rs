@@ -299,6 +299,9 @@ impl IslandPool {
         if rel16(from, to).is_some() {
             return Some(Entry { relays: Vec::new(), island: None });
         }
+        if self.held_out_of_reach(from, to) {
+            return None;
+        }
         let first = self.nearest_slot(from, to);
         if first.is_none_or(|n| rel16(n, to).is_none()) {
             if let Some(island) = self.take(from) {
@@ -339,6 +342,14 @@ impl IslandPool {
             cur = next;
         };
         Some(Entry { relays, island })
+    }
+
+    /// Whether [`Self::take_entry`] finds no way from `from` to `to`,
+    /// known at once: islands are held, `to` is beyond `s_branch` reach
+    /// and no relay room lies within reach of `to` (the nearest slot would
+    /// not reach it).
+    pub fn held_out_of_reach(&self, from: u64, to: u64) -> bool {
+        self.hold_islands && self.relays() && rel16(from, to).is_none() && !self.chain_may_end(to)
     }
 
     /// Whether a chain of relays toward `to` may end: some room for a relay

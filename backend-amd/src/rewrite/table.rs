@@ -131,6 +131,9 @@ impl TableLayout {
 
     /// The index of a slot, created on first use (so each key is recorded once).
     pub fn slot(&mut self, kernel: &str, kind: SlotKind) -> u32 {
+        if let SlotKind::Exception { site, kind, format } = kind {
+            return self.exception_slot(kernel, site, kind, format);
+        }
         if self.indexed != self.slots.len() {
             self.reindex();
         }
@@ -144,6 +147,46 @@ impl TableLayout {
         self.slots.push(TableSlot { kernel: name, kind });
         self.indexed = self.slots.len();
         i
+    }
+
+    /// [`Self::slot`] of a check's kind (most slots): the index of the
+    /// slot of (`kernel`, `site`, `kind`, `format`), created on first use.
+    pub fn exception_slot(&mut self, kernel: &str, site: SiteId, kind: ExceptionKind, format: FpFormat) -> u32 {
+        if self.indexed != self.slots.len() {
+            self.reindex();
+        }
+        let k = self.kernel(kernel).1;
+        let i = self.slots.len() as u32;
+        if let Err(found) = self.index_exception(k, site, kind, format, i) {
+            return found;
+        }
+        let name = self.last.as_ref().map_or_else(|| kernel.into(), |(name, _)| name.clone());
+        self.slots.push(TableSlot { kernel: name, kind: SlotKind::Exception { site, kind, format } });
+        self.indexed = self.slots.len();
+        i
+    }
+
+    /// Indexes check slot `i` of kernel number `k` at `site`; the slot
+    /// already indexed under that key instead, if any.
+    fn index_exception(
+        &mut self,
+        k: u32,
+        site: SiteId,
+        kind: ExceptionKind,
+        format: FpFormat,
+        i: u32,
+    ) -> Result<(), u32> {
+        let (found, head) = self.find_exception(k, site, kind, format);
+        if let Some(found) = found {
+            return Err(found);
+        }
+        let s = site.0 as usize;
+        if self.exceptions.len() <= s {
+            self.exceptions.resize(s + 1, 0);
+        }
+        self.exceptions[s] = i + 1;
+        self.links.push(Link { kernel: k, previous: head });
+        Ok(())
     }
 
     /// The first check slot at `site` (newest first) whose kernel is `k`
@@ -172,19 +215,7 @@ impl TableLayout {
     fn index_slot(&mut self, k: u32, kind: SlotKind, i: u32) -> Result<SlotKind, u32> {
         debug_assert_eq!(self.links.len(), i as usize);
         match kind {
-            SlotKind::Exception { site, kind: e, format } => {
-                let (found, head) = self.find_exception(k, site, e, format);
-                if let Some(found) = found {
-                    return Err(found);
-                }
-                let s = site.0 as usize;
-                if self.exceptions.len() <= s {
-                    self.exceptions.resize(s + 1, 0);
-                }
-                self.exceptions[s] = i + 1;
-                self.links.push(Link { kernel: k, previous: head });
-                Ok(kind)
-            }
+            SlotKind::Exception { site, kind: e, format } => self.index_exception(k, site, e, format, i).map(|()| kind),
             other => match self.index.entry((k, other)) {
                 Entry::Occupied(o) => Err(*o.get()),
                 Entry::Vacant(v) => {

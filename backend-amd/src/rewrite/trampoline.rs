@@ -18,7 +18,7 @@
 //! jumps back after the last one.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::ops::RangeInclusive;
 
 use super::lanes::{NEEDS_DEAD_ENTRY, NEEDS_DEAD_JUMP};
@@ -120,9 +120,11 @@ impl AmdLowering<'_> {
         let mut floor = 0usize;
         // The latest run of groups lowered one by one, to take back where a
         // far site's carved window covers them (see `carved`).
-        let mut recent: Vec<Recent> = Vec::new();
+        let mut recent: VecDeque<Recent> = VecDeque::new();
         // Sites whose carved window over earlier sites failed (lowered again without).
         let mut no_carve_over: BTreeSet<usize> = BTreeSet::new();
+        // The steps of a window's trampoline (the buffer reused).
+        let mut window_steps: Vec<Step> = Vec::new();
         let mut g = 0usize;
         while g < groups.len() {
             self.reserve_zone()?;
@@ -132,7 +134,16 @@ impl AmdLowering<'_> {
             let single = [Step { index, probes: StepProbes::of(probes) }];
             // Islands are kept for the sites no window covers.
             self.islands.hold_islands = targets.is_some();
-            let mut lowered = self.span(view, plan, &single, None, out);
+            // A far site no way reaches with islands held (where its
+            // trampoline would borrow no registers) is known far without
+            // lowering it (the reason is written where it is refused).
+            let known_far = !self.scavenger.is_some_and(|s| s.always)
+                && self.instrs.get(index).is_some_and(|d| self.islands.held_out_of_reach(d.addr, self.appended.here()));
+            let mut lowered = if known_far {
+                Err(RewriteError::Refused(OUT_OF_REACH.into()))
+            } else {
+                self.span(view, plan, &single, None, out)
+            };
             self.islands.hold_islands = false;
             let mut consumed = 1;
             // The first instruction the group's trampoline covers.
@@ -142,16 +153,15 @@ impl AmdLowering<'_> {
                 mark.restore(self, out);
                 if let Some((w, padding)) = self.window(index, floor, targets, &sites) {
                     let n = groups[g..].iter().take_while(|(i, _)| w.contains(i)).count();
-                    let steps: Vec<Step> = w
-                        .clone()
-                        .map(|k| Step {
-                            index: k,
-                            probes: StepProbes::of(
-                                groups[g..g + n].iter().find(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p),
-                            ),
-                        })
-                        .collect();
-                    lowered = self.span(view, plan, &steps, Some(padding), out);
+                    window_steps.clear();
+                    // (the groups are in instruction order, one per instruction)
+                    let mut planned = groups[g..g + n].iter().peekable();
+                    window_steps.extend(w.clone().map(|k| {
+                        while planned.next_if(|(i, _)| *i < k).is_some() {}
+                        let probes = planned.next_if(|(i, _)| *i == k).map_or(&[][..], |&(_, p)| p);
+                        Step { index: k, probes: StepProbes::of(probes) }
+                    }));
+                    lowered = self.span(view, plan, &window_steps, Some(padding), out);
                     if lowered.is_ok() {
                         consumed = n;
                         covered = *w.start();
@@ -241,9 +251,9 @@ impl AmdLowering<'_> {
                 self.islands.group_done();
             }
             if lowered_here {
-                recent.push(Recent { group: g, start: covered, end: floor - 1, mark, floor: floor_before });
+                recent.push_back(Recent { group: g, start: covered, end: floor - 1, mark, floor: floor_before });
                 if recent.len() > MAX_TAKEN_BACK {
-                    recent.remove(0);
+                    recent.pop_front();
                 }
             } else {
                 recent.clear();
@@ -358,18 +368,18 @@ impl AmdLowering<'_> {
     /// The code of instruction `index` in a trampoline: its `before`
     /// probes, the instruction, its `after` probes. Returns whether the
     /// instruction falls through.
-    fn step(
+    fn step<'p>(
         &mut self,
         view: &KernelView,
         plan: &Plan,
         index: usize,
-        probes: &[&Probe],
+        probes: &[&'p Probe],
         waits: &mut usize,
     ) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
         // (most instructions have probes of one side only: no copy of them)
-        let side = |when: When| -> Cow<[&Probe]> {
+        let side = |when: When| -> Cow<[&'p Probe]> {
             if probes.iter().all(|p| p.when == when) {
                 Cow::Borrowed(probes)
             } else {
@@ -380,15 +390,22 @@ impl AmdLowering<'_> {
         if !after.is_empty() && matches!(view.instrs[index].control, xfpx_common::view::Control::Call) {
             return Err(RewriteError::Refused("an `after` probe on a call would run only after the return".into()));
         }
+        // (most steps have neither injections nor flow probes: nothing to sort out)
+        let plain = probes.iter().all(|p| !matches!(p.action, Action::Inject { .. } | Action::Flow { .. }));
+        let picked = |from: &[&'p Probe], pick: fn(&Probe) -> bool| -> Vec<&'p Probe> {
+            if plain {
+                Vec::new()
+            } else {
+                from.iter().copied().filter(|p| pick(p)).collect()
+            }
+        };
         // Injections of two parts: the part before an `after` change, the
         // part after a `before` one (see `inject`).
-        let pre: Vec<&Probe> =
-            after.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_pre)).collect();
-        let post: Vec<&Probe> =
-            before.iter().copied().filter(|p| inject::change_of(p).is_some_and(inject::has_post)).collect();
+        let pre = picked(&after, |p| inject::change_of(p).is_some_and(inject::has_pre));
+        let post = picked(&before, |p| inject::change_of(p).is_some_and(inject::has_post));
         // flow probes after the instruction read its sources before it
-        let flow_pre: Vec<&Probe> = after.iter().copied().filter(|p| flow::reads_before(p)).collect();
-        let injections = probes.iter().filter(|p| inject::change_of(p).is_some()).count();
+        let flow_pre = picked(&after, flow::reads_before);
+        let injections = if plain { 0 } else { probes.iter().filter(|p| inject::change_of(p).is_some()).count() };
         if pre.len() + post.len() > 0 && injections > 1 {
             return Err(RewriteError::Refused(
                 "an injection of two parts shares its instruction with another injection".into(),
@@ -459,7 +476,7 @@ impl AmdLowering<'_> {
     fn screen_body(&mut self, kernel: &str, index: usize) -> Result<bool, RewriteError> {
         let instrs = self.instrs;
         let d = instrs.get(index).ok_or_else(|| RewriteError::Refused("no such instruction".into()))?;
-        if d.insn.control_flow(d.addr) != ControlFlow::End {
+        if self.facts.flow(index) != ControlFlow::End {
             return Err(RewriteError::Refused(format!(
                 "{} is not moved (its handler may return after it): waves ending here are not screened",
                 d.insn.base_mnemonic
@@ -636,7 +653,7 @@ impl AmdLowering<'_> {
         let index = |addr: u64| self.instrs.binary_search_by_key(&addr, |d| d.addr).ok();
         let mut out = Vec::new();
         for (i, d) in self.instrs.iter().enumerate() {
-            match d.insn.control_flow(d.addr) {
+            match self.facts.flow(i) {
                 ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => out.extend(index(target)),
                 // a call returns to the next instruction
                 ControlFlow::Call { .. } => out.push(i + 1),
@@ -689,10 +706,7 @@ impl AmdLowering<'_> {
     /// far site `carve.index`; None when there is none.
     fn carve_start(&self, carve: &Carve) -> Option<usize> {
         let last = carve.index.checked_sub(1).filter(|&k| k >= carve.floor)?;
-        let falls_through = |i: usize| {
-            let d = &self.instrs[i];
-            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
-        };
+        let falls_through = |i: usize| matches!(self.facts.flow(i), ControlFlow::Next | ControlFlow::GetPc { .. });
         // (padding is the pool's room, which other anchors may hold)
         let movable = |i: usize| {
             self.facts.in_indexing_region(self.instrs, i).is_none()
@@ -701,7 +715,7 @@ impl AmdLowering<'_> {
         };
         let d = &self.instrs[last];
         let last_moves = matches!(
-            d.insn.control_flow(d.addr),
+            self.facts.flow(last),
             ControlFlow::Next | ControlFlow::GetPc { .. } | ControlFlow::Branch { .. } | ControlFlow::CondBranch { .. }
         );
         if !last_moves || !movable(last) {
@@ -746,33 +760,34 @@ impl AmdLowering<'_> {
         targets: &Indices,
         sites: &Indices,
     ) -> Option<(RangeInclusive<usize>, u64)> {
-        let falls_through = |i: usize| {
-            let d = &self.instrs[i];
-            matches!(d.insn.control_flow(d.addr), ControlFlow::Next | ControlFlow::GetPc { .. })
-        };
+        let falls_through = |i: usize| matches!(self.facts.flow(i), ControlFlow::Next | ControlFlow::GetPc { .. });
         let movable = |i: usize| self.facts.in_indexing_region(self.instrs, i).is_none();
-        let bytes = |a: usize, b: usize| self.instrs[a..=b].iter().map(|d| d.insn.length as u64).sum::<u64>();
         // Whether the window may grow from `b` to `b + 1`.
         let grows =
             |b: usize| b + 1 < self.instrs.len() && !targets.contains(&(b + 1)) && falls_through(b) && movable(b + 1);
         if !movable(index) {
             return None;
         }
+        let length = |i: usize| self.instrs[i].insn.length as u64;
         let (mut a, mut b) = (index, index);
+        // (the bytes of a..=b)
+        let mut bytes = length(index);
         let mut padding = 0;
-        while bytes(a, b) < LONG_JUMP_BYTES {
+        while bytes < LONG_JUMP_BYTES {
             if grows(b) {
                 b += 1;
+                bytes += length(b);
             } else if a > floor && !targets.contains(&a) && falls_through(a - 1) && movable(a - 1) {
                 a -= 1;
+                bytes += length(a);
             } else {
                 // The wave ends at `b`: padding right after it (`s_nop 0` of
                 // the unit that no probe needs, or free room of the pool) may
                 // complete the window.
                 let d = &self.instrs[b];
-                let short = LONG_JUMP_BYTES - bytes(a, b);
+                let short = LONG_JUMP_BYTES - bytes;
                 let end = d.addr + d.insn.length as u64;
-                if d.insn.control_flow(d.addr) != ControlFlow::End {
+                if self.facts.flow(b) != ControlFlow::End {
                     return None;
                 }
                 let nops = self.instrs[b + 1..]

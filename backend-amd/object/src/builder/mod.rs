@@ -166,14 +166,19 @@ fn file_offset(co: &CodeObject<'_>, addr: u64, len: u64) -> Result<u64, LayoutEr
 /// Writes the appended bytes at the end of `out`: the `code` words
 /// (little-endian), then the trailing padding.
 fn put_appended(out: &mut Vec<u8>, region: &Region, code: &[u32]) {
-    let at = out.len();
-    out.resize(at + appended_len(region, code), 0);
-    let (words, padding) = out[at..].split_at_mut(4 * code.len());
-    for (b, w) in words.chunks_exact_mut(4).zip(code) {
-        b.copy_from_slice(&w.to_le_bytes());
+    out.reserve(appended_len(region, code));
+    // (through a small buffer: each byte of `out` is written once, with
+    // no zeros written first)
+    let mut buf = [0u8; 1024];
+    for words in code.chunks(buf.len() / 4) {
+        let bytes = &mut buf[..4 * words.len()];
+        for (b, w) in bytes.chunks_exact_mut(4).zip(words) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(bytes);
     }
-    for b in padding.chunks_exact_mut(4) {
-        b.copy_from_slice(&S_NOP_0);
+    for _ in 0..region.trailing_padding / 4 {
+        out.extend_from_slice(&S_NOP_0);
     }
 }
 
