@@ -45,6 +45,7 @@ pub mod reach;
 pub mod record;
 pub mod regs;
 pub mod scratch;
+pub mod spread;
 pub mod table;
 pub mod units;
 pub mod view;

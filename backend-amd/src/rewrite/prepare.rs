@@ -149,7 +149,7 @@ impl<'a> Units<'a> {
                 }),
                 _ => None,
             };
-            super::units::spread_in_order_with(co.kernels.len(), view::TextCache::default, read, |index, got| {
+            super::spread::spread_in_order_with(co.kernels.len(), view::TextCache::default, read, |index, got| {
                 let k = &co.kernels[index];
                 let mut o = KernelOutcome::new(&k.name, KernelState::Instrumented);
                 if !admitted[index] {
@@ -222,7 +222,7 @@ impl<'a> Units<'a> {
         }
         // The views of the functions some kernel calls, across threads.
         let graph = &self.graph;
-        let mut views = super::units::spread_with(graph.functions.len(), view::TextCache::default, |texts, fi| {
+        let mut views = super::spread::spread_with(graph.functions.len(), view::TextCache::default, |texts, fi| {
             match &graph.functions[fi].instrs {
                 Ok(instrs) if mode != Mode::Screen && !graph.callers_of(fi).is_empty() => Some(view::kernel_view_with(
                     &graph.functions[fi].name,

@@ -6,16 +6,16 @@
 //! outside `.text`, or damaged code whose first bad word must be reported
 //! as decoding it alone reports it) is decoded alone. A unit's
 //! instructions ([`Decoded`]) are a stretch of the pass's, shared, never
-//! copied. The pass, and the per-unit work of reading ([`spread`]), run on
+//! copied. The pass, and the per-unit work of reading ([`super::spread`]), run on
 //! the machine's threads; what they give is what one thread gives, in the
 //! same order.
 
 use std::ops::{Deref, Range};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
 use xfpx_amd_isa::{DecodeError, Target};
 
+use super::spread::{spread, threads};
 use super::view::DecodedInstr;
 use crate::code_object::CodeObject;
 
@@ -192,94 +192,6 @@ impl TextCode {
 /// Below this many bytes of `.text`, one thread decodes it all.
 const PARALLEL_BYTES: usize = 16 * 1024;
 
-/// The threads the reading may use.
-fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
-}
-
-/// `f(0)`, ..., `f(n - 1)`, in that order, computed on up to [`threads`]
-/// threads.
-pub fn spread<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    spread_with(n, || (), |_, i| f(i))
-}
-
-/// [`spread`], where each thread computing gets its own `state()`, passed
-/// to each `f` it computes (work one computation leaves for the next,
-/// such as a cache; what `f` gives must not depend on it).
-pub fn spread_with<S, T: Send>(
-    n: usize,
-    state: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize) -> T + Sync,
-) -> Vec<T> {
-    let mut out = Vec::with_capacity(n);
-    spread_in_order_with(n, state, f, |_, r| out.push(r));
-    out
-}
-
-/// `f(0)`, ..., `f(n - 1)` computed on up to [`threads`] threads (each
-/// takes the next index not yet taken), handed to `each` on the calling
-/// thread in index order as they are ready; while the next is not, the
-/// calling thread computes one itself.
-pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, each: impl FnMut(usize, T)) {
-    spread_in_order_with(n, || (), |_, i| f(i), each)
-}
-
-/// [`spread_in_order`], with a `state()` of its own for each thread
-/// computing (as [`spread_with`]).
-pub fn spread_in_order_with<S, T: Send>(
-    n: usize,
-    state: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, usize) -> T + Sync,
-    mut each: impl FnMut(usize, T),
-) {
-    let workers = threads().min(n);
-    let mut own = state();
-    if workers <= 1 {
-        (0..n).for_each(|i| each(i, f(&mut own, i)));
-        return;
-    }
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel();
-    std::thread::scope(|s| {
-        for _ in 1..workers {
-            let (tx, next, f, state) = (tx.clone(), &next, &f, &state);
-            s.spawn(move || {
-                let mut mine = state();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n || tx.send((i, f(&mut mine, i))).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        // (Only the workers send: once they are gone, nothing more comes.)
-        drop(tx);
-        let mut ready: Vec<Option<T>> = (0..n).map(|_| None).collect();
-        for i in 0..n {
-            while ready[i].is_none() {
-                if let Ok((j, r)) = rx.try_recv() {
-                    ready[j] = Some(r);
-                    continue;
-                }
-                let j = next.fetch_add(1, Ordering::Relaxed);
-                if j < n {
-                    ready[j] = Some(f(&mut own, j));
-                    continue;
-                }
-                match rx.recv() {
-                    Ok((j, r)) => ready[j] = Some(r),
-                    // A worker panicked: the scope passes its panic on.
-                    Err(_) => return,
-                }
-            }
-            if let Some(r) = ready[i].take() {
-                each(i, r);
-            }
-        }
-    });
-}
-
 /// Offsets inside `len` bytes where `.text` is cut into `parts` stretches:
 /// for each even cut, the first kernel start at or after it.
 fn cuts(len: usize, starts: impl Iterator<Item = usize>, parts: usize) -> Vec<usize> {
@@ -406,15 +318,6 @@ mod tests {
         let cut = &bytes[..bytes.len() - 20];
         let one = key(decode_cut(Target::Gfx942, cut, 0, &[]));
         assert_eq!(key(decode_cut(Target::Gfx942, cut, 0, &[8])), one);
-    }
-
-    #[test]
-    fn spread_keeps_the_order() {
-        assert_eq!(spread(100, |i| i * 2), (0..100).map(|i| i * 2).collect::<Vec<_>>());
-        assert!(spread(0, |i| i).is_empty());
-        let mut seen = Vec::new();
-        spread_in_order(50, |i| i + 1, |i, r| seen.push((i, r)));
-        assert_eq!(seen, (0..50).map(|i| (i, i + 1)).collect::<Vec<_>>());
     }
 
     #[test]
