@@ -144,13 +144,11 @@ fn decide(module: &str, names: &[&str]) -> c_int {
 pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c_int {
     // SAFETY: forwarded from the caller's contract.
     let names = unsafe { name_list(names, n) };
-    let ready = catch_unwind(|| {
-        let Some(&kernel) = names.first() else { return 1 };
-        if at_launch().is_some_and(|at| !at.ready(&names)) {
-            return 0;
-        }
-        with_core((), |c| c.prepared(kernel));
-        1
-    });
-    ready.unwrap_or(1)
+    let Some(&kernel) = names.first() else { return 1 };
+    // (after a panic, as when ready: the shim instruments it, so the core must too)
+    if catch_unwind(|| at_launch().is_some_and(|at| !at.ready(&names))).unwrap_or(false) {
+        return 0;
+    }
+    with_core((), |c| c.prepared(kernel));
+    1
 }
