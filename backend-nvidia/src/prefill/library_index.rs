@@ -64,13 +64,13 @@ impl LibraryIndex {
 
     /// Index `files` not indexed yet (the program's file left out): the
     /// containers are read in order and their cubins inflated and listed
-    /// on up to 8 threads.
+    /// on as many threads as the prefill runs disassemblers (half the CPUs, at most 8).
     pub fn update(&self, files: &[PathBuf]) {
         let known: HashSet<PathBuf> = match self.indexed.lock() {
             Ok(g) => g.files.iter().cloned().collect(),
             Err(_) => return,
         };
-        let workers = std::thread::available_parallelism().map_or(2, usize::from).clamp(1, 8);
+        let workers = super::jobs_for(std::thread::available_parallelism().map_or(2, usize::from));
         for file in files {
             let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
             if known.contains(file) || canonical == self.skip {
