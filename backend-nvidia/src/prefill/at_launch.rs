@@ -139,9 +139,9 @@ impl AtLaunch {
     fn start(&self, functions: Vec<DeviceFunction>) {
         let names: Vec<String> = functions.iter().map(|f| f.name.clone()).collect();
         let (cache, wrapper, sm) = (self.cache.clone(), self.wrapper.clone(), self.sm);
-        let (known, slots, progress) = (self.functions.clone(), self.slots.clone(), self.progress);
+        let (slots, progress) = (self.slots.clone(), self.progress);
         let finish = {
-            let known = known.clone();
+            let known = self.functions.clone();
             move |names: &[String]| {
                 if let Ok(mut k) = known.lock() {
                     for n in names {
