@@ -200,16 +200,29 @@ void *poll_ring(void *) {
 }
 
 /* The parameter layout of `f`, read once: offsets and sizes from the
- * driver (cuFuncGetParamInfo, CUDA 12.4+), or NVBit's parameter sizes at
+ * driver (cuFuncGetParamInfo or cuKernelGetParamInfo, CUDA 12.4+), or NVBit's parameter sizes at
  * natural alignment where the driver gives none. */
 const ParamLayout &param_layout(CUcontext ctx, CUfunction f) {
     std::lock_guard<std::mutex> lock(g_param_mutex);
     auto found = g_param_layouts.find(f);
     if (found != g_param_layouts.end()) return found->second;
     ParamLayout l;
+    CUresult first = CUDA_SUCCESS; /* what the driver said of the first parameter */
+    /* A kernel the runtime launches through its library handle (CUDA 12+,
+     * lazy loading) reaches the launch as a CUkernel, which only
+     * cuKernelGetParamInfo takes (the function call answers
+     * CUDA_ERROR_INVALID_HANDLE, seen on the H200 with driver 580). */
+    bool as_kernel = false;
     for (size_t i = 0; i < 4096; i++) {
         size_t offset = 0, size = 0;
-        if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+        CUresult r = as_kernel ? cuKernelGetParamInfo((CUkernel)f, i, &offset, &size)
+                               : cuFuncGetParamInfo(f, i, &offset, &size);
+        if (i == 0 && r == CUDA_ERROR_INVALID_HANDLE) {
+            as_kernel = true;
+            r = cuKernelGetParamInfo((CUkernel)f, i, &offset, &size);
+        }
+        if (i == 0) first = r;
+        if (r != CUDA_SUCCESS) break;
         l.pairs.push_back((uint64_t)offset);
         l.pairs.push_back((uint64_t)size);
         l.bytes = std::max<uint64_t>(l.bytes, (uint64_t)(offset + size));
@@ -226,8 +239,9 @@ const ParamLayout &param_layout(CUcontext ctx, CUfunction f) {
         }
         if (!sizes.empty() && !g_params_noted) {
             g_params_noted = true;
-            note("the driver gave no parameter offsets (cuFuncGetParamInfo needs CUDA 12.4); offsets are assumed "
-                 "from the parameters' sizes");
+            note("the driver gave no parameter offsets (cuFuncGetParamInfo or cuKernelGetParamInfo, CUDA 12.4+, "
+                 "answered error " +
+                 std::to_string((int)first) + "); offsets are assumed from the parameters' sizes");
         }
     }
     return g_param_layouts.emplace(f, l).first->second;
