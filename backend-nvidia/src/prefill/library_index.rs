@@ -122,10 +122,10 @@ impl LibraryIndex {
         if missing {
             self.update_in_background();
         }
-        let mut read: HashSet<(PathBuf, Container)> = HashSet::new();
+        let mut read: HashSet<Container> = HashSet::new();
         let mut out = Vec::new();
         for (file, c) in places {
-            if !read.insert((file.clone(), c)) {
+            if !read.insert(c) {
                 continue;
             }
             let range = mapped::SectionRange { offset: c.offset, size: c.size };
@@ -137,11 +137,6 @@ impl LibraryIndex {
             });
         }
         out
-    }
-
-    /// Whether libraries are being indexed now.
-    pub fn building(&self) -> bool {
-        self.busy.load(Ordering::Acquire)
     }
 
     /// Functions indexed so far.
