@@ -224,6 +224,17 @@ pub struct DeviceFunction {
 
 /// Every function of a cubin: its `.text.<name>` sections.
 pub fn cubin_functions(cubin: &[u8]) -> Result<Vec<DeviceFunction>, FatbinError> {
+    each_function(cubin, |name, code| DeviceFunction { name: name.to_string(), code: code.to_vec() })
+}
+
+/// The names of the functions of a cubin (its `.text.<name>` sections).
+pub fn cubin_function_names(cubin: &[u8]) -> Result<Vec<String>, FatbinError> {
+    each_function(cubin, |name, _| name.to_string())
+}
+
+/// What `keep` makes of each function of a cubin (a `.text.<name>`
+/// section with a name and code), from its name and code.
+fn each_function<T>(cubin: &[u8], mut keep: impl FnMut(&str, &[u8]) -> T) -> Result<Vec<T>, FatbinError> {
     use object::{Object as _, ObjectSection as _};
     let file = object::File::parse(cubin).map_err(|e| FatbinError::Corrupt(e.to_string()))?;
     let mut out = Vec::new();
@@ -233,53 +244,42 @@ pub fn cubin_functions(cubin: &[u8]) -> Result<Vec<DeviceFunction>, FatbinError>
         if name.is_empty() || code.is_empty() {
             continue;
         }
-        out.push(DeviceFunction { name: name.to_string(), code: code.to_vec() });
+        out.push(keep(name, code));
     }
     Ok(out)
-}
-
-/// The names of the functions of a cubin (its `.text.<name>` sections).
-pub fn cubin_function_names(cubin: &[u8]) -> Result<Vec<String>, FatbinError> {
-    use object::{Object as _, ObjectSection as _};
-    let file = object::File::parse(cubin).map_err(|e| FatbinError::Corrupt(e.to_string()))?;
-    Ok(file
-        .sections()
-        .filter(|s| s.size() > 0)
-        .filter_map(|s| {
-            s.name().ok().and_then(|n| n.strip_prefix(".text.")).filter(|n| !n.is_empty()).map(str::to_string)
-        })
-        .collect())
 }
 
 /// The names of the functions of every cubin for `sm` in a fat binary
 /// (entries that cannot be read are skipped).
 pub fn function_names_for_target(section: &[u8], sm: u32) -> Result<Vec<String>, FatbinError> {
-    let mut names = Vec::new();
-    for e in entries(section)? {
-        if e.kind == EntryKind::Cubin && e.target == sm {
-            if let Ok(n) = e.contents().and_then(|c| cubin_function_names(&c)) {
-                names.extend(n);
-            }
-        }
-    }
-    Ok(names)
+    for_target(section, sm, cubin_function_names).map(|(names, _)| names)
 }
 
 /// The functions of every cubin for `sm` (e.g. 90) in a fat binary. An
 /// entry that cannot be read is skipped and counted in the second value.
 pub fn functions_for_target(section: &[u8], sm: u32) -> Result<(Vec<DeviceFunction>, usize), FatbinError> {
-    let mut functions = Vec::new();
+    for_target(section, sm, cubin_functions)
+}
+
+/// What `read` gives of every cubin for `sm` in a fat binary, and how many
+/// such cubins could not be read.
+fn for_target<T>(
+    section: &[u8],
+    sm: u32,
+    read: impl Fn(&[u8]) -> Result<Vec<T>, FatbinError>,
+) -> Result<(Vec<T>, usize), FatbinError> {
+    let mut out = Vec::new();
     let mut unreadable = 0;
     for e in entries(section)? {
         if e.kind != EntryKind::Cubin || e.target != sm {
             continue;
         }
-        match e.contents().and_then(|c| cubin_functions(&c)) {
-            Ok(f) => functions.extend(f),
+        match e.contents().and_then(|c| read(&c)) {
+            Ok(found) => out.extend(found),
             Err(_) => unreadable += 1,
         }
     }
-    Ok((functions, unreadable))
+    Ok((out, unreadable))
 }
 
 /// The SASS targets a fat binary has cubins for, sorted, without repeats.
