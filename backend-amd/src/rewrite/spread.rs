@@ -32,13 +32,8 @@ pub fn spread_with<S, T: Send>(
 /// `f(0)`, ..., `f(n - 1)` computed on up to [`threads`] threads (each
 /// takes the next index not yet taken), handed to `each` on the calling
 /// thread in index order as they are ready; while the next is not, the
-/// calling thread computes one itself.
-pub fn spread_in_order<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync, each: impl FnMut(usize, T)) {
-    spread_in_order_with(n, || (), |_, i| f(i), each)
-}
-
-/// [`spread_in_order`], with a `state()` of its own for each thread
-/// computing (as [`spread_with`]).
+/// calling thread computes one itself. Each thread computing gets its own
+/// `state()` (as [`spread_with`]).
 pub fn spread_in_order_with<S, T: Send>(
     n: usize,
     state: impl Fn() -> S + Sync,
@@ -102,7 +97,7 @@ mod tests {
         assert_eq!(spread(100, |i| i * 2), (0..100).map(|i| i * 2).collect::<Vec<_>>());
         assert!(spread(0, |i| i).is_empty());
         let mut seen = Vec::new();
-        spread_in_order(50, |i| i + 1, |i, r| seen.push((i, r)));
+        spread_in_order_with(50, || (), |_, i| i + 1, |i, r| seen.push((i, r)));
         assert_eq!(seen, (0..50).map(|i| (i, i + 1)).collect::<Vec<_>>());
     }
 }

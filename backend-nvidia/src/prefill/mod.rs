@@ -28,7 +28,7 @@ pub mod library_index;
 
 use crate::disasm_cache::DisasmCache;
 use crate::fatbin::{self, DeviceFunction};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -180,28 +180,22 @@ pub static PROGRESS: PrefillProgress = PrefillProgress::new();
 /// Names of the program's own functions this process's prefill puts
 /// through the cache: NVBit's call for one waits for that answer, so its
 /// first launch need not wait in the background ([`at_launch`]).
-#[derive(Debug)]
-pub struct AheadNames(Mutex<Option<HashSet<String>>>);
+#[derive(Debug, Default)]
+pub struct AheadNames(Mutex<BTreeSet<String>>);
 
 impl AheadNames {
     pub const fn new() -> AheadNames {
-        AheadNames(Mutex::new(None))
+        AheadNames(Mutex::new(BTreeSet::new()))
     }
 
     fn add(&self, names: impl Iterator<Item = String>) {
         if let Ok(mut g) = self.0.lock() {
-            g.get_or_insert_with(HashSet::new).extend(names);
+            g.extend(names);
         }
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.0.lock().is_ok_and(|g| g.as_ref().is_some_and(|s| s.contains(name)))
-    }
-}
-
-impl Default for AheadNames {
-    fn default() -> Self {
-        AheadNames::new()
+        self.0.lock().is_ok_and(|g| g.contains(name))
     }
 }
 
