@@ -49,6 +49,10 @@ pub struct LaunchDecision {
     pub serial: u64,
     /// The scans of its buffers (launch screening), if any.
     pub screen: Option<ScreenPlan>,
+    /// Its kernel was being prepared in the background, and this launch,
+    /// which could not be screened, cut that short: its code is to be
+    /// instrumented now.
+    pub prepare_now: bool,
 }
 
 /// How a launch reached the tool, and what it knows of its parameters.
@@ -192,9 +196,6 @@ pub struct ToolCore {
     screen_ready: bool,
     /// Kernels screened while their disassembly is made in the background.
     preparing: crate::preparing::PreparingKernels,
-    /// Whether the last launch cut a kernel's preparation short (see
-    /// [`ToolCore::take_prepared_now`]).
-    prepared_now: bool,
     /// Screen records that named no launch, or were malformed.
     screen_records_lost: u64,
     /// Mangled names of launched kernels by the name they are shown by.
@@ -274,7 +275,6 @@ impl ToolCore {
             screen: None,
             screen_ready: false,
             preparing: Default::default(),
-            prepared_now: false,
             screen_records_lost: 0,
             kernel_names: HashMap::new(),
             capture: None,
@@ -815,23 +815,25 @@ impl ToolCore {
         } else {
             self.screen_launch(names, way, serial, admitted, instrument, sampled)
         };
-        if preparing {
-            if wanted && matches!(check, LaunchCheck::Unchecked(_)) {
+        let mut prepare_now = false;
+        if preparing && wanted {
+            if matches!(check, LaunchCheck::Unchecked(_)) {
                 // Not screened, it would run unchecked: its preparation is
                 // cut short, and it is instrumented now (NVBit disassembles
                 // what is not cached yet, as it would without preparation).
                 self.preparing.ready(names.mangled);
-                self.prepared_now = true;
+                prepare_now = true;
                 instrument = true;
                 (check, screen) = self.screen_launch(names, way, serial, admitted, true, sampled);
             } else {
+                // (counted: a launch that waited, screened instead of instrumented)
                 self.preparing.launch(names.mangled);
             }
         }
         self.launches.push((name.clone(), index));
         self.stream.collector_mut().launch_checked(&name, check);
         self.emit(Event::launch(name, index, check));
-        LaunchDecision { instrument, serial, screen }
+        LaunchDecision { instrument, serial, screen, prepare_now }
     }
 
     /// How a launch is checked, and the scans of its buffers: a screened
@@ -888,13 +890,6 @@ impl ToolCore {
     /// screened, and the run configuration allows it).
     pub fn prepares_in_background(&self) -> bool {
         self.screen.is_some() && self.screen_ready && self.config.tools.background_disassembly
-    }
-
-    /// Whether the launch just decided is of a kernel being prepared that
-    /// could not be screened: it runs instrumented, its code is to be
-    /// instrumented now (and the kernel is no longer being prepared).
-    pub fn take_prepared_now(&mut self) -> bool {
-        std::mem::take(&mut self.prepared_now)
     }
 
     /// `mangled`'s launches run screened until [`ToolCore::prepared`].

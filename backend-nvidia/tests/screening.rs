@@ -285,9 +285,9 @@ fn a_kernel_being_prepared_is_screened_until_it_is_ready() {
     let other = KernelNames { mangled: "_Z5otherPf", demangled: "other(float*)" };
     let (p, l) = params(0);
     let d = core.launch_with(other, LaunchWay::Stream { params: &p[..8], layout: &l[..1] });
-    assert!(d.instrument && core.take_prepared_now(), "instrumented now: {d:?}");
-    assert!(!core.take_prepared_now(), "said once");
-    assert!(core.launch_with(other, LaunchWay::Stream { params: &p[..8], layout: &l[..1] }).instrument);
+    assert!(d.instrument && d.prepare_now, "instrumented now: {d:?}");
+    let again = core.launch_with(other, LaunchWay::Stream { params: &p[..8], layout: &l[..1] });
+    assert!(again.instrument && !again.prepare_now, "said once: {again:?}");
     // the setting turns it off
     let report = std::env::temp_dir().join(format!("xfpx-screening-{}-off.json", std::process::id()));
     let mut settings = RunSettings {

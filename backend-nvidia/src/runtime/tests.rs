@@ -37,9 +37,9 @@ fn report_without_socket() {
         CallArg::Const32 { value } => value,
         _ => panic!("site"),
     };
-    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 0, screen: None });
-    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: false, serial: 1, screen: None });
-    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 2, screen: None });
+    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 0, screen: None, prepare_now: false });
+    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: false, serial: 1, screen: None, prepare_now: false });
+    assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: 2, screen: None, prepare_now: false });
     let rec = DeviceRecord {
         site: SiteId(site_of_rcp),
         launch: 2,
@@ -83,7 +83,10 @@ fn launches_come_from_records_and_a_swept_finding_has_none() {
     // serial 0 is another kernel's; k's launch 5 is serial 6
     assert_eq!(core.launch(other).serial, 0);
     for i in 0..8 {
-        assert_eq!(core.launch(NAMES), LaunchDecision { instrument: true, serial: i + 1, screen: None });
+        assert_eq!(
+            core.launch(NAMES),
+            LaunchDecision { instrument: true, serial: i + 1, screen: None, prepare_now: false }
+        );
     }
     let rec = |site, launch, seq| DeviceRecord {
         site: SiteId(site),
@@ -200,7 +203,7 @@ fn the_counters_tool_counts_launches_into_tables_of_their_own() {
     let other = KernelNames { mangled: "_Z1gv", demangled: "g()" };
     assert!(!core.launch(other).instrument);
     let d = core.launch(NAMES);
-    assert_eq!(d, LaunchDecision { instrument: true, serial: 1, screen: None });
+    assert_eq!(d, LaunchDecision { instrument: true, serial: 1, screen: None, prepare_now: false });
     assert_eq!(core.count_table(0, 4), None, "not granted");
     let shape = core.count_table(1, 3).expect("table");
     assert_eq!((shape.slots, shape.windows, shape.window_blocks), (2, 2, 2));

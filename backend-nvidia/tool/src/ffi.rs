@@ -409,9 +409,7 @@ pub unsafe extern "C" fn xfpx_launch(
         LAUNCH_OTHER_CONTEXT => LaunchWay::OtherContext,
         _ => LaunchWay::ParamsUnknown,
     };
-    let d = with_core(None, |c| Some((c.launch_with(names, way), c.take_prepared_now())));
-    // 2: instrument it now, its preparation cut short (see `prepare_ffi`)
-    let (d, now) = (d.map(|d| d.0), d.is_some_and(|d| d.1));
+    let d = with_core(None, |c| Some(c.launch_with(names, way)));
     if !plan.is_null() {
         // SAFETY: checked non-null; the caller passes a valid pointer.
         unsafe { *plan = d.and_then(|d| d.screen).unwrap_or_default() };
@@ -422,7 +420,8 @@ pub unsafe extern "C" fn xfpx_launch(
                 // SAFETY: checked non-null; the caller passes a valid pointer.
                 unsafe { *serial = d.serial };
             }
-            c_int::from(d.instrument) + c_int::from(d.instrument && now)
+            // 2: instrument it now, its preparation cut short (see `prepare_ffi`)
+            c_int::from(d.instrument) + c_int::from(d.instrument && d.prepare_now)
         }
         None => 0,
     }
