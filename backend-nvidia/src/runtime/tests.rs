@@ -19,14 +19,20 @@ fn temp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("xfpx-nvidia-rt-{}-{name}", std::process::id()))
 }
 
+/// A detect-mode core writing its report to `report`, instrumenting every
+/// `sample_every`-th launch.
+fn detect_core(report: &std::path::Path, sample_every: u32) -> ToolCore {
+    let config =
+        RunSettings { mode: Mode::Detect, report_path: report.to_path_buf(), sample_every, ..RunSettings::default() }
+            .check()
+            .expect("valid");
+    ToolCore::new(config).expect("core")
+}
+
 #[test]
 fn report_without_socket() {
     let report = temp("report.json");
-    let config =
-        RunSettings { mode: Mode::Detect, report_path: report.clone(), sample_every: 2, ..RunSettings::default() }
-            .check()
-            .expect("valid");
-    let mut core = ToolCore::new(config).expect("core");
+    let mut core = detect_core(&report, 2);
     core.device("NVIDIA H100", Some("sm_90"));
     core.load_listing_lines("\tFunction : _Z1kPf\n\t//## File \"k.cu\", line 9\n        /*0010*/  MUFU.RCP R4, R1 ;\n")
         .expect("lines");
@@ -72,11 +78,7 @@ fn report_without_socket() {
 #[test]
 fn launches_come_from_records_and_a_swept_finding_has_none() {
     let report = temp("late.json");
-    let config =
-        RunSettings { mode: Mode::Detect, report_path: report.clone(), sample_every: 1, ..RunSettings::default() }
-            .check()
-            .expect("valid");
-    let mut core = ToolCore::new(config).expect("core");
+    let mut core = detect_core(&report, 1);
     core.set_lines_enabled(false);
     let other = KernelNames { mangled: "_Z4fillPf", demangled: "fill(float*)" };
     core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");

@@ -535,12 +535,13 @@ void first_sight(CUcontext ctx, CUfunction f) {
     instrument_kernel(ctx, k);
 }
 
-/* A kernel whose disassembly was being made: instrument it once it is ready. */
-void when_prepared(CUcontext ctx, CUfunction f) {
+/* A kernel whose disassembly was being made: instrument it now
+ * (`ask`: once it is ready). */
+void when_prepared(CUcontext ctx, CUfunction f, bool ask) {
     auto it = g_preparing.find(f);
     if (it == g_preparing.end()) return;
     std::vector<const char *> names = it->second.name_ptrs();
-    if (!xfpx_prepared(names.data(), (uint64_t)names.size())) return;
+    if (ask && !xfpx_prepared(names.data(), (uint64_t)names.size())) return;
     instrument_kernel(ctx, it->second);
     g_preparing.erase(it);
 }
@@ -568,7 +569,7 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
         return;
     }
     first_sight(ctx, f);
-    when_prepared(ctx, f);
+    when_prepared(ctx, f, true);
     std::string mangled = nvbit_get_func_name(ctx, f, true);
     std::string demangled = nvbit_get_func_name(ctx, f, false);
     /* with screening, the launch's parameters (the pointers its scans read) */
@@ -587,11 +588,7 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
                                  &serial, &plan);
     if (instrument == 2) {
         /* its launch could not be screened: instrumented now, not prepared in the background */
-        auto it = g_preparing.find(f);
-        if (it != g_preparing.end()) {
-            instrument_kernel(ctx, it->second);
-            g_preparing.erase(it);
-        }
+        when_prepared(ctx, f, false);
         instrument = 1;
     }
     if (instrument && !ensure_chunks(xfpx_site_count())) instrument = 0;
