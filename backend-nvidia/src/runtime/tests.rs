@@ -19,14 +19,20 @@ fn temp(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("xfpx-nvidia-rt-{}-{name}", std::process::id()))
 }
 
+/// A core for `settings` (which must be valid).
+fn core_with(settings: RunSettings) -> ToolCore {
+    ToolCore::new(settings.check().expect("valid")).expect("core")
+}
+
 /// A detect-mode core writing its report to `report`, instrumenting every
 /// `sample_every`-th launch.
 fn detect_core(report: &std::path::Path, sample_every: u32) -> ToolCore {
-    let config =
-        RunSettings { mode: Mode::Detect, report_path: report.to_path_buf(), sample_every, ..RunSettings::default() }
-            .check()
-            .expect("valid");
-    ToolCore::new(config).expect("core")
+    core_with(RunSettings {
+        mode: Mode::Detect,
+        report_path: report.to_path_buf(),
+        sample_every,
+        ..RunSettings::default()
+    })
 }
 
 #[test]
@@ -141,15 +147,12 @@ fn a_counted_run_can_carry_a_fault() {
     }
     .spec()
     .expect("fault");
-    let config = RunSettings {
+    let mut core = core_with(RunSettings {
         report_path: report.clone(),
         tool: ToolKind::Counters,
         fault: Some(fault.clone()),
         ..RunSettings::default()
-    }
-    .check()
-    .expect("valid");
-    let mut core = ToolCore::new(config).expect("core");
+    });
     core.set_lines_enabled(false);
     assert!(core.counting());
     assert_eq!(core.inject_bytes(), crate::inject::STATE_BYTES);
@@ -175,15 +178,12 @@ fn a_counted_run_can_carry_a_fault() {
 fn the_counters_tool_counts_launches_into_tables_of_their_own() {
     use crate::counts::{SLOT_BYTES, TABLE_HEADER_BYTES};
     let report = temp("counters.json");
-    let config = RunSettings {
+    let mut core = core_with(RunSettings {
         report_path: report.clone(),
         tool: ToolKind::Counters,
         count_window_blocks: 2,
         ..RunSettings::default()
-    }
-    .check()
-    .expect("valid");
-    let mut core = ToolCore::new(config).expect("core");
+    });
     core.set_lines_enabled(false);
     assert!(core.counting());
     // a callee first, then the kernel whose first launch it belongs to
@@ -239,9 +239,7 @@ fn the_counters_tool_counts_launches_into_tables_of_their_own() {
 #[test]
 fn a_refused_function_is_reported_as_skipped() {
     let report = temp("refused.json");
-    let mut core =
-        ToolCore::new(RunSettings { report_path: report.clone(), ..RunSettings::default() }.check().expect("valid"))
-            .expect("core");
+    let mut core = core_with(RunSettings { report_path: report.clone(), ..RunSettings::default() });
     core.set_lines_enabled(false);
     core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
     core.leave_uninstrumented(NAMES, "a call has 13 arguments");
@@ -257,11 +255,11 @@ fn events_stream_to_the_socket_and_filters_apply() {
     let sock = temp("events.sock");
     let _ = std::fs::remove_file(&sock);
     let listener = UnixListener::bind(&sock).expect("bind");
-    let config =
-        RunSettings { events_socket: Some(sock.clone()), kernels: vec!["^k".into()], ..RunSettings::default() }
-            .check()
-            .expect("valid");
-    let mut core = ToolCore::new(config).expect("core");
+    let mut core = core_with(RunSettings {
+        events_socket: Some(sock.clone()),
+        kernels: vec!["^k".into()],
+        ..RunSettings::default()
+    });
     let (conn, _) = listener.accept().expect("accept");
     core.set_lines_enabled(false);
     assert!(core.wants_kernel(NAMES));
@@ -309,9 +307,7 @@ fn core_with_tools(dir: &std::path::Path, cuobjdump_body: &str, nvdisasm_body: &
     };
     let cuobjdump = script("cuobjdump", cuobjdump_body);
     let nvdisasm = script("nvdisasm", nvdisasm_body);
-    let mut core =
-        ToolCore::new(RunSettings { report_path: temp(report), ..RunSettings::default() }.check().expect("valid"))
-            .expect("core");
+    let mut core = core_with(RunSettings { report_path: temp(report), ..RunSettings::default() });
     core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
     core.device("test", Some("sm_90"));
     core
@@ -392,10 +388,7 @@ fn line_tables_are_searched_only_for_findings() {
 
 #[test]
 fn unparsable_sass_skips_the_kernel() {
-    let mut core = ToolCore::new(
-        RunSettings { report_path: temp("unused.json"), ..RunSettings::default() }.check().expect("valid"),
-    )
-    .expect("core");
+    let mut core = core_with(RunSettings { report_path: temp("unused.json"), ..RunSettings::default() });
     core.set_lines_enabled(false);
     let e = core.instrument_function(NAMES, &[(0, "FADD R1,, R2".into())], 0).expect_err("skipped");
     assert!(e.contains("0x0"), "{e}");
