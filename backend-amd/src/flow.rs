@@ -202,7 +202,7 @@ pub fn observe_flow(launch_path: &Path, opts: &ReplayOptions) -> Result<FlowObse
     opts.check_work(&launch).map_err(|e| anyhow!("{e}"))?;
     let (path, elf) = read_code_object(&launch, opts)?;
     let tool = FlowTool::default();
-    let units = Units::read(&elf, &rewrite_options(), Planner::Tool(&tool))
+    let units = Units::read(&elf, &rewrite_options(), Planner::Tool(&tool), None)
         .with_context(|| format!("cannot plan {}", path.display()))?;
     let mut probes = HashMap::new();
     for k in &units.kernels {

@@ -186,3 +186,60 @@ fn progress_counts_every_kernel_lowered() {
     assert_eq!(done, total, "{name}: every kernel lowered was counted");
     assert!(total as usize <= out.kernels.len(), "{name}: {total} of {} kernels", out.kernels.len());
 }
+
+/// A kernel rewritten alone with its object's code read before (as a run
+/// rewriting kernels at launch does) is the rewrite that reads it all
+/// again, byte for byte and outcome for outcome, in detect and screen
+/// modes; the reading refuses another object's bytes.
+#[test]
+fn kernels_rewritten_with_their_object_read_before_are_rewritten_alike() {
+    let emulator = Path::new(env!("CARGO_MANIFEST_DIR")).join("emulator/fixtures");
+    let mut objects: Vec<_> = common::code_objects().into_iter().map(|(_, _, p)| p).collect();
+    for t in ["gfx90a", "gfx942"] {
+        objects.extend(["calls.co", "budget_calls.co"].map(|o| emulator.join(t).join(o)));
+    }
+    let mut compared = 0;
+    let mut with_functions = 0;
+    for path in &objects {
+        let original = common::read(path);
+        let object = rewrite::ObjectCode::read(&original).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let co = CodeObject::parse(&original).expect("parses");
+        for k in &co.kernels {
+            for mode in [Mode::Detect, Mode::Screen] {
+                let opts = RewriteOptions {
+                    mode,
+                    kernels: xfpx_common::config::KernelFilter::exactly(&k.name),
+                    table: TableAddress::Patchable,
+                    ..Default::default()
+                };
+                let tool = rewrite::outcome::mode_tool(mode).expect("a tool");
+                let out = |r: Result<rewrite::Prepared, rewrite::RewriteError>| {
+                    r.and_then(|p| p.emit(0)).map(|o| (o.bytes.clone(), serde_json::to_string(&o).expect("json")))
+                };
+                let alone = out(rewrite::prepare_with(&original, &opts, tool.as_ref()));
+                let known = out(rewrite::prepare_known(&original, &object, &opts, tool.as_ref()));
+                match (alone, known) {
+                    (Ok(a), Ok(b)) => assert!(a == b, "{} {}: outputs differ", path.display(), k.name),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{} {}: {:?} / {:?}", path.display(), k.name, a.err(), b.err()),
+                }
+                compared += 1;
+            }
+        }
+        with_functions += usize::from(!co.functions.is_empty());
+    }
+    assert!(
+        compared > 100 && with_functions >= 2,
+        "{compared} rewrites compared, {with_functions} objects with functions"
+    );
+    // Another object's bytes are refused, in one line.
+    let (a, b) = (common::read(&objects[0]), common::read(&objects[1]));
+    let object = rewrite::ObjectCode::read(&a).expect("reads");
+    let opts = RewriteOptions { mode: Mode::Detect, ..Default::default() };
+    let tool = rewrite::outcome::mode_tool(Mode::Detect).expect("a tool");
+    let err = match rewrite::prepare_known(&b, &object, &opts, tool.as_ref()) {
+        Ok(_) => panic!("another object's bytes are refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("another code object") && !err.contains('\n'), "{err}");
+}

@@ -131,7 +131,12 @@ fn rewrite_benchmark() {
 #[test]
 #[ignore = "benchmark: run with --ignored --nocapture"]
 fn large_object_benchmark() {
-    speed_table(&generated_objects());
+    // (Objects named in XFPX_BENCH_OBJECTS, `:`-separated, instead: the
+    // generated ones copied to a machine with no clang-19.)
+    match std::env::var("XFPX_BENCH_OBJECTS") {
+        Ok(named) => speed_table(&named.split(':').filter(|p| !p.is_empty()).map(Into::into).collect::<Vec<_>>()),
+        Err(_) => speed_table(&generated_objects()),
+    }
 }
 
 /// Kernels and unrolled steps of the generated source: about 100k
@@ -258,17 +263,19 @@ fn speed_table(objects: &[std::path::PathBuf]) {
         .collect();
     sized.sort_by_key(|s| std::cmp::Reverse(s.0));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace").to_path_buf();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "\n| code object | instructions | kernels | ms per rewrite | CPU ms per rewrite | instructions/s | kernels/s \
-         | ms per 10k instructions | CPU ms per 10k instructions |"
+        "\n{threads} hardware threads; each rewrite timed alone (at least 5, up to 2 s or 50), with the \
+         drop of its outcome\n\n| code object | instructions | kernels | rewrites | median ms | fastest ms \
+         | mean CPU ms | kernels/s (median) | median ms per 10k instructions | fastest ms per 10k instructions |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (instrs, kernels, path) in sized.iter().take(8) {
         let bytes = common::read(path);
         let path = path.canonicalize().unwrap_or(path.clone());
         let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
-        let (secs, cpu) = mean_time(&|| drop(rewrite::rewrite(&bytes, &detect).expect("rewrites")));
-        row(&name, *instrs, *kernels, secs, cpu);
+        let name = name.strip_prefix("target/tmp/rewrite_bench/").unwrap_or(&name).to_string();
+        row(&name, *instrs, *kernels, &Timing::of(&|| drop(rewrite::rewrite(&bytes, &detect).expect("rewrites"))));
         if !name.contains("generated") {
             continue;
         }
@@ -276,33 +283,65 @@ fn speed_table(objects: &[std::path::PathBuf]) {
         let one = RewriteOptions { kernels: KernelFilter::exactly("k0"), ..detect.clone() };
         let out = rewrite::rewrite(&bytes, &one).expect("rewrites");
         let n = out.kernels.iter().map(|k| k.instructions).sum::<usize>();
-        let (secs, cpu) = mean_time(&|| drop(rewrite::rewrite(&bytes, &one).expect("rewrites")));
-        row(&format!("{name}, kernel k0 alone"), n, 1, secs, cpu);
+        let timing = Timing::of(&|| drop(rewrite::rewrite(&bytes, &one).expect("rewrites")));
+        row(&format!("{name}, kernel k0 alone"), n, 1, &timing);
+        // The same with the object's code read before (a run reads each
+        // object once, then rewrites each kernel at its first launch).
+        let object = rewrite::ObjectCode::read(&bytes).expect("reads");
+        let tool = rewrite::outcome::mode_tool(Mode::Detect).expect("a tool");
+        let known = || {
+            let prepared = rewrite::prepare_known(&bytes, &object, &one, tool.as_ref()).expect("prepares");
+            drop(prepared.emit(0).expect("rewrites"));
+        };
+        row(&format!("{name}, kernel k0 alone, its object read before"), n, 1, &Timing::of(&known));
+        let read = Timing::of(&|| drop(rewrite::ObjectCode::read(&bytes).expect("reads")));
+        row(&format!("{name}, reading its code once (no rewrite)"), *instrs, *kernels, &read);
     }
 }
 
-/// Mean elapsed and CPU seconds of repeated runs of `work` (at least 3, up to 2 s).
-fn mean_time(work: &dyn Fn()) -> (f64, Option<f64>) {
-    let (mut runs, start, cpu) = (0u32, Instant::now(), cpu_seconds());
-    while runs < 3 || (start.elapsed().as_secs_f64() < 2.0 && runs < 50) {
-        work();
-        runs += 1;
-    }
-    let secs = start.elapsed().as_secs_f64() / f64::from(runs);
-    (secs, cpu.zip(cpu_seconds()).map(|(a, b)| (b - a) / f64::from(runs)))
+/// Wall seconds of repeated runs of a piece of work, each timed alone
+/// (the median and the fastest, which a busy machine moves less than
+/// the mean), and the mean CPU seconds of one.
+struct Timing {
+    runs: usize,
+    median: f64,
+    fastest: f64,
+    cpu: Option<f64>,
 }
 
-fn row(name: &str, instrs: usize, kernels: usize, secs: f64, cpu: Option<f64>) {
+impl Timing {
+    /// At least 5 runs of `work`, more up to 2 s (at most 50).
+    fn of(work: &dyn Fn()) -> Timing {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        let mut each = Vec::new();
+        while each.len() < 5 || (start.elapsed().as_secs_f64() < 2.0 && each.len() < 50) {
+            let one = Instant::now();
+            work();
+            each.push(one.elapsed().as_secs_f64());
+        }
+        let cpu = cpu.zip(cpu_seconds()).map(|(a, b)| (b - a) / each.len() as f64);
+        Timing::from_runs(each, cpu)
+    }
+
+    fn from_runs(mut each: Vec<f64>, cpu: Option<f64>) -> Timing {
+        each.sort_by(f64::total_cmp);
+        let runs = each.len();
+        Timing { runs, median: each.get(runs / 2).copied().unwrap_or(0.0), fastest: each[0], cpu }
+    }
+}
+
+fn row(name: &str, instrs: usize, kernels: usize, t: &Timing) {
     let ms = |s: f64| format!("{:.1}", s * 1e3);
     let per_10k = |s: f64| format!("{:.1}", s * 1e3 * 1e4 / instrs.max(1) as f64);
     println!(
-        "| {name} | {instrs} | {kernels} | {} | {} | {:.0} | {:.0} | {} | {} |",
-        ms(secs),
-        cpu.map(ms).unwrap_or_else(|| "-".into()),
-        instrs as f64 / secs,
-        kernels as f64 / secs,
-        per_10k(secs),
-        cpu.map(per_10k).unwrap_or_else(|| "-".into()),
+        "| {name} | {instrs} | {kernels} | {} | {} | {} | {} | {:.0} | {} | {} |",
+        t.runs,
+        ms(t.median),
+        ms(t.fastest),
+        t.cpu.map(ms).unwrap_or_else(|| "-".into()),
+        kernels as f64 / t.median,
+        per_10k(t.median),
+        per_10k(t.fastest),
     );
 }
 
@@ -400,9 +439,10 @@ fn rewrite_digests() {
 
 /// A profiling driver: rewrites each code object `XFPX_PROFILE_OBJECT`
 /// names (`:`-separated) in detect mode `XFPX_PROFILE_ROUNDS` times
-/// (default 5), prints the CPU time of each rewrite and the mean CPU time
-/// per 10k instructions; run it under a sampling profiler (`perf record`),
-/// or to compare two builds one after the other. `XFPX_PROFILE_KERNEL`
+/// (default 5), prints the CPU and wall time of each rewrite, and the
+/// median and fastest wall time and mean CPU time per 10k instructions;
+/// run it under a sampling profiler (`perf record`), or to compare two
+/// builds one after the other. `XFPX_PROFILE_KERNEL`
 /// names one kernel to rewrite alone (as a launch does), instead of all.
 #[test]
 #[ignore = "profiling driver: set XFPX_PROFILE_OBJECT and run with --ignored --nocapture"]
@@ -419,25 +459,31 @@ fn rewrite_profile() {
     for path in paths.split(':').filter(|p| !p.is_empty()) {
         let bytes = common::read(Path::new(path));
         let mut instrs = 0;
-        let mut total = 0.0;
-        let mut wall = 0.0;
+        let (mut each, mut cpu_total) = (Vec::new(), Some(0.0));
         for _ in 0..rounds {
             let cpu = cpu_seconds();
-            let start = std::time::Instant::now();
+            let start = Instant::now();
             let out = rewrite::rewrite(&bytes, &detect).expect("rewrites");
             instrs = out.kernels.iter().map(|k| k.instructions).sum::<usize>();
             drop(out);
             let elapsed = start.elapsed().as_secs_f64();
-            wall += elapsed;
-            let Some((a, b)) = cpu.zip(cpu_seconds()) else { continue };
-            println!("{:.1} CPU ms, {:.1} wall ms", (b - a) * 1e3, elapsed * 1e3);
-            total += b - a;
+            each.push(elapsed);
+            let cpu = cpu.zip(cpu_seconds()).map(|(a, b)| b - a);
+            cpu_total = cpu_total.zip(cpu).map(|(t, c)| t + c);
+            let cpu = cpu.map_or_else(|| "-".into(), |c| format!("{:.1}", c * 1e3));
+            println!("{cpu} CPU ms, {:.1} wall ms", elapsed * 1e3);
         }
-        let per_10k = |t: f64| t * 1e3 / rounds.max(1) as f64 * 1e4 / instrs.max(1) as f64;
+        if each.is_empty() {
+            continue;
+        }
+        let t = Timing::from_runs(each, cpu_total.map(|c| c / rounds as f64));
+        let per_10k = |s: f64| s * 1e3 * 1e4 / instrs.max(1) as f64;
         println!(
-            "{path}: {instrs} instructions, {:.1} CPU ms and {:.1} wall ms per 10k instructions (mean of {rounds})",
-            per_10k(total),
-            per_10k(wall)
+            "{path}: {instrs} instructions; per 10k instructions, over {rounds} rewrites: median {:.1} wall ms, \
+             fastest {:.1}, mean CPU {}",
+            per_10k(t.median),
+            per_10k(t.fastest),
+            t.cpu.map_or_else(|| "-".into(), |c| format!("{:.1} ms", per_10k(c)))
         );
     }
 }

@@ -6,11 +6,13 @@
 //! build, so a later run of the same program rewrites nothing. A kernel
 //! the rewriter refuses is kept too, as its reason. With a dump folder
 //! (`--dump DIR`), each rewrite's listing is written there as
-//! `KERNEL.amd.txt` (the kernel is then rewritten, not read back).
+//! `KERNEL.amd.txt` (the kernel is then rewritten, not read back). The
+//! code of the object rewritten last is read once for all its kernels.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use xfpx_amd::rewrite::{self, Mode, RewriteOptions, RewriteRecord, TableAddress};
+use std::sync::{Arc, Mutex};
+use xfpx_amd::rewrite::{self, Mode, ObjectCode, RewriteOptions, RewriteRecord, TableAddress};
 use xfpx_common::config::{KernelFilter, RunConfig};
 use xfpx_common::tool::{Detector, Screener, Tool};
 
@@ -36,6 +38,10 @@ pub struct Rewriter {
     build: String,
     /// Where each rewrite's listing goes (`--dump`).
     dump: Option<PathBuf>,
+    /// The code object read last (by its digest) and its reading: the
+    /// kernels of one object are rewritten one at a time, each at its
+    /// first launch, and the object's code is read once for them all.
+    read: Mutex<Option<([u8; 32], Arc<ObjectCode>)>>,
 }
 
 impl Rewriter {
@@ -44,11 +50,11 @@ impl Rewriter {
     pub fn new(config: &RunConfig, mode: Mode, dir: Option<PathBuf>, build: String) -> Rewriter {
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        Rewriter { mode, detector, dir, build, dump: config.dump_dir.clone() }
+        Rewriter { mode, detector, dir, build, dump: config.dump_dir.clone(), read: Mutex::new(None) }
     }
 
-    /// The cache key of `kernel` of the code object `elf`.
-    fn key(&self, elf: &[u8], kernel: &str) -> String {
+    /// The cache key of `kernel` of the code object whose digest is `elf`.
+    fn key(&self, elf: &[u8; 32], kernel: &str) -> String {
         let mut h = Sha256::new();
         for part in [
             self.build.as_bytes(),
@@ -61,7 +67,7 @@ impl Rewriter {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
-        h.update(Sha256::digest(elf));
+        h.update(elf);
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
@@ -69,11 +75,12 @@ impl Rewriter {
     /// or why it cannot be. `Ok` says nothing of the kernel's own state:
     /// the record does (instrumented, partial, skipped).
     pub fn rewrite(&self, elf: &[u8], kernel: &str) -> Result<Rewritten, String> {
-        let key = self.key(elf, kernel);
+        let digest: [u8; 32] = Sha256::digest(elf).into();
+        let key = self.key(&digest, kernel);
         if let Some(hit) = self.dir.as_deref().filter(|_| self.dump.is_none()).and_then(|d| cached(d, &key, kernel)) {
             return hit;
         }
-        let made = self.rewrite_now(elf, kernel);
+        let made = self.rewrite_now(elf, &digest, kernel);
         if let Some(dir) = &self.dir {
             match &made {
                 Ok(r) => store(dir, &format!("{key}.co"), &r.elf),
@@ -83,7 +90,19 @@ impl Rewriter {
         made
     }
 
-    fn rewrite_now(&self, elf: &[u8], kernel: &str) -> Result<Rewritten, String> {
+    /// The reading of the code object `elf` (digest `digest`): the one
+    /// kept when it is the object read last.
+    fn object(&self, elf: &[u8], digest: &[u8; 32]) -> Result<Arc<ObjectCode>, String> {
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, object)) = read.as_ref().filter(|(d, _)| d == digest) {
+            return Ok(object.clone());
+        }
+        let object = Arc::new(ObjectCode::read(elf).map_err(|e| e.to_string())?);
+        *read = Some((*digest, object.clone()));
+        Ok(object)
+    }
+
+    fn rewrite_now(&self, elf: &[u8], digest: &[u8; 32], kernel: &str) -> Result<Rewritten, String> {
         let opts = RewriteOptions {
             mode: self.mode,
             kernels: KernelFilter::exactly(kernel),
@@ -94,7 +113,8 @@ impl Rewriter {
             Mode::Screen => &Screener,
             _ => &self.detector,
         };
-        let prepared = rewrite::prepare_with(elf, &opts, tool).map_err(|e| e.to_string())?;
+        let object = self.object(elf, digest)?;
+        let prepared = rewrite::prepare_known(elf, &object, &opts, tool).map_err(|e| e.to_string())?;
         let record = prepared.record().clone();
         // a patchable table: its address is written when the copy is placed
         let out = prepared.emit(0).map_err(|e| e.to_string())?;
@@ -142,6 +162,25 @@ mod tests {
     }
 
     #[test]
+    fn an_object_is_read_once_for_all_its_kernels() {
+        let config = RunSettings::default().check().unwrap();
+        let elf = fixture();
+        let names: Vec<String> =
+            xfpx_amd::CodeObject::parse(&elf).unwrap().kernels.iter().map(|k| k.name.clone()).collect();
+        assert!(names.len() >= 2, "{names:?}");
+        let r = Rewriter::new(&config, Mode::Detect, None, "test".into());
+        let first = r.rewrite(&elf, &names[0]).unwrap();
+        let reading = r.read.lock().unwrap().as_ref().map(|(_, o)| Arc::as_ptr(o)).unwrap();
+        let second = r.rewrite(&elf, &names[1]).unwrap();
+        assert_eq!(r.read.lock().unwrap().as_ref().map(|(_, o)| Arc::as_ptr(o)), Some(reading), "read once");
+        assert!(second.record.kernels.iter().any(|k| k.name == names[1]));
+        assert_ne!(first.elf, second.elf);
+        // each is what a rewrite reading the object again makes
+        let fresh = Rewriter::new(&config, Mode::Detect, None, "test".into());
+        assert_eq!(fresh.rewrite(&elf, &names[1]).unwrap().elf, second.elf);
+    }
+
+    #[test]
     fn rewrites_are_kept_by_content() {
         let dir = tempfile::tempdir().unwrap();
         let config = RunSettings::default().check().unwrap();
@@ -158,9 +197,10 @@ mod tests {
         assert_eq!(std::fs::read(&file).unwrap(), first.elf);
         // another mode or build is another key
         let screen = Rewriter::new(&config, Mode::Screen, Some(dir.path().to_path_buf()), "test".into());
-        assert_ne!(screen.key(&elf, &kernel), r.key(&elf, &kernel));
+        let digest: [u8; 32] = Sha256::digest(&elf).into();
+        assert_ne!(screen.key(&digest, &kernel), r.key(&digest, &kernel));
         let other = Rewriter::new(&config, Mode::Detect, Some(dir.path().to_path_buf()), "other".into());
-        assert_ne!(other.key(&elf, &kernel), r.key(&elf, &kernel));
+        assert_ne!(other.key(&digest, &kernel), r.key(&digest, &kernel));
         // a damaged cache file is rewritten, not trusted
         std::fs::write(&file, b"not an ELF").unwrap();
         assert_eq!(r.rewrite(&elf, &kernel).unwrap().elf, first.elf);

@@ -58,6 +58,7 @@ pub use outcome::{
     AnchorLine, FunctionOutcome, KernelOutcome, KernelState, ListingLine, Mode, Progress, RewriteError, RewriteOptions,
     RewriteOutcome,
 };
+pub use prepare::ObjectCode;
 pub use record::RewriteRecord;
 pub use table::TableAddress;
 
@@ -83,7 +84,29 @@ fn prepare_planned(
     opts: &RewriteOptions,
     planner: prepare::Planner<'_>,
 ) -> Result<Prepared, RewriteError> {
-    let units = prepare::Units::read(bytes, opts, planner)?;
+    prepare_read(bytes, opts, planner, None)
+}
+
+/// [`prepare_with`], with the reading of `bytes`' code made before
+/// ([`ObjectCode::read`]): for a run that rewrites one kernel at a time
+/// (`opts.kernels`), only that kernel is read again. The same outputs as
+/// [`prepare_with`]; bytes other than those read are refused.
+pub fn prepare_known(
+    bytes: &[u8],
+    object: &ObjectCode,
+    opts: &RewriteOptions,
+    tool: &dyn Tool,
+) -> Result<Prepared, RewriteError> {
+    prepare_read(bytes, opts, prepare::Planner::Tool(tool), Some(object))
+}
+
+fn prepare_read(
+    bytes: &[u8],
+    opts: &RewriteOptions,
+    planner: prepare::Planner<'_>,
+    known: Option<&ObjectCode>,
+) -> Result<Prepared, RewriteError> {
+    let units = prepare::Units::read(bytes, opts, planner, known)?;
     let placed = placement::place(&units, bytes, opts)?;
     Prepared::new(units, placed, opts)
 }

@@ -6,6 +6,8 @@
 //! tables.
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use xfpx_amd_isa::Target;
 use xfpx_common::counters::CountLayout;
@@ -85,7 +87,7 @@ impl std::fmt::Debug for Planner<'_> {
 pub struct Units<'a> {
     pub co: CodeObject<'a>,
     pub target: Target,
-    pub graph: CallGraph,
+    pub graph: Arc<CallGraph>,
     pub kernels: Vec<KernelUnit>,
     pub functions: Vec<FunctionUnit>,
     /// Functions left as they are in place, whose copies the kernels that
@@ -102,45 +104,33 @@ pub struct Units<'a> {
 }
 
 impl<'a> Units<'a> {
-    /// Decodes, views, plans and verifies every unit of `bytes`.
-    pub fn read(bytes: &'a [u8], opts: &RewriteOptions, tool: Planner<'_>) -> Result<Units<'a>, RewriteError> {
+    /// Decodes, views, plans and verifies every unit of `bytes`; with the
+    /// `known` reading of its code ([`ObjectCode::read`] of the same bytes),
+    /// only the kernels `opts` admits are read again.
+    pub fn read(
+        bytes: &'a [u8],
+        opts: &RewriteOptions,
+        tool: Planner<'_>,
+        known: Option<&ObjectCode>,
+    ) -> Result<Units<'a>, RewriteError> {
         let co = CodeObject::parse(bytes)?;
         let target = co.target.processor;
-        let text = TextCode::decode(&co, target);
-        // Code outside every kernel (device functions): what a calling kernel may also run.
-        let kernel_ranges: Vec<std::ops::Range<u64>> = co.kernels.iter().map(|k| k.code.clone()).collect();
-        let callee_regs = regs::used_registers(text.outside(&kernel_ranges));
-        let kernel_code: Vec<Result<Decoded, RewriteError>> = co
-            .kernels
-            .iter()
-            .map(|k| match text.unit(&co, target, &k.code, k.preload_header_bytes) {
-                Ok(instrs) => Ok(instrs),
-                Err(UnitError::Bytes(e)) => Err(RewriteError::Input(e)),
-                Err(UnitError::Decode(a, e)) => {
-                    Err(RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))
-                }
-            })
-            .collect();
-        let decode_function = |code: &std::ops::Range<u64>| match text.unit(&co, target, code, 0) {
-            Ok(instrs) => Ok(instrs),
-            Err(UnitError::Bytes(e)) => Err(e.to_string()),
-            Err(UnitError::Decode(a, e)) => Err(format!("at {a:#x}: {e}")),
+        let code = match known {
+            Some(known) => known.check(bytes).map(|_| Code::Known(known))?,
+            None => Code::Own(TextReading::read(&co, target)),
         };
+        let (kernel_code, callee_regs) = code.kernels();
         let admitted: Vec<bool> = co.kernels.iter().map(|k| opts.kernels.admits(&[&k.name])).collect();
         let mut sites = SiteTable::new();
         let mut kernel_outcomes = Vec::new();
         let mut kernels = Vec::new();
-        // The call graph on a thread of its own while the kernels are
-        // viewed across threads and planned here in order.
+        // The call graph (unless known) on a thread of its own while the
+        // kernels are viewed across threads and planned here in order.
         let graph = std::thread::scope(|s| {
-            let graph = s.spawn(|| {
-                CallGraph::build(
-                    &co,
-                    &decode_function,
-                    &kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
-                    &calls::written_registers(text.outside(&kernel_ranges)),
-                )
-            });
+            let graph = match &code {
+                Code::Own(r) => Some(s.spawn(|| Arc::new(r.graph(&co, target)))),
+                Code::Known(_) => None,
+            };
             let read = |texts: &mut view::TextCache, i: usize| match &kernel_code[i] {
                 Ok(instrs) if admitted[i] => Some(ReadKernel {
                     view: view::kernel_view_with(&co.kernels[i].name, co.kernels[i].entry, instrs, texts),
@@ -176,10 +166,14 @@ impl<'a> Units<'a> {
                 }
                 kernel_outcomes.push(o);
             });
-            graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+            match (graph, &code) {
+                (Some(graph), _) => graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                (None, Code::Known(k)) => k.graph.clone(),
+                (None, Code::Own(r)) => Arc::new(r.graph(&co, target)),
+            }
         });
         let mut units = Units {
-            islands: IslandPool::from_code(text.instructions()),
+            islands: code.islands(),
             co,
             target,
             graph,
@@ -345,6 +339,125 @@ impl<'a> Units<'a> {
             self.sites.locate(&f.name, |offset| lines.locate(f.code.start + offset));
         }
         Vec::new()
+    }
+}
+
+/// What reading a code object's code gives, whatever of it is rewritten:
+/// its one decoding of `.text`, cut into each kernel's code; the call
+/// graph; the registers code outside the kernels names; the padding
+/// long-jump islands may use. A run that rewrites one kernel at a time (at
+/// its first launch) reads each object once, then rewrites each kernel
+/// with it ([`super::prepare_known`]): the outputs are those of a rewrite
+/// that reads it all again.
+#[derive(Debug)]
+pub struct ObjectCode {
+    kernel_code: Vec<Result<Decoded, RewriteError>>,
+    callee_regs: (u16, u16),
+    graph: Arc<CallGraph>,
+    islands: IslandPool,
+    /// The bytes read: their length and hash (another object is refused).
+    read_from: (usize, u64),
+}
+
+impl ObjectCode {
+    pub fn read(bytes: &[u8]) -> Result<ObjectCode, RewriteError> {
+        let co = CodeObject::parse(bytes)?;
+        let target = co.target.processor;
+        let reading = TextReading::read(&co, target);
+        let graph = Arc::new(reading.graph(&co, target));
+        Ok(ObjectCode {
+            islands: IslandPool::from_code(reading.text.instructions()),
+            kernel_code: reading.kernel_code,
+            callee_regs: reading.callee_regs,
+            graph,
+            read_from: fingerprint(bytes),
+        })
+    }
+
+    /// Whether `bytes` are those this reading was made of.
+    fn check(&self, bytes: &[u8]) -> Result<(), RewriteError> {
+        if fingerprint(bytes) == self.read_from {
+            return Ok(());
+        }
+        Err(RewriteError::Input(crate::error::Error::unsupported(
+            "rewrite",
+            "the code read before it is another code object's",
+        )))
+    }
+}
+
+/// The code a rewrite reads: known before, or read for it alone.
+enum Code<'k> {
+    Known(&'k ObjectCode),
+    Own(TextReading),
+}
+
+impl Code<'_> {
+    /// Each kernel's code, and the registers of the code outside the kernels.
+    fn kernels(&self) -> (&[Result<Decoded, RewriteError>], (u16, u16)) {
+        match self {
+            Code::Known(k) => (&k.kernel_code, k.callee_regs),
+            Code::Own(r) => (&r.kernel_code, r.callee_regs),
+        }
+    }
+
+    /// The padding long-jump islands may use.
+    fn islands(&self) -> IslandPool {
+        match self {
+            Code::Known(k) => k.islands.clone(),
+            Code::Own(r) => IslandPool::from_code(r.text.instructions()),
+        }
+    }
+}
+
+/// The length and hash of some bytes.
+fn fingerprint(bytes: &[u8]) -> (usize, u64) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    (bytes.len(), h.finish())
+}
+
+/// `.text` decoded once, cut into each kernel's code, and the registers
+/// of the code outside every kernel (device functions).
+struct TextReading {
+    text: TextCode,
+    kernel_ranges: Vec<std::ops::Range<u64>>,
+    kernel_code: Vec<Result<Decoded, RewriteError>>,
+    callee_regs: (u16, u16),
+}
+
+impl TextReading {
+    fn read(co: &CodeObject<'_>, target: Target) -> TextReading {
+        let text = TextCode::decode(co, target);
+        let kernel_ranges: Vec<std::ops::Range<u64>> = co.kernels.iter().map(|k| k.code.clone()).collect();
+        let callee_regs = regs::used_registers(text.outside(&kernel_ranges));
+        let kernel_code = co
+            .kernels
+            .iter()
+            .map(|k| match text.unit(co, target, &k.code, k.preload_header_bytes) {
+                Ok(instrs) => Ok(instrs),
+                Err(UnitError::Bytes(e)) => Err(RewriteError::Input(e)),
+                Err(UnitError::Decode(a, e)) => {
+                    Err(RewriteError::Kernel(format!("cannot decode the instruction at {a:#x}: {e}")))
+                }
+            })
+            .collect();
+        TextReading { text, kernel_ranges, kernel_code, callee_regs }
+    }
+
+    /// The call graph of the object's kernels and device functions.
+    fn graph(&self, co: &CodeObject<'_>, target: Target) -> CallGraph {
+        let decode_function = |code: &std::ops::Range<u64>| match self.text.unit(co, target, code, 0) {
+            Ok(instrs) => Ok(instrs),
+            Err(UnitError::Bytes(e)) => Err(e.to_string()),
+            Err(UnitError::Decode(a, e)) => Err(format!("at {a:#x}: {e}")),
+        };
+        CallGraph::build(
+            co,
+            &decode_function,
+            &self.kernel_code.iter().map(|c| c.as_ref().ok().map(|c| &**c)).collect::<Vec<_>>(),
+            &calls::written_registers(self.text.outside(&self.kernel_ranges)),
+        )
     }
 }
 
