@@ -442,8 +442,10 @@ fn rewrite_digests() {
 /// (default 5), prints the CPU and wall time of each rewrite, and the
 /// median and fastest wall time and mean CPU time per 10k instructions;
 /// run it under a sampling profiler (`perf record`), or to compare two
-/// builds one after the other. `XFPX_PROFILE_KERNEL`
-/// names one kernel to rewrite alone (as a launch does), instead of all.
+/// builds one after the other. `XFPX_PROFILE_KERNEL` names one kernel to
+/// rewrite alone (as a launch does), instead of all; with
+/// `XFPX_PROFILE_KNOWN=1` the object's code is read once, before the
+/// rewrites, as the live path does ([`rewrite::prepare_known`]).
 #[test]
 #[ignore = "profiling driver: set XFPX_PROFILE_OBJECT and run with --ignored --nocapture"]
 fn rewrite_profile() {
@@ -456,14 +458,24 @@ fn rewrite_profile() {
     if let Ok(kernel) = std::env::var("XFPX_PROFILE_KERNEL") {
         detect.kernels = KernelFilter::exactly(&kernel);
     }
+    let known = std::env::var("XFPX_PROFILE_KNOWN").is_ok_and(|v| v == "1");
+    let tool = rewrite::outcome::mode_tool(Mode::Detect).expect("a tool");
     for path in paths.split(':').filter(|p| !p.is_empty()) {
         let bytes = common::read(Path::new(path));
+        let object = known.then(|| rewrite::ObjectCode::read(&bytes).expect("reads"));
         let mut instrs = 0;
         let (mut each, mut cpu_total) = (Vec::new(), Some(0.0));
         for _ in 0..rounds {
             let cpu = cpu_seconds();
             let start = Instant::now();
-            let out = rewrite::rewrite(&bytes, &detect).expect("rewrites");
+            let out = match &object {
+                Some(o) => rewrite::prepare_known(&bytes, o, &detect, tool.as_ref()).and_then(|p| {
+                    let at = p.known_table_address().unwrap_or(0);
+                    p.emit(at)
+                }),
+                None => rewrite::rewrite(&bytes, &detect),
+            }
+            .expect("rewrites");
             instrs = out.kernels.iter().map(|k| k.instructions).sum::<usize>();
             drop(out);
             let elapsed = start.elapsed().as_secs_f64();
