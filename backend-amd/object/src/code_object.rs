@@ -81,6 +81,20 @@ fn version_from_abi(abi_version: u8) -> Result<u32> {
 
 impl<'a> CodeObject<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
+        Self::parse_with(bytes, |notes| metadata::from_notes(notes))
+    }
+
+    /// [`Self::parse`], with the metadata note as a parse of the same bytes
+    /// read it before (a caller parsing one object many times decodes its
+    /// note once).
+    pub fn parse_with_metadata(bytes: &'a [u8], known: Option<&Metadata>) -> Result<Self> {
+        Self::parse_with(bytes, |_| Ok(known.cloned()))
+    }
+
+    fn parse_with(
+        bytes: &'a [u8],
+        read_metadata: impl FnOnce(&[crate::elf::Note<'a>]) -> Result<Option<Metadata>>,
+    ) -> Result<Self> {
         let elf = ElfFile::parse(bytes)?;
         if elf.header.e_machine != elf::EM_AMDGPU {
             return Err(Error::unsupported(
@@ -94,7 +108,7 @@ impl<'a> CodeObject<'a> {
         let version = version_from_abi(elf.header.abi_version)?;
         let target = TargetId::from_e_flags(elf.header.e_flags)?;
         let notes = elf.notes()?;
-        let metadata = metadata::from_notes(&notes)?;
+        let metadata = read_metadata(&notes)?;
         if let Some(t) = metadata.as_ref().and_then(|m| m.target.as_deref()) {
             let from_note = TargetId::parse(t)?;
             if from_note.processor != target.processor {

@@ -14,6 +14,7 @@
 //! trampoline at `s_endpgm`: the wave's sticky TRAPSTS bits, one table slot
 //! per bit and kernel.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use xfpx_amd_isa::operand::{RegFile as IsaFile, SpecialReg};
 use xfpx_amd_isa::{ControlFlow, Hazard, Instruction, Opcode};
@@ -141,6 +142,42 @@ pub struct KernelLowering {
     /// How each site's anchor (by address) reaches its trampoline.
     pub reach: Vec<(u64, Reach)>,
     pub refused: Vec<RefusedSite>,
+    /// The anchors by address (kept by the methods below).
+    anchor_starts: BTreeSet<(u64, usize)>,
+    /// The most bytes an anchor patch holds.
+    longest_anchor: u64,
+}
+
+impl KernelLowering {
+    /// Adds an anchor patch.
+    pub(super) fn push_anchor(&mut self, patch: Patch) {
+        self.anchor_starts.insert((patch.addr, self.anchors.len()));
+        self.longest_anchor = self.longest_anchor.max(patch.bytes.len() as u64);
+        self.anchors.push(patch);
+    }
+
+    /// Drops the anchor patches from `len` on.
+    pub(super) fn truncate_anchors(&mut self, len: usize) {
+        for (i, p) in self.anchors.iter().enumerate().skip(len) {
+            self.anchor_starts.remove(&(p.addr, i));
+        }
+        self.anchors.truncate(len);
+    }
+
+    /// The first anchor patch (in the order they were added) holding all
+    /// of `addr..end`, found among those starting at most the longest
+    /// patch's length before `addr`.
+    pub(super) fn anchor_holding(&mut self, addr: u64, end: u64) -> Option<&mut Patch> {
+        let from = addr.saturating_sub(self.longest_anchor);
+        let anchors = &self.anchors;
+        let first = self
+            .anchor_starts
+            .range((from, 0)..=(addr, usize::MAX))
+            .map(|&(_, i)| i)
+            .filter(|&i| end <= anchors[i].addr + anchors[i].bytes.len() as u64)
+            .min()?;
+        self.anchors.get_mut(first)
+    }
 }
 
 /// The AMD lowering of one kernel's plan into `appended`.
@@ -688,6 +725,30 @@ impl Lowering for AmdLowering<'_> {
 mod tests {
     use super::*;
     use crate::rewrite::view::kernel_view;
+
+    #[test]
+    fn the_anchor_holding_some_bytes_is_the_first_added_that_holds_them() {
+        let patch = |addr: u64, len: usize| Patch { addr, bytes: vec![0; len] };
+        let mut out = KernelLowering::default();
+        out.push_anchor(patch(0x100, 4));
+        out.push_anchor(patch(0x200, 28));
+        out.push_anchor(patch(0x210, 4));
+        out.push_anchor(patch(0x108, 8));
+        let at = |out: &mut KernelLowering, a: u64, e: u64| out.anchor_holding(a, e).map(|p| (p.addr, p.bytes.len()));
+        // inside the long window, even where a later patch starts
+        assert_eq!(at(&mut out, 0x210, 0x214), Some((0x200, 28)));
+        assert_eq!(at(&mut out, 0x204, 0x21c), Some((0x200, 28)));
+        assert_eq!(at(&mut out, 0x10c, 0x110), Some((0x108, 8)));
+        // not wholly inside any
+        assert_eq!(at(&mut out, 0x218, 0x220), None);
+        assert_eq!(at(&mut out, 0x104, 0x108), None);
+        // dropped patches hold nothing
+        out.truncate_anchors(1);
+        assert_eq!(at(&mut out, 0x210, 0x214), None);
+        assert_eq!(at(&mut out, 0x100, 0x104), Some((0x100, 4)));
+        out.push_anchor(patch(0x210, 4));
+        assert_eq!(at(&mut out, 0x210, 0x214), Some((0x210, 4)));
+    }
     use xfpx_amd_isa::Target;
     use xfpx_common::tool::{InstructionCounter, Tool};
 

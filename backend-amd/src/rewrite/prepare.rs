@@ -113,10 +113,16 @@ impl<'a> Units<'a> {
         tool: Planner<'_>,
         known: Option<&ObjectCode>,
     ) -> Result<Units<'a>, RewriteError> {
-        let co = CodeObject::parse(bytes)?;
+        if let Some(known) = known {
+            known.check(bytes)?;
+        }
+        let co = match known {
+            Some(known) => CodeObject::parse_with_metadata(bytes, known.metadata.as_ref())?,
+            None => CodeObject::parse(bytes)?,
+        };
         let target = co.target.processor;
         let code = match known {
-            Some(known) => known.check(bytes).map(|_| Code::Known(known))?,
+            Some(known) => Code::Known(known),
             None => Code::Own(TextReading::read(&co, target)),
         };
         let (kernel_code, callee_regs) = code.kernels();
@@ -343,9 +349,9 @@ impl<'a> Units<'a> {
 }
 
 /// What reading a code object's code gives, whatever of it is rewritten:
-/// its one decoding of `.text`, cut into each kernel's code; the call
-/// graph; the registers code outside the kernels names; the padding
-/// long-jump islands may use. A run that rewrites one kernel at a time (at
+/// its metadata note; its one decoding of `.text`, cut into each kernel's
+/// code; the call graph; the registers code outside the kernels names; the
+/// padding long-jump islands may use. A run that rewrites one kernel at a time (at
 /// its first launch) reads each object once, then rewrites each kernel
 /// with it ([`super::prepare_known`]): the outputs are those of a rewrite
 /// that reads it all again.
@@ -355,6 +361,8 @@ pub struct ObjectCode {
     callee_regs: (u16, u16),
     graph: Arc<CallGraph>,
     islands: IslandPool,
+    /// Its metadata note (not decoded again).
+    metadata: Option<crate::Metadata>,
     /// The bytes read: their length and hash (another object is refused).
     read_from: (usize, u64),
 }
@@ -370,6 +378,7 @@ impl ObjectCode {
             kernel_code: reading.kernel_code,
             callee_regs: reading.callee_regs,
             graph,
+            metadata: co.metadata.clone(),
             read_from: fingerprint(bytes),
         })
     }

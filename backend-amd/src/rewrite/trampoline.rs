@@ -327,7 +327,7 @@ impl AmdLowering<'_> {
                     anchor_bytes(&code, &nop, window as usize)
                 }
             };
-            out.anchors.push(Patch { addr: first.addr, bytes: anchor });
+            out.push_anchor(Patch { addr: first.addr, bytes: anchor });
             out.trampolines += 1;
             out.probes += steps.iter().map(|s| s.probes.len()).sum::<usize>();
             out.waits_added += waits;
@@ -621,13 +621,12 @@ impl AmdLowering<'_> {
         if addr >= base && addr < self.appended.here() {
             let at = ((addr - base) / 4) as usize;
             self.appended.words[at..at + words.len()].copy_from_slice(words);
-        } else if let Some(p) = out.anchors.iter_mut().find(|p| p.addr <= addr && end <= p.addr + p.bytes.len() as u64)
-        {
+        } else if let Some(p) = out.anchor_holding(addr, end) {
             // Room inside a long jump's window (see `carved`): one patch still.
             let at = (addr - p.addr) as usize;
             p.bytes[at..at + bytes.len()].copy_from_slice(&bytes);
         } else {
-            out.anchors.push(Patch { addr, bytes });
+            out.push_anchor(Patch { addr, bytes });
         }
     }
 
@@ -894,7 +893,7 @@ impl Mark {
 
     fn restore(&self, l: &mut AmdLowering<'_>, out: &mut KernelLowering) {
         l.rollback(&self.checkpoint);
-        out.anchors.truncate(self.anchors);
+        out.truncate_anchors(self.anchors);
         out.islands = self.islands;
         out.relays = self.relays;
         out.reach.truncate(self.reach);
