@@ -290,7 +290,7 @@ fn speed_table(objects: &[std::path::PathBuf]) {
         let object = rewrite::ObjectCode::read(&bytes).expect("reads");
         let tool = rewrite::outcome::mode_tool(Mode::Detect).expect("a tool");
         let known = || {
-            let prepared = rewrite::prepare_known(&bytes, &object, &one, tool.as_ref()).expect("prepares");
+            let prepared = rewrite::prepare_known(&object, &one, tool.as_ref()).expect("prepares");
             drop(prepared.emit(0).expect("rewrites"));
         };
         row(&format!("{name}, kernel k0 alone, its object read before"), n, 1, &Timing::of(&known));
@@ -469,7 +469,7 @@ fn rewrite_profile() {
             let cpu = cpu_seconds();
             let start = Instant::now();
             let out = match &object {
-                Some(o) => rewrite::prepare_known(&bytes, o, &detect, tool.as_ref()).and_then(|p| {
+                Some(o) => rewrite::prepare_known(o, &detect, tool.as_ref()).and_then(|p| {
                     let at = p.known_table_address().unwrap_or(0);
                     p.emit(at)
                 }),

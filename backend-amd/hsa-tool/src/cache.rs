@@ -71,16 +71,16 @@ impl Rewriter {
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// `kernel` of `elf` rewritten (from the cache where it was before),
-    /// or why it cannot be. `Ok` says nothing of the kernel's own state:
-    /// the record does (instrumented, partial, skipped).
-    pub fn rewrite(&self, elf: &[u8], kernel: &str) -> Result<Rewritten, String> {
-        let digest: [u8; 32] = Sha256::digest(elf).into();
-        let key = self.key(&digest, kernel);
+    /// `kernel` of `elf` (whose SHA-256 is `digest`) rewritten (from the
+    /// cache where it was before), or why it cannot be. `Ok` says nothing
+    /// of the kernel's own state: the record does (instrumented, partial,
+    /// skipped).
+    pub fn rewrite(&self, elf: &[u8], digest: &[u8; 32], kernel: &str) -> Result<Rewritten, String> {
+        let key = self.key(digest, kernel);
         if let Some(hit) = self.dir.as_deref().filter(|_| self.dump.is_none()).and_then(|d| cached(d, &key, kernel)) {
             return hit;
         }
-        let made = self.rewrite_now(elf, &digest, kernel);
+        let made = self.rewrite_now(elf, digest, kernel);
         if let Some(dir) = &self.dir {
             match &made {
                 Ok(r) => store(dir, &format!("{key}.co"), &r.elf),
@@ -114,7 +114,7 @@ impl Rewriter {
             _ => &self.detector,
         };
         let object = self.object(elf, digest)?;
-        let prepared = rewrite::prepare_known(elf, &object, &opts, tool).map_err(|e| e.to_string())?;
+        let prepared = rewrite::prepare_known(&object, &opts, tool).map_err(|e| e.to_string())?;
         let record = prepared.record().clone();
         // a patchable table: its address is written when the copy is placed
         let out = prepared.emit(0).map_err(|e| e.to_string())?;
@@ -157,6 +157,10 @@ mod tests {
     use super::*;
     use xfpx_common::config::RunSettings;
 
+    fn digest(elf: &[u8]) -> [u8; 32] {
+        Sha256::digest(elf).into()
+    }
+
     fn fixture() -> Vec<u8> {
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cli/demo/exceptions.gfx942.co")).unwrap()
     }
@@ -169,15 +173,15 @@ mod tests {
             xfpx_amd::CodeObject::parse(&elf).unwrap().kernels.iter().map(|k| k.name.clone()).collect();
         assert!(names.len() >= 2, "{names:?}");
         let r = Rewriter::new(&config, Mode::Detect, None, "test".into());
-        let first = r.rewrite(&elf, &names[0]).unwrap();
+        let first = r.rewrite(&elf, &digest(&elf), &names[0]).unwrap();
         let reading = r.read.lock().unwrap().as_ref().map(|(_, o)| Arc::as_ptr(o)).unwrap();
-        let second = r.rewrite(&elf, &names[1]).unwrap();
+        let second = r.rewrite(&elf, &digest(&elf), &names[1]).unwrap();
         assert_eq!(r.read.lock().unwrap().as_ref().map(|(_, o)| Arc::as_ptr(o)), Some(reading), "read once");
         assert!(second.record.kernels.iter().any(|k| k.name == names[1]));
         assert_ne!(first.elf, second.elf);
         // each is what a rewrite reading the object again makes
         let fresh = Rewriter::new(&config, Mode::Detect, None, "test".into());
-        assert_eq!(fresh.rewrite(&elf, &names[1]).unwrap().elf, second.elf);
+        assert_eq!(fresh.rewrite(&elf, &digest(&elf), &names[1]).unwrap().elf, second.elf);
     }
 
     #[test]
@@ -187,23 +191,23 @@ mod tests {
         let elf = fixture();
         let kernel = xfpx_amd::CodeObject::parse(&elf).unwrap().kernels[0].name.clone();
         let r = Rewriter::new(&config, Mode::Detect, Some(dir.path().to_path_buf()), "test".into());
-        let first = r.rewrite(&elf, &kernel).unwrap();
+        let first = r.rewrite(&elf, &digest(&elf), &kernel).unwrap();
         assert!(first.record.kernels.iter().any(|k| k.name == kernel));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         // the same content is read back, not rewritten
         let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
-        let again = r.rewrite(&elf, &kernel).unwrap();
+        let again = r.rewrite(&elf, &digest(&elf), &kernel).unwrap();
         assert_eq!(again.elf, first.elf);
         assert_eq!(std::fs::read(&file).unwrap(), first.elf);
         // another mode or build is another key
         let screen = Rewriter::new(&config, Mode::Screen, Some(dir.path().to_path_buf()), "test".into());
-        let digest: [u8; 32] = Sha256::digest(&elf).into();
-        assert_ne!(screen.key(&digest, &kernel), r.key(&digest, &kernel));
+        let id = digest(&elf);
+        assert_ne!(screen.key(&id, &kernel), r.key(&id, &kernel));
         let other = Rewriter::new(&config, Mode::Detect, Some(dir.path().to_path_buf()), "other".into());
-        assert_ne!(other.key(&digest, &kernel), r.key(&digest, &kernel));
+        assert_ne!(other.key(&id, &kernel), r.key(&id, &kernel));
         // a damaged cache file is rewritten, not trusted
         std::fs::write(&file, b"not an ELF").unwrap();
-        assert_eq!(r.rewrite(&elf, &kernel).unwrap().elf, first.elf);
+        assert_eq!(r.rewrite(&elf, &digest(&elf), &kernel).unwrap().elf, first.elf);
     }
 
     #[test]
@@ -211,9 +215,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = RunSettings::default().check().unwrap();
         let r = Rewriter::new(&config, Mode::Detect, Some(dir.path().to_path_buf()), "test".into());
-        let e = r.rewrite(b"\x7fELF but not a code object", "k").unwrap_err();
+        let bad = b"\x7fELF but not a code object";
+        let e = r.rewrite(bad, &digest(bad), "k").unwrap_err();
         assert!(!e.is_empty() && !e.contains('\n'), "{e}");
-        assert_eq!(r.rewrite(b"\x7fELF but not a code object", "k").unwrap_err(), e);
+        assert_eq!(r.rewrite(bad, &digest(bad), "k").unwrap_err(), e);
         assert!(std::fs::read_dir(dir.path()).unwrap().any(|f| f.unwrap().path().extension().unwrap() == "refused"));
     }
 }

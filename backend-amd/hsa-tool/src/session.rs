@@ -328,7 +328,7 @@ impl Session {
 
     fn make_copy(&mut self, k: &KernelRef, code: CodeId, rt: &dyn Runtime) -> Result<Copy, String> {
         let elf = self.objects.get(&code).map(|o| o.bytes.clone()).ok_or("its code object is gone")?;
-        let rewritten = self.rewriter.rewrite(&elf, &k.name)?;
+        let rewritten = self.rewriter.rewrite(&elf, &code, &k.name)?;
         for note in &rewritten.notes {
             self.note(note);
         }

@@ -87,17 +87,12 @@ fn prepare_planned(
     prepare_read(bytes, opts, planner, None)
 }
 
-/// [`prepare_with`], with the reading of `bytes`' code made before
+/// [`prepare_with`] of the code object `object` read before
 /// ([`ObjectCode::read`]): for a run that rewrites one kernel at a time
 /// (`opts.kernels`), only that kernel is read again. The same outputs as
-/// [`prepare_with`]; bytes other than those read are refused.
-pub fn prepare_known(
-    bytes: &[u8],
-    object: &ObjectCode,
-    opts: &RewriteOptions,
-    tool: &dyn Tool,
-) -> Result<Prepared, RewriteError> {
-    prepare_read(bytes, opts, prepare::Planner::Tool(tool), Some(object))
+/// [`prepare_with`] of its bytes.
+pub fn prepare_known(object: &ObjectCode, opts: &RewriteOptions, tool: &dyn Tool) -> Result<Prepared, RewriteError> {
+    prepare_read(object.bytes(), opts, prepare::Planner::Tool(tool), Some(object))
 }
 
 fn prepare_read(

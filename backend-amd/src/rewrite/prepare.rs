@@ -6,7 +6,6 @@
 //! tables.
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use xfpx_amd_isa::Target;
@@ -105,17 +104,14 @@ pub struct Units<'a> {
 
 impl<'a> Units<'a> {
     /// Decodes, views, plans and verifies every unit of `bytes`; with the
-    /// `known` reading of its code ([`ObjectCode::read`] of the same bytes),
-    /// only the kernels `opts` admits are read again.
+    /// `known` reading of their code ([`ObjectCode::read`], whose bytes
+    /// these are), only the kernels `opts` admits are read again.
     pub fn read(
         bytes: &'a [u8],
         opts: &RewriteOptions,
         tool: Planner<'_>,
         known: Option<&ObjectCode>,
     ) -> Result<Units<'a>, RewriteError> {
-        if let Some(known) = known {
-            known.check(bytes)?;
-        }
         let co = match known {
             Some(known) => CodeObject::parse_with_metadata(bytes, known.metadata.as_ref())?,
             None => CodeObject::parse(bytes)?,
@@ -351,20 +347,19 @@ impl<'a> Units<'a> {
 /// What reading a code object's code gives, whatever of it is rewritten:
 /// its metadata note; its one decoding of `.text`, cut into each kernel's
 /// code; the call graph; the registers code outside the kernels names; the
-/// padding long-jump islands may use. A run that rewrites one kernel at a time (at
-/// its first launch) reads each object once, then rewrites each kernel
-/// with it ([`super::prepare_known`]): the outputs are those of a rewrite
-/// that reads it all again.
+/// padding long-jump islands may use. A run that rewrites one kernel at a
+/// time (at its first launch) reads each object once, then rewrites each
+/// kernel with it ([`super::prepare_known`]): the outputs are those of a
+/// rewrite that reads it all again. It holds its own copy of the bytes.
 #[derive(Debug)]
 pub struct ObjectCode {
+    bytes: Arc<[u8]>,
     kernel_code: Vec<Result<Decoded, RewriteError>>,
     callee_regs: (u16, u16),
     graph: Arc<CallGraph>,
     islands: IslandPool,
     /// Its metadata note (not decoded again).
     metadata: Option<crate::Metadata>,
-    /// The bytes read: their length and hash (another object is refused).
-    read_from: (usize, u64),
 }
 
 impl ObjectCode {
@@ -374,24 +369,18 @@ impl ObjectCode {
         let reading = TextReading::read(&co, target);
         let graph = Arc::new(reading.graph(&co, target));
         Ok(ObjectCode {
+            bytes: bytes.into(),
             islands: IslandPool::from_code(reading.text.instructions()),
             kernel_code: reading.kernel_code,
             callee_regs: reading.callee_regs,
             graph,
             metadata: co.metadata.clone(),
-            read_from: fingerprint(bytes),
         })
     }
 
-    /// Whether `bytes` are those this reading was made of.
-    fn check(&self, bytes: &[u8]) -> Result<(), RewriteError> {
-        if fingerprint(bytes) == self.read_from {
-            return Ok(());
-        }
-        Err(RewriteError::Input(crate::error::Error::unsupported(
-            "rewrite",
-            "the code read before it is another code object's",
-        )))
+    /// The code object read.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -417,13 +406,6 @@ impl Code<'_> {
             Code::Own(r) => IslandPool::from_code(r.text.instructions()),
         }
     }
-}
-
-/// The length and hash of some bytes.
-fn fingerprint(bytes: &[u8]) -> (usize, u64) {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    (bytes.len(), h.finish())
 }
 
 /// `.text` decoded once, cut into each kernel's code, and the registers
