@@ -53,8 +53,8 @@ impl Rewriter {
         Rewriter { mode, detector, dir, build, dump: config.dump_dir.clone(), read: Mutex::new(None) }
     }
 
-    /// The cache key of `kernel` of the code object whose digest is `elf`.
-    fn key(&self, elf: &[u8; 32], kernel: &str) -> String {
+    /// The cache key of `kernel` of the code object whose SHA-256 is `digest`.
+    fn key(&self, digest: &[u8; 32], kernel: &str) -> String {
         let mut h = Sha256::new();
         for part in [
             self.build.as_bytes(),
@@ -67,7 +67,7 @@ impl Rewriter {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
-        h.update(elf);
+        h.update(digest);
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
