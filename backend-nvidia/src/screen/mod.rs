@@ -183,9 +183,11 @@ impl ScreenRun {
     /// read: a pointer declared to floating-point data by that format
     /// (none when the data is `const`: the kernel does not write it); a
     /// pointer of unknown type (or a word of a structure passed by value)
-    /// by the widest format the kernel computes in; pointers to integers
-    /// and numbers are not read. Each (allocation, format) once, in
-    /// parameter order.
+    /// by the widest format the kernel computes in (for a kernel not
+    /// planned yet, such as one first launched while it is disassembled,
+    /// the widest its name names: [`params::formats_named`]); pointers to
+    /// integers and numbers are not read. Each (allocation, format) once,
+    /// in parameter order.
     fn buffers(
         &mut self,
         mangled: &str,
@@ -193,7 +195,8 @@ impl ScreenRun {
         params: &[u8],
         layout: &[ParamSlot],
     ) -> Result<Vec<(u64, u64, usize, FpFormat)>, Unchecked> {
-        let formats = self.kernel_formats(mangled);
+        let formats =
+            self.kernel_formats(mangled).or_else(|| Some(params::formats_named(demangled)).filter(|f| !f.is_empty()));
         if formats.as_ref().is_some_and(BTreeSet::is_empty) {
             return Err(Unchecked::NothingToCheck);
         }

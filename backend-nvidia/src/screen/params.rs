@@ -3,6 +3,8 @@
 //! points to, for launch screening: its floating-point format, and whether
 //! the kernel may write it.
 
+use std::collections::BTreeSet;
+
 use xfpx_common::class::FpFormat;
 
 /// What a parameter's declared type says of the memory it may reach.
@@ -66,6 +68,16 @@ fn fp_format_of(base: &str) -> Option<FpFormat> {
     Some(f)
 }
 
+/// The floating-point element types a kernel's demangled name names (its
+/// template arguments and parameter types: `FillFunctor<float>`,
+/// `c10::Half`), each a whole name: what a kernel not yet planned is
+/// taken to compute in. Empty for a name that names none (a C name, one
+/// whose types are spelled otherwise).
+pub fn formats_named(demangled: &str) -> BTreeSet<FpFormat> {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    demangled.split(|c: char| !name_char(c)).filter_map(|word| fp_format_of(word.trim_matches(':'))).collect()
+}
+
 /// Built-in numbers (as the demangler spells them), which are no pointer.
 fn is_scalar(t: &str) -> bool {
     let t = t.strip_prefix("const ").unwrap_or(t);
@@ -120,5 +132,26 @@ mod tests {
         assert_eq!(declared("unsigned long"), Declared::Scalar);
         assert_eq!(declared("int const"), Declared::Scalar);
         assert_eq!(declared("Params<float, (int)2>"), Declared::Opaque);
+    }
+
+    #[test]
+    fn a_name_names_the_formats_of_its_type_arguments() {
+        let named = |n: &str| formats_named(n).into_iter().collect::<Vec<_>>();
+        assert_eq!(
+            named(
+                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, \
+                 std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
+            ),
+            [FpFormat::F32]
+        );
+        assert_eq!(
+            named("void k<c10::Half, double>(c10::Half*, double, c10::complex<float>)"),
+            [FpFormat::F16, FpFormat::F32, FpFormat::F64]
+        );
+        assert_eq!(named("void k<c10::BFloat16>(int)"), [FpFormat::Bf16]);
+        // words that only contain a type's name, and names with no type
+        assert!(named("void to_float_kernel(at::native::half_helper, floatish)").is_empty());
+        assert!(named("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n").is_empty());
+        assert!(named("k(void*)").is_empty());
     }
 }

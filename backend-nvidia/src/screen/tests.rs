@@ -86,6 +86,35 @@ fn launches_that_cannot_be_screened_say_why() {
 }
 
 #[test]
+fn a_kernel_not_planned_yet_reads_structures_in_the_formats_its_name_names() {
+    let mut s = ScreenRun::new();
+    s.allocated(0x10_0000, 4096);
+    // a functor and an array of pointers passed by value, as PyTorch's
+    // element-wise kernels take them, launched before the kernel is planned
+    let mangled = "_ZN2at6native29vectorized_elementwise_kernel";
+    let name = |t: &str| {
+        format!(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<{t}>, std::array<char*, 1ul> \
+             >(int, at::native::FillFunctor<{t}>, std::array<char*, 1ul>)"
+        )
+    };
+    let (p, l) = packed(&[(4096, 4), (0x3f80_0000, 4), (0x10_0000, 8)]);
+    let plan = s.plan(mangled, &name("double"), &p, &l, 0, true).expect("screened");
+    let got: Vec<(u64, u16, u8)> = plan.after.buffers().iter().map(|b| (b.base, b.param, b.format)).collect();
+    assert_eq!(got, vec![(0x10_0000, 2, FpFormat::F64.code())]);
+    // once planned, its own formats decide
+    s.planned(mangled, [FpFormat::F32]);
+    let plan = s.plan(mangled, &name("double"), &p, &l, 1, true).expect("screened");
+    assert!(plan.after.buffers().iter().all(|b| b.format == FpFormat::F32.code()));
+    // a name that names no floating-point type still cannot be screened before it is planned
+    let plain = "_Z4fillPv";
+    assert_eq!(
+        s.plan(plain, "fill(void*)", &p[8..16], &[ParamSlot { offset: 0, size: 8 }], 0, true),
+        Err(Unchecked::NoBuffers)
+    );
+}
+
+#[test]
 fn unknown_types_are_read_in_the_kernels_widest_format() {
     let mut s = ScreenRun::new();
     s.allocated(0x10_0000, 4096);
