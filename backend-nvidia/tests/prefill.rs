@@ -411,10 +411,10 @@ fn functions_missing_at_a_first_launch_are_disassembled_in_the_background() {
     let code = |name: &str| module.iter().find(|f| f.name == name).expect(name).code.clone();
     let at = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
     let kernel = ["f32_ops", "f64_ops"];
-    assert_eq!(at.prepare(&module, &kernel, |_| false, true), Ok(Readiness::Preparing { started: 2 }));
+    assert_eq!(at.prepare(&module, &kernel, |_| false), Ok(Readiness::Preparing { started: 2 }));
     assert!(!at.ready(&kernel), "still being disassembled");
     // a second first launch that shares a pending function waits for it too
-    assert_eq!(at.prepare(&module, &["f64_ops"], |_| false, true), Ok(Readiness::Preparing { started: 0 }));
+    assert_eq!(at.prepare(&module, &["f64_ops"], |_| false), Ok(Readiness::Preparing { started: 0 }));
     let t0 = std::time::Instant::now();
     while !at.ready(&kernel) {
         assert!(t0.elapsed().as_secs() < 20, "the background run ends");
@@ -431,55 +431,15 @@ fn functions_missing_at_a_first_launch_are_disassembled_in_the_background() {
     // a later run (a new process) finds them cached: ready at once
     let later = AtLaunch::new(cache.clone(), wrapper.clone(), 90, &PROGRESS);
     let before = runs(&marks);
-    assert_eq!(later.prepare(&module, &kernel, |_| false, true), Ok(Readiness::Ready));
+    assert_eq!(later.prepare(&module, &kernel, |_| false), Ok(Readiness::Ready));
     // a function the module does not name is left to NVBit
-    assert_eq!(later.prepare(&module, &["not_in_this_module"], |_| false, true), Ok(Readiness::Ready));
+    assert_eq!(later.prepare(&module, &["not_in_this_module"], |_| false), Ok(Readiness::Ready));
     assert_eq!(runs(&marks), before);
     // functions a prefill of the program answers are left to NVBit's call
     let fresh =
         AtLaunch::new(DisasmCache { dir: dir.join("cache2"), real: real.clone() }, wrapper.clone(), 90, &PROGRESS);
-    assert_eq!(fresh.prepare(&module, &kernel, |n| kernel.contains(&n), true), Ok(Readiness::Ready));
+    assert_eq!(fresh.prepare(&module, &kernel, |n| kernel.contains(&n)), Ok(Readiness::Ready));
     assert_eq!(runs(&marks), before);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A function not in code that may still grow (the libraries' index being
-/// built) is awaited: the kernel waits, and is prepared again with the code
-/// found later; once the code is complete, a name still missing is left to
-/// NVBit.
-#[test]
-fn functions_not_indexed_yet_are_awaited_then_prepared() {
-    use prefill::at_launch::{AtLaunch, Readiness};
-    static PROGRESS: prefill::PrefillProgress = prefill::PrefillProgress::new();
-    let dir = temp("awaited");
-    let (real, marks) = fake_disassembler(&dir, "0.1");
-    let cache = DisasmCache { dir: dir.join("cache"), real: real.clone() };
-    let wrapper = cache.write_wrapper().expect("wrapper");
-    let fb = fatbin_fixture();
-    let cubin = fatbin::entries(&fb).expect("entries")[0].contents().expect("cubin").into_owned();
-    let module = fatbin::cubin_functions(&cubin).expect("functions");
-    let at = AtLaunch::new(cache, wrapper, 90, &PROGRESS);
-    let kernel = ["f32_ops"];
-    // the index does not hold it yet
-    assert_eq!(at.prepare(&[], &kernel, |_| false, false), Ok(Readiness::Preparing { started: 0 }));
-    assert!(at.awaiting(&kernel) && !at.ready(&kernel));
-    assert_eq!(runs(&marks), 0);
-    // found at a later launch: disassembled in the background
-    assert_eq!(at.prepare(&module, &kernel, |_| false, false), Ok(Readiness::Preparing { started: 1 }));
-    assert!(!at.awaiting(&kernel));
-    let t0 = std::time::Instant::now();
-    while !at.ready(&kernel) {
-        assert!(t0.elapsed().as_secs() < 20, "the background run ends");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(runs(&marks), 1);
-    // a name the complete code does not hold either is left to NVBit
-    let missing = ["not_anywhere"];
-    assert_eq!(at.prepare(&[], &missing, |_| false, false), Ok(Readiness::Preparing { started: 0 }));
-    let unknown = at.unknown();
-    assert_eq!(at.prepare(&module, &missing, |_| false, true), Ok(Readiness::Ready));
-    assert!(at.ready(&missing) && !at.awaiting(&missing));
-    assert_eq!(at.unknown(), unknown + 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

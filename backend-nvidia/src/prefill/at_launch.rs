@@ -13,9 +13,7 @@
 //! libraries' fat binaries ([`super::library_index`]), keyed as NVBit's calls are ([`DisasmCache::key`] over the `.text.<name>`
 //! section). A function the module does not name, or whose bytes NVBit
 //! hands over differently, simply finds nothing: NVBit disassembles it
-//! itself at the launch that instruments it, as without this. One the
-//! libraries' index does not hold while it is still being built is looked
-//! for again at the kernel's next launches, for at most [`AWAIT_LIMIT`].
+//! itself at the launch that instruments it, as without this.
 
 use super::{jobs_for, nvbit_disassembler_args, run, PrefillPlan, PrefillProgress};
 use crate::disasm_cache::DisasmCache;
@@ -24,25 +22,15 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 /// Where one function's disassembly stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Prepared {
     /// Being disassembled in the background.
     Pending,
-    /// Not in the code given, which may still grow (the libraries' index
-    /// being built), since then: looked for again at the kernel's next
-    /// launches, for at most [`AWAIT_LIMIT`].
-    Awaiting(Instant),
     /// In the cache, filed now, or left to NVBit (not found, or failed).
     Done,
 }
-
-/// How long a function not in the code given is awaited (its kernel's
-/// launches run screened meanwhile) before it is left to NVBit: about what
-/// NVBit takes to disassemble a few functions.
-pub const AWAIT_LIMIT: Duration = Duration::from_secs(3);
 
 /// What [`AtLaunch::prepare`] decided for a kernel's functions.
 #[derive(Debug, PartialEq, Eq)]
@@ -88,16 +76,12 @@ impl AtLaunch {
     /// `module` holds (its cubin's, or the libraries' index's): start
     /// disassembling in the background those the cache lacks (but those
     /// `ahead` names: a prefill answers NVBit's call for them), and say
-    /// whether the kernel can be instrumented now. A name `module` does
-    /// not hold is left to NVBit when `module` is `complete` (or it was
-    /// awaited [`AWAIT_LIMIT`] already), else awaited ([`Self::awaiting`]):
-    /// prepare it again with more code.
+    /// whether the kernel can be instrumented now.
     pub fn prepare(
         &self,
         module: &[DeviceFunction],
         names: &[&str],
         ahead: impl Fn(&str) -> bool,
-        complete: bool,
     ) -> Result<Readiness, String> {
         let tag = self.cache.tag()?;
         let options = nvbit_disassembler_args(self.sm);
@@ -106,15 +90,10 @@ impl AtLaunch {
         {
             let mut known = self.functions.lock().map_err(|_| "a disassembly thread failed")?;
             for &name in names {
-                let state = known.get(name).copied();
-                match state {
+                match known.get(name) {
                     Some(Prepared::Pending) => pending = true,
                     Some(Prepared::Done) => {}
-                    None | Some(Prepared::Awaiting(_)) => {
-                        let since = match state {
-                            Some(Prepared::Awaiting(since)) => Some(since),
-                            _ => None,
-                        };
+                    None => {
                         let uncached = module
                             .iter()
                             .find(|f| f.name == name && !ahead(name))
@@ -125,16 +104,11 @@ impl AtLaunch {
                                 wanted.push(f.clone());
                                 pending = true;
                             }
-                            None if module.iter().any(|f| f.name == name) => {
-                                known.insert(name.to_string(), Prepared::Done);
-                            }
-                            None if complete || since.is_some_and(|t| t.elapsed() >= AWAIT_LIMIT) => {
-                                self.unknown.fetch_add(1, Ordering::Relaxed);
-                                known.insert(name.to_string(), Prepared::Done);
-                            }
                             None => {
-                                known.insert(name.to_string(), Prepared::Awaiting(since.unwrap_or_else(Instant::now)));
-                                pending = true;
+                                if !module.iter().any(|f| f.name == name) {
+                                    self.unknown.fetch_add(1, Ordering::Relaxed);
+                                }
+                                known.insert(name.to_string(), Prepared::Done);
                             }
                         }
                     }
@@ -158,13 +132,7 @@ impl AtLaunch {
     /// Whether every function of `names` is done (cached, filed, or left to NVBit).
     pub fn ready(&self, names: &[&str]) -> bool {
         let Ok(known) = self.functions.lock() else { return true };
-        names.iter().all(|n| !matches!(known.get(*n), Some(Prepared::Pending | Prepared::Awaiting(_))))
-    }
-
-    /// Whether some function of `names` awaits code that was not there yet.
-    pub fn awaiting(&self, names: &[&str]) -> bool {
-        let Ok(known) = self.functions.lock() else { return false };
-        names.iter().any(|n| matches!(known.get(*n), Some(Prepared::Awaiting(_))))
+        names.iter().all(|n| known.get(*n) != Some(&Prepared::Pending))
     }
 
     /// Disassemble `functions` on a thread of their own once a slot is free.

@@ -139,12 +139,6 @@ impl LibraryIndex {
         out
     }
 
-    /// Whether libraries are being indexed now (a name not found may be
-    /// found later).
-    pub fn busy(&self) -> bool {
-        self.busy.load(Ordering::Acquire)
-    }
-
     /// Functions indexed so far.
     pub fn len(&self) -> usize {
         self.indexed.lock().map_or(0, |g| g.by_name.len())

@@ -110,15 +110,14 @@ pub unsafe extern "C" fn xfpx_prepare_ahead(module: *const c_char, names: *const
 fn decide(module: &str, names: &[&str]) -> c_int {
     let Some(&kernel) = names.first() else { return 1 };
     let Some(at) = at_launch() else { return 1 };
-    let (functions, complete) = if module.is_empty() {
-        library_functions(names)
+    let functions = if module.is_empty() {
+        Ok(LIBRARY_INDEX.get().map(|index| index.functions(names)).unwrap_or_default())
     } else {
-        let read = std::fs::read(module)
+        std::fs::read(module)
             .map_err(|e| e.to_string())
-            .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()));
-        (read, true)
+            .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
     };
-    match functions.and_then(|f| at.prepare(&f, names, |n| prefill::AHEAD.contains(n), complete)) {
+    match functions.and_then(|f| at.prepare(&f, names, |n| prefill::AHEAD.contains(n))) {
         Ok(Readiness::Ready) => 1,
         Ok(Readiness::Preparing { .. }) => {
             with_core((), |c| c.preparing(kernel));
@@ -135,15 +134,6 @@ fn decide(module: &str, names: &[&str]) -> c_int {
     }
 }
 
-/// The code of `names` in the libraries' index, and whether the index was
-/// complete (not being built) when they were looked for: a name not found
-/// in an index still being built is looked for again at a later launch.
-fn library_functions(names: &[&str]) -> (Result<Vec<fatbin::DeviceFunction>, String>, bool) {
-    let Some(index) = LIBRARY_INDEX.get() else { return (Ok(Vec::new()), true) };
-    let complete = !index.busy();
-    (Ok(index.functions(names)), complete)
-}
-
 /// At a later launch of a kernel [`xfpx_prepare_ahead`] made wait: 1 when
 /// its functions (`names`, the kernel's first) are ready, and it is to be
 /// instrumented now.
@@ -156,18 +146,7 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     let names = unsafe { name_list(names, n) };
     let Some(&kernel) = names.first() else { return 1 };
     // (after a panic, as when ready: the shim instruments it, so the core must too)
-    let waits = catch_unwind(|| {
-        let Some(at) = at_launch() else { return false };
-        // functions not in the libraries' index at its first launch: looked for again
-        if at.awaiting(&names) {
-            let (functions, complete) = library_functions(&names);
-            if let Ok(f) = functions {
-                let _ = at.prepare(&f, &names, |n| prefill::AHEAD.contains(n), complete);
-            }
-        }
-        !at.ready(&names)
-    });
-    if waits.unwrap_or(false) {
+    if catch_unwind(|| at_launch().is_some_and(|at| !at.ready(&names))).unwrap_or(false) {
         return 0;
     }
     with_core((), |c| c.prepared(kernel));
