@@ -725,6 +725,8 @@ impl Lowering for AmdLowering<'_> {
 mod tests {
     use super::*;
     use crate::rewrite::view::kernel_view;
+    use xfpx_amd_isa::Target;
+    use xfpx_common::tool::{InstructionCounter, Tool};
 
     #[test]
     fn the_anchor_holding_some_bytes_is_the_first_added_that_holds_them() {
@@ -749,8 +751,6 @@ mod tests {
         out.push_anchor(patch(0x210, 4));
         assert_eq!(at(&mut out, 0x210, 0x214), Some((0x210, 4)));
     }
-    use xfpx_amd_isa::Target;
-    use xfpx_common::tool::{InstructionCounter, Tool};
 
     pub(super) fn decode_all(target: Target, words: &[u32], base: u64) -> Vec<DecodedInstr> {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
