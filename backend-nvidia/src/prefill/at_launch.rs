@@ -53,7 +53,7 @@ pub struct AtLaunch {
     slots: Arc<(Mutex<usize>, Condvar)>,
     progress: &'static PrefillProgress,
     /// Names looked for and not found in the code given (left to NVBit).
-    unknown: Arc<AtomicUsize>,
+    unknown: Mutex<Vec<String>>,
 }
 
 impl AtLaunch {
@@ -68,7 +68,7 @@ impl AtLaunch {
             functions: Arc::default(),
             slots: Arc::new((Mutex::new(jobs_for(cpus)), Condvar::new())),
             progress,
-            unknown: Arc::default(),
+            unknown: Mutex::default(),
         }
     }
 
@@ -106,7 +106,9 @@ impl AtLaunch {
                             }
                             None => {
                                 if !module.iter().any(|f| f.name == name) {
-                                    self.unknown.fetch_add(1, Ordering::Relaxed);
+                                    if let Ok(mut u) = self.unknown.lock() {
+                                        u.push(name.to_string());
+                                    }
                                 }
                                 known.insert(name.to_string(), Prepared::Done);
                             }
@@ -124,9 +126,10 @@ impl AtLaunch {
     }
 
     /// Names looked for that the code given did not hold (NVBit
-    /// disassembles them at the launch that instruments them).
-    pub fn unknown(&self) -> usize {
-        self.unknown.load(Ordering::Relaxed)
+    /// disassembles them at the launch that instruments them), in the
+    /// order they were looked for.
+    pub fn unknown(&self) -> Vec<String> {
+        self.unknown.lock().map(|u| u.clone()).unwrap_or_default()
     }
 
     /// Whether every function of `names` is done (cached, filed, or left to NVBit).

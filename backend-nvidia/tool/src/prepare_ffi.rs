@@ -39,14 +39,33 @@ pub(crate) fn index_libraries() {
 pub(crate) fn finish_note() -> Option<String> {
     let indexed = LIBRARY_INDEX.get().map_or(0, LibraryIndex::len);
     let answered = PROGRESS.answered();
-    let unknown = AT_LAUNCH.get().map_or(0, AtLaunch::unknown);
+    let unknown = AT_LAUNCH.get().map(AtLaunch::unknown).unwrap_or_default();
     (indexed > 0 || answered > 0).then(|| {
         format!(
             "background disassembly at first launches: {answered} functions filed in the cache; \
-             {indexed} functions of the libraries indexed ({unknown} functions not found in their \
-             module or in the index at their kernel's first launch, left to NVBit)"
+             {indexed} functions of the libraries indexed ({} functions not found in their \
+             module or in the index at their kernel's first launch, left to NVBit{})",
+            unknown.len(),
+            named(&unknown)
         )
     })
+}
+
+/// The first few of `names`, each cut short, after a colon (none: "").
+fn named(names: &[String]) -> String {
+    const SHOWN: usize = 4;
+    const CHARS: usize = 72;
+    if names.is_empty() {
+        return String::new();
+    }
+    let cut = |n: &String| match n.char_indices().nth(CHARS) {
+        Some((at, _)) => format!("{}...", &n[..at]),
+        None => n.clone(),
+    };
+    let more = names.len().saturating_sub(SHOWN);
+    let listed: Vec<String> = names.iter().take(SHOWN).map(cut).collect();
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!(": {}{more}", listed.join(", "))
 }
 
 /// The disassembly at first launch, once the cache and the device's
@@ -151,4 +170,20 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
     }
     with_core((), |c| c.prepared(kernel));
     1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn names_left_to_nvbit_are_listed_short() {
+        assert_eq!(named(&[]), "");
+        let long = format!("_ZN2at6native{}", "x".repeat(100));
+        let names: Vec<String> = vec!["a".into(), long, "c".into(), "d".into(), "e".into(), "f".into()];
+        let said = named(&names);
+        assert!(said.starts_with(": a, _ZN2at6native"), "{said}");
+        assert!(said.contains("..., c, d and 2 more"), "{said}");
+        assert!(said.len() < 120, "{said}");
+    }
 }
