@@ -4,13 +4,13 @@
 //! ([`crate::prefill::at_launch`]); this counts their launches for the
 //! summary.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// The kernels being prepared now, and what waiting cost so far.
 #[derive(Debug, Default)]
 pub struct PreparingKernels {
-    /// Mangled name → launches run while it was being prepared.
-    now: BTreeMap<String, u64>,
+    /// Their mangled names.
+    now: BTreeSet<String>,
     /// Kernels that waited (now or before), and their launches meanwhile.
     kernels: u64,
     launches: u64,
@@ -19,27 +19,28 @@ pub struct PreparingKernels {
 impl PreparingKernels {
     /// `kernel` runs uninstrumented until [`PreparingKernels::ready`].
     pub fn start(&mut self, kernel: &str) {
-        if self.now.insert(kernel.to_string(), 0).is_none() {
+        if self.now.insert(kernel.to_string()) {
             self.kernels += 1;
         }
     }
 
     /// Whether a launch of `kernel` must run uninstrumented (counted).
     pub fn launch(&mut self, kernel: &str) -> bool {
-        let Some(n) = self.now.get_mut(kernel) else { return false };
-        *n += 1;
+        if !self.now.contains(kernel) {
+            return false;
+        }
         self.launches += 1;
         true
     }
 
     /// `kernel` can be instrumented; whether it was being prepared.
     pub fn ready(&mut self, kernel: &str) -> bool {
-        self.now.remove(kernel).is_some()
+        self.now.remove(kernel)
     }
 
     /// Whether `kernel` is being prepared.
     pub fn contains(&self, kernel: &str) -> bool {
-        self.now.contains_key(kernel)
+        self.now.contains(kernel)
     }
 
     /// The summary's line (none when no kernel waited).
