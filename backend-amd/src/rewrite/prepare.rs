@@ -370,7 +370,7 @@ impl ObjectCode {
         let graph = Arc::new(reading.graph(&co, target));
         Ok(ObjectCode {
             bytes: bytes.into(),
-            islands: IslandPool::from_code(reading.text.instructions()),
+            islands: reading.islands(),
             kernel_code: reading.kernel_code,
             callee_regs: reading.callee_regs,
             graph,
@@ -403,7 +403,7 @@ impl Code<'_> {
     fn islands(&self) -> IslandPool {
         match self {
             Code::Known(k) => k.islands.clone(),
-            Code::Own(r) => IslandPool::from_code(r.text.instructions()),
+            Code::Own(r) => r.islands(),
         }
     }
 }
@@ -434,6 +434,11 @@ impl TextReading {
             })
             .collect();
         TextReading { text, kernel_ranges, kernel_code, callee_regs }
+    }
+
+    /// The padding long-jump islands may use.
+    fn islands(&self) -> IslandPool {
+        IslandPool::from_code(self.text.instructions())
     }
 
     /// The call graph of the object's kernels and device functions.
