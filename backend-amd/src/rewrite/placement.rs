@@ -2,8 +2,9 @@
 //! (which of them end up instrumented decides which kernels' descriptors
 //! must hold their scratch registers), then kernels, into appended code at
 //! one region. A pass starts over when a kernel reaching instrumented
-//! functions cannot hold their scratch (those functions are then left out),
-//! with more ways to far trampolines when some site found none (`Ways`),
+//! functions cannot hold their scratch (those functions are then left out;
+//! one out of reach gets more ways first), with more ways to far
+//! trampolines when some site found none (`Ways`),
 //! or in a new segment when the code does not fit after `.text` (the pass
 //! stops as soon as its code outgrows the region; more ways, when a site it
 //! lowered found none, are offered there too) or `.text` cannot grow after
@@ -343,6 +344,12 @@ impl<'u, 'a> Pass<'u, 'a> {
             };
             let l = match self.lower_kernel(k, used, !reached.is_empty()) {
                 Ok(l) => l,
+                // A kernel out of reach while the next pass offers more
+                // ways: that pass follows, with its functions still in.
+                Err(e) if !reached.is_empty() && self.more_ways && unit_out_of_reach(&e) => {
+                    self.unit_out_of_reach = true;
+                    break;
+                }
                 Err(e) if !reached.is_empty() => {
                     // Its descriptor cannot hold the functions' scratch:
                     // leave those functions alone and start again.
