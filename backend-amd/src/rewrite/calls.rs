@@ -283,10 +283,37 @@ impl Constants {
         }
     }
 
+    /// Whether stepping over `insn` changes nothing known: a vector
+    /// instruction that writes vector registers only while no lane is
+    /// known, neither copies lanes nor stores to a spill slot, and leaves
+    /// EXEC and SCC alone (most instructions of a kernel).
+    fn untouched_by(&self, insn: &xfpx_amd_isa::Instruction) -> bool {
+        self.lanes.is_empty()
+            && !insn.encoding.is_scalar()
+            && !matches!(insn.encoding, Encoding::Scratch | Encoding::Mubuf | Encoding::Mtbuf)
+            && !matches!(
+                insn.op,
+                Opcode::V_WRITELANE_B32
+                    | Opcode::V_READLANE_B32
+                    | Opcode::V_ACCVGPR_WRITE_B32
+                    | Opcode::V_ACCVGPR_READ_B32
+                    | Opcode::V_MOV_B32_E32
+            )
+            && !insn.op.traits().contains(xfpx_amd_isa::Traits::WRITES_EXEC)
+            && insn
+                .operands
+                .iter()
+                .filter(|o| o.written)
+                .all(|o| matches!(&o.operand, Operand::Reg(r) if matches!(r.file, RegFile::Vgpr | RegFile::Agpr)))
+    }
+
     /// Steps over `d`: learns what address arithmetic computes, forgets
     /// what anything else writes.
     fn step(&mut self, d: &DecodedInstr) {
         let insn = &d.insn;
+        if self.untouched_by(insn) {
+            return;
+        }
         // The first destination, and the sources as far as the patterns
         // below look: one or two of them, or more (a slice of three
         // matches neither).
@@ -386,13 +413,12 @@ pub type Clobbers<'a> = &'a dyn Fn(u64) -> Option<&'a Written>;
 /// at every branch target, and after a call what `clobbers` says the callee
 /// may write, everything when it does not know).
 pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSite> {
-    let mut labels = BTreeSet::new();
+    let flows: Vec<ControlFlow> = instrs.iter().map(|d| d.insn.control_flow(d.addr)).collect();
+    let mut labels = Vec::new();
     let mut calls = false;
-    for d in instrs {
-        match d.insn.control_flow(d.addr) {
-            ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => {
-                labels.insert(target);
-            }
+    for (d, flow) in instrs.iter().zip(&flows) {
+        match *flow {
+            ControlFlow::Branch { target } | ControlFlow::CondBranch { target } => labels.push(target),
             ControlFlow::Call { .. } => calls = true,
             ControlFlow::Indirect => calls |= matches!(d.insn.op, Opcode::S_SWAPPC_B64 | Opcode::S_SETPC_B64),
             _ => {}
@@ -402,14 +428,19 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
     if !calls {
         return Vec::new();
     }
+    // (The code is in address order: the labels are met in theirs.)
+    labels.sort_unstable();
+    let mut labels = labels.into_iter().peekable();
     let mut known = Constants::default();
     let mut out = Vec::new();
-    for d in instrs {
-        if labels.contains(&d.addr) {
+    for (d, flow) in instrs.iter().zip(flows) {
+        while labels.next_if(|&l| l < d.addr).is_some() {}
+        if labels.next_if_eq(&d.addr).is_some() {
             known.clear();
+            while labels.next_if_eq(&d.addr).is_some() {}
         }
         let src = || d.insn.operands.iter().find(|s| !s.written).map(|s| &s.operand);
-        match d.insn.control_flow(d.addr) {
+        match flow {
             ControlFlow::Call { target } => {
                 out.push(CallSite { addr: d.addr, target: Some(target) });
                 known.step(d);
