@@ -307,8 +307,8 @@ void release_host(CUpti_Profiler_Host_Object **host) {
 }
 
 /* The host side prepared ahead, on a thread started when the first context
- * is created (loading CUPTI's host library and building the configuration
- * take a while): for device 0's chip, without a counter availability image
+ * is created (once the host library is loaded, building the configuration
+ * takes a while): for device 0's chip, without a counter availability image
  * (which needs the context); the first launch uses it when its device has
  * the same chip and it worked, and does it all itself otherwise. */
 struct Prepared {
@@ -320,6 +320,14 @@ struct Prepared {
 Prepared g_prepared;
 std::thread g_prep;
 std::once_flag g_prep_once;
+/* Loads CUPTI's host library from cuInit on (about 0.1 s on the H200,
+ * while the driver creates the first context): a plain dlopen, no CUDA. */
+std::thread g_host_lib;
+
+/* The host library loaded (called where no other thread joins it). */
+void await_host_library(void) {
+    if (g_host_lib.joinable()) g_host_lib.join();
+}
 
 void load_host_library(void) {
     /* CUPTI loads its host library by name: the one beside libcupti first */
@@ -328,7 +336,7 @@ void load_host_library(void) {
 }
 
 void prepare(void) {
-    load_host_library();
+    await_host_library();
     CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
     if (cuptiProfilerInitialize(&init) != CUPTI_SUCCESS) return;
     g_prepared.initialized = true;
@@ -359,6 +367,7 @@ bool set_up(CUcontext ctx) {
         xfpx_device(name, target);
     }
     if (g_prep.joinable()) g_prep.join();
+    await_host_library();
     if (!g_prepared.initialized) {
         load_host_library();
         CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
@@ -405,6 +414,7 @@ void finish(void) {
     if (g_finished) return;
     g_finished = true;
     if (g_prep.joinable()) g_prep.join();
+    await_host_library();
     release_host(&g_prepared.host);
     if (g_started) end_pass(true);
     if (g_worker.joinable()) {
@@ -581,6 +591,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     for (CUpti_CallbackId id : {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
         ok(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, id), "cuptiEnableCallback");
+    g_host_lib = std::thread(load_host_library);
     atexit(at_exit);
     return 1;
 }
