@@ -17,10 +17,12 @@
 #  4. wall time: plain and hardware runs, 3 each, of the applications and the
 #     benchmark programs; the ratio of the medians (goal: <= 1.05);
 #  5. the in-field check per application: a region learnt (`xfpx region
-#     build`, default counters) from three fault-free hardware runs with new
-#     inputs (seeds 11-13), then seed 14 under `--region --fail-on region`
-#     (exit 0 expected), and the instrumented report checked against the
-#     hardware region (refused: mismatched region).
+#     build`, default counters) from HW_LEARN_RUNS (10) fault-free hardware
+#     runs (seeds 11..), HW_CHECK_RUNS (20) fault-free runs with new inputs
+#     (seeds 101..) checked against it with no margin and with 0.1 (the
+#     first one live, under `--region --fail-on region`; a flagged run is a
+#     false positive, failing the check at 0.1), and the instrumented
+#     report checked against the hardware region (refused: mismatched region).
 # Logs under $OUT/hwcounters.
 #
 #   XFPX_RELEASE=target/release/xfpx   NVBIT_TARBALL=third_party/nvbit-Linux-x86_64-1.7.7.1.tar.bz2
@@ -123,26 +125,58 @@ timing() { # name dir program args...
 for a in "${apps[@]}"; do timing "$a" "$out/$a/time" "$apps_dir/$a" --seed 1; done
 for p in late_nan batched_gemm; do timing "$p" "$out/$p" "$bench_dir/$p"; done
 
-# 5. the in-field check with hardware counters
+# 5. the in-field check with hardware counters: a region per application
+# learnt from HW_LEARN_RUNS fault-free runs (seeds 11..), the first check
+# run live (`--region --fail-on region`, exit 0 expected), every check run
+# (HW_CHECK_RUNS fault-free runs with new inputs, seeds 101..) checked
+# against the region with no margin and with `--margin 0.1` (a flagged
+# run is a false positive; any at 0.1 fails the check), and the
+# instrumented report refused by the hardware region (mismatched source)
+learn_runs="${HW_LEARN_RUNS:-10}"
+check_runs="${HW_CHECK_RUNS:-20}"
 : > "$out/region.txt"
 for a in "${apps[@]}"; do
     if over; then fail "region check of $a not run (time budget of $budget s spent)"; continue; fi
     r="$out/$a/region"
     mkdir -p "$r"
-    for seed in 11 12 13; do
+    learnt=()
+    for ((seed = 11; seed < 11 + learn_runs; seed++)); do
         (cd "$r" && "$xfpx" run --tool counters --counters hardware --report "learn$seed.json" -- "$apps_dir/$a" --seed "$seed" \
-            > "learn$seed.out" 2> "learn$seed.err") || fail "$a: learning run seed $seed exit $?"
+            > "learn$seed.out" 2> "learn$seed.err") && learnt+=("$r/learn$seed.json") || fail "$a: learning run seed $seed exit $?"
     done
-    "$xfpx" region build "$r/learn11.json" "$r/learn12.json" "$r/learn13.json" -o "$r/region.json" > "$r/build.log" 2>&1 \
-        || fail "$a: region build: $(tail -n1 "$r/build.log")"
-    (cd "$r" && "$xfpx" run --tool counters --counters hardware --region region.json --fail-on region \
-        --report check14.json -- "$apps_dir/$a" --seed 14 > check14.out 2> check14.err)
-    rc=$?
-    [[ $rc == 0 ]] || fail "$a: the fault-free check run (seed 14) exit $rc: $(grep -m1 'region:' "$r/check14.err")"
-    "$xfpx" report "$out/$a/inst.json" --region "$r/region.json" > "$r/mismatch.out" 2> "$r/mismatch.err"
+    for m in 0 0.1; do
+        "$xfpx" region build "${learnt[@]}" --margin "$m" -o "$r/region-$m.json" > "$r/build-$m.log" 2>&1 \
+            || fail "$a: region build --margin $m: $(tail -n1 "$r/build-$m.log")"
+    done
+    live=""
+    flagged0=0
+    flagged1=0
+    checked=0
+    for ((seed = 101; seed < 101 + check_runs; seed++)); do
+        over && break
+        if [[ -z "$live" ]]; then
+            (cd "$r" && "$xfpx" run --tool counters --counters hardware --region region-0.1.json --fail-on region \
+                --report "check$seed.json" -- "$apps_dir/$a" --seed "$seed" > "check$seed.out" 2> "check$seed.err")
+            live=$?
+            [[ $live == 0 || $live == 3 ]] || fail "$a: the live check run (seed $seed) exit $live: $(tail -n1 "$r/check$seed.err")"
+        else
+            (cd "$r" && "$xfpx" run --tool counters --counters hardware --report "check$seed.json" -- "$apps_dir/$a" --seed "$seed" \
+                > "check$seed.out" 2> "check$seed.err") || { fail "$a: check run seed $seed exit $?"; continue; }
+        fi
+        checked=$((checked + 1))
+        "$xfpx" report "$r/check$seed.json" --region "$r/region-0.json" --fail-on region > /dev/null 2> "$r/offline$seed-0.err"
+        [[ $? == 3 ]] && flagged0=$((flagged0 + 1))
+        "$xfpx" report "$r/check$seed.json" --region "$r/region-0.1.json" --fail-on region > /dev/null 2> "$r/offline$seed-0.1.err"
+        case $? in
+            0) ;;
+            3) flagged1=$((flagged1 + 1)); fail "$a: fault-free run seed $seed flagged at margin 0.1: $(grep -m1 'outside' "$r/offline$seed-0.1.err")" ;;
+            *) fail "$a: xfpx report --region of seed $seed: $(tail -n1 "$r/offline$seed-0.1.err")" ;;
+        esac
+    done
+    "$xfpx" report "$out/$a/inst.json" --region "$r/region-0.json" > "$r/mismatch.out" 2> "$r/mismatch.err"
     mrc=$?
     grep -q "mismatched region" "$r/mismatch.err" || fail "$a: an instrumented report was not refused by the hardware region"
-    echo "$a $rc $(grep -m1 'windows checked' "$r/check14.err" | sed 's/^xfpx: region: //') | mismatch exit $mrc" >> "$out/region.txt"
+    echo "$a learnt ${#learnt[@]}, live exit ${live:--}, flagged $flagged0/$checked (margin 0), $flagged1/$checked (0.1) | mismatch exit $mrc" >> "$out/region.txt"
 done
 
 python3 "$here/hwcounters_compare.py" --summary "$out" "${apps[@]}" | tee "$out/summary.txt"
