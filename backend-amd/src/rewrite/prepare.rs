@@ -130,8 +130,8 @@ impl<'a> Units<'a> {
         // kernels are viewed across threads and planned here in order.
         let graph = std::thread::scope(|s| {
             let graph = match &code {
-                Code::Own(r) => Some(s.spawn(|| Arc::new(r.graph(&co, target)))),
-                Code::Known(_) => None,
+                Code::Own(r) => Graph::Building(s.spawn(|| Arc::new(r.graph(&co, target)))),
+                Code::Known(k) => Graph::Known(k.graph.clone()),
             };
             let read = |texts: &mut view::TextCache, i: usize| match &kernel_code[i] {
                 Ok(instrs) if admitted[i] => Some(ReadKernel {
@@ -168,10 +168,9 @@ impl<'a> Units<'a> {
                 }
                 kernel_outcomes.push(o);
             });
-            match (graph, &code) {
-                (Some(graph), _) => graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                (None, Code::Known(k)) => k.graph.clone(),
-                (None, Code::Own(r)) => Arc::new(r.graph(&co, target)),
+            match graph {
+                Graph::Building(graph) => graph.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                Graph::Known(graph) => graph,
             }
         });
         let mut units = Units {
@@ -382,6 +381,12 @@ impl ObjectCode {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+}
+
+/// The call graph of a rewrite: being built on its own thread, or known before.
+enum Graph<'s> {
+    Building(std::thread::ScopedJoinHandle<'s, Arc<CallGraph>>),
+    Known(Arc<CallGraph>),
 }
 
 /// The code a rewrite reads: known before, or read for it alone.
