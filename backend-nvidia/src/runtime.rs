@@ -217,7 +217,7 @@ impl ToolCore {
         }
         let detector =
             Detector { kinds: config.kinds, instr_range: config.instr_range.map(|(a, b)| a..b), ..Detector::default() };
-        let mut notes: Vec<String> = config.sampling_note().into_iter().collect();
+        let mut notes: Vec<String> = config.sampling_note(config.screens_launches()).into_iter().collect();
         if config.screens_launches() {
             notes.push(
                 "launches not instrumented were screened: after each, the device buffers its pointer arguments reach \
@@ -789,13 +789,19 @@ impl ToolCore {
         let entry =
             self.kernels.entry(names.mangled.to_string()).or_insert(KernelEntry { launches: 0, sample_from: 0 });
         let index = entry.launches;
-        let sampled = self.config.samples_launch(index - entry.sample_from);
+        let since = index - entry.sample_from;
         entry.launches += 1;
+        // Where launches are screened, fewer are instrumented; one that
+        // turns out not to be screenable is sampled as without screening.
+        let sampled = self.config.samples_launch(since);
+        let screens = self.screen.is_some() && self.screen_ready && self.counting.is_none();
+        let chosen = if screens { self.config.samples_screened_launch(since) } else { sampled };
         let serial = self.launches.len() as u64;
         let elsewhere = matches!(way, LaunchWay::OtherContext);
         // (a kernel being prepared is screened as a sampled-out launch is)
         let preparing = self.preparing.contains(names.mangled);
-        let wanted = admitted && sampled && !elsewhere && !self.stream.collector().full();
+        let instrumentable = admitted && !elsewhere && !self.stream.collector().full();
+        let wanted = instrumentable && chosen;
         let mut instrument = wanted && !preparing;
         if let (Some(counting), true) = (&mut self.counting, instrument) {
             instrument = counting.grant(serial, names.mangled, index);
@@ -815,8 +821,15 @@ impl ToolCore {
         } else {
             self.screen_launch(names, way, serial, admitted, instrument, sampled)
         };
+        let unscreened = matches!(check, LaunchCheck::Unchecked(_));
+        let by_instruments = self.config.counter_source == CounterSource::Instrumented;
+        if unscreened && !instrument && !preparing && instrumentable && sampled && !chosen && by_instruments {
+            // Not screenable: instrumented as sampling without screening says.
+            instrument = true;
+            (check, screen) = self.screen_launch(names, way, serial, admitted, true, sampled);
+        }
         let mut prepare_now = false;
-        if preparing && wanted {
+        if preparing && (wanted || unscreened && instrumentable && sampled) {
             if matches!(check, LaunchCheck::Unchecked(_)) {
                 // Not screened, it would run unchecked: its preparation is
                 // cut short, and it is instrumented now (NVBit disassembles
@@ -918,7 +931,7 @@ impl ToolCore {
     pub fn screen_ready(&mut self, ok: bool) {
         self.screen_ready = ok && self.screen.is_some();
         if !ok && self.screen.take().is_some() {
-            self.note("launch screening is off: the tool could not load its scan kernel or make its device memory (the CUDA error is noted); launches sampling leaves out ran unchecked");
+            self.note("launch screening is off: the tool could not load its scan kernel or make its device memory (the CUDA error is noted); launches were instrumented as --sample says without screening, and the others ran unchecked");
         }
     }
 

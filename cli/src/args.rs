@@ -146,7 +146,7 @@ pub struct RunArgs {
     /// Never instrument kernels whose name matches this regular expression (repeatable).
     #[arg(long = "exclude", value_name = "RE")]
     pub exclude: Vec<String>,
-    /// Instrument every K-th launch of each kernel, or `auto`: launches 1-4 of each kernel, then launches 8, 16, 32, ... (the default in fast mode; detect mode instruments every launch).
+    /// Instrument every K-th launch of each kernel, or `auto` (the default in fast mode; detect mode instruments every launch): on NVIDIA, where launches are screened, the first launch of each kernel (and the first after a screened finding), any other launch screened; otherwise launches 1-4 of each kernel, then launches 8, 16, 32, ...
     #[arg(long, value_name = "K|auto")]
     pub sample: Option<String>,
     /// NVIDIA: after each launch sampling leaves uninstrumented, scan the device buffers its pointer arguments reach for NaN and infinity, and instrument that kernel again when they gain some (`on`: the default in fast mode; `off`: the default in detect mode).

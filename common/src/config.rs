@@ -512,12 +512,20 @@ impl RunConfig {
                 || self.kinds.contains(ExceptionKind::Div0))
     }
 
-    /// The note a run sampled with doubling gaps carries (none otherwise).
-    pub fn sampling_note(&self) -> Option<String> {
+    /// The note a run sampled with doubling gaps carries (none otherwise);
+    /// `screened`: its other launches are screened, so the first launch of
+    /// each kernel alone is instrumented.
+    pub fn sampling_note(&self, screened: bool) -> Option<String> {
         self.sample_doubling.then(|| {
-            "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
-             (--sample 1 instruments every launch)"
-                .to_string()
+            if screened {
+                "launches sampled: the first launch of each kernel was instrumented, and its later launches \
+                 screened; a launch that could not be screened was instrumented when it was launch 1-4, 8, 16, \
+                 32, ... of its kernel (--sample 1 instruments every launch)"
+            } else {
+                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
+                 (--sample 1 instruments every launch)"
+            }
+            .to_string()
         })
     }
 
@@ -527,6 +535,17 @@ impl RunConfig {
             return index < 4 || (index + 1).is_power_of_two();
         }
         index.is_multiple_of(u64::from(self.sample_every.max(1)))
+    }
+
+    /// Whether launch number `index` (from 0) of a kernel whose launches
+    /// are screened is instrumented: with `--sample auto`, its first only,
+    /// every later one screened (a launch that cannot be screened falls
+    /// back to [`RunConfig::samples_launch`]); a stride is kept as it is.
+    pub fn samples_screened_launch(&self, index: u64) -> bool {
+        if self.sample_doubling {
+            return index == 0;
+        }
+        self.samples_launch(index)
     }
 }
 
@@ -775,5 +794,9 @@ mod tests {
         let doubling = c(RunSettings { sample_doubling: true, ..RunSettings::default() });
         let sampled: Vec<u64> = (0..100).filter(|i| doubling.samples_launch(*i)).collect();
         assert_eq!(sampled, vec![0, 1, 2, 3, 7, 15, 31, 63]);
+        let screened: Vec<u64> = (0..100).filter(|i| doubling.samples_screened_launch(*i)).collect();
+        assert_eq!(screened, vec![0], "screened launches: the first alone is instrumented");
+        let screened: Vec<u64> = (0..9).filter(|i| every4.samples_screened_launch(*i)).collect();
+        assert_eq!(screened, vec![0, 4, 8], "a stride is kept");
     }
 }

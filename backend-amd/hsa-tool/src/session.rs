@@ -132,7 +132,7 @@ impl Session {
         // settled as `xfpx run` settles it; a refusal is one line, which
         // the caller ends with what happens next
         let settled = xfpx_amd::live::settle(&config).map_err(|r| r.to_string())?;
-        let mut notes: Vec<String> = config.sampling_note().into_iter().collect();
+        let mut notes: Vec<String> = config.sampling_note(false).into_iter().collect();
         notes.extend(settled.notes);
         let mode = settled.mode;
         if config.screens_launches() {
