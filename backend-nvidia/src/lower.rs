@@ -778,6 +778,21 @@ mod tests {
     }
 
     #[test]
+    fn f64_division_by_a_constant_with_a_dividend_test_checks_on_its_slow_path() {
+        // `M / c`: the register test multiplies by the constant's high word,
+        // and the branch also needs the dividend's test (`BRA P1`)
+        let listing = f64_division(Some(("FFMA R0, RZ, R3, R11", "FFMA R0, RZ, 2.6096560955047607422, R11")))
+            .replace("@P0 BRA 0xc0", "@P0 BRA P1, 0xc0")
+            .replace(
+                "/*0080*/ FSETP.GT.AND",
+                "/*0078*/ FSETP.GEU.AND P1, PT, |R5|, 6.5827683646048100446e-37, PT ;\n /*0080*/ FSETP.GT.AND",
+            );
+        let (calls, _) = fast_calls(&listing);
+        // the slow entry is instruction 11 (one more instruction before it)
+        assert!(calls.iter().all(|c| c.0 >= 11), "{calls:?}");
+    }
+
+    #[test]
     fn division_checks_stay_unless_every_exception_takes_the_slow_path() {
         let variants: &[(&str, &str, &str)] = &[
             ("@P0 BRA 0xc0", "@!P0 BRA 0xc0", "the slow path is where the test holds"),

@@ -116,6 +116,21 @@ mod tests {
         /*0030*/ FSETP.GT.AND P1, PT, |R3|, 1.5, PT ;\n /*0040*/ @P0 BRA 0x60 ;\n /*0050*/ STG.E.64 desc[UR4][R2.64], R234 ;\n \
         /*0060*/ EXIT ;\n";
 
+    /// An f64 accumulator of a loop, stored once after it (as an ODE
+    /// integrator's state is): fast mode checks it where the loop exits,
+    /// not in every iteration; the store reads both words of the pair.
+    #[test]
+    fn an_f64_loop_accumulator_stored_after_the_loop_is_checked_at_the_exit() {
+        let listing = "\tFunction : k\n /*0000*/ DMUL R4, R2, R2 ;\n /*0010*/ DFMA R6, R4, R8, R6 ;\n \
+            /*0020*/ IADD3 R10, R10, 0x1, RZ ;\n /*0030*/ ISETP.GE.AND P0, PT, R10, R11, PT ;\n \
+            /*0040*/ @!P0 BRA 0x0 ;\n /*0050*/ STG.E.64 desc[UR4][R12.64], R6 ;\n /*0060*/ EXIT ;\n";
+        let k = build_kernel(&parse_listing(listing).unwrap()[0]);
+        let mut sites = SiteTable::new();
+        let planned = plan_kernel(&Detector::default(), &k, &mut sites, Mode::Fast).unwrap();
+        let places: Vec<(u32, When)> = planned.plan.probes.iter().map(|p| (p.instr, p.when)).collect();
+        assert_eq!(places, vec![(5, When::Before)], "one check, at the loop's exit: {places:?}");
+    }
+
     #[test]
     fn comparisons_of_register_tests_are_not_checked_in_either_mode() {
         let k = build_kernel(&parse_listing(DIVISION_TEST).unwrap()[0]);

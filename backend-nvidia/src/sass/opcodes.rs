@@ -276,6 +276,12 @@ pub fn written_words(opcode: &str, modifiers: &[&str]) -> u8 {
     }
 }
 
+/// Words a store reads from its data register: as many as its size
+/// modifier names (`.64`, `.128`), one otherwise.
+pub fn stored_words(modifiers: &[&str]) -> u8 {
+    WIDTH_MODIFIERS.iter().find(|(m, _)| modifiers.contains(m)).map_or(1, |(_, w)| *w)
+}
+
 /// The type modifiers that name formats, as they appear in SASS.
 pub fn type_modifier(m: &str) -> Option<FpFormat> {
     match m {

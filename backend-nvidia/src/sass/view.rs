@@ -22,10 +22,13 @@ pub static CONTROL: &[(&str, Control)] = &[
     ("WARPSYNC", Control::Barrier),
 ];
 
-/// Opcodes whose first operand is read, not written (stores and friends).
-static NO_DEF: &[&str] = &[
-    "ST", "STG", "STS", "STL", "RED", "REDUX", "BSSY", "BSYNC", "BAR", "BRA", "CALL", "RET", "EXIT", "NOP", "WARPSYNC",
-];
+/// Stores: their first operand is the address, and the data register they
+/// read is as wide as their size modifier (`STG.E.64 [R2.64], R216` reads
+/// R216 and R217).
+static STORES: &[&str] = &["ST", "STG", "STS", "STL"];
+
+/// Other opcodes whose first operand is read, not written.
+static NO_DEF: &[&str] = &["RED", "REDUX", "BSSY", "BSYNC", "BAR", "BRA", "CALL", "RET", "EXIT", "NOP", "WARPSYNC"];
 
 /// A kernel as the NVIDIA backend sees it: the vendor-neutral view, plus
 /// the SASS facts lowering needs.
@@ -253,7 +256,9 @@ fn fp_instr_view(ins: &SassInstr, row: &OpcodeInfo) -> FpView {
 /// `SHFL.DOWN PT, R5, ...` writes R5), that register widened by
 /// [`opcodes::written_words`]. Stores and control instructions write none.
 fn other_instr_view(ins: &SassInstr) -> (Vec<Operand>, Vec<Operand>) {
-    let writes = !NO_DEF.contains(&ins.opcode.as_str())
+    let store = STORES.contains(&ins.opcode.as_str());
+    let writes = !store
+        && !NO_DEF.contains(&ins.opcode.as_str())
         && matches!(ins.operands.first(), Some(SassOperand::Reg(r)) if !r.negated);
     let ndefs = if writes {
         ins.operands
@@ -278,7 +283,8 @@ fn other_instr_view(ins: &SassInstr) -> (Vec<Operand>, Vec<Operand>) {
             other => use_operand(other, None, 1),
         })
         .collect();
-    let uses = ins.operands[ndefs..].iter().map(|o| use_operand(o, None, 1)).collect();
+    let read = if store { opcodes::stored_words(&ins.modifier_refs()) } else { 1 };
+    let uses = ins.operands[ndefs..].iter().map(|o| use_operand(o, None, read)).collect();
     (defs, uses)
 }
 
@@ -442,6 +448,14 @@ mod tests {
         assert_eq!(v.defs, vec![r(4, 1)]);
         let (v, _) = one("STS [R3], R0");
         assert!(v.defs.is_empty());
+        // a store reads as many words of its data register as it stores
+        let (v, _) = one("STG.E.64 desc[UR6][R2.64], R216");
+        assert!(v.defs.is_empty());
+        assert_eq!(v.uses.last(), Some(&r(216, 2)));
+        let (v, _) = one("STS.128 [R3+0x10], R4");
+        assert_eq!(v.uses.last(), Some(&r(4, 4)));
+        let (v, _) = one("STL.U16 [R1+0x8], R7");
+        assert_eq!(v.uses.last(), Some(&r(7, 1)));
         let (v, _) = one("MOV R2, R7");
         assert_eq!(v.flow, ValueFlow::Copies(0));
         let (v, _) = one("IMAD.MOV.U32 R2, RZ, RZ, R7");
