@@ -106,7 +106,7 @@ fn read(wave: &Wave, op: &Operand, format: FpFormat, lane: usize) -> u64 {
             RegFile::PerLane => wave.vgpr.get(n).map_or(0, |v| v[lane]),
             RegFile::Uniform => wave.sgpr.get(n).copied().unwrap_or(0),
             RegFile::Accumulator => wave.vgpr.get(wave.acc_base + n).map_or(0, |v| v[lane]),
-            RegFile::Predicate => 0,
+            RegFile::Predicate | RegFile::Stack => 0,
         };
         u64::from(v)
     };

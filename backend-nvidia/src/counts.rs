@@ -89,7 +89,7 @@ pub fn plan_counts(kernel: &SassKernel, sites: &mut SiteTable) -> (CountPlan, Op
 /// A graph of one block per instruction, with no edges.
 fn per_instruction(n: usize) -> Cfg {
     let blocks = (0..n)
-        .map(|i| Block { start: i, end: i + 1, succs: Vec::new(), opaque_exit: true, call_writes: None })
+        .map(|i| Block { start: i, end: i + 1, succs: Vec::new(), opaque_exit: true, call_writes: None, callee: None })
         .collect();
     Cfg { blocks, block_of: (0..n).collect() }
 }

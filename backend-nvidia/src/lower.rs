@@ -200,7 +200,7 @@ pub(crate) fn value_args(op: &Operand, format: FpFormat, high_word: bool) -> Opt
             let reg = |n: u16| match r.file {
                 RegFile::PerLane => Some(CallArg::Reg { num: n }),
                 RegFile::Uniform => Some(CallArg::UReg { num: n }),
-                RegFile::Predicate | RegFile::Accumulator => None,
+                RegFile::Predicate | RegFile::Accumulator | RegFile::Stack => None,
             };
             let mut out = Vec::new();
             if format == FpFormat::F64 {

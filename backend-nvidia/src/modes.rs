@@ -73,7 +73,8 @@ pub fn plan_kernel(
                     && matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| *v == ValueRef::Def(0))))
             });
             let unexceptional = before - plan.probes.len();
-            let (thin, mut stats) = observe::thin(&plan, &kernel.view, &cfg);
+            let slots = crate::sass::slots::slot_effects(kernel);
+            let (thin, mut stats) = observe::thin_with_slots(&plan, &kernel.view, &cfg, &slots);
             stats.checks += unexceptional;
             stats.dropped += unexceptional;
             stats.unexceptional += unexceptional;

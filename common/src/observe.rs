@@ -51,6 +51,26 @@ pub enum CfgError {
     OutOfRange { instr: usize, target: usize },
 }
 
+/// What an instruction does to the stack's spill slots
+/// ([`RegFile::Stack`] ranges), as the backend reads it: a value stored to
+/// a slot and loaded back is followed through the slot, as through a copy.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SlotEffect {
+    /// Touches no slot.
+    #[default]
+    None,
+    /// Stores register `from` into `slot` (unguarded).
+    Store { slot: RegRange, from: RegRange },
+    /// Loads `slot` into register `to` (unguarded).
+    Load { slot: RegRange, to: RegRange },
+    /// May write these slots with values not followed (a guarded store, a
+    /// store of a constant).
+    Writes(Vec<RegRange>),
+    /// May write any slot (a store whose address is not known, a change of
+    /// the stack pointer, a call of code not in the function).
+    Clobber,
+}
+
 /// One basic block: instructions `start..end`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
@@ -65,6 +85,9 @@ pub struct Block {
     /// The block ends with a call of a subroutine inside the function:
     /// the registers the subroutine may write.
     pub call_writes: Option<Vec<RegRange>>,
+    /// The block ends with a call of a subroutine inside the function:
+    /// the subroutine's first block.
+    pub callee: Option<usize>,
 }
 
 /// The control-flow graph of one kernel.
@@ -139,7 +162,7 @@ impl Cfg {
             }
             succs.sort_unstable();
             succs.dedup();
-            blocks.push(Block { start, end, succs, opaque_exit, call_writes: None });
+            blocks.push(Block { start, end, succs, opaque_exit, call_writes: None, callee: None });
         }
         // calls of subroutines in the function: the caller's values survive
         // the call except in the registers the subroutine writes
@@ -149,6 +172,7 @@ impl Cfg {
                 continue;
             }
             if let Some(Target::Instr(t)) = targets[last] {
+                blocks[b].callee = Some(block_of[t]);
                 if let Some(written) = subroutine_writes(view, &blocks, block_of[t]) {
                     let returns = blocks[b].end < n;
                     blocks[b].opaque_exit = !returns;
@@ -208,6 +232,9 @@ fn value_reg(op: &Operand) -> Option<RegRange> {
 struct Checks {
     result_checked: Vec<bool>,
     before: Vec<Vec<RegRange>>,
+    /// Per instruction (empty: none known), calls with what their
+    /// subroutines do to the slots.
+    slots: Vec<SlotEffect>,
 }
 
 /// The register range a check's value names, if it is one.
@@ -222,9 +249,9 @@ fn value_range(view: &KernelView, instr: u32, v: &ValueRef) -> Option<RegRange> 
 
 impl Checks {
     /// The checks of `plan` except those in `skip` (by probe key).
-    fn without(plan: &Plan, view: &KernelView, skip: &HashSet<ProbeKey>) -> Checks {
+    fn without(plan: &Plan, view: &KernelView, skip: &HashSet<ProbeKey>, slots: &[SlotEffect]) -> Checks {
         let n = view.instrs.len();
-        let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n] };
+        let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n], slots: slots.to_vec() };
         // a check observes a value when it looks for every kind a NaN or an
         // infinity can turn into downstream
         let mut wanted = ExceptionKinds::NONE;
@@ -257,6 +284,9 @@ impl Checks {
 /// observed before it.
 fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<RegRange>) {
     let ins = &view.instrs[i];
+    let slot = checks.slots.get(i).unwrap_or(&SlotEffect::None);
+    // a load observes its slot where its register is observed
+    let loaded = matches!(slot, SlotEffect::Load { to, .. } if after.contains(to));
     let first_def = ins.defs.iter().find_map(value_reg);
     let copied = match ins.flow {
         ValueFlow::Copies(n) if !ins.guarded => match (first_def, ins.uses.get(n as usize).and_then(value_reg)) {
@@ -283,6 +313,72 @@ fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<Re
     after.extend(in_place);
     after.extend(copied);
     after.extend(checks.before[i].iter().copied());
+    match slot {
+        SlotEffect::None => {}
+        SlotEffect::Load { slot, .. } => {
+            if loaded {
+                after.insert(*slot);
+            }
+        }
+        SlotEffect::Store { slot, from } => {
+            let observed = after.contains(slot);
+            after.retain(|r| !r.overlaps(slot));
+            if observed {
+                after.insert(*from);
+            }
+        }
+        SlotEffect::Writes(slots) => after.retain(|r| !slots.iter().any(|s| s.overlaps(r))),
+        SlotEffect::Clobber => after.retain(|r| r.file != RegFile::Stack),
+    }
+}
+
+/// `slots` with each call of a subroutine in the function standing for
+/// what the subroutine does to the slots: the slots it stores to, or any
+/// (where it calls further, changes the stack pointer or stores where the
+/// backend cannot say). Empty when `slots` is.
+fn with_calls(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect]) -> Vec<SlotEffect> {
+    if slots.is_empty() {
+        return Vec::new();
+    }
+    let mut out = slots.to_vec();
+    out.resize(view.instrs.len(), SlotEffect::None);
+    for b in &cfg.blocks {
+        let last = b.end - 1;
+        if view.instrs[last].control != Control::Call {
+            continue;
+        }
+        out[last] = match b.callee {
+            Some(entry) => subroutine_slots(view, cfg, slots, entry),
+            None => SlotEffect::Clobber,
+        };
+    }
+    out
+}
+
+/// What the subroutine whose first block is `entry` does to the slots.
+fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: usize) -> SlotEffect {
+    let mut seen = vec![false; cfg.blocks.len()];
+    let mut stack = vec![entry];
+    let mut written = Vec::new();
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut seen[b], true) {
+            continue;
+        }
+        let block = &cfg.blocks[b];
+        for i in block.start..block.end {
+            if view.instrs[i].control == Control::Call {
+                return SlotEffect::Clobber;
+            }
+            match slots.get(i) {
+                Some(SlotEffect::Store { slot, .. }) => written.push(*slot),
+                Some(SlotEffect::Writes(w)) => written.extend(w.iter().copied()),
+                Some(SlotEffect::Clobber) => return SlotEffect::Clobber,
+                _ => {}
+            }
+        }
+        stack.extend(block.succs.iter().copied());
+    }
+    SlotEffect::Writes(written)
 }
 
 /// The sets observed right after each instruction.
@@ -718,6 +814,13 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
 /// a check where the loop exits (named by the same site). Counters and
 /// checks that report division by zero are kept.
 pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
+    thin_with_slots(plan, view, cfg, &[])
+}
+
+/// [`thin`], following values through the stack's spill slots as
+/// `slots` says each instruction touches them (empty: none known).
+pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotEffect]) -> (Plan, ThinStats) {
+    let slots = with_calls(view, cfg, slots);
     let live = live_in(view, cfg);
     let all_loops = loops(cfg);
     let innermost = |b: usize| all_loops.iter().filter(|l| l.body[b]).min_by_key(|l| l.size);
@@ -727,7 +830,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
     let repeats = repeated_checks(plan, view, cfg, &HashSet::new(), None);
     let mut added: HashSet<(u32, RegRange)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
-        let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats));
+        let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats, &slots));
         let mut new = Vec::new();
         for p in &work.probes {
             let Action::CheckFp { values, format, kinds } = &p.action else {
@@ -778,7 +881,7 @@ pub fn thin(plan: &Plan, view: &KernelView, cfg: &Cfg) -> (Plan, ThinStats) {
         work.probes.extend(new);
         work.normalize();
     }
-    let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats));
+    let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats, &slots));
     let mut stats = ThinStats::default();
     let mut out = Plan { kernel: plan.kernel.clone(), probes: Vec::new(), counters: plan.counters.clone() };
     for p in &work.probes {
@@ -908,6 +1011,92 @@ mod tests {
         instrs.extend(between);
         instrs.push(cmp(0x30, 3, other_operand));
         stored(instrs, 4)
+    }
+
+    /// `R3 = R1 + R2`, spilled to a slot, the slot loaded into R5 after
+    /// `between`, and `R6 = R5 * R5` stored: R3's check is kept or not.
+    fn spilled(between: Option<(InstrView, SlotEffect)>) -> (Vec<u32>, usize) {
+        let stack = RegRange::new(RegFile::Stack, 2, 1);
+        let reg = |n: u16| RegRange::new(RegFile::PerLane, n, 1);
+        let mut instrs =
+            vec![fp(0x00, FpOp::Add, 3, &[1, 2]), other(0x10, "STL [R1+0x8], R3", &[], &[3], Control::None)];
+        let mut slots = vec![SlotEffect::None, SlotEffect::Store { slot: stack, from: reg(3) }];
+        if let Some((ins, effect)) = between {
+            instrs.push(ins);
+            slots.push(effect);
+        }
+        let at = instrs.last().map_or(0, |i| i.offset) + 0x10;
+        instrs.push(other(at, "LDL R5, [R1+0x8]", &[5], &[], Control::None));
+        slots.push(SlotEffect::Load { slot: stack, to: reg(5) });
+        instrs.push(fp(at + 0x10, FpOp::Mul, 6, &[5, 5]));
+        let view = stored(instrs, 6);
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&view, &mut sites);
+        let cfg = Cfg::build(&view, |_| Target::Leave).unwrap();
+        let (thin, _) = thin_with_slots(&plan, &view, &cfg, &slots);
+        let n = view.instrs.len();
+        (thin.probes.iter().map(|p| p.instr).collect(), n)
+    }
+
+    #[test]
+    fn a_spilled_value_is_observed_where_its_reload_is() {
+        // R3 reaches the checked R6 through the slot: only R6 is checked
+        let (kept, n) = spilled(None);
+        assert_eq!(kept, vec![n as u32 - 3], "the product alone");
+        // the slot written again in between: R5 is not R3
+        let again = other(0x20, "STL [R1+0x8], RZ", &[], &[], Control::None);
+        let (kept, _) = spilled(Some((again, SlotEffect::Writes(vec![RegRange::new(RegFile::Stack, 2, 1)]))));
+        assert_eq!(kept[0], 0, "R3 checked where it is made: {kept:?}");
+        // the stack pointer changed in between: no slot is known
+        let moved = other(0x20, "VIADD R1, R1, -0x20", &[1], &[1], Control::None);
+        let (kept, _) = spilled(Some((moved, SlotEffect::Clobber)));
+        assert_eq!(kept[0], 0, "{kept:?}");
+        // another slot written in between changes nothing
+        let elsewhere = other(0x20, "STL [R1+0x10], RZ", &[], &[], Control::None);
+        let (kept, _) = spilled(Some((elsewhere, SlotEffect::Writes(vec![RegRange::new(RegFile::Stack, 4, 1)]))));
+        assert!(!kept.contains(&0), "{kept:?}");
+    }
+
+    #[test]
+    fn a_call_writes_the_slots_its_subroutine_stores_to() {
+        // 0: R3 = R1 + R2; 1: STL slot 2 <- R3; 2: CALL 7; 3: LDL R5 <- slot 2;
+        // 4: R6 = R5 * R5; 5: STG R6; 6: EXIT; 7: STL slot `written` <- R9; 8: RET
+        let run = |written: u16| {
+            let stack = |w: u16| RegRange::new(RegFile::Stack, w, 1);
+            let reg = |n: u16| RegRange::new(RegFile::PerLane, n, 1);
+            let view = KernelView {
+                name: "k".into(),
+                instrs: vec![
+                    fp(0x00, FpOp::Add, 3, &[1, 2]),
+                    other(0x10, "STL", &[], &[3], Control::None),
+                    other(0x20, "CALL 0x70", &[], &[], Control::Call),
+                    other(0x30, "LDL R5", &[5], &[], Control::None),
+                    fp(0x40, FpOp::Mul, 6, &[5, 5]),
+                    other(0x50, "STG R6", &[], &[6], Control::None),
+                    other(0x60, "EXIT", &[], &[], Control::Exit),
+                    other(0x70, "STL", &[], &[9], Control::None),
+                    other(0x80, "RET", &[], &[], Control::Return),
+                ],
+            };
+            let slots = vec![
+                SlotEffect::None,
+                SlotEffect::Store { slot: stack(2), from: reg(3) },
+                SlotEffect::None,
+                SlotEffect::Load { slot: stack(2), to: reg(5) },
+                SlotEffect::None,
+                SlotEffect::None,
+                SlotEffect::None,
+                SlotEffect::Store { slot: stack(written), from: reg(9) },
+                SlotEffect::None,
+            ];
+            let mut sites = SiteTable::new();
+            let plan = Detector::default().plan(&view, &mut sites);
+            let cfg = Cfg::build(&view, |i| if i == 2 { Target::Instr(7) } else { Target::Leave }).unwrap();
+            let (thin, _) = thin_with_slots(&plan, &view, &cfg, &slots);
+            thin.probes.iter().map(|p| p.instr).collect::<Vec<u32>>()
+        };
+        assert_eq!(run(5), vec![4], "the subroutine stores elsewhere: R3 is observed through its slot");
+        assert_eq!(run(2), vec![0, 4], "the subroutine stores to R3's slot");
     }
 
     #[test]

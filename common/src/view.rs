@@ -22,6 +22,10 @@ pub enum RegFile {
     Accumulator,
     /// Per-lane predicates (NVIDIA `P`).
     Predicate,
+    /// Per-lane stack memory in 4-byte words from the stack pointer a
+    /// function keeps (spill slots): named only by the analyses that follow
+    /// a value through a store and the load that reads it back.
+    Stack,
 }
 
 /// A contiguous range of registers, e.g. a 64-bit pair.

@@ -193,6 +193,7 @@ impl AmdLowering<'_> {
                 RegFile::Uniform => (Src::Sgpr(n), None),
                 RegFile::Accumulator => (Src::Vgpr(self.value_reg()?), Some(n)),
                 RegFile::Predicate => return Err(RewriteError::Refused("predicate values cannot be checked".into())),
+                RegFile::Stack => return Err(RewriteError::Refused("stack slots cannot be checked".into())),
             };
             let halves: &[Half] = match format {
                 FpFormat::F32 | FpFormat::F64 | FpFormat::F16 => &[Half::Whole],

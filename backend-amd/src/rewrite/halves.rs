@@ -108,6 +108,7 @@ fn source_index(insn: &Instruction, op: &Operand) -> Result<usize, String> {
         RegFile::Uniform => IsaFile::Sgpr,
         RegFile::Accumulator => IsaFile::Agpr,
         RegFile::Predicate => return Err(format!("{}: a predicate is not a value", insn.mnemonic())),
+        RegFile::Stack => return Err(format!("{}: a stack slot is not a register", insn.mnemonic())),
     };
     // Positions by the operand template's fields (VOPC's mask destination
     // is a fixed operand, not a source).

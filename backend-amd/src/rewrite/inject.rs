@@ -409,7 +409,7 @@ fn regs_of(op: &Operand) -> Vec<(IsaFile, u16)> {
         RegFile::PerLane => IsaFile::Vgpr,
         RegFile::Uniform => IsaFile::Sgpr,
         RegFile::Accumulator => IsaFile::Agpr,
-        RegFile::Predicate => return Vec::new(),
+        RegFile::Predicate | RegFile::Stack => return Vec::new(),
     };
     (0..u16::from(r.count)).map(|i| (f, r.first + i)).collect()
 }

@@ -36,7 +36,7 @@ pub(crate) fn isa_registers(op: &Operand) -> impl Iterator<Item = (IsaFile, u16)
             RegFile::PerLane => Some((IsaFile::Vgpr, *r)),
             RegFile::Uniform => Some((IsaFile::Sgpr, *r)),
             RegFile::Accumulator => Some((IsaFile::Agpr, *r)),
-            RegFile::Predicate => None,
+            RegFile::Predicate | RegFile::Stack => None,
         },
         _ => None,
     };

@@ -1,11 +1,13 @@
 //! SASS: the opcode table, the text parser, the kernel view built from
-//! parsed instructions, compiler idioms the fast detector relies on, and
-//! the instruction-mix classes of the counters ([`mix`]).
+//! parsed instructions, compiler idioms the fast detector relies on, the
+//! instruction-mix classes of the counters ([`mix`]) and what
+//! instructions do to the stack's spill slots ([`slots`]).
 
 pub mod idioms;
 pub mod mix;
 pub mod opcodes;
 pub mod parse;
+pub mod slots;
 pub mod view;
 
 pub use opcodes::{lookup, OpcodeInfo, OPCODES};
