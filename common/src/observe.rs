@@ -26,10 +26,13 @@
 //! (indirect branches) is not thinned.
 
 use crate::fp::{ExceptionKind, ExceptionKinds};
+use crate::hash::FastKeys;
 use crate::plan::Plan;
 use crate::probe::{Action, ValueRef, When};
 use crate::view::{Control, KernelView, Operand, RegFile, RegRange, ValueFlow};
-use std::collections::HashSet;
+
+/// Sets of the program's registers and probes, hashed fast.
+type HashSet<T> = std::collections::HashSet<T, FastKeys>;
 
 /// Where a control transfer goes, as the backend decoded it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,13 +384,50 @@ fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: u
     SlotEffect::Writes(written)
 }
 
-/// The sets observed right after each instruction.
-fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks) -> Vec<HashSet<RegRange>> {
+/// Instructions a probe of `plan` sits at.
+fn probed(plan: &Plan, n: usize) -> Vec<bool> {
+    let mut at = vec![false; n];
+    for p in &plan.probes {
+        if let Some(x) = at.get_mut(p.instr as usize) {
+            *x = true;
+        }
+    }
+    at
+}
+
+/// Which probes of `plan` are [`droppable`] under `checks`, and, per
+/// instruction, whether its first value written is observed right after
+/// it (see [`observed_after`]).
+fn droppable_probes(view: &KernelView, cfg: &Cfg, checks: &Checks, plan: &Plan) -> (Vec<bool>, Vec<bool>) {
+    let mut at: Vec<Vec<usize>> = vec![Vec::new(); view.instrs.len()];
+    for (k, p) in plan.probes.iter().enumerate() {
+        if let Some(list) = at.get_mut(p.instr as usize) {
+            list.push(k);
+        }
+    }
+    let mut drop = vec![false; plan.probes.len()];
+    let def_observed = observed_after(view, cfg, checks, |i, set| {
+        for &k in &at[i] {
+            drop[k] = droppable(&plan.probes[k], view, set);
+        }
+    });
+    (drop, def_observed)
+}
+
+/// The set observed right after each instruction, shown to `visit`;
+/// returns, per instruction, whether its first value written is observed
+/// right after it.
+fn observed_after(
+    view: &KernelView,
+    cfg: &Cfg,
+    checks: &Checks,
+    mut visit: impl FnMut(usize, &HashSet<RegRange>),
+) -> Vec<bool> {
     let nb = cfg.blocks.len();
     let mut block_in: Vec<Observed> = vec![None; nb];
     let block_out = |block_in: &Vec<Observed>, b: &Block| -> Observed {
         if b.opaque_exit || b.succs.is_empty() {
-            return Some(HashSet::new());
+            return Some(HashSet::default());
         }
         let mut acc: Observed = None;
         for &s in &b.succs {
@@ -417,15 +457,16 @@ fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks) -> Vec<HashSet<
             }
         }
     }
-    let mut out = vec![HashSet::new(); view.instrs.len()];
+    let mut def_observed = vec![false; view.instrs.len()];
     for b in &cfg.blocks {
         let mut set = block_out(&block_in, b).unwrap_or_default();
         for i in (b.start..b.end).rev() {
-            out[i] = set.clone();
+            def_observed[i] = view.instrs[i].defs.iter().find_map(value_reg).is_some_and(|d| set.contains(&d));
+            visit(i, &set);
             transfer(view, checks, i, &mut set);
         }
     }
-    out
+    def_observed
 }
 
 /// One 32-bit register of a range.
@@ -440,12 +481,12 @@ fn words(r: RegRange) -> impl Iterator<Item = Word> {
 /// smaller than the truth: a register said live is read before written.
 fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
     let nb = cfg.blocks.len();
-    let mut live: Vec<HashSet<Word>> = vec![HashSet::new(); nb];
+    let mut live: Vec<HashSet<Word>> = vec![HashSet::default(); nb];
     let mut changed = true;
     while changed {
         changed = false;
         for (bi, b) in cfg.blocks.iter().enumerate().rev() {
-            let mut set: HashSet<Word> = HashSet::new();
+            let mut set: HashSet<Word> = HashSet::default();
             if !b.opaque_exit {
                 for &s in &b.succs {
                     set.extend(live[s].iter().copied());
@@ -535,7 +576,7 @@ fn key(p: &crate::probe::Probe) -> ProbeKey {
 
 /// Registers whose current value a check has already looked at, with the
 /// kinds it looked for.
-type CheckedSet = std::collections::HashMap<RegRange, u8>;
+type CheckedSet = std::collections::HashMap<RegRange, u8, FastKeys>;
 
 /// A [`CheckedSet`], or `None`: the universal set (the optimistic start of
 /// the fixpoint).
@@ -586,7 +627,8 @@ fn checked_at(
     cfg: &Cfg,
     plan: &Plan,
     skip: &HashSet<ProbeKey>,
-    observed: Option<&[HashSet<RegRange>]>,
+    observed: Option<&[bool]>,
+    wanted: &[bool],
 ) -> Vec<(CheckedSet, CheckedSet)> {
     let n = view.instrs.len();
     let mut before: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
@@ -598,9 +640,9 @@ fn checked_at(
         }
     }
     // one instruction forwards; records the two sets when asked
-    let step = |i: usize, set: &mut CheckedSet, rec: Option<&mut Vec<(CheckedSet, CheckedSet)>>| {
+    let step = |i: usize, set: &mut CheckedSet, rec: Option<&mut (CheckedSet, CheckedSet)>| {
         let ins = &view.instrs[i];
-        let at_entry = set.clone();
+        let at_entry = rec.is_some().then(|| set.clone());
         for (r, k) in &before[i] {
             *set.entry(*r).or_insert(0) |= k;
         }
@@ -621,15 +663,15 @@ fn checked_at(
         if let (Some(k), Some(d)) = (copied.filter(|k| *k != 0), def) {
             set.insert(d, k);
         }
-        if let Some(rec) = rec {
-            rec.push((at_entry, set.clone()));
+        if let (Some(rec), Some(at_entry)) = (rec, at_entry) {
+            *rec = (at_entry, set.clone());
         }
         for (r, k) in &after[i] {
             *set.entry(*r).or_insert(0) |= k;
         }
         if let Some(d) = def.filter(|_| ins.flow == ValueFlow::Propagates && !ins.guarded) {
             let nan = ExceptionKind::Nan.bit();
-            let seen = set.get(&d).is_some_and(|k| k & nan != 0) || observed.is_some_and(|o| o[i].contains(&d));
+            let seen = set.get(&d).is_some_and(|k| k & nan != 0) || observed.is_some_and(|o| o[i]);
             if seen {
                 for u in ins.uses.iter().filter_map(value_reg).filter(|u| !u.overlaps(&d)) {
                     *set.entry(u).or_insert(0) |= nan;
@@ -651,7 +693,7 @@ fn checked_at(
     let block_in = |block_out: &Vec<Checked>, b: usize| -> CheckedSet {
         // an entry (the kernel's, a subroutine's) starts with nothing
         if preds[b].is_empty() {
-            return CheckedSet::new();
+            return CheckedSet::default();
         }
         let mut acc: Checked = None;
         for &p in &preds[b] {
@@ -681,12 +723,13 @@ fn checked_at(
             }
         }
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = vec![(CheckedSet::default(), CheckedSet::default()); n];
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
-        let mut set = if unreached(&block_out, bi) { CheckedSet::new() } else { block_in(&block_out, bi) };
+        let mut set = if unreached(&block_out, bi) { CheckedSet::default() } else { block_in(&block_out, bi) };
         for i in b.start..b.end {
-            step(i, &mut set, Some(&mut out));
+            let rec = wanted.get(i).copied().unwrap_or(false).then(|| &mut out[i]);
+            step(i, &mut set, rec);
         }
     }
     out
@@ -703,10 +746,10 @@ fn repeated_checks(
     view: &KernelView,
     cfg: &Cfg,
     skip: &HashSet<ProbeKey>,
-    observed: Option<&[HashSet<RegRange>]>,
+    observed: Option<&[bool]>,
 ) -> HashSet<ProbeKey> {
-    let at = checked_at(view, cfg, plan, skip, observed);
-    let mut out = HashSet::new();
+    let at = checked_at(view, cfg, plan, skip, observed, &probed(plan, view.instrs.len()));
+    let mut out = HashSet::default();
     for p in &plan.probes {
         let Action::CheckFp { values, kinds, .. } = &p.action else {
             continue;
@@ -787,7 +830,7 @@ const MAX_ROUNDS: usize = 8;
 /// Whether `p` is dropped: a check, not of a division, all of whose
 /// values are observed after its instruction (and, for a check placed
 /// before it, not overwritten by it).
-fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRange>]) -> bool {
+fn droppable(p: &crate::probe::Probe, view: &KernelView, observed: &HashSet<RegRange>) -> bool {
     let Action::CheckFp { values, kinds, .. } = &p.action else {
         return false;
     };
@@ -798,7 +841,6 @@ fn droppable(p: &crate::probe::Probe, view: &KernelView, after: &[HashSet<RegRan
     values.iter().all(|v| match value_range(view, p.instr, v) {
         Some(r) => {
             let overwritten = p.when == When::Before && ins.writes(&r);
-            let observed = &after[p.instr as usize];
             // a comparison reading one word of an observed pair (the high
             // word of an f64, compared as an f32) sees the pair's NaN
             let within =
@@ -827,16 +869,16 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
     let mut work = plan.clone();
     // checks that repeat an earlier one observe nothing for the analysis
     // below; they are dropped at the end if what they repeat is kept
-    let repeats = repeated_checks(plan, view, cfg, &HashSet::new(), None);
-    let mut added: HashSet<(u32, RegRange)> = HashSet::new();
+    let repeats = repeated_checks(plan, view, cfg, &HashSet::default(), None);
+    let mut added: HashSet<(u32, RegRange)> = HashSet::default();
     for _ in 0..MAX_ROUNDS {
-        let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats, &slots));
+        let (drop, _) = droppable_probes(view, cfg, &Checks::without(&work, view, &repeats, &slots), &work);
         let mut new = Vec::new();
-        for p in &work.probes {
+        for (p, dropped) in work.probes.iter().zip(drop) {
             let Action::CheckFp { values, format, kinds } = &p.action else {
                 continue;
             };
-            if values.len() != 1 || !checks_values_only(*kinds) || droppable(p, view, &after) {
+            if values.len() != 1 || !checks_values_only(*kinds) || dropped {
                 continue;
             }
             let r = match (&values[0], p.when) {
@@ -881,10 +923,10 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
         work.probes.extend(new);
         work.normalize();
     }
-    let after = observed_after(view, cfg, &Checks::without(&work, view, &repeats, &slots));
+    let (drop, def_observed) = droppable_probes(view, cfg, &Checks::without(&work, view, &repeats, &slots), &work);
     let mut stats = ThinStats::default();
     let mut out = Plan { kernel: plan.kernel.clone(), probes: Vec::new(), counters: plan.counters.clone() };
-    for p in &work.probes {
+    for (p, dropped) in work.probes.iter().zip(drop) {
         let Action::CheckFp { values, kinds, .. } = &p.action else {
             out.probes.push(p.clone());
             continue;
@@ -893,7 +935,7 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
         if !at_exit {
             stats.checks += 1;
         }
-        if droppable(p, view, &after) {
+        if dropped {
             if !at_exit {
                 stats.drop_check(*kinds);
             }
@@ -905,7 +947,7 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
         }
     }
     // what the kept checks (none of them a repeat) have looked at
-    let still = repeated_checks(&out, view, cfg, &repeats, Some(&after));
+    let still = repeated_checks(&out, view, cfg, &repeats, Some(&def_observed));
     out.probes.retain(|p| {
         let repeat = repeats.contains(&key(p)) && still.contains(&key(p));
         if let (true, Action::CheckFp { kinds, .. }) = (repeat, &p.action) {
