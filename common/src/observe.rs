@@ -727,9 +727,8 @@ fn checked_at(
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
         let mut set = if unreached(&block_out, bi) { CheckedSet::default() } else { block_in(&block_out, bi) };
-        for i in b.start..b.end {
-            let rec = wanted.get(i).copied().unwrap_or(false).then(|| &mut out[i]);
-            step(i, &mut set, rec);
+        for (i, rec) in out.iter_mut().enumerate().take(b.end).skip(b.start) {
+            step(i, &mut set, wanted.get(i).copied().unwrap_or(false).then_some(rec));
         }
     }
     out
