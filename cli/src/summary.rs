@@ -442,10 +442,16 @@ fn kernel_row(k: &KernelReport) -> Vec<String> {
     row
 }
 
-/// How launches were sampled, in words; `None` when every launch was.
+/// How launches were sampled, in words (as the run's own note says where
+/// it has one); `None` when every launch was.
 pub fn sampling_words(run: &RunInfo) -> Option<String> {
     if run.sample_auto {
-        Some("launches sampled (`--sample auto`, the default in fast mode): launches 1-4 of each kernel, then launches 8, 16, 32, ...".into())
+        let how = run
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix(xfpx_common::config::SAMPLING_NOTE))
+            .unwrap_or("launches 1-4 of each kernel, then launches 8, 16, 32, ...");
+        Some(format!("launches sampled (`--sample auto`, the default in fast mode): {how}"))
     } else if run.sample_every > 1 {
         let k = run.sample_every;
         let th = match (k % 10, k % 100) {
@@ -649,6 +655,24 @@ mod tests {
         c.launch_checked("step", LaunchCheck::Instrumented);
         c.launch_checked("step", LaunchCheck::Screened);
         assert_eq!(unchecked_line(&c.report()), None);
+    }
+
+    #[test]
+    fn sampling_is_told_as_the_run_s_note_says() {
+        let settings = xfpx_common::config::RunSettings { sample_doubling: true, ..Default::default() };
+        let config = settings.check().expect("valid");
+        let mut run = RunInfo { sample_auto: true, sample_every: 0, ..RunInfo::new("nvidia", "H100", "fast") };
+        let words = |run: &RunInfo| sampling_words(run).expect("sampled");
+        assert!(words(&run).ends_with("launches 1-4 of each kernel, then launches 8, 16, 32, ..."), "no note");
+        run.notes = config.sampling_note(true).into_iter().collect();
+        let screened = words(&run);
+        assert!(
+            screened
+                .starts_with("launches sampled (`--sample auto`, the default in fast mode): the first launch of each"),
+            "{screened}"
+        );
+        run.notes = config.sampling_note(false).into_iter().collect();
+        assert!(words(&run).contains(": launches 1-4 of each kernel"), "{}", words(&run));
     }
 
     #[test]

@@ -421,6 +421,10 @@ impl RunSettings {
     }
 }
 
+/// How the note of a sampled run ([`RunConfig::sampling_note`]) starts:
+/// reports are read for it to say how their launches were chosen.
+pub const SAMPLING_NOTE: &str = "launches sampled: ";
+
 /// A checked run configuration: its settings (read through `Deref`) and
 /// its compiled kernel filter.
 #[derive(Debug, Clone, Default)]
@@ -514,18 +518,16 @@ impl RunConfig {
 
     /// The note a run sampled with doubling gaps carries (none otherwise);
     /// `screened`: its other launches are screened, so the first launch of
-    /// each kernel alone is instrumented.
+    /// each kernel alone is instrumented. It starts with [`SAMPLING_NOTE`].
     pub fn sampling_note(&self, screened: bool) -> Option<String> {
         self.sample_doubling.then(|| {
-            if screened {
-                "launches sampled: the first launch of each kernel was instrumented, and its later launches \
-                 screened; a launch that could not be screened was instrumented when it was launch 1-4, 8, 16, \
-                 32, ... of its kernel (--sample 1 instruments every launch)"
+            let how = if screened {
+                "the first launch of each kernel was instrumented, and its later launches screened; a launch \
+                 that could not be screened was instrumented when it was launch 1-4, 8, 16, 32, ... of its kernel"
             } else {
-                "launches sampled: launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented \
-                 (--sample 1 instruments every launch)"
-            }
-            .to_string()
+                "launches 1-4 of each kernel, then launches 8, 16, 32, ... were instrumented"
+            };
+            format!("{SAMPLING_NOTE}{how} (--sample 1 instruments every launch)")
         })
     }
 
