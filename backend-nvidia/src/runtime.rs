@@ -223,7 +223,7 @@ impl ToolCore {
                 "launches not instrumented were screened: after each, the device buffers its pointer arguments reach \
                  were scanned for NaN and infinite values (f32, f64, f16 or bf16 elements, by the parameter's type or \
                  the kernel's widest format); a count that grew is a screened finding, located by launch and buffer, \
-                 and the kernel's next launches are instrumented again (--screen-launches off turns this off)"
+                 and the kernel's next launch is instrumented again (--screen-launches off turns this off)"
                     .to_string(),
             );
         }
@@ -976,8 +976,8 @@ impl ToolCore {
     /// Records from the screen's ring, [`SCREEN_RECORD_SIZE`] bytes each: a
     /// buffer held more NaN or infinite values after a launch than at its
     /// scan before. Each growth is a screened finding; a finding new to its
-    /// kernel starts the kernel's sampling again, so that its next launches
-    /// run instrumented and a recurrence is found at its line.
+    /// kernel starts the kernel's sampling again, so that its next launch
+    /// runs instrumented and a recurrence is found at its line.
     pub fn on_screen_records(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(SCREEN_RECORD_SIZE) {
             match ScreenRecord::decode(chunk) {

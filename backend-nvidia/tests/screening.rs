@@ -1,8 +1,8 @@
 //! Launch screening through the tool's core, as the shim drives it: the
 //! launches sampling leaves out are screened where their buffers are
 //! known, every other launch is counted with its reason, a screen record
-//! becomes a screened finding at its launch, and the kernel's next launches
-//! run instrumented again.
+//! becomes a screened finding at its launch, and the kernel's next launch
+//! runs instrumented again.
 
 use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;

@@ -35,7 +35,7 @@ fn counts_words(f: &ScreenedFinding) -> String {
 /// The line printed when a screen first finds something in a kernel.
 pub fn screened_line(kernel: &str, f: &ScreenedFinding) -> String {
     format!(
-        "xfpx: screened {} ({}) in {} launch {}: buffer {} held {}; its next launches are instrumented to find the line",
+        "xfpx: screened {} ({}) in {} launch {}: buffer {} held {}; its next launch is instrumented to find the line",
         f.kind.name(),
         f.format.name(),
         shorten_to(&readable(kernel), NAME_WIDTH),
@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(
             screened_line("relax_step", &finding()),
             "xfpx: screened nan (f32) in relax_step launch 5000: buffer arg3 (float*, 40000 bytes) held 1 NaN value \
-             after it, 0 before (lowest at element 5000); its next launches are instrumented to find the line"
+             after it, 0 before (lowest at element 5000); its next launch is instrumented to find the line"
         );
         let unknown =
             ScreenedFinding { declared: None, kind: ExceptionKind::Inf, after: 3, first_element: None, ..finding() };
