@@ -12,6 +12,9 @@
 //! a check on a result that is observed right after its instruction is
 //! dropped. Loop accumulators (a GEMM's, an ODE integrator's) are then
 //! checked once, where they leave the loop, instead of once per iteration.
+//! A value the compiler spills to the stack and loads back is followed
+//! through its slot, as the backend names what each instruction does to
+//! the slots ([`SlotEffect`]).
 //!
 //! What the thinned plan gives up, by construction:
 //! - a subnormal result that is observed downstream is not reported
