@@ -60,10 +60,9 @@ pub enum CfgError {
 /// What an instruction does to the stack's spill slots
 /// ([`RegFile::Stack`] ranges), as the backend reads it: a value stored to
 /// a slot and loaded back is followed through the slot, as through a copy.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlotEffect {
     /// Touches no slot.
-    #[default]
     None,
     /// Stores register `from` into `slot` (unguarded).
     Store { slot: RegRange, from: RegRange },
@@ -235,12 +234,12 @@ fn value_reg(op: &Operand) -> Option<RegRange> {
 /// What the analysis needs to know about the plan: which instructions'
 /// results are checked for NaN (so a NaN reaching them is reported), and
 /// which registers checks placed before an instruction read.
-struct Checks {
+struct Checks<'s> {
     result_checked: Vec<bool>,
     before: Vec<Vec<RegRange>>,
     /// Per instruction (empty: none known), calls with what their
     /// subroutines do to the slots.
-    slots: Vec<SlotEffect>,
+    slots: &'s [SlotEffect],
 }
 
 /// The register range a check's value names, if it is one.
@@ -253,11 +252,11 @@ fn value_range(view: &KernelView, instr: u32, v: &ValueRef) -> Option<RegRange> 
     }
 }
 
-impl Checks {
+impl<'s> Checks<'s> {
     /// The checks of `plan` except those in `skip` (by probe key).
-    fn without(plan: &Plan, view: &KernelView, skip: &HashSet<ProbeKey>, slots: &[SlotEffect]) -> Checks {
+    fn without(plan: &Plan, view: &KernelView, skip: &HashSet<ProbeKey>, slots: &'s [SlotEffect]) -> Checks<'s> {
         let n = view.instrs.len();
-        let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n], slots: slots.to_vec() };
+        let mut c = Checks { result_checked: vec![false; n], before: vec![Vec::new(); n], slots };
         // a check observes a value when it looks for every kind a NaN or an
         // infinity can turn into downstream
         let mut wanted = ExceptionKinds::NONE;
