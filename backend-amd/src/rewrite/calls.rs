@@ -430,6 +430,7 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
     }
     // (The code is in address order: the labels are met in theirs.)
     labels.sort_unstable();
+    labels.dedup();
     let mut labels = labels.into_iter().peekable();
     let mut known = Constants::default();
     let mut out = Vec::new();
@@ -437,7 +438,6 @@ pub fn call_sites(instrs: &[DecodedInstr], clobbers: Clobbers<'_>) -> Vec<CallSi
         while labels.next_if(|&l| l < d.addr).is_some() {}
         if labels.next_if_eq(&d.addr).is_some() {
             known.clear();
-            while labels.next_if_eq(&d.addr).is_some() {}
         }
         let src = || d.insn.operands.iter().find(|s| !s.written).map(|s| &s.operand);
         match flow {
