@@ -386,12 +386,12 @@ fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: u
     SlotEffect::Writes(written)
 }
 
-/// Instructions a probe of `plan` sits at.
-fn probed(plan: &Plan, n: usize) -> Vec<bool> {
-    let mut at = vec![false; n];
-    for p in &plan.probes {
-        if let Some(x) = at.get_mut(p.instr as usize) {
-            *x = true;
+/// The probes of `plan` (their indices) at each of `n` instructions.
+fn probes_by_instr(plan: &Plan, n: usize) -> Vec<Vec<usize>> {
+    let mut at: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, p) in plan.probes.iter().enumerate() {
+        if let Some(list) = at.get_mut(p.instr as usize) {
+            list.push(k);
         }
     }
     at
@@ -401,12 +401,7 @@ fn probed(plan: &Plan, n: usize) -> Vec<bool> {
 /// instruction, whether its first value written is observed right after
 /// it (see [`observed_after`]).
 fn droppable_probes(view: &KernelView, cfg: &Cfg, checks: &Checks, plan: &Plan) -> (Vec<bool>, Vec<bool>) {
-    let mut at: Vec<Vec<usize>> = vec![Vec::new(); view.instrs.len()];
-    for (k, p) in plan.probes.iter().enumerate() {
-        if let Some(list) = at.get_mut(p.instr as usize) {
-            list.push(k);
-        }
-    }
+    let at = probes_by_instr(plan, view.instrs.len());
     let mut drop = vec![false; plan.probes.len()];
     let def_observed = observed_after(view, cfg, checks, |i, set| {
         for &k in &at[i] {
@@ -584,6 +579,9 @@ type CheckedSet = std::collections::HashMap<RegRange, u8, FastKeys>;
 /// the fixpoint).
 type Checked = Option<CheckedSet>;
 
+/// Who is shown a [`CheckedSet`] before and after an instruction.
+type ShowChecked<'a> = &'a mut dyn FnMut(When, &CheckedSet);
+
 fn meet_checked(a: &Checked, b: &Checked) -> Checked {
     match (a, b) {
         (None, x) | (x, None) => x.clone(),
@@ -618,8 +616,9 @@ fn provider_values<'a>(
 }
 
 /// Forward must-analysis: the registers whose current value was checked
-/// on every path, right before each instruction (`.0`) and right after it
-/// once its checks placed after have run (`.1`, before those checks).
+/// on every path, shown to `visit` at each instruction `wanted` names:
+/// right before it (`When::Before`) and right after it once it has run
+/// (`When::After`, before the checks placed after it).
 ///
 /// A NaN source of propagating arithmetic whose result is checked there,
 /// or observed after it (`observed`, from [`observed_after`]), has been
@@ -631,7 +630,8 @@ fn checked_at(
     skip: &HashSet<ProbeKey>,
     observed: Option<&[bool]>,
     wanted: &[bool],
-) -> Vec<(CheckedSet, CheckedSet)> {
+    mut visit: impl FnMut(usize, When, &CheckedSet),
+) {
     let n = view.instrs.len();
     let mut before: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
     let mut after: Vec<Vec<(RegRange, u8)>> = vec![Vec::new(); n];
@@ -641,10 +641,12 @@ fn checked_at(
             When::After => after[i as usize].push((r, k)),
         }
     }
-    // one instruction forwards; records the two sets when asked
-    let step = |i: usize, set: &mut CheckedSet, rec: Option<&mut (CheckedSet, CheckedSet)>| {
+    // one instruction forwards; shows the two sets when asked
+    let step = |i: usize, set: &mut CheckedSet, mut show: Option<ShowChecked>| {
         let ins = &view.instrs[i];
-        let at_entry = rec.is_some().then(|| set.clone());
+        if let Some(show) = show.as_mut() {
+            show(When::Before, set);
+        }
         for (r, k) in &before[i] {
             *set.entry(*r).or_insert(0) |= k;
         }
@@ -665,8 +667,8 @@ fn checked_at(
         if let (Some(k), Some(d)) = (copied.filter(|k| *k != 0), def) {
             set.insert(d, k);
         }
-        if let (Some(rec), Some(at_entry)) = (rec, at_entry) {
-            *rec = (at_entry, set.clone());
+        if let Some(show) = show {
+            show(When::After, set);
         }
         for (r, k) in &after[i] {
             *set.entry(*r).or_insert(0) |= k;
@@ -725,15 +727,15 @@ fn checked_at(
             }
         }
     }
-    let mut out = vec![(CheckedSet::default(), CheckedSet::default()); n];
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
         let mut set = if unreached(&block_out, bi) { CheckedSet::default() } else { block_in(&block_out, bi) };
-        for (i, rec) in out.iter_mut().enumerate().take(b.end).skip(b.start) {
-            step(i, &mut set, wanted.get(i).copied().unwrap_or(false).then_some(rec));
+        for i in b.start..b.end.min(n) {
+            let mut show = |when: When, set: &CheckedSet| visit(i, when, set);
+            let wanted = wanted.get(i).copied().unwrap_or(false);
+            step(i, &mut set, wanted.then_some(&mut show as ShowChecked));
         }
     }
-    out
 }
 
 /// Checks whose values a check that is not itself one of them has
@@ -749,30 +751,31 @@ fn repeated_checks(
     skip: &HashSet<ProbeKey>,
     observed: Option<&[bool]>,
 ) -> HashSet<ProbeKey> {
-    let at = checked_at(view, cfg, plan, skip, observed, &probed(plan, view.instrs.len()));
+    let at = probes_by_instr(plan, view.instrs.len());
+    let wanted: Vec<bool> = at.iter().map(|list| !list.is_empty()).collect();
     let mut out = HashSet::default();
-    for p in &plan.probes {
-        let Action::CheckFp { values, kinds, .. } = &p.action else {
-            continue;
-        };
-        if !checks_values_only(*kinds) || values.is_empty() || p.instr as usize >= at.len() {
-            continue;
-        }
-        let (entry, exit) = &at[p.instr as usize];
-        let set = if p.when == When::Before { entry } else { exit };
-        let covered = values.iter().all(|v| match value_range(view, p.instr, v) {
-            Some(r) => {
-                let exact = set.get(&r).is_some_and(|k| kinds.0 & !k == 0);
-                let within =
-                    kinds.0 & !PROPAGATING_KINDS.0 == 0 && set.iter().any(|(w, k)| w.contains(&r) && kinds.0 & !k == 0);
-                exact || within
+    checked_at(view, cfg, plan, skip, observed, &wanted, |i, when, set| {
+        for p in at[i].iter().map(|&k| &plan.probes[k]).filter(|p| p.when == when) {
+            let Action::CheckFp { values, kinds, .. } = &p.action else {
+                continue;
+            };
+            if !checks_values_only(*kinds) || values.is_empty() {
+                continue;
             }
-            None => false,
-        });
-        if covered {
-            out.insert(key(p));
+            let covered = values.iter().all(|v| match value_range(view, p.instr, v) {
+                Some(r) => {
+                    let exact = set.get(&r).is_some_and(|k| kinds.0 & !k == 0);
+                    let within = kinds.0 & !PROPAGATING_KINDS.0 == 0
+                        && set.iter().any(|(w, k)| w.contains(&r) && kinds.0 & !k == 0);
+                    exact || within
+                }
+                None => false,
+            });
+            if covered {
+                out.insert(key(p));
+            }
         }
-    }
+    });
     out
 }
 
