@@ -1178,6 +1178,12 @@ impl ToolCore {
         self.stream.report()
     }
 
+    /// Time passed: launch events that waited their batch's longest go
+    /// out (see [`ToolStream::flush_aged`]).
+    pub fn tick(&mut self) {
+        self.stream.flush_aged();
+    }
+
     /// The program is exiting: tell the CLI, or write the report.
     pub fn finish(&mut self) -> Result<(), String> {
         if self.stream.is_finished() {

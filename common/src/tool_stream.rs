@@ -1,8 +1,8 @@
 //! The instrumented process's end of the event stream, shared by every
 //! vendor's tool library: the connection to `xfpx run`'s socket (the
-//! `hello` first, then each event as it happens), the report kept so far,
-//! and the end of the run (`finished`, or, when no CLI listens, the report
-//! written to the configured path).
+//! `hello` first, then each event as it happens, launches in batches), the
+//! report kept so far, and the end of the run (`finished`, or, when no CLI
+//! listens, the report written to the configured path).
 
 use crate::config::RunConfig;
 use crate::event::Event;
@@ -10,6 +10,16 @@ use crate::report::{Collector, Report, RunInfo};
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Launch events (one per kernel launch, thousands a second) wait in the
+/// stream and go out in one write with the next other event, once this
+/// many bytes wait, or once the first has waited [`BATCH_AGE`].
+const BATCH_BYTES: usize = 16 * 1024;
+
+/// The longest a launch event waits (checked at each event and at
+/// [`ToolStream::flush_aged`]).
+pub const BATCH_AGE: Duration = Duration::from_millis(20);
 
 /// Where events go.
 #[derive(Debug)]
@@ -23,6 +33,9 @@ enum Sink {
 #[derive(Debug)]
 pub struct ToolStream {
     sink: Sink,
+    /// Event lines not written yet (launches), and since when.
+    waiting: String,
+    waiting_since: Option<Instant>,
     collector: Collector,
     report_path: PathBuf,
     finished: bool,
@@ -51,7 +64,14 @@ impl ToolStream {
         let process = crate::launcher::this_process();
         let mut collector = Collector::new(run, config.max_records);
         collector.add_process(process.clone());
-        let mut stream = ToolStream { sink, collector, report_path: config.report_path.clone(), finished: false };
+        let mut stream = ToolStream {
+            sink,
+            waiting: String::new(),
+            waiting_since: None,
+            collector,
+            report_path: config.report_path.clone(),
+            finished: false,
+        };
         // The first event of the connection: the CLI knows the tool attached, and to which process.
         stream.emit(Event::Hello { tool: tool.into(), version: env!("CARGO_PKG_VERSION").into(), process });
         for text in notes {
@@ -60,15 +80,38 @@ impl ToolStream {
         stream
     }
 
-    /// Sends one event (a closed socket turns the stream into a report
-    /// written at the end).
+    /// Sends one event, in order: a launch may wait for the next batch
+    /// (see [`BATCH_BYTES`]). A closed socket turns the stream into a
+    /// report written at the end.
     pub fn emit(&mut self, event: Event) {
+        if !matches!(self.sink, Sink::Socket(_)) {
+            return;
+        }
+        self.waiting.push_str(&event.to_line());
+        let since = *self.waiting_since.get_or_insert_with(Instant::now);
+        let batched = matches!(event, Event::Launch { .. });
+        if !batched || self.waiting.len() >= BATCH_BYTES || since.elapsed() >= BATCH_AGE {
+            self.write_waiting();
+        }
+    }
+
+    /// Sends the launches that have waited [`BATCH_AGE`] or longer (for a
+    /// caller that ticks while the program launches nothing).
+    pub fn flush_aged(&mut self) {
+        if self.waiting_since.is_some_and(|t| t.elapsed() >= BATCH_AGE) {
+            self.write_waiting();
+        }
+    }
+
+    fn write_waiting(&mut self) {
+        self.waiting_since = None;
         if let Sink::Socket(s) = &mut self.sink {
-            if s.write_all(event.to_line().as_bytes()).is_err() {
+            if s.write_all(self.waiting.as_bytes()).is_err() {
                 self.sink = Sink::Report;
                 self.collector.run_mut().notes.push("the event socket closed; the report is written at exit".into());
             }
         }
+        self.waiting.clear();
     }
 
     /// Something the user should read, once: kept in the report and sent.
@@ -153,6 +196,44 @@ mod tests {
             [Event::Note { text: "first".into() }, Event::Note { text: "second".into() }, Event::Finished]
         );
         assert!(!dir.join("r.json").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn launch(index: u64) -> Event {
+        Event::Launch { kernel: "k".into(), index, instrumented: false, screened: true, unchecked: None }
+    }
+
+    #[test]
+    fn launches_wait_for_a_batch_and_keep_their_order() {
+        let dir = scratch("batch");
+        let sock = dir.join("events.sock");
+        let listener = UnixListener::bind(&sock).unwrap();
+        let config = RunSettings::default().check().unwrap().reporting_to(Some(sock), dir.join("r.json"));
+        let mut s = ToolStream::open(&config, "t", RunInfo::new("nvidia", "unknown", "fast"));
+        let (conn, _) = listener.accept().unwrap();
+        conn.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut lines = BufReader::new(conn).lines();
+        assert!(matches!(Event::from_line(&lines.next().unwrap().unwrap()).unwrap(), Event::Hello { .. }));
+        s.emit(launch(0));
+        s.emit(launch(1));
+        // nothing written yet: the read times out
+        assert!(lines.next().unwrap().is_err());
+        s.note("after");
+        let got: Vec<Event> = (0..3).map(|_| Event::from_line(&lines.next().unwrap().unwrap()).unwrap()).collect();
+        assert_eq!(got, [launch(0), launch(1), Event::Note { text: "after".into() }]);
+        // a launch that waited long enough goes out at the next tick
+        s.emit(launch(2));
+        s.flush_aged();
+        assert!(lines.next().unwrap().is_err());
+        std::thread::sleep(BATCH_AGE + Duration::from_millis(5));
+        s.flush_aged();
+        assert_eq!(Event::from_line(&lines.next().unwrap().unwrap()).unwrap(), launch(2));
+        // a full batch goes out at once
+        let per_line = launch(3).to_line().len();
+        for i in 0..(BATCH_BYTES / per_line + 1) as u64 {
+            s.emit(launch(3 + i));
+        }
+        assert_eq!(Event::from_line(&lines.next().unwrap().unwrap()).unwrap(), launch(3));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

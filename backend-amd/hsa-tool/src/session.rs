@@ -379,6 +379,12 @@ impl Session {
         self.note(&format!("{name}: runs unchecked: {reason}"));
     }
 
+    /// Sends the launch events that have waited their batch's longest
+    /// (called while the program launches nothing new).
+    pub fn flush_aged_events(&mut self) {
+        self.stream.flush_aged();
+    }
+
     /// The instrumented launch `ticket` completed: what its table gained
     /// becomes findings of that launch.
     pub fn completed(&mut self, ticket: u64, rt: &dyn Runtime) {

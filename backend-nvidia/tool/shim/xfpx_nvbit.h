@@ -102,6 +102,8 @@ const char *xfpx_hw_metric(uint32_t index);
 void xfpx_hw_result(uint64_t serial, const double *values, uint64_t n);
 void xfpx_hw_lost(uint64_t serial, const char *why);
 void xfpx_hw_unavailable(const char *why);
+/* now and then (the poller): launch events waiting in their batch go out */
+void xfpx_tick(void);
 void xfpx_finish(void);
 
 #ifdef __cplusplus

@@ -723,6 +723,13 @@ pub extern "C" fn xfpx_capture_end(handle: u64, launched: c_int) {
     });
 }
 
+/// Called now and then by the shim's poller: what waits to be sent and
+/// has waited long enough goes out.
+#[no_mangle]
+pub extern "C" fn xfpx_tick() {
+    with_core((), ToolCore::tick);
+}
+
 /// The program is exiting.
 #[no_mangle]
 pub extern "C" fn xfpx_finish() {

@@ -10,6 +10,7 @@ use super::runtime::HsaRuntime;
 use crate::session::Session;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+use xfpx_common::tool_stream::BATCH_AGE;
 
 /// An instrumented launch in flight.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +50,12 @@ impl Completions {
 
     fn watch_loop(&self, rt: &HsaRuntime, session: &Mutex<Session>) {
         let mut nap = Duration::from_micros(20);
+        let mut flushed = Instant::now();
         while !self.quit.load(std::sync::atomic::Ordering::Acquire) {
+            if flushed.elapsed() >= BATCH_AGE {
+                flushed = Instant::now();
+                lock(session).flush_aged_events();
+            }
             if self.complete_done(rt, session) {
                 nap = Duration::from_micros(20);
                 continue;
