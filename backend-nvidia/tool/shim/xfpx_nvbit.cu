@@ -189,9 +189,10 @@ void drain_screen_ring() {
 }
 
 void *poll_ring(void *) {
-    while (!g_poll_stop.load()) {
+    for (uint32_t round = 1; !g_poll_stop.load(); round++) {
         drain_ring();
         drain_screen_ring();
+        if (round % 50 == 0) xfpx_tick(); /* about every 10 ms */
         usleep(200);
     }
     drain_ring();
@@ -490,6 +491,24 @@ std::unordered_map<CUfunction, KernelFunctions> g_preparing;
 /* Functions instrumented (a function several kernels call, once). */
 std::unordered_set<CUfunction> g_done;
 
+/* A function's names, asked of NVBit at its first launch only (a launch
+ * otherwise asked twice: measurable on programs of many short launches).
+ * Entries are never removed, so a returned reference stays valid. */
+struct FunctionNames {
+    std::string mangled;
+    std::string demangled;
+};
+std::mutex g_names_mutex;
+std::unordered_map<CUfunction, FunctionNames> g_names;
+
+const FunctionNames &names_of(CUcontext ctx, CUfunction f) {
+    std::lock_guard<std::mutex> lock(g_names_mutex);
+    auto found = g_names.find(f);
+    if (found != g_names.end()) return found->second;
+    FunctionNames n{nvbit_get_func_name(ctx, f, true), nvbit_get_func_name(ctx, f, false)};
+    return g_names.emplace(f, std::move(n)).first->second;
+}
+
 void instrument_kernel(CUcontext ctx, const KernelFunctions &k) {
     xfpx_instrumenting_for(k.names[0].c_str());
     for (size_t i = 0; i < k.funcs.size(); i++) {
@@ -504,8 +523,8 @@ void instrument_kernel(CUcontext ctx, const KernelFunctions &k) {
  * cached and launches are screened, once it is made in the background. */
 void first_sight(CUcontext ctx, CUfunction f) {
     if (!g_seen.insert(f).second) return;
-    std::string mangled = nvbit_get_func_name(ctx, f, true);
-    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    const std::string &mangled = names_of(ctx, f).mangled;
+    const std::string &demangled = names_of(ctx, f).demangled;
     if (!xfpx_wants_kernel(mangled.c_str(), demangled.c_str())) {
         xfpx_exclude_kernel(mangled.c_str(), demangled.c_str());
         return;
@@ -570,8 +589,8 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     }
     first_sight(ctx, f);
     when_prepared(ctx, f, true);
-    std::string mangled = nvbit_get_func_name(ctx, f, true);
-    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    const std::string &mangled = names_of(ctx, f).mangled;
+    const std::string &demangled = names_of(ctx, f).demangled;
     /* with screening, the launch's parameters (the pointers its scans read) */
     uint32_t way = graph ? XFPX_LAUNCH_GRAPH : XFPX_LAUNCH_PARAMS_UNKNOWN;
     std::vector<uint8_t> param_bytes;
@@ -754,8 +773,8 @@ void capture_before(CUcontext ctx, CUfunction f, const uint32_t *geometry, void 
             }
         }
     }
-    std::string mangled = nvbit_get_func_name(ctx, f, true);
-    std::string demangled = nvbit_get_func_name(ctx, f, false);
+    const std::string &mangled = names_of(ctx, f).mangled;
+    const std::string &demangled = names_of(ctx, f).demangled;
     uint64_t handle = 0;
     int64_t n = xfpx_capture_begin(mangled.c_str(), demangled.c_str(), geometry, bytes.data(), bytes.size(),
                                    layout.data(), layout.size() / 2, &handle);
