@@ -437,21 +437,20 @@ fn observed_after(
     };
     // the greatest fixpoint: start from "everything observed" and shrink;
     // a block all of whose successors are still universal waits
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (bi, b) in cfg.blocks.iter().enumerate().rev() {
-            let Some(mut set) = block_out(&block_in, b) else {
-                continue;
-            };
-            for i in (b.start..b.end).rev() {
-                transfer(view, checks, i, &mut set);
-            }
-            let new = Some(set);
-            if block_in[bi] != new {
-                block_in[bi] = new;
-                changed = true;
-            }
+    let preds = predecessors(cfg);
+    let mut work = Worklist::new((0..nb).rev());
+    while let Some(bi) = work.pop() {
+        let b = &cfg.blocks[bi];
+        let Some(mut set) = block_out(&block_in, b) else {
+            continue;
+        };
+        for i in (b.start..b.end).rev() {
+            transfer(view, checks, i, &mut set);
+        }
+        let new = Some(set);
+        if block_in[bi] != new {
+            block_in[bi] = new;
+            work.extend(&preds[bi]);
         }
     }
     let mut def_observed = vec![false; view.instrs.len()];
@@ -464,6 +463,47 @@ fn observed_after(
         }
     }
     def_observed
+}
+
+/// Each block's predecessors.
+fn predecessors(cfg: &Cfg) -> Vec<Vec<usize>> {
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); cfg.blocks.len()];
+    for (b, block) in cfg.blocks.iter().enumerate() {
+        for &s in &block.succs {
+            preds[s].push(b);
+        }
+    }
+    preds
+}
+
+/// The blocks a fixpoint still has to visit, each queued once at a time:
+/// a block is visited again only when what it reads changed.
+struct Worklist {
+    queue: std::collections::VecDeque<usize>,
+    queued: Vec<bool>,
+}
+
+impl Worklist {
+    /// Every block of `order` (all blocks, in the order to visit first).
+    fn new(order: impl ExactSizeIterator<Item = usize>) -> Worklist {
+        let mut queued = vec![false; order.len()];
+        let queue = order.inspect(|&b| queued[b] = true).collect();
+        Worklist { queue, queued }
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let b = self.queue.pop_front()?;
+        self.queued[b] = false;
+        Some(b)
+    }
+
+    fn extend(&mut self, blocks: &[usize]) {
+        for &b in blocks {
+            if !std::mem::replace(&mut self.queued[b], true) {
+                self.queue.push_back(b);
+            }
+        }
+    }
 }
 
 /// One 32-bit register of a range.
@@ -479,38 +519,37 @@ fn words(r: RegRange) -> impl Iterator<Item = Word> {
 fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
     let nb = cfg.blocks.len();
     let mut live: Vec<HashSet<Word>> = vec![HashSet::default(); nb];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (bi, b) in cfg.blocks.iter().enumerate().rev() {
-            let mut set: HashSet<Word> = HashSet::default();
-            if !b.opaque_exit {
-                for &s in &b.succs {
-                    set.extend(live[s].iter().copied());
+    let preds = predecessors(cfg);
+    let mut work = Worklist::new((0..nb).rev());
+    while let Some(bi) = work.pop() {
+        let b = &cfg.blocks[bi];
+        let mut set: HashSet<Word> = HashSet::default();
+        if !b.opaque_exit {
+            for &s in &b.succs {
+                set.extend(live[s].iter().copied());
+            }
+            // what a called subroutine writes is not the caller's value
+            if let Some(written) = &b.call_writes {
+                for w in written.iter().flat_map(|r| words(*r)) {
+                    set.remove(&w);
                 }
-                // what a called subroutine writes is not the caller's value
-                if let Some(written) = &b.call_writes {
-                    for w in written.iter().flat_map(|r| words(*r)) {
+            }
+        }
+        for ins in view.instrs[b.start..b.end].iter().rev() {
+            if !ins.guarded {
+                for d in ins.defs.iter().filter_map(Operand::reg) {
+                    for w in words(d) {
                         set.remove(&w);
                     }
                 }
             }
-            for ins in view.instrs[b.start..b.end].iter().rev() {
-                if !ins.guarded {
-                    for d in ins.defs.iter().filter_map(Operand::reg) {
-                        for w in words(d) {
-                            set.remove(&w);
-                        }
-                    }
-                }
-                for u in ins.uses.iter().filter_map(value_reg) {
-                    set.extend(words(u));
-                }
+            for u in ins.uses.iter().filter_map(value_reg) {
+                set.extend(words(u));
             }
-            if set != live[bi] {
-                live[bi] = set;
-                changed = true;
-            }
+        }
+        if set != live[bi] {
+            live[bi] = set;
+            work.extend(&preds[bi]);
         }
     }
     live
@@ -684,12 +723,7 @@ fn checked_at(
         }
     };
     let nb = cfg.blocks.len();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        for &s in &block.succs {
-            preds[s].push(b);
-        }
-    }
+    let preds = predecessors(cfg);
     let mut block_out: Vec<Checked> = vec![None; nb];
     // a block with predecessors none of which has been reached yet
     let unreached =
@@ -709,22 +743,20 @@ fn checked_at(
         }
         acc.unwrap_or_default()
     };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (bi, b) in cfg.blocks.iter().enumerate() {
-            if unreached(&block_out, bi) {
-                continue;
-            }
-            let mut set = block_in(&block_out, bi);
-            for i in b.start..b.end {
-                step(i, &mut set, None);
-            }
-            let new = Some(set);
-            if block_out[bi] != new {
-                block_out[bi] = new;
-                changed = true;
-            }
+    let mut work = Worklist::new(0..nb);
+    while let Some(bi) = work.pop() {
+        if unreached(&block_out, bi) {
+            continue;
+        }
+        let b = &cfg.blocks[bi];
+        let mut set = block_in(&block_out, bi);
+        for i in b.start..b.end {
+            step(i, &mut set, None);
+        }
+        let new = Some(set);
+        if block_out[bi] != new {
+            block_out[bi] = new;
+            work.extend(&b.succs);
         }
     }
     for (bi, b) in cfg.blocks.iter().enumerate() {
