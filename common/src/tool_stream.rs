@@ -174,15 +174,22 @@ mod tests {
         d
     }
 
-    #[test]
-    fn events_reach_the_socket_in_order() {
-        let dir = scratch("socket");
+    /// A scratch folder `name`, a listening socket in it, and a stream
+    /// opened on it with `run`.
+    fn listened(name: &str, run: RunInfo) -> (PathBuf, UnixListener, ToolStream) {
+        let dir = scratch(name);
         let sock = dir.join("events.sock");
         let listener = UnixListener::bind(&sock).unwrap();
         let config = RunSettings::default().check().unwrap().reporting_to(Some(sock), dir.join("r.json"));
+        let stream = ToolStream::open(&config, "t", run);
+        (dir, listener, stream)
+    }
+
+    #[test]
+    fn events_reach_the_socket_in_order() {
         let mut run = RunInfo::new("amd", "unknown", "detect");
         run.notes.push("first".into());
-        let mut s = ToolStream::open(&config, "t", run);
+        let (dir, listener, mut s) = listened("socket", run);
         s.note("second");
         s.note("second");
         s.finish().unwrap();
@@ -205,11 +212,7 @@ mod tests {
 
     #[test]
     fn launches_wait_for_a_batch_and_keep_their_order() {
-        let dir = scratch("batch");
-        let sock = dir.join("events.sock");
-        let listener = UnixListener::bind(&sock).unwrap();
-        let config = RunSettings::default().check().unwrap().reporting_to(Some(sock), dir.join("r.json"));
-        let mut s = ToolStream::open(&config, "t", RunInfo::new("nvidia", "unknown", "fast"));
+        let (dir, listener, mut s) = listened("batch", RunInfo::new("nvidia", "unknown", "fast"));
         let (conn, _) = listener.accept().unwrap();
         conn.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
         let mut lines = BufReader::new(conn).lines();
