@@ -5,7 +5,8 @@ Per program: uninstrumented (`base`); `xfpx run` in each detector mode
 (`xfpx-<mode>`); xfpx loading the NVIDIA tool with nothing instrumented
 (`nvbit-empty`: `--kernels '^$'`); and GPU-FPX's detector (`gpufpx`) when
 a path to it is given. Each run is timed around the process, with a
-timeout; cheap runs are repeated and the median kept. Self-check and
+timeout; cheap runs, and every uninstrumented run (the denominator of its
+program's ratios), are repeated and the median kept. Self-check and
 checksum are compared with the uninstrumented run, findings of each tool
 side by side. Results go to OUT: results.json, results.csv, table.txt,
 table.md, env.txt and logs.tar.gz (every run's output and report).
@@ -222,8 +223,8 @@ class Harness:
                     cell.reason = "exit %s, no self-check%s" % (rc, (": " + last[0][:200]) if last else "")
                 break
             cell.status = "ok"
-            if wall > self.args.cheap:
-                break  # expensive: one run is enough
+            if wall > self.args.cheap and config.kind != "base":
+                break  # expensive: one run is enough (the base, every ratio's denominator, is always repeated)
         self.save()
 
     def read_report(self, run, path):
@@ -344,7 +345,8 @@ def main(argv=None):
     ap.add_argument("--warm-cache", action="store_true",
                     help="also run the first xfpx mode with NVBit's disassembly cached by an earlier run")
     ap.add_argument("--repeats", type=int, default=3, help="runs per cell when cheap (median kept)")
-    ap.add_argument("--cheap", type=float, default=10.0, help="repeat only runs faster than this (s)")
+    ap.add_argument("--cheap", type=float, default=10.0,
+                    help="repeat only runs faster than this (s); the base is always repeated")
     ap.add_argument("--timeout", type=float, default=300.0, help="per-run timeout (s)")
     ap.add_argument("--budget", type=float, default=None, help="total seconds; later runs are skipped")
     ap.add_argument("--python", default=os.environ.get("PYTHON", sys.executable or "python3"))

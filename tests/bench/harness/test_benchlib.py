@@ -486,6 +486,19 @@ class HarnessRunTest(unittest.TestCase):
         self.assertIn("geomean", rows)
         self.assertIn("findings gemm: xfpx-screen misses gemm_kernel/inf/f64; xfpx-detect misses nothing", p.stdout)
 
+    def test_the_base_of_an_expensive_program_is_repeated(self):
+        # gemm takes longer than --cheap under every configuration: its
+        # base (every ratio's denominator) still runs --repeats times, the
+        # tools once; spmv stays cheap and is repeated everywhere.
+        p = self.harness("--modes", "detect", "--repeats", "3", "--cheap", "0.2", env={"FAKE_SLEEP_gemm": "0.3"})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        runs = {(c["program"], c["config"]): len(c["runs"]) for c in self.results()["cells"]}
+        self.assertEqual(runs[("gemm", "base")], 3)
+        self.assertEqual(runs[("gemm", "xfpx-detect")], 1)
+        self.assertEqual(runs[("gemm", "nvbit-empty")], 1)
+        self.assertEqual(runs[("spmv", "base")], 3)
+        self.assertEqual(runs[("spmv", "xfpx-detect")], 3)
+
     def test_checksum_change_under_one_tool_fails_the_selfcheck(self):
         # The stand-in corrupts its checksum only when xfpx runs it.
         write_exe(self.xfpx + "-wrap", "#!/bin/sh\nFAKE_CORRUPT=gemm exec %s \"$@\"\n" % self.xfpx)
