@@ -91,7 +91,7 @@ fn per_instruction(n: usize) -> Cfg {
     let blocks = (0..n)
         .map(|i| Block { start: i, end: i + 1, succs: Vec::new(), opaque_exit: true, call_writes: None, callee: None })
         .collect();
-    Cfg { blocks, block_of: (0..n).collect() }
+    Cfg { blocks, block_of: (0..n).collect(), unknown_exits: Vec::new() }
 }
 
 /// The call of one `Count` probe; the function's slots start at `base`

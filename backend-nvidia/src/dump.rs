@@ -195,6 +195,10 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
             if let Some(e) = &planned.fallback {
                 let _ = writeln!(part, "fast mode: every result checked ({e})");
             }
+            if let Some(e) = &planned.partial_flow {
+                let _ =
+                    writeln!(part, "fast mode: checks that repeat an earlier one kept, and checks not grouped ({e})");
+            }
         }
         parts.push(part);
     }

@@ -27,6 +27,10 @@ pub struct ModePlan {
     /// Fast mode on a kernel whose control flow is not known: every
     /// result is checked, for this reason.
     pub fallback: Option<CfgError>,
+    /// Fast mode on a kernel with branches of unknown target: thinned,
+    /// but no check is dropped for repeating an earlier one (what was
+    /// checked before an instruction is not known there), for this reason.
+    pub partial_flow: Option<CfgError>,
     /// The formats of every floating-point value the detector checks
     /// before thinning (what launch screening reads the kernel's buffers as).
     pub formats: BTreeSet<FpFormat>,
@@ -59,9 +63,11 @@ pub fn plan_kernel(
     }
     verify(&plan, &kernel.view, sites).map_err(|e| format!("internal: plan rejected: {e}"))?;
     let formats = checked_formats(&plan);
+    let unthinned = |plan, formats, fallback| ModePlan { plan, thinned: None, fallback, partial_flow: None, formats };
     if mode == Mode::Detect {
-        return Ok(ModePlan { plan, thinned: None, fallback: None, formats });
+        return Ok(unthinned(plan, formats, None));
     }
+    let slots = crate::sass::slots::slot_effects(kernel);
     match cfg {
         Ok(cfg) => {
             // results that cannot be exceptional need no check at all
@@ -73,15 +79,25 @@ pub fn plan_kernel(
                     && matches!(&p.action, Action::CheckFp { values, .. } if values.iter().all(|v| *v == ValueRef::Def(0))))
             });
             let unexceptional = before - plan.probes.len();
-            let slots = crate::sass::slots::slot_effects(kernel);
             let (thin, mut stats) = observe::thin_with_slots(&plan, &kernel.view, &cfg, &slots);
             stats.checks += unexceptional;
             stats.dropped += unexceptional;
             stats.unexceptional += unexceptional;
             verify(&thin, &kernel.view, sites).map_err(|e| format!("internal: thinned plan rejected: {e}"))?;
-            Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None, formats })
+            Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None, partial_flow: None, formats })
         }
-        Err(e) => Ok(ModePlan { plan, thinned: None, fallback: Some(e), formats }),
+        // an indirect branch: thinned over the graph that knows where it
+        // does not go (the compiler-idiom steps, which read a block's
+        // instructions as running in sequence, are left out)
+        Err(e @ CfgError::UnknownTarget { .. }) => match kernel.cfg_with_unknown_exits() {
+            Ok(cfg) => {
+                let (thin, stats) = observe::thin_with_slots(&plan, &kernel.view, &cfg, &slots);
+                verify(&thin, &kernel.view, sites).map_err(|e| format!("internal: thinned plan rejected: {e}"))?;
+                Ok(ModePlan { plan: thin, thinned: Some(stats), fallback: None, partial_flow: Some(e), formats })
+            }
+            Err(e) => Ok(unthinned(plan, formats, Some(e))),
+        },
+        Err(e) => Ok(unthinned(plan, formats, Some(e))),
     }
 }
 

@@ -549,6 +549,10 @@ impl ToolCore {
             let text = format!("{name}: every result checked (fast mode needs its control flow: {e})");
             self.note(&text);
         }
+        if let Some(e) = &planned.partial_flow {
+            let text = format!("{name}: checks that repeat an earlier one kept, and its checks not grouped ({e})");
+            self.note(&text);
+        }
         let plan = planned.plan;
         let calls = NvbitLowering::new(&kernel, state_addr)
             .map(|l| l.grouping(self.config.mode == Mode::Fast))

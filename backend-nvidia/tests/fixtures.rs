@@ -307,3 +307,31 @@ fn gpu_suite_listing_names_the_users_line() {
     assert!(from_headers.len() >= 18, "{}", from_headers.len());
     assert!(from_headers.iter().all(|l| l.outermost().file == "fpx_half.cu"), "{from_headers:?}");
 }
+
+/// The GPU suite's listings with branch targets named by labels (`nvdisasm
+/// -gi`), which the parser reads as targets not known, as NVBit's text
+/// reads an indirect branch: fast mode thins such kernels over what the
+/// graph knows (nothing after such a branch) instead of checking every
+/// result; the same kernels with their targets known need none of that.
+#[test]
+fn kernels_with_branches_of_unknown_target_are_thinned_over_what_is_known() {
+    let listing = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/gpu/listings").join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let dump = |text: &str, mode| dump_listing(text, &DumpOptions { mode, ..DumpOptions::default() }).expect("dumps");
+    let calls = |dump: &str| -> usize {
+        dump.lines()
+            .filter_map(|l| l.strip_prefix("kernel ").and_then(|l| l.split(", ").nth(2)))
+            .map(|c| c.trim_end_matches(" calls").parse::<usize>().expect("count"))
+            .sum()
+    };
+    let labelled = listing("fpx_loops.lines.sass");
+    let fast = dump(&labelled, xfpx_common::config::Mode::Fast);
+    let detect = dump(&labelled, xfpx_common::config::Mode::Detect);
+    assert!(fast.contains("checks that repeat an earlier one kept, and checks not grouped"), "{fast}");
+    assert!(!fast.contains("every result checked"), "{fast}");
+    assert!(calls(&fast) < calls(&detect), "fast {} against detect {}", calls(&fast), calls(&detect));
+    let addressed = dump(&listing("fpx_loops.sass"), xfpx_common::config::Mode::Fast);
+    assert!(!addressed.contains("checks that repeat an earlier one kept"), "{addressed}");
+}

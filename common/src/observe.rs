@@ -101,12 +101,33 @@ pub struct Cfg {
     pub blocks: Vec<Block>,
     /// The block of each instruction.
     pub block_of: Vec<usize>,
+    /// Blocks that end with a branch whose target is not known (only in a
+    /// graph from [`Cfg::build_with_unknown_exits`]): control may go from
+    /// there to any instruction of the function, so an instruction's
+    /// predecessors are not all known either.
+    pub unknown_exits: Vec<usize>,
 }
 
 impl Cfg {
     /// Build the graph; `target(i)` is asked for every instruction whose
-    /// control is a branch, conditional branch or call.
+    /// control is a branch, conditional branch or call. A branch whose
+    /// target is not known is an error.
     pub fn build(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
+        Self::build_from(view, target, false)
+    }
+
+    /// The graph as [`Cfg::build`] makes it, but a branch whose target is
+    /// not known (an indirect branch through a jump table) ends its block
+    /// as an exit after which nothing is known ([`Block::opaque_exit`]),
+    /// and is listed in [`Cfg::unknown_exits`]. Only for analyses that stay
+    /// sound when any instruction may also be entered from such a branch:
+    /// backward ones over successors; not for counting by flow
+    /// conservation.
+    pub fn build_with_unknown_exits(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
+        Self::build_from(view, target, true)
+    }
+
+    fn build_from(view: &KernelView, target: impl Fn(usize) -> Target, lenient: bool) -> Result<Cfg, CfgError> {
         let n = view.instrs.len();
         let mut targets = vec![None; n];
         let mut target_instrs = Vec::new();
@@ -117,6 +138,7 @@ impl Cfg {
                     // a call of an unknown target is another function:
                     // nothing is observed across it (see below)
                     Target::Unknown if ins.control == Control::Call => {}
+                    Target::Unknown if lenient => {}
                     Target::Unknown => return Err(CfgError::UnknownTarget { instr: i }),
                     Target::Instr(t) if t >= n => return Err(CfgError::OutOfRange { instr: i, target: t }),
                     Target::Instr(t) => target_instrs.push(t),
@@ -169,6 +191,12 @@ impl Cfg {
             succs.dedup();
             blocks.push(Block { start, end, succs, opaque_exit, call_writes: None, callee: None });
         }
+        let unknown_exits: Vec<usize> = (0..blocks.len())
+            .filter(|&b| {
+                let last = blocks[b].end - 1;
+                view.instrs[last].control != Control::Call && targets[last] == Some(Target::Unknown)
+            })
+            .collect();
         // calls of subroutines in the function: the caller's values survive
         // the call except in the registers the subroutine writes
         for b in 0..blocks.len() {
@@ -178,27 +206,31 @@ impl Cfg {
             }
             if let Some(Target::Instr(t)) = targets[last] {
                 blocks[b].callee = Some(block_of[t]);
-                if let Some(written) = subroutine_writes(view, &blocks, block_of[t]) {
+                if let Some(written) = subroutine_writes(view, &blocks, block_of[t], &unknown_exits) {
                     let returns = blocks[b].end < n;
                     blocks[b].opaque_exit = !returns;
                     blocks[b].call_writes = Some(written);
                 }
             }
         }
-        Ok(Cfg { blocks, block_of })
+        Ok(Cfg { blocks, block_of, unknown_exits })
     }
 }
 
 /// Registers written by the subroutine whose first block is `entry`: by
 /// every instruction reachable from it before its returns. `None` when it
-/// calls further subroutines or leaves in other ways than returning.
-fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize) -> Option<Vec<RegRange>> {
+/// calls further subroutines, leaves in other ways than returning, or
+/// reaches a branch of unknown target (one of `unknown`).
+fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize, unknown: &[usize]) -> Option<Vec<RegRange>> {
     let mut seen = vec![false; blocks.len()];
     let mut stack = vec![entry];
     let mut written = Vec::new();
     while let Some(b) = stack.pop() {
         if std::mem::replace(&mut seen[b], true) {
             continue;
+        }
+        if unknown.contains(&b) {
+            return None;
         }
         let block = &blocks[b];
         for ins in &view.instrs[block.start..block.end] {
@@ -368,6 +400,9 @@ fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: u
     while let Some(b) = stack.pop() {
         if std::mem::replace(&mut seen[b], true) {
             continue;
+        }
+        if cfg.unknown_exits.contains(&b) {
+            return SlotEffect::Clobber;
         }
         let block = &cfg.blocks[b];
         for i in block.start..block.end {
@@ -904,8 +939,14 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
     let innermost = |b: usize| all_loops.iter().filter(|l| l.body[b]).min_by_key(|l| l.size);
     let mut work = plan.clone();
     // checks that repeat an earlier one observe nothing for the analysis
-    // below; they are dropped at the end if what they repeat is kept
-    let repeats = repeated_checks(plan, view, cfg, &HashSet::default(), None);
+    // below; they are dropped at the end if what they repeat is kept. Not
+    // where an instruction may be entered from a branch of unknown target:
+    // what was checked on every path before it is not known there.
+    let repeats = if cfg.unknown_exits.is_empty() {
+        repeated_checks(plan, view, cfg, &HashSet::default(), None)
+    } else {
+        HashSet::default()
+    };
     let mut added: HashSet<(u32, RegRange)> = HashSet::default();
     for _ in 0..MAX_ROUNDS {
         let (drop, _) = droppable_probes(view, cfg, &Checks::without(&work, view, &repeats, &slots), &work);
@@ -983,7 +1024,11 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
         }
     }
     // what the kept checks (none of them a repeat) have looked at
-    let still = repeated_checks(&out, view, cfg, &repeats, Some(&def_observed));
+    let still = if repeats.is_empty() {
+        HashSet::default()
+    } else {
+        repeated_checks(&out, view, cfg, &repeats, Some(&def_observed))
+    };
     out.probes.retain(|p| {
         let repeat = repeats.contains(&key(p)) && still.contains(&key(p));
         if let (true, Action::CheckFp { kinds, .. }) = (repeat, &p.action) {
@@ -1133,6 +1178,69 @@ mod tests {
         let elsewhere = other(0x20, "STL [R1+0x10], RZ", &[], &[], Control::None);
         let (kept, _) = spilled(Some((elsewhere, SlotEffect::Writes(vec![RegRange::new(RegFile::Stack, 4, 1)]))));
         assert!(!kept.contains(&0), "{kept:?}");
+    }
+
+    #[test]
+    fn a_branch_of_unknown_target_ends_what_is_known_after_it() {
+        // 0: R3 = R1 + R2; 1: BRX (or BRA to 2); 2: R4 = R3 * R3;
+        // 3: R5 = opaque(R4); 4: STG R5; 5: EXIT
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                fp(0x00, FpOp::Add, 3, &[1, 2]),
+                other(0x10, "BRX R6", &[], &[6], Control::Branch),
+                fp(0x20, FpOp::Mul, 4, &[3, 3]),
+                opaque_use(0x30, 5, 4),
+                other(0x40, "STG R5", &[], &[5], Control::None),
+                other(0x50, "EXIT", &[], &[], Control::Exit),
+            ],
+        };
+        let unknown = |i: usize| if i == 1 { Target::Unknown } else { Target::Leave };
+        assert_eq!(Cfg::build(&view, unknown), Err(CfgError::UnknownTarget { instr: 1 }));
+        let cfg = Cfg::build_with_unknown_exits(&view, unknown).unwrap();
+        assert_eq!(cfg.unknown_exits, vec![cfg.block_of[1]]);
+        assert!(cfg.blocks[cfg.block_of[1]].opaque_exit && cfg.blocks[cfg.block_of[1]].succs.is_empty());
+        let mut sites = SiteTable::new();
+        let plan = Detector::default().plan(&view, &mut sites);
+        let (thin_plan, stats) = thin(&plan, &view, &cfg);
+        verify(&thin_plan, &view, &sites).unwrap();
+        let unknown_kept: Vec<u32> = thin_plan.probes.iter().map(|p| p.instr).collect();
+        // the branch's target known: R3 reaches the check of R4, and is not checked itself
+        let (known, _) = kept(&view, |i| if i == 1 { Target::Instr(2) } else { Target::Leave });
+        assert!(!known.contains(&0), "{known:?}");
+        // not known: nothing after the branch is known, R3 is checked where it is made
+        assert!(unknown_kept.contains(&0), "{unknown_kept:?}");
+        assert_eq!(stats.repeated, 0);
+    }
+
+    #[test]
+    fn a_subroutine_reaching_a_branch_of_unknown_target_writes_what_is_not_known() {
+        // 0: CALL 3; 1: STG R9; 2: EXIT; 3: R9 = R1 + R2; 4: @P0 BRX R6; 5: RET
+        let view = KernelView {
+            name: "k".into(),
+            instrs: vec![
+                other(0x00, "CALL 0x30", &[], &[], Control::Call),
+                other(0x10, "STG R9", &[], &[9], Control::None),
+                other(0x20, "EXIT", &[], &[], Control::Exit),
+                fp(0x30, FpOp::Add, 9, &[1, 2]),
+                other(0x40, "@P0 BRX R6", &[], &[6], Control::CondBranch),
+                other(0x50, "RET", &[], &[], Control::Return),
+            ],
+        };
+        let target = |unknown: bool| {
+            move |i: usize| match i {
+                0 => Target::Instr(3),
+                4 if unknown => Target::Unknown,
+                4 => Target::Instr(5),
+                _ => Target::Leave,
+            }
+        };
+        let known = Cfg::build(&view, target(false)).unwrap();
+        assert!(known.blocks[0].call_writes.is_some());
+        let cfg = Cfg::build_with_unknown_exits(&view, target(true)).unwrap();
+        assert_eq!(cfg.blocks[0].callee, Some(cfg.block_of[3]));
+        assert_eq!(cfg.blocks[0].call_writes, None, "the subroutine may go anywhere");
+        assert!(cfg.blocks[0].opaque_exit);
     }
 
     #[test]

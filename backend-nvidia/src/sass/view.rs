@@ -92,6 +92,12 @@ impl SassKernel {
     pub fn cfg(&self) -> Result<Cfg, CfgError> {
         Cfg::build(&self.view, |i| self.branch_target(i))
     }
+
+    /// The graph with a branch of unknown target (`BRX`, `JMX`) as an exit
+    /// after which nothing is known ([`Cfg::build_with_unknown_exits`]).
+    pub fn cfg_with_unknown_exits(&self) -> Result<Cfg, CfgError> {
+        Cfg::build_with_unknown_exits(&self.view, |i| self.branch_target(i))
+    }
 }
 
 /// Round an f64 to IEEE binary16 bits (round to nearest even).
