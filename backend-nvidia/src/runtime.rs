@@ -14,7 +14,7 @@ use crate::dump::render_kernel;
 use crate::lower::{CallInsertion, NvbitLowering};
 use crate::modes::plan_kernel;
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
-use crate::sass::{build_kernel, parse_instruction, parse_listing, SassFunction};
+use crate::sass::{into_kernel, parse_instruction, parse_listing, SassFunction};
 use crate::screen::device::{ScreenPlan, ScreenRecord, RECORD_SIZE as SCREEN_RECORD_SIZE};
 use crate::screen::ScreenRun;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -513,7 +513,7 @@ impl ToolCore {
             ins.location = lines.and_then(|t| t.get(offset).cloned());
             parsed.push(ins);
         }
-        let kernel = build_kernel(&SassFunction { name: name.to_string(), instrs: parsed });
+        let kernel = into_kernel(SassFunction { name: name.to_string(), instrs: parsed });
         if self.config.counter_source == CounterSource::Hardware {
             return Err(
                 "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),

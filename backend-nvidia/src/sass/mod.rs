@@ -12,4 +12,4 @@ pub mod view;
 
 pub use opcodes::{lookup, OpcodeInfo, OPCODES};
 pub use parse::{parse_instruction, parse_listing, ParseError, SassFunction, SassInstr, SassOperand};
-pub use view::{build_kernel, SassKernel};
+pub use view::{build_kernel, into_kernel, SassKernel};

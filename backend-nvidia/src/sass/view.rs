@@ -319,6 +319,13 @@ pub fn is_register_test(ins: &SassInstr) -> bool {
 
 /// Build the view of one function.
 pub fn build_kernel(func: &SassFunction) -> SassKernel {
+    into_kernel(func.clone())
+}
+
+/// Build the view of one function, which the kernel keeps (no copy of its
+/// instructions: a large kernel's are megabytes, faulted in fresh at a
+/// kernel's first launch).
+pub fn into_kernel(func: SassFunction) -> SassKernel {
     let mut instrs = Vec::with_capacity(func.instrs.len());
     let mut high = Vec::with_capacity(func.instrs.len());
     for ins in &func.instrs {
@@ -348,7 +355,7 @@ pub fn build_kernel(func: &SassFunction) -> SassKernel {
         });
         high.push(high_word);
     }
-    SassKernel { view: KernelView { name: func.name.clone(), instrs }, high_word: high, instrs: func.instrs.clone() }
+    SassKernel { view: KernelView { name: func.name, instrs }, high_word: high, instrs: func.instrs }
 }
 
 #[cfg(test)]
