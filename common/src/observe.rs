@@ -25,8 +25,10 @@
 //!   the instruction that first produced it.
 //!
 //! Divisions (whose checks also report division by zero) keep their
-//! checks. A kernel whose control flow the backend cannot resolve
-//! (indirect branches) is not thinned.
+//! checks. In a kernel with branches the backend cannot resolve (indirect
+//! branches), nothing is taken as known after such a branch
+//! ([`Cfg::build_with_unknown_exits`]) and no check is dropped for
+//! repeating an earlier one.
 
 use crate::fp::{ExceptionKind, ExceptionKinds};
 use crate::hash::FastKeys;
@@ -217,18 +219,28 @@ impl Cfg {
     }
 }
 
+/// The blocks reachable from `entry` (a subroutine's first block), each
+/// once, depth first.
+fn reachable(blocks: &[Block], entry: usize) -> Vec<usize> {
+    let mut seen = vec![false; blocks.len()];
+    let mut stack = vec![entry];
+    let mut out = Vec::new();
+    while let Some(b) = stack.pop() {
+        if !std::mem::replace(&mut seen[b], true) {
+            out.push(b);
+            stack.extend(blocks[b].succs.iter().copied());
+        }
+    }
+    out
+}
+
 /// Registers written by the subroutine whose first block is `entry`: by
 /// every instruction reachable from it before its returns. `None` when it
 /// calls further subroutines, leaves in other ways than returning, or
 /// reaches a branch of unknown target (one of `unknown`).
 fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize, unknown: &[usize]) -> Option<Vec<RegRange>> {
-    let mut seen = vec![false; blocks.len()];
-    let mut stack = vec![entry];
     let mut written = Vec::new();
-    while let Some(b) = stack.pop() {
-        if std::mem::replace(&mut seen[b], true) {
-            continue;
-        }
+    for b in reachable(blocks, entry) {
         if unknown.contains(&b) {
             return None;
         }
@@ -243,7 +255,6 @@ fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize, unknown:
         if block.opaque_exit && !matches!(last, Control::Return | Control::Exit | Control::CondBranch) {
             return None;
         }
-        stack.extend(block.succs.iter().copied());
     }
     Some(written)
 }
@@ -394,13 +405,8 @@ fn with_calls(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect]) -> Vec<SlotEff
 
 /// What the subroutine whose first block is `entry` does to the slots.
 fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: usize) -> SlotEffect {
-    let mut seen = vec![false; cfg.blocks.len()];
-    let mut stack = vec![entry];
     let mut written = Vec::new();
-    while let Some(b) = stack.pop() {
-        if std::mem::replace(&mut seen[b], true) {
-            continue;
-        }
+    for b in reachable(&cfg.blocks, entry) {
         if cfg.unknown_exits.contains(&b) {
             return SlotEffect::Clobber;
         }
@@ -416,7 +422,6 @@ fn subroutine_slots(view: &KernelView, cfg: &Cfg, slots: &[SlotEffect], entry: u
                 _ => {}
             }
         }
-        stack.extend(block.succs.iter().copied());
     }
     SlotEffect::Writes(written)
 }
@@ -690,8 +695,7 @@ fn provider_values<'a>(
 }
 
 /// Forward must-analysis: the registers whose current value was checked
-/// on every path, shown to `visit` at each instruction `wanted` names:
-/// right before it (`When::Before`) and right after it once it has run
+/// on every path, shown to `visit` at each instruction: right before it (`When::Before`) and right after it once it has run
 /// (`When::After`, before the checks placed after it).
 ///
 /// A NaN source of propagating arithmetic whose result is checked there,
@@ -703,7 +707,6 @@ fn checked_at(
     plan: &Plan,
     skip: &HashSet<ProbeKey>,
     observed: Option<&[bool]>,
-    wanted: &[bool],
     mut visit: impl FnMut(usize, When, &CheckedSet),
 ) {
     let n = view.instrs.len();
@@ -797,10 +800,8 @@ fn checked_at(
     for (bi, b) in cfg.blocks.iter().enumerate() {
         // blocks no entry reaches: nothing is known there
         let mut set = if unreached(&block_out, bi) { CheckedSet::default() } else { block_in(&block_out, bi) };
-        for i in b.start..b.end.min(n) {
-            let mut show = |when: When, set: &CheckedSet| visit(i, when, set);
-            let wanted = wanted.get(i).copied().unwrap_or(false);
-            step(i, &mut set, wanted.then_some(&mut show as ShowChecked));
+        for i in b.start..b.end {
+            step(i, &mut set, Some(&mut |when: When, set: &CheckedSet| visit(i, when, set)));
         }
     }
 }
@@ -819,9 +820,8 @@ fn repeated_checks(
     observed: Option<&[bool]>,
 ) -> HashSet<ProbeKey> {
     let at = probes_by_instr(plan, view.instrs.len());
-    let wanted: Vec<bool> = at.iter().map(|list| !list.is_empty()).collect();
     let mut out = HashSet::default();
-    checked_at(view, cfg, plan, skip, observed, &wanted, |i, when, set| {
+    checked_at(view, cfg, plan, skip, observed, |i, when, set| {
         for p in at[i].iter().map(|&k| &plan.probes[k]).filter(|p| p.when == when) {
             let Action::CheckFp { values, kinds, .. } = &p.action else {
                 continue;
