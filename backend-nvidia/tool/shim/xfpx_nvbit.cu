@@ -523,8 +523,9 @@ void instrument_kernel(CUcontext ctx, const KernelFunctions &k) {
  * cached and launches are screened, once it is made in the background. */
 void first_sight(CUcontext ctx, CUfunction f) {
     if (!g_seen.insert(f).second) return;
-    const std::string &mangled = names_of(ctx, f).mangled;
-    const std::string &demangled = names_of(ctx, f).demangled;
+    const FunctionNames &f_names = names_of(ctx, f);
+    const std::string &mangled = f_names.mangled;
+    const std::string &demangled = f_names.demangled;
     if (!xfpx_wants_kernel(mangled.c_str(), demangled.c_str())) {
         xfpx_exclude_kernel(mangled.c_str(), demangled.c_str());
         return;
@@ -589,8 +590,9 @@ void on_launch(CUcontext ctx, CUfunction f, CUstream stream, uint64_t launch_han
     }
     first_sight(ctx, f);
     when_prepared(ctx, f, true);
-    const std::string &mangled = names_of(ctx, f).mangled;
-    const std::string &demangled = names_of(ctx, f).demangled;
+    const FunctionNames &f_names = names_of(ctx, f);
+    const std::string &mangled = f_names.mangled;
+    const std::string &demangled = f_names.demangled;
     /* with screening, the launch's parameters (the pointers its scans read) */
     uint32_t way = graph ? XFPX_LAUNCH_GRAPH : XFPX_LAUNCH_PARAMS_UNKNOWN;
     std::vector<uint8_t> param_bytes;
@@ -773,8 +775,9 @@ void capture_before(CUcontext ctx, CUfunction f, const uint32_t *geometry, void 
             }
         }
     }
-    const std::string &mangled = names_of(ctx, f).mangled;
-    const std::string &demangled = names_of(ctx, f).demangled;
+    const FunctionNames &f_names = names_of(ctx, f);
+    const std::string &mangled = f_names.mangled;
+    const std::string &demangled = f_names.demangled;
     uint64_t handle = 0;
     int64_t n = xfpx_capture_begin(mangled.c_str(), demangled.c_str(), geometry, bytes.data(), bytes.size(),
                                    layout.data(), layout.size() / 2, &handle);
