@@ -16,6 +16,7 @@
 //! - [`lower`]: the one trait each backend implements to lower a plan;
 //! - [`observe`]: the control-flow graph and the analysis of which results
 //!   are certain to reach a later check (the fast detector's thinning);
+//!   [`range_set`]: the small sorted sets of register ranges its analyses use;
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`hash`]: a fast hash for maps keyed by the program's own data;
 //! - [`report`]: the `xfpx-report/1` report model (JSON and MessagePack);
@@ -59,6 +60,7 @@ pub mod observe;
 pub mod operands;
 pub mod plan;
 pub mod probe;
+pub mod range_set;
 pub mod region;
 pub mod report;
 pub mod screened;

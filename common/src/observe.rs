@@ -34,6 +34,7 @@ use crate::fp::{ExceptionKind, ExceptionKinds};
 use crate::hash::FastKeys;
 use crate::plan::Plan;
 use crate::probe::{Action, ValueRef, When};
+use crate::range_set::{RangeKinds, RangeSet};
 use crate::view::{Control, KernelView, Operand, RegFile, RegRange, ValueFlow};
 
 /// Sets of the program's registers and probes, hashed fast.
@@ -261,12 +262,12 @@ fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize, unknown:
 
 /// A set of register ranges whose current values are observed; `None` is
 /// the universal set (the optimistic start of the fixpoint).
-type Observed = Option<HashSet<RegRange>>;
+type Observed = Option<RangeSet>;
 
 fn meet(a: &Observed, b: &Observed) -> Observed {
     match (a, b) {
         (None, x) | (x, None) => x.clone(),
-        (Some(a), Some(b)) => Some(a.intersection(b).copied().collect()),
+        (Some(a), Some(b)) => Some(a.intersection(b)),
     }
 }
 
@@ -330,7 +331,7 @@ impl<'s> Checks<'s> {
 
 /// One instruction, backwards: from the set observed after it to the set
 /// observed before it.
-fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<RegRange>) {
+fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut RangeSet) {
     let ins = &view.instrs[i];
     let slot = checks.slots.get(i).unwrap_or(&SlotEffect::None);
     // a load observes its slot where its register is observed
@@ -352,7 +353,7 @@ fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<Re
         _ => None,
     };
     for d in ins.defs.iter().filter_map(Operand::reg) {
-        after.retain(|r| !r.overlaps(&d));
+        after.remove_overlapping(&d);
     }
     // the result is always observed: it is checked, or observed downstream
     if ins.flow == ValueFlow::Propagates && !ins.guarded && checks.result_checked[i] && first_def.is_some() {
@@ -370,12 +371,12 @@ fn transfer(view: &KernelView, checks: &Checks, i: usize, after: &mut HashSet<Re
         }
         SlotEffect::Store { slot, from } => {
             let observed = after.contains(slot);
-            after.retain(|r| !r.overlaps(slot));
+            after.remove_overlapping(slot);
             if observed {
                 after.insert(*from);
             }
         }
-        SlotEffect::Writes(slots) => after.retain(|r| !slots.iter().any(|s| s.overlaps(r))),
+        SlotEffect::Writes(slots) => slots.iter().for_each(|s| after.remove_overlapping(s)),
         SlotEffect::Clobber => after.retain(|r| r.file != RegFile::Stack),
     }
 }
@@ -454,24 +455,19 @@ fn droppable_probes(view: &KernelView, cfg: &Cfg, checks: &Checks, plan: &Plan) 
 /// The set observed right after each instruction, shown to `visit`;
 /// returns, per instruction, whether its first value written is observed
 /// right after it.
-fn observed_after(
-    view: &KernelView,
-    cfg: &Cfg,
-    checks: &Checks,
-    mut visit: impl FnMut(usize, &HashSet<RegRange>),
-) -> Vec<bool> {
+fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks, mut visit: impl FnMut(usize, &RangeSet)) -> Vec<bool> {
     let nb = cfg.blocks.len();
     let mut block_in: Vec<Observed> = vec![None; nb];
     let block_out = |block_in: &Vec<Observed>, b: &Block| -> Observed {
         if b.opaque_exit || b.succs.is_empty() {
-            return Some(HashSet::default());
+            return Some(RangeSet::new());
         }
         let mut acc: Observed = None;
         for &s in &b.succs {
             acc = meet(&acc, &block_in[s]);
         }
         if let (Some(set), Some(written)) = (&mut acc, &b.call_writes) {
-            set.retain(|r| !written.iter().any(|w| w.overlaps(r)));
+            written.iter().for_each(|w| set.remove_overlapping(w));
         }
         acc
     };
@@ -652,7 +648,7 @@ fn key(p: &crate::probe::Probe) -> ProbeKey {
 
 /// Registers whose current value a check has already looked at, with the
 /// kinds it looked for.
-type CheckedSet = std::collections::HashMap<RegRange, u8, FastKeys>;
+type CheckedSet = RangeKinds;
 
 /// A [`CheckedSet`], or `None`: the universal set (the optimistic start of
 /// the fixpoint).
@@ -664,9 +660,7 @@ type ShowChecked<'a> = &'a mut dyn FnMut(When, &CheckedSet);
 fn meet_checked(a: &Checked, b: &Checked) -> Checked {
     match (a, b) {
         (None, x) | (x, None) => x.clone(),
-        (Some(a), Some(b)) => {
-            Some(a.iter().filter_map(|(r, k)| b.get(r).map(|k2| (*r, k & k2)).filter(|(_, k)| *k != 0)).collect())
-        }
+        (Some(a), Some(b)) => Some(a.meet(b)),
     }
 }
 
@@ -725,20 +719,20 @@ fn checked_at(
             show(When::Before, set);
         }
         for (r, k) in &before[i] {
-            *set.entry(*r).or_insert(0) |= k;
+            set.add(*r, *k);
         }
         // a copy carries what was checked of its source (one word of a
         // checked pair: what a NaN or an infinity of the pair shows)
         let copied = match ins.flow {
             ValueFlow::Copies(c) if !ins.guarded => ins.uses.get(c as usize).and_then(value_reg).and_then(|src| {
-                set.get(&src).copied().or_else(|| {
+                set.get(&src).or_else(|| {
                     set.iter().filter(|(r, _)| r.contains(&src)).map(|(_, k)| k & PROPAGATING_KINDS.0).max()
                 })
             }),
             _ => None,
         };
         for d in ins.defs.iter().filter_map(Operand::reg) {
-            set.retain(|r, _| !r.overlaps(&d));
+            set.remove_overlapping(&d);
         }
         let def = ins.defs.iter().find_map(value_reg);
         if let (Some(k), Some(d)) = (copied.filter(|k| *k != 0), def) {
@@ -748,14 +742,14 @@ fn checked_at(
             show(When::After, set);
         }
         for (r, k) in &after[i] {
-            *set.entry(*r).or_insert(0) |= k;
+            set.add(*r, *k);
         }
         if let Some(d) = def.filter(|_| ins.flow == ValueFlow::Propagates && !ins.guarded) {
             let nan = ExceptionKind::Nan.bit();
             let seen = set.get(&d).is_some_and(|k| k & nan != 0) || observed.is_some_and(|o| o[i]);
             if seen {
                 for u in ins.uses.iter().filter_map(value_reg).filter(|u| !u.overlaps(&d)) {
-                    *set.entry(u).or_insert(0) |= nan;
+                    set.add(u, nan);
                 }
             }
         }
@@ -775,7 +769,7 @@ fn checked_at(
         for &p in &preds[b] {
             let mut out = block_out[p].clone();
             if let (Some(set), Some(written)) = (&mut out, &cfg.blocks[p].call_writes) {
-                set.retain(|r, _| !written.iter().any(|w| w.overlaps(r)));
+                written.iter().for_each(|w| set.remove_overlapping(w));
             }
             acc = meet_checked(&acc, &out);
         }
@@ -901,7 +895,7 @@ const MAX_ROUNDS: usize = 8;
 /// Whether `p` is dropped: a check, not of a division, all of whose
 /// values are observed after its instruction (and, for a check placed
 /// before it, not overwritten by it).
-fn droppable(p: &crate::probe::Probe, view: &KernelView, observed: &HashSet<RegRange>) -> bool {
+fn droppable(p: &crate::probe::Probe, view: &KernelView, observed: &RangeSet) -> bool {
     let Action::CheckFp { values, kinds, .. } = &p.action else {
         return false;
     };
