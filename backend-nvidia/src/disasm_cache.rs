@@ -17,6 +17,12 @@
 //! answers itself (from one disassembler run over many functions) under
 //! the same keys and marks, as the wrapper would.
 //!
+//! A call the cache can answer need not start the script's processes:
+//! `xfpx setup nvidia` also builds a small program,
+//! [`HELPER_FILE_NAME`], beside the tool library, which computes the same
+//! key and writes a cached answer out by itself, handing every other call
+//! to the script ([`DisasmCache::helper_env`] says where things are).
+//!
 //! The run configuration's `tools.disassembly_cache` (environment variable
 //! `XFPX_NVDISASM_CACHE`) names the cache folder (default
 //! `$XDG_CACHE_HOME/xfpx/nvdisasm`, else `~/.cache/xfpx/nvdisasm`) or turns
@@ -103,6 +109,25 @@ impl DisasmCache {
                 .map_err(|e| format!("cannot install {}: {e}", path.display()))?;
         }
         Ok(path)
+    }
+}
+
+/// File name of the helper that answers cached calls alone (built from
+/// `xfpx_disasm_cache.c` beside the tool library).
+pub const HELPER_FILE_NAME: &str = "xfpx-nvdisasm-cache";
+/// The helper's settings, read from its environment: the cache folder,
+/// the disassembler's tag ([`DisasmCache::tag`]) and the wrapper script
+/// every call it does not answer goes to.
+pub const HELPER_DIR_ENV: &str = "XFPX_DISASM_CACHE_DIR";
+pub const HELPER_TAG_ENV: &str = "XFPX_DISASM_CACHE_TAG";
+pub const HELPER_SCRIPT_ENV: &str = "XFPX_DISASM_CACHE_SCRIPT";
+
+impl DisasmCache {
+    /// The environment the helper needs to stand for this cache, whose
+    /// wrapper script is `script` ([`DisasmCache::write_wrapper`]).
+    pub fn helper_env(&self, script: &Path) -> Result<[(&'static str, String); 3], String> {
+        let text = |p: &Path| p.to_str().map(str::to_string).ok_or_else(|| format!("{} is not UTF-8", p.display()));
+        Ok([(HELPER_DIR_ENV, text(&self.dir)?), (HELPER_TAG_ENV, self.tag()?), (HELPER_SCRIPT_ENV, text(script)?)])
     }
 }
 

@@ -26,6 +26,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("shim/xfpx_nvbit.cu", include_str!("../tool/shim/xfpx_nvbit.cu")),
     ("shim/xfpx_nvbit.h", include_str!("../tool/shim/xfpx_nvbit.h")),
     ("shim/xfpx_cupti.cpp", include_str!("../tool/shim/xfpx_cupti.cpp")),
+    ("shim/xfpx_disasm_cache.c", include_str!("../tool/shim/xfpx_disasm_cache.c")),
     ("snippets/xfpx_device.cu", NVIDIA_DEVICE_SOURCE),
     ("snippets/xfpx_inject.cuh", NVIDIA_INJECT_SOURCE),
     ("snippets/xfpx_flow.cuh", NVIDIA_FLOW_SOURCE),
@@ -154,9 +155,18 @@ fn target_flags(arches: &[SmArch]) -> Vec<OsString> {
 pub struct Step {
     pub what: &'static str,
     pub args: Vec<OsString>,
-    /// A step of the hardware counters' library: its failure leaves that
-    /// library out, not the tool.
-    pub optional: bool,
+    pub part: Part,
+}
+
+/// What a step makes: only a step of the tool library stops the setup
+/// when it fails; another leaves its part out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    ToolLibrary,
+    /// The disassembly cache's helper ([`crate::disasm_cache::HELPER_FILE_NAME`]).
+    DisasmHelper,
+    /// The hardware counters' library.
+    HardwareCounters,
 }
 
 /// Everything the build of the tool library needs.
@@ -183,6 +193,11 @@ impl ToolBuild<'_> {
     /// The library the last step writes.
     pub fn library(&self) -> PathBuf {
         self.out_dir.join(crate::TOOL_FILE_NAME)
+    }
+
+    /// The disassembly cache's helper, beside the library.
+    pub fn disasm_helper(&self) -> PathBuf {
+        self.out_dir.join(crate::disasm_cache::HELPER_FILE_NAME)
     }
 
     /// The hardware counters' library the CUPTI steps write, when CUPTI was found.
@@ -230,10 +245,19 @@ impl ToolBuild<'_> {
         link_args.push(self.libcuda.into());
         link_args.extend(["-lcudart_static", "-lpthread", "-ldl", "-lm", "-shared"].map(OsString::from));
         link_args.extend(["-o".into(), self.library().into()]);
+        // a plain C program: without it, cached disassembly goes through the
+        // wrapper script alone
+        let mut helper_args: Vec<OsString> = vec!["-O2".into(), "--cudart".into(), "none".into()];
+        helper_args.extend([shim.join("xfpx_disasm_cache.c").into(), "-o".into(), self.disasm_helper().into()]);
         let mut steps = vec![
-            Step { what: "the shim (xfpx_nvbit.cu)", args: shim_args, optional: false },
-            Step { what: "the device functions (xfpx_device.cu)", args: device_args, optional: false },
-            Step { what: "the link of libxfpx_nvbit.so", args: link_args, optional: false },
+            Step { what: "the shim (xfpx_nvbit.cu)", args: shim_args, part: Part::ToolLibrary },
+            Step { what: "the device functions (xfpx_device.cu)", args: device_args, part: Part::ToolLibrary },
+            Step { what: "the link of libxfpx_nvbit.so", args: link_args, part: Part::ToolLibrary },
+            Step {
+                what: "the disassembly cache's helper (xfpx_disasm_cache.c)",
+                args: helper_args,
+                part: Part::DisasmHelper,
+            },
         ];
         if let (Some(c), Some(lib)) = (self.cupti, self.cupti_library()) {
             let obj = self.out_dir.join("xfpx_cupti.o");
@@ -250,8 +274,12 @@ impl ToolBuild<'_> {
             link.extend([l, "-lcupti".into(), "-Xlinker".into(), rpath, self.libcuda.into()]);
             link.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
             link.extend(["-o".into(), lib.into()]);
-            steps.push(Step { what: "the hardware counters' library (xfpx_cupti.cpp)", args: compile, optional: true });
-            steps.push(Step { what: "the link of libxfpx_cupti.so", args: link, optional: true });
+            steps.push(Step {
+                what: "the hardware counters' library (xfpx_cupti.cpp)",
+                args: compile,
+                part: Part::HardwareCounters,
+            });
+            steps.push(Step { what: "the link of libxfpx_cupti.so", args: link, part: Part::HardwareCounters });
         }
         steps
     }
@@ -328,6 +356,7 @@ mod tests {
                 "-dc -c -std=c++17 -I/nv -I/s/snippets -I/s/shim -Xptxas -cloning=no -arch=sm_90 -O3 -Xcompiler -fPIC /s/shim/xfpx_nvbit.cu -o /o/xfpx_nvbit.o",
                 "-I/nv -I/s/snippets -Xptxas -astoolspatch --keep-device-functions -arch=sm_90 -Xcompiler -fPIC -c /s/snippets/xfpx_device.cu -o /o/xfpx_device.o",
                 "-arch=sm_90 -O3 /o/xfpx_nvbit.o /o/xfpx_device.o /r/libxfpx_nvbit.a -L/nv -lnvbit -L/cuda/lib64 /cuda/lib64/stubs/libcuda.so -lcudart_static -lpthread -ldl -lm -shared -o /o/libxfpx_nvbit.so",
+                "-O2 --cudart none /s/shim/xfpx_disasm_cache.c -o /o/xfpx-nvdisasm-cache",
             ]
         );
         assert_eq!(b.library(), Path::new("/o/libxfpx_nvbit.so"));
@@ -336,17 +365,19 @@ mod tests {
         let cupti = Cupti { include_dir: Path::new("/cuda/extras/CUPTI/include"), lib_dir: Path::new("/cupti/lib64") };
         let with = ToolBuild { cupti: Some(cupti), ..b.clone() };
         let steps = with.steps();
-        assert_eq!(steps.iter().map(|s| s.optional).collect::<Vec<_>>(), [false, false, false, true, true]);
+        use Part::*;
+        let parts: Vec<Part> = steps.iter().map(|s| s.part).collect();
+        assert_eq!(parts, [ToolLibrary, ToolLibrary, ToolLibrary, DisasmHelper, HardwareCounters, HardwareCounters]);
         let line = |s: &Step| s.args.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
         assert_eq!(
-            line(&steps[3]),
+            line(&steps[4]),
             "-c -std=c++17 -O3 -I/cuda/extras/CUPTI/include -I/s/shim -Xcompiler -fPIC /s/shim/xfpx_cupti.cpp -o /o/xfpx_cupti.o"
         );
         assert_eq!(
-            line(&steps[4]),
+            line(&steps[5]),
             "-shared -O3 --cudart none /o/xfpx_cupti.o /r/libxfpx_nvbit.a -L/cupti/lib64 -lcupti -Xlinker -rpath=/cupti/lib64 /cuda/lib64/stubs/libcuda.so -lpthread -ldl -lm -o /o/libxfpx_cupti.so"
         );
-        assert!(!line(&steps[4]).contains("nvbit -l") && !line(&steps[4]).contains("-lnvbit"));
+        assert!(!line(&steps[5]).contains("nvbit -l") && !line(&steps[5]).contains("-lnvbit"));
         assert_eq!(with.cupti_library(), Some(PathBuf::from("/o/libxfpx_cupti.so")));
     }
 

@@ -6,6 +6,7 @@
  * streams, and forwards everything else to the Rust core through
  * xfpx_nvbit.h, which decides what to instrument, screen and how. */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -918,6 +919,14 @@ __attribute__((constructor(101))) static void xfpx_quiet_nvbit(void) {
     setenv("ACK_CTX_INIT_LIMITATION", "1", 0);
 }
 
+/* This library's file (empty when not known): the disassembly cache's
+ * helper is installed beside it. */
+std::string own_library() {
+    Dl_info info;
+    if (dladdr((void *)&own_library, &info) == 0 || info.dli_fname == nullptr) return "";
+    return info.dli_fname;
+}
+
 void nvbit_at_init() {
     g_active = xfpx_init() == 0;
     g_counting = g_active && xfpx_counting() != 0;
@@ -927,7 +936,7 @@ void nvbit_at_init() {
     g_capturing = g_active && xfpx_capturing() != 0;
     /* NVBit runs nvdisasm once per function it instruments (~0.4 s each):
      * let it run the tool's caching wrapper instead */
-    const char *wrapper = g_active ? xfpx_nvdisasm_wrapper() : nullptr;
+    const char *wrapper = g_active ? xfpx_nvdisasm_wrapper(own_library().c_str()) : nullptr;
     if (wrapper != nullptr) {
         nvbit_set_nvdisasm(wrapper);
         /* and disassemble the program's own functions through it ahead of

@@ -43,7 +43,7 @@ void xfpx_device(const char *name, const char *target);
 void xfpx_note(const char *text);
 int xfpx_wants_kernel(const char *mangled, const char *demangled);
 void xfpx_exclude_kernel(const char *mangled, const char *demangled);
-const char *xfpx_nvdisasm_wrapper(void);
+const char *xfpx_nvdisasm_wrapper(const char *tool_library);
 void xfpx_prefill_start(void);
 /* disassembly at a kernel's first launch (prepare_ffi.rs): names are the
  * kernel's mangled name first, then those of the functions it calls */

@@ -11,7 +11,7 @@ use xfpx_common::capture::ParamSlot;
 use xfpx_common::probe::When;
 use xfpx_nvidia::abi;
 use xfpx_nvidia::capture_run::{Geometry, Phase};
-use xfpx_nvidia::disasm_cache::DisasmCache;
+use xfpx_nvidia::disasm_cache::{DisasmCache, HELPER_FILE_NAME};
 use xfpx_nvidia::prefill::{self, DeviceTarget};
 use xfpx_nvidia::runtime::{KernelNames, LaunchWay, ToolCore};
 use xfpx_nvidia::screen::device::ScreenPlan;
@@ -200,25 +200,49 @@ pub unsafe extern "C" fn xfpx_exclude_kernel(mangled: *const c_char, demangled: 
     with_core((), |c| c.exclude_kernel(names));
 }
 
-/// The disassembler cache and its wrapper script, once set up.
+/// The disassembler cache and what NVBit runs for it, once set up.
 pub(crate) static NVDISASM_WRAPPER: OnceLock<Option<(DisasmCache, CString)>> = OnceLock::new();
 
 /// The disassembler NVBit should run: the caching wrapper of
 /// [`xfpx_nvidia::disasm_cache`], or null (NVBit's own choice) when the
-/// cache is off or cannot be set up (a note says why).
+/// cache is off or cannot be set up (a note says why). Where the cache's
+/// helper program is installed beside `tool_library` (this library's
+/// file), that program, with its settings put in the environment, answers
+/// cached calls and hands the others to the wrapper script.
+///
+/// # Safety
+/// `tool_library` is null or a NUL-terminated string.
 #[no_mangle]
-pub extern "C" fn xfpx_nvdisasm_wrapper() -> *const c_char {
+pub unsafe extern "C" fn xfpx_nvdisasm_wrapper(tool_library: *const c_char) -> *const c_char {
+    // SAFETY: forwarded from the caller's contract.
+    let library = Path::new(unsafe { str_arg(tool_library) });
+    let helper = library.parent().map(|d| d.join(HELPER_FILE_NAME)).filter(|p| p.is_file());
     let made = catch_unwind(|| {
         NVDISASM_WRAPPER.get_or_init(|| {
             let setting = with_core(None, |c| Some(c.tool_settings().disassembly_cache.clone()))?;
             let cache = DisasmCache::resolve(&setting, |k| std::env::var(k).ok())?;
-            match cache.write_wrapper() {
-                Ok(p) => CString::new(p.into_os_string().into_encoded_bytes()).ok().map(|w| (cache, w)),
+            let script = match cache.write_wrapper() {
+                Ok(p) => p,
                 Err(e) => {
                     with_core((), |c| c.note(&format!("NVBit's disassembler calls are not cached: {e}")));
-                    None
+                    return None;
                 }
-            }
+            };
+            // the settings go to the environment NVBit's calls inherit; set
+            // while the program has no thread of its own yet (at the tool's
+            // start)
+            let run = match helper.map(|h| cache.helper_env(&script).map(|env| (h, env))) {
+                Some(Ok((h, env))) => {
+                    env.iter().for_each(|(k, v)| std::env::set_var(k, v));
+                    h
+                }
+                Some(Err(e)) => {
+                    with_core((), |c| c.note(&format!("the disassembly cache's helper is not used: {e}")));
+                    script
+                }
+                None => script,
+            };
+            CString::new(run.into_os_string().into_encoded_bytes()).ok().map(|w| (cache, w))
         })
     });
     match made {

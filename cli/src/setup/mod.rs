@@ -22,7 +22,8 @@ use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use toolkit::{Gpus, Search, Toolkit};
-use xfpx_nvidia::toolbuild::{self, SmArch, Step, ToolBuild};
+use xfpx_nvidia::disasm_cache::HELPER_FILE_NAME;
+use xfpx_nvidia::toolbuild::{self, Part, SmArch, Step, ToolBuild};
 
 /// The tool's Rust core, zstd-compressed; empty in builds that do not
 /// carry it (debug builds, see `build.rs`).
@@ -103,9 +104,18 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         nvbit::VERSION
     );
     let work = tempfile::Builder::new().prefix("xfpx-setup-").tempdir().context("cannot make a temporary folder")?;
-    let (built, built_cupti) = build(a, &toolkit, &core.dir, &arches, work.path())?;
-    let installed = install::install(&built, &dest, xfpx_nvidia::TOOL_FILE_NAME).map_err(anyhow::Error::msg)?;
-    let cupti_note = match &built_cupti {
+    let built = build(a, &toolkit, &core.dir, &arches, work.path())?;
+    let installed = install::install(&built.library, &dest, xfpx_nvidia::TOOL_FILE_NAME).map_err(anyhow::Error::msg)?;
+    let helper_note = match &built.disasm_helper {
+        Ok(helper) => {
+            install::install(helper, &dest, HELPER_FILE_NAME).map_err(anyhow::Error::msg)?;
+            None
+        }
+        Err(why) => Some(format!(
+            "the disassembly cache's helper was not built: {why} (cached disassembly is answered by a shell script instead, a few milliseconds more per kernel)"
+        )),
+    };
+    let cupti_note = match &built.cupti {
         Ok(lib) => {
             let at = install::install(lib, &dest, xfpx_nvidia::CUPTI_TOOL_FILE_NAME).map_err(anyhow::Error::msg)?;
             format!("hardware counters (--counters hardware): installed {}", at.display())
@@ -131,15 +141,19 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
         nvbit::VERSION,
         toolkit.cuda_version
     );
-    for note in notes(&toolkit, &gpus, &arches, &installed).into_iter().chain(Some(cupti_note)) {
+    for note in notes(&toolkit, &gpus, &arches, &installed).into_iter().chain(helper_note).chain(Some(cupti_note)) {
         say!("xfpx: note: {note}");
     }
     Ok(0)
 }
 
-/// What was built: the tool library, and the hardware counters' library
-/// or why there is none (one line).
-type Built = (PathBuf, Result<PathBuf, String>);
+/// What was built: the tool library, and the disassembly cache's helper
+/// and the hardware counters' library or why there is none (one line).
+struct Built {
+    library: PathBuf,
+    disasm_helper: Result<PathBuf, String>,
+    cupti: Result<PathBuf, String>,
+}
 
 /// Write the sources and the core, run the nvcc steps; returns the tool
 /// library and, where CUPTI was found and its steps passed, the hardware
@@ -175,13 +189,15 @@ fn build(a: &SetupArgs, tk: &Toolkit, nvbit_core: &Path, arches: &[SmArch], work
         cupti,
     };
     let mut cupti_failed = None;
+    let mut helper_failed = None;
     for step in plan.steps() {
-        match run_step(&tk.nvcc, &step, work, a.verbose) {
-            Err(e) if step.optional => {
+        match (run_step(&tk.nvcc, &step, work, a.verbose), step.part) {
+            (Err(e), Part::HardwareCounters) => {
                 cupti_failed = Some(e.to_string());
                 break;
             }
-            r => r?,
+            (Err(e), Part::DisasmHelper) => helper_failed = Some(e.to_string()),
+            (r, _) => r?,
         }
     }
     let lib = plan.library();
@@ -195,7 +211,11 @@ fn build(a: &SetupArgs, tk: &Toolkit, nvbit_core: &Path, arches: &[SmArch], work
         (None, None, Err(why)) => Err(why.clone()),
         (None, None, Ok(_)) => Err("CUPTI was found but not built (internal)".into()),
     };
-    Ok((lib, cupti))
+    let helper = match helper_failed {
+        Some(e) => Err(e),
+        None => Ok(plan.disasm_helper()),
+    };
+    Ok(Built { library: lib, disasm_helper: helper, cupti })
 }
 
 fn run_step(nvcc: &Path, step: &Step, work: &Path, verbose: bool) -> Result<()> {
