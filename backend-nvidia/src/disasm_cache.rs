@@ -186,6 +186,11 @@ impl DisasmCache {
         std::fs::metadata(self.dir.join(key)).is_ok_and(|m| m.len() > 0)
     }
 
+    /// The answer filed under `key`, if there is one.
+    pub fn answer(&self, key: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(key)).ok().filter(|a| !a.is_empty())
+    }
+
     /// Whether the answer for `key` is cached, being made, or ours to make
     /// (a stale mark is removed first, as the wrapper does).
     pub fn claim(&self, key: &str) -> Claim {

@@ -5,6 +5,7 @@
 //! see [`crate::count_run`], or their hardware counters, see [`hardware`]),
 //! streamed as events to the CLI or written as a report.
 
+pub mod ahead;
 mod hardware;
 
 use crate::capture_run::{CaptureRun, Geometry};
@@ -206,6 +207,11 @@ pub struct ToolCore {
     /// delivered so far per (key, kind).
     flow_classes: HashMap<SiteId, String>,
     flow_seen_sent: HashMap<(u32, ExceptionKind), u16>,
+    /// Plans made before first launches, and how many were used or
+    /// dropped (NVBit's instructions differed).
+    ahead: std::sync::Arc<ahead::AheadPlans>,
+    ahead_used: u64,
+    ahead_differed: u64,
 }
 
 impl ToolCore {
@@ -280,6 +286,9 @@ impl ToolCore {
             capture: None,
             flow_classes: HashMap::new(),
             flow_seen_sent: HashMap::new(),
+            ahead: Default::default(),
+            ahead_used: 0,
+            ahead_differed: 0,
         };
         if core.config.screens_launches() {
             core.screen = Some(ScreenRun::new());
@@ -505,37 +514,22 @@ impl ToolCore {
         if self.lines_enabled && !self.lines.contains_key(mangled) {
             self.lines_pending.insert(name.to_string(), mangled.to_string());
         }
-        let lines = self.lines.get(mangled);
-        let mut parsed = Vec::with_capacity(instrs.len());
-        for (offset, text) in instrs {
-            let mut ins = parse_instruction(text).map_err(|e| format!("SASS at {offset:#x} not understood: {e}"))?;
-            ins.offset = *offset;
-            ins.location = lines.and_then(|t| t.get(offset).cloned());
-            parsed.push(ins);
-        }
-        let kernel = into_kernel(SassFunction { name: name.to_string(), instrs: parsed });
-        if self.config.counter_source == CounterSource::Hardware {
-            return Err(
-                "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),
-            );
-        }
-        if self.counting.is_some() {
-            let (mut calls, mut probes) = self.plan_counts(name, mangled, &kernel)?;
-            // a fault in a counted run: its calls after the counting ones
-            if let Some(fault) = self.config.fault.clone() {
-                let (more, n) = self.plan_injection(&kernel, None, &fault)?;
-                calls.extend(more);
-                probes += n;
+        let made_ahead = if self.plans_ahead() { self.ahead.take(mangled, ahead::WAIT) } else { None };
+        let (kernel, planned) = match made_ahead.map(|p| (p.matches(instrs), p)) {
+            Some((true, p)) => {
+                self.ahead_used += 1;
+                p.adopt(name, self.lines.get(mangled), &mut self.sites)
             }
-            return Ok((calls, probes));
-        }
-        if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
-            return self.plan_injection(&kernel, Some(mangled), &fault);
-        }
-        if self.config.tool == ToolKind::Flow {
-            return self.plan_flow(name, &kernel, mangled, state_addr);
-        }
-        let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
+            differed => {
+                self.ahead_differed += u64::from(differed.is_some());
+                let kernel = self.parsed_kernel(name, mangled, instrs)?;
+                if let Some(other_tool) = self.plan_other_tool(name, mangled, &kernel, state_addr) {
+                    return other_tool;
+                }
+                let planned = plan_kernel(&self.detector, &kernel, &mut self.sites, self.config.mode)?;
+                (kernel, planned)
+            }
+        };
         if let Some(screen) = &mut self.screen {
             screen.planned(mangled, planned.formats.iter().copied());
             if let Some(k) = &self.instrumenting_for {
@@ -567,6 +561,86 @@ impl ToolCore {
             }
         }
         Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// Whether the functions' plans are the detector's (no other tool's),
+    /// which can be made before their first launch ([`ahead`]).
+    fn plans_ahead(&self) -> bool {
+        self.config.counter_source == CounterSource::Instrumented
+            && self.counting.is_none()
+            && !(self.config.tool == ToolKind::Inject && self.config.fault.is_some())
+            && self.config.tool != ToolKind::Flow
+    }
+
+    /// What plans the program's functions ahead of their first launches,
+    /// when the detector plans them (`None` with another tool).
+    pub fn ahead_planner(&self) -> Option<ahead::AheadPlanner> {
+        self.plans_ahead().then(|| ahead::AheadPlanner {
+            plans: self.ahead.clone(),
+            detector: self.detector.clone(),
+            mode: self.config.mode,
+        })
+    }
+
+    /// A function's instructions `(offset, SASS text)` parsed, with the
+    /// source lines known for it.
+    fn parsed_kernel(
+        &self,
+        name: &str,
+        mangled: &str,
+        instrs: &[(u64, String)],
+    ) -> Result<crate::sass::SassKernel, String> {
+        let lines = self.lines.get(mangled);
+        let mut parsed = Vec::with_capacity(instrs.len());
+        for (offset, text) in instrs {
+            let mut ins = parse_instruction(text).map_err(|e| format!("SASS at {offset:#x} not understood: {e}"))?;
+            ins.offset = *offset;
+            ins.location = lines.and_then(|t| t.get(offset).cloned());
+            parsed.push(ins);
+        }
+        Ok(into_kernel(SassFunction { name: name.to_string(), instrs: parsed }))
+    }
+
+    /// The plan of a tool other than the detector, when the run uses one.
+    fn plan_other_tool(
+        &mut self,
+        name: &str,
+        mangled: &str,
+        kernel: &crate::sass::SassKernel,
+        state_addr: u64,
+    ) -> Option<Result<(Vec<CallInsertion>, u64), String>> {
+        if self.config.counter_source == CounterSource::Hardware {
+            return Some(Err(
+                "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),
+            ));
+        }
+        if self.counting.is_some() {
+            return Some(self.plan_counted(name, mangled, kernel));
+        }
+        if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
+            return Some(self.plan_injection(kernel, Some(mangled), &fault));
+        }
+        if self.config.tool == ToolKind::Flow {
+            return Some(self.plan_flow(name, kernel, mangled, state_addr));
+        }
+        None
+    }
+
+    /// A counted run's plan of one function: the counters', and a fault's
+    /// calls after them when the run injects one too.
+    fn plan_counted(
+        &mut self,
+        name: &str,
+        mangled: &str,
+        kernel: &crate::sass::SassKernel,
+    ) -> Result<(Vec<CallInsertion>, u64), String> {
+        let (mut calls, mut probes) = self.plan_counts(name, mangled, kernel)?;
+        if let Some(fault) = self.config.fault.clone() {
+            let (more, n) = self.plan_injection(kernel, None, &fault)?;
+            calls.extend(more);
+            probes += n;
+        }
+        Ok((calls, probes))
     }
 
     /// The counters tool's plan of one function: its slots follow those
@@ -777,6 +851,11 @@ impl ToolCore {
         } else {
             sites
         }
+    }
+
+    /// The sites so far.
+    pub fn sites(&self) -> &SiteTable {
+        &self.sites
     }
 
     /// Decide one launch of a kernel whose parameters are not known.
@@ -1215,6 +1294,16 @@ impl ToolCore {
             self.note(&format!(
                 "{unread} counted launches were not read back (the program ended before the tool could read them)"
             ));
+        }
+        if self.ahead_used + self.ahead_differed > 0 {
+            let mut text = format!("{} functions were planned before their first launch", self.ahead_used);
+            if self.ahead_differed > 0 {
+                text += &format!(
+                    "; {} plans made ahead were dropped (NVBit's instructions differed from the disassembly ahead)",
+                    self.ahead_differed
+                );
+            }
+            self.note(&text);
         }
         if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;

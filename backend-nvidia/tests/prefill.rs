@@ -323,9 +323,16 @@ fn a_program_without_device_code_prefills_its_libraries() {
     TARGET_90.tell(90);
     let libraries = [lib];
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
-    let line =
-        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true)
-            .expect("a line");
+    let line = prefill::prefill_files(
+        &sources,
+        &cache,
+        &wrapper,
+        &prefill::PrefillLimits::DEFAULT,
+        &TARGET_90,
+        |_| true,
+        |_, _| {},
+    )
+    .expect("a line");
     assert!(
         line.contains("disassembled 8 sm_90 functions")
             && line.contains("(1 batched disassembler runs, 0 functions alone;")
@@ -341,13 +348,29 @@ fn a_program_without_device_code_prefills_its_libraries() {
     // nothing anywhere: no line
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&[]) };
     assert_eq!(
-        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        prefill::prefill_files(
+            &sources,
+            &cache,
+            &wrapper,
+            &prefill::PrefillLimits::DEFAULT,
+            &TARGET_90,
+            |_| true,
+            |_, _| {}
+        ),
         None
     );
     // the libraries mapped into this test process: none with device code
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Mapped };
     assert_eq!(
-        prefill::prefill_files(&sources, &cache, &wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true),
+        prefill::prefill_files(
+            &sources,
+            &cache,
+            &wrapper,
+            &prefill::PrefillLimits::DEFAULT,
+            &TARGET_90,
+            |_| true,
+            |_, _| {}
+        ),
         None
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -470,5 +493,38 @@ fn the_library_index_finds_functions_by_name() {
         assert!(module.iter().any(|m| m.name == f.name && m.code == f.code), "{}: the cubin's code", f.name);
     }
     assert!(LibraryIndex::new(80, exe).functions(&["f32_ops"]).is_empty(), "another target: nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_programs_functions_are_shown_with_the_listings_nvbit_will_get() {
+    let dir = temp("listed");
+    let (real, _marks) = fake_disassembler(&dir, "0");
+    let cache = DisasmCache { dir: dir.join("cache"), real };
+    let wrapper = cache.write_wrapper().expect("wrapper");
+    let exe = dir.join("program");
+    std::fs::write(&exe, host_elf(&fatbin_fixture())).expect("write");
+    let lib = library_file(&dir, "libcublas.so", 1);
+    let libraries = [lib];
+    TARGET_90.tell(90);
+    let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
+    let listed = std::sync::Mutex::new(Vec::new());
+    prefill::prefill_files(
+        &sources,
+        &cache,
+        &wrapper,
+        &prefill::PrefillLimits::DEFAULT,
+        &TARGET_90,
+        |_| true,
+        |name, listing| listed.lock().expect("lock").push((name.to_string(), listing.to_string())),
+    )
+    .expect("a line");
+    let listed = listed.into_inner().expect("lock");
+    let plan = prefill::plan(&host_elf(&fatbin_fixture()), 90, |_| true, 100).expect("plan");
+    assert_eq!(listed.len(), plan.functions.len(), "the program's functions, not the library's");
+    for (f, (name, listing)) in plan.functions.iter().zip(&listed) {
+        assert_eq!(&f.name, name);
+        assert_eq!(listing, &nvbit_call(&wrapper, &dir, &f.code), "{name}: NVBit's answer");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -338,8 +338,10 @@ impl DeviceTarget {
 /// libraries with device code mapped once the target is known) on a
 /// background thread: the target is the
 /// program file's sole one, else the device's (waiting for it); `wanted`
-/// filters functions by mangled name; `done` receives one line for the
-/// user when it ends (nothing when there was nothing to do).
+/// filters functions by mangled name; `listed` is shown each of the
+/// program's own functions with the listing it got (see [`prefill_files`]);
+/// `done` receives one line for the user when it ends (nothing when there
+/// was nothing to do).
 #[allow(clippy::too_many_arguments)]
 pub fn start_background(
     exe: PathBuf,
@@ -349,13 +351,14 @@ pub fn start_background(
     limits: PrefillLimits,
     target: &'static DeviceTarget,
     wanted: impl Fn(&str) -> bool + Send + 'static,
+    listed: impl Fn(&str, &str) + Send + 'static,
     done: impl FnOnce(String) + Send + 'static,
 ) -> std::io::Result<()> {
     PROGRESS.started.store(true, Ordering::Release);
     let spawned = std::thread::Builder::new().name("xfpx-prefill".into()).spawn(move || {
         let libraries = if with_libraries { Libraries::Mapped } else { Libraries::Listed(&[]) };
         let sources = Sources { exe: &exe, libraries };
-        let line = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted);
+        let line = prefill_files(&sources, &cache, &wrapper, &limits, target, wanted, listed);
         PROGRESS.finished.store(true, Ordering::Release);
         if let Some(line) = line {
             done(line);
@@ -401,7 +404,11 @@ impl Libraries<'_> {
 }
 
 /// Plan and run a prefill of `sources`; the line for the user (`None`
-/// when there was nothing to do).
+/// when there was nothing to do). Once the functions are through the
+/// cache, `listed` is shown each of the program's own functions (mangled
+/// name) with the listing the cache holds for it, the one NVBit's call
+/// will be answered with (the libraries' functions are many, and few of
+/// them are launched).
 pub fn prefill_files(
     sources: &Sources<'_>,
     cache: &DisasmCache,
@@ -409,6 +416,7 @@ pub fn prefill_files(
     limits: &PrefillLimits,
     target: &DeviceTarget,
     wanted: impl Fn(&str) -> bool,
+    listed: impl Fn(&str, &str),
 ) -> Option<String> {
     let exe = sources.exe;
     let bytes = std::fs::metadata(exe)
@@ -445,6 +453,14 @@ pub fn prefill_files(
     let cpus = std::thread::available_parallelism().map_or(2, usize::from);
     let jobs = jobs_for(cpus);
     let out = run(cache, wrapper, &plan, jobs, &scratch_dir(&std::env::temp_dir()), &PROGRESS);
+    if let Ok(tag) = cache.tag() {
+        let args = nvbit_disassembler_args(sm);
+        for f in &plan.functions[..own] {
+            if let Some(listing) = cache.answer(&DisasmCache::key(&tag, &args, &f.code)) {
+                listed(&f.name, &listing);
+            }
+        }
+    }
     let mut line = format!(
         "disassembled {} sm_{sm} functions ahead of their first launch in {:.2} s ({} batched disassembler runs, \
          {} functions alone; {jobs} at a time): {own} of the program, {} of {} libraries",

@@ -11,5 +11,5 @@ pub mod slots;
 pub mod view;
 
 pub use opcodes::{lookup, OpcodeInfo, OPCODES};
-pub use parse::{parse_instruction, parse_listing, ParseError, SassFunction, SassInstr, SassOperand};
+pub use parse::{instruction_text, parse_instruction, parse_listing, ParseError, SassFunction, SassInstr, SassOperand};
 pub use view::{build_kernel, into_kernel, SassKernel};

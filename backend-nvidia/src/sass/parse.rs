@@ -338,6 +338,40 @@ pub fn parse_operand(s: &str) -> SassOperand {
 /// A leading `/*0040*/` offset and trailing `;` and `/* 0x... */` are
 /// accepted.
 pub fn parse_instruction(text: &str) -> Result<SassInstr, ParseError> {
+    let Written { offset, guard: guard_text, mnemonic, ops } = written(text)?;
+    let guard = match guard_text {
+        Some(g) => Some(Guard {
+            pred: parse_register(g)
+                .filter(|r| matches!(r.kind, RegKind::P | RegKind::Up))
+                .ok_or_else(|| err(format!("bad guard predicate `@{g}`")))?,
+        }),
+        None => None,
+    };
+    let mut parts = mnemonic.split('.');
+    let opcode = parts.next().unwrap_or_default().to_string();
+    if opcode.is_empty() || !opcode.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
+        return Err(err(format!("bad opcode `{mnemonic}`")));
+    }
+    let modifiers: Vec<String> = parts.map(str::to_string).collect();
+    if modifiers.iter().any(String::is_empty) {
+        return Err(err(format!("empty modifier in `{mnemonic}`")));
+    }
+    let operands =
+        if ops.is_empty() { Vec::new() } else { split_operands(ops)?.into_iter().map(parse_operand).collect() };
+    let text = rebuild_text(mnemonic, ops, guard_text);
+    Ok(SassInstr { offset, guard, opcode, modifiers, operands, text, location: None })
+}
+
+/// An instruction line as written: its offset comment (0 when none), its
+/// guard predicate, mnemonic and operands, without `;` and encoding.
+struct Written<'a> {
+    offset: u64,
+    guard: Option<&'a str>,
+    mnemonic: &'a str,
+    ops: &'a str,
+}
+
+fn written(text: &str) -> Result<Written<'_>, ParseError> {
     let mut s = text.trim();
     let mut offset = 0;
     if let Some(rest) = s.strip_prefix("/*") {
@@ -354,34 +388,24 @@ pub fn parse_instruction(text: &str) -> Result<SassInstr, ParseError> {
         return Err(err(format!("no instruction in `{}`", text.trim())));
     }
     let mut guard = None;
-    let mut guard_text = None;
     if let Some(rest) = s.strip_prefix('@') {
         let (g, rest) =
             rest.split_once(char::is_whitespace).ok_or_else(|| err(format!("guard without opcode in `{s}`")))?;
-        let pred = parse_register(g)
-            .filter(|r| matches!(r.kind, RegKind::P | RegKind::Up))
-            .ok_or_else(|| err(format!("bad guard predicate `@{g}`")))?;
-        guard = Some(Guard { pred });
-        guard_text = Some(g.to_string());
+        guard = Some(g);
         s = rest.trim_start();
     }
     let (mnemonic, ops) = match s.split_once(char::is_whitespace) {
         Some((m, o)) => (m, o.trim()),
         None => (s, ""),
     };
-    let mut parts = mnemonic.split('.');
-    let opcode = parts.next().unwrap_or_default().to_string();
-    if opcode.is_empty() || !opcode.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') {
-        return Err(err(format!("bad opcode `{mnemonic}`")));
-    }
-    let modifiers: Vec<String> = parts.map(str::to_string).collect();
-    if modifiers.iter().any(String::is_empty) {
-        return Err(err(format!("empty modifier in `{mnemonic}`")));
-    }
-    let operands =
-        if ops.is_empty() { Vec::new() } else { split_operands(ops)?.into_iter().map(parse_operand).collect() };
-    let text = rebuild_text(mnemonic, ops, guard_text.as_deref());
-    Ok(SassInstr { offset, guard, opcode, modifiers, operands, text, location: None })
+    Ok(Written { offset, guard, mnemonic, ops })
+}
+
+/// The text [`parse_instruction`] gives an instruction ([`SassInstr::text`]),
+/// without parsing its operands: two lines with the same text parse alike.
+pub fn instruction_text(line: &str) -> Result<String, ParseError> {
+    let w = written(line)?;
+    Ok(rebuild_text(w.mnemonic, w.ops, w.guard))
 }
 
 fn rebuild_text(mnemonic: &str, ops: &str, guard: Option<&str>) -> String {

@@ -144,6 +144,14 @@ pub extern "C" fn xfpx_prefill_start() {
         let wrapper = Path::new(std::ffi::OsStr::from_bytes(wrapper.as_bytes())).to_path_buf();
         let wanted = |name: &str| with_core(true, |c| c.wants_kernel(KernelNames { mangled: name, demangled: name }));
         let done = |line: String| with_core((), |c| c.note(&line));
+        // the detector's plans of the program's functions, made here
+        // rather than at their first launches
+        let planner = with_core(None, |c| c.ahead_planner());
+        let listed = move |name: &str, listing: &str| {
+            if let Some(p) = &planner {
+                p.plan(name, listing);
+            }
+        };
         // The libraries' functions a program launches are a few of
         // thousands: where their first launches are screened while they are
         // disassembled (`prepare_ffi`), the libraries are not read ahead.
@@ -159,6 +167,7 @@ pub extern "C" fn xfpx_prefill_start() {
             limits,
             &DEVICE_TARGET,
             wanted,
+            listed,
             done,
         );
         if let Err(e) = started {
