@@ -44,6 +44,23 @@ fn remove_in_span<T: Copy>(sorted: &mut Vec<T>, range: impl Fn(&T) -> &RegRange,
     sorted.drain(kept..end);
 }
 
+/// Call `both` with the entries of sorted `a` and `b` whose ranges are
+/// the same, in order.
+fn for_each_common<T>(a: &[T], b: &[T], range: impl Fn(&T) -> &RegRange, mut both: impl FnMut(&T, &T)) {
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match order(range(x), range(y)) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                both(x, y);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+}
+
 fn file_rank(f: RegFile) -> u8 {
     match f {
         RegFile::PerLane => 0,
@@ -112,23 +129,8 @@ impl RangeSet {
 
     /// The members of both sets.
     pub fn intersection(&self, other: &RangeSet) -> RangeSet {
-        let (mut a, mut b) = (self.sorted.iter().peekable(), other.sorted.iter().peekable());
         let mut sorted = Vec::with_capacity(self.len().min(other.len()));
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            match order(x, y) {
-                Ordering::Less => {
-                    a.next();
-                }
-                Ordering::Greater => {
-                    b.next();
-                }
-                Ordering::Equal => {
-                    sorted.push(**x);
-                    a.next();
-                    b.next();
-                }
-            }
-        }
+        for_each_common(&self.sorted, &other.sorted, |x| x, |x, _| sorted.push(*x));
         RangeSet { sorted, widest: self.widest.min(other.widest) }
     }
 }
@@ -216,25 +218,17 @@ impl RangeKinds {
     /// The ranges of both maps, with the bits both give them; a range left
     /// with no bit is not kept.
     pub fn meet(&self, other: &RangeKinds) -> RangeKinds {
-        let (mut a, mut b) = (self.sorted.iter().peekable(), other.sorted.iter().peekable());
         let mut sorted = Vec::with_capacity(self.sorted.len().min(other.sorted.len()));
-        while let (Some((x, kx)), Some((y, ky))) = (a.peek(), b.peek()) {
-            match order(x, y) {
-                Ordering::Less => {
-                    a.next();
+        for_each_common(
+            &self.sorted,
+            &other.sorted,
+            |(x, _)| x,
+            |(x, kx), (_, ky)| {
+                if kx & ky != 0 {
+                    sorted.push((*x, kx & ky));
                 }
-                Ordering::Greater => {
-                    b.next();
-                }
-                Ordering::Equal => {
-                    if kx & ky != 0 {
-                        sorted.push((*x, kx & ky));
-                    }
-                    a.next();
-                    b.next();
-                }
-            }
-        }
+            },
+        );
         RangeKinds { sorted, widest: self.widest.min(other.widest) }
     }
 }
