@@ -37,7 +37,7 @@ out=""
 prev=""
 for a in "$@"; do
   case "$a" in
-    *.cu|*.o|*.a|*.so) if [ "$prev" != "-o" ] && [ ! -f "$a" ]; then echo "nvcc fatal: cannot find $a" >&2; exit 1; fi;;
+    *.cu|*.c|*.o|*.a|*.so) if [ "$prev" != "-o" ] && [ ! -f "$a" ]; then echo "nvcc fatal: cannot find $a" >&2; exit 1; fi;;
   esac
   if [ "$prev" = "-o" ]; then out="$a"; fi
   prev="$a"
@@ -146,11 +146,14 @@ fn sha256(path: &Path) -> String {
 }
 
 /// The nvcc calls of a successful setup for sm_90 name the sources it
-/// wrote, NVBit's core, the Rust core and CUDA's libraries, in order.
+/// wrote, NVBit's core, the Rust core and CUDA's libraries, in order, and
+/// then the disassembly cache's helper (plain C, for no GPU target).
 fn assert_build_steps(s: &Setup, core_lib: &str, arch_flags: &[&str]) {
     let calls = s.nvcc_calls();
-    assert_eq!(calls.len(), 3, "{calls:#?}");
-    let (shim, device, link) = (&calls[0], &calls[1], &calls[2]);
+    assert_eq!(calls.len(), 4, "{calls:#?}");
+    let (shim, device, link, helper) = (&calls[0], &calls[1], &calls[2], &calls[3]);
+    assert!(helper.starts_with("-O2 --cudart none ") && helper.contains("/shim/xfpx_disasm_cache.c -o "), "{helper}");
+    assert!(!helper.contains("arch"), "{helper}");
     assert!(shim.starts_with("-dc -c -std=c++17 -I"), "{shim}");
     assert!(shim.contains("-Xptxas -cloning=no") && shim.contains("/shim/xfpx_nvbit.cu -o "), "{shim}");
     assert!(device.contains("-Xptxas -astoolspatch --keep-device-functions"), "{device}");
@@ -175,14 +178,34 @@ fn assert_installed(s: &Setup, o: &Outcome, targets: &str, driver: &str) {
     let lines = o.stderr_lines();
     let want = format!("xfpx: installed {} for {targets} (NVBit 1.7.7.1, CUDA 13.0, {driver})", lib.display());
     assert!(lines.contains(&want.as_str()), "`{want}` not in {lines:#?}");
-    // nothing but the library joined the executable
+    // nothing but the library and the disassembly cache's helper joined
+    // the executable
+    assert_eq!(installed_names(s), ["libxfpx_nvbit.so", "xfpx", "xfpx-nvdisasm-cache"]);
+}
+
+fn installed_names(s: &Setup) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(s.path("inst"))
         .expect("ls")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["libxfpx_nvbit.so", "xfpx"]);
+    names
+}
+
+#[test]
+fn a_helper_that_does_not_build_leaves_the_tool_installed_and_says_so() {
+    let s = Setup::new();
+    let core = s.fake_core();
+    let mut c =
+        s.xfpx(&["--nvbit", core.to_str().expect("utf8"), "--core-lib", s.path("core.a").to_str().expect("utf8")]);
+    c.env("XFPX_TEST_LIBNVBIT_SHA256", sha256(&core.join("libnvbit.a")));
+    c.env("FAKE_NVCC_FAIL", "xfpx_disasm_cache.c");
+    let o = run(c);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(installed_names(&s), ["libxfpx_nvbit.so", "xfpx"]);
+    let note = o.stderr_lines().into_iter().find(|l| l.contains("the disassembly cache's helper was not built"));
+    assert!(note.is_some_and(|l| l.contains("stand-in failure")), "{}", o.stderr);
 }
 
 #[test]
