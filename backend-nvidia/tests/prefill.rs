@@ -310,6 +310,12 @@ fn libraries_are_read_container_by_container_within_the_limits() {
 
 static TARGET_90: prefill::DeviceTarget = prefill::DeviceTarget::new();
 
+/// A prefill of everything in `sources` within the default limits, for
+/// an sm_90 device.
+fn prefill_everything(sources: &prefill::Sources<'_>, cache: &DisasmCache, wrapper: &Path) -> Option<String> {
+    prefill::prefill_files(sources, cache, wrapper, &prefill::PrefillLimits::DEFAULT, &TARGET_90, |_| true, |_, _| {})
+}
+
 #[test]
 fn a_program_without_device_code_prefills_its_libraries() {
     let dir = temp("programlibs");
@@ -323,16 +329,7 @@ fn a_program_without_device_code_prefills_its_libraries() {
     TARGET_90.tell(90);
     let libraries = [lib];
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&libraries) };
-    let line = prefill::prefill_files(
-        &sources,
-        &cache,
-        &wrapper,
-        &prefill::PrefillLimits::DEFAULT,
-        &TARGET_90,
-        |_| true,
-        |_, _| {},
-    )
-    .expect("a line");
+    let line = prefill_everything(&sources, &cache, &wrapper).expect("a line");
     assert!(
         line.contains("disassembled 8 sm_90 functions")
             && line.contains("(1 batched disassembler runs, 0 functions alone;")
@@ -347,32 +344,10 @@ fn a_program_without_device_code_prefills_its_libraries() {
     assert_eq!(runs(&marks), 1, "NVBit's calls for the library's functions came from the cache");
     // nothing anywhere: no line
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Listed(&[]) };
-    assert_eq!(
-        prefill::prefill_files(
-            &sources,
-            &cache,
-            &wrapper,
-            &prefill::PrefillLimits::DEFAULT,
-            &TARGET_90,
-            |_| true,
-            |_, _| {}
-        ),
-        None
-    );
+    assert_eq!(prefill_everything(&sources, &cache, &wrapper), None);
     // the libraries mapped into this test process: none with device code
     let sources = prefill::Sources { exe: &exe, libraries: prefill::Libraries::Mapped };
-    assert_eq!(
-        prefill::prefill_files(
-            &sources,
-            &cache,
-            &wrapper,
-            &prefill::PrefillLimits::DEFAULT,
-            &TARGET_90,
-            |_| true,
-            |_, _| {}
-        ),
-        None
-    );
+    assert_eq!(prefill_everything(&sources, &cache, &wrapper), None);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
