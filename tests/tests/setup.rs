@@ -201,6 +201,8 @@ fn a_helper_that_does_not_build_leaves_the_tool_installed_and_says_so() {
         s.xfpx(&["--nvbit", core.to_str().expect("utf8"), "--core-lib", s.path("core.a").to_str().expect("utf8")]);
     c.env("XFPX_TEST_LIBNVBIT_SHA256", sha256(&core.join("libnvbit.a")));
     c.env("FAKE_NVCC_FAIL", "xfpx_disasm_cache.c");
+    // an earlier setup's helper does not stay behind the note
+    std::fs::write(s.path("inst/xfpx-nvdisasm-cache"), b"an earlier one").expect("write");
     let o = run(c);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(installed_names(&s), ["libxfpx_nvbit.so", "xfpx"]);

@@ -111,9 +111,16 @@ pub fn setup(a: &SetupArgs) -> Result<i32> {
             install::install(helper, &dest, HELPER_FILE_NAME).map_err(anyhow::Error::msg)?;
             None
         }
-        Err(why) => Some(format!(
-            "the disassembly cache's helper was not built: {why} (cached disassembly is answered by a shell script instead, a few milliseconds more per kernel)"
-        )),
+        Err(why) => {
+            // one an earlier setup installed would outlive this note
+            let stale = dest.join(HELPER_FILE_NAME);
+            if stale.is_file() {
+                let _ = std::fs::remove_file(&stale);
+            }
+            Some(format!(
+                "the disassembly cache's helper was not built: {why} (cached disassembly is answered by a shell script instead, a few milliseconds more per kernel)"
+            ))
+        }
     };
     let cupti_note = match &built.cupti {
         Ok(lib) => {
