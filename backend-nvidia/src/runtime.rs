@@ -1,6 +1,7 @@
 //! The host side of the NVBit tool, free of FFI: which kernels to
 //! instrument and when, the site table, the plans and their call
-//! insertions, line tables read from dumped cubins, and the findings the
+//! insertions ([`planning`]; made before first launches: [`ahead`]), line
+//! tables read from dumped cubins, and the findings the
 //! device sends (or, with the counters tool, the count tables of launches,
 //! see [`crate::count_run`], or their hardware counters, see [`hardware`]),
 //! streamed as events to the CLI or written as a report.
