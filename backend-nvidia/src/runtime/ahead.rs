@@ -72,7 +72,9 @@ impl AheadPlanner {
         if !self.plans.start(mangled) {
             return 0;
         }
-        let made = self.make(mangled, listing);
+        // a planner that failed must not leave the launch waiting
+        let made =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.make(mangled, listing))).ok().flatten();
         let n = made.as_ref().map_or(0, |p| p.kernel.instrs.len());
         self.plans.finish(mangled, made);
         n
