@@ -148,11 +148,11 @@ impl ToolStream {
             return Ok(());
         }
         self.collector.run_mut().finished_unix = Some(crate::report::unix_now());
+        // (the last batch and `finished` may find the socket closed: then
+        // the report is written after all)
+        self.emit(Event::Finished);
         match &self.sink {
-            Sink::Socket(_) => {
-                self.emit(Event::Finished);
-                Ok(())
-            }
+            Sink::Socket(_) => Ok(()),
             Sink::Report => std::fs::write(&self.report_path, self.collector.report().to_json())
                 .map_err(|e| format!("cannot write the report {}: {e}", self.report_path.display())),
         }
@@ -237,6 +237,22 @@ mod tests {
             s.emit(launch(3 + i));
         }
         assert_eq!(Event::from_line(&lines.next().unwrap().unwrap()).unwrap(), launch(3));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_socket_closed_under_the_last_batch_still_leaves_the_report() {
+        let (dir, listener, mut s) = listened("closed", RunInfo::new("nvidia", "unknown", "fast"));
+        let (conn, _) = listener.accept().unwrap();
+        drop(conn);
+        drop(listener);
+        // launches wait in the batch; the closed socket is met only at the end
+        s.emit(launch(0));
+        s.collector_mut().run_mut().notes.push("gathered".into());
+        s.finish().unwrap();
+        let written = Report::from_json(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+        assert!(written.run.notes.contains(&"gathered".to_string()));
+        assert!(written.run.notes.iter().any(|n| n.starts_with("the event socket closed")));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
