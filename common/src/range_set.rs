@@ -19,21 +19,18 @@ fn sort_key(r: &RegRange) -> u32 {
     (u32::from(file_rank(r.file)) << 24) | (u32::from(r.first) << 8) | u32::from(r.count)
 }
 
-/// The members of `sorted` (whose ranges span at most `widest`
-/// registers) that share a register with `r` lie in the returned span;
-/// it may hold others too.
-fn overlap_span<T>(sorted: &[T], range: impl Fn(&T) -> &RegRange, r: &RegRange, widest: u8) -> (usize, usize) {
+/// Removes the members of `sorted` (whose ranges span at most `widest`
+/// registers) that share a register with `r`: they lie in one span of the
+/// order, found by a binary search.
+fn remove_overlaps<T: Copy>(sorted: &mut Vec<T>, range: impl Fn(&T) -> &RegRange, r: &RegRange, widest: u8) {
     let low = RegRange::new(r.file, r.first.saturating_sub(u16::from(widest.saturating_sub(1))), 0);
     let start = sorted.partition_point(|x| order(range(x), &low) == Ordering::Less);
     let end_first = u32::from(r.first) + u32::from(r.count);
-    let len =
-        sorted[start..].iter().take_while(|x| range(x).file == r.file && u32::from(range(x).first) < end_first).count();
-    (start, start + len)
-}
-
-/// Removes the members of `sorted[span]` that share a register with `r`.
-fn remove_in_span<T: Copy>(sorted: &mut Vec<T>, range: impl Fn(&T) -> &RegRange, r: &RegRange, span: (usize, usize)) {
-    let (start, end) = span;
+    let end = start
+        + sorted[start..]
+            .iter()
+            .take_while(|x| range(x).file == r.file && u32::from(range(x).first) < end_first)
+            .count();
     let mut kept = start;
     for i in start..end {
         if !range(&sorted[i]).overlaps(r) {
@@ -111,8 +108,7 @@ impl RangeSet {
 
     /// Removes every member that shares a register with `r`.
     pub fn remove_overlapping(&mut self, r: &RegRange) {
-        let span = overlap_span(&self.sorted, |x| x, r, self.widest);
-        remove_in_span(&mut self.sorted, |x| x, r, span);
+        remove_overlaps(&mut self.sorted, |x| x, r, self.widest);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &RegRange> {
@@ -179,36 +175,32 @@ impl RangeKinds {
         self.find(r).ok().map(|i| self.sorted[i].1)
     }
 
+    /// `r`'s bits, made (with none) when `r` is not there.
+    fn bits(&mut self, r: RegRange) -> &mut u8 {
+        let i = match self.find(&r) {
+            Ok(i) => i,
+            Err(at) => {
+                self.sorted.insert(at, (r, 0));
+                self.widest = self.widest.max(r.count);
+                at
+            }
+        };
+        &mut self.sorted[i].1
+    }
+
     /// Sets `r`'s bits to `kinds`.
     pub fn insert(&mut self, r: RegRange, kinds: u8) {
-        match self.find(&r) {
-            Ok(i) => self.sorted[i].1 = kinds,
-            Err(at) => {
-                self.sorted.insert(at, (r, kinds));
-                self.widest = self.widest.max(r.count);
-            }
-        }
+        *self.bits(r) = kinds;
     }
 
     /// Adds `kinds` to `r`'s bits (a range not there starts with none).
     pub fn add(&mut self, r: RegRange, kinds: u8) {
-        match self.find(&r) {
-            Ok(i) => self.sorted[i].1 |= kinds,
-            Err(at) => {
-                self.sorted.insert(at, (r, kinds));
-                self.widest = self.widest.max(r.count);
-            }
-        }
+        *self.bits(r) |= kinds;
     }
 
     /// Removes every range that shares a register with `r`.
     pub fn remove_overlapping(&mut self, r: &RegRange) {
-        let span = overlap_span(&self.sorted, |(x, _)| x, r, self.widest);
-        remove_in_span(&mut self.sorted, |(x, _)| x, r, span);
-    }
-
-    pub fn retain(&mut self, mut keep: impl FnMut(&RegRange) -> bool) {
-        self.sorted.retain(|(x, _)| keep(x));
+        remove_overlaps(&mut self.sorted, |(x, _)| x, r, self.widest);
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&RegRange, u8)> {
