@@ -13,6 +13,7 @@ use xfpx_common::counters::CounterSource;
 use xfpx_common::event::Event;
 use xfpx_common::fault::FaultSpec;
 use xfpx_common::lower::Lowering;
+use xfpx_common::plan::Plan;
 use xfpx_common::report::KernelStatus;
 use xfpx_common::tool::ToolKind;
 
@@ -88,14 +89,7 @@ impl ToolCore {
             .map(|l| l.grouping(self.config.mode == Mode::Fast))
             .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
             .map_err(|e| e.to_string())?;
-        if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
-            let text = render_kernel(&kernel, &plan, &calls, OutputFormat::Text);
-            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
-                let text = format!("cannot write dump {}: {e}", file.display());
-                self.note(&text);
-            }
-        }
+        self.write_dump(mangled, &kernel, &plan, &calls);
         Ok((calls, plan.probes.len() as u64))
     }
 
@@ -199,14 +193,7 @@ impl ToolCore {
         if let Some(e) = unknown {
             self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
         }
-        if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
-            let text = render_kernel(kernel, &cp.plan, &calls, OutputFormat::Text);
-            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
-                let text = format!("cannot write dump {}: {e}", file.display());
-                self.note(&text);
-            }
-        }
+        self.write_dump(mangled, kernel, &cp.plan, &calls);
         let is_kernel = self.instrumenting_for.as_deref().is_none_or(|k| k == mangled);
         let probes = cp.plan.probes.len() as u64;
         if let Some(counting) = &mut self.counting {
@@ -235,13 +222,8 @@ impl ToolCore {
         let calls = NvbitLowering::new(&kernel, self.inject_state)
             .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
             .map_err(|e| e.to_string())?;
-        if let (Some(dir), Some(mangled)) = (&self.config.dump_dir, dump) {
-            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
-            let text = render_kernel(&kernel, &ip.plan, &calls, OutputFormat::Text);
-            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
-                let text = format!("cannot write dump {}: {e}", file.display());
-                self.note(&text);
-            }
+        if let Some(mangled) = dump {
+            self.write_dump(mangled, &kernel, &ip.plan, &calls);
         }
         Ok((calls, ip.plan.probes.len() as u64))
     }
@@ -270,14 +252,19 @@ impl ToolCore {
             self.flow_classes.insert(p.site, kernel.view.instrs[p.instr as usize].class.label());
         }
         self.stream.collector_mut().expect_flow(name);
-        if let Some(dir) = &self.config.dump_dir {
-            let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
-            let text = render_kernel(kernel, &plan, &calls, OutputFormat::Text);
-            if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
-                let text = format!("cannot write dump {}: {e}", file.display());
-                self.note(&text);
-            }
-        }
+        self.write_dump(mangled, kernel, &plan, &calls);
         Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// `--dump`: the function's plan and calls, written as text under the
+    /// run's dump folder (a failure becomes a note).
+    fn write_dump(&mut self, mangled: &str, kernel: &crate::sass::SassKernel, plan: &Plan, calls: &[CallInsertion]) {
+        let Some(dir) = &self.config.dump_dir else { return };
+        let file = dir.join(format!("{}.sass.txt", xfpx_common::names::file_stem(mangled)));
+        let text = render_kernel(kernel, plan, calls, OutputFormat::Text);
+        if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&file, text)) {
+            let text = format!("cannot write dump {}: {e}", file.display());
+            self.note(&text);
+        }
     }
 }

@@ -394,3 +394,25 @@ fn unparsable_sass_skips_the_kernel() {
     assert!(e.contains("0x0"), "{e}");
     assert!(matches!(core.report().kernels[0].status, KernelStatus::Skipped { .. }));
 }
+
+#[test]
+fn dumps_go_to_the_dump_folder_and_a_failed_one_is_a_note() {
+    let dir = temp("dumps");
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = dir.join("r.json");
+    let with_dump = |dump: std::path::PathBuf| {
+        core_with(RunSettings { report_path: report.clone(), dump_dir: Some(dump), ..RunSettings::default() })
+    };
+    let mut core = with_dump(dir.join("dump"));
+    core.set_lines_enabled(false);
+    core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
+    let text = std::fs::read_to_string(dir.join("dump/_Z1kPf.sass.txt")).expect("dumped");
+    assert!(text.contains("MUFU.RCP R4, R1"), "{text}");
+    // a dump folder that cannot be made: the function is still planned
+    std::fs::write(dir.join("file"), b"x").expect("write");
+    let mut core = with_dump(dir.join("file"));
+    core.set_lines_enabled(false);
+    assert!(core.instrument_function(NAMES, &instrs(), 0).is_ok());
+    assert!(core.report().run.notes.iter().any(|n| n.starts_with("cannot write dump")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
