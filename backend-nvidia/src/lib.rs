@@ -31,6 +31,7 @@ pub mod inject;
 pub mod lower;
 pub mod mapped;
 pub mod modes;
+pub mod module_image;
 pub mod prefill;
 pub mod preparing;
 pub mod record;

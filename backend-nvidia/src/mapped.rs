@@ -139,6 +139,32 @@ pub fn paths_in_maps(maps: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The file an address of a process lies in and its offset there, from
+/// that process's `/proc/<pid>/maps` text (`None`: anonymous memory, or
+/// not mapped).
+pub fn file_offset_in_maps(maps: &str, addr: u64) -> Option<(PathBuf, u64)> {
+    maps.lines().find_map(|line| {
+        let mut fields = line.split_whitespace();
+        let (start, end) = fields.next()?.split_once('-')?;
+        let (start, end) = (u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?);
+        if !(start..end).contains(&addr) {
+            return None;
+        }
+        let offset = u64::from_str_radix(fields.nth(1)?, 16).ok()?;
+        let path = fields.nth(2).filter(|p| p.starts_with('/'))?;
+        Some((PathBuf::from(path), addr - start + offset))
+    })
+}
+
+/// Whether an address of this process lies in the `.nv_fatbin` section of
+/// a file mapped here (device code a file's index reads anyway).
+pub fn in_mapped_fatbin(addr: u64) -> bool {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
+    file_offset_in_maps(&maps, addr).is_some_and(|(path, at)| {
+        fatbin_section(&path).is_some_and(|r| (r.offset..r.offset.saturating_add(r.size)).contains(&at))
+    })
+}
+
 /// Regular files mapped into this process with device code, no larger
 /// than `max_bytes`, in mapping order; the xfpx tool library is left out.
 pub fn files_with_device_code(max_bytes: u64) -> Vec<PathBuf> {
@@ -158,6 +184,18 @@ mod tests {
 
     fn temp(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("xfpx-mapped-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn addresses_are_placed_in_their_mapped_file() {
+        let maps = "00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/app\n\
+                    7f0000000000-7f0000100000 r--p 00200000 08:02 99 /lib/libx.so\n\
+                    7f0000100000-7f0000200000 rw-p 00000000 00:00 0 \n";
+        assert_eq!(file_offset_in_maps(maps, 0x400010), Some((PathBuf::from("/usr/bin/app"), 0x10)));
+        assert_eq!(file_offset_in_maps(maps, 0x7f0000000020), Some((PathBuf::from("/lib/libx.so"), 0x200020)));
+        assert_eq!(file_offset_in_maps(maps, 0x7f0000100020), None, "anonymous memory");
+        assert_eq!(file_offset_in_maps(maps, 0x10), None, "not mapped");
+        assert_eq!(file_offset_in_maps("garbage line\n", 0x10), None);
     }
 
     #[test]

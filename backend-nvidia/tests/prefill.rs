@@ -503,3 +503,53 @@ fn the_programs_functions_are_shown_with_the_listings_nvbit_will_get() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The first container of the fixture, as a program hands it to the
+/// driver from memory.
+fn first_container(fb: &[u8]) -> &[u8] {
+    let body = u64::from_le_bytes(fb[8..16].try_into().expect("8 bytes")) as usize;
+    &fb[..16 + body]
+}
+
+fn reader(bytes: &[u8]) -> impl Fn(u64, usize) -> Option<Vec<u8>> + '_ {
+    move |at, n| bytes.get(at as usize..at as usize + n).map(<[u8]>::to_vec)
+}
+
+#[test]
+fn module_images_loaded_from_memory_give_the_code_cuobjdump_printed() {
+    use xfpx_nvidia::module_image::{self, ImageKind};
+    let fb = fatbin_fixture();
+    let container = first_container(&fb);
+    // what follows an image in memory is not part of it
+    assert_eq!(module_image::kind(fb[..4].try_into().expect("4")), ImageKind::Container);
+    assert_eq!(module_image::extent(ImageKind::Container, reader(&fb)), Some(container.len() as u64));
+    let oracle = cuobjdump_code();
+    let found: BTreeMap<String, Vec<u8>> =
+        module_image::functions(container, 90).into_iter().map(|f| (f.name, f.code)).collect();
+    assert_eq!(found, oracle, "the container's sm_90 functions");
+    assert!(module_image::functions(container, 80).is_empty(), "no sm_80 cubin");
+    // the sm_90 cubin alone, as cuModuleLoadData takes it
+    let entries = fatbin::entries(&fb).expect("entries");
+    let cubin = entries.iter().find(|e| e.kind == EntryKind::Cubin).expect("a cubin").contents().expect("cubin");
+    let size = module_image::extent(ImageKind::Cubin, reader(&cubin)).expect("an ELF extent") as usize;
+    assert!(size <= cubin.len() && size + 64 > cubin.len(), "{size} of {}", cubin.len());
+    let found: BTreeMap<String, Vec<u8>> =
+        module_image::functions(&cubin[..size], 90).into_iter().map(|f| (f.name, f.code)).collect();
+    assert_eq!(found, oracle, "the bare cubin's functions");
+}
+
+#[test]
+fn the_library_index_finds_functions_of_images_loaded_from_memory() {
+    use xfpx_nvidia::prefill::library_index::LibraryIndex;
+    let fb = fatbin_fixture();
+    let index = LibraryIndex::new(90, "/nonexistent/program".into());
+    assert!(index.functions(&["f32_ops"]).is_empty(), "nothing indexed yet");
+    index.add_image(first_container(&fb).to_vec());
+    index.add_image(b"// PTX text: nothing to read".to_vec());
+    let got = index.functions(&["f32_ops", "no_such_kernel", "f64_ops"]);
+    let oracle = cuobjdump_code();
+    let names: Vec<&str> = got.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["f32_ops", "f64_ops"]);
+    assert!(got.iter().all(|f| oracle[&f.name] == f.code));
+    assert_eq!(index.images(), (2, oracle.len()));
+}

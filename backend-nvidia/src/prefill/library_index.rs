@@ -5,10 +5,12 @@
 //! fat binaries (every cubin of the device's target, read and inflated
 //! once); it keeps only each function's container, and reads that
 //! container again when a function is looked up. Libraries mapped after
-//! it was built are indexed when a name is not found.
+//! it was built are indexed when a name is not found. Module images the
+//! program loads from memory ([`crate::module_image`]) are added as they
+//! are loaded and read at the next look-up; their functions are kept.
 
 use crate::fatbin::{self, DeviceFunction};
-use crate::mapped;
+use crate::{mapped, module_image};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,10 +24,23 @@ struct Container {
     size: u64,
 }
 
+/// Where an indexed function's code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In a container of a library file, read again when looked up.
+    File(Container),
+    /// The `.1`-th function of the `.0`-th module image loaded from memory.
+    Image(usize, usize),
+}
+
 #[derive(Debug, Default)]
 struct Indexed {
     files: Vec<PathBuf>,
-    by_name: HashMap<String, Container>,
+    by_name: HashMap<String, Place>,
+    /// The functions of the module images read so far.
+    images: Vec<Vec<DeviceFunction>>,
+    /// Module images loaded since the last look-up, not read yet.
+    unread: Vec<Vec<u8>>,
 }
 
 /// The functions of the target `sm` in the libraries indexed so far.
@@ -95,7 +110,7 @@ impl LibraryIndex {
                         let at = Container { file: index, offset, size: container.len() as u64 };
                         if let Ok(mut g) = self.indexed.lock() {
                             for name in names {
-                                g.by_name.entry(name).or_insert(at);
+                                g.by_name.entry(name).or_insert(Place::File(at));
                             }
                         }
                     });
@@ -112,18 +127,25 @@ impl LibraryIndex {
     /// container); when some is not known, libraries mapped since are
     /// indexed in the background.
     pub fn functions(&self, names: &[&str]) -> Vec<DeviceFunction> {
+        self.read_images();
+        let mut out = Vec::new();
         let (places, missing) = {
             let Ok(g) = self.indexed.lock() else { return Vec::new() };
-            let places: Vec<(PathBuf, Container)> =
-                names.iter().filter_map(|n| g.by_name.get(*n)).map(|c| (g.files[c.file].clone(), *c)).collect();
-            let missing = places.len() < names.len();
-            (places, missing)
+            let mut places: Vec<(PathBuf, Container)> = Vec::new();
+            let mut found = 0;
+            for place in names.iter().filter_map(|n| g.by_name.get(*n)) {
+                found += 1;
+                match *place {
+                    Place::File(c) => places.push((g.files[c.file].clone(), c)),
+                    Place::Image(image, at) => out.push(g.images[image][at].clone()),
+                }
+            }
+            (places, found < names.len())
         };
         if missing {
             self.update_in_background();
         }
         let mut read: HashSet<Container> = HashSet::new();
-        let mut out = Vec::new();
         for (file, c) in places {
             if !read.insert(c) {
                 continue;
@@ -137,6 +159,37 @@ impl LibraryIndex {
             });
         }
         out
+    }
+
+    /// Keep a copy of a module image the program loads from memory (read
+    /// at the next look-up).
+    pub fn add_image(&self, image: Vec<u8>) {
+        if let Ok(mut g) = self.indexed.lock() {
+            g.unread.push(image);
+        }
+    }
+
+    /// Read the module images added since the last look-up: their
+    /// functions for the index's target are kept and named.
+    fn read_images(&self) {
+        let unread = match self.indexed.lock() {
+            Ok(mut g) => std::mem::take(&mut g.unread),
+            Err(_) => return,
+        };
+        for image in unread {
+            let functions = module_image::functions(&image, self.sm);
+            let Ok(mut g) = self.indexed.lock() else { return };
+            let at = g.images.len();
+            for (i, f) in functions.iter().enumerate() {
+                g.by_name.entry(f.name.clone()).or_insert(Place::Image(at, i));
+            }
+            g.images.push(functions);
+        }
+    }
+
+    /// Module images read so far, and the functions they hold.
+    pub fn images(&self) -> (usize, usize) {
+        self.indexed.lock().map_or((0, 0), |g| (g.images.len(), g.images.iter().map(Vec::len).sum()))
     }
 
     /// Functions indexed so far.

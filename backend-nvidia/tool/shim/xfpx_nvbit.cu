@@ -999,6 +999,12 @@ void nvbit_tool_init(CUcontext ctx) {
     g_in_tool = false;
 }
 
+/* A module image the program hands the driver, for kernels whose
+ * disassembly may be made in the background. */
+void module_image(const void *image) {
+    if (image != nullptr && xfpx_prepares_ahead()) xfpx_module_image(image);
+}
+
 void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, const char *name, void *params,
                          CUresult *pStatus) {
     (void)name;
@@ -1069,6 +1075,20 @@ void nvbit_at_cuda_event(CUcontext ctx, int is_exit, nvbit_api_cuda_t cbid, cons
         extra = p->extra;
         break;
     }
+    /* modules loaded from memory (cuBLAS loads kernels so that are in no
+     * file's fat binary): copied for the disassembly at first launch */
+    case API_CUDA_cuModuleLoadData:
+        module_image(((cuModuleLoadData_params *)params)->image);
+        return;
+    case API_CUDA_cuModuleLoadDataEx:
+        module_image(((cuModuleLoadDataEx_params *)params)->image);
+        return;
+    case API_CUDA_cuModuleLoadFatBinary:
+        module_image(((cuModuleLoadFatBinary_params *)params)->fatCubin);
+        return;
+    case API_CUDA_cuLibraryLoadData:
+        module_image(((cuLibraryLoadData_params *)params)->code);
+        return;
     default:
         return;
     }

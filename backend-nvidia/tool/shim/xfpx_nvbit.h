@@ -50,6 +50,7 @@ void xfpx_prefill_start(void);
 int xfpx_prepares_ahead(void);
 int xfpx_prepare_ahead(const char *module, const char *const *names, uint64_t n);
 int xfpx_prepared(const char *const *names, uint64_t n);
+void xfpx_module_image(const void *image);
 int xfpx_lines_enabled(void);
 void xfpx_load_cubin_lines(const char *path);
 int64_t xfpx_instrument(const char *mangled, const char *demangled, uint32_t n, const char *const *sass,

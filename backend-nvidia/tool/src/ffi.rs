@@ -819,6 +819,7 @@ mod tests {
             "xfpx_prepares_ahead",
             "xfpx_prepare_ahead",
             "xfpx_prepared",
+            "xfpx_module_image",
             "xfpx_counting",
             "xfpx_instrumenting_for",
             "xfpx_count_table",

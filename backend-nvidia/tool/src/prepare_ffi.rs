@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
-use xfpx_nvidia::fatbin;
+use xfpx_nvidia::module_image::{self, ImageKind};
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
 use xfpx_nvidia::prefill::library_index::LibraryIndex;
 use xfpx_nvidia::prefill::{self, PrefillProgress};
@@ -25,12 +25,17 @@ static AT_LAUNCH: OnceLock<AtLaunch> = OnceLock::new();
 /// The libraries' functions, for kernels whose module NVBit cannot dump.
 static LIBRARY_INDEX: OnceLock<LibraryIndex> = OnceLock::new();
 
+/// The libraries' index for target `sm` (made at the first call).
+fn library_index(sm: u32) -> &'static LibraryIndex {
+    LIBRARY_INDEX.get_or_init(|| LibraryIndex::new(sm, "/proc/self/exe".into()))
+}
+
 /// Index the functions of the libraries the program has mapped, in the
 /// background, once the device's target is known (at most 30 s from now).
 pub(crate) fn index_libraries() {
     let _ = std::thread::Builder::new().name("xfpx-library-index".into()).spawn(|| {
         let Some(sm) = DEVICE_TARGET.wait(prefill::TARGET_WAIT) else { return };
-        LIBRARY_INDEX.get_or_init(|| LibraryIndex::new(sm, "/proc/self/exe".into())).update_in_background();
+        library_index(sm).update_in_background();
     });
 }
 
@@ -38,13 +43,15 @@ pub(crate) fn index_libraries() {
 /// it did nothing).
 pub(crate) fn finish_note() -> Option<String> {
     let indexed = LIBRARY_INDEX.get().map_or(0, LibraryIndex::len);
+    let (images, image_functions) = LIBRARY_INDEX.get().map_or((0, 0), LibraryIndex::images);
     let answered = PROGRESS.answered();
     let unknown = AT_LAUNCH.get().map(AtLaunch::unknown).unwrap_or_default();
     (indexed > 0 || answered > 0).then(|| {
         format!(
             "background disassembly at first launches: {answered} functions filed in the cache; \
-             {indexed} functions of the libraries indexed ({} functions not found in their \
-             module or in the index at their kernel's first launch, left to NVBit{})",
+             {indexed} functions of the libraries and of {images} module images loaded from memory \
+             ({image_functions} functions) indexed ({} functions not found in their module or in the \
+             index at their kernel's first launch, left to NVBit{})",
             unknown.len(),
             named(&unknown)
         )
@@ -134,7 +141,7 @@ fn decide(module: &str, names: &[&str]) -> c_int {
     } else {
         std::fs::read(module)
             .map_err(|e| e.to_string())
-            .and_then(|bytes| fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
+            .and_then(|bytes| xfpx_nvidia::fatbin::cubin_functions(&bytes).map_err(|e| e.to_string()))
     };
     match functions.and_then(|f| at.prepare(&f, names, |n| prefill::AHEAD.contains(n))) {
         Ok(Readiness::Ready) => 1,
@@ -151,6 +158,59 @@ fn decide(module: &str, names: &[&str]) -> c_int {
             1
         }
     }
+}
+
+/// A module image the program hands the driver from memory (the `image`,
+/// `fatCubin` or `code` argument of `cuModuleLoadData`, `cuModuleLoadDataEx`,
+/// `cuModuleLoadFatBinary`, `cuLibraryLoadData`): a copy goes to the
+/// libraries' index, for kernels whose module NVBit cannot dump. Images
+/// inside a mapped file's fat binary (the index reads those from the
+/// file), PTX and anything else are left alone.
+///
+/// # Safety
+/// `image` is null or what the driver call was given: a cubin, a fat
+/// binary container or the runtime's wrapper of one, or PTX text, readable
+/// over the extent its headers declare.
+#[no_mangle]
+pub unsafe extern "C" fn xfpx_module_image(image: *const std::ffi::c_void) {
+    let image = image.cast::<u8>();
+    let _ = catch_unwind(|| {
+        let Some(sm) = DEVICE_TARGET.wait(Duration::ZERO) else { return };
+        // SAFETY: the caller's contract: the image's headers are readable.
+        let Some(bytes) = (unsafe { copy_image(image) }) else { return };
+        library_index(sm).add_image(bytes);
+    });
+}
+
+/// The bytes of the module image at `image` (a wrapper followed to its
+/// container), over the extent its headers declare; `None` for PTX and
+/// other kinds, malformed headers, and images in a mapped fat binary.
+///
+/// # Safety
+/// As [`xfpx_module_image`]'s `image`.
+unsafe fn copy_image(mut image: *const u8) -> Option<Vec<u8>> {
+    // SAFETY (every read below): within the extent the image declares.
+    let read = |base: *const u8, at: u64, n: usize| unsafe {
+        Some(std::slice::from_raw_parts(base.add(usize::try_from(at).ok()?), n).to_vec())
+    };
+    for _ in 0..2 {
+        if image.is_null() {
+            return None;
+        }
+        let first = read(image, 0, 4)?;
+        let kind = module_image::kind([first[0], first[1], first[2], first[3]]);
+        if kind == ImageKind::Wrapper {
+            let pointer = read(image, module_image::WRAPPER_DATA_OFFSET, 8)?;
+            image = u64::from_le_bytes(pointer.try_into().ok()?) as usize as *const u8;
+            continue;
+        }
+        if xfpx_nvidia::mapped::in_mapped_fatbin(image as u64) {
+            return None;
+        }
+        let size = module_image::extent(kind, |at, n| read(image, at, n))?;
+        return read(image, 0, usize::try_from(size).ok()?);
+    }
+    None
 }
 
 /// At a later launch of a kernel [`xfpx_prepare_ahead`] made wait: 1 when
@@ -174,7 +234,37 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
 
 #[cfg(test)]
 mod tests {
-    use super::named;
+    use super::{copy_image, named};
+
+    /// A fat binary container of `body` bytes of zeros.
+    fn container(body: usize) -> Vec<u8> {
+        let mut c = 0xBA55_ED50u32.to_le_bytes().to_vec();
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&(body as u64).to_le_bytes());
+        c.resize(16 + body, 0);
+        c
+    }
+
+    #[test]
+    fn images_are_copied_over_their_declared_extent_only() {
+        let image = container(48);
+        let mut memory = image.clone();
+        memory.extend_from_slice(&[0xEE; 256]); // what follows the image
+                                                // SAFETY: the container's headers and its extent are in `memory`.
+        assert_eq!(unsafe { copy_image(memory.as_ptr()) }, Some(image.clone()));
+        // the runtime's wrapper: magic, version, then the container's address
+        let mut wrapper = 0x4662_43B1u32.to_le_bytes().to_vec();
+        wrapper.extend_from_slice(&1u32.to_le_bytes());
+        wrapper.extend_from_slice(&(memory.as_ptr() as u64).to_le_bytes());
+        wrapper.extend_from_slice(&0u64.to_le_bytes());
+        // SAFETY: a wrapper pointing at the container above.
+        assert_eq!(unsafe { copy_image(wrapper.as_ptr()) }, Some(image));
+        // SAFETY: NUL-terminated text longer than the bytes read.
+        assert_eq!(unsafe { copy_image(b".version 9.0\n.target sm_90\n\0".as_ptr()) }, None, "PTX");
+        // SAFETY: a null image is refused before any read.
+        assert_eq!(unsafe { copy_image(std::ptr::null()) }, None);
+    }
 
     #[test]
     fn names_left_to_nvbit_are_listed_short() {

@@ -1,0 +1,164 @@
+//! Module images a program hands the driver from memory
+//! (`cuModuleLoadData`, `cuModuleLoadDataEx`, `cuModuleLoadFatBinary`,
+//! `cuLibraryLoadData`): cuBLAS, for one, loads kernels so that are in
+//! no file's fat binary, and NVBit cannot dump their modules. What an
+//! image is (a fat binary container, a cubin, the wrapper the CUDA
+//! runtime registers, or something else such as PTX text) and how many
+//! bytes it spans are read here through a reader the caller gives, so
+//! that only the tool library's FFI touches the raw memory, and only
+//! within the extent the image's own headers declare.
+
+use crate::fatbin::{self, DeviceFunction, CONTAINER_HEADER, CONTAINER_MAGIC};
+
+/// First word of the wrapper the CUDA runtime registers a fat binary with
+/// (`__fatBinC_Wrapper_t`: magic, version, then a pointer to the container).
+pub const WRAPPER_MAGIC: u32 = 0x4662_43B1;
+/// Offset of the wrapper's pointer to its container.
+pub const WRAPPER_DATA_OFFSET: u64 = 8;
+/// Largest image copied (larger ones are left to NVBit).
+pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
+
+/// What the first bytes of an image say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageKind {
+    /// A fat binary container.
+    Container,
+    /// An ELF cubin.
+    Cubin,
+    /// The runtime's wrapper: the container is where its pointer says.
+    Wrapper,
+    /// PTX text, or anything else: nothing to read ahead.
+    Other,
+}
+
+/// The kind of an image from its first four bytes.
+pub fn kind(first: [u8; 4]) -> ImageKind {
+    match (u32::from_le_bytes(first), &first) {
+        (CONTAINER_MAGIC, _) => ImageKind::Container,
+        (WRAPPER_MAGIC, _) => ImageKind::Wrapper,
+        (_, b"\x7fELF") => ImageKind::Cubin,
+        _ => ImageKind::Other,
+    }
+}
+
+fn le(b: &[u8], at: usize, n: usize) -> Option<u64> {
+    let s = b.get(at..at + n)?;
+    Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+}
+
+/// How many bytes an image of kind `kind` spans, from what `read(offset,
+/// len)` gives of it (its headers only; `None` when they cannot be read);
+/// `None` for the wrapper and other kinds, a malformed header, or an
+/// image over [`MAX_IMAGE_BYTES`].
+pub fn extent(kind: ImageKind, read: impl Fn(u64, usize) -> Option<Vec<u8>>) -> Option<u64> {
+    let size = match kind {
+        ImageKind::Container => {
+            let h = read(0, CONTAINER_HEADER)?;
+            le(&h, 6, 2)?.max(CONTAINER_HEADER as u64).checked_add(le(&h, 8, 8)?)?
+        }
+        ImageKind::Cubin => {
+            let h = read(0, 64)?;
+            // ELF64, little-endian only (every cubin is)
+            if h.get(4..6) != Some(&[2, 1][..]) {
+                return None;
+            }
+            let (phoff, phentsize, phnum) = (le(&h, 32, 8)?, le(&h, 54, 2)?, le(&h, 56, 2)?);
+            let (shoff, shentsize, shnum) = (le(&h, 40, 8)?, le(&h, 58, 2)?, le(&h, 60, 2)?);
+            if shentsize < 64 || shnum == 0 {
+                return None;
+            }
+            let headers_end = shoff.checked_add(shentsize * shnum)?;
+            let mut end = headers_end.max(phoff.checked_add(phentsize * phnum)?);
+            if headers_end > MAX_IMAGE_BYTES {
+                return None;
+            }
+            let sh = read(shoff, (shentsize * shnum) as usize)?;
+            for i in 0..shnum as usize {
+                let at = i * shentsize as usize;
+                const NOBITS: u64 = 8;
+                if le(&sh, at + 4, 4)? != NOBITS {
+                    end = end.max(le(&sh, at + 24, 8)?.checked_add(le(&sh, at + 32, 8)?)?);
+                }
+            }
+            end
+        }
+        ImageKind::Wrapper | ImageKind::Other => return None,
+    };
+    (size <= MAX_IMAGE_BYTES).then_some(size)
+}
+
+/// The functions of an image for SASS target `sm`: every cubin of that
+/// target in a container, or all of a bare cubin's (the driver loads a
+/// bare cubin only on its own target). Unreadable parts give nothing.
+pub fn functions(image: &[u8], sm: u32) -> Vec<DeviceFunction> {
+    match image.get(..4).map(|f| kind([f[0], f[1], f[2], f[3]])) {
+        Some(ImageKind::Container) => fatbin::functions_for_target(image, sm).map(|(f, _)| f).unwrap_or_default(),
+        Some(ImageKind::Cubin) => fatbin::cubin_functions(image).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(bytes: &[u8]) -> impl Fn(u64, usize) -> Option<Vec<u8>> + '_ {
+        move |at, n| bytes.get(at as usize..at as usize + n).map(<[u8]>::to_vec)
+    }
+
+    /// A cubin of one function, `.text.k`, built with the object crate.
+    fn cubin(code: &[u8]) -> Vec<u8> {
+        use object::write::{Object, StandardSection};
+        let mut o = Object::new(object::BinaryFormat::Elf, object::Architecture::X86_64, object::Endianness::Little);
+        let _ = StandardSection::Text;
+        let s = o.add_section(Vec::new(), b".text.k".to_vec(), object::SectionKind::Text);
+        o.append_section_data(s, code, 128);
+        o.write().expect("elf")
+    }
+
+    #[test]
+    fn kinds_are_told_by_their_first_word() {
+        assert_eq!(kind(CONTAINER_MAGIC.to_le_bytes()), ImageKind::Container);
+        assert_eq!(kind(WRAPPER_MAGIC.to_le_bytes()), ImageKind::Wrapper);
+        assert_eq!(kind(*b"\x7fELF"), ImageKind::Cubin);
+        assert_eq!(kind(*b".ver"), ImageKind::Other);
+    }
+
+    #[test]
+    fn a_cubin_spans_its_sections_and_headers_and_gives_its_functions() {
+        let elf = cubin(&[0xAB; 256]);
+        assert_eq!(extent(ImageKind::Cubin, reader(&elf)), Some(elf.len() as u64));
+        // what follows the image in memory is not part of it
+        let mut more = elf.clone();
+        more.extend_from_slice(&[0xEE; 4096]);
+        assert_eq!(extent(ImageKind::Cubin, reader(&more)), Some(elf.len() as u64));
+        let f = functions(&elf, 90);
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].name.as_str(), f[0].code.len()), ("k", 256));
+    }
+
+    #[test]
+    fn a_container_spans_its_header_and_body() {
+        let mut c = Vec::new();
+        c.extend_from_slice(&CONTAINER_MAGIC.to_le_bytes());
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&40u64.to_le_bytes());
+        c.extend_from_slice(&[0; 40]);
+        assert_eq!(extent(ImageKind::Container, reader(&c)), Some(56));
+    }
+
+    #[test]
+    fn malformed_or_huge_images_have_no_extent() {
+        assert_eq!(extent(ImageKind::Cubin, reader(b"\x7fELF")), None);
+        let mut elf = cubin(&[1; 16]);
+        elf[4] = 1; // ELF32
+        assert_eq!(extent(ImageKind::Cubin, reader(&elf)), None);
+        let mut c = CONTAINER_MAGIC.to_le_bytes().to_vec();
+        c.extend_from_slice(&[1, 0, 16, 0]);
+        c.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(extent(ImageKind::Container, reader(&c)), None);
+        assert_eq!(extent(ImageKind::Other, reader(b"anything")), None);
+        assert!(functions(b"PTX text", 90).is_empty());
+    }
+}
