@@ -261,7 +261,7 @@ mod tests {
         // SAFETY: a wrapper pointing at the container above.
         assert_eq!(unsafe { copy_image(wrapper.as_ptr()) }, Some(image));
         // SAFETY: NUL-terminated text longer than the bytes read.
-        assert_eq!(unsafe { copy_image(b".version 9.0\n.target sm_90\n\0".as_ptr()) }, None, "PTX");
+        assert_eq!(unsafe { copy_image(c".version 9.0\n.target sm_90\n".as_ptr().cast()) }, None, "PTX");
         // SAFETY: a null image is refused before any read.
         assert_eq!(unsafe { copy_image(std::ptr::null()) }, None);
     }
