@@ -66,6 +66,28 @@ fn read_fatbin(bytes: &[u8]) {
         }
     }
     let _ = xfpx_nvidia::fatbin::functions_for_target(bytes, 90);
+    read_image(bytes);
+}
+
+/// The bytes as a module image loaded from memory: its extent, read
+/// through a reader that refuses what lies past them, and its functions.
+fn read_image(bytes: &[u8]) {
+    use xfpx_nvidia::module_image;
+    let Some(first) = bytes.get(..4) else { return };
+    let kind = module_image::kind([first[0], first[1], first[2], first[3]]);
+    let reader = |at: u64, n: usize| {
+        bytes.get(usize::try_from(at).ok()?..usize::try_from(at).ok()?.checked_add(n)?).map(<[u8]>::to_vec)
+    };
+    if let Some(size) = module_image::extent(kind, reader) {
+        let _ = module_image::functions(&bytes[..(size as usize).min(bytes.len())], 90);
+    }
+}
+
+/// The fixture's sm_90 cubin, as `cuModuleLoadData` takes one.
+fn real_cubin() -> Vec<u8> {
+    let entries = xfpx_nvidia::fatbin::entries(real_fatbin()).expect("fixture");
+    let cubin = entries.iter().find(|e| e.kind == xfpx_nvidia::fatbin::EntryKind::Cubin).expect("a cubin");
+    cubin.contents().expect("readable").to_vec()
 }
 
 proptest! {
@@ -89,5 +111,17 @@ proptest! {
         bytes[cut % 96] ^= 0x40;
         bytes.truncate(n - (cut % 64));
         read_fatbin(&bytes);
+    }
+
+    #[test]
+    fn mutated_cubin_image(edits in proptest::collection::vec((0usize..1 << 20, any::<u8>()), 1..8), cut in 0usize..1 << 20) {
+        let mut bytes = real_cubin();
+        for (at, v) in edits {
+            let n = bytes.len();
+            bytes[at % n] = v;
+        }
+        // the ELF header holds the extent's fields
+        bytes[cut % 64] ^= 0x10;
+        read_image(&bytes);
     }
 }
