@@ -7,8 +7,11 @@
 //! streamed as events to the CLI or written as a report.
 
 pub mod ahead;
+mod cubin_tools;
 mod hardware;
 mod planning;
+
+pub use cubin_tools::CubinTools;
 
 use crate::capture_run::{CaptureRun, Geometry};
 use crate::count_run::CountRun;
@@ -1054,74 +1057,6 @@ impl ToolCore {
             self.note(&text);
         }
         self.stream.finish()
-    }
-}
-
-/// The CUDA tools that read line tables out of cubins.
-#[derive(Debug, Clone)]
-pub struct CubinTools {
-    pub cuobjdump: PathBuf,
-    pub nvdisasm: PathBuf,
-    /// Mapped files larger than this are not searched for cubins.
-    pub max_file_bytes: u64,
-}
-
-impl CubinTools {
-    /// The tools and the file size limit the run configuration names.
-    pub fn of(settings: &ToolSettings) -> CubinTools {
-        CubinTools {
-            cuobjdump: settings.device_code_extractor.clone(),
-            nvdisasm: settings.line_disassembler.clone(),
-            max_file_bytes: settings.lines_max_file_mb * 1024 * 1024,
-        }
-    }
-
-    /// Extract the cubins of `target` embedded in `file` into `dir`. A file
-    /// without device code gives none.
-    fn extract(&self, file: &Path, target: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
-        let out = std::process::Command::new(&self.cuobjdump)
-            .args(["-xelf", target])
-            .arg(file)
-            .current_dir(dir)
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.cuobjdump.display()))?;
-        if !out.status.success() {
-            return Ok(Vec::new());
-        }
-        let mut cubins: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| e.to_string())?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "cubin"))
-            .collect();
-        cubins.sort();
-        Ok(cubins)
-    }
-
-    /// `nvdisasm -c -gi` of a cubin: the listing with its line table and
-    /// the frame each inlined line was inlined into (`-g`, lines only,
-    /// where this nvdisasm refuses `-gi`).
-    fn disassemble(&self, cubin: &Path) -> Result<String, String> {
-        let run = |flag: &str| {
-            std::process::Command::new(&self.nvdisasm)
-                .args(["-c", flag])
-                .arg(cubin)
-                .output()
-                .map_err(|e| format!("cannot run {}: {e}", self.nvdisasm.display()))
-        };
-        let mut out = run("-gi")?;
-        if !out.status.success() {
-            out = run("-g")?;
-        }
-        if !out.status.success() {
-            return Err(format!(
-                "{} failed on {}: {}",
-                self.nvdisasm.display(),
-                cubin.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 

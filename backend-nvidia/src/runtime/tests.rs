@@ -308,7 +308,7 @@ fn core_with_tools(dir: &std::path::Path, cuobjdump_body: &str, nvdisasm_body: &
     let cuobjdump = script("cuobjdump", cuobjdump_body);
     let nvdisasm = script("nvdisasm", nvdisasm_body);
     let mut core = core_with(RunSettings { report_path: temp(report), ..RunSettings::default() });
-    core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20 });
+    core.set_cubin_tools(CubinTools { cuobjdump, nvdisasm, max_file_bytes: 1 << 20, listings: None });
     core.device("test", Some("sm_90"));
     core
 }
@@ -334,6 +334,39 @@ fn line_tables_from_embedded_cubins() {
     core.instrument_function(NAMES, &instrs(), 0).expect("instrumented");
     let site = core.sites.lookup("k(float*)", 0x10).expect("site");
     assert_eq!(location(&core, site).as_deref(), Some("k.cu:41"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn line_listings_are_kept_across_runs() {
+    let dir = temp("kept-listings");
+    let runs = dir.join("runs");
+    let nvdisasm = format!(
+        "echo run >> '{}'; printf '\\t.section\\t.text._Z1kPf,\"ax\",@progbits\\n\\t//## File \"k.cu\", line 41\\n        /*0010*/  MUFU.RCP R4, R1 ;\\n'",
+        runs.display()
+    );
+    let file = dir.join("app");
+    let cache = dir.join("cache");
+    let run = |cubin: &str| {
+        let mut core = core_with_tools(&dir, &format!("echo {cubin} > app.1.$2.cubin"), &nvdisasm, "kept.json");
+        core.tools.listings = Some(cache.clone());
+        // the same disassembler in every run (its tag has its modification time)
+        {
+            // (closed before it runs: a file open for writing cannot be executed)
+            let script = std::fs::File::options().write(true).open(dir.join("nvdisasm")).expect("script");
+            script.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30)).expect("mtime");
+        }
+        std::fs::write(&file, b"").expect("write");
+        assert_eq!(core.load_file_lines(&file, "sm_90"), Ok(1));
+        assert!(core.has_lines("_Z1kPf"));
+    };
+    let count = || std::fs::read_to_string(&runs).map_or(0, |r| r.lines().count());
+    run("x");
+    assert_eq!(count(), 1, "the first run disassembles");
+    run("x");
+    assert_eq!(count(), 1, "a later run reads the kept listing");
+    run("y");
+    assert_eq!(count(), 2, "other bytes are disassembled again");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
