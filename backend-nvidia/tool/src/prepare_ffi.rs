@@ -249,9 +249,10 @@ mod tests {
     #[test]
     fn images_are_copied_over_their_declared_extent_only() {
         let image = container(48);
+        // the image, then what follows it in memory
         let mut memory = image.clone();
-        memory.extend_from_slice(&[0xEE; 256]); // what follows the image
-                                                // SAFETY: the container's headers and its extent are in `memory`.
+        memory.extend_from_slice(&[0xEE; 256]);
+        // SAFETY: the container's headers and its extent are in `memory`.
         assert_eq!(unsafe { copy_image(memory.as_ptr()) }, Some(image.clone()));
         // the runtime's wrapper: magic, version, then the container's address
         let mut wrapper = 0x4662_43B1u32.to_le_bytes().to_vec();
