@@ -165,6 +165,27 @@ pub fn in_mapped_fatbin(addr: u64) -> bool {
     })
 }
 
+/// This process's memory, read through `/proc/self/mem`: a read of an
+/// address that is not mapped (or not readable) fails instead of faulting,
+/// so memory a program only points at can be read safely.
+#[derive(Debug)]
+pub struct OwnMemory(std::fs::File);
+
+impl OwnMemory {
+    /// `None` where `/proc/self/mem` cannot be opened.
+    pub fn open() -> Option<OwnMemory> {
+        std::fs::File::open("/proc/self/mem").ok().map(OwnMemory)
+    }
+
+    /// `n` bytes from address `addr`; `None` when any of them cannot be read.
+    pub fn read(&self, addr: u64, n: usize) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt as _;
+        let mut bytes = vec![0u8; n];
+        self.0.read_exact_at(&mut bytes, addr).ok()?;
+        Some(bytes)
+    }
+}
+
 /// Regular files mapped into this process with device code, no larger
 /// than `max_bytes`, in mapping order; the xfpx tool library is left out.
 pub fn files_with_device_code(max_bytes: u64) -> Vec<PathBuf> {
@@ -184,6 +205,16 @@ mod tests {
 
     fn temp(name: &str) -> PathBuf {
         std::env::temp_dir().join(format!("xfpx-mapped-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn own_memory_reads_fail_where_nothing_is_mapped() {
+        let memory = OwnMemory::open().expect("/proc/self/mem");
+        let bytes = b"some bytes of this process".to_vec();
+        assert_eq!(memory.read(bytes.as_ptr() as u64, bytes.len()), Some(bytes.clone()));
+        assert_eq!(memory.read(bytes.as_ptr() as u64 + 5, 5), Some(b"bytes".to_vec()));
+        assert_eq!(memory.read(0x10, 4), None, "the zero page");
+        assert_eq!(memory.read(u64::MAX - 8, 4), None);
     }
 
     #[test]

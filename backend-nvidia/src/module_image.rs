@@ -4,11 +4,13 @@
 //! no file's fat binary, and NVBit cannot dump their modules. What an
 //! image is (a fat binary container, a cubin, the wrapper the CUDA
 //! runtime registers, or something else such as PTX text) and how many
-//! bytes it spans are read here through a reader the caller gives, so
-//! that only the tool library's FFI touches the raw memory, and only
-//! within the extent the image's own headers declare.
+//! bytes it spans are read here through a reader, within the extent the
+//! image's own headers declare; [`copy_from_memory`] reads the program's
+//! memory so that an image whose headers lie gives nothing instead of a
+//! fault in the program.
 
 use crate::fatbin::{self, DeviceFunction, CONTAINER_HEADER, CONTAINER_MAGIC};
+use crate::mapped::{self, OwnMemory};
 
 /// First word of the wrapper the CUDA runtime registers a fat binary with
 /// (`__fatBinC_Wrapper_t`: magic, version, then a pointer to the container).
@@ -87,6 +89,32 @@ pub fn extent(kind: ImageKind, read: impl Fn(u64, usize) -> Option<Vec<u8>>) -> 
     (size <= MAX_IMAGE_BYTES).then_some(size)
 }
 
+/// The bytes of the module image at address `addr` of this process (the
+/// runtime's wrapper followed to its container), over the extent its
+/// headers declare; `None` for PTX and other kinds, malformed or unreadable
+/// headers, and images inside a mapped file's fat binary (read from the
+/// file instead).
+pub fn copy_from_memory(memory: &OwnMemory, mut addr: u64) -> Option<Vec<u8>> {
+    for _ in 0..2 {
+        if addr == 0 {
+            return None;
+        }
+        let first = memory.read(addr, 4)?;
+        let kind = kind([first[0], first[1], first[2], first[3]]);
+        if kind == ImageKind::Wrapper {
+            let pointer = memory.read(addr.checked_add(WRAPPER_DATA_OFFSET)?, 8)?;
+            addr = u64::from_le_bytes(pointer.try_into().ok()?);
+            continue;
+        }
+        if mapped::in_mapped_fatbin(addr) {
+            return None;
+        }
+        let size = extent(kind, |at, n| memory.read(addr.checked_add(at)?, n))?;
+        return memory.read(addr, usize::try_from(size).ok()?);
+    }
+    None
+}
+
 /// The functions of an image for SASS target `sm`: every cubin of that
 /// target in a container, or all of a bare cubin's (the driver loads a
 /// bare cubin only on its own target). Unreadable parts give nothing.
@@ -114,6 +142,39 @@ mod tests {
         let s = o.add_section(Vec::new(), b".text.k".to_vec(), object::SectionKind::Text);
         o.append_section_data(s, code, 128);
         o.write().expect("elf")
+    }
+
+    /// A fat binary container of `body` bytes of zeros.
+    fn container(body: usize) -> Vec<u8> {
+        let mut c = CONTAINER_MAGIC.to_le_bytes().to_vec();
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&(body as u64).to_le_bytes());
+        c.resize(16 + body, 0);
+        c
+    }
+
+    #[test]
+    fn images_are_copied_from_memory_over_their_declared_extent_only() {
+        let memory = OwnMemory::open().expect("/proc/self/mem");
+        let image = container(48);
+        // the image, then what follows it in memory
+        let mut bytes = image.clone();
+        bytes.extend_from_slice(&[0xEE; 256]);
+        assert_eq!(copy_from_memory(&memory, bytes.as_ptr() as u64), Some(image.clone()));
+        // the runtime's wrapper: magic, version, then the container's address
+        let mut wrapper = WRAPPER_MAGIC.to_le_bytes().to_vec();
+        wrapper.extend_from_slice(&1u32.to_le_bytes());
+        wrapper.extend_from_slice(&(bytes.as_ptr() as u64).to_le_bytes());
+        wrapper.extend_from_slice(&0u64.to_le_bytes());
+        assert_eq!(copy_from_memory(&memory, wrapper.as_ptr() as u64), Some(image));
+        let ptx = b".version 9.0\n.target sm_90\n".to_vec();
+        assert_eq!(copy_from_memory(&memory, ptx.as_ptr() as u64), None, "PTX");
+        assert_eq!(copy_from_memory(&memory, 0), None);
+        // a wrapper pointing where nothing is mapped gives nothing (no fault)
+        let mut nowhere = WRAPPER_MAGIC.to_le_bytes().to_vec();
+        nowhere.extend_from_slice(&[1, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(copy_from_memory(&memory, nowhere.as_ptr() as u64), None);
     }
 
     #[test]

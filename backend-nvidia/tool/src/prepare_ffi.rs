@@ -13,7 +13,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
-use xfpx_nvidia::module_image::{self, ImageKind};
+use xfpx_nvidia::mapped::OwnMemory;
+use xfpx_nvidia::module_image;
 use xfpx_nvidia::prefill::at_launch::{AtLaunch, Readiness};
 use xfpx_nvidia::prefill::library_index::LibraryIndex;
 use xfpx_nvidia::prefill::{self, PrefillProgress};
@@ -163,54 +164,22 @@ fn decide(module: &str, names: &[&str]) -> c_int {
 /// A module image the program hands the driver from memory (the `image`,
 /// `fatCubin` or `code` argument of `cuModuleLoadData`, `cuModuleLoadDataEx`,
 /// `cuModuleLoadFatBinary`, `cuLibraryLoadData`): a copy goes to the
-/// libraries' index, for kernels whose module NVBit cannot dump. Images
+/// libraries' index, for kernels whose module NVBit cannot dump. It is
+/// read through `/proc/self/mem` ([`module_image::copy_from_memory`]), so
+/// an image whose headers lie gives nothing rather than a fault; images
 /// inside a mapped file's fat binary (the index reads those from the
 /// file), PTX and anything else are left alone.
-///
-/// # Safety
-/// `image` is null or what the driver call was given: a cubin, a fat
-/// binary container or the runtime's wrapper of one, or PTX text, readable
-/// over the extent its headers declare.
 #[no_mangle]
-pub unsafe extern "C" fn xfpx_module_image(image: *const std::ffi::c_void) {
-    let image = image.cast::<u8>();
+pub extern "C" fn xfpx_module_image(image: *const std::ffi::c_void) {
+    let addr = image as u64;
     let _ = catch_unwind(|| {
         let Some(sm) = DEVICE_TARGET.wait(Duration::ZERO) else { return };
-        // SAFETY: the caller's contract: the image's headers are readable.
-        let Some(bytes) = (unsafe { copy_image(image) }) else { return };
-        library_index(sm).add_image(bytes);
+        static MEMORY: OnceLock<Option<OwnMemory>> = OnceLock::new();
+        let Some(memory) = MEMORY.get_or_init(OwnMemory::open) else { return };
+        if let Some(bytes) = module_image::copy_from_memory(memory, addr) {
+            library_index(sm).add_image(bytes);
+        }
     });
-}
-
-/// The bytes of the module image at `image` (a wrapper followed to its
-/// container), over the extent its headers declare; `None` for PTX and
-/// other kinds, malformed headers, and images in a mapped fat binary.
-///
-/// # Safety
-/// As [`xfpx_module_image`]'s `image`.
-unsafe fn copy_image(mut image: *const u8) -> Option<Vec<u8>> {
-    // SAFETY (every read below): within the extent the image declares.
-    let read = |base: *const u8, at: u64, n: usize| unsafe {
-        Some(std::slice::from_raw_parts(base.add(usize::try_from(at).ok()?), n).to_vec())
-    };
-    for _ in 0..2 {
-        if image.is_null() {
-            return None;
-        }
-        let first = read(image, 0, 4)?;
-        let kind = module_image::kind([first[0], first[1], first[2], first[3]]);
-        if kind == ImageKind::Wrapper {
-            let pointer = read(image, module_image::WRAPPER_DATA_OFFSET, 8)?;
-            image = u64::from_le_bytes(pointer.try_into().ok()?) as usize as *const u8;
-            continue;
-        }
-        if xfpx_nvidia::mapped::in_mapped_fatbin(image as u64) {
-            return None;
-        }
-        let size = module_image::extent(kind, |at, n| read(image, at, n))?;
-        return read(image, 0, usize::try_from(size).ok()?);
-    }
-    None
 }
 
 /// At a later launch of a kernel [`xfpx_prepare_ahead`] made wait: 1 when
@@ -234,38 +203,7 @@ pub unsafe extern "C" fn xfpx_prepared(names: *const *const c_char, n: u64) -> c
 
 #[cfg(test)]
 mod tests {
-    use super::{copy_image, named};
-
-    /// A fat binary container of `body` bytes of zeros.
-    fn container(body: usize) -> Vec<u8> {
-        let mut c = 0xBA55_ED50u32.to_le_bytes().to_vec();
-        c.extend_from_slice(&1u16.to_le_bytes());
-        c.extend_from_slice(&16u16.to_le_bytes());
-        c.extend_from_slice(&(body as u64).to_le_bytes());
-        c.resize(16 + body, 0);
-        c
-    }
-
-    #[test]
-    fn images_are_copied_over_their_declared_extent_only() {
-        let image = container(48);
-        // the image, then what follows it in memory
-        let mut memory = image.clone();
-        memory.extend_from_slice(&[0xEE; 256]);
-        // SAFETY: the container's headers and its extent are in `memory`.
-        assert_eq!(unsafe { copy_image(memory.as_ptr()) }, Some(image.clone()));
-        // the runtime's wrapper: magic, version, then the container's address
-        let mut wrapper = 0x4662_43B1u32.to_le_bytes().to_vec();
-        wrapper.extend_from_slice(&1u32.to_le_bytes());
-        wrapper.extend_from_slice(&(memory.as_ptr() as u64).to_le_bytes());
-        wrapper.extend_from_slice(&0u64.to_le_bytes());
-        // SAFETY: a wrapper pointing at the container above.
-        assert_eq!(unsafe { copy_image(wrapper.as_ptr()) }, Some(image));
-        // SAFETY: NUL-terminated text longer than the bytes read.
-        assert_eq!(unsafe { copy_image(c".version 9.0\n.target sm_90\n".as_ptr().cast()) }, None, "PTX");
-        // SAFETY: a null image is refused before any read.
-        assert_eq!(unsafe { copy_image(std::ptr::null()) }, None);
-    }
+    use super::named;
 
     #[test]
     fn names_left_to_nvbit_are_listed_short() {
