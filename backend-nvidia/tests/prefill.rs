@@ -542,7 +542,7 @@ fn module_images_loaded_from_memory_give_the_code_cuobjdump_printed() {
 
 #[test]
 fn the_library_index_finds_functions_of_images_loaded_from_memory() {
-    use xfpx_nvidia::prefill::library_index::LibraryIndex;
+    use xfpx_nvidia::prefill::library_index::{self, LibraryIndex};
     let fb = fatbin_fixture();
     let index = LibraryIndex::new(90, "/nonexistent/program".into());
     assert!(index.functions(&["f32_ops"]).is_empty(), "nothing indexed yet");
@@ -554,4 +554,10 @@ fn the_library_index_finds_functions_of_images_loaded_from_memory() {
     assert_eq!(names, ["f32_ops", "f64_ops"]);
     assert!(got.iter().all(|f| oracle[&f.name] == f.code));
     assert_eq!(index.images(), (2, oracle.len()));
+    // many images and no look-up: read once UNREAD_IMAGES wait
+    let quiet = LibraryIndex::new(90, "/nonexistent/program".into());
+    for _ in 0..library_index::UNREAD_IMAGES {
+        quiet.add_image(first_container(&fb).to_vec());
+    }
+    assert_eq!(quiet.images(), (library_index::UNREAD_IMAGES, library_index::UNREAD_IMAGES * oracle.len()));
 }

@@ -24,6 +24,9 @@ struct Container {
     size: u64,
 }
 
+/// Module images kept unread at most (see [`LibraryIndex::add_image`]).
+pub const UNREAD_IMAGES: usize = 16;
+
 /// Where an indexed function's code is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -162,10 +165,19 @@ impl LibraryIndex {
     }
 
     /// Keep a copy of a module image the program loads from memory (read
-    /// at the next look-up).
+    /// at the next look-up, or now once [`UNREAD_IMAGES`] wait: a program
+    /// that loads many images and looks nothing up keeps their functions
+    /// for the target, not every image whole).
     pub fn add_image(&self, image: Vec<u8>) {
-        if let Ok(mut g) = self.indexed.lock() {
-            g.unread.push(image);
+        let waiting = match self.indexed.lock() {
+            Ok(mut g) => {
+                g.unread.push(image);
+                g.unread.len()
+            }
+            Err(_) => return,
+        };
+        if waiting >= UNREAD_IMAGES {
+            self.read_images();
         }
     }
 
