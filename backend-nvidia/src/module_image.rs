@@ -106,7 +106,8 @@ pub fn copy_from_memory(memory: &OwnMemory, mut addr: u64) -> Option<Vec<u8>> {
             addr = u64::from_le_bytes(pointer.try_into().ok()?);
             continue;
         }
-        if mapped::in_mapped_fatbin(addr) {
+        // (PTX and the like: nothing to read, and no need to place it)
+        if kind == ImageKind::Other || mapped::in_mapped_fatbin(addr) {
             return None;
         }
         let size = extent(kind, |at, n| memory.read(addr.checked_add(at)?, n))?;

@@ -378,7 +378,7 @@ impl ToolCore {
         if let Some(dir) = &self.config.tools.keep_device_code {
             let _ = std::fs::write(dir.join(format!("{key:016x}.cubin")), &bytes);
         }
-        let listing = self.tools.disassemble(cubin)?;
+        let listing = self.tools.disassemble(cubin, &bytes)?;
         let before = self.lines.len();
         self.load_listing_lines(&listing).map_err(|e| e.to_string())?;
         if self.lines.len() == before {
@@ -402,7 +402,8 @@ impl ToolCore {
         let result = self.tools.extract(file, target, &dir).map(|cubins| {
             let mut loaded = 0;
             for cubin in cubins {
-                if let Ok(listing) = self.tools.disassemble(&cubin) {
+                let Ok(bytes) = std::fs::read(&cubin) else { continue };
+                if let Ok(listing) = self.tools.disassemble(&cubin, &bytes) {
                     let before = self.lines.len();
                     if self.load_listing_lines(&listing).is_ok() {
                         loaded += self.lines.len() - before;

@@ -61,12 +61,13 @@ impl CubinTools {
         Ok(cubins)
     }
 
-    /// `nvdisasm -c -gi` of a cubin: the listing with its line table and
-    /// the frame each inlined line was inlined into (`-g`, lines only,
-    /// where this nvdisasm refuses `-gi`); a listing kept by an earlier
-    /// run for the same bytes is read instead, and a new one kept.
-    pub(super) fn disassemble(&self, cubin: &Path) -> Result<String, String> {
-        let kept = self.kept_listing(cubin);
+    /// `nvdisasm -c -gi` of a cubin (`bytes`, read from the file
+    /// `cubin`): the listing with its line table and the frame each inlined
+    /// line was inlined into (`-g`, lines only, where this nvdisasm refuses
+    /// `-gi`); a listing kept by an earlier run for the same bytes is read
+    /// instead, and a new one kept.
+    pub(super) fn disassemble(&self, cubin: &Path, bytes: &[u8]) -> Result<String, String> {
+        let kept = self.kept_listing(bytes);
         if let Some(listing) = kept.as_ref().and_then(|(cache, key)| cache.answer(key)) {
             return Ok(listing);
         }
@@ -77,9 +78,9 @@ impl CubinTools {
         Ok(listing)
     }
 
-    /// Where the listing of `cubin` is kept, and its key (none when
-    /// listings are not kept, or the disassembler or cubin cannot be read).
-    fn kept_listing(&self, cubin: &Path) -> Option<(DisasmCache, String)> {
+    /// Where the listing of a cubin's `bytes` is kept, and its key (none
+    /// when listings are not kept, or the disassembler cannot be found).
+    fn kept_listing(&self, bytes: &[u8]) -> Option<(DisasmCache, String)> {
         let dir = self.listings.clone()?;
         let real = if self.nvdisasm.components().count() > 1 {
             self.nvdisasm.clone()
@@ -88,8 +89,7 @@ impl CubinTools {
         };
         let cache = DisasmCache { dir, real };
         let tag = cache.tag().ok()?;
-        let bytes = std::fs::read(cubin).ok()?;
-        let key = DisasmCache::key(&tag, &LISTING_OPTIONS.map(String::from), &bytes);
+        let key = DisasmCache::key(&tag, &LISTING_OPTIONS.map(String::from), bytes);
         Some((cache, key))
     }
 
