@@ -148,15 +148,6 @@ impl Extend<RegRange> for RangeSet {
     }
 }
 
-/// Equal when the entries are (the bound kept for removals aside).
-impl PartialEq for RangeKinds {
-    fn eq(&self, other: &RangeKinds) -> bool {
-        self.sorted == other.sorted
-    }
-}
-
-impl Eq for RangeKinds {}
-
 /// A map from register ranges to kind bits (which kinds of exception a
 /// check has looked for in the range's value).
 #[derive(Debug, Clone, Default)]
@@ -224,6 +215,15 @@ impl RangeKinds {
         RangeKinds { sorted, widest: self.widest.min(other.widest) }
     }
 }
+
+/// Equal when the entries are (the bound kept for removals aside).
+impl PartialEq for RangeKinds {
+    fn eq(&self, other: &RangeKinds) -> bool {
+        self.sorted == other.sorted
+    }
+}
+
+impl Eq for RangeKinds {}
 
 #[cfg(test)]
 mod tests {

@@ -30,10 +30,7 @@ impl ToolCore {
         let name = Self::display_name(names);
         let result = self.plan_function(&name, names.mangled, instrs, state_addr);
         let (status, probes) = match &result {
-            Ok((calls, probes)) => {
-                let _ = calls;
-                (KernelStatus::Instrumented, *probes)
-            }
+            Ok((_, probes)) => (KernelStatus::Instrumented, *probes),
             Err(reason) => (KernelStatus::Skipped { reason: reason.clone() }, 0),
         };
         self.stream.collector_mut().kernel_status(&name, status.clone(), probes);
