@@ -124,7 +124,17 @@ std::mutex g_param_mutex;
 struct PrepTime {
     double disassembly = 0, planning = 0, insertion = 0, lines = 0, codegen = 0;
     unsigned functions = 0, generated = 0;
+    /* the functions whose disassembly NVBit waited longest for: (seconds, name) */
+    std::vector<std::pair<double, std::string>> slowest;
 } g_prep;
+
+/* Keep `name` among the three functions NVBit's disassembly took longest for. */
+void note_disassembly_time(double seconds, const std::string &name) {
+    auto &v = g_prep.slowest;
+    v.emplace_back(seconds, name);
+    std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    if (v.size() > 3) v.pop_back();
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -402,8 +412,10 @@ void add_args(Instr *instr, const XfpxCall &c) {
 void instrument_function(CUcontext ctx, CUfunction f, const std::string &mangled, const std::string &demangled) {
     auto t0 = std::chrono::steady_clock::now();
     const std::vector<Instr *> &instrs = nvbit_get_instrs(ctx, f);
-    g_prep.disassembly += seconds_since(t0);
+    double took = seconds_since(t0);
+    g_prep.disassembly += took;
     g_prep.functions++;
+    note_disassembly_time(took, demangled);
     std::vector<const char *> sass;
     std::vector<uint32_t> offsets;
     sass.reserve(instrs.size());
@@ -1138,7 +1150,17 @@ void nvbit_at_term() {
                  g_prep.disassembly + g_prep.planning + g_prep.insertion + g_prep.lines + g_prep.codegen,
                  g_prep.functions, g_prep.disassembly, g_prep.planning, g_prep.insertion, g_prep.lines,
                  g_prep.generated, g_prep.codegen);
-        note(text);
+        std::string line = text;
+        if (g_prep.disassembly >= 0.5) {
+            line += "; the longest waits for NVBit's disassembly:";
+            for (const auto &[seconds, name] : g_prep.slowest) {
+                char one[32];
+                snprintf(one, sizeof(one), " %.2f s ", seconds);
+                line += one + (name.size() > 60 ? name.substr(0, 57) + "..." : name) + ",";
+            }
+            line.pop_back();
+        }
+        note(line);
     }
     stop_poller();
     drain_ring();
