@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 pub use xfpx_common::backend::Inject;
 pub use xfpx_common::config::{Mode, OutputFormat};
 use xfpx_common::fp::ExceptionKinds;
+use xfpx_common::region::DEFAULT_MARGIN;
 
 /// The modes `xfpx dump --vendor nvidia` offers.
 pub const RUN_MODES: &[Mode] = &[Mode::Fast, Mode::Detect];
@@ -72,8 +73,8 @@ pub struct RegionArgs {
     /// Normalised counters to learn: inact, stack, lane_efficiency, pred_on, divergence (default: inact,stack).
     #[arg(long, value_name = "LIST")]
     pub counters: Option<String>,
-    /// Widen each learnt range by this fraction of its width on each side (default 0: the runs' min and max).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    /// Widen each learnt range by this fraction of its width on each side (default 1; 0: the runs' min and max, as in the paper).
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_MARGIN)]
     pub margin: f64,
 }
 

@@ -446,6 +446,15 @@ impl Normalised {
     /// command line name them.
     pub const NAMES: [&'static str; 5] = ["inact", "stack", "lane_efficiency", "pred_on", "divergence"];
 
+    /// The values counter `name` can take: `stack` is 0 or at least 1
+    /// (no upper bound), every other counter a fraction in [0, 1].
+    pub fn span(name: &str) -> (f64, f64) {
+        match name {
+            "stack" => (0.0, f64::MAX),
+            _ => (0.0, 1.0),
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<f64> {
         Some(match name {
             "inact" => self.inact,

@@ -5,7 +5,8 @@
 #   counters-detect-gpu.sh [detect|cost|all]     (default all)
 #
 # detect: for each of the seven applications, learns an operational region
-#   (`xfpx region build`, INACT and STACK per window of WINDOW blocks) from
+#   (`xfpx region build`, INACT and STACK per window of WINDOW blocks, the
+#   default margin) from
 #   LEARN_RUNS fault-free counted runs (seeds 1..), then checks DETECT_RUNS
 #   fault-free runs with new inputs (seeds 101..) against it (a flagged one
 #   is a false positive), and runs with a permanent fault that changes

@@ -19,9 +19,10 @@
 #  5. the in-field check per application: a region learnt (`xfpx region
 #     build`, default counters) from HW_LEARN_RUNS (10) fault-free hardware
 #     runs (seeds 11..), HW_CHECK_RUNS (20) fault-free runs with new inputs
-#     (seeds 101..) checked against it with no margin and with 0.1 (the
-#     first one live, under `--region --fail-on region`; a flagged run is a
-#     false positive, failing the check at 0.1), and the instrumented
+#     (seeds 101..) checked against it with no margin and with the default
+#     margin (the first one live, under `--region --fail-on region`; a
+#     flagged run is a false positive, failing the check at the default),
+#     and the instrumented
 #     report checked against the hardware region (refused: mismatched region).
 # Logs under $OUT/hwcounters.
 #
@@ -129,8 +130,9 @@ for p in late_nan batched_gemm; do timing "$p" "$out/$p" "$bench_dir/$p"; done
 # learnt from HW_LEARN_RUNS fault-free runs (seeds 11..), the first check
 # run live (`--region --fail-on region`, exit 0 expected), every check run
 # (HW_CHECK_RUNS fault-free runs with new inputs, seeds 101..) checked
-# against the region with no margin and with `--margin 0.1` (a flagged
-# run is a false positive; any at 0.1 fails the check), and the
+# against the region with no margin (`--margin 0`) and with the default
+# margin (a flagged run is a false positive; any at the default fails the
+# check), and the
 # instrumented report refused by the hardware region (mismatched source)
 learn_runs="${HW_LEARN_RUNS:-10}"
 check_runs="${HW_CHECK_RUNS:-20}"
@@ -144,10 +146,10 @@ for a in "${apps[@]}"; do
         (cd "$r" && "$xfpx" run --tool counters --counters hardware --report "learn$seed.json" -- "$apps_dir/$a" --seed "$seed" \
             > "learn$seed.out" 2> "learn$seed.err") && learnt+=("$r/learn$seed.json") || fail "$a: learning run seed $seed exit $?"
     done
-    for m in 0 0.1; do
-        "$xfpx" region build "${learnt[@]}" --margin "$m" -o "$r/region-$m.json" > "$r/build-$m.log" 2>&1 \
-            || fail "$a: region build --margin $m: $(tail -n1 "$r/build-$m.log")"
-    done
+    "$xfpx" region build "${learnt[@]}" --margin 0 -o "$r/region-0.json" > "$r/build-0.log" 2>&1 \
+        || fail "$a: region build --margin 0: $(tail -n1 "$r/build-0.log")"
+    "$xfpx" region build "${learnt[@]}" -o "$r/region-default.json" > "$r/build-default.log" 2>&1 \
+        || fail "$a: region build: $(tail -n1 "$r/build-default.log")"
     live=""
     flagged0=0
     flagged1=0
@@ -155,7 +157,7 @@ for a in "${apps[@]}"; do
     for ((seed = 101; seed < 101 + check_runs; seed++)); do
         over && break
         if [[ -z "$live" ]]; then
-            (cd "$r" && "$xfpx" run --tool counters --counters hardware --region region-0.1.json --fail-on region \
+            (cd "$r" && "$xfpx" run --tool counters --counters hardware --region region-default.json --fail-on region \
                 --report "check$seed.json" -- "$apps_dir/$a" --seed "$seed" > "check$seed.out" 2> "check$seed.err")
             live=$?
             [[ $live == 0 || $live == 3 ]] || fail "$a: the live check run (seed $seed) exit $live: $(tail -n1 "$r/check$seed.err")"
@@ -166,17 +168,17 @@ for a in "${apps[@]}"; do
         checked=$((checked + 1))
         "$xfpx" report "$r/check$seed.json" --region "$r/region-0.json" --fail-on region > /dev/null 2> "$r/offline$seed-0.err"
         [[ $? == 3 ]] && flagged0=$((flagged0 + 1))
-        "$xfpx" report "$r/check$seed.json" --region "$r/region-0.1.json" --fail-on region > /dev/null 2> "$r/offline$seed-0.1.err"
+        "$xfpx" report "$r/check$seed.json" --region "$r/region-default.json" --fail-on region > /dev/null 2> "$r/offline$seed-default.err"
         case $? in
             0) ;;
-            3) flagged1=$((flagged1 + 1)); fail "$a: fault-free run seed $seed flagged at margin 0.1: $(grep -m1 'outside' "$r/offline$seed-0.1.err")" ;;
-            *) fail "$a: xfpx report --region of seed $seed: $(tail -n1 "$r/offline$seed-0.1.err")" ;;
+            3) flagged1=$((flagged1 + 1)); fail "$a: fault-free run seed $seed flagged at the default margin: $(grep -m1 'outside' "$r/offline$seed-default.err")" ;;
+            *) fail "$a: xfpx report --region of seed $seed: $(tail -n1 "$r/offline$seed-default.err")" ;;
         esac
     done
     "$xfpx" report "$out/$a/inst.json" --region "$r/region-0.json" > "$r/mismatch.out" 2> "$r/mismatch.err"
     mrc=$?
     grep -q "mismatched region" "$r/mismatch.err" || fail "$a: an instrumented report was not refused by the hardware region"
-    echo "$a learnt ${#learnt[@]}, live exit ${live:--}, flagged $flagged0/$checked (margin 0), $flagged1/$checked (0.1) | mismatch exit $mrc" >> "$out/region.txt"
+    echo "$a learnt ${#learnt[@]}, live exit ${live:--}, flagged $flagged0/$checked (margin 0), $flagged1/$checked (default) | mismatch exit $mrc" >> "$out/region.txt"
 done
 
 python3 "$here/hwcounters_compare.py" --summary "$out" "${apps[@]}" | tee "$out/summary.txt"

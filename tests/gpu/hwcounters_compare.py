@@ -150,7 +150,7 @@ def summary(out, apps):
         for line in (out / "region.txt").read_text().splitlines():
             name, rest = line.split(" ", 1)
             region[name] = rest
-    rows = ["%-12s %-9s %-9s %8s %8s %6s  %s" % ("program", "hw=ncu", "hw=inst", "plain s", "hw s", "ratio", "in-field check (learning runs; live run exit; fault-free runs flagged, margin 0 and 0.1; instrumented report vs hardware region)")]
+    rows = ["%-12s %-9s %-9s %8s %8s %6s  %s" % ("program", "hw=ncu", "hw=inst", "plain s", "hw s", "ratio", "in-field check (learning runs; live run exit; fault-free runs flagged, margin 0 and the default; instrumented report vs hardware region)")]
     ratios = []
     for name in list(apps) + [t for t in times if t not in apps]:
         def eq(other):

@@ -89,7 +89,7 @@ fn hardware_counters_report_tabulate_and_check_their_region() {
     c.args(["region", "build", "run0.json", "run1.json", "run2.json", "-o", "region.json"]);
     let o = run(c);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(o.stderr.contains("(inact, pred_on, margin 0)"), "{}", o.stderr);
+    assert!(o.stderr.contains("(inact, pred_on, margin 1)"), "{}", o.stderr);
     let region: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("region.json")).expect("region")).expect("json");
     assert_eq!(region["source"], "hardware");
