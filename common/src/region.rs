@@ -43,8 +43,9 @@ pub fn default_counters(source: CounterSource) -> Vec<String> {
 /// hardware counters (sobel, sort). Widening by 0.1, 0.25, 0.5 or 1 left
 /// none of the instrumented alarms, and 7, 4, 1 and 0 of the hardware
 /// ones; the faulty runs flagged went from 3 of 21 at margin 0 to 2 at
-/// every margin from 0.05 to 1 (tests/apps/RESULTS.md). A kernel whose counters do not move with the
-/// input keeps a region of one point, which no margin widens.
+/// every margin from 0.05 to 1 (tests/apps/RESULTS.md). A kernel whose
+/// counters do not move with the input keeps a region of one point, which
+/// no margin widens.
 pub const DEFAULT_MARGIN: f64 = 1.0;
 
 /// A value this close to a bound is inside (the bounds are written as
