@@ -175,6 +175,7 @@ for a in "${apps[@]}"; do
             *) fail "$a: xfpx report --region of seed $seed: $(tail -n1 "$r/offline$seed-default.err")" ;;
         esac
     done
+    (( checked < check_runs )) && fail "$a: only $checked of $check_runs fault-free runs checked (a run failed, or the time budget of $budget s was spent)"
     "$xfpx" report "$out/$a/inst.json" --region "$r/region-0.json" > "$r/mismatch.out" 2> "$r/mismatch.err"
     mrc=$?
     grep -q "mismatched region" "$r/mismatch.err" || fail "$a: an instrumented report was not refused by the hardware region"
