@@ -3,10 +3,11 @@
 # the region's margin (`xfpx region build --margin F`), on the reports that
 # tests/apps/counters-detect-gpu.sh left in its logs (learn-APP-N.json,
 # clean-APP-N.json, and the faulty runs wv0-/wv1-/iat-APP.json that
-# completed). No GPU needed: the reports are re-checked with `xfpx report
-# --region`.
+# completed), or that tests/gpu/hwcounters-check.sh left (hardware
+# counters: APP/region/learnN.json and checkN.json, no faulty runs). No GPU
+# needed: the reports are re-checked with `xfpx report --region`.
 #
-#   bash tests/apps/counters-margin.sh DETECT_DIR [MARGINS...]
+#   bash tests/apps/counters-margin.sh DETECT_DIR|HWCOUNTERS_DIR [MARGINS...]
 #
 # Prints one row per margin: fault-free runs flagged (false alarms) and
 # faulty runs flagged, over all apps; then the per-app rows.
@@ -19,7 +20,16 @@ xfpx=${XFPX:-$(dirname "$0")/../../target/debug/xfpx}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 apps=$(ls "$dir" | sed -n 's/^learn-\(.*\)-[0-9]*\.json$/\1/p' | sort -u)
-[ -n "$apps" ] || { echo "counters-margin: no learn-APP-N.json reports in $dir" >&2; exit 1; }
+# the reports of APP: learning runs, fault-free checks, faulty runs
+learning() { if [ -n "$hw" ]; then ls "$dir/$1"/region/learn*.json; else ls "$dir"/learn-"$1"-*.json; fi; }
+clean() { if [ -n "$hw" ]; then ls "$dir/$1"/region/check*.json; else ls "$dir"/clean-"$1"-*.json; fi 2>/dev/null || true; }
+faulty() { [ -n "$hw" ] || ls "$dir"/wv0-"$1".json "$dir"/wv1-"$1".json "$dir"/iat-"$1".json 2>/dev/null || true; }
+hw=""
+if [ -z "$apps" ]; then
+    apps=$(ls -d "$dir"/*/region 2>/dev/null | xargs -r -n1 dirname | xargs -r -n1 basename | sort -u)
+    hw=1
+fi
+[ -n "$apps" ] || { echo "counters-margin: no learn-APP-N.json or APP/region/learnN.json reports in $dir" >&2; exit 1; }
 # flagged REGION REPORT: 1 when a window of REPORT is outside REGION
 flagged() {
     local out
@@ -31,14 +41,15 @@ for m in "${margins[@]}"; do
     tf=0 tc=0 ff=0 fc=0
     rows=()
     for app in $apps; do
-        "$xfpx" region build "$dir"/learn-"$app"-*.json --margin "$m" -o "$work/r.json" > /dev/null 2>&1
+        # shellcheck disable=SC2046
+        "$xfpx" region build $(learning "$app") --margin "$m" -o "$work/r.json" > /dev/null 2>&1
         f=0 c=0
-        for r in "$dir"/clean-"$app"-*.json; do
+        for r in $(clean "$app"); do
             [ -s "$r" ] || continue
             c=$((c + 1)); f=$((f + $(flagged "$work/r.json" "$r")))
         done
         g=0 n=0
-        for r in "$dir"/wv0-"$app".json "$dir"/wv1-"$app".json "$dir"/iat-"$app".json; do
+        for r in $(faulty "$app"); do
             # a faulty run that crashed (DUE) left no counters to check
             [ -s "$r" ] && grep -q '"counters"' "$r" || continue
             n=$((n + 1)); g=$((g + $(flagged "$work/r.json" "$r")))
