@@ -17,6 +17,20 @@ use xfpx_common::plan::Plan;
 use xfpx_common::report::KernelStatus;
 use xfpx_common::tool::ToolKind;
 
+/// The tool that plans a run's functions ([`ToolCore::planner`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Planner {
+    /// The detector (the default and screen runs): plans can be made ahead.
+    Detector,
+    /// The counters tool, with a fault's calls after its own when one is injected.
+    Counters,
+    /// One fault, nothing counted.
+    Inject,
+    Flow,
+    /// Hardware counters: nothing is instrumented.
+    Nothing,
+}
+
 impl ToolCore {
     /// Plan and lower one function (a kernel or a function it calls) from
     /// its instructions `(offset, SASS text)`. Returns the calls to insert;
@@ -90,13 +104,25 @@ impl ToolCore {
         Ok((calls, plan.probes.len() as u64))
     }
 
+    /// Which tool plans this run's functions: the one place that decides.
+    fn planner(&self) -> Planner {
+        if self.config.counter_source == CounterSource::Hardware {
+            Planner::Nothing
+        } else if self.counting.is_some() {
+            Planner::Counters
+        } else if self.config.tool == ToolKind::Inject && self.config.fault.is_some() {
+            Planner::Inject
+        } else if self.config.tool == ToolKind::Flow {
+            Planner::Flow
+        } else {
+            Planner::Detector
+        }
+    }
+
     /// Whether the functions' plans are the detector's (no other tool's),
     /// which can be made before their first launch ([`ahead`]).
     fn plans_ahead(&self) -> bool {
-        self.config.counter_source == CounterSource::Instrumented
-            && self.counting.is_none()
-            && !(self.config.tool == ToolKind::Inject && self.config.fault.is_some())
-            && self.config.tool != ToolKind::Flow
+        self.planner() == Planner::Detector
     }
 
     /// What plans the program's functions ahead of their first launches,
@@ -136,21 +162,18 @@ impl ToolCore {
         kernel: &crate::sass::SassKernel,
         state_addr: u64,
     ) -> Option<Result<(Vec<CallInsertion>, u64), String>> {
-        if self.config.counter_source == CounterSource::Hardware {
-            return Some(Err(
+        match self.planner() {
+            Planner::Nothing => Some(Err(
                 "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),
-            ));
+            )),
+            Planner::Counters => Some(self.plan_counted(name, mangled, kernel)),
+            Planner::Inject => {
+                let fault = self.config.fault.clone()?;
+                Some(self.plan_injection(kernel, Some(mangled), &fault))
+            }
+            Planner::Flow => Some(self.plan_flow(name, kernel, mangled, state_addr)),
+            Planner::Detector => None,
         }
-        if self.counting.is_some() {
-            return Some(self.plan_counted(name, mangled, kernel));
-        }
-        if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
-            return Some(self.plan_injection(kernel, Some(mangled), &fault));
-        }
-        if self.config.tool == ToolKind::Flow {
-            return Some(self.plan_flow(name, kernel, mangled, state_addr));
-        }
-        None
     }
 
     /// A counted run's plan of one function: the counters', and a fault's

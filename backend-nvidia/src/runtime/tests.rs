@@ -137,6 +137,42 @@ fn launches_come_from_records_and_a_swept_finding_has_none() {
 }
 
 #[test]
+fn one_tool_plans_each_run_and_only_the_detector_plans_ahead() {
+    use xfpx_common::counters::CounterSource;
+    let fault = xfpx_common::fault::FaultFlags {
+        model: Some("WV".into()),
+        predicate: Some("0".into()),
+        sm: Some("0".into()),
+        ..Default::default()
+    }
+    .spec()
+    .expect("fault");
+    let cases = [
+        (RunSettings::default(), true),
+        (RunSettings { mode: Mode::Detect, ..RunSettings::default() }, true),
+        (RunSettings { tool: ToolKind::Counters, ..RunSettings::default() }, false),
+        (RunSettings { tool: ToolKind::Counters, fault: Some(fault.clone()), ..RunSettings::default() }, false),
+        (RunSettings { tool: ToolKind::Inject, fault: Some(fault), ..RunSettings::default() }, false),
+        (RunSettings { tool: ToolKind::Flow, ..RunSettings::default() }, false),
+        (
+            RunSettings { tool: ToolKind::Counters, counter_source: CounterSource::Hardware, ..RunSettings::default() },
+            false,
+        ),
+    ];
+    for (settings, ahead) in cases {
+        let what = format!("{:?} {:?}", settings.tool, settings.counter_source);
+        let mut core = core_with(settings);
+        core.set_lines_enabled(false);
+        assert_eq!(core.ahead_planner().is_some(), ahead, "{what}");
+        // the detector's plan is two checks; every other tool plans its own
+        // calls, or (hardware counters) none, with a reason
+        let planned = core.instrument_function(NAMES, &instrs(), 0);
+        let detector_calls = planned.as_ref().is_ok_and(|c| c.iter().all(|c| c.function.starts_with("xfpx_check")));
+        assert_eq!(detector_calls, ahead, "{what}: {planned:?}");
+    }
+}
+
+#[test]
 fn a_counted_run_can_carry_a_fault() {
     let report = temp("counted-fault.json");
     let fault = xfpx_common::fault::FaultFlags {
