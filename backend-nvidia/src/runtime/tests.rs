@@ -139,14 +139,7 @@ fn launches_come_from_records_and_a_swept_finding_has_none() {
 #[test]
 fn one_tool_plans_each_run_and_only_the_detector_plans_ahead() {
     use xfpx_common::counters::CounterSource;
-    let fault = xfpx_common::fault::FaultFlags {
-        model: Some("WV".into()),
-        predicate: Some("0".into()),
-        sm: Some("0".into()),
-        ..Default::default()
-    }
-    .spec()
-    .expect("fault");
+    let fault = ioc_fault();
     let cases = [
         (RunSettings::default(), true),
         (RunSettings { mode: Mode::Detect, ..RunSettings::default() }, true),
@@ -172,17 +165,22 @@ fn one_tool_plans_each_run_and_only_the_detector_plans_ahead() {
     }
 }
 
-#[test]
-fn a_counted_run_can_carry_a_fault() {
-    let report = temp("counted-fault.json");
-    let fault = xfpx_common::fault::FaultFlags {
+/// A wrong-opcode fault of the FP unit on SM 3.
+fn ioc_fault() -> xfpx_common::fault::FaultSpec {
+    xfpx_common::fault::FaultFlags {
         model: Some("IOC".into()),
         unit: Some("fp".into()),
         sm: Some("3".into()),
         ..Default::default()
     }
     .spec()
-    .expect("fault");
+    .expect("fault")
+}
+
+#[test]
+fn a_counted_run_can_carry_a_fault() {
+    let report = temp("counted-fault.json");
+    let fault = ioc_fault();
     let mut core = core_with(RunSettings {
         report_path: report.clone(),
         tool: ToolKind::Counters,
