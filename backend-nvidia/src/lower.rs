@@ -11,10 +11,10 @@ use crate::sass::idioms::{division_slow_path, reciprocal_feeds_quotient, recipro
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use xfpx_common::cfg::Cfg;
 use xfpx_common::class::FpFormat;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::lower::Lowering;
-use xfpx_common::observe::Cfg;
 use xfpx_common::plan::Plan;
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;

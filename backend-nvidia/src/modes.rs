@@ -6,9 +6,10 @@
 use crate::sass::idioms::{reads_register_test, unexceptional_results};
 use crate::sass::SassKernel;
 use std::collections::BTreeSet;
+use xfpx_common::cfg::CfgError;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::Mode;
-use xfpx_common::observe::{self, CfgError, ThinStats};
+use xfpx_common::observe::{self, ThinStats};
 use xfpx_common::plan::{verify, Plan};
 use xfpx_common::probe::{Action, ValueRef, When};
 use xfpx_common::site::SiteTable;

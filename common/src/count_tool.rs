@@ -22,8 +22,8 @@
 //! conserved along edges; warp counts are not (a divergent branch turns
 //! one warp execution into two), so every region is counted here.
 
+use crate::cfg::Cfg;
 use crate::counters::{CountLayout, MaskEffect, MixClass, RegionShape};
-use crate::observe::Cfg;
 use crate::plan::Plan;
 use crate::probe::{Action, CounterDef, CounterId, CounterKind, Probe, When};
 use crate::site::SiteTable;
@@ -153,8 +153,8 @@ impl Counters {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::cfg::Target;
     use crate::class::{FpFormat, FpOp, InstrClass};
-    use crate::observe::Target;
     use crate::plan::verify;
     use crate::view::InstrView;
 

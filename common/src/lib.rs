@@ -14,8 +14,9 @@
 //!   count region) and the counters a run reports; [`region`]: operational
 //!   regions learnt from counters, and the in-field check against them;
 //! - [`lower`]: the one trait each backend implements to lower a plan;
-//! - [`observe`]: the control-flow graph and the analysis of which results
-//!   are certain to reach a later check (the fast detector's thinning);
+//! - [`cfg`](mod@cfg): a kernel's control-flow graph (blocks, calls, loops);
+//!   [`observe`]: the analysis over it of which results are certain to
+//!   reach a later check (the fast detector's thinning);
 //!   [`range_set`]: the small sorted sets of register ranges its analyses use;
 //! - [`fp`]: host-side classification of floating-point bit patterns;
 //! - [`hash`]: a fast hash for maps keyed by the program's own data;
@@ -41,6 +42,7 @@
 
 pub mod backend;
 pub mod capture;
+pub mod cfg;
 pub mod class;
 pub mod config;
 pub mod count_tool;

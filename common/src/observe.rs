@@ -30,6 +30,7 @@
 //! ([`Cfg::build_with_unknown_exits`]) and no check is dropped for
 //! repeating an earlier one.
 
+use crate::cfg::{loops, predecessors, reachable, Block, Cfg};
 use crate::fp::{ExceptionKind, ExceptionKinds};
 use crate::hash::FastKeys;
 use crate::plan::Plan;
@@ -39,26 +40,6 @@ use crate::view::{Control, KernelView, Operand, RegFile, RegRange, ValueFlow};
 
 /// Sets of the program's registers and probes, hashed fast.
 type HashSet<T> = std::collections::HashSet<T, FastKeys>;
-
-/// Where a control transfer goes, as the backend decoded it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// The instruction with this index in the view.
-    Instr(usize),
-    /// Out of the function (exit, return).
-    Leave,
-    /// Not known (indirect branches, unresolved labels).
-    Unknown,
-}
-
-/// Why a kernel's control flow could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CfgError {
-    #[error("instruction {instr} transfers control to an unknown target")]
-    UnknownTarget { instr: usize },
-    #[error("instruction {instr} branches to instruction {target}, outside the kernel")]
-    OutOfRange { instr: usize, target: usize },
-}
 
 /// What an instruction does to the stack's spill slots
 /// ([`RegFile::Stack`] ranges), as the backend reads it: a value stored to
@@ -77,187 +58,6 @@ pub enum SlotEffect {
     /// May write any slot (a store whose address is not known, a change of
     /// the stack pointer, a call of code not in the function).
     Clobber,
-}
-
-/// One basic block: instructions `start..end`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
-    pub start: usize,
-    pub end: usize,
-    /// Blocks control may reach next (after a call: the block it returns
-    /// to).
-    pub succs: Vec<usize>,
-    /// Control may leave the function here, or enter a subroutine whose
-    /// effect on registers is not known: nothing is observed after.
-    pub opaque_exit: bool,
-    /// The block ends with a call of a subroutine inside the function:
-    /// the registers the subroutine may write.
-    pub call_writes: Option<Vec<RegRange>>,
-    /// The block ends with a call of a subroutine inside the function:
-    /// the subroutine's first block.
-    pub callee: Option<usize>,
-}
-
-/// The control-flow graph of one kernel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cfg {
-    pub blocks: Vec<Block>,
-    /// The block of each instruction.
-    pub block_of: Vec<usize>,
-    /// Blocks that end with a branch whose target is not known (only in a
-    /// graph from [`Cfg::build_with_unknown_exits`]): control may go from
-    /// there to any instruction of the function, so an instruction's
-    /// predecessors are not all known either.
-    pub unknown_exits: Vec<usize>,
-}
-
-impl Cfg {
-    /// Build the graph; `target(i)` is asked for every instruction whose
-    /// control is a branch, conditional branch or call. A branch whose
-    /// target is not known is an error.
-    pub fn build(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
-        Self::build_from(view, target, false)
-    }
-
-    /// The graph as [`Cfg::build`] makes it, but a branch whose target is
-    /// not known (an indirect branch through a jump table) ends its block
-    /// as an exit after which nothing is known ([`Block::opaque_exit`]),
-    /// and is listed in [`Cfg::unknown_exits`]. Only for analyses that stay
-    /// sound when any instruction may also be entered from such a branch:
-    /// backward ones over successors; not for counting by flow
-    /// conservation.
-    pub fn build_with_unknown_exits(view: &KernelView, target: impl Fn(usize) -> Target) -> Result<Cfg, CfgError> {
-        Self::build_from(view, target, true)
-    }
-
-    fn build_from(view: &KernelView, target: impl Fn(usize) -> Target, lenient: bool) -> Result<Cfg, CfgError> {
-        let n = view.instrs.len();
-        let mut targets = vec![None; n];
-        let mut target_instrs = Vec::new();
-        for (i, ins) in view.instrs.iter().enumerate() {
-            if matches!(ins.control, Control::Branch | Control::CondBranch | Control::Call) {
-                let t = target(i);
-                match t {
-                    // a call of an unknown target is another function:
-                    // nothing is observed across it (see below)
-                    Target::Unknown if ins.control == Control::Call => {}
-                    Target::Unknown if lenient => {}
-                    Target::Unknown => return Err(CfgError::UnknownTarget { instr: i }),
-                    Target::Instr(t) if t >= n => return Err(CfgError::OutOfRange { instr: i, target: t }),
-                    Target::Instr(t) => target_instrs.push(t),
-                    Target::Leave => {}
-                }
-                targets[i] = Some(t);
-            }
-        }
-        let starts = view.block_starts(&target_instrs);
-        let mut block_of = vec![0usize; n];
-        for (b, &s) in starts.iter().enumerate() {
-            let e = starts.get(b + 1).copied().unwrap_or(n);
-            block_of[s..e].fill(b);
-        }
-        let mut blocks = Vec::with_capacity(starts.len());
-        for (b, &start) in starts.iter().enumerate() {
-            let end = starts.get(b + 1).copied().unwrap_or(n);
-            let last = end - 1;
-            let control = view.instrs[last].control;
-            let mut succs = Vec::new();
-            let mut opaque_exit = false;
-            let fall = |succs: &mut Vec<usize>, opaque: &mut bool| {
-                if end < n {
-                    succs.push(block_of[end]);
-                } else {
-                    *opaque = true;
-                }
-            };
-            match control {
-                Control::Branch => match targets[last] {
-                    Some(Target::Instr(t)) => succs.push(block_of[t]),
-                    _ => opaque_exit = true,
-                },
-                Control::CondBranch => {
-                    match targets[last] {
-                        Some(Target::Instr(t)) => succs.push(block_of[t]),
-                        _ => opaque_exit = true,
-                    }
-                    fall(&mut succs, &mut opaque_exit);
-                }
-                Control::Call => {
-                    // resolved below, once every block exists
-                    opaque_exit = true;
-                    fall(&mut succs, &mut opaque_exit);
-                }
-                Control::Return | Control::Exit => opaque_exit = true,
-                Control::None | Control::Barrier => fall(&mut succs, &mut opaque_exit),
-            }
-            succs.sort_unstable();
-            succs.dedup();
-            blocks.push(Block { start, end, succs, opaque_exit, call_writes: None, callee: None });
-        }
-        let unknown_exits: Vec<usize> = (0..blocks.len())
-            .filter(|&b| {
-                let last = blocks[b].end - 1;
-                view.instrs[last].control != Control::Call && targets[last] == Some(Target::Unknown)
-            })
-            .collect();
-        // calls of subroutines in the function: the caller's values survive
-        // the call except in the registers the subroutine writes
-        for b in 0..blocks.len() {
-            let last = blocks[b].end - 1;
-            if view.instrs[last].control != Control::Call {
-                continue;
-            }
-            if let Some(Target::Instr(t)) = targets[last] {
-                blocks[b].callee = Some(block_of[t]);
-                if let Some(written) = subroutine_writes(view, &blocks, block_of[t], &unknown_exits) {
-                    let returns = blocks[b].end < n;
-                    blocks[b].opaque_exit = !returns;
-                    blocks[b].call_writes = Some(written);
-                }
-            }
-        }
-        Ok(Cfg { blocks, block_of, unknown_exits })
-    }
-}
-
-/// The blocks reachable from `entry` (a subroutine's first block), each
-/// once, depth first.
-fn reachable(blocks: &[Block], entry: usize) -> Vec<usize> {
-    let mut seen = vec![false; blocks.len()];
-    let mut stack = vec![entry];
-    let mut out = Vec::new();
-    while let Some(b) = stack.pop() {
-        if !std::mem::replace(&mut seen[b], true) {
-            out.push(b);
-            stack.extend(blocks[b].succs.iter().copied());
-        }
-    }
-    out
-}
-
-/// Registers written by the subroutine whose first block is `entry`: by
-/// every instruction reachable from it before its returns. `None` when it
-/// calls further subroutines, leaves in other ways than returning, or
-/// reaches a branch of unknown target (one of `unknown`).
-fn subroutine_writes(view: &KernelView, blocks: &[Block], entry: usize, unknown: &[usize]) -> Option<Vec<RegRange>> {
-    let mut written = Vec::new();
-    for b in reachable(blocks, entry) {
-        if unknown.contains(&b) {
-            return None;
-        }
-        let block = &blocks[b];
-        for ins in &view.instrs[block.start..block.end] {
-            if ins.control == Control::Call {
-                return None;
-            }
-            written.extend(ins.defs.iter().filter_map(Operand::reg));
-        }
-        let last = view.instrs[block.end - 1].control;
-        if block.opaque_exit && !matches!(last, Control::Return | Control::Exit | Control::CondBranch) {
-            return None;
-        }
-    }
-    Some(written)
 }
 
 /// A set of register ranges whose current values are observed; `None` is
@@ -501,17 +301,6 @@ fn observed_after(view: &KernelView, cfg: &Cfg, checks: &Checks, mut visit: impl
     def_observed
 }
 
-/// Each block's predecessors.
-fn predecessors(cfg: &Cfg) -> Vec<Vec<usize>> {
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); cfg.blocks.len()];
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        for &s in &block.succs {
-            preds[s].push(b);
-        }
-    }
-    preds
-}
-
 /// The blocks a fixpoint still has to visit, each queued once at a time:
 /// a block is visited again only when what it reads changed.
 struct Worklist {
@@ -589,54 +378,6 @@ fn live_in(view: &KernelView, cfg: &Cfg) -> Vec<HashSet<Word>> {
         }
     }
     live
-}
-
-/// A loop: a header that code branches back to from a block at or after
-/// it (a back edge, as compilers lay loops out), and its body, the blocks
-/// on a path from the header back to one of those branches. Code laid out
-/// between the two that is on no such path is not in the body: the
-/// out-of-line path a divergent warp takes (`BRA.DIV`) and then jumps
-/// back from, or another loop's exit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Loop {
-    body: Vec<bool>,
-    size: usize,
-}
-
-fn loops(cfg: &Cfg) -> Vec<Loop> {
-    let n = cfg.blocks.len();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut latches: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        for &s in &block.succs {
-            preds[s].push(b);
-            if s <= b {
-                latches.entry(s).or_default().push(b);
-            }
-        }
-    }
-    // every block reachable from `from` along `next`
-    let reach = |from: &[usize], next: &dyn Fn(usize) -> Vec<usize>| {
-        let mut seen = vec![false; n];
-        let mut work: Vec<usize> = from.to_vec();
-        while let Some(b) = work.pop() {
-            if !std::mem::replace(&mut seen[b], true) {
-                work.extend(next(b));
-            }
-        }
-        seen
-    };
-    let mut out = Vec::new();
-    for (header, ls) in latches {
-        let from_header = reach(&[header], &|b| cfg.blocks[b].succs.clone());
-        let to_latch = reach(&ls, &|b| preds[b].clone());
-        let body: Vec<bool> = (0..n).map(|b| from_header[b] && to_latch[b]).collect();
-        // a branch back to a header that does not lead to it again is no loop
-        if body[header] {
-            out.push(Loop { size: body.iter().filter(|&&x| x).count(), body });
-        }
-    }
-    out
 }
 
 /// A probe's identity across the rounds of thinning.
@@ -1038,6 +779,7 @@ pub fn thin_with_slots(plan: &Plan, view: &KernelView, cfg: &Cfg, slots: &[SlotE
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::cfg::{CfgError, Target};
     use crate::class::{FpFormat, FpOp, InstrClass};
     use crate::plan::verify;
     use crate::site::SiteTable;
@@ -1526,13 +1268,6 @@ mod tests {
         assert_eq!(kept(&view(true), target).0, vec![0, 2]);
         // a call whose target is unknown observes nothing
         assert_eq!(kept(&view(false), |i| if i == 1 { Target::Unknown } else { Target::Leave }).0, vec![0, 2]);
-    }
-
-    #[test]
-    fn unknown_targets_refuse_the_graph() {
-        let view = loop_kernel(false);
-        assert_eq!(Cfg::build(&view, |_| Target::Unknown), Err(CfgError::UnknownTarget { instr: 3 }));
-        assert!(matches!(Cfg::build(&view, |_| Target::Instr(99)), Err(CfgError::OutOfRange { .. })));
     }
 
     #[test]

@@ -17,9 +17,9 @@
 use super::table::{CounterValue, SlotKind};
 use super::view::{control, DecodedInstr};
 use xfpx_amd_isa::{Access, ControlFlow, DataType, Encoding, Instruction, Opcode, Traits};
+use xfpx_common::cfg::{Cfg, CfgError, Target};
 use xfpx_common::count_tool::{CountPlan, Counters};
 use xfpx_common::counters::{fold, CountLayout, FoldError, MemSpace, MixClass, SlotCount, WindowCounters};
-use xfpx_common::observe::{Cfg, CfgError, Target};
 use xfpx_common::site::SiteTable;
 use xfpx_common::view::{Control, KernelView};
 

@@ -43,8 +43,8 @@ use super::opcodes::{MAGNITUDE_ABOVE, MAGNITUDE_AT_MOST, RECIPROCALS, SCALINGS};
 use super::parse::{RegKind, Register, SassInstr, SassOperand};
 use super::view::is_register_test;
 use super::SassKernel;
+use xfpx_common::cfg::Cfg;
 use xfpx_common::class::FpFormat;
-use xfpx_common::observe::Cfg;
 use xfpx_common::view::{Operand, RegFile, RegRange, ValueFlow};
 
 /// Per instruction: its result cannot be NaN, infinite or subnormal.

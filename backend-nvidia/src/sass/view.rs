@@ -4,8 +4,8 @@
 
 use super::opcodes::{self, DefRole, OpcodeInfo};
 use super::parse::{RegKind, Register, SassFunction, SassInstr, SassOperand};
+use xfpx_common::cfg::{Cfg, CfgError, Target};
 use xfpx_common::class::{FpFormat, InstrClass};
-use xfpx_common::observe::{Cfg, CfgError, Target};
 use xfpx_common::view::{Control, InstrView, KernelView, Operand, RegFile, RegRange, SourceFormat, ValueFlow};
 
 /// Control-flow effect of opcodes that have one (one place for this fact).
