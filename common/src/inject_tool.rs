@@ -35,8 +35,9 @@
 //!   (`ignore`), or guarded instructions executed where their guard is off
 //!   (`force`, where the backend can set the guard just before).
 //!
-//! Every probe selects the fault's threads ([`FaultLocation`]) and adds the
-//! corrupted thread instances to the plan's one counter, `activations`.
+//! Every probe selects the fault's threads
+//! ([`FaultLocation`](crate::fault::FaultLocation)) and adds the corrupted
+//! thread instances to the plan's one counter, `activations`.
 //! What a model needs of an instruction beyond the kernel view comes from
 //! the backend's ISA tables as [`InjectFacts`].
 

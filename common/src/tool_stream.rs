@@ -80,9 +80,9 @@ impl ToolStream {
         stream
     }
 
-    /// Sends one event, in order: a launch may wait for the next batch
-    /// (see [`BATCH_BYTES`]). A closed socket turns the stream into a
-    /// report written at the end.
+    /// Sends one event, in order: a launch may wait until the batch it is
+    /// in is sent. A closed socket turns the stream into a report written
+    /// at the end.
     pub fn emit(&mut self, event: Event) {
         if !matches!(self.sink, Sink::Socket(_)) {
             return;
