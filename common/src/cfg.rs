@@ -231,16 +231,14 @@ pub(crate) struct Loop {
     pub(crate) size: usize,
 }
 
+/// The loops of `cfg`, one per header.
 pub(crate) fn loops(cfg: &Cfg) -> Vec<Loop> {
     let n = cfg.blocks.len();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let preds = predecessors(cfg);
     let mut latches: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
     for (b, block) in cfg.blocks.iter().enumerate() {
-        for &s in &block.succs {
-            preds[s].push(b);
-            if s <= b {
-                latches.entry(s).or_default().push(b);
-            }
+        for &s in block.succs.iter().filter(|&&s| s <= b) {
+            latches.entry(s).or_default().push(b);
         }
     }
     // every block reachable from `from` along `next`
