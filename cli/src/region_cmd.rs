@@ -10,7 +10,8 @@ use crate::report_io;
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::Path;
-use xfpx_common::region::{self, Region, RegionCheck};
+use xfpx_common::counters::RegionCheck;
+use xfpx_common::region::{self, Region};
 use xfpx_common::report::Report;
 
 pub fn build(a: &RegionArgs) -> Result<i32> {

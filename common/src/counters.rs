@@ -388,7 +388,30 @@ pub struct CountersSection {
     /// The windows outside an operational region, when the run or report
     /// was checked against one (`--region`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region_check: Option<crate::region::RegionCheck>,
+    pub region_check: Option<RegionCheck>,
+}
+
+/// A window outside its kernel's region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deviation {
+    pub kernel: String,
+    pub launch: u64,
+    pub window: u32,
+    pub counter: String,
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// The outcome of checking a run's counters against an operational
+/// region ([`crate::region`]), as the report keeps it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RegionCheck {
+    /// Windows compared with a region.
+    pub windows_checked: u64,
+    pub deviations: Vec<Deviation>,
+    /// Kernels with counters that the region does not know (not faults).
+    pub unknown_kernels: Vec<String>,
 }
 
 /// The counters of several processes' reports in one section: each

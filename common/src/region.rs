@@ -13,7 +13,7 @@
 //! Everything here is pure: reports' counter sections in, a region or the
 //! deviations out.
 
-use crate::counters::{CounterSource, CountersSection, Normalised};
+use crate::counters::{CounterSource, CountersSection, Deviation, Normalised, RegionCheck};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -91,28 +91,6 @@ pub struct Region {
     #[serde(default)]
     pub margin: f64,
     pub kernels: BTreeMap<String, KernelRegion>,
-}
-
-/// A window outside its kernel's region.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Deviation {
-    pub kernel: String,
-    pub launch: u64,
-    pub window: u32,
-    pub counter: String,
-    pub value: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-/// The outcome of checking a run's counters against a region.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct RegionCheck {
-    /// Windows compared with a region.
-    pub windows_checked: u64,
-    pub deviations: Vec<Deviation>,
-    /// Kernels with counters that the region does not know (not faults).
-    pub unknown_kernels: Vec<String>,
 }
 
 /// Why a region could not be learnt, read or applied.
