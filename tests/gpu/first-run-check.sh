@@ -55,6 +55,12 @@ run() {
     python3 -c "print(f'{$t1 - $t0:.2f}')"
 }
 
+# file_name PROGRAM: PROGRAM as a file name (a path's slashes made _)
+file_name() {
+    local n=${1//\//_}
+    echo "${n#_}"
+}
+
 field() { # field LOG KEY: the value after KEY= on the program's BENCH line
     grep -m1 '^BENCH' "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2
 }
@@ -66,28 +72,29 @@ rows=()
 summary=()
 for p in $programs; do
     cmd=$(command_of "$p")
+    n=$(file_name "$p")
     declare -A walls=() gpus=() same=() waited=()
     firsts=() gfirsts=()
     for ((rep = 1; rep <= repeats; rep++)); do
-        walls[plain]+=" $(run "$p" plain "$out/cache-plain" -- $cmd)"
-        plain_gpu=$(field "$logs/$p.plain.$rep.log" gpu_ms)
+        walls[plain]+=" $(run "$n" plain "$out/cache-plain" -- $cmd)"
+        plain_gpu=$(field "$logs/$n.plain.$rep.log" gpu_ms)
         gpus[plain]+=" ${plain_gpu:--}"
-        plain_sum=$(grep -m1 '^CHECKSUM' "$logs/$p.plain.$rep.log")
+        plain_sum=$(grep -m1 '^CHECKSUM' "$logs/$n.plain.$rep.log")
         declare -A this_wall=() this_gpu=()
         for c in $configs; do
-            cache="$out/cache-$p"
+            cache="$out/cache-$n"
             env_extra=()
             case "$c" in
             first) rm -rf "$cache" && mkdir -p "$cache" ;;
             warm) ;;
             first-wait)
-                cache="$out/cache-$p-wait"
+                cache="$out/cache-$n-wait"
                 rm -rf "$cache" && mkdir -p "$cache"
                 env_extra=(XFPX_BACKGROUND_DISASSEMBLY=0)
                 ;;
             esac
-            wall=$(run "$p" "$c" "$cache" -- env "${env_extra[@]}" "$xfpx" run -- $cmd)
-            log="$logs/$p.$c.$rep.log"
+            wall=$(run "$n" "$c" "$cache" -- env "${env_extra[@]}" "$xfpx" run -- $cmd)
+            log="$logs/$n.$c.$rep.log"
             gpu=$(field "$log" gpu_ms)
             sum=$(grep -m1 '^CHECKSUM' "$log")
             walls[$c]+=" $wall"
@@ -122,6 +129,6 @@ printf '%s\n' "${rows[@]}"
 for p in $programs; do
     for c in $configs; do
         echo "--- $p $c (repeat 1): xfpx's notes on preparation"
-        grep -i -E 'preparing instrumented code|disassembl|ran screened' "$logs/$p.$c.1.log" | cut -c1-400 | head -8
+        grep -i -E 'preparing instrumented code|disassembl|ran screened' "$logs/$(file_name "$p").$c.1.log" | cut -c1-400 | head -8
     done
 done
