@@ -97,16 +97,25 @@ impl fmt::Display for FatbinError {
 
 impl std::error::Error for FatbinError {}
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+/// Little-endian fields of device-code headers (fat binaries, ELF):
+/// `None` past the bytes at hand.
+pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     b.get(at..at + 2).map(|s| u16::from_le_bytes([s[0], s[1]]))
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     b.get(at..at + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from(u32_at(b, at)?) | (u64::from(u32_at(b, at + 4)?) << 32))
+}
+
+/// Bytes of the container whose header `header` begins with: the header
+/// (at least [`CONTAINER_HEADER`] bytes, as its own size field says) and
+/// what follows it; `None` when `header` is short or the sum overflows.
+pub fn container_size(header: &[u8]) -> Option<u64> {
+    u64::from(u16_at(header, 6)?).max(CONTAINER_HEADER as u64).checked_add(u64_at(header, 8)?)
 }
 
 /// Every entry of every container in `section` (a `.nv_fatbin` section,

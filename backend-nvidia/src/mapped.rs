@@ -4,7 +4,7 @@
 //! and the files mapped into this process (`/proc/self/maps`) that carry
 //! device code (cuBLAS, cuDNN, PyTorch's libraries: hundreds of MB each).
 
-use crate::fatbin::{CONTAINER_HEADER, CONTAINER_MAGIC};
+use crate::fatbin::{container_size, u16_at, u32_at, u64_at, CONTAINER_HEADER, CONTAINER_MAGIC};
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -16,57 +16,89 @@ pub struct SectionRange {
     pub size: u64,
 }
 
+/// One entry of an ELF section header table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElfSection {
+    /// Offset of its name in the section names' section.
+    pub name: u32,
+    /// Its type (`SHT_*`).
+    pub kind: u32,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// `SHT_NOBITS`: a section that takes no bytes of the file.
+pub const SHT_NOBITS: u32 = 8;
+
+/// What the headers of an ELF64 little-endian file (a host library, a
+/// cubin) say, read through `read(offset, len)` from the headers alone:
+/// a file on disk and an image in memory are read alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfHeaders {
+    pub sections: Vec<ElfSection>,
+    /// Index of the section that holds the sections' names.
+    pub names_section: usize,
+    /// Where the section header table ends.
+    pub section_table_end: u64,
+    /// Where the program header table ends (`None`: past `u64`).
+    pub program_table_end: Option<u64>,
+}
+
+/// The headers of the ELF64 little-endian file `read` gives (`None`: not
+/// one, a section header entry under 64 bytes, no sections, or a table
+/// that cannot be read).
+pub fn elf_headers(read: impl Fn(u64, usize) -> Option<Vec<u8>>) -> Option<ElfHeaders> {
+    let eh = read(0, 64)?;
+    if eh.get(0..6) != Some(&b"\x7fELF\x02\x01"[..]) {
+        return None;
+    }
+    let (shoff, shentsize, shnum) = (u64_at(&eh, 40)?, u64::from(u16_at(&eh, 58)?), u64::from(u16_at(&eh, 60)?));
+    if shentsize < 64 || shnum == 0 {
+        return None;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(&eh, 32)?, u64::from(u16_at(&eh, 54)?), u64::from(u16_at(&eh, 56)?));
+    let table = read(shoff, (shentsize * shnum) as usize)?;
+    let sections = table
+        .chunks_exact(shentsize as usize)
+        .map(|h| {
+            Some(ElfSection { name: u32_at(h, 0)?, kind: u32_at(h, 4)?, offset: u64_at(h, 24)?, size: u64_at(h, 32)? })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(ElfHeaders {
+        sections,
+        names_section: usize::from(u16_at(&eh, 62)?),
+        section_table_end: shoff.checked_add(shentsize * shnum)?,
+        program_table_end: phoff.checked_add(phentsize * phnum),
+    })
+}
+
 /// The `.nv_fatbin` section of an ELF64 little-endian file, read from its
 /// section headers only. Anything unreadable: `None`.
 pub fn fatbin_section(path: &Path) -> Option<SectionRange> {
-    let find = || -> std::io::Result<Option<SectionRange>> {
-        let mut f = std::fs::File::open(path)?;
-        let mut eh = [0u8; 64];
-        f.read_exact(&mut eh)?;
-        if &eh[0..4] != b"\x7fELF" || eh[4] != 2 || eh[5] != 1 {
-            return Ok(None);
-        }
-        let (shoff, shentsize, shnum, shstrndx) = (u64_at(&eh, 40), u16_at(&eh, 58), u16_at(&eh, 60), u16_at(&eh, 62));
-        if shentsize < 64 || shnum == 0 || shstrndx >= shnum {
-            return Ok(None);
-        }
-        let mut sh = vec![0u8; (shentsize * shnum) as usize];
-        f.seek(SeekFrom::Start(shoff))?;
-        f.read_exact(&mut sh)?;
-        let str_hdr = &sh[(shstrndx * shentsize) as usize..];
-        let (str_off, str_size) = (u64_at(str_hdr, 24), u64_at(str_hdr, 32));
-        if str_size > 1 << 24 {
-            return Ok(None);
-        }
-        let mut names = vec![0u8; str_size as usize];
-        f.seek(SeekFrom::Start(str_off))?;
-        f.read_exact(&mut names)?;
-        Ok((0..shnum).map(|i| &sh[(i * shentsize) as usize..]).find_map(|h| {
-            let name_off = u32_at(h, 0) as usize;
-            names
-                .get(name_off..)
-                .is_some_and(|n| n.starts_with(b".nv_fatbin\0"))
-                .then(|| SectionRange { offset: u64_at(h, 24), size: u64_at(h, 32) })
-        }))
+    use std::os::unix::fs::FileExt as _;
+    let file = std::fs::File::open(path).ok()?;
+    let read = |at: u64, n: usize| {
+        let mut bytes = vec![0u8; n];
+        file.read_exact_at(&mut bytes, at).ok()?;
+        Some(bytes)
     };
-    find().ok().flatten()
+    let headers = elf_headers(read)?;
+    let names_section = headers.sections.get(headers.names_section)?;
+    if names_section.size > 1 << 24 {
+        return None;
+    }
+    let names = read(names_section.offset, names_section.size as usize)?;
+    headers.sections.iter().find_map(|s| {
+        names
+            .get(s.name as usize..)
+            .is_some_and(|n| n.starts_with(b".nv_fatbin\0"))
+            .then_some(SectionRange { offset: s.offset, size: s.size })
+    })
 }
 
 /// Whether a file has a `.nv_fatbin` section (device code).
 pub fn has_fatbin_section(path: &Path) -> bool {
     fatbin_section(path).is_some()
-}
-
-fn u16_at(b: &[u8], i: usize) -> u64 {
-    u64::from(u16::from_le_bytes([b[i], b[i + 1]]))
-}
-
-fn u32_at(b: &[u8], i: usize) -> u64 {
-    u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]))
-}
-
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    u32_at(b, i) | (u32_at(b, i + 4) << 32)
 }
 
 /// How far a read of a fat binary section got.
@@ -106,11 +138,10 @@ pub fn for_each_container(
             at += 8;
             continue;
         }
-        if n < CONTAINER_HEADER || u32_at(&head, 0) != u64::from(CONTAINER_MAGIC) {
+        if n < CONTAINER_HEADER || u32_at(&head, 0) != Some(CONTAINER_MAGIC) {
             break;
         }
-        let whole = u64_at(&head, 8).checked_add(u16_at(&head, 6).max(CONTAINER_HEADER as u64));
-        let Some(whole) = whole.filter(|w| at + w <= range.size) else { break };
+        let Some(whole) = container_size(&head).filter(|w| at + w <= range.size) else { break };
         if read.bytes + whole > budget {
             break;
         }

@@ -33,19 +33,15 @@ pub enum ImageKind {
     Other,
 }
 
-/// The kind of an image from its first four bytes.
-pub fn kind(first: [u8; 4]) -> ImageKind {
-    match (u32::from_le_bytes(first), &first) {
-        (CONTAINER_MAGIC, _) => ImageKind::Container,
-        (WRAPPER_MAGIC, _) => ImageKind::Wrapper,
+/// The kind of an image from its first four bytes (shorter: other).
+pub fn kind(image: &[u8]) -> ImageKind {
+    let Some(first) = image.get(..4) else { return ImageKind::Other };
+    match (fatbin::u32_at(first, 0), first) {
+        (Some(CONTAINER_MAGIC), _) => ImageKind::Container,
+        (Some(WRAPPER_MAGIC), _) => ImageKind::Wrapper,
         (_, b"\x7fELF") => ImageKind::Cubin,
         _ => ImageKind::Other,
     }
-}
-
-fn le(b: &[u8], at: usize, n: usize) -> Option<u64> {
-    let s = b.get(at..at + n)?;
-    Some(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
 }
 
 /// How many bytes an image of kind `kind` spans, from what `read(offset,
@@ -54,39 +50,30 @@ fn le(b: &[u8], at: usize, n: usize) -> Option<u64> {
 /// image over [`MAX_IMAGE_BYTES`].
 pub fn extent(kind: ImageKind, read: impl Fn(u64, usize) -> Option<Vec<u8>>) -> Option<u64> {
     let size = match kind {
-        ImageKind::Container => {
-            let h = read(0, CONTAINER_HEADER)?;
-            le(&h, 6, 2)?.max(CONTAINER_HEADER as u64).checked_add(le(&h, 8, 8)?)?
-        }
+        ImageKind::Container => fatbin::container_size(&read(0, CONTAINER_HEADER)?)?,
         ImageKind::Cubin => {
-            let h = read(0, 64)?;
-            // ELF64, little-endian only (every cubin is)
-            if h.get(4..6) != Some(&[2, 1][..]) {
-                return None;
-            }
-            let (phoff, phentsize, phnum) = (le(&h, 32, 8)?, le(&h, 54, 2)?, le(&h, 56, 2)?);
-            let (shoff, shentsize, shnum) = (le(&h, 40, 8)?, le(&h, 58, 2)?, le(&h, 60, 2)?);
-            if shentsize < 64 || shnum == 0 {
-                return None;
-            }
-            let headers_end = shoff.checked_add(shentsize * shnum)?;
-            let mut end = headers_end.max(phoff.checked_add(phentsize * phnum)?);
-            if headers_end > MAX_IMAGE_BYTES {
-                return None;
-            }
-            let sh = read(shoff, (shentsize * shnum) as usize)?;
-            for i in 0..shnum as usize {
-                let at = i * shentsize as usize;
-                const NOBITS: u64 = 8;
-                if le(&sh, at + 4, 4)? != NOBITS {
-                    end = end.max(le(&sh, at + 24, 8)?.checked_add(le(&sh, at + 32, 8)?)?);
-                }
+            // (no table read past the largest image copied)
+            let bounded =
+                |at: u64, n: usize| (at.checked_add(n as u64)? <= MAX_IMAGE_BYTES).then(|| read(at, n)).flatten();
+            let headers = mapped::elf_headers(bounded)?;
+            let mut end = headers.section_table_end.max(headers.program_table_end?);
+            for s in headers.sections.iter().filter(|s| s.kind != mapped::SHT_NOBITS) {
+                end = end.max(s.offset.checked_add(s.size)?);
             }
             end
         }
         ImageKind::Wrapper | ImageKind::Other => return None,
     };
     (size <= MAX_IMAGE_BYTES).then_some(size)
+}
+
+/// How many bytes of `bytes` the image at their start spans (see
+/// [`extent`]; its kind read from its first bytes).
+pub fn extent_in(bytes: &[u8]) -> Option<u64> {
+    extent(kind(bytes), |at, n| {
+        let at = usize::try_from(at).ok()?;
+        bytes.get(at..at.checked_add(n)?).map(<[u8]>::to_vec)
+    })
 }
 
 /// The bytes of the module image at address `addr` of this process (the
@@ -100,7 +87,7 @@ pub fn copy_from_memory(memory: &OwnMemory, mut addr: u64) -> Option<Vec<u8>> {
             return None;
         }
         let first = memory.read(addr, 4)?;
-        let kind = kind([first[0], first[1], first[2], first[3]]);
+        let kind = kind(&first);
         if kind == ImageKind::Wrapper {
             let pointer = memory.read(addr.checked_add(WRAPPER_DATA_OFFSET)?, 8)?;
             addr = u64::from_le_bytes(pointer.try_into().ok()?);
@@ -120,9 +107,9 @@ pub fn copy_from_memory(memory: &OwnMemory, mut addr: u64) -> Option<Vec<u8>> {
 /// target in a container, or all of a bare cubin's (the driver loads a
 /// bare cubin only on its own target). Unreadable parts give nothing.
 pub fn functions(image: &[u8], sm: u32) -> Vec<DeviceFunction> {
-    match image.get(..4).map(|f| kind([f[0], f[1], f[2], f[3]])) {
-        Some(ImageKind::Container) => fatbin::functions_for_target(image, sm).map(|(f, _)| f).unwrap_or_default(),
-        Some(ImageKind::Cubin) => fatbin::cubin_functions(image).unwrap_or_default(),
+    match kind(image) {
+        ImageKind::Container => fatbin::functions_for_target(image, sm).map(|(f, _)| f).unwrap_or_default(),
+        ImageKind::Cubin => fatbin::cubin_functions(image).unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -130,10 +117,6 @@ pub fn functions(image: &[u8], sm: u32) -> Vec<DeviceFunction> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reader(bytes: &[u8]) -> impl Fn(u64, usize) -> Option<Vec<u8>> + '_ {
-        move |at, n| bytes.get(at as usize..at as usize + n).map(<[u8]>::to_vec)
-    }
 
     /// A cubin of one function, `.text.k`, built with the object crate.
     fn cubin(code: &[u8]) -> Vec<u8> {
@@ -180,20 +163,21 @@ mod tests {
 
     #[test]
     fn kinds_are_told_by_their_first_word() {
-        assert_eq!(kind(CONTAINER_MAGIC.to_le_bytes()), ImageKind::Container);
-        assert_eq!(kind(WRAPPER_MAGIC.to_le_bytes()), ImageKind::Wrapper);
-        assert_eq!(kind(*b"\x7fELF"), ImageKind::Cubin);
-        assert_eq!(kind(*b".ver"), ImageKind::Other);
+        assert_eq!(kind(&CONTAINER_MAGIC.to_le_bytes()), ImageKind::Container);
+        assert_eq!(kind(&WRAPPER_MAGIC.to_le_bytes()), ImageKind::Wrapper);
+        assert_eq!(kind(b"\x7fELF"), ImageKind::Cubin);
+        assert_eq!(kind(b".ver"), ImageKind::Other);
+        assert_eq!(kind(b"\x7fEL"), ImageKind::Other, "short");
     }
 
     #[test]
     fn a_cubin_spans_its_sections_and_headers_and_gives_its_functions() {
         let elf = cubin(&[0xAB; 256]);
-        assert_eq!(extent(ImageKind::Cubin, reader(&elf)), Some(elf.len() as u64));
+        assert_eq!(extent_in(&elf), Some(elf.len() as u64));
         // what follows the image in memory is not part of it
         let mut more = elf.clone();
         more.extend_from_slice(&[0xEE; 4096]);
-        assert_eq!(extent(ImageKind::Cubin, reader(&more)), Some(elf.len() as u64));
+        assert_eq!(extent_in(&more), Some(elf.len() as u64));
         let f = functions(&elf, 90);
         assert_eq!(f.len(), 1);
         assert_eq!((f[0].name.as_str(), f[0].code.len()), ("k", 256));
@@ -201,26 +185,20 @@ mod tests {
 
     #[test]
     fn a_container_spans_its_header_and_body() {
-        let mut c = Vec::new();
-        c.extend_from_slice(&CONTAINER_MAGIC.to_le_bytes());
-        c.extend_from_slice(&1u16.to_le_bytes());
-        c.extend_from_slice(&16u16.to_le_bytes());
-        c.extend_from_slice(&40u64.to_le_bytes());
-        c.extend_from_slice(&[0; 40]);
-        assert_eq!(extent(ImageKind::Container, reader(&c)), Some(56));
+        assert_eq!(extent_in(&container(40)), Some(56));
     }
 
     #[test]
     fn malformed_or_huge_images_have_no_extent() {
-        assert_eq!(extent(ImageKind::Cubin, reader(b"\x7fELF")), None);
+        assert_eq!(extent_in(b"\x7fELF"), None);
         let mut elf = cubin(&[1; 16]);
         elf[4] = 1; // ELF32
-        assert_eq!(extent(ImageKind::Cubin, reader(&elf)), None);
+        assert_eq!(extent_in(&elf), None);
         let mut c = CONTAINER_MAGIC.to_le_bytes().to_vec();
         c.extend_from_slice(&[1, 0, 16, 0]);
         c.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert_eq!(extent(ImageKind::Container, reader(&c)), None);
-        assert_eq!(extent(ImageKind::Other, reader(b"anything")), None);
+        assert_eq!(extent_in(&c), None);
+        assert_eq!(extent_in(b"anything"), None);
         assert!(functions(b"PTX text", 90).is_empty());
     }
 }

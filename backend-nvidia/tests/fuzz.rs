@@ -73,12 +73,7 @@ fn read_fatbin(bytes: &[u8]) {
 /// through a reader that refuses what lies past them, and its functions.
 fn read_image(bytes: &[u8]) {
     use xfpx_nvidia::module_image;
-    let Some(first) = bytes.get(..4) else { return };
-    let kind = module_image::kind([first[0], first[1], first[2], first[3]]);
-    let reader = |at: u64, n: usize| {
-        bytes.get(usize::try_from(at).ok()?..usize::try_from(at).ok()?.checked_add(n)?).map(<[u8]>::to_vec)
-    };
-    if let Some(size) = module_image::extent(kind, reader) {
+    if let Some(size) = module_image::extent_in(bytes) {
         let _ = module_image::functions(&bytes[..(size as usize).min(bytes.len())], 90);
     }
 }

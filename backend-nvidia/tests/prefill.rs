@@ -507,12 +507,7 @@ fn the_programs_functions_are_shown_with_the_listings_nvbit_will_get() {
 /// The first container of the fixture, as a program hands it to the
 /// driver from memory.
 fn first_container(fb: &[u8]) -> &[u8] {
-    let body = u64::from_le_bytes(fb[8..16].try_into().expect("8 bytes")) as usize;
-    &fb[..16 + body]
-}
-
-fn reader(bytes: &[u8]) -> impl Fn(u64, usize) -> Option<Vec<u8>> + '_ {
-    move |at, n| bytes.get(at as usize..at as usize + n).map(<[u8]>::to_vec)
+    &fb[..fatbin::container_size(fb).expect("a container header") as usize]
 }
 
 #[test]
@@ -520,11 +515,11 @@ fn module_images_loaded_from_memory_give_the_code_cuobjdump_printed() {
     use xfpx_nvidia::module_image::{self, ImageKind};
     let fb = fatbin_fixture();
     let container = first_container(&fb);
-    assert_eq!(module_image::kind(fb[..4].try_into().expect("4")), ImageKind::Container);
+    assert_eq!(module_image::kind(&fb), ImageKind::Container);
     // what follows an image in memory is not part of it
     let mut memory = container.to_vec();
     memory.extend_from_slice(&[0xEE; 512]);
-    assert_eq!(module_image::extent(ImageKind::Container, reader(&memory)), Some(container.len() as u64));
+    assert_eq!(module_image::extent_in(&memory), Some(container.len() as u64));
     let oracle = cuobjdump_code();
     let found: BTreeMap<String, Vec<u8>> =
         module_image::functions(container, 90).into_iter().map(|f| (f.name, f.code)).collect();
@@ -533,7 +528,7 @@ fn module_images_loaded_from_memory_give_the_code_cuobjdump_printed() {
     // the sm_90 cubin alone, as cuModuleLoadData takes it
     let entries = fatbin::entries(&fb).expect("entries");
     let cubin = entries.iter().find(|e| e.kind == EntryKind::Cubin).expect("a cubin").contents().expect("cubin");
-    let size = module_image::extent(ImageKind::Cubin, reader(&cubin)).expect("an ELF extent") as usize;
+    let size = module_image::extent_in(&cubin).expect("an ELF extent") as usize;
     assert!(size <= cubin.len() && size + 64 > cubin.len(), "{size} of {}", cubin.len());
     let found: BTreeMap<String, Vec<u8>> =
         module_image::functions(&cubin[..size], 90).into_iter().map(|f| (f.name, f.code)).collect();
