@@ -18,14 +18,14 @@ use xfpx_common::report::KernelStatus;
 use xfpx_common::tool::ToolKind;
 
 /// The tool that plans a run's functions ([`ToolCore::planner`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Planner {
     /// The detector (the default and screen runs): plans can be made ahead.
     Detector,
     /// The counters tool, with a fault's calls after its own when one is injected.
     Counters,
     /// One fault, nothing counted.
-    Inject,
+    Inject(FaultSpec),
     Flow,
     /// Hardware counters: nothing is instrumented.
     Nothing,
@@ -110,8 +110,8 @@ impl ToolCore {
             Planner::Nothing
         } else if self.counting.is_some() {
             Planner::Counters
-        } else if self.config.tool == ToolKind::Inject && self.config.fault.is_some() {
-            Planner::Inject
+        } else if let Some(fault) = self.config.fault.clone().filter(|_| self.config.tool == ToolKind::Inject) {
+            Planner::Inject(fault)
         } else if self.config.tool == ToolKind::Flow {
             Planner::Flow
         } else {
@@ -122,7 +122,7 @@ impl ToolCore {
     /// Whether the functions' plans are the detector's (no other tool's),
     /// which can be made before their first launch ([`ahead`]).
     fn plans_ahead(&self) -> bool {
-        self.planner() == Planner::Detector
+        matches!(self.planner(), Planner::Detector)
     }
 
     /// What plans the program's functions ahead of their first launches,
@@ -167,10 +167,7 @@ impl ToolCore {
                 "hardware counters instrument nothing (they are read by the CUPTI library, not the NVBit tool)".into(),
             )),
             Planner::Counters => Some(self.plan_counted(name, mangled, kernel)),
-            Planner::Inject => {
-                let fault = self.config.fault.clone()?;
-                Some(self.plan_injection(kernel, Some(mangled), &fault))
-            }
+            Planner::Inject(fault) => Some(self.plan_injection(kernel, Some(mangled), &fault)),
             Planner::Flow => Some(self.plan_flow(name, kernel, mangled, state_addr)),
             Planner::Detector => None,
         }
