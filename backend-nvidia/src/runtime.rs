@@ -1,7 +1,8 @@
 //! The host side of the NVBit tool, free of FFI: which kernels to
 //! instrument and when, the site table, the plans and their call
 //! insertions ([`planning`]; made before first launches: [`ahead`]), line
-//! tables read from dumped cubins, and the findings the
+//! tables read from dumped cubins ([`lines`]), launch screening
+//! ([`screening`]), and the findings the
 //! device sends (or, with the counters tool, the count tables of launches,
 //! see [`crate::count_run`], or their hardware counters, see [`hardware`]),
 //! streamed as events to the CLI or written as a report.
@@ -9,7 +10,9 @@
 pub mod ahead;
 mod cubin_tools;
 mod hardware;
+mod lines;
 mod planning;
+mod screening;
 
 pub use cubin_tools::CubinTools;
 
@@ -17,11 +20,10 @@ use crate::capture_run::{CaptureRun, Geometry};
 use crate::count_run::CountRun;
 use crate::counts::{TableShape, WARP_SIZE};
 use crate::record::{decode_chunk, DeviceRecord, RECORD_SIZE};
-use crate::sass::parse_listing;
-use crate::screen::device::{ScreenPlan, ScreenRecord, RECORD_SIZE as SCREEN_RECORD_SIZE};
+use crate::screen::device::ScreenPlan;
 use crate::screen::ScreenRun;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use xfpx_common::capture::ParamSlot;
 use xfpx_common::class::FpFormat;
 use xfpx_common::config::{Mode, RunConfig, SourceLines, ToolSettings};
@@ -30,7 +32,7 @@ use xfpx_common::event::Event;
 use xfpx_common::fp::ExceptionKind;
 use xfpx_common::observe::ThinStats;
 use xfpx_common::report::{ExitStatus, Injection, KernelStatus, Recorded, RunInfo, SiteRef, LAUNCH_UNKNOWN};
-use xfpx_common::screened::{LaunchCheck, ScreenedBefore, ScreenedFinding, Unchecked};
+use xfpx_common::screened::LaunchCheck;
 use xfpx_common::site::{SiteId, SiteTable, SourceLoc};
 use xfpx_common::tool::{Detector, ToolKind};
 use xfpx_common::tool_stream::ToolStream;
@@ -362,126 +364,6 @@ impl ToolCore {
         self.emit(Event::Kernel { name, status: KernelStatus::Excluded, probes: 0 });
     }
 
-    /// Read the line table of a cubin (from `nvdisasm -c -gi` run on it),
-    /// once per distinct cubin.
-    pub fn load_cubin_lines(&mut self, cubin: &Path) -> Result<(), String> {
-        let bytes = std::fs::read(cubin).map_err(|e| format!("cannot read {}: {e}", cubin.display()))?;
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            bytes.hash(&mut h);
-            h.finish()
-        };
-        if !self.cubins_read.insert(key) {
-            return Ok(());
-        }
-        if let Some(dir) = &self.config.tools.keep_device_code {
-            let _ = std::fs::write(dir.join(format!("{key:016x}.cubin")), &bytes);
-        }
-        let listing = self.tools.disassemble(cubin, &bytes)?;
-        let before = self.lines.len();
-        self.load_listing_lines(&listing).map_err(|e| e.to_string())?;
-        if self.lines.len() == before {
-            return Err(format!("the cubin {} has no line table", cubin.display()));
-        }
-        Ok(())
-    }
-
-    /// Read the line tables of one file's embedded cubins for `target`
-    /// (e.g. `sm_90`), once per file: `cuobjdump -xelf TARGET` then
-    /// `nvdisasm -c -gi`. Returns how many functions gained a line table.
-    pub fn load_file_lines(&mut self, file: &Path, target: &str) -> Result<usize, String> {
-        if !self.scanned_files.insert(file.to_path_buf()) {
-            return Ok(0);
-        }
-        // unique per call, also between cores of one process (tests)
-        static SCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let scan = SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("xfpx-cubins-{}-{scan}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let result = self.tools.extract(file, target, &dir).map(|cubins| {
-            let mut loaded = 0;
-            for cubin in cubins {
-                let Ok(bytes) = std::fs::read(&cubin) else { continue };
-                if let Ok(listing) = self.tools.disassemble(&cubin, &bytes) {
-                    let before = self.lines.len();
-                    if self.load_listing_lines(&listing).is_ok() {
-                        loaded += self.lines.len() - before;
-                    }
-                }
-            }
-            loaded
-        });
-        let _ = std::fs::remove_dir_all(&dir);
-        result
-    }
-
-    /// Look for the line table of `mangled` in the executable, then, with
-    /// source lines searched in the libraries (`XFPX_NVIDIA_LINES=libs`), in
-    /// the mapped shared objects with device code not larger than
-    /// `tools.lines_max_file_mb` (`XFPX_NVIDIA_LINES_MAX_MB`, default 64), each
-    /// file read once. Libraries are opt-in: a PyTorch run that searched
-    /// them by default did not finish within 200 s (9 s without).
-    fn find_lines(&mut self, mangled: &str) {
-        let target = self.target.clone().unwrap_or_else(|| "sm_90".into());
-        let mut files = Vec::new();
-        if let Ok(exe) = std::fs::read_link("/proc/self/exe") {
-            files.push(exe);
-        }
-        if self.scan_libraries {
-            files.extend(crate::mapped::files_with_device_code(self.tools.max_file_bytes));
-        }
-        for file in files {
-            if self.scanned_files.contains(&file) {
-                continue;
-            }
-            if let Err(e) = self.load_file_lines(&file, &target) {
-                self.note(&format!("source lines unavailable: {e}"));
-                return;
-            }
-            if self.lines.contains_key(mangled) {
-                return;
-            }
-        }
-    }
-
-    /// Use these tools to read cubins.
-    pub fn set_cubin_tools(&mut self, tools: CubinTools) {
-        self.tools = tools;
-    }
-
-    /// Also search mapped shared objects for line tables.
-    pub fn set_scan_libraries(&mut self, on: bool) {
-        self.scan_libraries = on;
-    }
-
-    /// Turn the reading of line tables on or off.
-    pub fn set_lines_enabled(&mut self, on: bool) {
-        self.lines_enabled = on;
-    }
-
-    /// Whether line tables are read.
-    pub fn lines_enabled(&self) -> bool {
-        self.lines_enabled
-    }
-
-    /// Whether a function's line table is known.
-    pub fn has_lines(&self, mangled: &str) -> bool {
-        self.lines.contains_key(mangled)
-    }
-
-    /// Read the line table of a listing with `//## File` comments.
-    pub fn load_listing_lines(&mut self, listing: &str) -> Result<(), crate::sass::ParseError> {
-        for f in parse_listing(listing)? {
-            let table: BTreeMap<u64, SourceLoc> =
-                f.instrs.iter().filter_map(|i| i.location.clone().map(|l| (i.offset, l))).collect();
-            if !table.is_empty() {
-                self.lines.insert(f.name, table);
-            }
-        }
-        Ok(())
-    }
-
     /// The functions instrumented next are `kernel_mangled` (a kernel about
     /// to be launched for the first time) and the functions it calls.
     pub fn instrumenting_for(&mut self, kernel_mangled: &str) {
@@ -669,188 +551,6 @@ impl ToolCore {
         LaunchDecision { instrument, serial, screen, prepare_now }
     }
 
-    /// How a launch is checked, and the scans of its buffers: a screened
-    /// launch gets scans that report, an instrumented one a scan that
-    /// only brings the counts up to date.
-    fn screen_launch(
-        &mut self,
-        names: KernelNames,
-        way: LaunchWay,
-        serial: u64,
-        admitted: bool,
-        instrument: bool,
-        sampled: bool,
-    ) -> (LaunchCheck, Option<ScreenPlan>) {
-        let unchecked = |why: Unchecked| (LaunchCheck::Unchecked(Some(why)), None);
-        if !admitted {
-            return (LaunchCheck::Unchecked(None), None);
-        }
-        if matches!(way, LaunchWay::OtherContext) {
-            return unchecked(Unchecked::OtherContext);
-        }
-        let screening = self.screen_ready && self.counting.is_none();
-        let Some(screen) = self.screen.as_mut().filter(|_| screening) else {
-            return match (instrument, sampled && self.stream.collector().full()) {
-                (true, _) => (LaunchCheck::Instrumented, None),
-                // the record limit, not sampling, left it out
-                (false, true) => (LaunchCheck::Unchecked(None), None),
-                (false, false) if self.config.sample_doubling || self.config.sample_every > 1 => {
-                    unchecked(Unchecked::Sampled)
-                }
-                (false, false) => (LaunchCheck::Unchecked(None), None),
-            };
-        };
-        let planned = match way {
-            LaunchWay::Stream { params, layout } => {
-                screen.plan(names.mangled, names.demangled, params, layout, serial, !instrument)
-            }
-            LaunchWay::ParamsUnknown => Err(Unchecked::ParamsUnknown),
-            LaunchWay::Graph => Err(Unchecked::Graph),
-            LaunchWay::OtherContext => Err(Unchecked::OtherContext),
-        };
-        for text in screen.take_notes() {
-            self.note(&text);
-        }
-        match (instrument, planned) {
-            (true, plan) => (LaunchCheck::Instrumented, plan.ok()),
-            (false, Ok(plan)) => (LaunchCheck::Screened, Some(plan)),
-            (false, Err(why)) => unchecked(why),
-        }
-    }
-
-    /// Whether a kernel whose disassembly is not cached at its first launch
-    /// runs screened while it is made in the background (launches are
-    /// screened, and the run configuration allows it).
-    pub fn prepares_in_background(&self) -> bool {
-        self.screen.is_some() && self.screen_ready && self.config.tools.background_disassembly
-    }
-
-    /// `mangled`'s launches run screened until [`ToolCore::prepared`].
-    pub fn preparing(&mut self, mangled: &str) {
-        self.preparing.start(mangled);
-    }
-
-    /// `mangled` can be instrumented now: its sampling starts again, so
-    /// that its next launch is instrumented.
-    pub fn prepared(&mut self, mangled: &str) {
-        if self.preparing.ready(mangled) {
-            if let Some(entry) = self.kernels.get_mut(mangled) {
-                entry.sample_from = entry.launches;
-            }
-        }
-    }
-
-    /// Whether launches are screened (the run asks for it and the device
-    /// memory for it is not known to be missing).
-    pub fn screening(&self) -> bool {
-        self.screen.is_some()
-    }
-
-    /// The shim made the screen's device memory (`ok`), or could not: the
-    /// launches sampling leaves out then run unchecked, as the notes say.
-    pub fn screen_ready(&mut self, ok: bool) {
-        self.screen_ready = ok && self.screen.is_some();
-        if !ok && self.screen.take().is_some() {
-            self.note("launch screening is off: the tool could not load its scan kernel or make its device memory (the CUDA error is noted); launches were instrumented as --sample says without screening, and the others ran unchecked");
-        }
-    }
-
-    /// The program allocated `bytes` of device memory at `base` (for launch
-    /// screening and launch capture).
-    pub fn allocated(&mut self, base: u64, bytes: u64) {
-        if let Some(s) = &mut self.screen {
-            s.allocated(base, bytes);
-        }
-        if let Some(c) = &mut self.capture {
-            c.allocated(base, bytes);
-        }
-    }
-
-    /// The program freed the device allocation at `base`.
-    pub fn freed(&mut self, base: u64) {
-        if let Some(s) = &mut self.screen {
-            s.freed(base);
-        }
-        if let Some(c) = &mut self.capture {
-            c.freed(base);
-        }
-    }
-
-    /// Kernel `kernel` calls function `callee` (its formats count for the
-    /// kernel's screens).
-    pub fn kernel_calls(&mut self, kernel: &str, callee: &str) {
-        if let Some(s) = &mut self.screen {
-            s.calls(kernel, callee);
-        }
-    }
-
-    /// The screen of launch `serial`, counted as screened, could not be
-    /// enqueued (`why`: the CUDA error).
-    pub fn screen_lost(&mut self, serial: u64, why: &str) {
-        let Some((kernel, _)) = self.launches.get(serial as usize).cloned() else { return };
-        self.stream.collector_mut().screen_lost(&kernel);
-        self.emit(Event::ScreenLost { kernel });
-        self.note(&format!("a launch screen could not be enqueued ({why}); such launches ran unchecked"));
-    }
-
-    /// Records from the screen's ring, [`SCREEN_RECORD_SIZE`] bytes each: a
-    /// buffer held more NaN or infinite values after a launch than at its
-    /// scan before. Each growth is a screened finding; a finding new to its
-    /// kernel starts the kernel's sampling again, so that its next launch
-    /// runs instrumented and a recurrence is found at its line.
-    pub fn on_screen_records(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(SCREEN_RECORD_SIZE) {
-            match ScreenRecord::decode(chunk) {
-                Ok(r) => self.screened_record(&r),
-                Err(_) => self.screen_records_lost += 1,
-            }
-        }
-    }
-
-    fn screened_record(&mut self, r: &ScreenRecord) {
-        let Some((kernel, index)) = self.launches.get(r.serial as usize).cloned() else {
-            self.screen_records_lost += 1;
-            return;
-        };
-        let mangled = self.launch_mangled(&kernel);
-        let screened_before = if r.previous == r.serial {
-            Some(ScreenedBefore { kernel: kernel.clone(), launch: index, just_before: true })
-        } else {
-            self.launches.get(r.previous as usize).map(|(k, i)| ScreenedBefore {
-                kernel: k.clone(),
-                launch: *i,
-                just_before: false,
-            })
-        };
-        let declared = mangled
-            .as_deref()
-            .and_then(|m| self.screen.as_ref().and_then(|s| s.declared_type(m, usize::from(r.param))));
-        let grown = [(ExceptionKind::Nan, r.nan_before, r.nan_after), (ExceptionKind::Inf, r.inf_before, r.inf_after)];
-        for (kind, before, after) in grown.into_iter().filter(|(_, b, a)| a > b) {
-            let finding = ScreenedFinding {
-                kind,
-                format: r.format,
-                param: u32::from(r.param),
-                declared: declared.clone(),
-                bytes: r.bytes,
-                first_launch: index,
-                before,
-                after,
-                first_element: r.first,
-                screened_before: screened_before.clone(),
-                again: 0,
-            };
-            if self.stream.collector_mut().screened(&kernel, finding.clone()) {
-                if let Some(m) = &mangled {
-                    if let Some(entry) = self.kernels.get_mut(m) {
-                        entry.sample_from = entry.launches;
-                    }
-                }
-            }
-            self.emit(Event::Screened { kernel: kernel.clone(), finding });
-        }
-    }
-
     /// The mangled name of the kernel shown as `display`.
     fn launch_mangled(&self, display: &str) -> Option<String> {
         if self.kernels.contains_key(display) {
@@ -865,24 +565,6 @@ impl ToolCore {
             s.kernel.to_string(),
             SiteRef { id, offset: s.offset, instr: s.instr.to_string(), location: s.location.clone() },
         ))
-    }
-
-    /// Read the line table of a site's function, if it was put off.
-    fn resolve_lines(&mut self, site: SiteId) {
-        let Some(info) = self.sites.get(site) else {
-            return;
-        };
-        if info.location.is_some() {
-            return;
-        }
-        let Some(mangled) = self.lines_pending.remove(&*info.kernel) else {
-            return;
-        };
-        let kernel = info.kernel.clone();
-        self.find_lines(&mangled);
-        if let Some(table) = self.lines.get(&mangled) {
-            self.sites.locate(&kernel, |offset| table.get(&offset).cloned());
-        }
     }
 
     fn add_finding(
