@@ -9,7 +9,12 @@ exactly (`kernel`) or by a regular expression (`kernel_regex`, matched in
 full), and its location exactly, by one of `also_at` (for code inlined
 from a header), or not at all (`line: null`). Found keys that match no
 expected entry and no `tolerate` entry are extra; expected entries that
-match no found key are missing.
+match no found key are missing. Comparing classes (`--classes`, fast
+mode), a screened finding (`kernels[].screened[]`, found by launch and
+buffer) counts as its (kernel, kind, format). An entry with
+`first_launch` is missing unless the earliest launch its matching
+findings name is that launch (a late NaN must be located at its launch;
+a finding whose launch is not known does not do).
 
     compare.py one --expected E --report R --plain-log P --xfpx-log X
                    --plain-rc N --xfpx-rc N --plain-s T --xfpx-s T
@@ -30,15 +35,45 @@ def kernel_base(name: str) -> str:
     return name.split("(", 1)[0].strip()
 
 
-def found_keys(report: dict):
-    keys = set()
+def found_launches(report: dict, classes: bool = False) -> dict:
+    """Each found key with the earliest launch a finding of it names
+    (None when none is known). With `classes`, keys lose their location
+    and screened findings count too."""
+    found = {}
     for k in report.get("kernels", []):
+        name = kernel_base(k["name"])
+        seen = []
         for r in k.get("records", []):
             loc = (r.get("site") or {}).get("location")
-            file = Path(loc["file"]).name if loc else None
-            line = loc["line"] if loc else None
-            keys.add((kernel_base(k["name"]), r["kind"], r["format"], file, line))
-    return keys
+            file = Path(loc["file"]).name if loc and not classes else None
+            line = loc["line"] if loc and not classes else None
+            launch = None if r.get("first_launch_unknown") else r.get("first_launch")
+            seen.append(((name, r["kind"], r["format"], file, line), launch))
+        for f in k.get("screened", []) if classes else []:
+            seen.append(((name, f["kind"], f["format"], None, None), f.get("first_launch")))
+        for key, launch in seen:
+            known = found.get(key)
+            found[key] = launch if known is None else (known if launch is None else min(known, launch))
+    return found
+
+
+def found_keys(report: dict, classes: bool = False):
+    return set(found_launches(report, classes))
+
+
+def wrong_launches(expected: dict, found: dict):
+    """Expected entries with `first_launch` whose matching findings name
+    another earliest launch: (entry, the launch found)."""
+    wrong = []
+    for e in expected["findings"]:
+        if "first_launch" not in e:
+            continue
+        matching = [l for k, l in found.items() if entry_matches(e, k)]
+        known = [l for l in matching if l is not None]
+        first = min(known) if known else None
+        if matching and first != e["first_launch"]:
+            wrong.append((e, first))
+    return wrong
 
 
 def kernel_matches(entry: dict, kernel: str) -> bool:
@@ -136,10 +171,12 @@ def compare_one(args) -> dict:
     if report is None:
         result["missing"] = [describe_entry(e) for e in expected["findings"]]
     if report is not None:
-        keys = found_keys(report)
-        if args.classes:
-            keys = {(k, kind, fmt, None, None) for (k, kind, fmt, _, _) in keys}
+        found = found_launches(report, classes=args.classes)
+        keys = set(found)
         missing, extra = match(expected, keys)
+        for e, first in wrong_launches(expected, found):
+            missing.append(e)
+            result["notes"].append(f"{describe_entry(e)}: first found at launch {first}, expected {e['first_launch']}")
         result["found"] = len(keys)
         result["missing"] = [describe_entry(e) for e in missing]
         result["extra"] = [describe_key(k) for k in extra]
@@ -283,6 +320,24 @@ def selftest() -> int:
     check(not m and not x, "a clean program with no findings passes")
     m, x = match(clean, found_keys(good))
     check(len(x) == 4, "every finding of a clean program is extra")
+
+    late = {"program": "l", "exit": {"how": "code", "code": 0}, "tolerate": [],
+            "findings": [{"kernel_regex": "triton_.*", "kind": "nan", "format": "f32", "file": None, "line": None,
+                          "first_launch": 200}]}
+    screened_only = {"schema": "xfpx-report/1", "kernels": [{"name": "triton_poi_fused_0", "records": [],
+                     "screened": [{"kind": "nan", "format": "f32", "first_launch": 200}]}]}
+    m, x = match(late, found_keys(screened_only, classes=True))
+    check(not m and not x, "comparing classes, a screened finding is its kernel's class")
+    m, x = match(late, found_keys(screened_only))
+    check(len(m) == 1 and not x, "comparing lines, a screened finding is not a record")
+    check(not wrong_launches(late, found_launches(screened_only, classes=True)), "the expected launch is found")
+    early = report([("triton_poi_fused_0", [dict(rec("nan", "f32", None, None), first_launch=7),
+                                            dict(rec("nan", "f32", None, None), first_launch=200)])])
+    wrong = wrong_launches(late, found_launches(early, classes=True))
+    check(len(wrong) == 1 and wrong[0][1] == 7, "a finding at an earlier launch than expected is wrong")
+    unknown = report([("triton_poi_fused_0", [dict(rec("nan", "f32", None, None), first_launch_unknown=True)])])
+    wrong = wrong_launches(late, found_launches(unknown))
+    check(len(wrong) == 1 and wrong[0][1] is None, "a finding whose launch is not known is not at the expected one")
 
     check(expected_rc({"how": "signal", "signal": 11}) == 139, "signals map to 128+N")
     check(checksum_of("x\nchecksum 00ff\nself-check ok\n") == "00ff", "checksum line is read")
