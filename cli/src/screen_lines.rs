@@ -79,6 +79,28 @@ pub fn screened_section(out: &mut String, report: &Report) {
     if all.len() > LISTED {
         let _ = writeln!(out, "  ... and {} more (`xfpx report --format json` lists them all)", all.len() - LISTED);
     }
+    let unlocated = all.iter().filter(|(kernel, f)| !found_at_an_instruction(report, kernel, f)).count();
+    if unlocated > 0 {
+        let _ = writeln!(
+            out,
+            "  {unlocated} of them {} at no instruction: no instrumented launch of {} kernel raised {} again; \
+             `--sample 1` instruments every launch (`--kernels RE` keeps that to the kernels named)",
+            if unlocated == 1 { "was found" } else { "were found" },
+            if unlocated == 1 { "its" } else { "their" },
+            if unlocated == 1 { "it" } else { "them" },
+        );
+    }
+}
+
+/// Whether a precise record of its kernel has a screened finding's kind
+/// and format (an instrumented launch located it at an instruction).
+fn found_at_an_instruction(report: &Report, kernel: &str, f: &ScreenedFinding) -> bool {
+    report
+        .kernels
+        .iter()
+        .filter(|k| k.name == kernel)
+        .flat_map(|k| &k.records)
+        .any(|r| r.kind == f.kind && r.format == f.format)
 }
 
 /// `N launches not instrumented were screened ...`; `None` when no launch
@@ -103,8 +125,9 @@ mod tests {
     use super::*;
     use xfpx_common::class::FpFormat;
     use xfpx_common::fp::ExceptionKind;
-    use xfpx_common::report::{Collector, KernelStatus, RunInfo};
+    use xfpx_common::report::{Collector, KernelStatus, RunInfo, SiteRef};
     use xfpx_common::screened::{LaunchCheck, ScreenedBefore};
+    use xfpx_common::site::SiteId;
 
     fn finding() -> ScreenedFinding {
         ScreenedFinding {
@@ -154,9 +177,21 @@ mod tests {
             out,
             "\nscreened findings (located by launch and buffer, not by source line):\n  relax_step launch 5000: nan \
              (f32) in arg3 (float*, 40000 bytes): 1 NaN value after it, 0 before (lowest at element 5000); screened \
-             before after launch 4999 of relax_step; grew again after 1 later launch\n"
+             before after launch 4999 of relax_step; grew again after 1 later launch\n  1 of them was found at no \
+             instruction: no instrumented launch of its kernel raised it again; `--sample 1` instruments every launch \
+             (`--kernels RE` keeps that to the kernels named)\n"
         );
         let line = screened_launches_line(&r).expect("a line");
         assert!(line.starts_with("2 launches of 1 kernel ran uninstrumented and were screened"), "{line}");
+        // an instrumented launch that raised the same class at an instruction locates it
+        let site = SiteRef { id: SiteId(0), offset: 0x40, instr: "FADD R1, R2, R3".into(), location: None };
+        c.record("relax_step", ExceptionKind::Inf, FpFormat::F32, site.clone(), 5001, 1);
+        let mut out = String::new();
+        screened_section(&mut out, &c.report());
+        assert!(out.contains("1 of them was found at no instruction"), "{out}");
+        c.record("relax_step", ExceptionKind::Nan, FpFormat::F32, site, 5001, 1);
+        let mut out = String::new();
+        screened_section(&mut out, &c.report());
+        assert!(!out.contains("at no instruction"), "{out}");
     }
 }
