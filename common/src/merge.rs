@@ -135,18 +135,8 @@ pub fn merge(inputs: &[(String, Report)]) -> Result<Merged, MergeError> {
         processes.extend(r.processes.iter().cloned());
         for k in &r.kernels {
             let merged = kernels.entry(k.name.clone()).or_insert_with(|| KernelReport {
-                name: k.name.clone(),
-                demangled: k.demangled.clone(),
-                status: k.status.clone(),
-                launches: 0,
-                instrumented_launches: 0,
-                screened_launches: 0,
-                unchecked: Vec::new(),
-                probes: 0,
-                coverage: None,
                 denormals: k.denormals.clone(),
-                records: Vec::new(),
-                screened: Vec::new(),
+                ..KernelReport::empty(k.name.clone(), k.demangled.clone(), k.status.clone())
             });
             merged.status = merged_status(&merged.status, &k.status);
             merged.launches = merged.launches.saturating_add(k.launches);

@@ -303,6 +303,24 @@ impl SiteCoverage {
 }
 
 impl KernelReport {
+    /// A kernel with nothing counted or found yet.
+    pub fn empty(name: String, demangled: Option<String>, status: KernelStatus) -> KernelReport {
+        KernelReport {
+            name,
+            demangled,
+            status,
+            launches: 0,
+            instrumented_launches: 0,
+            screened_launches: 0,
+            unchecked: Vec::new(),
+            probes: 0,
+            coverage: None,
+            denormals: None,
+            records: Vec::new(),
+            screened: Vec::new(),
+        }
+    }
+
     /// The name to show a person: the demangled one when there is one.
     pub fn display_name(&self) -> &str {
         self.demangled.as_deref().unwrap_or(&self.name)

@@ -128,19 +128,8 @@ impl Collector {
     }
 
     fn kernel(&mut self, name: &str) -> &mut KernelReport {
-        self.kernels.entry(name.to_string()).or_insert_with(|| KernelReport {
-            name: name.to_string(),
-            demangled: crate::names::demangle(name),
-            status: KernelStatus::Instrumented,
-            launches: 0,
-            instrumented_launches: 0,
-            screened_launches: 0,
-            unchecked: Vec::new(),
-            probes: 0,
-            coverage: None,
-            denormals: None,
-            records: Vec::new(),
-            screened: Vec::new(),
+        self.kernels.entry(name.to_string()).or_insert_with(|| {
+            KernelReport::empty(name.to_string(), crate::names::demangle(name), KernelStatus::Instrumented)
         })
     }
 
