@@ -40,5 +40,5 @@ for src in *.cu; do
     fi
 done
 for p in "${pids[@]}"; do wait "$p"; done
-cp torch_matmul_nan.py torch_compile_nan.py "$out/"
+cp torch_matmul_nan.py torch_compile_nan.py torch_half_gemm.py "$out/"
 echo "build-suite: built $(ls "$out" | wc -l) programs into $out"

@@ -69,7 +69,7 @@ if [[ ! -x "$suite/fpx_basic" ]]; then
     bash "$here/build-suite.sh" "$suite" > "$logs/build-suite.log" 2>&1 || echo "run-gpu-checks: suite build failed (see build-suite.log)"
 fi
 
-programs="${XFPX_GPU_PROGRAMS:-fpx_basic fpx_half fpx_loops fpx_clean ms_threads fpx_crash many_sites torch_matmul_nan torch_compile_nan}"
+programs="${XFPX_GPU_PROGRAMS:-fpx_basic fpx_half fpx_loops fpx_clean ms_threads fpx_crash many_sites torch_matmul_nan torch_compile_nan torch_half_gemm}"
 # detect: findings compared with their lines; other modes (fast): the
 # exception classes of each kernel
 modes="${XFPX_GPU_MODES:-detect fast}"

@@ -74,7 +74,7 @@ fn every_program_has_a_well_formed_expected_file_and_listings() {
             assert!(len > 0, "{} is missing or empty", listing.display());
         }
     }
-    names.extend(["torch_matmul_nan".into(), "torch_compile_nan".into()]);
+    names.extend(["torch_matmul_nan", "torch_compile_nan", "torch_half_gemm"].map(String::from));
     for p in &names {
         let path = suite_dir().join("src").join(format!("{p}.expected.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
