@@ -179,12 +179,16 @@ pub fn dump_listing(text: &str, opts: &DumpOptions) -> Result<String, Error> {
         }
         let planned = plan_kernel(&detector, &kernel, &mut sites, opts.mode).map_err(fail)?;
         let plan = planned.plan;
-        let calls = NvbitLowering::new(&kernel, 0)
+        let mut lowering = NvbitLowering::new(&kernel, 0)
             .map(|l| l.grouping(opts.mode == Mode::Fast))
-            .and_then(|mut l| l.lower(&kernel.view, &plan, &sites))
             .map_err(|e| fail(e.to_string()))?;
+        let calls = lowering.lower(&kernel.view, &plan, &sites).map_err(|e| fail(e.to_string()))?;
         let mut part = render_kernel(&kernel, &plan, &calls, opts.format);
         if opts.format == OutputFormat::Text {
+            let left_out = lowering.left_out_in_flight();
+            if left_out > 0 {
+                let _ = writeln!(part, "{left_out} calls left out: a warpgroup matrix multiply may be in flight there");
+            }
             if let Some(t) = planned.thinned {
                 let _ = writeln!(
                     part,

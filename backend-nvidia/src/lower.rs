@@ -8,6 +8,7 @@ use crate::record::{
     META_RECIPROCAL,
 };
 use crate::sass::idioms::{division_slow_path, reciprocal_feeds_quotient, reciprocal_format, DivisionSlowPath};
+use crate::sass::warpgroup::InFlight;
 use crate::sass::SassKernel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -94,6 +95,11 @@ pub enum LowerError {
     Abi { function: String, detail: String },
     #[error(transparent)]
     Declaration(#[from] abi::AbiError),
+    #[error(
+        "{calls} of its count calls would run where a warpgroup matrix multiply may be in flight (an NVBit call \
+         there reads and writes its accumulators before they are written), so it cannot be counted exactly"
+    )]
+    CountInFlight { calls: usize },
 }
 
 /// Lowers plans for one parsed kernel.
@@ -112,6 +118,9 @@ pub struct NvbitLowering<'k> {
     /// The flow tool: device address of the tool-state memory holding the
     /// flow scratch (see [`crate::flow`]).
     flow_scratch: u64,
+    /// Calls the last [`Lowering::lower`] left out because a warpgroup
+    /// MMA may be in flight where they would run ([`InFlight`]).
+    left_out_in_flight: usize,
 }
 
 impl<'k> NvbitLowering<'k> {
@@ -123,7 +132,14 @@ impl<'k> NvbitLowering<'k> {
             grouped: false,
             count_base: 0,
             flow_scratch: 0,
+            left_out_in_flight: 0,
         })
+    }
+
+    /// Calls the last lowering left out: they would have run where a
+    /// warpgroup MMA may be in flight.
+    pub fn left_out_in_flight(&self) -> usize {
+        self.left_out_in_flight
     }
 
     /// The flow tool: the tool-state memory that holds the flow scratch.
@@ -323,6 +339,19 @@ impl Lowering for NvbitLowering<'_> {
             for c in &calls {
                 self.check_abi(c)?;
             }
+        }
+        // no call where a warpgroup MMA may be in flight: a count left out
+        // would make the counts wrong, a check or fault left out is said
+        let windows = InFlight::of(self.kernel);
+        self.left_out_in_flight = 0;
+        if windows.any() {
+            let before = calls.len();
+            calls.retain(|c| !windows.at(c.instr, c.when));
+            let left_out = before - calls.len();
+            if counting && left_out > 0 {
+                return Err(LowerError::CountInFlight { calls: left_out });
+            }
+            self.left_out_in_flight = left_out;
         }
         Ok(calls)
     }

@@ -214,6 +214,9 @@ pub struct ToolCore {
     ahead: std::sync::Arc<ahead::AheadPlans>,
     ahead_used: u64,
     ahead_differed: u64,
+    /// Calls left out, and the functions they were left out of, because a
+    /// warpgroup MMA may be in flight where they would run.
+    in_flight_left_out: (u64, u64),
 }
 
 impl ToolCore {
@@ -291,6 +294,7 @@ impl ToolCore {
             ahead: Default::default(),
             ahead_used: 0,
             ahead_differed: 0,
+            in_flight_left_out: (0, 0),
         };
         if core.config.screens_launches() {
             core.screen = Some(ScreenRun::new());
@@ -723,6 +727,14 @@ impl ToolCore {
                 );
             }
             self.note(&text);
+        }
+        if self.in_flight_left_out.0 > 0 {
+            let (calls, functions) = self.in_flight_left_out;
+            self.note(&format!(
+                "{calls} calls in {functions} functions were left out: they would have run between a warpgroup matrix \
+                 multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before they are \
+                 written; what they would have checked there is not checked"
+            ));
         }
         if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
             let t = self.thinned;

@@ -5,7 +5,7 @@
 use super::{ahead, KernelNames, ToolCore};
 use crate::counts::plan_counts;
 use crate::dump::render_kernel;
-use crate::lower::{CallInsertion, NvbitLowering};
+use crate::lower::{CallInsertion, LowerError, NvbitLowering};
 use crate::modes::plan_kernel;
 use crate::sass::{into_kernel, parse_instruction, SassFunction};
 use xfpx_common::config::{Mode, OutputFormat};
@@ -96,10 +96,8 @@ impl ToolCore {
             self.note(&text);
         }
         let plan = planned.plan;
-        let calls = NvbitLowering::new(&kernel, state_addr)
-            .map(|l| l.grouping(self.config.mode == Mode::Fast))
-            .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
-            .map_err(|e| e.to_string())?;
+        let lowering = NvbitLowering::new(&kernel, state_addr).map(|l| l.grouping(self.config.mode == Mode::Fast));
+        let calls = self.lowered(lowering, &kernel, &plan)?;
         self.write_dump(mangled, &kernel, &plan, &calls);
         Ok((calls, plan.probes.len() as u64))
     }
@@ -203,10 +201,7 @@ impl ToolCore {
         let (cp, unknown) = plan_counts(kernel, &mut self.sites);
         xfpx_common::plan::verify(&cp.plan, &kernel.view, &self.sites)
             .map_err(|e| format!("internal: counting plan rejected: {e}"))?;
-        let calls = NvbitLowering::new(kernel, 0)
-            .map(|l| l.count_slots_from(base))
-            .and_then(|mut l| l.lower(&kernel.view, &cp.plan, &self.sites))
-            .map_err(|e| e.to_string())?;
+        let calls = self.lowered(NvbitLowering::new(kernel, 0).map(|l| l.count_slots_from(base)), kernel, &cp.plan)?;
         if let Some(e) = unknown {
             self.note(&format!("{name}: counted one region per instruction (control flow not known: {e})"));
         }
@@ -236,9 +231,7 @@ impl ToolCore {
             return Err("the tool has no device memory for the fault's state".into());
         }
         let (ip, kernel) = crate::inject::plan_injection(kernel, fault, &mut self.sites)?;
-        let calls = NvbitLowering::new(&kernel, self.inject_state)
-            .and_then(|mut l| l.lower(&kernel.view, &ip.plan, &self.sites))
-            .map_err(|e| e.to_string())?;
+        let calls = self.lowered(NvbitLowering::new(&kernel, self.inject_state), &kernel, &ip.plan)?;
         if let Some(mangled) = dump {
             self.write_dump(mangled, &kernel, &ip.plan, &calls);
         }
@@ -258,10 +251,8 @@ impl ToolCore {
         let plan = crate::flow::flow_plan(kernel, &tool, &mut self.sites);
         xfpx_common::plan::verify(&plan, &kernel.view, &self.sites)
             .map_err(|e| format!("internal: flow plan rejected: {e}"))?;
-        let calls = NvbitLowering::new(kernel, state_addr)
-            .map(|l| l.flow_scratch(self.inject_state))
-            .and_then(|mut l| l.lower(&kernel.view, &plan, &self.sites))
-            .map_err(|e| e.to_string())?;
+        let lowering = NvbitLowering::new(kernel, state_addr).map(|l| l.flow_scratch(self.inject_state));
+        let calls = self.lowered(lowering, kernel, &plan)?;
         if self.inject_state == 0 && calls.iter().any(|c| c.function == crate::abi::FLOW_HOLD) {
             return Err("the tool has no device memory for the flow scratch".into());
         }
@@ -271,6 +262,25 @@ impl ToolCore {
         self.stream.collector_mut().expect_flow(name);
         self.write_dump(mangled, kernel, &plan, &calls);
         Ok((calls, plan.probes.len() as u64))
+    }
+
+    /// The calls `lowering` makes of `plan`; those it leaves out because a
+    /// warpgroup MMA may be in flight where they would run are counted for
+    /// the run's notes.
+    fn lowered(
+        &mut self,
+        lowering: Result<NvbitLowering, LowerError>,
+        kernel: &crate::sass::SassKernel,
+        plan: &Plan,
+    ) -> Result<Vec<CallInsertion>, String> {
+        let mut lowering = lowering.map_err(|e| e.to_string())?;
+        let calls = lowering.lower(&kernel.view, plan, &self.sites).map_err(|e| e.to_string())?;
+        let left_out = lowering.left_out_in_flight() as u64;
+        if left_out > 0 {
+            self.in_flight_left_out.0 += left_out;
+            self.in_flight_left_out.1 += 1;
+        }
+        Ok(calls)
     }
 
     /// `--dump`: the function's plan and calls, written as text under the

@@ -9,6 +9,7 @@ pub mod opcodes;
 pub mod parse;
 pub mod slots;
 pub mod view;
+pub mod warpgroup;
 
 pub use opcodes::{lookup, OpcodeInfo, OPCODES};
 pub use parse::{instruction_text, parse_instruction, parse_listing, ParseError, SassFunction, SassInstr, SassOperand};

@@ -264,6 +264,11 @@ pub static WIDE_WRITERS: &[(&str, u8)] = &[
     ("BGMMA", 255),
 ];
 
+/// Warpgroup matrix multiplies (sm_90): they write their accumulators
+/// asynchronously, until a `WARPGROUP.DEPBAR` waits for them (see
+/// [`super::warpgroup`]).
+pub static WARPGROUP_MMA: &[&str] = &["HGMMA", "IGMMA", "QGMMA", "BGMMA"];
+
 /// Words written from the first written register of an instruction
 /// outside the table.
 pub fn written_words(opcode: &str, modifiers: &[&str]) -> u8 {
