@@ -43,11 +43,20 @@ pub struct SassKernel {
 
 fn control_of(ins: &SassInstr) -> Control {
     let c = CONTROL.iter().find(|(op, _)| *op == ins.opcode).map(|(_, c)| *c).unwrap_or_default();
-    if ins.is_guarded() && c.leaves() {
+    if (ins.is_guarded() || has_condition_operand(ins)) && c.leaves() {
         Control::CondBranch
     } else {
         c
     }
+}
+
+/// Whether a branch names its condition as an operand (`BRA !P0, 0x2ff0`,
+/// `BRA.U UP1, 0x4b40`, as cuBLAS's sm_90 kernels write it): a predicate
+/// other than `PT` makes it conditional, as a guard does.
+fn has_condition_operand(ins: &SassInstr) -> bool {
+    ins.operands.iter().any(|o| {
+        matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up) && (!r.is_zero() || r.negated))
+    })
 }
 
 /// How NaN and infinity travel through one instruction, from the tables
@@ -444,6 +453,29 @@ mod tests {
         assert!(v.defs.is_empty());
         let (v, _) = one("@!PT FADD R1, R2, R3");
         assert_eq!(v.class, InstrClass::Other);
+        // a condition written as an operand, as cuBLAS's sm_90 kernels branch
+        for conditional in
+            ["BRA !P0, 0x2ff0", "BRA P3, 0x1770", "BRA.U !UP2, 0x8d0", "BRA.U UP1, 0x4b40", "BRA !PT, 0x10"]
+        {
+            assert_eq!(one(conditional).0.control, Control::CondBranch, "{conditional}");
+        }
+        for always in ["BRA 0x2ff0", "BRA PT, 0x1770", "BRA.U UPT, 0x8d0"] {
+            assert_eq!(one(always).0.control, Control::Branch, "{always}");
+        }
+    }
+
+    #[test]
+    fn a_branch_with_a_condition_operand_falls_through_too() {
+        let listing = "\tFunction : k\n\
+            /*0000*/  BRA !P0, 0x20 ;\n\
+            /*0010*/  FADD R1, R2, R3 ;\n\
+            /*0020*/  EXIT ;\n";
+        let k = build_kernel(&crate::sass::parse_listing(listing).expect("parses")[0]);
+        let cfg = k.cfg().expect("a graph");
+        let first = &cfg.blocks[cfg.block_of[0]];
+        let mut succs: Vec<usize> = first.succs.iter().map(|&b| cfg.blocks[b].start).collect();
+        succs.sort_unstable();
+        assert_eq!(succs, [1, 2], "both the target and the next instruction follow the branch");
     }
 
     #[test]
