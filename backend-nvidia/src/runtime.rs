@@ -733,7 +733,7 @@ impl ToolCore {
             self.note(&format!(
                 "{calls} calls in {functions} functions were left out: they would have run between a warpgroup matrix \
                  multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before they are \
-                 written; what they would have checked there is not checked"
+                 written; the checks (or a fault's calls) they carried do not run there"
             ));
         }
         if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {
