@@ -483,3 +483,49 @@ fn dumps_go_to_the_dump_folder_and_a_failed_one_is_a_note() {
     assert!(core.report().run.notes.iter().any(|n| n.starts_with("cannot write dump")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An MMA in flight over a branch and a compare: the compare's check is
+/// left out and the notes count it; a counted run, whose regions after
+/// the branch would start in the window, refuses the function.
+fn in_flight_instrs() -> Vec<(u64, String)> {
+    [
+        "HGMMA.64x128x16.F32 R24, gdesc[UR16].tnspA, R24, gsb0 ;",
+        "@P0 BRA 0x30 ;",
+        "FSETP.EQ.AND P5, PT, RZ, R18, PT ;",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x0 ;",
+        "FADD R30, R24, R25 ;",
+        "EXIT ;",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, t)| (i as u64 * 16, t.to_string()))
+    .collect()
+}
+
+#[test]
+fn calls_in_a_warpgroup_window_are_left_out_and_said() {
+    let report = temp("in-flight.json");
+    let mut core = detect_core(&report, 1);
+    core.set_lines_enabled(false);
+    let calls = core.instrument_function(NAMES, &in_flight_instrs(), 0x1000).expect("instrumented");
+    assert!(calls.iter().all(|c| c.instr == 4), "only the add after the wait is checked: {calls:?}");
+    assert!(!calls.is_empty());
+    core.finish().expect("written");
+    let r = xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+    assert!(
+        r.run.notes.iter().any(|n| n.starts_with("1 calls in 1 functions were left out: they would have run between")),
+        "{:?}",
+        r.run.notes
+    );
+
+    let report = temp("in-flight-counted.json");
+    let mut core =
+        core_with(RunSettings { tool: ToolKind::Counters, report_path: report.clone(), ..RunSettings::default() });
+    core.set_lines_enabled(false);
+    let refused = core.instrument_function(NAMES, &in_flight_instrs(), 0);
+    assert!(refused.as_ref().is_err_and(|e| e.contains("cannot be counted exactly")), "{refused:?}");
+    core.finish().expect("written");
+    let r = xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
+    assert!(matches!(&r.kernels[0].status, KernelStatus::Skipped { reason } if reason.contains("warpgroup")));
+    let _ = std::fs::remove_file(report);
+}
