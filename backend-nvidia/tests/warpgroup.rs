@@ -1,5 +1,5 @@
 //! The warpgroup-MMA windows against an oracle that walks every path:
-//! random functions over MMAs, waits, conditional and plain branches,
+//! random functions over MMAs, waits, conditional (of three spellings) and plain branches,
 //! arithmetic and exits. Wherever some path from the entry reaches an
 //! instruction with a group in flight, the analysis must say so (a call
 //! there is never made); and it never panics, nor does planning and
@@ -18,7 +18,7 @@ use xfpx_nvidia::sass::{build_kernel, parse_listing};
 /// One instruction of a random function, by kind and branch target.
 fn text(kind: u8, target: usize) -> String {
     let to = target * 16;
-    match kind % 10 {
+    match kind % 11 {
         0 => "HGMMA.64x128x16.F32 R24, gdesc[UR16].tnspA, R24, gsb0".into(),
         1 => "WARPGROUP.DEPBAR.LE gsb0, 0x0".into(),
         2 => "WARPGROUP.DEPBAR.LE gsb0, 0x1".into(),
@@ -28,6 +28,7 @@ fn text(kind: u8, target: usize) -> String {
         6 => "@P2 EXIT".into(),
         7 => "FFMA R30, R2, R3, R30".into(),
         8 => "@P0 WARPGROUP.DEPBAR.LE gsb0, 0x0".into(),
+        9 => format!("BRA.DIV UR4, {to:#x}"),
         _ => "FADD R31, R2, R3".into(),
     }
 }
@@ -44,13 +45,13 @@ fn reachable(kinds: &[(u8, usize)]) -> HashSet<(usize, bool)> {
             continue;
         }
         let (kind, target) = kinds[i];
-        let after = match kind % 10 {
+        let after = match kind % 11 {
             0 => true,
             1 => false,
             _ => flight,
         };
-        let next: Vec<usize> = match kind % 10 {
-            3 | 4 => vec![i + 1, target],
+        let next: Vec<usize> = match kind % 11 {
+            3 | 4 | 9 => vec![i + 1, target],
             5 => vec![target],
             _ => vec![i + 1],
         };

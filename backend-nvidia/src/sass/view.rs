@@ -52,11 +52,14 @@ fn control_of(ins: &SassInstr) -> Control {
 
 /// Whether a branch names its condition as an operand (`BRA !P0, 0x2ff0`,
 /// `BRA.U UP1, 0x4b40`, as cuBLAS's sm_90 kernels write it): a predicate
-/// other than `PT` makes it conditional, as a guard does.
+/// other than `PT` makes it conditional, as a guard does; so does `.DIV`
+/// (`BRA.DIV UR4, 0x2860`: taken only where the warp has diverged, before
+/// a warp-synchronous sequence such as a shuffle reduction).
 fn has_condition_operand(ins: &SassInstr) -> bool {
-    ins.operands.iter().any(|o| {
-        matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up) && (!r.is_zero() || r.negated))
-    })
+    ins.modifiers.iter().any(|m| m == "DIV")
+        || ins.operands.iter().any(|o| {
+            matches!(o, SassOperand::Reg(r) if matches!(r.kind, RegKind::P | RegKind::Up) && (!r.is_zero() || r.negated))
+        })
 }
 
 /// How NaN and infinity travel through one instruction, from the tables
@@ -454,9 +457,14 @@ mod tests {
         let (v, _) = one("@!PT FADD R1, R2, R3");
         assert_eq!(v.class, InstrClass::Other);
         // a condition written as an operand, as cuBLAS's sm_90 kernels branch
-        for conditional in
-            ["BRA !P0, 0x2ff0", "BRA P3, 0x1770", "BRA.U !UP2, 0x8d0", "BRA.U UP1, 0x4b40", "BRA !PT, 0x10"]
-        {
+        for conditional in [
+            "BRA !P0, 0x2ff0",
+            "BRA P3, 0x1770",
+            "BRA.U !UP2, 0x8d0",
+            "BRA.U UP1, 0x4b40",
+            "BRA !PT, 0x10",
+            "BRA.DIV UR4, 0x2860",
+        ] {
             assert_eq!(one(conditional).0.control, Control::CondBranch, "{conditional}");
         }
         for always in ["BRA 0x2ff0", "BRA PT, 0x1770", "BRA.U UPT, 0x8d0"] {
