@@ -214,9 +214,9 @@ pub struct ToolCore {
     ahead: std::sync::Arc<ahead::AheadPlans>,
     ahead_used: u64,
     ahead_differed: u64,
-    /// Calls left out, and the functions they were left out of, because a
-    /// warpgroup MMA may be in flight where they would run.
-    in_flight_left_out: (u64, u64),
+    /// Calls left out because a warpgroup MMA may be in flight where they
+    /// would run, and the functions they were left out of.
+    in_flight_left_out: (u64, Vec<String>),
 }
 
 impl ToolCore {
@@ -294,7 +294,7 @@ impl ToolCore {
             ahead: Default::default(),
             ahead_used: 0,
             ahead_differed: 0,
-            in_flight_left_out: (0, 0),
+            in_flight_left_out: (0, Vec::new()),
         };
         if core.config.screens_launches() {
             core.screen = Some(ScreenRun::new());
@@ -729,11 +729,17 @@ impl ToolCore {
             self.note(&text);
         }
         if self.in_flight_left_out.0 > 0 {
-            let (calls, functions) = self.in_flight_left_out;
+            let (calls, functions) = std::mem::take(&mut self.in_flight_left_out);
+            let named: Vec<String> =
+                functions.iter().take(3).map(|f| xfpx_common::names::readable(f).chars().take(60).collect()).collect();
+            let more = functions.len().saturating_sub(named.len());
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
             self.note(&format!(
-                "{calls} calls in {functions} functions were left out: they would have run between a warpgroup matrix \
-                 multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before they are \
-                 written; the checks (or a fault's calls) they carried do not run there"
+                "{calls} calls in {} functions ({}{more}) were left out: they would have run between a warpgroup \
+                 matrix multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before \
+                 they are written; the checks (or a fault's calls) they carried do not run there",
+                functions.len(),
+                named.join(", ")
             ));
         }
         if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {

@@ -278,7 +278,7 @@ impl ToolCore {
         let left_out = lowering.left_out_in_flight() as u64;
         if left_out > 0 {
             self.in_flight_left_out.0 += left_out;
-            self.in_flight_left_out.1 += 1;
+            self.in_flight_left_out.1.push(kernel.view.name.clone());
         }
         Ok(calls)
     }

@@ -513,7 +513,10 @@ fn calls_in_a_warpgroup_window_are_left_out_and_said() {
     core.finish().expect("written");
     let r = xfpx_common::report::Report::from_json(&std::fs::read_to_string(&report).expect("report")).expect("valid");
     assert!(
-        r.run.notes.iter().any(|n| n.starts_with("1 calls in 1 functions were left out: they would have run between")),
+        r.run
+            .notes
+            .iter()
+            .any(|n| n.starts_with("1 calls in 1 functions (k(float*)) were left out: they would have run")),
         "{:?}",
         r.run.notes
     );
