@@ -730,16 +730,13 @@ impl ToolCore {
         }
         if self.in_flight_left_out.0 > 0 {
             let (calls, functions) = std::mem::take(&mut self.in_flight_left_out);
-            let named: Vec<String> =
-                functions.iter().take(3).map(|f| xfpx_common::names::readable(f).chars().take(60).collect()).collect();
-            let more = functions.len().saturating_sub(named.len());
-            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            let readable: Vec<String> = functions.iter().map(|f| xfpx_common::names::readable(f)).collect();
             self.note(&format!(
-                "{calls} calls in {} functions ({}{more}) were left out: they would have run between a warpgroup \
-                 matrix multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before \
-                 they are written; the checks (or a fault's calls) they carried do not run there",
+                "{calls} calls in {} functions ({}) were left out: they would have run between a warpgroup matrix \
+                 multiply (HGMMA) and the wait for it, where a call reads and writes its accumulators before they \
+                 are written; the checks (or a fault's calls) they carried do not run there",
                 functions.len(),
-                named.join(", ")
+                xfpx_common::names::listed(&readable, 3, 60)
             ));
         }
         if self.config.tool == ToolKind::Detect && self.config.mode == Mode::Fast && self.thinned.checks > 0 {

@@ -21,6 +21,21 @@ pub fn readable(name: &str) -> String {
     demangle(name).unwrap_or_else(|| name.to_string())
 }
 
+/// The first `shown` of `names`, each cut after `chars` characters (the
+/// cut marked `...`), joined with commas, then how many more there are:
+/// `a, b... and 2 more`.
+pub fn listed(names: &[String], shown: usize, chars: usize) -> String {
+    let cut = |n: &String| match n.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}...", &n[..at]),
+        None => n.clone(),
+    };
+    let listed: Vec<String> = names.iter().take(shown).map(cut).collect();
+    match names.len().saturating_sub(shown) {
+        0 => listed.join(", "),
+        more => format!("{} and {more} more", listed.join(", ")),
+    }
+}
+
 /// A kernel's name as a file name: characters other than ASCII letters,
 /// digits and `_` become `_`, at most 150 of them (`kernel` when empty).
 pub fn file_stem(name: &str) -> String {
@@ -40,6 +55,14 @@ mod tests {
     // Expected texts are those of GNU `c++filt` (binutils 2.40) on the same
     // names; `llvm-cxxfilt-19` agrees except that it writes lambdas as
     // `'lambda'(float)`.
+    #[test]
+    fn names_are_listed_cut_short_with_how_many_more() {
+        let names: Vec<String> = ["alpha", "beta", "gamma", "delta"].map(String::from).to_vec();
+        assert_eq!(listed(&names, 2, 3), "alp..., bet... and 2 more");
+        assert_eq!(listed(&names[..2], 3, 10), "alpha, beta");
+        assert_eq!(listed(&[], 3, 10), "");
+    }
+
     #[test]
     fn demangles_plain_template_and_namespaced_kernels() {
         assert_eq!(demangle("_Z4gemmPfS_S_i").as_deref(), Some("gemm(float*, float*, float*, int)"));

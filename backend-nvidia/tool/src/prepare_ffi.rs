@@ -61,19 +61,10 @@ pub(crate) fn finish_note() -> Option<String> {
 
 /// The first few of `names`, each cut short, after a colon (none: "").
 fn named(names: &[String]) -> String {
-    const SHOWN: usize = 4;
-    const CHARS: usize = 72;
     if names.is_empty() {
         return String::new();
     }
-    let cut = |n: &String| match n.char_indices().nth(CHARS) {
-        Some((at, _)) => format!("{}...", &n[..at]),
-        None => n.clone(),
-    };
-    let more = names.len().saturating_sub(SHOWN);
-    let listed: Vec<String> = names.iter().take(SHOWN).map(cut).collect();
-    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-    format!(": {}{more}", listed.join(", "))
+    format!(": {}", xfpx_common::names::listed(names, 4, 72))
 }
 
 /// The disassembly at first launch, once the cache and the device's
